@@ -1,0 +1,120 @@
+# fpgacomm: top-level build. `make` builds the library, emulator, tools and
+# tests; `make check` and `make demo` first install what a fresh Debian 12
+# machine lacks (scripts/install-deps.sh).
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+
+VERSION    := 0.1.0
+SOVERSION  := 0
+
+CC       ?= cc
+AR       ?= ar
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter -Werror=implicit-function-declaration
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iemu -Ilib
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -pthread
+
+B := build
+
+EMU_SRC := $(wildcard emu/*.c)
+LIB_SRC := $(wildcard lib/*.c)
+EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c))
+TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+
+LIB_SO     := $(B)/libfpgacomm.so.$(VERSION)
+LIB_SONAME := libfpgacomm.so.$(SOVERSION)
+LIB_A      := $(B)/libfpgacomm.a
+EMU_A      := $(B)/libfcemu.a
+LIB_LIBS   := -lnuma -pthread
+
+.PHONY: all lib tools tests check demo bench install uninstall driver deps \
+        clean format
+
+all: lib tools tests
+
+lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(EMU_A): $(EMU_OBJ)
+	$(AR) rcs $@ $^
+
+$(LIB_A): $(LIB_OBJ) $(EMU_OBJ)
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) lib/libfpgacomm.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=lib/libfpgacomm.map -Wl,-z,defs \
+		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(LIB_LIBS)
+	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
+
+$(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# Tools and tests link the static library so that they run from the tree.
+tools: $(TOOLS)
+$(B)/tools/%: tools/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+
+tests: $(TESTS)
+$(B)/tests/%: tests/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	$(MAKE) all
+	scripts/run-tests.sh $(TESTS)
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+bench: deps
+	$(MAKE) all
+	scripts/bench.sh
+
+driver:
+	@scripts/build-driver.sh
+
+install: lib tools
+	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/fpgacomm/fpgacomm.h include/fpgacomm/hw.h \
+		$(DESTDIR)$(INCLUDEDIR)/fpgacomm/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libfpgacomm.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/fpgacomm.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/fpgacomm/fpgacomm.h \
+	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/hw.h \
+	      $(DESTDIR)$(LIBDIR)/libfpgacomm.* $(DESTDIR)$(PKGCONFIGDIR)/fpgacomm.pc \
+	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
+
+format:
+	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The chaining-DMA engine: latches a doorbell, fetches the descriptor table
+ * once, checks every descriptor before any data moves, then moves the data
+ * in budget-sized steps when the host calls fcemu_progress().
+ */
+#include <endian.h>
+#include <string.h>
+
+#include "emu_internal.h"
+
+static void dma_wr(struct fcemu *emu, struct fcemu_dma *dma, uint32_t reg,
+		   uint32_t val)
+{
+	emu_wr(emu, FC_DMA_REG(dma->index, reg), val);
+}
+
+static uint32_t dma_rd(struct fcemu *emu, struct fcemu_dma *dma, uint32_t reg)
+{
+	return emu_rd(emu, FC_DMA_REG(dma->index, reg));
+}
+
+static void dma_irq(struct fcemu *emu, struct fcemu_dma *dma, uint32_t cause)
+{
+	if (dma_rd(emu, dma, FC_DMA_IRQ_ENABLE) & cause)
+		fcemu__raise_irq(emu, FC_IRQ_VEC_DMA);
+}
+
+void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma,
+		     unsigned int index)
+{
+	memset(dma, 0, sizeof(*dma));
+	dma->index = index;
+	dma->seen_doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
+	dma->seen_reset = dma_rd(emu, dma, FC_DMA_RESET);
+	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
+}
+
+/* End the running chain: successfully if @err is FC_DMA_ERR_NONE. */
+static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
+		    uint32_t index)
+{
+	dma->busy = false;
+	if (err) {
+		dma_wr(emu, dma, FC_DMA_ERROR, err);
+		dma_wr(emu, dma, FC_DMA_ERR_INDEX, index);
+		dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_ERROR);
+	} else {
+		emu_inc(emu, FC_DMA_REG(dma->index, FC_DMA_CHAINS_DONE));
+		dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
+	}
+	/* DONE_SEQ last: the host polls it and then reads STATUS. */
+	dma_wr(emu, dma, FC_DMA_DONE_SEQ, dma->seq);
+	dma_irq(emu, dma, err ? FC_DMA_IRQ_ERROR : FC_DMA_IRQ_CHAIN);
+}
+
+void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	dma->busy = false;
+	dma->seen_doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
+	dma_wr(emu, dma, FC_DMA_ERROR, FC_DMA_ERR_NONE);
+	dma_wr(emu, dma, FC_DMA_ERR_INDEX, 0);
+	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
+}
+
+static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
+		      bool last)
+{
+	uint32_t len = le32toh(d->len);
+	uint16_t flags = le16toh(d->flags);
+	int err;
+
+	if (d->reserved)
+		return FC_DMA_ERR_RSVD;
+	if (flags & ~FC_DESC_F_KNOWN)
+		return FC_DMA_ERR_FLAGS;
+	if (!!(flags & FC_DESC_F_EOC) != last)
+		return FC_DMA_ERR_FLAGS;
+	if (len == 0 || len > FC_DESC_MAX_LEN)
+		return FC_DMA_ERR_LEN;
+	if (d->src_space > FC_SPACE_MAX || d->dst_space > FC_SPACE_MAX)
+		return FC_DMA_ERR_SPACE;
+	err = fcemu__check_range(emu, d->src_space, le64toh(d->src), len);
+	if (err)
+		return err;
+	return fcemu__check_range(emu, d->dst_space, le64toh(d->dst), len);
+}
+
+/* Fetch and check the chain named by DESC_*; FC_DMA_ERR_NONE if it is good. */
+static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
+		       uint32_t *bad_index)
+{
+	uint64_t base = dma_rd(emu, dma, FC_DMA_DESC_LO) |
+			(uint64_t)dma_rd(emu, dma, FC_DMA_DESC_HI) << 32;
+	uint32_t count = dma_rd(emu, dma, FC_DMA_DESC_COUNT);
+	uint32_t forced = emu_rd(emu, FC_EMU_FAULT_DMA_ERROR);
+	const void *table;
+	uint32_t i;
+	int err;
+
+	*bad_index = 0;
+	if (forced)
+		return forced;
+	if (count == 0 || count > FC_DMA_MAX_CHAIN)
+		return FC_DMA_ERR_COUNT;
+	if (base % FC_DESC_ALIGN)
+		return FC_DMA_ERR_ALIGN;
+	table = emu->ops->translate(emu->ctx, base, (uint64_t)count * FC_DESC_SIZE);
+	if (!table)
+		return FC_DMA_ERR_FETCH;
+	/* One fetch of the whole table, as the hardware does. */
+	memcpy(dma->chain, table, (size_t)count * FC_DESC_SIZE);
+	for (i = 0; i < count; i++) {
+		err = check_desc(emu, &dma->chain[i], i == count - 1);
+		if (err) {
+			*bad_index = i;
+			return err;
+		}
+	}
+	dma->count = count;
+	return FC_DMA_ERR_NONE;
+}
+
+/* Act on a new RESET or DOORBELL value written by the host. */
+void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	uint32_t reset = dma_rd(emu, dma, FC_DMA_RESET);
+	uint32_t doorbell;
+	uint32_t bad;
+	int err;
+
+	if (reset != dma->seen_reset) {
+		dma->seen_reset = reset;
+		fcemu__dma_reset(emu, dma);
+		dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);
+	}
+	if (dma->busy ||
+	    dma_rd(emu, dma, FC_DMA_STATUS) == FC_DMA_STATUS_ERROR)
+		return;
+	doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
+	if (doorbell == dma->seen_doorbell)
+		return;
+
+	dma->seen_doorbell = doorbell;
+	dma->seq = doorbell;
+	emu_inc(emu, FC_DMA_REG(dma->index, FC_DMA_DOORBELLS));
+	err = fetch_chain(emu, dma, &bad);
+	if (err) {
+		dma_end(emu, dma, err, bad);
+		return;
+	}
+	dma->busy = true;
+	dma->cur = 0;
+	dma->cur_off = 0;
+	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_BUSY);
+}
+
+static void add_bytes(struct fcemu *emu, struct fcemu_dma *dma, uint64_t n)
+{
+	uint64_t bytes = dma_rd(emu, dma, FC_DMA_BYTES_LO) |
+			 (uint64_t)dma_rd(emu, dma, FC_DMA_BYTES_HI) << 32;
+
+	bytes += n;
+	dma_wr(emu, dma, FC_DMA_BYTES_LO, (uint32_t)bytes);
+	dma_wr(emu, dma, FC_DMA_BYTES_HI, (uint32_t)(bytes >> 32));
+}
+
+uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
+			     uint64_t budget)
+{
+	uint64_t moved = 0;
+
+	while (dma->busy && moved < budget) {
+		const struct fc_hw_desc *d = &dma->chain[dma->cur];
+		uint64_t len = le32toh(d->len);
+		uint64_t step = len - dma->cur_off;
+		uint64_t src = le64toh(d->src) + dma->cur_off;
+		uint64_t dst = le64toh(d->dst) + dma->cur_off;
+		void *from, *to;
+
+		if (step > budget - moved)
+			step = budget - moved;
+		from = fcemu__resolve(emu, d->src_space, src, step);
+		to = fcemu__resolve(emu, d->dst_space, dst, step);
+		if (!from || !to) {
+			/* The host unmapped a buffer under a running chain. */
+			dma_end(emu, dma, FC_DMA_ERR_ADDR, dma->cur);
+			break;
+		}
+		memmove(to, from, step);
+		moved += step;
+		dma->cur_off += step;
+		if (dma->cur_off < len)
+			continue;
+
+		emu_inc(emu, FC_DMA_REG(dma->index, FC_DMA_DESC_DONE));
+		if (le16toh(d->flags) & FC_DESC_F_IRQ)
+			dma_irq(emu, dma, FC_DMA_IRQ_DESC);
+		dma->cur_off = 0;
+		if (++dma->cur == dma->count)
+			dma_end(emu, dma, FC_DMA_ERR_NONE, 0);
+	}
+	if (moved)
+		add_bytes(emu, dma, moved);
+	return moved;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libfcemu: the emulated fpgacomm board, a device model of the contract in
+ * <fpgacomm/hw.h>. It owns no thread: a host (the library's emu backend, or
+ * the fpgacomm-emud daemon behind a QEMU ivshmem device) stores register
+ * writes into the BAR0 memory, calls fcemu_notice() so the board sees them,
+ * and calls fcemu_progress() to let the engines move data.
+ */
+#ifndef FCEMU_H
+#define FCEMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fcemu;
+
+/* What the board needs from its host. */
+struct fcemu_host_ops {
+	/*
+	 * Translate a host bus address range to a pointer, or NULL when any
+	 * byte of [bus, bus+len) is not mapped for the board (an IOMMU fault).
+	 */
+	void *(*translate)(void *ctx, uint64_t bus, uint64_t len);
+	/* Deliver an interrupt on @vector (may be NULL: no interrupts). */
+	void (*raise_irq)(void *ctx, unsigned int vector);
+};
+
+struct fcemu_config {
+	uint64_t board_mem_size;	/* bytes; reserved, backed on first write */
+	uint32_t node_id;
+	uint32_t dma_engines;		/* 1..FC_DMA_MAX_ENGINES */
+	uint32_t num_ports;
+	uint32_t bad_id;		/* test knob: ID reads all-ones */
+	void *bar0;			/* FC_BAR0_SIZE bytes, or NULL: allocate */
+};
+
+#define FCEMU_DEFAULT_MEM	(8ull << 30)
+
+void fcemu_config_default(struct fcemu_config *cfg);
+
+/* RETURN VALUE: 0 and *emup set; -EINVAL bad config; -ENOMEM. */
+int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
+		 const struct fcemu_host_ops *ops, void *ctx);
+void fcemu_destroy(struct fcemu *emu);
+
+/* The register file, FC_BAR0_SIZE bytes. */
+volatile uint32_t *fcemu_bar0(struct fcemu *emu);
+/* Board memory, for hosts that expose an aperture (BAR2). */
+void *fcemu_board_mem(struct fcemu *emu, uint64_t *size);
+
+/* The host wrote registers: act on new doorbells, resets and acks. */
+void fcemu_notice(struct fcemu *emu);
+
+/*
+ * Let the engines move up to @budget bytes in total.
+ * RETURN VALUE: bytes moved (0 when idle or stalled).
+ */
+uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget);
+
+/* True while any engine holds a chain it has not finished. */
+bool fcemu_busy(struct fcemu *emu);
+
+#endif /* FCEMU_H */

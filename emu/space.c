@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address spaces as the board sees them: host bus addresses go through the
+ * host's translation (an IOMMU in effect), board addresses index board
+ * memory, and fabric addresses that name this node resolve to one of those.
+ */
+#include <stddef.h>
+
+#include "emu_internal.h"
+
+static int check_board(const struct fcemu *emu, uint64_t addr, uint64_t len)
+{
+	if (addr > emu->mem_size || len > emu->mem_size - addr)
+		return FC_DMA_ERR_ADDR;
+	return FC_DMA_ERR_NONE;
+}
+
+/* Turn a fabric address of this node into (space, addr); else an error. */
+static int fabric_local(const struct fcemu *emu, uint64_t fabric,
+			unsigned int *space, uint64_t *addr)
+{
+	if (fabric & FC_FABRIC_RSVD_MASK)
+		return FC_DMA_ERR_ADDR;
+	if (FC_FABRIC_NODE(fabric) != emu->cfg.node_id)
+		return FC_DMA_ERR_ROUTE;	/* no router yet: only this node */
+	switch (FC_FABRIC_REGION(fabric)) {
+	case FC_REGION_HOST:
+		*space = FC_SPACE_HOST;
+		break;
+	case FC_REGION_BOARD:
+		*space = FC_SPACE_BOARD;
+		break;
+	default:
+		return FC_DMA_ERR_ROUTE;	/* no peer window mapped */
+	}
+	*addr = FC_FABRIC_OFFSET(fabric);
+	return FC_DMA_ERR_NONE;
+}
+
+/* RETURN VALUE: FC_DMA_ERR_NONE when [addr, addr+len) is reachable. */
+int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
+		       uint64_t len)
+{
+	int err;
+
+	switch (space) {
+	case FC_SPACE_HOST:
+		if (addr + len < addr)
+			return FC_DMA_ERR_ADDR;
+		if (!emu->ops->translate(emu->ctx, addr, len))
+			return FC_DMA_ERR_ADDR;
+		return FC_DMA_ERR_NONE;
+	case FC_SPACE_BOARD:
+		return check_board(emu, addr, len);
+	case FC_SPACE_FABRIC:
+		err = fabric_local(emu, addr, &space, &addr);
+		if (err)
+			return err;
+		return fcemu__check_range(emu, space, addr, len);
+	default:
+		return FC_DMA_ERR_SPACE;
+	}
+}
+
+/* A pointer to a range already checked, or NULL if it vanished since. */
+void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
+		     uint64_t len)
+{
+	switch (space) {
+	case FC_SPACE_HOST:
+		return emu->ops->translate(emu->ctx, addr, len);
+	case FC_SPACE_BOARD:
+		if (check_board(emu, addr, len))
+			return NULL;
+		return emu->mem + addr;
+	case FC_SPACE_FABRIC:
+		if (fabric_local(emu, addr, &space, &addr))
+			return NULL;
+		return fcemu__resolve(emu, space, addr, len);
+	default:
+		return NULL;
+	}
+}

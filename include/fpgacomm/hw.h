@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * fpgacomm hardware contract: the board's registers, descriptor and packet
+ * formats, and address maps. The driver, the library and the emulator all
+ * include this file; no other file defines a register offset or bit.
+ * docs/hardware.md explains each item.
+ *
+ * Rules that hold for every register:
+ *  - registers are 32 bits wide, little endian, accessed with 32-bit loads and
+ *    stores at 4-byte aligned offsets; 64-bit values are LO/HI pairs;
+ *  - each register has exactly one writer: the host ("H") or the board ("B").
+ *    Commands are sequence numbers written by the host (doorbells, resets,
+ *    interrupt acknowledgements), never write-1-to-clear bits, so the board
+ *    can be emulated behind shared memory without trapping writes;
+ *  - reserved offsets read as zero and ignore writes.
+ */
+#ifndef FPGACOMM_HW_H
+#define FPGACOMM_HW_H
+
+#include <linux/types.h>
+
+/* PCI identity of the board (placeholder IDs of the reference design). */
+#define FC_PCI_VENDOR_ID	0x1172
+#define FC_PCI_DEVICE_ID	0xfc01
+/* QEMU ivshmem, used in test VMs only when the driver is told to. */
+#define FC_IVSHMEM_VENDOR_ID	0x1af4
+#define FC_IVSHMEM_DEVICE_ID	0x1110
+
+/*
+ * BARs. BAR0: the register file below. BAR2: a window onto board memory of
+ * FC_REG_APERTURE_SIZE bytes starting at board address FC_REG_APERTURE_BASE.
+ */
+#define FC_BAR_REGS		0
+#define FC_BAR_APERTURE		2
+#define FC_BAR0_SIZE		0x100000u	/* 1 MiB */
+
+/* ---- Global block: identity, capabilities, board-wide control ---- */
+#define FC_REG_ID		0x0000	/* B: FC_HW_ID_MAGIC */
+#define FC_REG_VERSION		0x0004	/* B: major << 16 | minor */
+#define FC_REG_CAPS		0x0008	/* B: FC_CAP_* */
+#define FC_REG_NODE_ID		0x000c	/* B: this board's fabric node (6 bits) */
+#define FC_REG_NUM_DMA		0x0010	/* B: number of DMA engines */
+#define FC_REG_NUM_PORTS	0x0014	/* B: number of link ports (local excluded) */
+#define FC_REG_MEM_SIZE_LO	0x0018	/* B: board memory (HBM) bytes */
+#define FC_REG_MEM_SIZE_HI	0x001c
+#define FC_REG_SCRATCH		0x0020	/* H: free for bring-up tests */
+#define FC_REG_SCRATCH_ECHO	0x0024	/* B: ~SCRATCH, proves the board is alive */
+#define FC_REG_LINK_STATE	0x0028	/* B: bit p set: port p link is up */
+#define FC_REG_APERTURE_BASE_LO	0x0030	/* H: board address of BAR2 offset 0 */
+#define FC_REG_APERTURE_BASE_HI	0x0034
+#define FC_REG_APERTURE_SIZE	0x0038	/* B: BAR2 size in bytes */
+#define FC_REG_BOARD_RESET	0x003c	/* H: sequence; a new value resets all */
+#define FC_REG_BOARD_RESET_ACK	0x0040	/* B: last BOARD_RESET value acted on */
+
+#define FC_HW_ID_MAGIC		0x46434f4du	/* "FCOM" */
+#define FC_HW_VERSION_MAJOR	1
+#define FC_HW_VERSION_MINOR	0
+#define FC_HW_VERSION		((FC_HW_VERSION_MAJOR << 16) | FC_HW_VERSION_MINOR)
+#define FC_HW_VERSION_GET_MAJOR(v)	((v) >> 16)
+#define FC_HW_VERSION_GET_MINOR(v)	((v) & 0xffff)
+
+#define FC_CAP_DMA		(1u << 0)	/* chaining DMA engines */
+#define FC_CAP_BOARD_MEM	(1u << 1)	/* board memory (HBM) */
+#define FC_CAP_ROUTER		(1u << 2)	/* router, routing table, ports */
+#define FC_CAP_CHANNELS		(1u << 3)	/* channel endpoints */
+#define FC_CAP_FABRIC_DMA	(1u << 4)	/* descriptors may name remote nodes */
+#define FC_CAP_HBM_STREAMS	(1u << 5)	/* local stores and stream programs */
+#define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
+#define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
+
+/* ---- Interrupts ---- */
+/*
+ * Each vector has a board-written event counter and a host-written
+ * acknowledgement. An MSI/MSI-X message is sent when the counter moves while
+ * the vector is enabled; a level (INTx) interrupt is asserted while
+ * IRQ_COUNT(v) != IRQ_ACK(v) for any enabled v.
+ */
+#define FC_IRQ_VECTORS		4
+#define FC_IRQ_VEC_DMA		0	/* DMA chain done, descriptor IRQ, error */
+#define FC_IRQ_VEC_LINK		1	/* link state or router error */
+#define FC_IRQ_VEC_CHAN		2	/* channel receive */
+#define FC_IRQ_VEC_STREAM	3	/* HBM stream event */
+
+#define FC_REG_IRQ_ENABLE	0x0800	/* H: bit v enables vector v */
+#define FC_REG_IRQ_COUNT(v)	(0x0810 + 4 * (v))	/* B */
+#define FC_REG_IRQ_ACK(v)	(0x0820 + 4 * (v))	/* H */
+
+/* ---- Chaining DMA engines ---- */
+/*
+ * Starting a chain: write the descriptor table's host bus address and the
+ * descriptor count, then write DOORBELL with a value different from the
+ * last one (the library writes a running chain number). The board latches
+ * the new value, checks the whole chain and then moves the data; when the
+ * chain ends it sets DONE_SEQ to the doorbell value. A chain with any bad
+ * descriptor moves no data: the engine stops in FC_DMA_STATUS_ERROR with
+ * ERROR and ERR_INDEX set and ignores doorbells until it is reset by a new
+ * RESET value. The host must not write DESC_* or DOORBELL while BUSY.
+ */
+#define FC_DMA_BASE		0x1000
+#define FC_DMA_STRIDE		0x100
+#define FC_DMA_MAX_ENGINES	8
+#define FC_DMA_REG(e, r)	(FC_DMA_BASE + FC_DMA_STRIDE * (e) + (r))
+
+#define FC_DMA_DESC_LO		0x00	/* H: descriptor table bus address */
+#define FC_DMA_DESC_HI		0x04	/* H */
+#define FC_DMA_DESC_COUNT	0x08	/* H: 1..FC_DMA_MAX_CHAIN */
+#define FC_DMA_DOORBELL		0x0c	/* H: chain sequence number */
+#define FC_DMA_IRQ_ENABLE	0x10	/* H: FC_DMA_IRQ_* */
+#define FC_DMA_RESET		0x14	/* H: sequence; a new value aborts+resets */
+#define FC_DMA_STATUS		0x20	/* B: FC_DMA_STATUS_* */
+#define FC_DMA_ERROR		0x24	/* B: FC_DMA_ERR_* of the failed chain */
+#define FC_DMA_ERR_INDEX	0x28	/* B: index of the offending descriptor */
+#define FC_DMA_DONE_SEQ		0x2c	/* B: doorbell value of last ended chain */
+#define FC_DMA_DESC_DONE	0x30	/* B: descriptors completed (wraps) */
+#define FC_DMA_CHAINS_DONE	0x34	/* B: chains completed (wraps) */
+#define FC_DMA_DOORBELLS	0x38	/* B: doorbells accepted (wraps) */
+#define FC_DMA_RESET_ACK	0x3c	/* B: last RESET value acted on */
+#define FC_DMA_BYTES_LO		0x40	/* B: bytes moved (wraps at 2^64) */
+#define FC_DMA_BYTES_HI		0x44	/* B */
+
+#define FC_DMA_STATUS_IDLE	0
+#define FC_DMA_STATUS_BUSY	1
+#define FC_DMA_STATUS_ERROR	2
+
+#define FC_DMA_IRQ_CHAIN	(1u << 0)	/* raise FC_IRQ_VEC_DMA at chain end */
+#define FC_DMA_IRQ_DESC		(1u << 1)	/* ... after descriptors with F_IRQ */
+#define FC_DMA_IRQ_ERROR	(1u << 2)	/* ... when the engine stops in error */
+#define FC_DMA_IRQ_ALL		(FC_DMA_IRQ_CHAIN | FC_DMA_IRQ_DESC | FC_DMA_IRQ_ERROR)
+
+#define FC_DMA_ERR_NONE		0
+#define FC_DMA_ERR_COUNT	1	/* DESC_COUNT is 0 or above the maximum */
+#define FC_DMA_ERR_FETCH	2	/* descriptor table not reachable */
+#define FC_DMA_ERR_ALIGN	3	/* descriptor table not 32-byte aligned */
+#define FC_DMA_ERR_LEN		4	/* length 0 or above FC_DESC_MAX_LEN */
+#define FC_DMA_ERR_FLAGS	5	/* unknown flag, or EOC missing/misplaced */
+#define FC_DMA_ERR_SPACE	6	/* unknown or unsupported address space */
+#define FC_DMA_ERR_ADDR		7	/* address range outside its space */
+#define FC_DMA_ERR_ROUTE	8	/* fabric address with no route */
+#define FC_DMA_ERR_RSVD		9	/* reserved descriptor field not zero */
+#define FC_DMA_ERR_ABORTED	10	/* reset while busy */
+#define FC_DMA_ERR_MAX		10
+
+/* The chaining-DMA descriptor: 32 bytes, little endian, 32-byte aligned. */
+struct fc_hw_desc {
+	__le32 len;		/* bytes, 1..FC_DESC_MAX_LEN */
+	__le16 flags;		/* FC_DESC_F_* */
+	__u8 src_space;		/* FC_SPACE_* */
+	__u8 dst_space;
+	__le64 src;
+	__le64 dst;
+	__le32 tag;		/* free for the host; not interpreted */
+	__le32 reserved;	/* must be zero */
+};
+
+#define FC_DESC_SIZE		32
+#define FC_DESC_ALIGN		32
+#define FC_DMA_MAX_CHAIN	255
+#define FC_DESC_MAX_LEN		(1u << 30)	/* 1 GiB */
+
+#define FC_DESC_F_EOC		(1u << 0)	/* last descriptor: exactly the last */
+#define FC_DESC_F_IRQ		(1u << 1)	/* count an interrupt when done */
+#define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ)
+
+/* Address spaces a descriptor end may name. */
+#define FC_SPACE_HOST		0	/* host bus address (IOVA) */
+#define FC_SPACE_BOARD		1	/* board memory (HBM) offset */
+#define FC_SPACE_FABRIC		2	/* global fabric address, below */
+#define FC_SPACE_MAX		2
+
+/*
+ * Global fabric address (PEACH2-style): node, then region, then offset.
+ *   bits 63..48  zero
+ *   bits 47..42  node (FC_MAX_NODES)
+ *   bits 41..40  region: host window, board memory, peer (GPU) window
+ *   bits 39..0   offset within the region (1 TiB)
+ * The receiving board strips node and region and applies the offset to its
+ * own host window (IOVA), board memory, or peer window.
+ */
+#define FC_MAX_NODES		64
+#define FC_FABRIC_NODE_SHIFT	42
+#define FC_FABRIC_NODE_MASK	0x3full
+#define FC_FABRIC_REGION_SHIFT	40
+#define FC_FABRIC_REGION_MASK	0x3ull
+#define FC_FABRIC_OFFSET_MASK	((1ull << 40) - 1)
+#define FC_FABRIC_RSVD_MASK	(~((1ull << 48) - 1))
+#define FC_REGION_HOST		0
+#define FC_REGION_BOARD		1
+#define FC_REGION_PEER		2
+
+#define FC_FABRIC_ADDR(node, region, off) \
+	((((__u64)(node) & FC_FABRIC_NODE_MASK) << FC_FABRIC_NODE_SHIFT) | \
+	 (((__u64)(region) & FC_FABRIC_REGION_MASK) << FC_FABRIC_REGION_SHIFT) | \
+	 ((__u64)(off) & FC_FABRIC_OFFSET_MASK))
+#define FC_FABRIC_NODE(a)	(((a) >> FC_FABRIC_NODE_SHIFT) & FC_FABRIC_NODE_MASK)
+#define FC_FABRIC_REGION(a)	(((a) >> FC_FABRIC_REGION_SHIFT) & FC_FABRIC_REGION_MASK)
+#define FC_FABRIC_OFFSET(a)	((a) & FC_FABRIC_OFFSET_MASK)
+
+/* ---- Router (CIRCUS-style: ports x ports crossbar, 64-entry table) ---- */
+#define FC_ROUTER_BASE		0x4000
+#define FC_ROUTER_CTRL		0x4000	/* H: FC_ROUTER_CTRL_* */
+#define FC_ROUTER_STATUS	0x4004	/* B: FC_ROUTER_STATUS_* */
+#define FC_ROUTER_DROPS		0x4008	/* B: packets with no route (wraps) */
+#define FC_ROUTE_TABLE(dst)	(0x4100 + 4 * (dst))	/* H: per destination */
+#define FC_ROUTER_CTRL_ENABLE	(1u << 0)
+#define FC_ROUTER_STATUS_UP	(1u << 0)
+/* A route entry: output port and the virtual channel after a dateline. */
+#define FC_ROUTE_PORT_MASK	0x0fu		/* 0 = local, 1..N = link */
+#define FC_ROUTE_VALID		(1u << 4)
+#define FC_ROUTE_DATELINE	(1u << 5)	/* crossing moves to VC 1 */
+#define FC_PORT_LOCAL		0
+#define FC_MAX_PORTS		8		/* link ports 1..8 */
+
+/* ---- Link ports, one block per link port p (1..FC_MAX_PORTS) ---- */
+#define FC_PORT_BASE		0x5000
+#define FC_PORT_STRIDE		0x100
+#define FC_PORT_REG(p, r)	(FC_PORT_BASE + FC_PORT_STRIDE * ((p) - 1) + (r))
+#define FC_PORT_STATUS		0x00	/* B: FC_PORT_UP, peer node in 13..8 */
+#define FC_PORT_TX_PKTS		0x04	/* B: packets sent (wraps) */
+#define FC_PORT_RX_PKTS		0x08	/* B: packets received (wraps) */
+#define FC_PORT_CRC_ERRORS	0x0c	/* B: packets failing the link CRC */
+#define FC_PORT_RETRANSMITS	0x10	/* B: packets sent again */
+#define FC_PORT_CREDITS		0x14	/* B: free receive slots at the peer */
+#define FC_PORT_UP		(1u << 0)
+#define FC_PORT_PEER_SHIFT	8
+#define FC_PORT_PEER_MASK	0x3fu
+
+/* ---- Channel endpoints: host receive rings, one per channel port ---- */
+#define FC_CHAN_BASE		0x6000
+#define FC_CHAN_STRIDE		0x40
+#define FC_MAX_CHANNELS		256
+#define FC_CHAN_REG(c, r)	(FC_CHAN_BASE + FC_CHAN_STRIDE * (c) + (r))
+#define FC_CHAN_RING_LO		0x00	/* H: receive ring bus address */
+#define FC_CHAN_RING_HI		0x04	/* H */
+#define FC_CHAN_RING_SLOTS	0x08	/* H: ring size in packets, power of 2 */
+#define FC_CHAN_CTRL		0x0c	/* H: FC_CHAN_CTRL_* */
+#define FC_CHAN_HEAD		0x10	/* H: slots consumed by the host */
+#define FC_CHAN_TAIL		0x14	/* B: slots written by the board */
+#define FC_CHAN_CTRL_ENABLE	(1u << 0)
+
+/* ---- Link packet: 64 bytes = 4-byte header + 60-byte payload ---- */
+#define FC_PKT_SIZE		64
+#define FC_PKT_PAYLOAD		60
+/*
+ * Header, little endian:
+ *   bits  5..0   destination node
+ *   bits 11..6   source node
+ *   bits 19..12  channel (port number of the endpoint)
+ *   bits 25..20  payload bytes used (0..60)
+ *   bit  26      virtual channel
+ *   bit  27      end of message
+ *   bits 31..28  type: FC_PKT_T_*
+ */
+#define FC_PKT_DST_SHIFT	0
+#define FC_PKT_SRC_SHIFT	6
+#define FC_PKT_NODE_MASK	0x3fu
+#define FC_PKT_CHAN_SHIFT	12
+#define FC_PKT_CHAN_MASK	0xffu
+#define FC_PKT_LEN_SHIFT	20
+#define FC_PKT_LEN_MASK		0x3fu
+#define FC_PKT_VC		(1u << 26)
+#define FC_PKT_EOM		(1u << 27)
+#define FC_PKT_TYPE_SHIFT	28
+#define FC_PKT_TYPE_MASK	0xfu
+#define FC_PKT_T_DATA		0	/* channel payload */
+#define FC_PKT_T_PUT		1	/* remote write: payload = addr + data */
+#define FC_PKT_T_CREDIT		2	/* flow-control credit return */
+#define FC_PKT_T_ACK		3	/* link-level acknowledgement */
+
+struct fc_hw_pkt {
+	__le32 hdr;
+	__u8 payload[FC_PKT_PAYLOAD];
+};
+
+#define FC_PKT_HDR(dst, src, chan, len, type) \
+	((((__u32)(dst) & FC_PKT_NODE_MASK) << FC_PKT_DST_SHIFT) | \
+	 (((__u32)(src) & FC_PKT_NODE_MASK) << FC_PKT_SRC_SHIFT) | \
+	 (((__u32)(chan) & FC_PKT_CHAN_MASK) << FC_PKT_CHAN_SHIFT) | \
+	 (((__u32)(len) & FC_PKT_LEN_MASK) << FC_PKT_LEN_SHIFT) | \
+	 (((__u32)(type) & FC_PKT_TYPE_MASK) << FC_PKT_TYPE_SHIFT))
+
+/* ---- HBM controller and local stores ---- */
+#define FC_HBM_BASE		0x8000
+#define FC_HBM_PCHANNELS	0x8000	/* B: pseudo-channels (32 on Stratix 10 MX) */
+#define FC_HBM_NUM_LS		0x8004	/* B: local stores */
+#define FC_HBM_LS_SIZE		0x8008	/* B: bytes per local store */
+#define FC_HBM_PCH_BYTES_LO	0x800c	/* B: bytes per pseudo-channel */
+#define FC_HBM_PCH_BYTES_HI	0x8010
+
+/* One block per local store: a stream program run by the board's core. */
+#define FC_LS_BASE		0x9000
+#define FC_LS_STRIDE		0x80
+#define FC_MAX_LS		32
+#define FC_LS_REG(l, r)		(FC_LS_BASE + FC_LS_STRIDE * (l) + (r))
+#define FC_LS_PROG_LO		0x00	/* H: stream program bus address */
+#define FC_LS_PROG_HI		0x04	/* H */
+#define FC_LS_PROG_LEN		0x08	/* H: program length in instructions */
+#define FC_LS_START		0x0c	/* H: sequence; a new value starts it */
+#define FC_LS_STATUS		0x10	/* B: FC_DMA_STATUS_* values */
+#define FC_LS_ERROR		0x14	/* B */
+#define FC_LS_DONE_SEQ		0x18	/* B: START value of the last ended run */
+
+/* ---- Emulator-only block: fault knobs (a real board reads zeros) ---- */
+#define FC_EMU_BASE		0xf000
+#define FC_EMU_MAGIC		0xf000	/* B: FC_EMU_MAGIC_VALUE on the emulator */
+#define FC_EMU_FAULT_DMA_STALL	0xf004	/* H: non-zero: engines make no progress */
+#define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
+#define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
+
+#endif /* FPGACOMM_HW_H */

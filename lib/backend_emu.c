@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The emulation backend: hosts the board model (emu/) in this process and
+ * drives it as the kernel driver drives a real board, through the register
+ * file. The engine moves data only when the caller polls or waits.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <numa.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+#include "emu_iommu.h"
+#include "fcemu.h"
+
+#define EMU_QUEUE_DEPTH	64		/* chains queued or running */
+#define EMU_FAIL_LOG	128		/* failed chains remembered */
+#define EMU_STEP_BYTES	(8ull << 20)	/* engine work per poll */
+#define EMU_TABLE_BYTES	8192		/* one chain's descriptor table */
+#define EMU_CLUSTER_MAX	32
+#define EMU_MIN_MEM	4096ull
+#define EMU_MAX_MEM	(1ull << 40)
+
+struct emu_fail {
+	uint64_t ticket;
+	struct fc_dma_result res;
+};
+
+struct emu_board {
+	struct fcemu *emu;
+	struct fc__iommu mmu;
+	struct fc_hw_desc *tables;	/* EMU_QUEUE_DEPTH descriptor tables */
+	uint16_t count[EMU_QUEUE_DEPTH];	/* descriptors in each table */
+	uint64_t tables_bus;
+	uint64_t last_ticket;		/* newest ticket handed out */
+	uint64_t done_upto;		/* every ticket up to here has ended */
+	bool running;			/* chain done_upto + 1 is on engine 0 */
+	uint32_t reset_seq;
+	struct emu_fail fails[EMU_FAIL_LOG];
+	unsigned int fail_next;
+	char cluster[EMU_CLUSTER_MAX + 1];
+	unsigned int index;
+};
+
+static struct emu_board *board_of(struct fc_dev *dev)
+{
+	return dev->be_priv;
+}
+
+static uint32_t rd(struct emu_board *b, uint32_t off)
+{
+	return __atomic_load_n(&fcemu_bar0(b->emu)[off / 4], __ATOMIC_ACQUIRE);
+}
+
+/* A host write: store it, then let the board see it, as a bus write would. */
+static void wr(struct emu_board *b, uint32_t off, uint32_t val)
+{
+	__atomic_store_n(&fcemu_bar0(b->emu)[off / 4], val, __ATOMIC_RELEASE);
+	fcemu_notice(b->emu);
+}
+
+static void *emu_translate(void *ctx, uint64_t bus, uint64_t len)
+{
+	struct emu_board *b = ctx;
+
+	return fc__iommu_translate(&b->mmu, bus, len);
+}
+
+static const struct fcemu_host_ops emu_host_ops = {
+	.translate = emu_translate,
+};
+
+/* "", "CLUSTER" or "CLUSTER/N" */
+static int parse_spec(const char *spec, struct emu_board *b)
+{
+	const char *slash = strchr(spec, '/');
+	size_t len = slash ? (size_t)(slash - spec) : strlen(spec);
+	unsigned long index = 0;
+	char *end;
+	size_t i;
+
+	if (len > EMU_CLUSTER_MAX)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char c = spec[i];
+
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '-' && c != '.')
+			return -EINVAL;
+	}
+	if (slash) {
+		if (slash[1] < '0' || slash[1] > '9')
+			return -EINVAL;
+		index = strtoul(slash + 1, &end, 10);
+		if (*end || index >= FC_MAX_NODES)
+			return -EINVAL;
+	}
+	memcpy(b->cluster, len ? spec : "local", len ? len : 5);
+	b->index = (unsigned int)index;
+	return 0;
+}
+
+static int board_config(struct fcemu_config *cfg, unsigned int index)
+{
+	const char *env = getenv("FPGACOMM_EMU_MEM");
+	uint64_t size;
+
+	fcemu_config_default(cfg);
+	cfg->node_id = index;
+	if (env && *env) {
+		if (fc__parse_size(env, &size) || size < EMU_MIN_MEM ||
+		    size > EMU_MAX_MEM)
+			return -EINVAL;
+		cfg->board_mem_size = size;
+	}
+	return 0;
+}
+
+static int emu_open(struct fc_dev *dev, const char *spec)
+{
+	size_t tables_len = (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES;
+	struct fcemu_config cfg;
+	struct emu_board *b;
+	int ret;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	ret = parse_spec(spec, b);
+	if (ret)
+		goto err_free_board;
+	ret = board_config(&cfg, b->index);
+	if (ret)
+		goto err_free_board;
+	ret = fcemu_create(&b->emu, &cfg, &emu_host_ops, b);
+	if (ret)
+		goto err_free_board;
+
+	b->tables = mmap(NULL, tables_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->tables == MAP_FAILED) {
+		ret = -ENOMEM;
+		goto err_destroy_emu;
+	}
+	ret = fc__iommu_map(&b->mmu, b->tables, tables_len, &b->tables_bus);
+	if (ret)
+		goto err_unmap_tables;
+
+	dev->be_priv = b;
+	snprintf(dev->info.name, sizeof(dev->info.name), "emu:%s/%u",
+		 b->cluster, b->index);
+	dev->info.numa_node = numa_available() >= 0 ? 0 : -1;
+	dev->info.max_xfer_len = FC_DESC_MAX_LEN;
+	return 0;
+
+err_unmap_tables:
+	munmap(b->tables, tables_len);
+err_destroy_emu:
+	fcemu_destroy(b->emu);
+err_free_board:
+	fc__iommu_fini(&b->mmu);
+	free(b);
+	return ret;
+}
+
+static void emu_close(struct fc_dev *dev)
+{
+	struct emu_board *b = board_of(dev);
+
+	munmap(b->tables, (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES);
+	fcemu_destroy(b->emu);
+	fc__iommu_fini(&b->mmu);
+	free(b);
+}
+
+static int emu_reg_read(struct fc_dev *dev, uint32_t off, uint32_t *val)
+{
+	*val = rd(board_of(dev), off);
+	return 0;
+}
+
+static int emu_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
+{
+	wr(board_of(dev), off, val);
+	return 0;
+}
+
+static int emu_mem_map(struct fc_dev *dev, struct fc__mem *mem)
+{
+	return fc__iommu_map(&board_of(dev)->mmu, mem->pub.addr, mem->pub.len,
+			     &mem->bus);
+}
+
+static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
+{
+	fc__iommu_unmap(&board_of(dev)->mmu, mem->bus);
+}
+
+static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)
+{
+	if (loc->space == FC_SPACE_HOST)
+		return fc__mem_find(dev, loc->mem)->bus + loc->addr;
+	return loc->addr;
+}
+
+static unsigned int slot_of(uint64_t ticket)
+{
+	return ticket % EMU_QUEUE_DEPTH;
+}
+
+static struct fc_hw_desc *table_of(struct emu_board *b, uint64_t ticket)
+{
+	return (struct fc_hw_desc *)((char *)b->tables +
+				     slot_of(ticket) * EMU_TABLE_BYTES);
+}
+
+static void record_fail(struct emu_board *b, uint64_t ticket, int status,
+			uint32_t hw_error, uint32_t hw_index)
+{
+	struct emu_fail *f = &b->fails[b->fail_next++ % EMU_FAIL_LOG];
+
+	f->ticket = ticket;
+	f->res.status = status;
+	f->res.hw_error = hw_error;
+	f->res.hw_index = hw_index;
+	f->res.reserved = 0;
+}
+
+/* Start the oldest queued chain if engine 0 is free. */
+static void kick(struct emu_board *b)
+{
+	uint64_t t = b->done_upto + 1;
+	uint64_t bus;
+
+	if (b->running || b->done_upto == b->last_ticket)
+		return;
+	bus = b->tables_bus + (uint64_t)slot_of(t) * EMU_TABLE_BYTES;
+	wr(b, FC_DMA_REG(0, FC_DMA_DESC_LO), (uint32_t)bus);
+	wr(b, FC_DMA_REG(0, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
+	wr(b, FC_DMA_REG(0, FC_DMA_DESC_COUNT), b->count[slot_of(t)]);
+	wr(b, FC_DMA_REG(0, FC_DMA_DOORBELL), (uint32_t)t);
+	b->running = true;
+}
+
+/* Retire the running chain if the board has ended it; start the next. */
+static void reap(struct emu_board *b)
+{
+	uint64_t t = b->done_upto + 1;
+	uint32_t err;
+
+	if (!b->running || rd(b, FC_DMA_REG(0, FC_DMA_DONE_SEQ)) != (uint32_t)t)
+		return;
+	if (rd(b, FC_DMA_REG(0, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
+		err = rd(b, FC_DMA_REG(0, FC_DMA_ERROR));
+		record_fail(b, t, fc__dma_errno(err), err,
+			    rd(b, FC_DMA_REG(0, FC_DMA_ERR_INDEX)));
+		/* Recover at once: the next chain must not need a reload. */
+		wr(b, FC_DMA_REG(0, FC_DMA_RESET), ++b->reset_seq);
+	}
+	b->running = false;
+	b->done_upto = t;
+	kick(b);
+}
+
+static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
+		      unsigned int n, uint64_t *ticket)
+{
+	struct emu_board *b = board_of(dev);
+	uint64_t t = b->last_ticket + 1;
+	struct fc_hw_desc *d;
+	unsigned int i;
+
+	reap(b);
+	if (t - b->done_upto > EMU_QUEUE_DEPTH)
+		return -EAGAIN;
+	d = table_of(b, t);
+	for (i = 0; i < n; i++) {
+		const struct fc_xfer *x = &xfers[i];
+
+		d[i].len = htole32((uint32_t)x->len);
+		d[i].flags = htole16(i == n - 1 ? FC_DESC_F_EOC : 0);
+		d[i].src_space = (uint8_t)x->src.space;
+		d[i].dst_space = (uint8_t)x->dst.space;
+		d[i].src = htole64(loc_bus(dev, &x->src));
+		d[i].dst = htole64(loc_bus(dev, &x->dst));
+		d[i].tag = htole32(i);
+		d[i].reserved = 0;
+	}
+	b->count[slot_of(t)] = (uint16_t)n;
+	b->last_ticket = t;
+	*ticket = t;
+	kick(b);
+	return 0;
+}
+
+static void ended_result(struct emu_board *b, uint64_t ticket,
+			 struct fc_dma_result *res)
+{
+	unsigned int i;
+
+	memset(res, 0, sizeof(*res));
+	for (i = 0; i < EMU_FAIL_LOG; i++) {
+		if (b->fails[i].ticket == ticket) {
+			*res = b->fails[i].res;
+			return;
+		}
+	}
+}
+
+static int emu_poll(struct fc_dev *dev, uint64_t ticket,
+		    struct fc_dma_result *res, uint64_t *moved)
+{
+	struct emu_board *b = board_of(dev);
+
+	*moved = 0;
+	if (ticket == 0 || ticket > b->last_ticket)
+		return -ENOENT;
+	reap(b);
+	if (ticket > b->done_upto) {
+		*moved = fcemu_progress(b->emu, EMU_STEP_BYTES);
+		reap(b);
+	}
+	if (ticket > b->done_upto)
+		return -EINPROGRESS;
+	ended_result(b, ticket, res);
+	return 0;
+}
+
+static int emu_reset(struct fc_dev *dev)
+{
+	struct emu_board *b = board_of(dev);
+	uint64_t t;
+
+	reap(b);
+	wr(b, FC_DMA_REG(0, FC_DMA_RESET), ++b->reset_seq);
+	for (t = b->done_upto + 1; t <= b->last_ticket; t++)
+		record_fail(b, t, -ECANCELED, FC_DMA_ERR_ABORTED, 0);
+	b->done_upto = b->last_ticket;
+	b->running = false;
+	return 0;
+}
+
+const struct fc__backend fc__emu_backend = {
+	.name = "emu",
+	.open = emu_open,
+	.close = emu_close,
+	.reg_read = emu_reg_read,
+	.reg_write = emu_reg_write,
+	.mem_map = emu_mem_map,
+	.mem_unmap = emu_mem_unmap,
+	.submit = emu_submit,
+	.poll = emu_poll,
+	.reset = emu_reset,
+};

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/* Opening boards by name, identity checks, queries and register access. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DEFAULT_KERNEL_DEV	"/dev/fpgacomm0"
+#define DEFAULT_EMU_DEV		"emu:"
+
+static const char *default_name(void)
+{
+	const char *env = getenv("FPGACOMM_DEVICE");
+
+	if (env && *env)
+		return env;
+	if (access(DEFAULT_KERNEL_DEV, R_OK | W_OK) == 0)
+		return DEFAULT_KERNEL_DEV;
+	return DEFAULT_EMU_DEV;
+}
+
+/* Pick the backend for @name; *spec is what the backend parses. */
+static int pick_backend(const char *name, const struct fc__backend **be,
+			const char **spec)
+{
+	if (strncmp(name, "emu:", 4) == 0) {
+		*be = &fc__emu_backend;
+		*spec = name + 4;
+		return 0;
+	}
+	if (strncmp(name, "/dev/", 5) == 0) {
+		/* The kernel backend comes with the driver (fpgacomm.ko). */
+		return access(name, F_OK) == 0 ? -ENODEV : -ENOENT;
+	}
+	return -EINVAL;
+}
+
+static uint32_t reg(struct fc_dev *dev, uint32_t off)
+{
+	uint32_t val = 0;
+
+	dev->be->reg_read(dev, off, &val);
+	return val;
+}
+
+/* Read identity and sizes from the board; refuse what we do not speak. */
+static int identify(struct fc_dev *dev)
+{
+	struct fc_info *info = &dev->info;
+
+	info->hw_id = reg(dev, FC_REG_ID);
+	info->hw_version = reg(dev, FC_REG_VERSION);
+	if (info->hw_id != FC_HW_ID_MAGIC ||
+	    FC_HW_VERSION_GET_MAJOR(info->hw_version) != FC_HW_VERSION_MAJOR)
+		return -EPROTO;
+	info->caps = reg(dev, FC_REG_CAPS);
+	info->node_id = reg(dev, FC_REG_NODE_ID);
+	info->dma_engines = reg(dev, FC_REG_NUM_DMA);
+	info->num_ports = reg(dev, FC_REG_NUM_PORTS);
+	info->board_mem_size = reg(dev, FC_REG_MEM_SIZE_LO) |
+			       (uint64_t)reg(dev, FC_REG_MEM_SIZE_HI) << 32;
+	info->max_chain = FC_MAX_CHAIN;
+	if (!(info->caps & FC_CAP_DMA) || !info->dma_engines)
+		return -EPROTO;
+	return 0;
+}
+
+FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
+{
+	const struct fc__backend *be;
+	const char *spec;
+	struct fc_dev *dev;
+	int ret;
+
+	if (!devp)
+		return -EINVAL;
+	if (!name)
+		name = default_name();
+	if (strlen(name) >= FC_NAME_MAX)
+		return -EINVAL;
+	ret = pick_backend(name, &be, &spec);
+	if (ret)
+		return ret;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->be = be;
+	dev->info.numa_node = -1;
+	strcpy(dev->info.name, name);
+	strncpy(dev->info.backend, be->name, sizeof(dev->info.backend) - 1);
+
+	ret = be->open(dev, spec);
+	if (ret)
+		goto err_free_dev;
+	ret = identify(dev);
+	if (ret)
+		goto err_close_backend;
+	*devp = dev;
+	return 0;
+
+err_close_backend:
+	be->close(dev);
+err_free_dev:
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+	return ret;
+}
+
+FC__EXPORT int fc_close(struct fc_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->be->reset(dev);
+	fc__mem_release_all(dev);
+	pthread_mutex_unlock(&dev->lock);
+	dev->be->close(dev);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+	return 0;
+}
+
+FC__EXPORT int fc_query(struct fc_dev *dev, struct fc_info *info)
+{
+	if (!dev || !info)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->info.link_state = reg(dev, FC_REG_LINK_STATE);
+	*info = dev->info;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int check_reg(const struct fc_dev *dev, uint32_t off)
+{
+	if (!dev || off % 4 || off >= FC_BAR0_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+FC__EXPORT int fc_reg_read(struct fc_dev *dev, uint32_t off, uint32_t *val)
+{
+	int ret = check_reg(dev, off);
+
+	if (ret || !val)
+		return ret ? ret : -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->reg_read(dev, off, val);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+FC__EXPORT int fc_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
+{
+	int ret = check_reg(dev, off);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->reg_write(dev, off, val);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}

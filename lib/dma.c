@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Chaining DMA, backend-independent part: every transfer is checked here so
+ * that bad input gets a precise error before anything reaches the board.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+int fc__dma_errno(uint32_t hw_error)
+{
+	switch (hw_error) {
+	case FC_DMA_ERR_NONE:
+		return 0;
+	case FC_DMA_ERR_COUNT:
+		return -E2BIG;
+	case FC_DMA_ERR_FETCH:
+	case FC_DMA_ERR_ADDR:
+		return -EFAULT;
+	case FC_DMA_ERR_ALIGN:
+	case FC_DMA_ERR_LEN:
+	case FC_DMA_ERR_FLAGS:
+	case FC_DMA_ERR_SPACE:
+	case FC_DMA_ERR_RSVD:
+		return -EINVAL;
+	case FC_DMA_ERR_ROUTE:
+		return -EHOSTUNREACH;
+	case FC_DMA_ERR_ABORTED:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
+
+static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
+		     uint64_t len)
+{
+	struct fc__mem *m;
+
+	if (loc->reserved)
+		return -EINVAL;
+	switch (loc->space) {
+	case FC_SPACE_HOST:
+		m = loc->mem ? fc__mem_find(dev, loc->mem) : NULL;
+		if (!m)
+			return -EINVAL;
+		if (loc->addr > m->pub.len || len > m->pub.len - loc->addr)
+			return -ERANGE;
+		return 0;
+	case FC_SPACE_BOARD:
+		if (loc->mem)
+			return -EINVAL;
+		if (loc->addr > dev->info.board_mem_size ||
+		    len > dev->info.board_mem_size - loc->addr)
+			return -ERANGE;
+		return 0;
+	case FC_SPACE_FABRIC:
+		/* Routes are the board's business; the layout is ours. */
+		if (loc->mem)
+			return -EINVAL;
+		if (loc->addr & FC_FABRIC_RSVD_MASK ||
+		    FC_FABRIC_OFFSET(loc->addr) + len - 1 > FC_FABRIC_OFFSET_MASK)
+			return -ERANGE;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x)
+{
+	int ret;
+
+	if (x->flags || x->reserved)
+		return -EINVAL;
+	if (!x->len || x->len > dev->info.max_xfer_len)
+		return -EINVAL;
+	ret = check_loc(dev, &x->src, x->len);
+	if (ret)
+		return ret;
+	return check_loc(dev, &x->dst, x->len);
+}
+
+static void note_ticket(struct fc_dev *dev, const struct fc_loc *loc,
+			uint64_t ticket)
+{
+	if (loc->space == FC_SPACE_HOST)
+		fc__mem_find(dev, loc->mem)->last_ticket = ticket;
+}
+
+FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
+			     unsigned int n, unsigned int flags,
+			     uint64_t *ticket)
+{
+	unsigned int i;
+	int ret;
+
+	if (!dev || !xfers || !ticket || flags)
+		return -EINVAL;
+	if (n == 0 || n > dev->info.max_chain)
+		return -E2BIG;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < n; i++) {
+		ret = check_xfer(dev, &xfers[i]);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = dev->be->submit(dev, xfers, n, ticket);
+	if (ret)
+		goto out_unlock;
+	for (i = 0; i < n; i++) {
+		note_ticket(dev, &xfers[i].src, *ticket);
+		note_ticket(dev, &xfers[i].dst, *ticket);
+	}
+out_unlock:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+static int poll_locked(struct fc_dev *dev, uint64_t ticket,
+		       struct fc_dma_result *res, uint64_t *moved)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->poll(dev, ticket, res, moved);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+FC__EXPORT int fc_dma_poll(struct fc_dev *dev, uint64_t ticket)
+{
+	struct fc_dma_result res;
+	uint64_t moved;
+	int ret;
+
+	if (!dev)
+		return -EINVAL;
+	ret = poll_locked(dev, ticket, &res, &moved);
+	return ret ? ret : res.status;
+}
+
+FC__EXPORT int fc_dma_wait(struct fc_dev *dev, uint64_t ticket, int timeout_ms)
+{
+	uint64_t deadline = 0, moved;
+	struct fc_dma_result res;
+	unsigned int round = 0;
+	int ret;
+
+	if (!dev)
+		return -EINVAL;
+	if (dev->be->wait) {
+		pthread_mutex_lock(&dev->lock);
+		ret = dev->be->wait(dev, ticket, timeout_ms, &res);
+		pthread_mutex_unlock(&dev->lock);
+		return ret ? ret : res.status;
+	}
+	if (timeout_ms >= 0)
+		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		ret = poll_locked(dev, ticket, &res, &moved);
+		if (ret != -EINPROGRESS)
+			return ret ? ret : res.status;
+		if (timeout_ms >= 0 && fc__now_ns() >= deadline)
+			return -ETIMEDOUT;
+		/* Progress is made by this loop; back off only when stalled. */
+		if (moved)
+			round = 0;
+		else
+			fc__backoff(&round);
+	}
+}
+
+FC__EXPORT int fc_dma_result(struct fc_dev *dev, uint64_t ticket,
+			     struct fc_dma_result *res)
+{
+	uint64_t moved;
+
+	if (!dev || !res)
+		return -EINVAL;
+	return poll_locked(dev, ticket, res, &moved);
+}
+
+FC__EXPORT int fc_dma_reset(struct fc_dev *dev)
+{
+	int ret;
+
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->reset(dev);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+FC__EXPORT int fc_dma_run(struct fc_dev *dev, const struct fc_xfer *xfers,
+			  unsigned int n, int timeout_ms)
+{
+	uint64_t ticket;
+	int ret;
+
+	ret = fc_dma_submit(dev, xfers, n, 0, &ticket);
+	if (ret)
+		return ret;
+	return fc_dma_wait(dev, ticket, timeout_ms);
+}

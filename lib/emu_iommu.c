@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_iommu.h"
+
+#define BUS_BASE	0x100000000ull	/* above 4 GiB: catches 32-bit truncation */
+#define BUS_PAGE	4096ull
+#define BUS_GUARD	BUS_PAGE	/* unmapped gap after every window */
+
+static uint64_t page_up(uint64_t v)
+{
+	return (v + BUS_PAGE - 1) & ~(BUS_PAGE - 1);
+}
+
+/* Index of the last window starting at or below @bus, or -1. */
+static long find_below(const struct fc__iommu *mmu, uint64_t bus)
+{
+	long lo = 0, hi = (long)mmu->n - 1, found = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (mmu->win[mid].bus <= bus) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+/*
+ * Map @len bytes at @ptr. The bus address keeps ptr's offset within its
+ * page, as a real IOMMU mapping of pinned pages does.
+ */
+int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
+{
+	uint64_t in_page = (uintptr_t)ptr & (BUS_PAGE - 1);
+	uint64_t need = page_up(in_page + len) + BUS_GUARD;
+	uint64_t start = BUS_BASE;
+	size_t i;
+
+	if (!len)
+		return -EINVAL;
+	/* First fit: the gap before window i, or after the last one. */
+	for (i = 0; i < mmu->n; i++) {
+		if (mmu->win[i].bus - (mmu->win[i].bus & (BUS_PAGE - 1)) >= start + need)
+			break;
+		start = page_up(mmu->win[i].bus + mmu->win[i].len) + BUS_GUARD;
+	}
+	if (start + need < start)
+		return -ENOMEM;
+	if (mmu->n == mmu->cap) {
+		size_t cap = mmu->cap ? mmu->cap * 2 : 16;
+		struct fc__iommu_win *w = realloc(mmu->win, cap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		mmu->win = w;
+		mmu->cap = cap;
+	}
+	memmove(&mmu->win[i + 1], &mmu->win[i], (mmu->n - i) * sizeof(*mmu->win));
+	mmu->win[i].bus = start + in_page;
+	mmu->win[i].len = len;
+	mmu->win[i].ptr = ptr;
+	mmu->n++;
+	*bus = start + in_page;
+	return 0;
+}
+
+void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
+{
+	long i = find_below(mmu, bus);
+
+	if (i < 0 || mmu->win[i].bus != bus)
+		return;
+	memmove(&mmu->win[i], &mmu->win[i + 1],
+		(mmu->n - i - 1) * sizeof(*mmu->win));
+	mmu->n--;
+}
+
+void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
+			  uint64_t len)
+{
+	long i = find_below(mmu, bus);
+	const struct fc__iommu_win *w;
+
+	if (i < 0)
+		return NULL;
+	w = &mmu->win[i];
+	if (bus - w->bus > w->len || len > w->len - (bus - w->bus))
+		return NULL;
+	return (char *)w->ptr + (bus - w->bus);
+}
+
+void fc__iommu_fini(struct fc__iommu *mmu)
+{
+	free(mmu->win);
+	memset(mmu, 0, sizeof(*mmu));
+}

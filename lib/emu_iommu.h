@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated board's view of host memory: each registered buffer gets a
+ * window of bus addresses, with unmapped gaps between windows, as an IOMMU
+ * would give. Anything outside a window is a fault.
+ */
+#ifndef FC_EMU_IOMMU_H
+#define FC_EMU_IOMMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fc__iommu_win {
+	uint64_t bus;
+	uint64_t len;
+	void *ptr;
+};
+
+struct fc__iommu {
+	struct fc__iommu_win *win;	/* sorted by bus address */
+	size_t n, cap;
+};
+
+int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus);
+void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus);
+void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus, uint64_t len);
+void fc__iommu_fini(struct fc__iommu *mmu);
+
+#endif /* FC_EMU_IOMMU_H */

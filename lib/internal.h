@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/: the device, its buffers, and the backend interface. */
+#ifndef FC_INTERNAL_H
+#define FC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fpgacomm/fpgacomm.h>
+#include <fpgacomm/hw.h>
+
+#define FC__EXPORT	__attribute__((visibility("default")))
+
+#define fc__container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct fc_dev;
+
+/* A registered buffer: the public part first, then the library's. */
+struct fc__mem {
+	struct fc_mem pub;
+	struct fc__mem *next;
+	bool owned;		/* allocated by fc_mem_alloc */
+	bool numa;		/* ... through libnuma */
+	size_t map_len;		/* bytes mapped when owned */
+	uint64_t bus;		/* bus address of pub.addr */
+	uint64_t last_ticket;	/* newest chain naming this buffer */
+};
+
+/*
+ * A backend drives one kind of board. Every op but open/close is called
+ * with dev->lock held. wait may be NULL: fc_dma_wait() then calls poll in
+ * a loop, sleeping when poll moved nothing.
+ */
+struct fc__backend {
+	const char *name;
+	int (*open)(struct fc_dev *dev, const char *spec);
+	void (*close)(struct fc_dev *dev);
+	int (*reg_read)(struct fc_dev *dev, uint32_t off, uint32_t *val);
+	int (*reg_write)(struct fc_dev *dev, uint32_t off, uint32_t val);
+	int (*mem_map)(struct fc_dev *dev, struct fc__mem *mem);
+	void (*mem_unmap)(struct fc_dev *dev, struct fc__mem *mem);
+	int (*submit)(struct fc_dev *dev, const struct fc_xfer *xfers,
+		      unsigned int n, uint64_t *ticket);
+	/* 0 ended (*res filled), -EINPROGRESS, -ENOENT; *moved: progress */
+	int (*poll)(struct fc_dev *dev, uint64_t ticket,
+		    struct fc_dma_result *res, uint64_t *moved);
+	int (*wait)(struct fc_dev *dev, uint64_t ticket, int timeout_ms,
+		    struct fc_dma_result *res);
+	int (*reset)(struct fc_dev *dev);
+};
+
+struct fc_dev {
+	pthread_mutex_t lock;
+	const struct fc__backend *be;
+	void *be_priv;
+	struct fc_info info;
+	struct fc__mem *mems;	/* live buffers */
+};
+
+extern const struct fc__backend fc__emu_backend;
+
+/* lib/mem.c */
+struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
+void fc__mem_release_all(struct fc_dev *dev);
+
+/* lib/dma.c */
+int fc__dma_errno(uint32_t hw_error);
+
+/* lib/util.c */
+int fc__parse_size(const char *s, uint64_t *out);
+uint64_t fc__now_ns(void);
+void fc__backoff(unsigned int *round);
+
+#endif /* FC_INTERNAL_H */

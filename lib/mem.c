@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/* Host memory the board can reach: allocation on the board's node, and
+ * registration of the caller's memory. */
+#include <errno.h>
+#include <numa.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define KNOWN_MEM_FLAGS	FC_MEM_NUMA_ANY
+
+struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem)
+{
+	struct fc__mem *m;
+
+	/* Compare pointers only: @mem may be stale and must not be read. */
+	for (m = dev->mems; m; m = m->next)
+		if (&m->pub == mem)
+			return m;
+	return NULL;
+}
+
+static void unlink_mem(struct fc_dev *dev, struct fc__mem *mem)
+{
+	struct fc__mem **pp;
+
+	for (pp = &dev->mems; *pp; pp = &(*pp)->next) {
+		if (*pp == mem) {
+			*pp = mem->next;
+			return;
+		}
+	}
+}
+
+/* Zeroed pages, on @node when the board has one and libnuma works. */
+static void *alloc_pages(size_t len, int node, unsigned int flags, bool *numa)
+{
+	void *p;
+
+	*numa = node >= 0 && !(flags & FC_MEM_NUMA_ANY) && numa_available() >= 0;
+	if (*numa)
+		return numa_alloc_onnode(len, node);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_pages(void *p, size_t len, bool numa)
+{
+	if (numa)
+		numa_free(p, len);
+	else
+		munmap(p, len);
+}
+
+static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
+		   size_t map_len, bool numa, struct fc_mem **memp)
+{
+	struct fc__mem *m;
+	int ret;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->pub.addr = addr;
+	m->pub.len = len;
+	m->owned = owned;
+	m->map_len = map_len;
+	m->numa = numa;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->mem_map(dev, m);
+	if (!ret) {
+		m->next = dev->mems;
+		dev->mems = m;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	*memp = &m->pub;
+	return 0;
+}
+
+FC__EXPORT int fc_mem_alloc(struct fc_dev *dev, size_t len, unsigned int flags,
+			    struct fc_mem **memp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t map_len;
+	bool numa;
+	void *p;
+	int ret;
+
+	if (!dev || !memp || !len || (flags & ~KNOWN_MEM_FLAGS))
+		return -EINVAL;
+	if (len > SIZE_MAX - page)
+		return -ENOMEM;
+	map_len = (len + page - 1) & ~(page - 1);
+	p = alloc_pages(map_len, dev->info.numa_node, flags, &numa);
+	if (!p)
+		return -ENOMEM;
+	ret = add_mem(dev, p, len, true, map_len, numa, memp);
+	if (ret)
+		free_pages(p, map_len, numa);
+	return ret;
+}
+
+FC__EXPORT int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
+			       unsigned int flags, struct fc_mem **memp)
+{
+	if (!dev || !addr || !memp || !len || (flags & ~KNOWN_MEM_FLAGS))
+		return -EINVAL;
+	if ((uintptr_t)addr + len < (uintptr_t)addr)
+		return -EFAULT;
+	return add_mem(dev, addr, len, false, 0, false, memp);
+}
+
+static void release(struct fc_dev *dev, struct fc__mem *m)
+{
+	dev->be->mem_unmap(dev, m);
+	if (m->owned)
+		free_pages(m->pub.addr, m->map_len, m->numa);
+	free(m);
+}
+
+FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
+{
+	struct fc_dma_result res;
+	struct fc__mem *m;
+	uint64_t moved;
+	int ret = 0;
+
+	if (!dev || !mem)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	m = fc__mem_find(dev, mem);
+	if (!m) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (m->last_ticket &&
+	    dev->be->poll(dev, m->last_ticket, &res, &moved) == -EINPROGRESS) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	unlink_mem(dev, m);
+	release(dev, m);
+out_unlock:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/* At close: engines are reset, so every buffer can go. Lock held. */
+void fc__mem_release_all(struct fc_dev *dev)
+{
+	while (dev->mems) {
+		struct fc__mem *m = dev->mems;
+
+		dev->mems = m->next;
+		release(dev, m);
+	}
+}
