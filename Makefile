@@ -26,7 +26,9 @@ EMU_SRC := $(wildcard emu/*.c)
 LIB_SRC := $(wildcard lib/*.c)
 EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
-TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c))
+TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c)) \
+           $(B)/tools/fpgacomm-emud
+EMUD_SRC := $(wildcard tools/emud/*.c)
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 
 LIB_SO     := $(B)/libfpgacomm.so.$(VERSION)
@@ -69,6 +71,11 @@ tools: $(TOOLS)
 $(B)/tools/%: tools/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+
+# The daemon that hosts the emulated board behind QEMU ivshmem.
+$(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 tests: $(TESTS)
 $(B)/tests/%: tests/%.c $(LIB_A)

@@ -81,6 +81,8 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	if (emu->mem == MAP_FAILED)
 		goto err_free_bar0;
 
+	/* Power-up: every register zero, then the board's identity. */
+	memset((void *)emu->bar0, 0, FC_BAR0_SIZE);
 	init_regs(emu);
 	emu->seen_board_reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	for (i = 0; i < cfg->dma_engines; i++)

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fpgacomm/hw.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -144,13 +146,13 @@ struct fc_xfer {
 
 static inline struct fc_loc fc_host(struct fc_mem *mem, uint64_t off)
 {
-	struct fc_loc l = { 0, 0, mem, off };
+	struct fc_loc l = { FC_SPACE_HOST, 0, mem, off };
 	return l;
 }
 
 static inline struct fc_loc fc_board(uint64_t addr)
 {
-	struct fc_loc l = { 1, 0, NULL, addr };
+	struct fc_loc l = { FC_SPACE_BOARD, 0, NULL, addr };
 	return l;
 }
 

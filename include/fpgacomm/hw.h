@@ -34,6 +34,24 @@
 #define FC_BAR_APERTURE		2
 #define FC_BAR0_SIZE		0x100000u	/* 1 MiB */
 
+/*
+ * The emulated board behind QEMU's ivshmem device (test VMs): ivshmem's own
+ * registers are its BAR0 and the shared memory its BAR2, which holds the
+ * board's register file at offset 0 and the aperture after it. The daemon
+ * hosting the board is ivshmem peer 0: after writing board registers the
+ * driver rings it by writing (peer << 16 | vector) to ivshmem's DOORBELL.
+ * ivshmem-plain has no doorbell and no interrupts: the daemon then watches
+ * the registers and the driver polls.
+ */
+#define FC_IVSHMEM_BAR_IVREGS	0
+#define FC_IVSHMEM_BAR_SHM	2
+#define FC_IVSHMEM_REGS_OFF	0
+#define FC_IVSHMEM_APERTURE_OFF	FC_BAR0_SIZE
+#define FC_IVSHMEM_SHM_SIZE	(2 * FC_BAR0_SIZE)	/* a power of two */
+#define FC_IVSHMEM_IVPOSITION	0x08	/* ivshmem BAR0: our peer id */
+#define FC_IVSHMEM_DOORBELL	0x0c	/* ivshmem BAR0: ring a peer */
+#define FC_IVSHMEM_DAEMON_PEER	0
+
 /* ---- Global block: identity, capabilities, board-wide control ---- */
 #define FC_REG_ID		0x0000	/* B: FC_HW_ID_MAGIC */
 #define FC_REG_VERSION		0x0004	/* B: major << 16 | minor */
@@ -90,11 +108,23 @@
  * Starting a chain: write the descriptor table's host bus address and the
  * descriptor count, then write DOORBELL with a value different from the
  * last one (the library writes a running chain number). The board latches
- * the new value, checks the whole chain and then moves the data; when the
- * chain ends it sets DONE_SEQ to the doorbell value. A chain with any bad
- * descriptor moves no data: the engine stops in FC_DMA_STATUS_ERROR with
- * ERROR and ERR_INDEX set and ignores doorbells until it is reset by a new
- * RESET value. The host must not write DESC_* or DOORBELL while BUSY.
+ * the new value, checks the whole chain and then moves the data. When the
+ * chain ends, well or in error, the board writes, in this order: the data,
+ * the counters, ERROR/ERR_INDEX/STATUS, DONE_SEQ (= the doorbell value),
+ * then IRQ_COUNT. A host that sees DONE_SEQ equal to its doorbell may read
+ * everything else. A chain with any bad descriptor moves no data: the
+ * engine stops in FC_DMA_STATUS_ERROR with ERROR and ERR_INDEX (0 for
+ * table-level errors) and ignores doorbells until reset.
+ *
+ * The host must not write DESC_* or DOORBELL again until DONE_SEQ equals
+ * its last doorbell (STATUS may still read IDLE just after a doorbell).
+ *
+ * Reset: a new RESET value aborts a running chain (its DONE_SEQ is not
+ * written), clears ERROR, ERR_INDEX and STATUS, takes the current DOORBELL
+ * value as already seen, and is acknowledged in RESET_ACK. Counters are not
+ * cleared. BOARD_RESET does the same to every engine.
+ *
+ * 64-bit counters (BYTES) are read HI, LO, HI and re-read if HI moved.
  */
 #define FC_DMA_BASE		0x1000
 #define FC_DMA_STRIDE		0x100
@@ -137,7 +167,7 @@
 #define FC_DMA_ERR_ADDR		7	/* address range outside its space */
 #define FC_DMA_ERR_ROUTE	8	/* fabric address with no route */
 #define FC_DMA_ERR_RSVD		9	/* reserved descriptor field not zero */
-#define FC_DMA_ERR_ABORTED	10	/* reset while busy */
+#define FC_DMA_ERR_ABORTED	10	/* host-side: chain cancelled by a reset */
 #define FC_DMA_ERR_MAX		10
 
 /* The chaining-DMA descriptor: 32 bytes, little endian, 32-byte aligned. */
@@ -226,7 +256,7 @@ struct fc_hw_desc {
 
 /* ---- Channel endpoints: host receive rings, one per channel port ---- */
 #define FC_CHAN_BASE		0x6000
-#define FC_CHAN_STRIDE		0x40
+#define FC_CHAN_STRIDE		0x20
 #define FC_MAX_CHANNELS		256
 #define FC_CHAN_REG(c, r)	(FC_CHAN_BASE + FC_CHAN_STRIDE * (c) + (r))
 #define FC_CHAN_RING_LO		0x00	/* H: receive ring bus address */

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fpgacomm-emud: hosts an emulated board behind a QEMU ivshmem device, so
+ * that the real driver can be loaded and tested in a virtual machine.
+ *
+ * The board's register file is the ivshmem shared memory (the guest's BAR2),
+ * and the guest's RAM is a shared memory-backend file mapped here, so a
+ * descriptor's bus address (a guest-physical address) is an offset into it.
+ * With --socket the daemon is the ivshmem server for an ivshmem-doorbell
+ * device: the guest rings us after writing registers and we raise MSI-X
+ * vectors. With only --shm (ivshmem-plain) we watch the registers, spinning
+ * briefly and then sleeping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fpgacomm/hw.h>
+#include "fcemu.h"
+#include "ivshmem.h"
+
+#define SHM_SIZE	FC_IVSHMEM_SHM_SIZE
+#define STEP_BYTES	(4ull << 20)
+#define MAX_EVENTS	(IVSHMEM_MAX_VECTORS + 4)
+
+struct emud {
+	const char *socket_path;
+	const char *shm_path;
+	const char *ram_path;
+	uint64_t ram_size;
+	uint8_t *ram;
+	int shm_fd;
+	void *shm;
+	struct fcemu *emu;
+	struct ivshmem_server srv;
+	bool have_srv;
+	bool verbose;
+};
+
+static const char *prog = "fpgacomm-emud";
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: %s (--socket PATH | --shm PATH) [options]\n"
+		"Hosts an emulated fpgacomm board behind a QEMU ivshmem device.\n\n"
+		"  -s, --socket PATH     be the ivshmem server at PATH (ivshmem-doorbell:\n"
+		"                        doorbells and MSI-X interrupts)\n"
+		"  -S, --shm PATH        register file shared memory (ivshmem-plain, or the\n"
+		"                        file handed to the guest with --socket; default:\n"
+		"                        an anonymous memfd)\n"
+		"  -r, --guest-ram PATH  the guest's RAM file (memory-backend-file, share=on);\n"
+		"                        created with --guest-ram-size if missing\n"
+		"  -R, --guest-ram-size SIZE\n"
+		"  -m, --mem SIZE        board memory (default 1G)\n"
+		"  -n, --node N          fabric node id (default 0)\n"
+		"  -e, --engines N       DMA engines (default 2)\n"
+		"  -V, --vectors N       interrupt vectors (default %d)\n"
+		"      --bad-id          fault: the ID register reads all-ones\n"
+		"  -v, --verbose\n"
+		"  -h, --help\n", prog, FC_IRQ_VECTORS);
+	exit(status);
+}
+
+static uint64_t parse_size(const char *s, const char *what)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		die("bad %s '%s'", what, s);
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	}
+	if (*end || !v)
+		die("bad %s '%s' (a number with K, M or G)", what, s);
+	return v;
+}
+
+static unsigned int parse_uint(const char *s, unsigned int max, const char *what)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		die("bad %s '%s' (0..%u)", what, s, max);
+	return (unsigned int)v;
+}
+
+static void *map_file(const char *path, uint64_t *size, uint64_t create_size,
+		      int *fdp)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st))
+		die("stat %s: %s", path, strerror(errno));
+	if ((uint64_t)st.st_size < create_size && ftruncate(fd, create_size))
+		die("size %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || st.st_size == 0)
+		die("%s is empty: give --guest-ram-size", path);
+	*size = st.st_size;
+	p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap %s: %s", path, strerror(errno));
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return p;
+}
+
+/* A guest-physical range to a pointer into the RAM file, or NULL. */
+static void *translate(void *ctx, uint64_t bus, uint64_t len)
+{
+	struct emud *d = ctx;
+
+	if (!d->ram || bus > d->ram_size || len > d->ram_size - bus)
+		return NULL;
+	return d->ram + bus;
+}
+
+static void raise_irq(void *ctx, unsigned int vector)
+{
+	struct emud *d = ctx;
+
+	if (d->have_srv)
+		ivshmem_server_notify(&d->srv, vector);
+}
+
+static const struct fcemu_host_ops host_ops = {
+	.translate = translate,
+	.raise_irq = raise_irq,
+};
+
+static void setup_shm(struct emud *d)
+{
+	uint64_t size;
+
+	if (d->shm_path) {
+		d->shm = map_file(d->shm_path, &size, SHM_SIZE, &d->shm_fd);
+		if (size < SHM_SIZE)
+			die("%s: smaller than %u bytes", d->shm_path, SHM_SIZE);
+	} else {
+		d->shm_fd = memfd_create("fpgacomm-board", MFD_CLOEXEC);
+		if (d->shm_fd < 0 || ftruncate(d->shm_fd, SHM_SIZE))
+			die("memfd: %s", strerror(errno));
+		d->shm = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, d->shm_fd, 0);
+		if (d->shm == MAP_FAILED)
+			die("mmap memfd: %s", strerror(errno));
+	}
+	/* A fresh board: no stale doorbells from an earlier run. */
+	memset(d->shm, 0, SHM_SIZE);
+}
+
+static int add_fd(int ep, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT };
+
+/* Sleep in the plain mode: spin a little, then back off up to 1 ms. */
+static int plain_timeout_ms(unsigned int idle_rounds)
+{
+	return idle_rounds < 64 ? 0 : 1;
+}
+
+static int run(struct emud *d, int sfd)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	unsigned int idle = 0, v;
+	int ep, n, i, timeout;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || add_fd(ep, sfd, TAG_SIGNAL))
+		die("epoll: %s", strerror(errno));
+	if (d->have_srv) {
+		if (add_fd(ep, d->srv.listen_fd, TAG_LISTEN))
+			die("epoll: %s", strerror(errno));
+		for (v = 0; v < d->srv.vectors; v++)
+			if (add_fd(ep, d->srv.self_efd[v], v))
+				die("epoll: %s", strerror(errno));
+	}
+
+	for (;;) {
+		if (fcemu_busy(d->emu))
+			timeout = 0;
+		else if (d->have_srv)
+			timeout = -1;	/* woken by a doorbell */
+		else
+			timeout = plain_timeout_ms(idle);
+		n = epoll_wait(ep, ev, MAX_EVENTS, timeout);
+		if (n < 0 && errno != EINTR)
+			die("epoll_wait: %s", strerror(errno));
+		for (i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64;
+
+			if (tag == TAG_SIGNAL)
+				goto out;
+			if (tag == TAG_LISTEN) {
+				if (ivshmem_server_accept(&d->srv) == 0) {
+					add_fd(ep, d->srv.client_fd, TAG_CLIENT);
+					if (d->verbose)
+						fprintf(stderr, "%s: guest connected\n", prog);
+				}
+			} else if (tag == TAG_CLIENT) {
+				/* The protocol is one-way: input means hangup. */
+				epoll_ctl(ep, EPOLL_CTL_DEL, d->srv.client_fd, NULL);
+				ivshmem_server_drop_client(&d->srv);
+				if (d->verbose)
+					fprintf(stderr, "%s: guest gone\n", prog);
+			} else {
+				ivshmem_server_drain(&d->srv, (unsigned int)tag);
+			}
+		}
+		fcemu_notice(d->emu);
+		if (fcemu_progress(d->emu, STEP_BYTES) || n > 0)
+			idle = 0;
+		else if (idle < 1000)
+			idle++;
+	}
+out:
+	close(ep);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "shm", required_argument, NULL, 'S' },
+		{ "guest-ram", required_argument, NULL, 'r' },
+		{ "guest-ram-size", required_argument, NULL, 'R' },
+		{ "mem", required_argument, NULL, 'm' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "engines", required_argument, NULL, 'e' },
+		{ "vectors", required_argument, NULL, 'V' },
+		{ "bad-id", no_argument, NULL, 'B' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct emud d = { .shm_fd = -1 };
+	struct fcemu_config cfg;
+	unsigned int vectors = FC_IRQ_VECTORS;
+	uint64_t ram_create = 0;
+	sigset_t mask;
+	int c, sfd, ret;
+
+	fcemu_config_default(&cfg);
+	cfg.board_mem_size = 1ull << 30;
+	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:e:V:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': d.socket_path = optarg; break;
+		case 'S': d.shm_path = optarg; break;
+		case 'r': d.ram_path = optarg; break;
+		case 'R': ram_create = parse_size(optarg, "guest RAM size"); break;
+		case 'm': cfg.board_mem_size = parse_size(optarg, "memory size"); break;
+		case 'n': cfg.node_id = parse_uint(optarg, FC_MAX_NODES - 1, "node"); break;
+		case 'e': cfg.dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
+		case 'V': vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
+		case 'B': cfg.bad_id = 1; break;
+		case 'v': d.verbose = true; break;
+		case 'h': usage(stdout, 0); break;
+		default: usage(stderr, 2);
+		}
+	}
+	if (optind != argc || (!d.socket_path && !d.shm_path))
+		usage(stderr, 2);
+	if (!vectors)
+		die("at least one vector is needed");
+
+	if (d.ram_path)
+		d.ram = map_file(d.ram_path, &d.ram_size, ram_create, NULL);
+	setup_shm(&d);
+	cfg.bar0 = d.shm;
+	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
+	if (ret)
+		die("board: %s", strerror(-ret));
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		die("signalfd: %s", strerror(errno));
+
+	if (d.socket_path) {
+		ret = ivshmem_server_init(&d.srv, d.socket_path, d.shm_fd, vectors);
+		if (ret)
+			die("%s: %s", d.socket_path, strerror(-ret));
+		d.have_srv = true;
+	}
+	if (d.verbose)
+		fprintf(stderr, "%s: board node %u, %llu MiB, ready\n", prog,
+			cfg.node_id, (unsigned long long)(cfg.board_mem_size >> 20));
+
+	run(&d, sfd);
+
+	if (d.have_srv)
+		ivshmem_server_fini(&d.srv, d.socket_path);
+	fcemu_destroy(d.emu);
+	munmap(d.shm, SHM_SIZE);
+	if (d.ram)
+		munmap(d.ram, d.ram_size);
+	close(sfd);
+	close(d.shm_fd);
+	return 0;
+}
