@@ -187,7 +187,7 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 			dma_end(emu, dma, FC_DMA_ERR_ADDR, dma->cur);
 			break;
 		}
-		memmove(to, from, step);
+		fcemu__copy(to, from, step);
 		moved += step;
 		dma->cur_off += step;
 		if (dma->cur_off < len)

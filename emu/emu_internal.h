@@ -4,6 +4,7 @@
 #define FCEMU_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <fpgacomm/hw.h>
@@ -57,6 +58,9 @@ void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int inde
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma);
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t budget);
+
+/* emu/copy.c: move data as an engine does (memmove semantics) */
+void fcemu__copy(void *dst, const void *src, size_t len);
 
 /* emu/space.c: resolve descriptor ends to memory */
 int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "emu_iommu.h"
@@ -41,6 +42,7 @@ struct emu_board {
 	uint32_t reset_seq;
 	struct emu_fail fails[EMU_FAIL_LOG];
 	unsigned int fail_next;
+	uint64_t forgotten_upto;	/* results up to here may be evicted */
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
 };
@@ -188,8 +190,31 @@ static int emu_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 	return 0;
 }
 
+/* Is every page of [addr, addr+len) mapped? The kernel would fail to pin. */
+static bool range_mapped(const void *addr, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(page - 1);
+	uintptr_t end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+	unsigned char vec[4096];
+
+	/* mincore() fails with ENOMEM on any hole; walk in bounded pieces. */
+	while (start < end) {
+		uintptr_t n = (end - start) / page;
+
+		if (n > sizeof(vec))
+			n = sizeof(vec);
+		if (mincore((void *)start, n * page, vec))
+			return false;
+		start += n * page;
+	}
+	return true;
+}
+
 static int emu_mem_map(struct fc_dev *dev, struct fc__mem *mem)
 {
+	if (!range_mapped(mem->pub.addr, mem->pub.len))
+		return -EFAULT;
 	return fc__iommu_map(&board_of(dev)->mmu, mem->pub.addr, mem->pub.len,
 			     &mem->bus);
 }
@@ -222,6 +247,9 @@ static void record_fail(struct emu_board *b, uint64_t ticket, int status,
 {
 	struct emu_fail *f = &b->fails[b->fail_next++ % EMU_FAIL_LOG];
 
+	/* Evicting a failure: older tickets can no longer be answered. */
+	if (f->ticket > b->forgotten_upto)
+		b->forgotten_upto = f->ticket;
 	f->ticket = ticket;
 	f->res.status = status;
 	f->res.hw_error = hw_error;
@@ -296,8 +324,9 @@ static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 	return 0;
 }
 
-static void ended_result(struct emu_board *b, uint64_t ticket,
-			 struct fc_dma_result *res)
+/* RETURN VALUE: 0 and *res, or -ENOENT for a ticket too old to tell. */
+static int ended_result(struct emu_board *b, uint64_t ticket,
+			struct fc_dma_result *res)
 {
 	unsigned int i;
 
@@ -305,9 +334,10 @@ static void ended_result(struct emu_board *b, uint64_t ticket,
 	for (i = 0; i < EMU_FAIL_LOG; i++) {
 		if (b->fails[i].ticket == ticket) {
 			*res = b->fails[i].res;
-			return;
+			return 0;
 		}
 	}
+	return ticket <= b->forgotten_upto ? -ENOENT : 0;
 }
 
 static int emu_poll(struct fc_dev *dev, uint64_t ticket,
@@ -325,8 +355,7 @@ static int emu_poll(struct fc_dev *dev, uint64_t ticket,
 	}
 	if (ticket > b->done_upto)
 		return -EINPROGRESS;
-	ended_result(b, ticket, res);
-	return 0;
+	return ended_result(b, ticket, res);
 }
 
 static int emu_reset(struct fc_dev *dev)
