@@ -49,6 +49,13 @@ volatile uint32_t *fcemu_bar0(struct fcemu *emu);
 /* Board memory, for hosts that expose an aperture (BAR2). */
 void *fcemu_board_mem(struct fcemu *emu, uint64_t *size);
 
+/* Is @off a register the host writes (the "H" registers of hw.h)? */
+bool fcemu_host_writable(uint32_t off);
+
+/* A host write trapped by an in-process host: dropped for board-owned
+ * registers, as the hardware drops it; else stored, then noticed. */
+void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val);
+
 /* The host wrote registers: act on new doorbells, resets and acks. */
 void fcemu_notice(struct fcemu *emu);
 

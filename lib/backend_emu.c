@@ -57,11 +57,10 @@ static uint32_t rd(struct emu_board *b, uint32_t off)
 	return __atomic_load_n(&fcemu_bar0(b->emu)[off / 4], __ATOMIC_ACQUIRE);
 }
 
-/* A host write: store it, then let the board see it, as a bus write would. */
+/* A host write, seen by the board as a bus write would be. */
 static void wr(struct emu_board *b, uint32_t off, uint32_t val)
 {
-	__atomic_store_n(&fcemu_bar0(b->emu)[off / 4], val, __ATOMIC_RELEASE);
-	fcemu_notice(b->emu);
+	fcemu_host_write(b->emu, off, val);
 }
 
 static void *emu_translate(void *ctx, uint64_t bus, uint64_t len)

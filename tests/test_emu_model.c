@@ -160,6 +160,20 @@ static void test_identity(void **state)
 	assert_int_equal(rd(r, FC_EMU_MAGIC), FC_EMU_MAGIC_VALUE);
 	wr(r, FC_REG_SCRATCH, 0x12345678);
 	assert_int_equal(rd(r, FC_REG_SCRATCH_ECHO), ~0x12345678u);
+
+	/* trapped host writes to board-owned registers are dropped */
+	fcemu_host_write(r->emu, FC_REG_ID, 5);
+	fcemu_host_write(r->emu, FC_DMA_REG(0, FC_DMA_DONE_SEQ), 5);
+	fcemu_host_write(r->emu, FC_REG_SCRATCH + 1, 5);
+	fcemu_host_write(r->emu, FC_BAR0_SIZE, 5);
+	assert_int_equal(rd(r, FC_REG_ID), FC_HW_ID_MAGIC);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DONE_SEQ)), 0);
+	fcemu_host_write(r->emu, FC_REG_SCRATCH, 9);
+	assert_int_equal(rd(r, FC_REG_SCRATCH_ECHO), ~9u);
+	assert_true(fcemu_host_writable(FC_DMA_REG(3, FC_DMA_DOORBELL)));
+	assert_false(fcemu_host_writable(FC_DMA_REG(3, FC_DMA_STATUS)));
+	assert_true(fcemu_host_writable(FC_REG_IRQ_ACK(3)));
+	assert_false(fcemu_host_writable(FC_REG_IRQ_COUNT(3)));
 }
 
 static void test_good_chain(void **state)

@@ -365,10 +365,10 @@ static const char *id_text(uint32_t id, char *buf)
 	return buf;
 }
 
-/* Link port p (1..num_ports) is up when bit p of LINK_STATE is set. */
+/* Link port p (1..num_ports) is up when bit p - 1 of LINK_STATE is set. */
 static bool port_up(const struct fc_info *in, unsigned int p)
 {
-	return p < 32 && (in->link_state >> p) & 1;
+	return p >= 1 && p <= 32 && (in->link_state >> (p - 1)) & 1;
 }
 
 static void print_info_text(const struct fc_info *in)

@@ -54,7 +54,7 @@ struct fc_info {
 	uint32_t node_id;		/* fabric node */
 	uint32_t dma_engines;
 	uint32_t num_ports;
-	uint32_t link_state;		/* bit p: port p up */
+	uint32_t link_state;		/* bit p-1: link port p up */
 	uint32_t max_chain;		/* descriptors per submit (255) */
 	uint64_t max_xfer_len;		/* bytes per transfer */
 	uint64_t board_mem_size;	/* bytes of board memory */

@@ -63,7 +63,7 @@
 #define FC_REG_MEM_SIZE_HI	0x001c
 #define FC_REG_SCRATCH		0x0020	/* H: free for bring-up tests */
 #define FC_REG_SCRATCH_ECHO	0x0024	/* B: ~SCRATCH, proves the board is alive */
-#define FC_REG_LINK_STATE	0x0028	/* B: bit p set: port p link is up */
+#define FC_REG_LINK_STATE	0x0028	/* B: bit p-1 set: link port p is up */
 #define FC_REG_APERTURE_BASE_LO	0x0030	/* H: board address of BAR2 offset 0 */
 #define FC_REG_APERTURE_BASE_HI	0x0034
 #define FC_REG_APERTURE_SIZE	0x0038	/* B: BAR2 size in bytes */
