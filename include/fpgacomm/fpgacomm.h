@@ -174,7 +174,7 @@ int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
  * fc_dma_wait - wait until chain @ticket has ended, at most @timeout_ms
  * milliseconds (negative: no limit). Moves the emulated engine along.
  * RETURN VALUE: 0 the chain completed; -ETIMEDOUT still running (it goes
- * on); -EFAULT/-EINVAL/-EHOSTUNREACH the board refused the chain (see
+ * on); -EFAULT/-EINVAL/-E2BIG/-EHOSTUNREACH the board refused the chain (see
  * fc_dma_result()); -ECANCELED aborted by fc_dma_reset(); -ENOENT unknown
  * ticket.
  */
