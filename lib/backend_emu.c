@@ -215,18 +215,18 @@ static int emu_mem_map(struct fc_dev *dev, struct fc__mem *mem)
 	if (!range_mapped(mem->pub.addr, mem->pub.len))
 		return -EFAULT;
 	return fc__iommu_map(&board_of(dev)->mmu, mem->pub.addr, mem->pub.len,
-			     &mem->bus);
+			     &mem->handle);
 }
 
 static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 {
-	fc__iommu_unmap(&board_of(dev)->mmu, mem->bus);
+	fc__iommu_unmap(&board_of(dev)->mmu, mem->handle);
 }
 
 static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)
 {
 	if (loc->space == FC_SPACE_HOST)
-		return fc__mem_find(dev, loc->mem)->bus + loc->addr;
+		return fc__mem_find(dev, loc->mem)->handle + loc->addr;
 	return loc->addr;
 }
 

@@ -31,8 +31,9 @@ static int pick_backend(const char *name, const struct fc__backend **be,
 		return 0;
 	}
 	if (strncmp(name, "/dev/", 5) == 0) {
-		/* The kernel backend comes with the driver (fpgacomm.ko). */
-		return access(name, F_OK) == 0 ? -ENODEV : -ENOENT;
+		*be = &fc__kernel_backend;
+		*spec = name;
+		return 0;
 	}
 	return -EINVAL;
 }

@@ -151,9 +151,7 @@ FC__EXPORT int fc_dma_wait(struct fc_dev *dev, uint64_t ticket, int timeout_ms)
 	if (!dev)
 		return -EINVAL;
 	if (dev->be->wait) {
-		pthread_mutex_lock(&dev->lock);
 		ret = dev->be->wait(dev, ticket, timeout_ms, &res);
-		pthread_mutex_unlock(&dev->lock);
 		return ret ? ret : res.status;
 	}
 	if (timeout_ms >= 0)

@@ -25,14 +25,16 @@ struct fc__mem {
 	bool owned;		/* allocated by fc_mem_alloc */
 	bool numa;		/* ... through libnuma */
 	size_t map_len;		/* bytes mapped when owned */
-	uint64_t bus;		/* bus address of pub.addr */
+	uint64_t handle;	/* the backend's name for it: emu bus address,
+				 * or the driver's registration handle */
 	uint64_t last_ticket;	/* newest chain naming this buffer */
 };
 
 /*
- * A backend drives one kind of board. Every op but open/close is called
- * with dev->lock held. wait may be NULL: fc_dma_wait() then calls poll in
- * a loop, sleeping when poll moved nothing.
+ * A backend drives one kind of board. Every op but open, close and wait is
+ * called with dev->lock held. wait, called without it, may sleep in the
+ * kernel; it may be NULL: fc_dma_wait() then calls poll in a loop, backing
+ * off when poll moved nothing.
  */
 struct fc__backend {
 	const char *name;
@@ -61,6 +63,7 @@ struct fc_dev {
 };
 
 extern const struct fc__backend fc__emu_backend;
+extern const struct fc__backend fc__kernel_backend;
 
 /* lib/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);

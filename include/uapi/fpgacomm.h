@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * fpgacomm.ko <-> userspace ABI: ioctls on /dev/fpgacommN and mmap offsets.
+ *
+ * Rules: fixed-width types only; every struct has a flags field and
+ * reserved fields, and the driver returns -EINVAL for unknown flags or
+ * non-zero reserved fields, so the ABI grows by new flags and commands.
+ * Unknown commands return -ENOTTY. Userspace never passes a bus address:
+ * it names its own memory (a user virtual address or a registered buffer)
+ * and the driver builds the descriptors. Register offsets, address spaces
+ * and error codes come from <fpgacomm/hw.h>.
+ */
+#ifndef _UAPI_FPGACOMM_H
+#define _UAPI_FPGACOMM_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define FC_ABI_VERSION		1
+
+/* What this driver offers, in fc_ioc_info.features. */
+#define FC_FEAT_DMA		(1u << 0)	/* SUBMIT, WAIT, RESET */
+#define FC_FEAT_MEM_REGISTER	(1u << 1)	/* MEM_REGISTER, MEM_UNREGISTER */
+#define FC_FEAT_MMAP_REGS	(1u << 2)	/* mmap of BAR0 at FC_MMAP_REGS */
+#define FC_FEAT_MMAP_APERTURE	(1u << 3)	/* mmap of BAR2 at FC_MMAP_APERTURE */
+#define FC_FEAT_MEM_ALLOC	(1u << 4)	/* MEM_ALLOC + mmap of the buffer */
+#define FC_FEAT_EVENTFD		(1u << 5)	/* FC_SUBMIT_EVENTFD */
+#define FC_FEAT_POLL		(1u << 6)	/* poll(2) on the file */
+#define FC_FEAT_REG		(1u << 7)	/* REG_READ, REG_WRITE */
+
+/* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
+#define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
+#define FC_IRQ_MODE_INTX	1
+#define FC_IRQ_MODE_MSI		2
+#define FC_IRQ_MODE_MSIX	3
+
+struct fc_ioc_info {
+	__u32 flags;			/* in: must be 0 */
+	__u32 abi_version;		/* FC_ABI_VERSION */
+	__u32 features;			/* FC_FEAT_* */
+	__u32 irq_mode;			/* FC_IRQ_MODE_* */
+	__u32 hw_id;			/* FC_REG_ID, as read at probe */
+	__u32 hw_version;
+	__u32 hw_caps;			/* FC_CAP_* */
+	__u32 node_id;
+	__u32 dma_engines;
+	__u32 num_ports;
+	__u32 max_chain;		/* transfers per SUBMIT */
+	__s32 numa_node;		/* -1 when unknown */
+	__aligned_u64 max_xfer_len;	/* bytes per transfer */
+	__aligned_u64 board_mem_size;
+	__aligned_u64 regs_size;	/* bytes mappable at FC_MMAP_REGS */
+	__aligned_u64 aperture_size;	/* bytes mappable at FC_MMAP_APERTURE */
+	__aligned_u64 reserved[4];
+};
+
+/*
+ * MEM_REGISTER: pin [addr, addr+len) of the caller's memory (any alignment,
+ * no size limit but RLIMIT_MEMLOCK) and return a handle for transfers.
+ * MEM_ALLOC: allocate len bytes of DMA memory in the driver; mmap it at
+ * mmap_offset. MEM_UNREGISTER: release a handle of either kind.
+ */
+struct fc_ioc_mem {
+	__u32 flags;			/* in: must be 0 */
+	__u32 handle;			/* out (REGISTER, ALLOC); in (UNREGISTER) */
+	__aligned_u64 addr;		/* in (REGISTER) */
+	__aligned_u64 len;		/* in (REGISTER, ALLOC) */
+	__aligned_u64 mmap_offset;	/* out (ALLOC) */
+	__aligned_u64 reserved[2];
+};
+
+/*
+ * One end of a transfer. FC_SPACE_HOST with handle 0 names a user virtual
+ * address, pinned for the chain's lifetime; with a handle, addr is an offset
+ * in that registered buffer. FC_SPACE_BOARD and FC_SPACE_FABRIC take the
+ * board or fabric address in addr and handle 0.
+ */
+struct fc_ioc_loc {
+	__u32 space;			/* FC_SPACE_* */
+	__u32 handle;
+	__aligned_u64 addr;
+};
+
+struct fc_ioc_xfer {
+	struct fc_ioc_loc src;
+	struct fc_ioc_loc dst;
+	__aligned_u64 len;		/* 1..max_xfer_len */
+	__u32 flags;			/* must be 0 */
+	__u32 reserved;
+};
+
+#define FC_SUBMIT_EVENTFD	(1u << 0)	/* signal eventfd when it ends */
+
+struct fc_ioc_submit {
+	__u32 flags;			/* FC_SUBMIT_* */
+	__u32 count;			/* 1..max_chain */
+	__aligned_u64 xfers;		/* user pointer to count fc_ioc_xfer */
+	__s32 eventfd;			/* with FC_SUBMIT_EVENTFD */
+	__u32 reserved0;
+	__aligned_u64 ticket;		/* out: for WAIT */
+	__aligned_u64 reserved[2];
+};
+
+/*
+ * WAIT: wait until chain @ticket of this file has ended, at most timeout_ms
+ * (negative: no limit, 0: do not sleep). Returns 0 with status filled in, or
+ * -ETIMEDOUT (chain still running), -ENOENT (no such ticket), -EINTR.
+ */
+struct fc_ioc_wait {
+	__u32 flags;			/* in: must be 0 */
+	__s32 timeout_ms;
+	__aligned_u64 ticket;
+	__s32 status;			/* out: 0 or -errno of the chain */
+	__u32 hw_error;			/* out: FC_DMA_ERR_* */
+	__u32 hw_index;			/* out: offending descriptor */
+	__u32 reserved0;
+	__aligned_u64 reserved[2];
+};
+
+/*
+ * REG_READ, REG_WRITE: one 32-bit register of BAR0 (offsets from hw.h).
+ * Writing needs CAP_SYS_RAWIO: registers can start DMA to any address.
+ */
+struct fc_ioc_reg {
+	__u32 flags;			/* in: must be 0 */
+	__u32 offset;			/* 4-byte aligned, below regs_size */
+	__u32 value;			/* out (READ), in (WRITE) */
+	__u32 reserved;
+};
+
+/* RESET: cancel this file's chains (-ECANCELED) and reset the engine. */
+struct fc_ioc_reset {
+	__u32 flags;			/* in: must be 0 */
+	__u32 reserved;
+};
+
+#define FC_IOC_MAGIC		0xfc
+#define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
+#define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
+#define FC_IOC_MEM_UNREGISTER	_IOW(FC_IOC_MAGIC, 0x02, struct fc_ioc_mem)
+#define FC_IOC_MEM_ALLOC	_IOWR(FC_IOC_MAGIC, 0x03, struct fc_ioc_mem)
+#define FC_IOC_SUBMIT		_IOWR(FC_IOC_MAGIC, 0x04, struct fc_ioc_submit)
+#define FC_IOC_WAIT		_IOWR(FC_IOC_MAGIC, 0x05, struct fc_ioc_wait)
+#define FC_IOC_RESET		_IOW(FC_IOC_MAGIC, 0x06, struct fc_ioc_reset)
+#define FC_IOC_REG_READ		_IOWR(FC_IOC_MAGIC, 0x07, struct fc_ioc_reg)
+#define FC_IOC_REG_WRITE	_IOW(FC_IOC_MAGIC, 0x08, struct fc_ioc_reg)
+
+/* mmap offsets of the file (page multiples). Mapping the registers needs
+ * CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need only the file. */
+#define FC_MMAP_REGS		0x0ull
+#define FC_MMAP_APERTURE	(1ull << 40)
+
+/*
+ * poll(2): POLLIN when a chain submitted through this file has ended since
+ * the last FC_IOC_WAIT on it.
+ */
+
+#endif /* _UAPI_FPGACOMM_H */
