@@ -80,6 +80,8 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (emu->mem == MAP_FAILED)
 		goto err_free_bar0;
+	/* Large pages where the kernel allows: fewer faults and TLB misses. */
+	madvise(emu->mem, emu->mem_size, MADV_HUGEPAGE);
 
 	/* Power-up: every register zero, then the board's identity. */
 	memset((void *)emu->bar0, 0, FC_BAR0_SIZE);
