@@ -70,7 +70,8 @@ $(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile
 tools: $(TOOLS)
 $(B)/tools/%: tools/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+	@mkdir -p $(B)/deps
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
@@ -80,7 +81,8 @@ $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
 tests: $(TESTS)
 $(B)/tests/%: tests/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	@mkdir -p $(B)/deps
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
 
 deps:
 	@scripts/install-deps.sh
