@@ -38,7 +38,7 @@ EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
 .PHONY: all lib tools tests check demo bench install uninstall driver deps \
-        clean format
+        clean format FORCE
 
 all: lib tools tests
 
@@ -61,10 +61,17 @@ $(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) lib/libfpgacomm.map
 	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
 
-$(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile
+# Regenerated whenever the install paths differ from the last build's.
+PC_PATHS := $(PREFIX):$(LIBDIR):$(INCLUDEDIR)
+$(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile FORCE
 	@mkdir -p $(B)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	@if [ "$$(cat $(B)/.pc-paths 2>/dev/null)" != "$(PC_PATHS)" ] || [ ! -f $@ ]; then \
+		echo "GEN $@"; echo "$(PC_PATHS)" > $(B)/.pc-paths; \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@; \
+	fi
+
+FORCE:
 
 # Tools and tests link the static library so that they run from the tree.
 tools: $(TOOLS)
@@ -103,10 +110,11 @@ driver:
 	@scripts/build-driver.sh
 
 install: lib tools
-	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm $(DESTDIR)$(LIBDIR) \
+	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/fpgacomm/fpgacomm.h include/fpgacomm/hw.h \
 		$(DESTDIR)$(INCLUDEDIR)/fpgacomm/
+	install -m 644 include/uapi/fpgacomm.h $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libfpgacomm.so
@@ -116,6 +124,7 @@ install: lib tools
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fpgacomm/fpgacomm.h \
+	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi/fpgacomm.h \
 	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/hw.h \
 	      $(DESTDIR)$(LIBDIR)/libfpgacomm.* $(DESTDIR)$(PKGCONFIGDIR)/fpgacomm.pc \
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
