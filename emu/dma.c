@@ -155,14 +155,14 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_BUSY);
 }
 
+/* One 64-bit store, so a reader on the other side never sees a torn carry. */
 static void add_bytes(struct fcemu *emu, struct fcemu_dma *dma, uint64_t n)
 {
-	uint64_t bytes = dma_rd(emu, dma, FC_DMA_BYTES_LO) |
-			 (uint64_t)dma_rd(emu, dma, FC_DMA_BYTES_HI) << 32;
+	volatile uint64_t *bytes = (volatile uint64_t *)
+		&emu->bar0[FC_DMA_REG(dma->index, FC_DMA_BYTES_LO) / 4];
 
-	bytes += n;
-	dma_wr(emu, dma, FC_DMA_BYTES_LO, (uint32_t)bytes);
-	dma_wr(emu, dma, FC_DMA_BYTES_HI, (uint32_t)(bytes >> 32));
+	__atomic_store_n(bytes, __atomic_load_n(bytes, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELEASE);
 }
 
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
@@ -188,6 +188,7 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 			break;
 		}
 		fcemu__copy(to, from, step);
+		add_bytes(emu, dma, step);	/* counters before DONE_SEQ */
 		moved += step;
 		dma->cur_off += step;
 		if (dma->cur_off < len)
@@ -200,7 +201,5 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		if (++dma->cur == dma->count)
 			dma_end(emu, dma, FC_DMA_ERR_NONE, 0);
 	}
-	if (moved)
-		add_bytes(emu, dma, moved);
 	return moved;
 }

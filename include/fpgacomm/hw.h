@@ -122,9 +122,11 @@
  * Reset: a new RESET value aborts a running chain (its DONE_SEQ is not
  * written), clears ERROR, ERR_INDEX and STATUS, takes the current DOORBELL
  * value as already seen, and is acknowledged in RESET_ACK. Counters are not
- * cleared. BOARD_RESET does the same to every engine.
+ * cleared. BOARD_RESET does the same to every engine. The host waits for
+ * RESET_ACK before its next doorbell: one written earlier is swallowed.
  *
- * 64-bit counters (BYTES) are read HI, LO, HI and re-read if HI moved.
+ * BYTES is one little-endian 64-bit counter, stored by the board in one
+ * 64-bit write; 32-bit readers read HI, LO, HI and re-read if HI moved.
  */
 #define FC_DMA_BASE		0x1000
 #define FC_DMA_STRIDE		0x100
