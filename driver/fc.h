@@ -5,20 +5,47 @@
 #ifndef _FC_H
 #define _FC_H
 
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/dmapool.h>
+#include <linux/hrtimer.h>
 #include <linux/io.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
+#include <linux/scatterlist.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include <fpgacomm/hw.h>
+#include <uapi/fpgacomm.h>
 
 #define FC_DRV_NAME		"fpgacomm"
+#define FC_MAX_BOARDS		64
 
 /*
- * QEMU's ivshmem-plain exposes its shared memory as BAR2; BAR0 holds
- * ivshmem's own registers. The emulated board's register file is that
- * shared memory, from offset 0.
+ * Tickets of a file not yet collected by a WAIT (queued, running or ended);
+ * SUBMIT gives -EAGAIN beyond. Results are kept in a ring twice as large,
+ * so that an uncollected result is never overwritten.
  */
-#define FC_IVSHMEM_BAR_SHMEM	2
+#define FC_FILE_MAX_UNCOLLECTED	512
+#define FC_FILE_RESULTS		1024	/* a power of two */
+/* Descriptors one ticket may need, in hardware chains of 255 (32 MiB). */
+#define FC_TICKET_MAX_DESC	(1u << 20)
+/* Bytes of one hardware chain's descriptor table. */
+#define FC_TABLE_BYTES		(FC_DMA_MAX_CHAIN * FC_DESC_SIZE)
+/* Engine the driver runs chains on. */
+#define FC_ENGINE		0
+
+/* mmap offsets of MEM_ALLOC buffers: one 4 GiB window per handle. */
+#define FC_MMAP_ALLOC_BASE	(1ull << 41)
+#define FC_MMAP_ALLOC_SHIFT	32
+#define FC_ALLOC_MAX_LEN	(1ull << FC_MMAP_ALLOC_SHIFT)
+#define FC_MAX_HANDLE		((1u << 20) - 1)
 
 /* What a matching PCI ID is; stored in pci_device_id.driver_data. */
 enum fc_board_type {
@@ -27,17 +54,110 @@ enum fc_board_type {
 };
 
 struct fc_dev {
+	struct device dev;	/* /dev/fpgacommN; its refcount frees us */
+	struct cdev cdev;
 	struct pci_dev *pdev;
 	enum fc_board_type type;
+	int minor;
 	int regs_bar;
 	void __iomem *regs;	/* FC_BAR0_SIZE bytes of registers */
+	void __iomem *ivregs;	/* ivshmem's own registers, or NULL */
+	phys_addr_t regs_phys;
+	phys_addr_t aper_phys;
+	u64 aper_size;
 
 	/* Read once at probe. */
 	u32 id;
 	u32 version;
 	u32 caps;
 	u32 node_id;
+	u32 num_dma;
+	u32 num_ports;
 	u64 mem_size;
+
+	/* Held for reading by ioctls, for writing by remove. */
+	struct rw_semaphore remove_sem;
+	bool dead;		/* removed: every call gives -ENODEV */
+	struct mutex mmap_lock;	/* mmap against remove */
+
+	/* The DMA queue of engine FC_ENGINE, all under lock. */
+	struct mutex lock;
+	struct list_head files;		/* open fc_file */
+	struct list_head queue;		/* fc_chain waiting for the engine */
+	struct fc_chain *running;	/* on the engine, or NULL */
+	u32 seq;			/* last DOORBELL value written */
+	u32 reset_seq;			/* last RESET value written */
+	unsigned long deadline;		/* jiffies: the running chain's limit */
+	struct dma_pool *desc_pool;
+	struct workqueue_struct *wq;
+	struct work_struct work;	/* completion and timeout processing */
+	struct hrtimer timer;		/* DONE_SEQ polling, and the deadline */
+	u32 poll_ns;			/* current polling interval */
+
+	int irq_mode;			/* FC_IRQ_MODE_* */
+	int irq;			/* Linux irq of FC_IRQ_VEC_DMA, or -1 */
+};
+
+/* One registered, allocated or temporarily pinned piece of user memory. */
+struct fc_mem {
+	struct kref ref;
+	struct fc_dev *fc;
+	bool alloc;			/* MEM_ALLOC: coherent memory */
+	u64 len;
+	/* Pinned user memory. */
+	struct sg_append_table sgt;
+	enum dma_data_direction dir;
+	bool mapped;
+	bool dirty;			/* the board may have written it */
+	unsigned long npages;		/* pinned and accounted */
+	struct mm_struct *mm;		/* accounted to; mmgrab()bed */
+	/* MEM_ALLOC memory. */
+	void *cpu;
+	dma_addr_t dma;
+	size_t alloc_len;
+};
+
+struct fc_result {
+	u64 ticket;
+	bool done;
+	bool collected;			/* a WAIT returned it */
+	s32 status;
+	u32 hw_error;
+	u32 hw_index;
+};
+
+/* An open file of /dev/fpgacommN. */
+struct fc_file {
+	struct fc_dev *fc;
+	struct list_head node;		/* in fc->files, under fc->lock */
+	struct address_space *mapping;	/* zapped when the board goes */
+	struct xarray mems;		/* handle -> struct fc_mem */
+	wait_queue_head_t wq;		/* chain ends */
+	u64 last_ticket;		/* under fc->lock */
+	spinlock_t res_lock;		/* results, uncollected, event */
+	unsigned int uncollected;
+	bool event;			/* a chain ended since the last WAIT */
+	struct fc_result *results;	/* FC_FILE_RESULTS, by ticket */
+};
+
+/* One hardware chain: up to FC_DMA_MAX_CHAIN descriptors. */
+struct fc_table {
+	struct fc_hw_desc *desc;
+	dma_addr_t dma;
+	unsigned int count;
+};
+
+/* One ticket: the chains of one SUBMIT, run in order on the engine. */
+struct fc_chain {
+	struct list_head node;		/* fc->queue, or a list to free */
+	struct fc_file *ff;		/* valid while queued or running */
+	u64 ticket;
+	struct eventfd_ctx *efd;
+	unsigned int nmems;
+	struct fc_mem **mems;		/* references held */
+	unsigned int ntables;
+	unsigned int cur;		/* table on the engine */
+	struct fc_table *tables;
 };
 
 static inline u32 fc_rd32(const struct fc_dev *fc, u32 reg)
@@ -50,8 +170,67 @@ static inline void fc_wr32(const struct fc_dev *fc, u32 reg, u32 val)
 	iowrite32(val, fc->regs + reg);
 }
 
+/*
+ * Tell the board that registers changed. Behind ivshmem the daemon hosting
+ * the board is rung (ivshmem-plain ignores it; the daemon polls there).
+ */
+static inline void fc_ring(const struct fc_dev *fc)
+{
+	if (fc->ivregs)
+		iowrite32(FC_IVSHMEM_DAEMON_PEER << 16 | 0,
+			  fc->ivregs + FC_IVSHMEM_DOORBELL);
+}
+
+static inline struct fc_dev *to_fc_dev(struct device *dev)
+{
+	return container_of(dev, struct fc_dev, dev);
+}
+
+/* fc_main.c */
+extern bool fc_param_poll;
+extern unsigned int fc_param_dma_timeout_ms;
+extern struct class *fc_class;
+extern dev_t fc_devt;
+int fc_minor_get(void);
+void fc_minor_put(int minor);
+
 /* fc_pci.c */
 int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent);
 void fc_pci_remove(struct pci_dev *pdev);
+
+/* fc_cdev.c */
+extern const struct file_operations fc_fops;
+
+/* fc_mem.c */
+int fc_mem_pin(struct fc_dev *fc, u64 addr, u64 len, bool write,
+	       struct fc_mem **out);
+void fc_mem_put(struct fc_mem *m);
+struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle);
+long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg);
+long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg);
+long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg);
+int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off);
+void fc_mem_release_all(struct fc_file *ff);
+
+/* fc_dma.c */
+int fc_dma_init(struct fc_dev *fc);
+void fc_dma_fini(struct fc_dev *fc);
+void fc_dma_kill(struct fc_dev *fc);
+void fc_dma_process(struct fc_dev *fc);
+long fc_ioctl_submit(struct fc_file *ff, void __user *arg);
+long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
+long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
+void fc_dma_release_file(struct fc_file *ff);
+bool fc_dma_file_event(struct fc_file *ff);
+
+/* fc_irq.c */
+int fc_irq_init(struct fc_dev *fc);
+void fc_irq_fini(struct fc_dev *fc);
+void fc_irq_arm(struct fc_dev *fc);
+void fc_irq_stop(struct fc_dev *fc);
+const char *fc_irq_mode_name(int mode);
+
+/* fc_sysfs.c */
+extern const struct attribute_group *fc_groups[];
 
 #endif /* _FC_H */

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fpgacomm: module entry points and the PCI driver.
+ * fpgacomm: module entry points, parameters, the device class and minors,
+ * and the PCI driver.
  */
+#include <linux/fs.h>
+#include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -11,6 +14,29 @@ static bool ivshmem;
 module_param(ivshmem, bool, 0444);
 MODULE_PARM_DESC(ivshmem,
 		 "Also bind to QEMU ivshmem devices holding an emulated board (test VMs only; default: no)");
+
+bool fc_param_poll;
+module_param_named(poll, fc_param_poll, bool, 0444);
+MODULE_PARM_DESC(poll, "Poll for chain completion instead of using interrupts (default: no)");
+
+unsigned int fc_param_dma_timeout_ms = 5000;
+module_param_named(dma_timeout_ms, fc_param_dma_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(dma_timeout_ms,
+		 "Fail a hardware chain not done after this many ms and reset the engine (default: 5000)");
+
+struct class *fc_class;
+dev_t fc_devt;
+static DEFINE_IDA(fc_minors);
+
+int fc_minor_get(void)
+{
+	return ida_alloc_max(&fc_minors, FC_MAX_BOARDS - 1, GFP_KERNEL);
+}
+
+void fc_minor_put(int minor)
+{
+	ida_free(&fc_minors, minor);
+}
 
 static const struct pci_device_id fc_pci_ids[] = {
 	{ PCI_DEVICE(FC_PCI_VENDOR_ID, FC_PCI_DEVICE_ID),
@@ -30,9 +56,19 @@ static int __init fc_init(void)
 {
 	int ret;
 
-	ret = pci_register_driver(&fc_pci_driver);
+	ret = alloc_chrdev_region(&fc_devt, 0, FC_MAX_BOARDS, FC_DRV_NAME);
 	if (ret)
 		return ret;
+
+	fc_class = class_create(THIS_MODULE, FC_DRV_NAME);
+	if (IS_ERR(fc_class)) {
+		ret = PTR_ERR(fc_class);
+		goto err_unregister_chrdev;
+	}
+
+	ret = pci_register_driver(&fc_pci_driver);
+	if (ret)
+		goto err_destroy_class;
 
 	/*
 	 * ivshmem is a generic QEMU device, so it is not in fc_pci_ids: that
@@ -44,18 +80,25 @@ static int __init fc_init(void)
 				    FC_IVSHMEM_DEVICE_ID, PCI_ANY_ID, PCI_ANY_ID,
 				    0, 0, FC_BOARD_IVSHMEM);
 		if (ret)
-			goto err_unregister;
+			goto err_unregister_driver;
 	}
 	return 0;
 
-err_unregister:
+err_unregister_driver:
 	pci_unregister_driver(&fc_pci_driver);
+err_destroy_class:
+	class_destroy(fc_class);
+err_unregister_chrdev:
+	unregister_chrdev_region(fc_devt, FC_MAX_BOARDS);
 	return ret;
 }
 
 static void __exit fc_exit(void)
 {
 	pci_unregister_driver(&fc_pci_driver);
+	class_destroy(fc_class);
+	unregister_chrdev_region(fc_devt, FC_MAX_BOARDS);
+	ida_destroy(&fc_minors);
 }
 
 module_init(fc_init);

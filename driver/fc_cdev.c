@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: the character device /dev/fpgacommN. open/release, the ioctl
+ * dispatch with INFO and register access, mmap of the register file, the
+ * aperture and MEM_ALLOC buffers, and poll(2) for chain ends.
+ */
+#include <linux/capability.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "fc.h"
+
+#define FC_FEATURES	(FC_FEAT_DMA | FC_FEAT_MEM_REGISTER | \
+			 FC_FEAT_MMAP_REGS | FC_FEAT_MMAP_APERTURE | \
+			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
+			 FC_FEAT_REG)
+
+static int fc_open(struct inode *inode, struct file *file)
+{
+	struct fc_dev *fc = container_of(inode->i_cdev, struct fc_dev, cdev);
+	struct fc_file *ff;
+	int ret;
+
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	if (!ff)
+		return -ENOMEM;
+	ff->results = kvcalloc(FC_FILE_RESULTS, sizeof(*ff->results),
+			       GFP_KERNEL);
+	if (!ff->results) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ff->fc = fc;
+	ff->mapping = file->f_mapping;
+	xa_init_flags(&ff->mems, XA_FLAGS_ALLOC1);
+	init_waitqueue_head(&ff->wq);
+	spin_lock_init(&ff->res_lock);
+	INIT_LIST_HEAD(&ff->node);
+
+	mutex_lock(&fc->lock);
+	if (fc->dead) {
+		mutex_unlock(&fc->lock);
+		ret = -ENODEV;
+		goto err_free_results;
+	}
+	list_add_tail(&ff->node, &fc->files);
+	get_device(&fc->dev);
+	mutex_unlock(&fc->lock);
+
+	file->private_data = ff;
+	return nonseekable_open(inode, file);
+
+err_free_results:
+	kvfree(ff->results);
+err_free:
+	kfree(ff);
+	return ret;
+}
+
+static int fc_release(struct inode *inode, struct file *file)
+{
+	struct fc_file *ff = file->private_data;
+	struct fc_dev *fc = ff->fc;
+
+	fc_dma_release_file(ff);
+	fc_mem_release_all(ff);
+	xa_destroy(&ff->mems);
+	kvfree(ff->results);
+	kfree(ff);
+	put_device(&fc->dev);
+	return 0;
+}
+
+static long fc_ioctl_info(struct fc_dev *fc, void __user *arg)
+{
+	struct fc_ioc_info info;
+
+	if (copy_from_user(&info, arg, sizeof(info)))
+		return -EFAULT;
+	if (info.flags)
+		return -EINVAL;
+	memset(&info, 0, sizeof(info));
+	info.abi_version = FC_ABI_VERSION;
+	info.features = FC_FEATURES;
+	info.irq_mode = fc->irq_mode;
+	info.hw_id = fc->id;
+	info.hw_version = fc->version;
+	info.hw_caps = fc->caps;
+	info.node_id = fc->node_id;
+	info.dma_engines = fc->num_dma;
+	info.num_ports = fc->num_ports;
+	info.max_chain = FC_DMA_MAX_CHAIN;
+	info.numa_node = dev_to_node(&fc->pdev->dev);
+	info.max_xfer_len = FC_DESC_MAX_LEN;
+	info.board_mem_size = fc->mem_size;
+	info.regs_size = FC_BAR0_SIZE;
+	info.aperture_size = fc->aper_size;
+	if (copy_to_user(arg, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static int fc_reg_check(const struct fc_ioc_reg *r)
+{
+	if (r->flags || r->reserved)
+		return -EINVAL;
+	if (r->offset >= FC_BAR0_SIZE || r->offset % 4)
+		return -EINVAL;
+	return 0;
+}
+
+static long fc_ioctl_reg_read(struct fc_dev *fc, void __user *arg)
+{
+	struct fc_ioc_reg r;
+	int ret;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	ret = fc_reg_check(&r);
+	if (ret)
+		return ret;
+	r.value = fc_rd32(fc, r.offset);
+	if (copy_to_user(arg, &r, sizeof(r)))
+		return -EFAULT;
+	return 0;
+}
+
+/* Offsets of hw.h marked H: the host may write them. */
+static bool fc_reg_host_writable(u32 off)
+{
+	u32 r;
+
+	switch (off) {
+	case FC_REG_SCRATCH:
+	case FC_REG_APERTURE_BASE_LO:
+	case FC_REG_APERTURE_BASE_HI:
+	case FC_REG_BOARD_RESET:
+	case FC_REG_IRQ_ENABLE:
+	case FC_ROUTER_CTRL:
+	case FC_EMU_FAULT_DMA_STALL:
+	case FC_EMU_FAULT_DMA_ERROR:
+		return true;
+	}
+	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))
+		return true;
+	if (off >= FC_ROUTE_TABLE(0) && off < FC_ROUTE_TABLE(FC_MAX_NODES))
+		return true;
+	r = off - FC_DMA_BASE;
+	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
+		return r % FC_DMA_STRIDE <= FC_DMA_RESET;
+	r = off - FC_CHAN_BASE;
+	if (off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS)
+		return r % FC_CHAN_STRIDE <= FC_CHAN_HEAD;
+	r = off - FC_LS_BASE;
+	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
+		return r % FC_LS_STRIDE <= FC_LS_START;
+	return false;
+}
+
+/*
+ * Behind ivshmem the register file is plain shared memory and the board
+ * acts on it asynchronously. Make it behave like the hardware: writes to
+ * board-owned or reserved registers are dropped (a forged DONE_SEQ would
+ * end a chain still moving data), and SCRATCH_ECHO is current when the
+ * write returns, as a PCIe read after a write would see it.
+ */
+static void fc_reg_write_emulated(struct fc_dev *fc, u32 off, u32 val)
+{
+	unsigned long end;
+
+	if (!fc_reg_host_writable(off))
+		return;
+	fc_wr32(fc, off, val);
+	fc_ring(fc);
+	if (off != FC_REG_SCRATCH)
+		return;
+	end = jiffies + msecs_to_jiffies(100);
+	while (fc_rd32(fc, FC_REG_SCRATCH_ECHO) != ~val &&
+	       time_before(jiffies, end))
+		usleep_range(10, 50);
+}
+
+/* Registers can start DMA to any address: CAP_SYS_RAWIO only. */
+static long fc_ioctl_reg_write(struct fc_dev *fc, void __user *arg)
+{
+	struct fc_ioc_reg r;
+	int ret;
+
+	if (!capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	ret = fc_reg_check(&r);
+	if (ret)
+		return ret;
+	if (fc->type == FC_BOARD_IVSHMEM) {
+		fc_reg_write_emulated(fc, r.offset, r.value);
+		return 0;
+	}
+	fc_wr32(fc, r.offset, r.value);
+	return 0;
+}
+
+static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct fc_file *ff = file->private_data;
+	struct fc_dev *fc = ff->fc;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	switch (cmd) {
+	case FC_IOC_INFO:
+	case FC_IOC_MEM_REGISTER:
+	case FC_IOC_MEM_UNREGISTER:
+	case FC_IOC_MEM_ALLOC:
+	case FC_IOC_SUBMIT:
+	case FC_IOC_WAIT:
+	case FC_IOC_RESET:
+	case FC_IOC_REG_READ:
+	case FC_IOC_REG_WRITE:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	/* WAIT sleeps without holding off a removal. */
+	if (cmd == FC_IOC_WAIT) {
+		if (READ_ONCE(fc->dead))
+			return -ENODEV;
+		return fc_ioctl_wait(ff, uarg);
+	}
+
+	down_read(&fc->remove_sem);
+	if (fc->dead) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	switch (cmd) {
+	case FC_IOC_INFO:
+		ret = fc_ioctl_info(fc, uarg);
+		break;
+	case FC_IOC_MEM_REGISTER:
+		ret = fc_ioctl_mem_register(ff, uarg);
+		break;
+	case FC_IOC_MEM_UNREGISTER:
+		ret = fc_ioctl_mem_unregister(ff, uarg);
+		break;
+	case FC_IOC_MEM_ALLOC:
+		ret = fc_ioctl_mem_alloc(ff, uarg);
+		break;
+	case FC_IOC_SUBMIT:
+		ret = fc_ioctl_submit(ff, uarg);
+		break;
+	case FC_IOC_RESET:
+		ret = fc_ioctl_reset(ff, uarg);
+		break;
+	case FC_IOC_REG_READ:
+		ret = fc_ioctl_reg_read(fc, uarg);
+		break;
+	case FC_IOC_REG_WRITE:
+		ret = fc_ioctl_reg_write(fc, uarg);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+out_unlock:
+	up_read(&fc->remove_sem);
+	return ret;
+}
+
+/* Map @size bytes of MMIO at @phys + @off, uncached. */
+static int fc_mmap_io(struct vm_area_struct *vma, phys_addr_t phys,
+		      u64 len, u64 off)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (off >= len || size > len - off)
+		return -EINVAL;
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	vma->vm_flags |= VM_DONTCOPY;
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (phys + off) >> PAGE_SHIFT, size,
+				  vma->vm_page_prot);
+}
+
+static int fc_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct fc_file *ff = file->private_data;
+	struct fc_dev *fc = ff->fc;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	/* Not remove_sem: mmap_lock is held here and ioctls pin under it. */
+	mutex_lock(&fc->mmap_lock);
+	if (fc->dead) {
+		ret = -ENODEV;
+	} else if (off < FC_MMAP_APERTURE) {
+		ret = capable(CAP_SYS_RAWIO) ?
+		      fc_mmap_io(vma, fc->regs_phys, FC_BAR0_SIZE,
+				 off - FC_MMAP_REGS) : -EPERM;
+	} else if (off < FC_MMAP_ALLOC_BASE) {
+		ret = fc_mmap_io(vma, fc->aper_phys, fc->aper_size,
+				 off - FC_MMAP_APERTURE);
+	} else {
+		ret = fc_mmap_alloc(ff, vma, off);
+	}
+	mutex_unlock(&fc->mmap_lock);
+	return ret;
+}
+
+static __poll_t fc_poll(struct file *file, poll_table *wait)
+{
+	struct fc_file *ff = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &ff->wq, wait);
+	if (READ_ONCE(ff->fc->dead))
+		mask |= EPOLLERR | EPOLLHUP;
+	if (fc_dma_file_event(ff))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+const struct file_operations fc_fops = {
+	.owner		= THIS_MODULE,
+	.open		= fc_open,
+	.release	= fc_release,
+	.unlocked_ioctl	= fc_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= fc_mmap,
+	.poll		= fc_poll,
+	.llseek		= no_llseek,
+};

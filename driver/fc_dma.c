@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: DMA chains. SUBMIT checks the transfers, pins or looks up the
+ * memory they name and builds hardware descriptors from the DMA segments
+ * (one per bus-contiguous piece), in tables of up to FC_DMA_MAX_CHAIN. The
+ * tickets of all files queue on engine FC_ENGINE and run one hardware chain
+ * at a time, in order; a ticket of more than FC_DMA_MAX_CHAIN descriptors
+ * runs as several chains in a row. A chain that fails or overruns
+ * dma_timeout_ms ends its ticket with -errno and the engine is reset.
+ */
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/eventfd.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "fc.h"
+
+/* How long a reset may take to be acknowledged by the board. */
+#define FC_RESET_TIMEOUT_MS	1000
+
+/* The errno of a hardware error code, as lib/dma.c maps them. */
+static int fc_dma_errno(u32 hw_error)
+{
+	switch (hw_error) {
+	case FC_DMA_ERR_NONE:
+		return 0;
+	case FC_DMA_ERR_COUNT:
+		return -E2BIG;
+	case FC_DMA_ERR_FETCH:
+	case FC_DMA_ERR_ADDR:
+		return -EFAULT;
+	case FC_DMA_ERR_ALIGN:
+	case FC_DMA_ERR_LEN:
+	case FC_DMA_ERR_FLAGS:
+	case FC_DMA_ERR_SPACE:
+	case FC_DMA_ERR_RSVD:
+		return -EINVAL;
+	case FC_DMA_ERR_ROUTE:
+		return -EHOSTUNREACH;
+	case FC_DMA_ERR_ABORTED:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
+
+/* ---- building descriptors ---- */
+
+/* A position in one end of a transfer: a linear address or DMA segments. */
+struct fc_cursor {
+	u8 space;
+	bool sg;
+	u64 addr;		/* linear: the next address */
+	struct scatterlist *seg;	/* sg: the current DMA segment */
+	unsigned int left;	/* sg: segments from seg on */
+	u64 off;		/* sg: offset in seg */
+};
+
+static int fc_cursor_init(struct fc_cursor *c, const struct fc_ioc_loc *loc,
+			  struct fc_mem *m)
+{
+	/* A user address (handle 0) was pinned from its first byte. */
+	u64 addr = loc->space == FC_SPACE_HOST && !loc->handle ? 0 : loc->addr;
+
+	c->space = loc->space;
+	c->sg = false;
+	if (loc->space != FC_SPACE_HOST) {
+		c->addr = addr;
+		return 0;
+	}
+	if (m->alloc) {
+		c->addr = m->dma + addr;
+		return 0;
+	}
+	c->sg = true;
+	c->seg = m->sgt.sgt.sgl;
+	c->left = m->sgt.sgt.nents;
+	while (c->left && addr >= sg_dma_len(c->seg)) {
+		addr -= sg_dma_len(c->seg);
+		c->seg = sg_next(c->seg);
+		c->left--;
+	}
+	c->off = addr;
+	return c->left ? 0 : -ERANGE;
+}
+
+static u64 fc_cursor_avail(const struct fc_cursor *c)
+{
+	return c->sg ? sg_dma_len(c->seg) - c->off : U64_MAX;
+}
+
+static u64 fc_cursor_bus(const struct fc_cursor *c)
+{
+	return c->sg ? sg_dma_address(c->seg) + c->off : c->addr;
+}
+
+static int fc_cursor_advance(struct fc_cursor *c, u64 n)
+{
+	if (!c->sg) {
+		c->addr += n;
+		return 0;
+	}
+	c->off += n;
+	if (c->off < sg_dma_len(c->seg))
+		return 0;
+	c->off = 0;
+	c->left--;
+	if (c->left)
+		c->seg = sg_next(c->seg);
+	return 0;
+}
+
+/* What SUBMIT resolved for one transfer. */
+struct fc_xfer_res {
+	struct fc_mem *src;
+	struct fc_mem *dst;
+};
+
+static struct fc_hw_desc *fc_chain_desc(struct fc_chain *c, unsigned int i)
+{
+	return &c->tables[i / FC_DMA_MAX_CHAIN].desc[i % FC_DMA_MAX_CHAIN];
+}
+
+/*
+ * Walk the transfers and count the descriptors they need; with @fill, also
+ * write them. Returns the count or -errno.
+ */
+static long fc_chain_walk(struct fc_chain *c, const struct fc_ioc_xfer *x,
+			  const struct fc_xfer_res *res, unsigned int n,
+			  bool fill)
+{
+	unsigned long count = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct fc_cursor s, d;
+		u64 left = x[i].len;
+
+		ret = fc_cursor_init(&s, &x[i].src, res[i].src);
+		if (ret)
+			return ret;
+		ret = fc_cursor_init(&d, &x[i].dst, res[i].dst);
+		if (ret)
+			return ret;
+		while (left) {
+			u64 step = min3(left, fc_cursor_avail(&s),
+					fc_cursor_avail(&d));
+
+			step = min_t(u64, step, FC_DESC_MAX_LEN);
+			if (!step || (s.sg && !s.left) || (d.sg && !d.left))
+				return -ERANGE;
+			if (count >= FC_TICKET_MAX_DESC)
+				return -ENOMEM;
+			if (fill) {
+				struct fc_hw_desc *h = fc_chain_desc(c, count);
+
+				h->len = cpu_to_le32(step);
+				h->flags = 0;
+				h->src_space = s.space;
+				h->dst_space = d.space;
+				h->src = cpu_to_le64(fc_cursor_bus(&s));
+				h->dst = cpu_to_le64(fc_cursor_bus(&d));
+				h->tag = cpu_to_le32(i);
+				h->reserved = 0;
+			}
+			count++;
+			fc_cursor_advance(&s, step);
+			fc_cursor_advance(&d, step);
+			left -= step;
+		}
+	}
+	return count;
+}
+
+static int fc_chain_alloc_tables(struct fc_dev *fc, struct fc_chain *c,
+				 unsigned long ndesc)
+{
+	unsigned int i;
+
+	c->ntables = DIV_ROUND_UP(ndesc, FC_DMA_MAX_CHAIN);
+	c->tables = kvcalloc(c->ntables, sizeof(*c->tables), GFP_KERNEL);
+	if (!c->tables)
+		return -ENOMEM;
+	for (i = 0; i < c->ntables; i++) {
+		struct fc_table *t = &c->tables[i];
+
+		t->desc = dma_pool_zalloc(fc->desc_pool, GFP_KERNEL, &t->dma);
+		if (!t->desc)
+			return -ENOMEM;
+		t->count = min_t(unsigned long, ndesc - i * FC_DMA_MAX_CHAIN,
+				 FC_DMA_MAX_CHAIN);
+	}
+	return 0;
+}
+
+/* Mark the last descriptor of each hardware chain. */
+static void fc_chain_mark_ends(struct fc_chain *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->ntables; i++) {
+		struct fc_table *t = &c->tables[i];
+
+		t->desc[t->count - 1].flags = cpu_to_le16(FC_DESC_F_EOC);
+	}
+}
+
+static void fc_chain_free(struct fc_dev *fc, struct fc_chain *c)
+{
+	unsigned int i;
+
+	if (c->tables) {
+		for (i = 0; i < c->ntables; i++)
+			if (c->tables[i].desc)
+				dma_pool_free(fc->desc_pool, c->tables[i].desc,
+					      c->tables[i].dma);
+		kvfree(c->tables);
+	}
+	for (i = 0; i < c->nmems; i++)
+		fc_mem_put(c->mems[i]);
+	kvfree(c->mems);
+	if (c->efd)
+		eventfd_ctx_put(c->efd);
+	kfree(c);
+}
+
+static void fc_chains_free(struct fc_dev *fc, struct list_head *list)
+{
+	struct fc_chain *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, list, node) {
+		list_del(&c->node);
+		fc_chain_free(fc, c);
+	}
+}
+
+/* ---- the engine ---- */
+
+/* Reset engine FC_ENGINE and wait (bounded) for the board to confirm. */
+static int fc_engine_reset(struct fc_dev *fc)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
+	u32 seq = ++fc->reset_seq;
+	unsigned int round = 0;
+
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET), seq);
+	fc_ring(fc);
+	while (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET_ACK)) != seq) {
+		if (time_after(jiffies, end)) {
+			dev_err(&fc->pdev->dev,
+				"DMA engine reset not acknowledged in %u ms\n",
+				FC_RESET_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		if (round++ < 50)
+			usleep_range(20, 50);
+		else
+			usleep_range(500, 1000);
+	}
+	return 0;
+}
+
+static void fc_hw_start(struct fc_dev *fc, struct fc_chain *c)
+{
+	struct fc_table *t = &c->tables[c->cur];
+
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_LO), lower_32_bits(t->dma));
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_HI), upper_32_bits(t->dma));
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_COUNT), t->count);
+	WRITE_ONCE(fc->deadline, jiffies +
+		   msecs_to_jiffies(max(READ_ONCE(fc_param_dma_timeout_ms), 1u)));
+	/* writel orders the descriptor table writes before the doorbell. */
+	WRITE_ONCE(fc->seq, fc->seq + 1);
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DOORBELL), fc->seq);
+	fc_ring(fc);
+	fc_irq_arm(fc);
+}
+
+/* Start the next queued ticket if the engine is free (fc->lock held). */
+static void fc_dma_kick(struct fc_dev *fc)
+{
+	struct fc_chain *c;
+
+	if (fc->running || fc->dead || list_empty(&fc->queue))
+		return;
+	c = list_first_entry(&fc->queue, struct fc_chain, node);
+	list_del_init(&c->node);
+	fc->running = c;
+	c->cur = 0;
+	fc_hw_start(fc, c);
+}
+
+/* A ticket ended: publish its result and keep it on @done to be freed. */
+static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
+			 u32 hw_index, struct list_head *done)
+{
+	struct fc_file *ff = c->ff;
+	struct fc_result *r = &ff->results[c->ticket & (FC_FILE_RESULTS - 1)];
+
+	spin_lock(&ff->res_lock);
+	if (r->ticket == c->ticket) {
+		r->status = status;
+		r->hw_error = hw_error;
+		r->hw_index = hw_index;
+		r->done = true;
+	}
+	ff->event = true;
+	spin_unlock(&ff->res_lock);
+	wake_up_interruptible_all(&ff->wq);
+	if (c->efd)
+		eventfd_signal(c->efd, 1);
+	list_add_tail(&c->node, done);
+}
+
+/* The transfer a failed descriptor belongs to, from its tag. */
+static u32 fc_failed_xfer(struct fc_chain *c, u32 index)
+{
+	struct fc_table *t = &c->tables[c->cur];
+
+	return index < t->count ? le32_to_cpu(t->desc[index].tag) : 0;
+}
+
+/*
+ * Look at the running chain: ended, failed or late. Called from the
+ * completion work (interrupt or timer) with nothing held.
+ */
+void fc_dma_process(struct fc_dev *fc)
+{
+	struct fc_chain *c;
+	LIST_HEAD(done);
+	u32 err, index;
+
+	mutex_lock(&fc->lock);
+	c = fc->running;
+	if (!c || fc->dead)
+		goto out_unlock;
+
+	if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) == fc->seq) {
+		if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS)) ==
+		    FC_DMA_STATUS_ERROR) {
+			err = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERROR));
+			index = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX));
+			index = fc_failed_xfer(c, index);
+			fc_engine_reset(fc);
+			fc_chain_end(c, err ? fc_dma_errno(err) : -EIO, err,
+				     index, &done);
+		} else if (c->cur + 1 < c->ntables) {
+			c->cur++;
+			fc_hw_start(fc, c);
+			goto out_unlock;
+		} else {
+			fc_chain_end(c, 0, FC_DMA_ERR_NONE, 0, &done);
+		}
+		fc->running = NULL;
+	} else if (time_after_eq(jiffies, READ_ONCE(fc->deadline))) {
+		dev_err(&fc->pdev->dev,
+			"DMA chain not done after %u ms: resetting the engine\n",
+			fc_param_dma_timeout_ms);
+		fc_engine_reset(fc);
+		fc_chain_end(c, -ETIMEDOUT, FC_DMA_ERR_ABORTED, 0, &done);
+		fc->running = NULL;
+	} else if (!hrtimer_active(&fc->timer)) {
+		/* Woken early (a spurious interrupt): keep watching. */
+		fc_irq_arm(fc);
+	}
+	fc_dma_kick(fc);
+out_unlock:
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+}
+
+static void fc_dma_work(struct work_struct *work)
+{
+	fc_dma_process(container_of(work, struct fc_dev, work));
+}
+
+/*
+ * Cancel the chains of @ff (all files if NULL) with @status. The running
+ * one is stopped by an engine reset, unless it belongs to another file.
+ * fc->lock held; the chains go to @done.
+ */
+static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
+			  bool reset_idle, struct list_head *done)
+{
+	struct fc_chain *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
+		if (ff && c->ff != ff)
+			continue;
+		list_del_init(&c->node);
+		fc_chain_end(c, status, FC_DMA_ERR_ABORTED, 0, done);
+	}
+	c = fc->running;
+	if (c && (!ff || c->ff == ff)) {
+		fc_engine_reset(fc);
+		fc->running = NULL;
+		fc_chain_end(c, status, FC_DMA_ERR_ABORTED, 0, done);
+	} else if (!c && reset_idle) {
+		/* An idle engine may still sit in an error state. */
+		fc_engine_reset(fc);
+	}
+}
+
+/* ---- ioctls ---- */
+
+static int fc_check_loc(struct fc_dev *fc, const struct fc_ioc_loc *loc,
+			u64 len)
+{
+	switch (loc->space) {
+	case FC_SPACE_HOST:
+		if (loc->addr + len < loc->addr)
+			return -ERANGE;
+		return 0;
+	case FC_SPACE_BOARD:
+		if (loc->handle)
+			return -EINVAL;
+		if (loc->addr > fc->mem_size || len > fc->mem_size - loc->addr)
+			return -ERANGE;
+		return 0;
+	case FC_SPACE_FABRIC:
+		if (loc->handle)
+			return -EINVAL;
+		if (loc->addr & FC_FABRIC_RSVD_MASK ||
+		    FC_FABRIC_OFFSET(loc->addr) + len - 1 > FC_FABRIC_OFFSET_MASK)
+			return -ERANGE;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x)
+{
+	int ret;
+
+	if (x->flags || x->reserved)
+		return -EINVAL;
+	if (!x->len || x->len > FC_DESC_MAX_LEN)
+		return -EINVAL;
+	ret = fc_check_loc(fc, &x->src, x->len);
+	if (ret)
+		return ret;
+	return fc_check_loc(fc, &x->dst, x->len);
+}
+
+/* The memory a host end names: a handle's, or the user address pinned. */
+static int fc_resolve(struct fc_file *ff, struct fc_chain *c,
+		      const struct fc_ioc_loc *loc, u64 len, bool write,
+		      struct fc_mem **out)
+{
+	struct fc_mem *m;
+	int ret;
+
+	*out = NULL;
+	if (loc->space != FC_SPACE_HOST)
+		return 0;
+	if (loc->handle) {
+		m = fc_mem_lookup(ff, loc->handle);
+		if (!m)
+			return -EINVAL;
+		if (loc->addr > m->len || len > m->len - loc->addr) {
+			fc_mem_put(m);
+			return -ERANGE;
+		}
+	} else {
+		ret = fc_mem_pin(ff->fc, loc->addr, len, write, &m);
+		if (ret)
+			return ret;
+	}
+	c->mems[c->nmems++] = m;
+	*out = m;
+	return 0;
+}
+
+long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_submit __user *uarg = arg;
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_submit s;
+	struct fc_ioc_xfer *x;
+	struct fc_xfer_res *res = NULL;
+	struct fc_chain *c = NULL;
+	struct fc_result *r;
+	unsigned int i;
+	long ndesc;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (s.flags & ~FC_SUBMIT_EVENTFD || s.reserved0 || s.reserved[0] ||
+	    s.reserved[1])
+		return -EINVAL;
+	if (!s.count || s.count > FC_DMA_MAX_CHAIN)
+		return -E2BIG;
+
+	x = memdup_user(u64_to_user_ptr(s.xfers), s.count * sizeof(*x));
+	if (IS_ERR(x))
+		return PTR_ERR(x);
+	for (i = 0; i < s.count; i++) {
+		ret = fc_check_xfer(fc, &x[i]);
+		if (ret)
+			goto out_free_x;
+	}
+
+	ret = -ENOMEM;
+	res = kcalloc(s.count, sizeof(*res), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!res || !c)
+		goto out_free_chain;
+	INIT_LIST_HEAD(&c->node);
+	c->ff = ff;
+	c->mems = kvcalloc(2 * s.count, sizeof(*c->mems), GFP_KERNEL);
+	if (!c->mems)
+		goto out_free_chain;
+
+	if (s.flags & FC_SUBMIT_EVENTFD) {
+		c->efd = eventfd_ctx_fdget(s.eventfd);
+		if (IS_ERR(c->efd)) {
+			ret = PTR_ERR(c->efd);
+			c->efd = NULL;
+			goto out_free_chain;
+		}
+	}
+
+	for (i = 0; i < s.count; i++) {
+		ret = fc_resolve(ff, c, &x[i].src, x[i].len, false, &res[i].src);
+		if (ret)
+			goto out_free_chain;
+		ret = fc_resolve(ff, c, &x[i].dst, x[i].len, true, &res[i].dst);
+		if (ret)
+			goto out_free_chain;
+	}
+
+	ndesc = fc_chain_walk(c, x, res, s.count, false);
+	if (ndesc < 0) {
+		ret = ndesc;
+		goto out_free_chain;
+	}
+	ret = fc_chain_alloc_tables(fc, c, ndesc);
+	if (ret)
+		goto out_free_chain;
+	fc_chain_walk(c, x, res, s.count, true);
+	fc_chain_mark_ends(c);
+
+	mutex_lock(&fc->lock);
+	spin_lock(&ff->res_lock);
+	r = &ff->results[(ff->last_ticket + 1) & (FC_FILE_RESULTS - 1)];
+	if (fc->dead) {
+		ret = -ENODEV;
+	} else if (ff->uncollected >= FC_FILE_MAX_UNCOLLECTED ||
+		   (r->ticket && !r->collected)) {
+		ret = -EAGAIN;
+	} else {
+		c->ticket = ++ff->last_ticket;
+		r->ticket = c->ticket;
+		r->done = false;
+		r->collected = false;
+		ff->uncollected++;
+		ret = 0;
+	}
+	spin_unlock(&ff->res_lock);
+	if (!ret) {
+		list_add_tail(&c->node, &fc->queue);
+		fc_dma_kick(fc);
+		s.ticket = c->ticket;
+		c = NULL;
+	}
+	mutex_unlock(&fc->lock);
+	/* Queued: it runs even if the ticket cannot be told. */
+	if (!ret && put_user(s.ticket, &uarg->ticket))
+		ret = -EFAULT;
+
+out_free_chain:
+	if (c)
+		fc_chain_free(fc, c);
+	kfree(res);
+out_free_x:
+	kfree(x);
+	return ret;
+}
+
+/* The result of @ticket, if it has ended; -ENOENT if unknown. */
+static int fc_result_get(struct fc_file *ff, u64 ticket, struct fc_result *out)
+{
+	struct fc_result *r = &ff->results[ticket & (FC_FILE_RESULTS - 1)];
+	int ret;
+
+	spin_lock(&ff->res_lock);
+	if (!ticket || r->ticket != ticket)
+		ret = -ENOENT;
+	else if (!r->done)
+		ret = -EINPROGRESS;
+	else
+		ret = 0;
+	if (out)
+		*out = *r;
+	spin_unlock(&ff->res_lock);
+	return ret;
+}
+
+static bool fc_wait_done(struct fc_file *ff, u64 ticket)
+{
+	return fc_result_get(ff, ticket, NULL) != -EINPROGRESS ||
+	       READ_ONCE(ff->fc->dead);
+}
+
+long fc_ioctl_wait(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_wait w;
+	struct fc_result r, *r2;
+	long left;
+	int ret;
+
+	if (copy_from_user(&w, arg, sizeof(w)))
+		return -EFAULT;
+	if (w.flags || w.reserved0 || w.reserved[0] || w.reserved[1])
+		return -EINVAL;
+
+	ret = fc_result_get(ff, w.ticket, &r);
+	if (ret == -EINPROGRESS) {
+		if (!w.timeout_ms)
+			return -ETIMEDOUT;
+		if (w.timeout_ms < 0) {
+			left = wait_event_interruptible(ff->wq,
+							fc_wait_done(ff, w.ticket));
+		} else {
+			left = wait_event_interruptible_timeout(ff->wq,
+					fc_wait_done(ff, w.ticket),
+					msecs_to_jiffies(w.timeout_ms));
+			if (left == 0)
+				return -ETIMEDOUT;
+		}
+		if (left < 0)
+			return -EINTR;
+		ret = fc_result_get(ff, w.ticket, &r);
+		if (ret == -EINPROGRESS)
+			return -ENODEV;
+	}
+	if (ret)
+		return ret;
+
+	spin_lock(&ff->res_lock);
+	ff->event = false;
+	r2 = &ff->results[w.ticket & (FC_FILE_RESULTS - 1)];
+	if (r2->ticket == w.ticket && !r2->collected) {
+		r2->collected = true;
+		ff->uncollected--;
+	}
+	spin_unlock(&ff->res_lock);
+	w.status = r.status;
+	w.hw_error = r.hw_error;
+	w.hw_index = r.hw_index;
+	if (copy_to_user(arg, &w, sizeof(w)))
+		return -EFAULT;
+	return 0;
+}
+
+long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_reset a;
+	LIST_HEAD(done);
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved)
+		return -EINVAL;
+
+	mutex_lock(&fc->lock);
+	fc_dma_cancel(fc, ff, -ECANCELED, true, &done);
+	fc_dma_kick(fc);
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+	return 0;
+}
+
+bool fc_dma_file_event(struct fc_file *ff)
+{
+	bool ev;
+
+	spin_lock(&ff->res_lock);
+	ev = ff->event;
+	spin_unlock(&ff->res_lock);
+	return ev;
+}
+
+/* The file is closed: stop its chains (bounded) before its memory goes. */
+void fc_dma_release_file(struct fc_file *ff)
+{
+	struct fc_dev *fc = ff->fc;
+	LIST_HEAD(done);
+
+	mutex_lock(&fc->lock);
+	list_del_init(&ff->node);
+	if (!fc->dead) {
+		fc_dma_cancel(fc, ff, -ECANCELED, false, &done);
+		fc_dma_kick(fc);
+	}
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+}
+
+/*
+ * The board is being removed (remove_sem held for writing, fc->dead set):
+ * end every chain with -ENODEV, drop every file's memory and mappings.
+ */
+void fc_dma_kill(struct fc_dev *fc)
+{
+	struct fc_file *ff, *tmp;
+	LIST_HEAD(done);
+
+	mutex_lock(&fc->lock);
+	fc_dma_cancel(fc, NULL, -ENODEV, true, &done);
+	list_for_each_entry_safe(ff, tmp, &fc->files, node) {
+		list_del_init(&ff->node);
+		fc_mem_release_all(ff);
+		if (ff->mapping)
+			unmap_mapping_range(ff->mapping, 0, 0, 1);
+		wake_up_interruptible_all(&ff->wq);
+	}
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+}
+
+int fc_dma_init(struct fc_dev *fc)
+{
+	struct device *dev = &fc->pdev->dev;
+	u32 status, done;
+
+	fc->desc_pool = dma_pool_create(FC_DRV_NAME, dev, FC_TABLE_BYTES,
+					FC_DESC_ALIGN, 0);
+	if (!fc->desc_pool)
+		return -ENOMEM;
+	fc->wq = alloc_ordered_workqueue("fpgacomm/%s",
+					 WQ_MEM_RECLAIM | WQ_HIGHPRI,
+					 pci_name(fc->pdev));
+	if (!fc->wq) {
+		dma_pool_destroy(fc->desc_pool);
+		return -ENOMEM;
+	}
+	INIT_WORK(&fc->work, fc_dma_work);
+
+	/* Sequences go on from what the board last saw. */
+	fc->seq = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DOORBELL));
+	fc->reset_seq = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET));
+	status = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS));
+	done = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ));
+	if (status != FC_DMA_STATUS_IDLE || done != fc->seq) {
+		dev_info(dev, "DMA engine left busy or failed (status %u): resetting it\n",
+			 status);
+		fc_engine_reset(fc);
+	}
+	return 0;
+}
+
+/* After fc_irq_fini(): nothing queues the work any more. */
+void fc_dma_fini(struct fc_dev *fc)
+{
+	cancel_work_sync(&fc->work);
+	destroy_workqueue(fc->wq);
+	dma_pool_destroy(fc->desc_pool);
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: how the end of a chain reaches the driver. With interrupts
+ * (MSI-X, else MSI, else INTx) the handler acknowledges FC_IRQ_VEC_DMA and
+ * queues the completion work; the timer then only enforces the deadline.
+ * In polling mode (module parameter poll=1, or a board with no interrupts
+ * such as ivshmem-plain) the timer reads DONE_SEQ with a growing interval.
+ */
+#include <linux/interrupt.h>
+#include <linux/pci.h>
+
+#include "fc.h"
+
+#define FC_POLL_MIN_NS	(10 * NSEC_PER_USEC)
+#define FC_POLL_MAX_NS	(1 * NSEC_PER_MSEC)
+
+static const char *const fc_irq_mode_names[] = {
+	[FC_IRQ_MODE_POLL] = "poll",
+	[FC_IRQ_MODE_INTX] = "intx",
+	[FC_IRQ_MODE_MSI] = "msi",
+	[FC_IRQ_MODE_MSIX] = "msix",
+};
+
+const char *fc_irq_mode_name(int mode)
+{
+	return fc_irq_mode_names[mode];
+}
+
+static irqreturn_t fc_irq_handler(int irq, void *data)
+{
+	struct fc_dev *fc = data;
+	u32 count = fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA));
+
+	/* A shared INTx line: not ours unless our counter moved. */
+	if (count == fc_rd32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_DMA)))
+		return fc->irq_mode == FC_IRQ_MODE_INTX ? IRQ_NONE :
+							  IRQ_HANDLED;
+	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_DMA), count);
+	fc_ring(fc);
+	queue_work(fc->wq, &fc->work);
+	return IRQ_HANDLED;
+}
+
+static enum hrtimer_restart fc_timer_fn(struct hrtimer *t)
+{
+	struct fc_dev *fc = container_of(t, struct fc_dev, timer);
+	bool due = time_after_eq(jiffies, READ_ONCE(fc->deadline));
+
+	if (fc->irq_mode == FC_IRQ_MODE_POLL && !due &&
+	    fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) !=
+	    READ_ONCE(fc->seq)) {
+		fc->poll_ns = min_t(u32, fc->poll_ns * 2, FC_POLL_MAX_NS);
+		hrtimer_forward_now(t, ns_to_ktime(fc->poll_ns));
+		return HRTIMER_RESTART;
+	}
+	queue_work(fc->wq, &fc->work);
+	return HRTIMER_NORESTART;
+}
+
+/* A hardware chain was started (fc->lock held): watch it. */
+void fc_irq_arm(struct fc_dev *fc)
+{
+	unsigned long now = jiffies;
+	ktime_t when;
+
+	if (fc->irq_mode == FC_IRQ_MODE_POLL) {
+		fc->poll_ns = FC_POLL_MIN_NS;
+		when = ns_to_ktime(fc->poll_ns);
+	} else if (time_after(fc->deadline, now)) {
+		when = ms_to_ktime(jiffies_to_msecs(fc->deadline - now) + 1);
+	} else {
+		when = 0;
+	}
+	hrtimer_start(&fc->timer, when, HRTIMER_MODE_REL);
+}
+
+void fc_irq_stop(struct fc_dev *fc)
+{
+	hrtimer_cancel(&fc->timer);
+}
+
+static int fc_irq_vectors(struct fc_dev *fc)
+{
+	struct pci_dev *pdev = fc->pdev;
+	unsigned int types = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY;
+	int n;
+
+	/* ivshmem-doorbell interrupts by MSI-X; ivshmem-plain not at all. */
+	if (fc->type == FC_BOARD_IVSHMEM) {
+		if (!pdev->msix_cap)
+			return 0;
+		types = PCI_IRQ_MSIX;
+	}
+	n = pci_alloc_irq_vectors(pdev, 1, FC_IRQ_VECTORS, types);
+	if (n < 0)
+		return n;
+	if (pdev->msix_enabled)
+		fc->irq_mode = FC_IRQ_MODE_MSIX;
+	else if (pdev->msi_enabled)
+		fc->irq_mode = FC_IRQ_MODE_MSI;
+	else
+		fc->irq_mode = FC_IRQ_MODE_INTX;
+	return n;
+}
+
+int fc_irq_init(struct fc_dev *fc)
+{
+	struct device *dev = &fc->pdev->dev;
+	int ret;
+
+	hrtimer_init(&fc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	fc->timer.function = fc_timer_fn;
+	fc->irq_mode = FC_IRQ_MODE_POLL;
+
+	if (!fc_param_poll) {
+		ret = fc_irq_vectors(fc);
+		if (ret < 0)
+			dev_info(dev, "no interrupts (%d), polling\n", ret);
+	}
+	if (fc->irq_mode != FC_IRQ_MODE_POLL) {
+		fc->irq = pci_irq_vector(fc->pdev, FC_IRQ_VEC_DMA);
+		ret = request_irq(fc->irq, fc_irq_handler,
+				  fc->irq_mode == FC_IRQ_MODE_INTX ?
+				  IRQF_SHARED : 0, FC_DRV_NAME, fc);
+		if (ret) {
+			dev_info(dev, "cannot request irq %d (%d), polling\n",
+				 fc->irq, ret);
+			pci_free_irq_vectors(fc->pdev);
+			fc->irq = -1;
+			fc->irq_mode = FC_IRQ_MODE_POLL;
+		}
+	}
+
+	/* Forget events from before us, then let the board interrupt. */
+	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_DMA),
+		fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA)));
+	if (fc->irq_mode != FC_IRQ_MODE_POLL) {
+		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE),
+			FC_DMA_IRQ_CHAIN | FC_DMA_IRQ_ERROR);
+		fc_wr32(fc, FC_REG_IRQ_ENABLE, BIT(FC_IRQ_VEC_DMA));
+	} else {
+		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
+		fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
+	}
+	fc_ring(fc);
+	dev_info(dev, "completion by %s\n", fc_irq_mode_name(fc->irq_mode));
+	return 0;
+}
+
+/* Quiet the board's interrupts and stop the timer; regs still mapped. */
+void fc_irq_fini(struct fc_dev *fc)
+{
+	fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
+	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
+	fc_ring(fc);
+	if (fc->irq >= 0) {
+		free_irq(fc->irq, fc);
+		pci_free_irq_vectors(fc->pdev);
+		fc->irq = -1;
+	}
+	hrtimer_cancel(&fc->timer);
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: user memory the board may reach. MEM_REGISTER pins a range of
+ * the caller's memory (FOLL_LONGTERM, so that fork() copies the pages for
+ * the child and the parent keeps the pinned ones), charges it to
+ * RLIMIT_MEMLOCK and maps it for DMA; MEM_ALLOC hands out coherent DMA
+ * memory to be mmap()ed. SUBMIT pins plain user addresses the same way for
+ * the life of one chain. Handles are per file.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "fc.h"
+
+/* Pages pinned per call, and appended to the scatter list at once. */
+#define FC_PIN_CHUNK	512
+
+static void fc_mem_unpin(struct fc_mem *m)
+{
+	struct sg_page_iter piter;
+	struct page *page;
+
+	for_each_sgtable_page(&m->sgt.sgt, &piter, 0) {
+		page = sg_page_iter_page(&piter);
+		unpin_user_pages_dirty_lock(&page, 1, m->dirty);
+	}
+}
+
+static void fc_mem_free(struct kref *ref)
+{
+	struct fc_mem *m = container_of(ref, struct fc_mem, ref);
+	struct device *dev = &m->fc->pdev->dev;
+
+	if (m->alloc) {
+		dma_free_coherent(dev, m->alloc_len, m->cpu, m->dma);
+	} else {
+		if (m->mapped)
+			dma_unmap_sgtable(dev, &m->sgt.sgt, m->dir, 0);
+		fc_mem_unpin(m);
+		sg_free_append_table(&m->sgt);
+		if (m->mm) {
+			account_locked_vm(m->mm, m->npages, false);
+			mmdrop(m->mm);
+		}
+	}
+	put_device(&m->fc->dev);
+	kfree(m);
+}
+
+void fc_mem_put(struct fc_mem *m)
+{
+	if (m)
+		kref_put(&m->ref, fc_mem_free);
+}
+
+static struct fc_mem *fc_mem_new(struct fc_dev *fc)
+{
+	struct fc_mem *m = kzalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!m)
+		return NULL;
+	kref_init(&m->ref);
+	m->fc = fc;
+	get_device(&fc->dev);
+	return m;
+}
+
+/*
+ * Pin [addr, addr + len) of the current process and map it for DMA. The
+ * pinning goes in chunks, so that no array of all the pages is needed and
+ * there is no size limit but RLIMIT_MEMLOCK (CAP_IPC_LOCK bypasses it).
+ * @write: the board may write it (FOLL_WRITE); a registration is long-term.
+ */
+static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
+			    bool write, bool longterm, struct fc_mem **out)
+{
+	unsigned int gup = (write ? FOLL_WRITE : 0) |
+			   (longterm ? FOLL_LONGTERM : 0);
+	unsigned long start, npages, done = 0;
+	unsigned int offset;
+	struct page **pages;
+	struct fc_mem *m;
+	u64 left = len;
+	int ret;
+
+	if (!len || addr + len < addr)
+		return -EINVAL;
+	if (addr > TASK_SIZE_MAX || len > TASK_SIZE_MAX - addr)
+		return -EFAULT;
+	if (!access_ok(u64_to_user_ptr(addr), len))
+		return -EFAULT;
+	start = addr & PAGE_MASK;
+	offset = offset_in_page(addr);
+	npages = (PAGE_ALIGN(addr + len) - start) >> PAGE_SHIFT;
+
+	m = fc_mem_new(fc);
+	if (!m)
+		return -ENOMEM;
+	m->len = len;
+	m->dirty = write;
+	m->dir = write ? (longterm ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE) :
+		 DMA_TO_DEVICE;
+
+	pages = kmalloc_array(FC_PIN_CHUNK, sizeof(*pages), GFP_KERNEL);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+
+	ret = account_locked_vm(current->mm, npages, true);
+	if (ret)
+		goto err_free_pages;
+	m->npages = npages;
+	m->mm = current->mm;
+	mmgrab(m->mm);
+
+	while (done < npages) {
+		int want = min_t(unsigned long, npages - done, FC_PIN_CHUNK);
+		unsigned long bytes;
+		int got;
+
+		got = pin_user_pages_fast(start + (done << PAGE_SHIFT), want,
+					  gup, pages);
+		if (got <= 0) {
+			ret = got ? got : -EFAULT;
+			goto err_free_pages;
+		}
+		bytes = min_t(u64, left, ((unsigned long)got << PAGE_SHIFT) -
+				   offset);
+		ret = sg_alloc_append_table_from_pages(&m->sgt, pages, got,
+						       offset, bytes,
+						       FC_DESC_MAX_LEN,
+						       npages - done - got,
+						       GFP_KERNEL);
+		if (ret) {
+			unpin_user_pages(pages, got);
+			goto err_free_pages;
+		}
+		done += got;
+		left -= bytes;
+		offset = 0;
+		cond_resched();
+	}
+	kfree(pages);
+	pages = NULL;
+
+	ret = dma_map_sgtable(&fc->pdev->dev, &m->sgt.sgt, m->dir, 0);
+	if (ret)
+		goto err_put;
+	m->mapped = true;
+	*out = m;
+	return 0;
+
+err_free_pages:
+	kfree(pages);
+err_put:
+	m->dirty = false;
+	fc_mem_put(m);
+	return ret;
+}
+
+int fc_mem_pin(struct fc_dev *fc, u64 addr, u64 len, bool write,
+	       struct fc_mem **out)
+{
+	return fc_mem_pin_flags(fc, addr, len, write, false, out);
+}
+
+struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle)
+{
+	struct fc_mem *m;
+
+	xa_lock(&ff->mems);
+	m = xa_load(&ff->mems, handle);
+	if (m)
+		kref_get(&m->ref);
+	xa_unlock(&ff->mems);
+	return m;
+}
+
+static int fc_mem_check(const struct fc_ioc_mem *a)
+{
+	if (a->flags || a->reserved[0] || a->reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
+static long fc_mem_publish(struct fc_file *ff, struct fc_mem *m,
+			   struct fc_ioc_mem *a, void __user *arg)
+{
+	u32 handle;
+	int ret;
+
+	ret = xa_alloc(&ff->mems, &handle, m, XA_LIMIT(1, FC_MAX_HANDLE),
+		       GFP_KERNEL);
+	if (ret) {
+		fc_mem_put(m);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	a->handle = handle;
+	if (m->alloc)
+		a->mmap_offset = FC_MMAP_ALLOC_BASE +
+				 ((u64)handle << FC_MMAP_ALLOC_SHIFT);
+	if (copy_to_user(arg, a, sizeof(*a))) {
+		m = xa_erase(&ff->mems, handle);
+		fc_mem_put(m);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_mem a;
+	struct fc_mem *m;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_mem_check(&a);
+	if (ret)
+		return ret;
+	if (a.mmap_offset)
+		return -EINVAL;
+	ret = fc_mem_pin_flags(ff->fc, a.addr, a.len, true, true, &m);
+	if (ret)
+		return ret;
+	return fc_mem_publish(ff, m, &a, arg);
+}
+
+long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_mem a;
+	struct fc_mem *m;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_mem_check(&a);
+	if (ret)
+		return ret;
+	if (a.addr || a.mmap_offset || !a.len)
+		return -EINVAL;
+	if (a.len > FC_ALLOC_MAX_LEN)
+		return -ENOMEM;
+
+	m = fc_mem_new(fc);
+	if (!m)
+		return -ENOMEM;
+	m->alloc = true;
+	m->len = a.len;
+	m->alloc_len = PAGE_ALIGN(a.len);
+	m->cpu = dma_alloc_coherent(&fc->pdev->dev, m->alloc_len, &m->dma,
+				    GFP_KERNEL | __GFP_NOWARN);
+	if (!m->cpu) {
+		m->alloc = false;
+		fc_mem_put(m);
+		return -ENOMEM;
+	}
+	return fc_mem_publish(ff, m, &a, arg);
+}
+
+long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_mem a;
+	struct fc_mem *m;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_mem_check(&a);
+	if (ret)
+		return ret;
+	if (a.addr || a.len || a.mmap_offset || !a.handle)
+		return -EINVAL;
+	/* Chains using it hold their own references. */
+	m = xa_erase(&ff->mems, a.handle);
+	if (!m)
+		return -EINVAL;
+	fc_mem_put(m);
+	return 0;
+}
+
+/* A mapping of MEM_ALLOC memory keeps the memory. */
+static void fc_alloc_vm_open(struct vm_area_struct *vma)
+{
+	struct fc_mem *m = vma->vm_private_data;
+
+	kref_get(&m->ref);
+}
+
+static void fc_alloc_vm_close(struct vm_area_struct *vma)
+{
+	fc_mem_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct fc_alloc_vm_ops = {
+	.open = fc_alloc_vm_open,
+	.close = fc_alloc_vm_close,
+};
+
+int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+	u64 rel = off - FC_MMAP_ALLOC_BASE;
+	u32 handle = rel >> FC_MMAP_ALLOC_SHIFT;
+	u64 in = rel & (FC_ALLOC_MAX_LEN - 1);
+	struct fc_mem *m;
+	int ret;
+
+	m = fc_mem_lookup(ff, handle);
+	if (!m)
+		return -EINVAL;
+	if (!m->alloc || in >= m->alloc_len || size > m->alloc_len - in) {
+		ret = -EINVAL;
+		goto err_put;
+	}
+	vma->vm_pgoff = in >> PAGE_SHIFT;
+	ret = dma_mmap_coherent(&ff->fc->pdev->dev, vma, m->cpu, m->dma,
+				m->alloc_len);
+	if (ret)
+		goto err_put;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_private_data = m;	/* our reference */
+	vma->vm_ops = &fc_alloc_vm_ops;
+	return 0;
+
+err_put:
+	fc_mem_put(m);
+	return ret;
+}
+
+/* Drop every handle of a file (close, or the board went away). */
+void fc_mem_release_all(struct fc_file *ff)
+{
+	struct fc_mem *m;
+	unsigned long i;
+
+	xa_for_each(&ff->mems, i, m) {
+		m = xa_erase(&ff->mems, i);
+		fc_mem_put(m);
+	}
+}

@@ -1,0 +1,1097 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_driver_abi: the raw ioctl ABI of fpgacomm.ko (include/uapi/fpgacomm.h)
+ * without the library: struct layouts, bad pointers, lengths, flags,
+ * reserved fields, handles, spaces and ranges, unknown commands, register
+ * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
+ * transfers, chains longer than 255 descriptors, eventfd and poll(2),
+ * MEM_ALLOC + mmap, fork() with a registered buffer, close with a chain in
+ * flight; with the emulator, a stalled chain and RESET.
+ *
+ * FPGACOMM_TEST_DEVICE must name a /dev node, else the test is skipped.
+ * Extra modes for the VM scripts: --timeout-test (the driver's
+ * dma_timeout_ms recovery, expects it set low) and --remove-test (PCI
+ * remove with the file open, then rescan).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/capability.h>
+
+#include <fpgacomm/hw.h>
+#include <uapi/fpgacomm.h>
+
+#define EXIT_SKIP	77
+#define WAIT_MS		20000
+
+static const char *path;
+static int fd = -1;
+static struct fc_ioc_info info;
+static long page;
+
+/* ---- helpers ---- */
+
+static int xioctl(int f, unsigned long cmd, void *arg)
+{
+	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
+}
+
+#define assert_rc(expr, want)                                              \
+	do {                                                               \
+		int _rc = (expr), _want = (want);                          \
+		if (_rc != _want)                                          \
+			fail_msg("%s = %d (%s), expected %d (%s)", #expr, \
+				 _rc, strerror(-_rc), _want,               \
+				 strerror(-_want));                        \
+	} while (0)
+#define assert_ok(expr) assert_rc(expr, 0)
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void fill(void *p, size_t len, uint32_t seed)
+{
+	uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		b[i] = seed >> 16;
+	}
+}
+
+static int reg_read(uint32_t off, uint32_t *val)
+{
+	struct fc_ioc_reg r = { .offset = off };
+	int rc = xioctl(fd, FC_IOC_REG_READ, &r);
+
+	*val = r.value;
+	return rc;
+}
+
+static int reg_write(uint32_t off, uint32_t val)
+{
+	struct fc_ioc_reg r = { .offset = off, .value = val };
+
+	return xioctl(fd, FC_IOC_REG_WRITE, &r);
+}
+
+static int mem_register(int f, const void *addr, uint64_t len, uint32_t *h)
+{
+	struct fc_ioc_mem m = { .addr = (uintptr_t)addr, .len = len };
+	int rc = xioctl(f, FC_IOC_MEM_REGISTER, &m);
+
+	*h = m.handle;
+	return rc;
+}
+
+static int mem_unregister(int f, uint32_t h)
+{
+	struct fc_ioc_mem m = { .handle = h };
+
+	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
+}
+
+static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
+{
+	struct fc_ioc_loc l = { .space = FC_SPACE_HOST, .handle = handle,
+				.addr = addr };
+	return l;
+}
+
+static struct fc_ioc_loc board(uint64_t addr)
+{
+	struct fc_ioc_loc l = { .space = FC_SPACE_BOARD, .addr = addr };
+	return l;
+}
+
+static struct fc_ioc_xfer xfer(struct fc_ioc_loc s, struct fc_ioc_loc d,
+			       uint64_t len)
+{
+	struct fc_ioc_xfer x = { .src = s, .dst = d, .len = len };
+	return x;
+}
+
+static int submit_on(int f, struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
+{
+	struct fc_ioc_submit s = { .count = n, .xfers = (uintptr_t)x };
+	int rc = xioctl(f, FC_IOC_SUBMIT, &s);
+
+	*t = s.ticket;
+	return rc;
+}
+
+static int submit(struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
+{
+	return submit_on(fd, x, n, t);
+}
+
+/* WAIT; returns the ioctl's result, or the chain's status. */
+static int wait_on(int f, uint64_t t, int ms, struct fc_ioc_wait *out)
+{
+	struct fc_ioc_wait w = { .ticket = t, .timeout_ms = ms };
+	int rc = xioctl(f, FC_IOC_WAIT, &w);
+
+	if (out)
+		*out = w;
+	return rc ? rc : w.status;
+}
+
+static int run_chain(struct fc_ioc_xfer *x, uint32_t n)
+{
+	uint64_t t;
+	int rc = submit(x, n, &t);
+
+	return rc ? rc : wait_on(fd, t, WAIT_MS, NULL);
+}
+
+static int is_emulated(void)
+{
+	return !!(info.hw_caps & FC_CAP_EMULATED);
+}
+
+#define need_emulator()                                                   \
+	do {                                                              \
+		if (!is_emulated()) {                                     \
+			print_message("[   SKIP   ] needs the emulator\n"); \
+			skip();                                           \
+		}                                                         \
+	} while (0)
+
+/* Drop capabilities from this (child) process's effective set. */
+static void drop_caps(uint64_t caps)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		_exit(90);
+	d[0].effective &= ~(uint32_t)caps;
+	d[1].effective &= ~(uint32_t)(caps >> 32);
+	if (syscall(SYS_capset, &h, d))
+		_exit(91);
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* ---- struct layout ---- */
+
+static void test_layout(void **state)
+{
+	assert_int_equal(sizeof(struct fc_ioc_info), 112);
+	assert_int_equal(offsetof(struct fc_ioc_info, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_info, abi_version), 4);
+	assert_int_equal(offsetof(struct fc_ioc_info, features), 8);
+	assert_int_equal(offsetof(struct fc_ioc_info, irq_mode), 12);
+	assert_int_equal(offsetof(struct fc_ioc_info, hw_id), 16);
+	assert_int_equal(offsetof(struct fc_ioc_info, hw_version), 20);
+	assert_int_equal(offsetof(struct fc_ioc_info, hw_caps), 24);
+	assert_int_equal(offsetof(struct fc_ioc_info, node_id), 28);
+	assert_int_equal(offsetof(struct fc_ioc_info, dma_engines), 32);
+	assert_int_equal(offsetof(struct fc_ioc_info, num_ports), 36);
+	assert_int_equal(offsetof(struct fc_ioc_info, max_chain), 40);
+	assert_int_equal(offsetof(struct fc_ioc_info, numa_node), 44);
+	assert_int_equal(offsetof(struct fc_ioc_info, max_xfer_len), 48);
+	assert_int_equal(offsetof(struct fc_ioc_info, board_mem_size), 56);
+	assert_int_equal(offsetof(struct fc_ioc_info, regs_size), 64);
+	assert_int_equal(offsetof(struct fc_ioc_info, aperture_size), 72);
+	assert_int_equal(offsetof(struct fc_ioc_info, reserved), 80);
+
+	assert_int_equal(sizeof(struct fc_ioc_mem), 48);
+	assert_int_equal(offsetof(struct fc_ioc_mem, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_mem, handle), 4);
+	assert_int_equal(offsetof(struct fc_ioc_mem, addr), 8);
+	assert_int_equal(offsetof(struct fc_ioc_mem, len), 16);
+	assert_int_equal(offsetof(struct fc_ioc_mem, mmap_offset), 24);
+	assert_int_equal(offsetof(struct fc_ioc_mem, reserved), 32);
+
+	assert_int_equal(sizeof(struct fc_ioc_loc), 16);
+	assert_int_equal(offsetof(struct fc_ioc_loc, space), 0);
+	assert_int_equal(offsetof(struct fc_ioc_loc, handle), 4);
+	assert_int_equal(offsetof(struct fc_ioc_loc, addr), 8);
+
+	assert_int_equal(sizeof(struct fc_ioc_xfer), 48);
+	assert_int_equal(offsetof(struct fc_ioc_xfer, src), 0);
+	assert_int_equal(offsetof(struct fc_ioc_xfer, dst), 16);
+	assert_int_equal(offsetof(struct fc_ioc_xfer, len), 32);
+	assert_int_equal(offsetof(struct fc_ioc_xfer, flags), 40);
+	assert_int_equal(offsetof(struct fc_ioc_xfer, reserved), 44);
+
+	assert_int_equal(sizeof(struct fc_ioc_submit), 48);
+	assert_int_equal(offsetof(struct fc_ioc_submit, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_submit, count), 4);
+	assert_int_equal(offsetof(struct fc_ioc_submit, xfers), 8);
+	assert_int_equal(offsetof(struct fc_ioc_submit, eventfd), 16);
+	assert_int_equal(offsetof(struct fc_ioc_submit, reserved0), 20);
+	assert_int_equal(offsetof(struct fc_ioc_submit, ticket), 24);
+	assert_int_equal(offsetof(struct fc_ioc_submit, reserved), 32);
+
+	assert_int_equal(sizeof(struct fc_ioc_wait), 48);
+	assert_int_equal(offsetof(struct fc_ioc_wait, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_wait, timeout_ms), 4);
+	assert_int_equal(offsetof(struct fc_ioc_wait, ticket), 8);
+	assert_int_equal(offsetof(struct fc_ioc_wait, status), 16);
+	assert_int_equal(offsetof(struct fc_ioc_wait, hw_error), 20);
+	assert_int_equal(offsetof(struct fc_ioc_wait, hw_index), 24);
+	assert_int_equal(offsetof(struct fc_ioc_wait, reserved0), 28);
+	assert_int_equal(offsetof(struct fc_ioc_wait, reserved), 32);
+
+	assert_int_equal(sizeof(struct fc_ioc_reg), 16);
+	assert_int_equal(offsetof(struct fc_ioc_reg, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_reg, offset), 4);
+	assert_int_equal(offsetof(struct fc_ioc_reg, value), 8);
+	assert_int_equal(offsetof(struct fc_ioc_reg, reserved), 12);
+
+	assert_int_equal(sizeof(struct fc_ioc_reset), 8);
+
+	assert_int_equal(_IOC_SIZE(FC_IOC_INFO), sizeof(struct fc_ioc_info));
+	assert_int_equal(_IOC_SIZE(FC_IOC_SUBMIT), sizeof(struct fc_ioc_submit));
+	assert_int_equal(_IOC_SIZE(FC_IOC_WAIT), sizeof(struct fc_ioc_wait));
+	assert_int_equal(_IOC_NR(FC_IOC_REG_WRITE), 8);
+}
+
+/* ---- INFO, unknown commands ---- */
+
+static void test_info(void **state)
+{
+	struct fc_ioc_info i = { .flags = 1 };
+
+	assert_rc(xioctl(fd, FC_IOC_INFO, &i), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_INFO, NULL), -EFAULT);
+	assert_rc(xioctl(fd, FC_IOC_INFO, (void *)16), -EFAULT);
+	memset(&i, 0, sizeof(i));
+	assert_ok(xioctl(fd, FC_IOC_INFO, &i));
+	assert_int_equal(i.abi_version, FC_ABI_VERSION);
+	assert_int_equal(i.hw_id, FC_HW_ID_MAGIC);
+	assert_int_equal(i.max_chain, 255);
+	assert_true(i.max_xfer_len >= 1 && i.max_xfer_len <= FC_DESC_MAX_LEN);
+	assert_int_equal(i.regs_size, FC_BAR0_SIZE);
+	assert_true(i.features & FC_FEAT_DMA);
+	assert_true(i.features & FC_FEAT_MEM_REGISTER);
+	assert_true(i.features & FC_FEAT_REG);
+	assert_true(i.irq_mode <= FC_IRQ_MODE_MSIX);
+	assert_true(i.numa_node >= -1);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(i.reserved[k], 0);
+	print_message("features 0x%x irq_mode %u node %u mem %" PRIu64
+		      " aperture %" PRIu64 "\n", i.features, i.irq_mode,
+		      i.node_id, (uint64_t)i.board_mem_size,
+		      (uint64_t)i.aperture_size);
+}
+
+static void test_unknown_commands(void **state)
+{
+	char buf[256] = { 0 };
+
+	assert_rc(xioctl(fd, _IO(FC_IOC_MAGIC, 0x7f), NULL), -ENOTTY);
+	assert_rc(xioctl(fd, _IOWR(FC_IOC_MAGIC, 0x09, struct fc_ioc_reg), buf),
+		  -ENOTTY);
+	/* a known number with another size or direction */
+	assert_rc(xioctl(fd, _IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_reg), buf),
+		  -ENOTTY);
+	assert_rc(xioctl(fd, _IOR(FC_IOC_MAGIC, 0x05, struct fc_ioc_wait), buf),
+		  -ENOTTY);
+	assert_rc(xioctl(fd, _IOWR('x', 0x00, struct fc_ioc_info), buf),
+		  -ENOTTY);
+	assert_rc(xioctl(fd, 0, NULL), -ENOTTY);
+	assert_rc(xioctl(fd, 0xffffffffu, NULL), -ENOTTY);
+}
+
+/* ---- registers ---- */
+
+static void test_reg(void **state)
+{
+	static const uint32_t bad[] = { 1, 2, 3, 0x21, FC_BAR0_SIZE,
+					FC_BAR0_SIZE + 4, FC_BAR0_SIZE - 1,
+					0x7ffffffc, 0xfffffffc, 0xffffffff };
+	struct fc_ioc_reg r;
+	uint32_t v;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_rc(reg_read(bad[i], &v), -EINVAL);
+		assert_rc(reg_write(bad[i], 0xbad), -EINVAL);
+	}
+	r = (struct fc_ioc_reg){ .offset = FC_REG_ID, .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_REG_READ, &r), -EINVAL);
+	r = (struct fc_ioc_reg){ .offset = FC_REG_ID, .reserved = 1 };
+	assert_rc(xioctl(fd, FC_IOC_REG_READ, &r), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_REG_WRITE, &r), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_REG_READ, NULL), -EFAULT);
+	assert_rc(xioctl(fd, FC_IOC_REG_WRITE, (void *)8), -EFAULT);
+
+	assert_ok(reg_read(FC_REG_ID, &v));
+	assert_int_equal(v, FC_HW_ID_MAGIC);
+	assert_ok(reg_read(FC_BAR0_SIZE - 4, &v));
+	assert_ok(reg_write(FC_REG_SCRATCH, 0x12345678));
+	if (is_emulated()) {
+		double t0 = now_ms();
+
+		do {
+			assert_ok(reg_read(FC_REG_SCRATCH_ECHO, &v));
+		} while (v != ~0x12345678u && now_ms() - t0 < 2000);
+		assert_int_equal(v, ~0x12345678u);
+	}
+}
+
+/* Without CAP_SYS_RAWIO: reads work, writes and the register mmap do not. */
+static void test_reg_privilege(void **state)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint32_t v;
+		void *p;
+
+		drop_caps(1ull << CAP_SYS_RAWIO);
+		if (reg_read(FC_REG_ID, &v) || v != FC_HW_ID_MAGIC)
+			_exit(1);
+		if (reg_write(FC_REG_SCRATCH, 1) != -EPERM)
+			_exit(2);
+		p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+		if (p != MAP_FAILED || errno != EPERM)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(child_status(pid), 0);
+}
+
+static void test_mmap_regs(void **state)
+{
+	volatile uint32_t *r;
+	void *p;
+
+	if (!(info.features & FC_FEAT_MMAP_REGS))
+		skip();
+	r = mmap(NULL, FC_BAR0_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 FC_MMAP_REGS);
+	assert_true(r != MAP_FAILED);
+	assert_int_equal(r[FC_REG_ID / 4], FC_HW_ID_MAGIC);
+	munmap((void *)r, FC_BAR0_SIZE);
+	/* too long, private, at an odd place */
+	p = mmap(NULL, FC_BAR0_SIZE + page, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p == MAP_FAILED && errno == EINVAL);
+	p = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(p == MAP_FAILED && errno == EINVAL);
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_BAR0_SIZE);
+	assert_true(p == MAP_FAILED && errno == EINVAL);
+	if (info.aperture_size) {
+		p = mmap(NULL, info.aperture_size, PROT_READ, MAP_SHARED, fd,
+			 FC_MMAP_APERTURE);
+		assert_true(p != MAP_FAILED);
+		munmap(p, info.aperture_size);
+	}
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
+		 FC_MMAP_APERTURE + info.aperture_size);
+	assert_true(p == MAP_FAILED && errno == EINVAL);
+}
+
+/* ---- memory registration ---- */
+
+static void test_mem_register_bad(void **state)
+{
+	struct fc_ioc_mem m;
+	uint8_t *p, buf[100];
+	uint32_t h, h2;
+
+	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf, .len = 0 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
+	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf, .len = 8, .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
+	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf, .len = 8,
+				 .reserved[1] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, NULL), -EFAULT);
+	/* wrapping, kernel and unmapped addresses */
+	assert_rc(mem_register(fd, buf, UINT64_MAX, &h), -EINVAL);
+	assert_rc(mem_register(fd, (void *)0xffff888000000000ull, 4096, &h),
+		  -EFAULT);
+	p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	munmap(p + page, 2 * page);
+	assert_rc(mem_register(fd, p + page, page, &h), -EFAULT);
+	assert_rc(mem_register(fd, p + page - 10, 20, &h), -EFAULT);
+	/* read-only memory cannot be a DMA target */
+	mprotect(p, page, PROT_READ);
+	assert_rc(mem_register(fd, p, page, &h), -EFAULT);
+	munmap(p, page);
+
+	/* any alignment; unregister twice; unknown handles */
+	assert_ok(mem_register(fd, buf + 3, 77, &h));
+	assert_true(h != 0);
+	assert_ok(mem_register(fd, buf + 1, 1, &h2));
+	assert_true(h2 != h);
+	assert_ok(mem_unregister(fd, h));
+	assert_rc(mem_unregister(fd, h), -EINVAL);
+	assert_rc(mem_unregister(fd, 0), -EINVAL);
+	assert_rc(mem_unregister(fd, 0xffffffffu), -EINVAL);
+	m = (struct fc_ioc_mem){ .handle = h2, .flags = 2 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_UNREGISTER, &m), -EINVAL);
+	assert_ok(mem_unregister(fd, h2));
+}
+
+/* RLIMIT_MEMLOCK holds without CAP_IPC_LOCK. */
+static void test_memlock_limit(void **state)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 256 << 10, 256 << 10 };
+		size_t len = 4 << 20;
+		uint8_t *p = malloc(len);
+		uint32_t h;
+
+		drop_caps(1ull << CAP_IPC_LOCK);
+		if (!p || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(10);
+		memset(p, 1, len);
+		if (mem_register(fd, p, len, &h) != -ENOMEM)
+			_exit(1);
+		if (mem_register(fd, p, 64 << 10, &h))
+			_exit(2);
+		if (mem_unregister(fd, h))
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(child_status(pid), 0);
+}
+
+/* ---- SUBMIT and WAIT argument checks ---- */
+
+static void test_submit_bad(void **state)
+{
+	static uint8_t buf[8192];
+	struct fc_ioc_xfer x[256], one;
+	struct fc_ioc_submit s;
+	uint32_t h;
+	uint64_t t;
+	unsigned int i;
+
+	assert_ok(mem_register(fd, buf, sizeof(buf), &h));
+	for (i = 0; i < 256; i++)
+		x[i] = xfer(host(h, i), board(0x10000 + i), 1);
+
+	assert_rc(submit(x, 0, &t), -E2BIG);
+	assert_rc(submit(x, 256, &t), -E2BIG);
+	assert_rc(submit(x, UINT32_MAX, &t), -E2BIG);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = 16 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EFAULT);
+	s = (struct fc_ioc_submit){ .count = 2,
+				    .xfers = (uintptr_t)buf + sizeof(buf) - 48 };
+	(void)s;
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, NULL), -EFAULT);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+				    .flags = 2 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+				    .reserved0 = 1 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+				    .reserved[1] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+				    .flags = FC_SUBMIT_EVENTFD,
+				    .eventfd = 9999 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EBADF);
+	s.eventfd = fd; /* not an eventfd */
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+
+	/* per transfer: flags, reserved, lengths, spaces, handles, ranges */
+	one = x[0];
+	one.flags = 1;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = x[0];
+	one.reserved = 1;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = x[0];
+	one.len = 0;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one.len = info.max_xfer_len + 1;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one.len = UINT64_MAX;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = x[0];
+	one.src.space = 3;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one.src.space = 0xffffffffu;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = x[0];
+	one.dst.handle = h; /* board space with a handle */
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = x[0];
+	one.src.handle = h + 1000;
+	assert_rc(submit(&one, 1, &t), -EINVAL);
+	one = xfer(host(h, sizeof(buf) - 10), board(0), 11);
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	one = xfer(host(h, UINT64_MAX), board(0), 2);
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	one = xfer(host(h, 0), board(info.board_mem_size - 10), 11);
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	one = xfer(host(h, 0), board(UINT64_MAX - 1), 4);
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	one = xfer(host(h, 0), board(0), 4);
+	one.dst.space = FC_SPACE_FABRIC;
+	one.dst.addr = 1ull << 50; /* reserved fabric bits */
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	/* user addresses: unmapped, kernel, wrapping */
+	one = xfer(host(0, 4096), board(0), 100);
+	assert_rc(submit(&one, 1, &t), -EFAULT);
+	one = xfer(board(0), host(0, 0xffff888000000000ull), 100);
+	assert_rc(submit(&one, 1, &t), -EFAULT);
+	one = xfer(board(0), host(0, UINT64_MAX - 5), 100);
+	assert_rc(submit(&one, 1, &t), -ERANGE);
+	/* one bad transfer at the end spoils the chain */
+	x[254] = xfer(host(h, 0), board(0), 0);
+	assert_rc(submit(x, 255, &t), -EINVAL);
+	x[254] = xfer(host(h, 254), board(0x10000 + 254), 1);
+	assert_ok(run_chain(x, 255));
+	assert_ok(mem_unregister(fd, h));
+}
+
+static void test_wait_bad(void **state)
+{
+	struct fc_ioc_wait w;
+	uint64_t t;
+	uint8_t buf[64];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0), 64);
+	struct fc_ioc_reset r = { .reserved = 1 };
+
+	assert_ok(submit(&x, 1, &t));
+	assert_ok(wait_on(fd, t, WAIT_MS, NULL));
+	assert_rc(wait_on(fd, t + 1, 0, NULL), -ENOENT);
+	assert_rc(wait_on(fd, t + 1, -1, NULL), -ENOENT);
+	assert_rc(wait_on(fd, 0, -1, NULL), -ENOENT);
+	assert_rc(wait_on(fd, UINT64_MAX, 100, NULL), -ENOENT);
+	w = (struct fc_ioc_wait){ .ticket = t, .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_WAIT, &w), -EINVAL);
+	w = (struct fc_ioc_wait){ .ticket = t, .reserved0 = 1 };
+	assert_rc(xioctl(fd, FC_IOC_WAIT, &w), -EINVAL);
+	w = (struct fc_ioc_wait){ .ticket = t, .reserved[0] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_WAIT, &w), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_WAIT, NULL), -EFAULT);
+	assert_rc(xioctl(fd, FC_IOC_RESET, &r), -EINVAL);
+	r = (struct fc_ioc_reset){ .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_RESET, &r), -EINVAL);
+	/* a ticket is known to its file only */
+	{
+		int f2 = open(path, O_RDWR);
+
+		assert_true(f2 >= 0);
+		assert_rc(wait_on(f2, t, 0, NULL), -ENOENT);
+		close(f2);
+	}
+	/* the old result stays */
+	assert_ok(wait_on(fd, t, 0, NULL));
+}
+
+/* ---- transfers ---- */
+
+static void test_user_address_roundtrip(void **state)
+{
+	size_t len = 300000;
+	uint8_t *a = malloc(len + 7), *b = malloc(len + 7);
+	struct fc_ioc_xfer x[2];
+
+	assert_non_null(a);
+	assert_non_null(b);
+	fill(a, len + 7, 1);
+	memset(b, 0, len + 7);
+	x[0] = xfer(host(0, (uintptr_t)a + 3), board(0x123457), len);
+	x[1] = xfer(board(0x123457), host(0, (uintptr_t)b + 5), len);
+	assert_ok(run_chain(x, 2));
+	assert_memory_equal(a + 3, b + 5, len);
+	assert_int_equal(b[4], 0);
+	assert_int_equal(b[len + 5], 0);
+	/* host to host, and from read-only memory */
+	memset(b, 0, len);
+	x[0] = xfer(host(0, (uintptr_t)a), host(0, (uintptr_t)b), len);
+	assert_ok(run_chain(x, 1));
+	assert_memory_equal(a, b, len);
+	{
+		static const char ro[] = "read-only source, pinned without FOLL_WRITE";
+
+		x[0] = xfer(host(0, (uintptr_t)ro), host(0, (uintptr_t)b),
+			    sizeof(ro));
+		assert_ok(run_chain(x, 1));
+		assert_memory_equal(ro, b, sizeof(ro));
+	}
+	free(a);
+	free(b);
+}
+
+/*
+ * Pages touched in reverse order are rarely adjacent in physical memory:
+ * one transfer then needs far more than 255 descriptors, which the driver
+ * runs as several hardware chains under one ticket.
+ */
+static void test_many_descriptors(void **state)
+{
+	size_t len = 4 << 20, i;
+	uint8_t *a, *b;
+	uint32_t d0, d1, ha;
+	struct fc_ioc_xfer x[2];
+
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(a != MAP_FAILED && b != MAP_FAILED);
+	madvise(a, len, MADV_NOHUGEPAGE);
+	madvise(b, len, MADV_NOHUGEPAGE);
+	for (i = len; i > 0; i -= page) {
+		a[i - page] = 1;
+		b[i - page] = 1;
+	}
+	fill(a, len, 7);
+	memset(b, 0, len);
+	assert_ok(mem_register(fd, a, len, &ha));
+	assert_ok(reg_read(FC_DMA_REG(0, FC_DMA_DOORBELLS), &d0));
+	x[0] = xfer(host(ha, 1), board(0x200000), len - 1);
+	x[1] = xfer(board(0x200000), host(0, (uintptr_t)b + 1), len - 1);
+	assert_ok(run_chain(x, 2));
+	assert_ok(reg_read(FC_DMA_REG(0, FC_DMA_DOORBELLS), &d1));
+	print_message("4 MiB there and back: %u hardware chains\n", d1 - d0);
+	assert_memory_equal(a + 1, b + 1, len - 1);
+	assert_int_equal(b[0], 0);
+	assert_ok(mem_unregister(fd, ha));
+	munmap(a, len);
+	munmap(b, len);
+}
+
+static void test_eventfd_poll(void **state)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint8_t buf[4096];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x3000), 4096);
+	struct fc_ioc_submit s = { .count = 1, .xfers = (uintptr_t)&x,
+				   .flags = FC_SUBMIT_EVENTFD };
+	struct pollfd p[2];
+	uint64_t v;
+
+	assert_true(efd >= 0);
+	fill(buf, sizeof(buf), 3);
+	/* no chain ended since the last WAIT: not readable */
+	p[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(p, 1, 0), 0);
+	s.eventfd = efd;
+	assert_ok(xioctl(fd, FC_IOC_SUBMIT, &s));
+	p[0] = (struct pollfd){ .fd = efd, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(p, 1, WAIT_MS), 1);
+	assert_int_equal(read(efd, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1);
+	assert_int_equal(poll(&p[1], 1, WAIT_MS), 1);
+	assert_true(p[1].revents & POLLIN);
+	assert_ok(wait_on(fd, s.ticket, 0, NULL));
+	p[1].revents = 0;
+	assert_int_equal(poll(&p[1], 1, 0), 0);
+	close(efd);
+}
+
+static void test_mem_alloc_mmap(void **state)
+{
+	struct fc_ioc_mem m = { .len = 10000 };
+	struct fc_ioc_xfer x[2];
+	uint8_t *p, *q;
+	void *bad;
+
+	if (!(info.features & FC_FEAT_MEM_ALLOC))
+		skip();
+	assert_rc(xioctl(fd, FC_IOC_MEM_ALLOC, &(struct fc_ioc_mem){ 0 }),
+		  -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_MEM_ALLOC,
+			 &(struct fc_ioc_mem){ .len = 1, .flags = 1 }), -EINVAL);
+	assert_ok(xioctl(fd, FC_IOC_MEM_ALLOC, &m));
+	assert_true(m.handle != 0 && m.mmap_offset != 0);
+	p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 m.mmap_offset);
+	assert_true(p != MAP_FAILED);
+	bad = mmap(NULL, 4 * page, PROT_READ, MAP_SHARED, fd, m.mmap_offset);
+	assert_true(bad == MAP_FAILED);
+	bad = mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
+		   m.mmap_offset + (1ull << 32));
+	assert_true(bad == MAP_FAILED);
+	fill(p, 10000, 9);
+	q = calloc(1, 10000);
+	x[0] = xfer(host(m.handle, 0), board(0x5000), 10000);
+	x[1] = xfer(board(0x5000), host(0, (uintptr_t)q), 10000);
+	assert_ok(run_chain(x, 2));
+	assert_memory_equal(p, q, 10000);
+	/* unregistered while mapped: the mapping keeps the memory */
+	assert_ok(mem_unregister(fd, m.handle));
+	p[0] ^= 1;
+	munmap(p, 3 * page);
+	free(q);
+}
+
+/*
+ * fork() with a registered buffer: the pinned pages stay the parent's, so
+ * a transfer after the fork lands where the parent sees it, even after the
+ * parent wrote to the buffer (which would break copy-on-write).
+ */
+static void test_fork(void **state)
+{
+	size_t len = 64 * 1024;
+	uint8_t *buf = aligned_alloc(page, len), *pat = malloc(len);
+	struct fc_ioc_xfer x;
+	int pipefd[2];
+	uint32_t h;
+	pid_t pid;
+	char c;
+
+	assert_non_null(buf);
+	assert_non_null(pat);
+	memset(buf, 0xaa, len);
+	fill(pat, len, 11);
+	assert_ok(mem_register(fd, buf, len, &h));
+	x = xfer(host(0, (uintptr_t)pat), board(0x400000), len);
+	assert_ok(run_chain(&x, 1));
+	assert_int_equal(pipe(pipefd), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* the child scribbles over its copy, then waits */
+		memset(buf, 0xcc, len);
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) != 1)
+			_exit(5);
+		/* the parent's DMA must not have reached the child's copy */
+		_exit(buf[0] == 0xcc && buf[len - 1] == 0xcc ? 0 : 1);
+	}
+	close(pipefd[0]);
+	memset(buf, 0xbb, len); /* the parent writes too */
+	x = xfer(board(0x400000), host(h, 0), len);
+	assert_ok(run_chain(&x, 1));
+	assert_memory_equal(buf, pat, len);
+	assert_int_equal(write(pipefd[1], "x", 1), 1);
+	close(pipefd[1]);
+	assert_int_equal(child_status(pid), 0);
+	assert_ok(mem_unregister(fd, h));
+	free(buf);
+	free(pat);
+}
+
+/* ---- emulator fault knobs: stalls, RESET, close in flight ---- */
+
+static void test_stall_reset(void **state)
+{
+	uint8_t buf[5000];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x600000),
+				    sizeof(buf));
+	struct fc_ioc_reset r = { 0 };
+	struct fc_ioc_wait w;
+	uint64_t t1, t2, t3;
+	double t0;
+
+	need_emulator();
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	assert_ok(submit(&x, 1, &t1));
+	assert_ok(submit(&x, 1, &t2));
+	assert_rc(wait_on(fd, t1, 0, NULL), -ETIMEDOUT);
+	t0 = now_ms();
+	assert_rc(wait_on(fd, t1, 50, NULL), -ETIMEDOUT);
+	assert_true(now_ms() - t0 >= 45);
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_rc(wait_on(fd, t1, 0, &w), -ECANCELED);
+	assert_int_equal(w.hw_error, FC_DMA_ERR_ABORTED);
+	assert_rc(wait_on(fd, t2, 0, NULL), -ECANCELED);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	assert_ok(submit(&x, 1, &t3));
+	assert_ok(wait_on(fd, t3, WAIT_MS, NULL));
+}
+
+static void test_error_index(void **state)
+{
+	uint8_t buf[300];
+	struct fc_ioc_xfer x[3];
+	struct fc_ioc_wait w;
+	uint64_t t;
+
+	need_emulator();
+	x[0] = xfer(host(0, (uintptr_t)buf), board(0x7000), 100);
+	x[1] = xfer(host(0, (uintptr_t)buf + 100), board(0x8000), 100);
+	x[2] = xfer(host(0, (uintptr_t)buf + 200), board(0x9000), 100);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_ERROR, FC_DMA_ERR_ROUTE));
+	assert_ok(submit(x, 3, &t));
+	assert_rc(wait_on(fd, t, WAIT_MS, &w), -EHOSTUNREACH);
+	assert_int_equal(w.hw_error, FC_DMA_ERR_ROUTE);
+	assert_true(w.hw_index < 3);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_ERROR, 0));
+	assert_ok(run_chain(x, 3));
+}
+
+/* Close a file whose chains are queued and running: close is prompt. */
+static void test_close_in_flight(void **state)
+{
+	size_t len = 1 << 20;
+	uint8_t *a = malloc(len), *b = malloc(len);
+	struct fc_ioc_xfer x;
+	uint64_t t;
+	uint32_t h;
+	double t0;
+	int f2, i;
+
+	need_emulator();
+	assert_non_null(a);
+	assert_non_null(b);
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_register(f2, b, len, &h));
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	for (i = 0; i < 8; i++) {
+		x = xfer(host(0, (uintptr_t)a), host(h, 0), len);
+		assert_ok(submit_on(f2, &x, 1, &t));
+	}
+	t0 = now_ms();
+	close(f2);
+	print_message("close with 8 chains in flight: %.1f ms\n",
+		      now_ms() - t0);
+	assert_true(now_ms() - t0 < 3000);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	free(a); /* the closed file must not touch these any more */
+	free(b);
+	/* the engine goes on for the others */
+	{
+		uint8_t c[100];
+
+		x = xfer(host(0, (uintptr_t)c), board(0), sizeof(c));
+		assert_ok(run_chain(&x, 1));
+	}
+}
+
+/* A process killed with chains in flight. */
+static void test_killed_in_flight(void **state)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	need_emulator();
+	assert_int_equal(pipe(pipefd), 0);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int f = open(path, O_RDWR);
+		static uint8_t buf[65536];
+		struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf),
+					    board(0x1000), sizeof(buf));
+		uint64_t t;
+
+		if (f < 0 || submit_on(f, &x, 1, &t) || submit_on(f, &x, 1, &t))
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(2);
+		wait_on(f, t, -1, NULL); /* killed in here */
+		_exit(3);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	{
+		uint8_t b[100];
+		struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)b), board(0),
+					    sizeof(b));
+
+		assert_ok(run_chain(&x, 1));
+	}
+}
+
+/* ---- modes for the VM scripts ---- */
+
+/* dma_timeout_ms set low by the caller: a stalled chain fails by itself. */
+static int timeout_test(void)
+{
+	uint8_t buf[4096], back[4096];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
+				    sizeof(buf));
+	struct fc_ioc_wait w;
+	uint64_t t;
+	double t0;
+	int rc;
+
+	if (!is_emulated()) {
+		printf("SKIP: needs the emulator's stall knob\n");
+		return EXIT_SKIP;
+	}
+	fill(buf, sizeof(buf), 5);
+	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
+		return 1;
+	t0 = now_ms();
+	rc = wait_on(fd, t, -1, &w);
+	printf("stalled chain: WAIT gave %d (%s) hw_error %u after %.0f ms\n",
+	       rc, strerror(-rc), w.hw_error, now_ms() - t0);
+	reg_write(FC_EMU_FAULT_DMA_STALL, 0);
+	if (rc != -ETIMEDOUT)
+		return 1;
+	x = xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
+	if (run_chain(&x, 1))
+		return 1;
+	x = xfer(board(0x1000), host(0, (uintptr_t)back), sizeof(back));
+	if (run_chain(&x, 1) || memcmp(buf, back, sizeof(buf)))
+		return 1;
+	printf("the next transfers work\n");
+	return 0;
+}
+
+/* PCI remove with the file open, then a rescan brings the board back. */
+static int remove_test(void)
+{
+	struct fc_ioc_info i = { 0 };
+	static uint8_t buf[8192];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
+				    sizeof(buf));
+	char pcidir[512], file[600];
+	uint64_t t;
+	uint32_t h, v;
+	ssize_t n;
+	void *p;
+	int f, rc = 0;
+
+	n = readlink("/sys/class/fpgacomm/fpgacomm0/device", pcidir,
+		     sizeof(pcidir) - 1);
+	if (n < 0)
+		return 1;
+	pcidir[n] = 0;
+	snprintf(file, sizeof(file), "/sys/class/fpgacomm/fpgacomm0/device/remove");
+	if (mem_register(fd, buf, sizeof(buf), &h))
+		return 1;
+	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
+		return 1;
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+
+	f = open(file, O_WRONLY);
+	if (f < 0 || write(f, "1", 1) != 1) {
+		perror("remove");
+		return 1;
+	}
+	close(f);
+	printf("removed %s with the file open\n", pcidir);
+
+#define EXPECT(expr, want)                                                \
+	do {                                                              \
+		int _r = (expr);                                          \
+		if (_r != (want)) {                                       \
+			printf("FAIL: %s = %d, expected %d\n", #expr, _r, \
+			       want);                                     \
+			rc = 1;                                           \
+		}                                                         \
+	} while (0)
+	EXPECT(xioctl(fd, FC_IOC_INFO, &i), -ENODEV);
+	EXPECT(reg_read(FC_REG_ID, &v), -ENODEV);
+	EXPECT(submit(&x, 1, &t), -ENODEV);
+	EXPECT(wait_on(fd, t, -1, NULL), -ENODEV);
+	EXPECT(mem_unregister(fd, h), -ENODEV);
+	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
+	if (p != MAP_FAILED)
+		munmap(p, page);
+	close(fd);
+	fd = -1;
+
+	f = open("/sys/bus/pci/rescan", O_WRONLY);
+	if (f < 0 || write(f, "1", 1) != 1) {
+		perror("rescan");
+		return 1;
+	}
+	close(f);
+	fd = open(path, O_RDWR);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	EXPECT(xioctl(fd, FC_IOC_INFO, &i), 0);
+	EXPECT(reg_write(FC_EMU_FAULT_DMA_STALL, 0), 0);
+	x = xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
+	EXPECT(run_chain(&x, 1), 0);
+	printf("after rescan: %s works again\n", path);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_unknown_commands),
+		cmocka_unit_test(test_reg),
+		cmocka_unit_test(test_reg_privilege),
+		cmocka_unit_test(test_mmap_regs),
+		cmocka_unit_test(test_mem_register_bad),
+		cmocka_unit_test(test_memlock_limit),
+		cmocka_unit_test(test_submit_bad),
+		cmocka_unit_test(test_wait_bad),
+		cmocka_unit_test(test_user_address_roundtrip),
+		cmocka_unit_test(test_many_descriptors),
+		cmocka_unit_test(test_eventfd_poll),
+		cmocka_unit_test(test_mem_alloc_mmap),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_stall_reset),
+		cmocka_unit_test(test_error_index),
+		cmocka_unit_test(test_close_in_flight),
+		cmocka_unit_test(test_killed_in_flight),
+	};
+	struct stat st;
+
+	page = sysconf(_SC_PAGESIZE);
+	path = getenv("FPGACOMM_TEST_DEVICE");
+	if (!path || stat(path, &st) || !S_ISCHR(st.st_mode)) {
+		printf("SKIP: FPGACOMM_TEST_DEVICE (%s) is not a /dev node\n",
+		       path ? path : "unset");
+		return EXIT_SKIP;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		printf("SKIP: %s: %s\n", path, strerror(errno));
+		return EXIT_SKIP;
+	}
+	if (xioctl(fd, FC_IOC_INFO, &info)) {
+		printf("%s: INFO: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--timeout-test"))
+		return timeout_test();
+	if (argc > 1 && !strcmp(argv[1], "--remove-test"))
+		return remove_test();
+	if (getenv("FPGACOMM_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}
