@@ -75,10 +75,10 @@ FORCE:
 
 # Tools and tests link the static library so that they run from the tree.
 tools: $(TOOLS)
-$(B)/tools/%: tools/%.c $(LIB_A)
+$(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
@@ -86,10 +86,10 @@ $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 tests: $(TESTS)
-$(B)/tests/%: tests/%.c $(LIB_A)
+$(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
 
 deps:
 	@scripts/install-deps.sh
@@ -134,5 +134,40 @@ format:
 
 clean:
 	rm -rf $(B)
+
+# ---- The kernel driver: install, and its tests in a VM ----
+.PHONY: driver-install vm-check
+
+# Installs the fpgacomm.ko that `make driver` built, for the kernel it was
+# built for (from its vermagic; KDIR=DIR names the build tree otherwise),
+# with kbuild's modules_install (DESTDIR becomes INSTALL_MOD_PATH; signed
+# only if the build tree has a signing key), then driver/99-fpgacomm.rules
+# if the driver has one, then depmod (not when staging into DESTDIR).
+driver-install: driver
+	@set -e; ko=driver/fpgacomm.ko; \
+	krel=$$(modinfo -F vermagic $$ko | cut -d' ' -f1); \
+	kdir='$(KDIR)'; kdir=$${kdir:-/lib/modules/$$krel/build}; \
+	echo "driver-install: $$ko for $$krel, build tree $$kdir"; \
+	nosign=; \
+	if [ ! -f "$$kdir/certs/signing_key.pem" ]; then \
+		echo "driver-install: no signing key in $$kdir: module unsigned"; \
+		nosign=CONFIG_MODULE_SIG_ALL=; \
+	fi; \
+	$(MAKE) -C "$$kdir" M=$(CURDIR)/driver INSTALL_MOD_PATH=$(DESTDIR) \
+		$$nosign modules_install; \
+	if [ -f driver/99-fpgacomm.rules ]; then \
+		install -D -m 644 driver/99-fpgacomm.rules \
+			$(DESTDIR)/etc/udev/rules.d/99-fpgacomm.rules; \
+		if [ -z '$(DESTDIR)' ] && command -v udevadm > /dev/null; then \
+			udevadm control --reload 2> /dev/null || true; \
+		fi; \
+	fi; \
+	if [ -z '$(DESTDIR)' ]; then depmod -a $$krel; fi
+
+# The driver and the library against two emulated boards in a QEMU VM
+# (TCG, 2 CPUs are enough); see scripts/vm/README.md. Not part of `check`.
+vm-check:
+	@scripts/install-deps.sh --vm
+	scripts/vm/run-vm-tests.sh
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

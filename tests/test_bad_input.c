@@ -33,29 +33,14 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#define EXIT_SKIP 77
-#define WAIT_MS	  20000 /* generous: valgrind is slow */
-#define HBUF_LEN  (1u << 20)
+#include "harness.h"
 
-static const char *dev_name;
-static struct fc_dev *dev;
-static struct fc_info info;
+#define HBUF_LEN (1u << 20)
+
 static struct fc_mem *hbuf; /* fc_mem_alloc'd staging buffer */
 static struct fc_mem *hbuf2;
-static uint64_t seed;
-static uint64_t rng;
-static unsigned int n_skipped;
 
 /* ---- helpers ---- */
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 fc_strerror(_rc), _want, fc_strerror(_want)); \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
 
 /* Either of two errors is acceptable. */
 #define assert_rc2(expr, w1, w2)                                           \
@@ -66,57 +51,6 @@ static unsigned int n_skipped;
 				 _rc, fc_strerror(_rc), #w1, #w2);         \
 	} while (0)
 
-#define skip_because(why)                                \
-	do {                                             \
-		print_message("[   SKIP   ] %s\n", why); \
-		n_skipped++;                             \
-		skip();                                  \
-	} while (0)
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rnd_fill(void *p, size_t len)
-{
-	uint8_t *b = p;
-	uint64_t v;
-
-	while (len >= 8) {
-		v = rnd();
-		memcpy(b, &v, 8);
-		b += 8;
-		len -= 8;
-	}
-	v = rnd();
-	memcpy(b, &v, len);
-}
-
-static void rng_reset(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*name)
-		h = (h ^ (uint8_t)*name++) * 0x100000001b3ull;
-	rng = seed ^ h;
-}
-
-static struct fc_xfer xfer(struct fc_loc s, struct fc_loc d, uint64_t len)
-{
-	struct fc_xfer x;
-
-	memset(&x, 0, sizeof(x));
-	x.src = s;
-	x.dst = d;
-	x.len = len;
-	return x;
-}
-
 /* A transfer that is fine in every respect. */
 static struct fc_xfer good(void)
 {
@@ -126,21 +60,6 @@ static struct fc_xfer good(void)
 static uint8_t *hb(uint64_t off)
 {
 	return (uint8_t *)hbuf->addr + off;
-}
-
-static void assert_same(const void *got, const void *want, size_t len,
-			const char *what)
-{
-	const uint8_t *g = got, *w = want;
-	size_t i;
-
-	if (!memcmp(g, w, len))
-		return;
-	for (i = 0; i < len && g[i] == w[i]; i++)
-		;
-	fail_msg("%s: byte %zu of %zu differs: got 0x%02x, expected 0x%02x "
-		 "(seed %" PRIu64 ")",
-		 what, i, len, g[i], w[i], seed);
 }
 
 static void board_write(uint64_t baddr, const void *p, uint64_t len)
@@ -175,11 +94,6 @@ static void assert_device_works(void)
 	x[1] = xfer(fc_board(baddr), fc_host(hbuf, 8192 + 5), len);
 	assert_ok(fc_dma_run(dev, x, 2, WAIT_MS));
 	assert_same(hb(8192 + 5), hb(3), len, "round trip after an error");
-}
-
-static int is_emulated(void)
-{
-	return !!(info.caps & FC_CAP_EMULATED);
 }
 
 static void need_emulator(void)
@@ -1110,26 +1024,12 @@ static void test_close(void **state)
 
 static int group_setup(void **state)
 {
-	if (fc_mem_alloc(dev, HBUF_LEN, 0, &hbuf) || !hbuf)
-		return -1;
-	if (fc_mem_alloc(dev, HBUF_LEN, 0, &hbuf2) || !hbuf2)
-		return -1;
-	return 0;
+	return harness_alloc(HBUF_LEN, &hbuf, &hbuf2);
 }
 
 static int group_teardown(void **state)
 {
-	int ret = 0;
-
-	if (!dev)
-		return -1;
-	if (hbuf && fc_mem_free(dev, hbuf))
-		ret = -1;
-	if (hbuf2 && fc_mem_free(dev, hbuf2))
-		ret = -1;
-	if (fc_close(dev))
-		ret = -1;
-	return ret;
+	return harness_close(hbuf, hbuf2);
 }
 
 /* A failed test must not leave a fault knob set or a chain stalled. */
@@ -1175,37 +1075,11 @@ int main(void)
 		T(test_emu_dma_stall_reset),
 		T(test_close), /* last: reopens the board */
 	};
-	const unsigned int ntests = sizeof(tests) / sizeof(tests[0]);
-	const char *s = getenv("FPGACOMM_TEST_SEED");
 	int rc;
 
-	dev_name = getenv("FPGACOMM_TEST_DEVICE");
-	if (!dev_name || !*dev_name)
-		dev_name = "emu:";
-	setenv("FPGACOMM_EMU_MEM", "512M", 0);
-	seed = s && *s ? strtoull(s, NULL, 0) :
-			 (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	printf("test_bad_input: device %s, seed %" PRIu64
-	       " (FPGACOMM_TEST_SEED repeats it)\n",
-	       dev_name, seed);
-
-	rc = fc_open(&dev, dev_name);
-	if (rc) {
-		/* no such board is a skip; a broken emulator is a failure */
-		if (strncmp(dev_name, "emu:", 4) &&
-		    (rc == -ENOENT || rc == -ENODEV)) {
-			printf("SKIP: no board %s (%s)\n", dev_name,
-			       fc_strerror(rc));
-			return EXIT_SKIP;
-		}
-		printf("fc_open(\"%s\"): %s\n", dev_name, fc_strerror(rc));
-		return 1;
-	}
-	rc = fc_query(dev, &info);
-	if (rc) {
-		printf("fc_query: %s\n", fc_strerror(rc));
-		return 1;
-	}
+	rc = harness_open("test_bad_input");
+	if (rc)
+		return rc;
 	if (!(info.caps & FC_CAP_DMA) || !(info.caps & FC_CAP_BOARD_MEM) ||
 	    info.board_mem_size < (16u << 20)) {
 		printf("SKIP: needs DMA and 16 MiB of board memory "
@@ -1215,10 +1089,5 @@ int main(void)
 		return EXIT_SKIP;
 	}
 
-	if (getenv("FPGACOMM_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
-	rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
-	if (rc)
-		return 1;
-	return n_skipped == ntests ? EXIT_SKIP : 0;
+	return harness_run(tests, group_setup, group_teardown);
 }

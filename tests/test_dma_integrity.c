@@ -27,46 +27,15 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#define EXIT_SKIP 77
-#define WAIT_MS	  20000	     /* generous: valgrind is slow */
-#define BUF_LEN	  (8u << 20) /* each host staging buffer */
-#define GUARD	  64
+#include "harness.h"
 
-static struct fc_dev *dev;
-static struct fc_info info;
+#define BUF_LEN (8u << 20) /* each host staging buffer */
+#define GUARD	64
+
 static struct fc_mem *src; /* staging buffers, fc_mem_alloc'd */
 static struct fc_mem *dst;
-static uint64_t seed;
-static uint64_t rng;
-static unsigned int n_skipped;
 
 /* ---- helpers ---- */
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 fc_strerror(_rc), _want, fc_strerror(_want)); \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
-
-#define skip_because(why)                                \
-	do {                                             \
-		print_message("[   SKIP   ] %s\n", why); \
-		n_skipped++;                             \
-		skip();                                  \
-	} while (0)
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* A number in [lo, hi]. */
 static uint64_t rnd_range(uint64_t lo, uint64_t hi)
@@ -76,31 +45,6 @@ static uint64_t rnd_range(uint64_t lo, uint64_t hi)
 	if (hi - lo == UINT64_MAX)
 		return rnd();
 	return lo + rnd() % (hi - lo + 1);
-}
-
-static void rnd_fill(void *p, size_t len)
-{
-	uint8_t *b = p;
-	uint64_t v;
-
-	while (len >= 8) {
-		v = rnd();
-		memcpy(b, &v, 8);
-		b += 8;
-		len -= 8;
-	}
-	v = rnd();
-	memcpy(b, &v, len);
-}
-
-/* Each test draws from its own stream so that a filtered run repeats. */
-static void rng_reset(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*name)
-		h = (h ^ (uint8_t)*name++) * 0x100000001b3ull;
-	rng = seed ^ h;
 }
 
 /* An odd board address at which @len bytes fit, when one exists. */
@@ -113,17 +57,6 @@ static uint64_t rnd_board_addr(uint64_t len)
 	return a;
 }
 
-static struct fc_xfer xfer(struct fc_loc s, struct fc_loc d, uint64_t len)
-{
-	struct fc_xfer x;
-
-	memset(&x, 0, sizeof(x));
-	x.src = s;
-	x.dst = d;
-	x.len = len;
-	return x;
-}
-
 static uint8_t *sbuf(uint64_t off)
 {
 	return (uint8_t *)src->addr + off;
@@ -132,21 +65,6 @@ static uint8_t *sbuf(uint64_t off)
 static uint8_t *dbuf(uint64_t off)
 {
 	return (uint8_t *)dst->addr + off;
-}
-
-static void assert_same(const void *got, const void *want, size_t len,
-			const char *what)
-{
-	const uint8_t *g = got, *w = want;
-	size_t i;
-
-	if (!memcmp(g, w, len))
-		return;
-	for (i = 0; i < len && g[i] == w[i]; i++)
-		;
-	fail_msg("%s: byte %zu of %zu differs: got 0x%02x, expected 0x%02x "
-		 "(seed %" PRIu64 ")",
-		 what, i, len, g[i], w[i], seed);
 }
 
 static void assert_filled(const void *p, size_t len, uint8_t byte,
@@ -233,11 +151,6 @@ static uint64_t clamp_len(uint64_t len)
 	if (len > BUF_LEN - 2 * 4096)
 		len = BUF_LEN - 2 * 4096;
 	return len;
-}
-
-static int is_emulated(void)
-{
-	return !!(info.caps & FC_CAP_EMULATED);
 }
 
 /* ---- tests ---- */
@@ -850,24 +763,12 @@ static int clear_knobs(void **state)
 
 static int group_setup(void **state)
 {
-	if (fc_mem_alloc(dev, BUF_LEN, 0, &src) || !src)
-		return -1;
-	if (fc_mem_alloc(dev, BUF_LEN, 0, &dst) || !dst)
-		return -1;
-	return 0;
+	return harness_alloc(BUF_LEN, &src, &dst);
 }
 
 static int group_teardown(void **state)
 {
-	int ret = 0;
-
-	if (src && fc_mem_free(dev, src))
-		ret = -1;
-	if (dst && fc_mem_free(dev, dst))
-		ret = -1;
-	if (fc_close(dev))
-		ret = -1;
-	return ret;
+	return harness_close(src, dst);
 }
 
 int main(void)
@@ -886,37 +787,11 @@ int main(void)
 		T(test_overlap_in_chain),
 		T(test_order_between_chains),
 	};
-	const unsigned int ntests = sizeof(tests) / sizeof(tests[0]);
-	const char *name = getenv("FPGACOMM_TEST_DEVICE");
-	const char *s = getenv("FPGACOMM_TEST_SEED");
 	int rc;
 
-	if (!name || !*name)
-		name = "emu:";
-	setenv("FPGACOMM_EMU_MEM", "512M", 0);
-	seed = s && *s ? strtoull(s, NULL, 0) :
-			 (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	printf("test_dma_integrity: device %s, seed %" PRIu64
-	       " (FPGACOMM_TEST_SEED repeats it)\n",
-	       name, seed);
-
-	rc = fc_open(&dev, name);
-	if (rc) {
-		/* no such board is a skip; a broken emulator is a failure */
-		if (strncmp(name, "emu:", 4) &&
-		    (rc == -ENOENT || rc == -ENODEV)) {
-			printf("SKIP: no board %s (%s)\n", name,
-			       fc_strerror(rc));
-			return EXIT_SKIP;
-		}
-		printf("fc_open(\"%s\"): %s\n", name, fc_strerror(rc));
-		return 1;
-	}
-	rc = fc_query(dev, &info);
-	if (rc) {
-		printf("fc_query: %s\n", fc_strerror(rc));
-		return 1;
-	}
+	rc = harness_open("test_dma_integrity");
+	if (rc)
+		return rc;
 	if (!(info.caps & FC_CAP_DMA) || !(info.caps & FC_CAP_BOARD_MEM)) {
 		printf("SKIP: board has no DMA engine or no board memory "
 		       "(caps 0x%x)\n",
@@ -934,10 +809,5 @@ int main(void)
 		return EXIT_SKIP;
 	}
 
-	if (getenv("FPGACOMM_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
-	rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
-	if (rc)
-		return 1;
-	return n_skipped == ntests ? EXIT_SKIP : 0;
+	return harness_run(tests, group_setup, group_teardown);
 }

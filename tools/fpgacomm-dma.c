@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,7 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#define EXIT_USAGE 2
+#include "tool_util.h"
 
 enum {
 	DIR_H2B = 1,
@@ -46,7 +45,7 @@ struct result {
 	uint32_t doorbells; /* accepted during the timed chains */
 };
 
-static const char *prog = "fpgacomm-dma";
+const char *const prog = "fpgacomm-dma";
 
 static void usage(FILE *f)
 {
@@ -81,91 +80,6 @@ static void usage(FILE *f)
 }
 
 /* ---- Argument parsing ---- */
-
-/* A decimal or 0x-prefixed number with nothing after it but @end. */
-static int parse_num(const char *s, uint64_t *val, char **end)
-{
-	int base = 10;
-
-	/* strtoull accepts a sign and leading blanks; a count should not. */
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16;
-	errno = 0;
-	*val = strtoull(s, end, base);
-	if (errno)
-		return -errno;
-	if (*end == s || (base == 16 && *end == s + 2))
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *val)
-{
-	char *end;
-	int ret = parse_num(s, val, &end);
-
-	if (ret)
-		return ret;
-	return *end ? -EINVAL : 0;
-}
-
-/* A number with an optional binary suffix: K, M, G, T (also KiB, KB...). */
-static int parse_size(const char *s, uint64_t *val)
-{
-	unsigned int shift;
-	char *end;
-	int ret;
-
-	ret = parse_num(s, val, &end);
-	if (ret)
-		return ret;
-	switch (*end) {
-	case '\0':
-		return 0;
-	case 'k':
-	case 'K':
-		shift = 10;
-		break;
-	case 'm':
-	case 'M':
-		shift = 20;
-		break;
-	case 'g':
-	case 'G':
-		shift = 30;
-		break;
-	case 't':
-	case 'T':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	end++;
-	if (!strcmp(end, "iB") || !strcmp(end, "B"))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (*val > UINT64_MAX >> shift)
-		return -ERANGE;
-	*val <<= shift;
-	return 0;
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	exit(EXIT_USAGE);
-}
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -202,7 +116,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->dev = optarg;
 			break;
 		case 's':
-			ret = parse_size(optarg, &o->size);
+			ret = parse_size(optarg, &o->size, "KMGT", true);
 			if (ret == -ERANGE)
 				usage_error("size '%s' is too large", optarg);
 			if (ret)
@@ -251,7 +165,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->verify = false;
 			break;
 		case O_BOARD_ADDR:
-			ret = parse_size(optarg, &o->board_addr);
+			ret = parse_size(optarg, &o->board_addr, "KMGT", true);
 			if (ret == -ERANGE)
 				usage_error("board address '%s' is too large",
 					    optarg);
@@ -273,13 +187,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_JSON:
 			o->json = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			/* getopt_long() has said what is wrong. */
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			exit(EXIT_USAGE);
+			other_option(c, usage);
 		}
 	}
 	if (optind < argc)
@@ -509,23 +418,6 @@ static int64_t first_mismatch(const uint8_t *a, const uint8_t *b, size_t len)
 
 /* ---- Output ---- */
 
-static const char *human_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned int u = 0;
-	double v = bytes;
-
-	while (v >= 1024 && u < sizeof(units) / sizeof(units[0]) - 1) {
-		v /= 1024;
-		u++;
-	}
-	if (v == (uint64_t)v)
-		snprintf(buf, len, "%" PRIu64 " %s", (uint64_t)v, units[u]);
-	else
-		snprintf(buf, len, "%.2f %s", v, units[u]);
-	return buf;
-}
-
 static double gbps(const struct result *r)
 {
 	return r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
@@ -575,8 +467,8 @@ static void print_text(const struct report *rp)
 
 	printf("board %s: chains of %u x %s = %s at board address 0x%" PRIx64
 	       "\n",
-	       rp->name, o->count, human_size(o->size, s1, sizeof(s1)),
-	       human_size(rp->total, s2, sizeof(s2)), o->board_addr);
+	       rp->name, o->count, human_size(o->size, 2, s1, sizeof(s1)),
+	       human_size(rp->total, 2, s2, sizeof(s2)), o->board_addr);
 	if (rp->h2b.done)
 		print_dir_text(rp, "host->board", &rp->h2b);
 	if (rp->b2h.done)
@@ -609,22 +501,6 @@ static void print_dir_json(const struct report *rp, const char *key,
 	if (rp->mc.done)
 		printf(", \"dma_memcpy_ratio\": %.4f", gbps(r) / gbps(&rp->mc));
 	printf(" },\n");
-}
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 static void print_json(const struct report *rp)

@@ -19,6 +19,8 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
+#include "tool_util.h"
+
 #define PCI_NUM_BARS 6
 
 struct bar {
@@ -53,7 +55,7 @@ struct board_list {
 	unsigned int cap;
 };
 
-static const char *prog = "fpgacomm-info";
+const char *const prog = "fpgacomm-info";
 
 static void usage(FILE *f)
 {
@@ -333,24 +335,6 @@ static const char *cap_name(unsigned int bit, char *buf, size_t len)
 	return buf;
 }
 
-static const char *human_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = { "B",   "KiB", "MiB",
-					     "GiB", "TiB", "PiB" };
-	unsigned int u = 0;
-	double v = bytes;
-
-	while (v >= 1024 && u < sizeof(units) / sizeof(units[0]) - 1) {
-		v /= 1024;
-		u++;
-	}
-	if (v == (uint64_t)v)
-		snprintf(buf, len, "%" PRIu64 " %s", (uint64_t)v, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
-}
-
 /* The ID register spelled as its four ASCII characters, when printable. */
 static const char *id_text(uint32_t id, char *buf)
 {
@@ -398,10 +382,10 @@ static void print_info_text(const struct fc_info *in)
 		       port_up(in, p) ? "up" : "down");
 	printf("\n");
 	printf("  %-15s %s\n", "board memory",
-	       human_size(in->board_mem_size, buf, sizeof(buf)));
+	       human_size(in->board_mem_size, 1, buf, sizeof(buf)));
 	printf("  %-15s %u descriptors\n", "max chain", in->max_chain);
 	printf("  %-15s %s\n", "max transfer",
-	       human_size(in->max_xfer_len, buf, sizeof(buf)));
+	       human_size(in->max_xfer_len, 1, buf, sizeof(buf)));
 }
 
 static void print_pci_text(const struct board *b)
@@ -420,7 +404,7 @@ static void print_pci_text(const struct board *b)
 		snprintf(label, sizeof(label), "BAR%d", bar->index);
 		printf("  %-15s %s 0x%" PRIx64 ", %s%s%s\n", label,
 		       bar->io ? "io" : "mem", bar->addr,
-		       human_size(bar->size, buf, sizeof(buf)),
+		       human_size(bar->size, 1, buf, sizeof(buf)),
 		       bar->mem64 ? ", 64-bit" : "",
 		       bar->prefetch ? ", prefetchable" : "");
 	}
@@ -465,22 +449,6 @@ static void print_text(const struct board_list *l, int pci_found, bool scanned)
 }
 
 /* ---- JSON ---- */
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void json_pci(const struct board *b)
 {
@@ -586,13 +554,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (!*optarg || strlen(optarg) >= sizeof(l.b[0].name)) {
-				fprintf(stderr,
-					"%s: bad board name '%s'\n"
-					"Try '%s --help'.\n",
-					prog, optarg, prog);
-				return 2;
-			}
+			if (!*optarg || strlen(optarg) >= sizeof(l.b[0].name))
+				usage_error("bad board name '%s'", optarg);
 			snprintf(board_add(&l)->name, sizeof(l.b[0].name), "%s",
 				 optarg);
 			named = true;
@@ -603,21 +566,12 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			/* getopt_long() has said what is wrong. */
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return 2;
+			other_option(c, usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"%s: unexpected argument '%s'\nTry '%s --help'.\n",
-			prog, argv[optind], prog);
-		return 2;
-	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
 
 	/* Named boards replace the default list: show only what was asked. */
 	if (!named) {

@@ -4,10 +4,8 @@
  * bring-up and debugging.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +14,11 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#define EXIT_USAGE   2
+#include "tool_util.h"
+
 #define REG_NAME_MAX 64
 
-static const char *prog = "fpgacomm-reg";
+const char *const prog = "fpgacomm-reg";
 
 static void usage(FILE *f)
 {
@@ -49,49 +48,6 @@ static void usage(FILE *f)
 		prog, prog, FC_BAR0_SIZE);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	exit(EXIT_USAGE);
-}
-
-/* A decimal or 0x-prefixed number; with @k, an optional K or M suffix. */
-static int parse_u64(const char *s, uint64_t *val, bool k)
-{
-	int base = 10;
-	char *end;
-
-	/* strtoull would take a sign or blanks; an offset can't have them. */
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16;
-	errno = 0;
-	*val = strtoull(s, &end, base);
-	if (errno)
-		return -errno;
-	if (k && *end) {
-		unsigned int shift = (*end == 'k' || *end == 'K') ? 10 :
-				     (*end == 'm' || *end == 'M') ? 20 :
-								    0;
-
-		if (!shift)
-			return -EINVAL;
-		if (*val > UINT64_MAX >> shift)
-			return -ERANGE;
-		*val <<= shift;
-		end++;
-	}
-	return *end ? -EINVAL : 0;
-}
-
 static void check_offset(const char *what, uint64_t off)
 {
 	if (off >= FC_BAR0_SIZE)
@@ -112,7 +68,7 @@ static uint32_t parse_reg(const char *s)
 	size_t i;
 
 	if (isdigit((unsigned char)*s)) {
-		if (parse_u64(s, &off, false))
+		if (parse_u64(s, &off))
 			usage_error(
 				"bad register offset '%s': expected a number like 0x20",
 				s);
@@ -131,7 +87,7 @@ static uint32_t parse_value(const char *s)
 {
 	uint64_t v;
 
-	if (parse_u64(s, &v, false))
+	if (parse_u64(s, &v))
 		usage_error(
 			"bad value '%s': expected a number (decimal or 0x hex)",
 			s);
@@ -140,23 +96,23 @@ static uint32_t parse_value(const char *s)
 	return v;
 }
 
-static void reg_label(uint32_t off, char *buf, size_t len)
+/* Report error @ret of @doing ("reading", "writing") register @off. */
+static void reg_error(const char *doing, uint32_t off, int ret)
 {
-	if (fc_reg_name(off, buf, len))
-		snprintf(buf, len, "0x%04x", off);
+	char name[REG_NAME_MAX];
+
+	if (fc_reg_name(off, name, sizeof(name)))
+		snprintf(name, sizeof(name), "0x%04x", off);
+	fprintf(stderr, "%s: %s %s: %s\n", prog, doing, name, fc_strerror(ret));
 }
 
 /* RETURN VALUE: 0 or the library's error, already reported. */
 static int reg_read(struct fc_dev *dev, uint32_t off, uint32_t *val)
 {
-	char name[REG_NAME_MAX];
 	int ret = fc_reg_read(dev, off, val);
 
-	if (ret) {
-		reg_label(off, name, sizeof(name));
-		fprintf(stderr, "%s: reading %s: %s\n", prog, name,
-			fc_strerror(ret));
-	}
+	if (ret)
+		reg_error("reading", off, ret);
 	return ret;
 }
 
@@ -172,16 +128,11 @@ static int cmd_read(struct fc_dev *dev, uint32_t off)
 
 static int cmd_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 {
-	char name[REG_NAME_MAX];
 	int ret = fc_reg_write(dev, off, val);
 
-	if (ret) {
-		reg_label(off, name, sizeof(name));
-		fprintf(stderr, "%s: writing %s: %s\n", prog, name,
-			fc_strerror(ret));
-		return 1;
-	}
-	return 0;
+	if (ret)
+		reg_error("writing", off, ret);
+	return ret ? 1 : 0;
 }
 
 static int list_one(const char *name, uint32_t off, void *arg)
@@ -222,13 +173,13 @@ static void parse_dump_range(int argc, char **argv, uint32_t *start,
 	uint64_t s = 0, l = 0x100;
 
 	if (argc > 0) {
-		if (parse_u64(argv[0], &s, true))
+		if (parse_size(argv[0], &s, "KM", false))
 			usage_error("bad dump start '%s': expected a number",
 				    argv[0]);
 		check_offset("dump start", s);
 	}
 	if (argc > 1) {
-		if (parse_u64(argv[1], &l, true))
+		if (parse_size(argv[1], &l, "KM", false))
 			usage_error("bad dump length '%s': expected a number",
 				    argv[1]);
 		if (!l || l % 4)
@@ -354,13 +305,8 @@ int main(int argc, char **argv)
 		case 'd':
 			devname = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			/* getopt_long() has said what is wrong. */
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return EXIT_USAGE;
+			other_option(c, usage);
 		}
 	}
 	cmds = calloc(argc, sizeof(*cmds));

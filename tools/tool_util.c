@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Helpers shared by the command-line tools; see tool_util.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool_util.h"
+
+static void __attribute__((noreturn)) try_help(void)
+{
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	exit(EXIT_USAGE);
+}
+
+void other_option(int c, void (*usage)(FILE *f))
+{
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	try_help();
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	try_help();
+}
+
+/* A decimal or 0x-prefixed number; what follows it is left at *@end. */
+static int parse_num(const char *s, uint64_t *val, char **end)
+{
+	int base = 10;
+
+	/* strtoull accepts a sign and leading blanks; an argument should not. */
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16;
+	errno = 0;
+	*val = strtoull(s, end, base);
+	if (errno)
+		return -errno;
+	if (*end == s || (base == 16 && *end == s + 2))
+		return -EINVAL;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *val)
+{
+	char *end;
+	int ret = parse_num(s, val, &end);
+
+	if (ret)
+		return ret;
+	return *end ? -EINVAL : 0;
+}
+
+int parse_size(const char *s, uint64_t *val, const char *suffixes, bool unit)
+{
+	static const char scale[] = "KMGT"; /* 2^10, 2^20, ... */
+	unsigned int shift;
+	const char *p;
+	char *end;
+	int c, ret;
+
+	ret = parse_num(s, val, &end);
+	if (ret)
+		return ret;
+	if (!*end)
+		return 0;
+	c = toupper((unsigned char)*end);
+	p = strchr(scale, c);
+	if (!p || !strchr(suffixes, c))
+		return -EINVAL;
+	shift = 10 * (p - scale + 1);
+	end++;
+	if (unit && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (*val > UINT64_MAX >> shift)
+		return -ERANGE;
+	*val <<= shift;
+	return 0;
+}
+
+void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+const char *human_size(uint64_t bytes, int decimals, char *buf, size_t len)
+{
+	static const char *const units[] = { "B",   "KiB", "MiB",
+					     "GiB", "TiB", "PiB" };
+	unsigned int u = 0;
+	double v = bytes;
+
+	while (v >= 1024 && u < sizeof(units) / sizeof(units[0]) - 1) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (uint64_t)v)
+		snprintf(buf, len, "%" PRIu64 " %s", (uint64_t)v, units[u]);
+	else
+		snprintf(buf, len, "%.*f %s", decimals, v, units[u]);
+	return buf;
+}
