@@ -129,38 +129,6 @@ static long fc_ioctl_reg_read(struct fc_dev *fc, void __user *arg)
 	return 0;
 }
 
-/* Offsets of hw.h marked H: the host may write them. */
-static bool fc_reg_host_writable(u32 off)
-{
-	u32 r;
-
-	switch (off) {
-	case FC_REG_SCRATCH:
-	case FC_REG_APERTURE_BASE_LO:
-	case FC_REG_APERTURE_BASE_HI:
-	case FC_REG_BOARD_RESET:
-	case FC_REG_IRQ_ENABLE:
-	case FC_ROUTER_CTRL:
-	case FC_EMU_FAULT_DMA_STALL:
-	case FC_EMU_FAULT_DMA_ERROR:
-		return true;
-	}
-	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))
-		return true;
-	if (off >= FC_ROUTE_TABLE(0) && off < FC_ROUTE_TABLE(FC_MAX_NODES))
-		return true;
-	r = off - FC_DMA_BASE;
-	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
-		return r % FC_DMA_STRIDE <= FC_DMA_RESET;
-	r = off - FC_CHAN_BASE;
-	if (off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS)
-		return r % FC_CHAN_STRIDE <= FC_CHAN_HEAD;
-	r = off - FC_LS_BASE;
-	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
-		return r % FC_LS_STRIDE <= FC_LS_START;
-	return false;
-}
-
 /*
  * Behind ivshmem the register file is plain shared memory and the board
  * acts on it asynchronously. Make it behave like the hardware: writes to
@@ -172,7 +140,7 @@ static void fc_reg_write_emulated(struct fc_dev *fc, u32 off, u32 val)
 {
 	unsigned long end;
 
-	if (!fc_reg_host_writable(off))
+	if (!fc_hw_host_writable(off))
 		return;
 	fc_wr32(fc, off, val);
 	fc_ring(fc);

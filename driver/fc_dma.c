@@ -21,32 +21,6 @@
 /* How long a reset may take to be acknowledged by the board. */
 #define FC_RESET_TIMEOUT_MS	1000
 
-/* The errno of a hardware error code, as lib/dma.c maps them. */
-static int fc_dma_errno(u32 hw_error)
-{
-	switch (hw_error) {
-	case FC_DMA_ERR_NONE:
-		return 0;
-	case FC_DMA_ERR_COUNT:
-		return -E2BIG;
-	case FC_DMA_ERR_FETCH:
-	case FC_DMA_ERR_ADDR:
-		return -EFAULT;
-	case FC_DMA_ERR_ALIGN:
-	case FC_DMA_ERR_LEN:
-	case FC_DMA_ERR_FLAGS:
-	case FC_DMA_ERR_SPACE:
-	case FC_DMA_ERR_RSVD:
-		return -EINVAL;
-	case FC_DMA_ERR_ROUTE:
-		return -EHOSTUNREACH;
-	case FC_DMA_ERR_ABORTED:
-		return -ECANCELED;
-	default:
-		return -EIO;
-	}
-}
-
 /* ---- building descriptors ---- */
 
 /* A position in one end of a transfer: a linear address or DMA segments. */
@@ -346,7 +320,7 @@ void fc_dma_process(struct fc_dev *fc)
 			index = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX));
 			index = fc_failed_xfer(c, index);
 			fc_engine_reset(fc);
-			fc_chain_end(c, err ? fc_dma_errno(err) : -EIO, err,
+			fc_chain_end(c, err ? fc_hw_dma_errno(err) : -EIO, err,
 				     index, &done);
 		} else if (c->cur + 1 < c->ntables) {
 			c->cur++;

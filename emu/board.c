@@ -122,43 +122,9 @@ void *fcemu_board_mem(struct fcemu *emu, uint64_t *size)
 	return emu->mem;
 }
 
-/* Offset within a block of @count instances of @stride bytes, or -1. */
-static long block_reg(uint32_t off, uint32_t base, uint32_t stride,
-		      uint32_t count)
-{
-	if (off < base || off >= base + stride * count)
-		return -1;
-	return (off - base) % stride;
-}
-
 bool fcemu_host_writable(uint32_t off)
 {
-	long r;
-
-	switch (off) {
-	case FC_REG_SCRATCH:
-	case FC_REG_APERTURE_BASE_LO:
-	case FC_REG_APERTURE_BASE_HI:
-	case FC_REG_BOARD_RESET:
-	case FC_REG_IRQ_ENABLE:
-	case FC_ROUTER_CTRL:
-	case FC_EMU_FAULT_DMA_STALL:
-	case FC_EMU_FAULT_DMA_ERROR:
-		return true;
-	}
-	if (block_reg(off, FC_REG_IRQ_ACK(0), 4, FC_IRQ_VECTORS) == 0 ||
-	    block_reg(off, FC_ROUTE_TABLE(0), 4, FC_MAX_NODES) == 0)
-		return true;
-	r = block_reg(off, FC_DMA_BASE, FC_DMA_STRIDE, FC_DMA_MAX_ENGINES);
-	if (r >= 0)
-		return r <= FC_DMA_RESET;
-	r = block_reg(off, FC_CHAN_BASE, FC_CHAN_STRIDE, FC_MAX_CHANNELS);
-	if (r >= 0)
-		return r <= FC_CHAN_HEAD;
-	r = block_reg(off, FC_LS_BASE, FC_LS_STRIDE, FC_MAX_LS);
-	if (r >= 0)
-		return r <= FC_LS_START;
-	return false;
+	return fc_hw_host_writable(off);
 }
 
 void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)

@@ -282,7 +282,7 @@ static void reap(struct emu_board *b)
 		return;
 	if (rd(b, FC_DMA_REG(0, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
 		err = rd(b, FC_DMA_REG(0, FC_DMA_ERROR));
-		record_fail(b, t, fc__dma_errno(err), err,
+		record_fail(b, t, fc_hw_dma_errno(err), err,
 			    rd(b, FC_DMA_REG(0, FC_DMA_ERR_INDEX)));
 		/* Recover at once: the next chain must not need a reload. */
 		wr(b, FC_DMA_REG(0, FC_DMA_RESET), ++b->reset_seq);

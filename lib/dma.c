@@ -7,31 +7,6 @@
 
 #include "internal.h"
 
-int fc__dma_errno(uint32_t hw_error)
-{
-	switch (hw_error) {
-	case FC_DMA_ERR_NONE:
-		return 0;
-	case FC_DMA_ERR_COUNT:
-		return -E2BIG;
-	case FC_DMA_ERR_FETCH:
-	case FC_DMA_ERR_ADDR:
-		return -EFAULT;
-	case FC_DMA_ERR_ALIGN:
-	case FC_DMA_ERR_LEN:
-	case FC_DMA_ERR_FLAGS:
-	case FC_DMA_ERR_SPACE:
-	case FC_DMA_ERR_RSVD:
-		return -EINVAL;
-	case FC_DMA_ERR_ROUTE:
-		return -EHOSTUNREACH;
-	case FC_DMA_ERR_ABORTED:
-		return -ECANCELED;
-	default:
-		return -EIO;
-	}
-}
-
 static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
 		     uint64_t len)
 {

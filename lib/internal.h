@@ -69,9 +69,6 @@ extern const struct fc__backend fc__kernel_backend;
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 void fc__mem_release_all(struct fc_dev *dev);
 
-/* lib/dma.c */
-int fc__dma_errno(uint32_t hw_error);
-
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__now_ns(void);

@@ -18,6 +18,11 @@
 #define FPGACOMM_HW_H
 
 #include <linux/types.h>
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#else
+#include <errno.h>
+#endif
 
 /* PCI identity of the board (placeholder IDs of the reference design). */
 #define FC_PCI_VENDOR_ID	0x1172
@@ -337,5 +342,65 @@ struct fc_hw_pkt {
 #define FC_EMU_FAULT_DMA_STALL	0xf004	/* H: non-zero: engines make no progress */
 #define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
 #define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
+
+/* ---- Derived facts, shared so that every side agrees ---- */
+
+/* Is @off a register the host writes ("H" above)? Others ignore writes. */
+static inline int fc_hw_host_writable(__u32 off)
+{
+	__u32 r;
+
+	switch (off) {
+	case FC_REG_SCRATCH:
+	case FC_REG_APERTURE_BASE_LO:
+	case FC_REG_APERTURE_BASE_HI:
+	case FC_REG_BOARD_RESET:
+	case FC_REG_IRQ_ENABLE:
+	case FC_ROUTER_CTRL:
+	case FC_EMU_FAULT_DMA_STALL:
+	case FC_EMU_FAULT_DMA_ERROR:
+		return 1;
+	}
+	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))
+		return 1;
+	if (off >= FC_ROUTE_TABLE(0) && off < FC_ROUTE_TABLE(FC_MAX_NODES))
+		return 1;
+	r = off - FC_DMA_BASE;
+	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
+		return r % FC_DMA_STRIDE <= FC_DMA_RESET;
+	r = off - FC_CHAN_BASE;
+	if (off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS)
+		return r % FC_CHAN_STRIDE <= FC_CHAN_HEAD;
+	r = off - FC_LS_BASE;
+	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
+		return r % FC_LS_STRIDE <= FC_LS_START;
+	return 0;
+}
+
+/* The errno a chain ending with DMA error @err reports (0 for none). */
+static inline int fc_hw_dma_errno(__u32 err)
+{
+	switch (err) {
+	case FC_DMA_ERR_NONE:
+		return 0;
+	case FC_DMA_ERR_COUNT:
+		return -E2BIG;
+	case FC_DMA_ERR_FETCH:
+	case FC_DMA_ERR_ADDR:
+		return -EFAULT;
+	case FC_DMA_ERR_ALIGN:
+	case FC_DMA_ERR_LEN:
+	case FC_DMA_ERR_FLAGS:
+	case FC_DMA_ERR_SPACE:
+	case FC_DMA_ERR_RSVD:
+		return -EINVAL;
+	case FC_DMA_ERR_ROUTE:
+		return -EHOSTUNREACH;
+	case FC_DMA_ERR_ABORTED:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
 
 #endif /* FPGACOMM_HW_H */
