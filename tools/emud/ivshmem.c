@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@ static int send_msg(int sock, int64_t value, int fd)
 	struct iovec iov = { &le, sizeof(le) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cmsg;
+	ssize_t n;
 
 	if (fd >= 0) {
 		memset(control, 0, sizeof(control));
@@ -28,9 +31,13 @@ static int send_msg(int sock, int64_t value, int fd)
 		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
 	}
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(le))
-		return -errno ? -errno : -EIO;
-	return 0;
+	do {
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* 8 bytes into an empty socket buffer: short only if it broke. */
+	return n == (ssize_t)sizeof(le) ? 0 : -EIO;
 }
 
 static void close_efds(int *efd, unsigned int n)
@@ -51,8 +58,10 @@ static int open_efds(int *efd, unsigned int n)
 	for (v = 0; v < n; v++) {
 		efd[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (efd[v] < 0) {
+			int ret = -errno;
+
 			close_efds(efd, v);
-			return -errno;
+			return ret;
 		}
 	}
 	return 0;
@@ -62,37 +71,57 @@ int ivshmem_server_init(struct ivshmem_server *s, const char *path,
 			int shm_fd, unsigned int vectors)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->path = path;
+	s->listen_fd = -1;
 	s->client_fd = -1;
 	s->shm_fd = shm_fd;
 	s->vectors = vectors;
 	s->next_id = IVSHMEM_DAEMON_ID + 1;
+	memset(s->self_efd, -1, sizeof(s->self_efd));
 	memset(s->guest_efd, -1, sizeof(s->guest_efd));
-	if (!vectors || vectors > IVSHMEM_MAX_VECTORS ||
-	    strlen(path) >= sizeof(addr.sun_path))
+	if (!vectors || vectors > IVSHMEM_MAX_VECTORS)
 		return -EINVAL;
+	/*
+	 * Bind and listen under a temporary name, then rename: whoever waits
+	 * for @path (run-vm.sh, before it starts QEMU) never finds a socket
+	 * that refuses connections, and a stale one is replaced atomically.
+	 */
+	ret = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.%d.tmp",
+		       path, (int)getpid());
+	if (ret < 0 || (size_t)ret >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+
 	ret = open_efds(s->self_efd, vectors);
 	if (ret)
 		return ret;
-
-	strcpy(addr.sun_path, path);
 	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->listen_fd < 0) {
 		ret = -errno;
 		goto err_close_efds;
 	}
-	unlink(path);
-	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    listen(s->listen_fd, 4)) {
+	unlink(addr.sun_path);
+	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		ret = -errno;
 		goto err_close_listen;
 	}
+	if (listen(s->listen_fd, 4) || stat(addr.sun_path, &st) ||
+	    rename(addr.sun_path, path)) {
+		ret = -errno;
+		goto err_unlink_tmp;
+	}
+	s->sock_dev = st.st_dev;
+	s->sock_ino = st.st_ino;
 	return 0;
 
+err_unlink_tmp:
+	unlink(addr.sun_path);
 err_close_listen:
 	close(s->listen_fd);
+	s->listen_fd = -1;
 err_close_efds:
 	close_efds(s->self_efd, vectors);
 	return ret;
@@ -106,12 +135,19 @@ void ivshmem_server_drop_client(struct ivshmem_server *s)
 	close_efds(s->guest_efd, s->vectors);
 }
 
-void ivshmem_server_fini(struct ivshmem_server *s, const char *path)
+void ivshmem_server_fini(struct ivshmem_server *s)
 {
+	struct stat st;
+
 	ivshmem_server_drop_client(s);
 	close_efds(s->self_efd, s->vectors);
-	close(s->listen_fd);
-	unlink(path);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	s->listen_fd = -1;
+	/* Another daemon may have taken the path over since: leave its file. */
+	if (!lstat(s->path, &st) && st.st_dev == s->sock_dev &&
+	    st.st_ino == s->sock_ino)
+		unlink(s->path);
 }
 
 int ivshmem_server_accept(struct ivshmem_server *s)
@@ -127,7 +163,9 @@ int ivshmem_server_accept(struct ivshmem_server *s)
 		close(fd);	/* one guest per board */
 		return -EBUSY;
 	}
-	id = s->next_id++;
+	id = s->next_id;
+	s->next_id = s->next_id == UINT16_MAX ? IVSHMEM_DAEMON_ID + 1 :
+						 s->next_id + 1;
 	ret = open_efds(s->guest_efd, s->vectors);
 	if (ret)
 		goto err_close;

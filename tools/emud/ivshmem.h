@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The server side of QEMU's ivshmem client-server protocol (QEMU's
- * docs/specs/ivshmem-spec.txt), with the daemon itself as peer 0: a guest's
+ * docs/specs/ivshmem-spec.rst), with the daemon itself as peer 0: a guest's
  * ivshmem-doorbell device rings us on our eventfds, and we interrupt the
  * guest through the eventfds we hand it.
  */
@@ -9,6 +9,7 @@
 #define EMUD_IVSHMEM_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <fpgacomm/hw.h>
 
@@ -16,6 +17,9 @@
 #define IVSHMEM_DAEMON_ID	FC_IVSHMEM_DAEMON_PEER	/* guests ring us */
 
 struct ivshmem_server {
+	const char *path;
+	dev_t sock_dev;			/* our socket file, to remove only it */
+	ino_t sock_ino;
 	int listen_fd;
 	int client_fd;			/* one guest at a time; -1 if none */
 	int shm_fd;
@@ -25,12 +29,21 @@ struct ivshmem_server {
 	uint16_t next_id;
 };
 
-/* RETURN VALUE: 0 or -errno. */
+/*
+ * Listen at @path. The socket file appears there only once it accepts
+ * connections, so a launcher may start QEMU as soon as it sees the file.
+ * RETURN VALUE: 0 or -errno (-ENAMETOOLONG: @path too long for a socket).
+ */
 int ivshmem_server_init(struct ivshmem_server *s, const char *path,
 			int shm_fd, unsigned int vectors);
-void ivshmem_server_fini(struct ivshmem_server *s, const char *path);
+/* Drop the guest, close everything, remove the socket file if still ours. */
+void ivshmem_server_fini(struct ivshmem_server *s);
 
-/* Accept a guest (QEMU) and send it the setup messages. */
+/*
+ * Accept a guest (QEMU) and send it the setup messages.
+ * RETURN VALUE: 0; -EBUSY if a guest is already connected (the new one is
+ * turned away); other -errno from the socket or eventfd calls.
+ */
 int ivshmem_server_accept(struct ivshmem_server *s);
 void ivshmem_server_drop_client(struct ivshmem_server *s);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -197,17 +198,54 @@ static int add_fd(int ep, int fd, uint64_t tag)
 
 enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT };
 
-/* Sleep in the plain mode: spin a little, then back off up to 1 ms. */
-static int plain_timeout_ms(unsigned int idle_rounds)
+/*
+ * How long to sleep before looking again. While an engine moves data, only
+ * look for events. With the ivshmem server, a doorbell wakes us; a stalled
+ * engine (the fault knob) waits for one too, as the host rings after it
+ * clears the knob. ivshmem-plain tells us of no write: poll the registers,
+ * spinning briefly after activity, then every 1 ms, then every 10 ms.
+ */
+#define PLAIN_SPIN_ROUNDS	64
+#define PLAIN_FAST_ROUNDS	1000	/* about a second at 1 ms */
+#define PLAIN_SLOW_MS		10
+
+static int wait_ms(const struct emud *d, uint64_t moved, unsigned int idle)
 {
-	return idle_rounds < 64 ? 0 : 1;
+	if (moved)
+		return 0;
+	if (d->have_srv)
+		return -1;
+	if (idle < PLAIN_SPIN_ROUNDS)
+		return 0;
+	if (idle < PLAIN_SPIN_ROUNDS + PLAIN_FAST_ROUNDS)
+		return 1;
+	return PLAIN_SLOW_MS;
 }
 
-static int run(struct emud *d, int sfd)
+static void accept_guest(struct emud *d, int ep)
+{
+	int ret = ivshmem_server_accept(&d->srv);
+
+	if (ret == -EBUSY) {
+		fprintf(stderr, "%s: a second guest was turned away\n", prog);
+		return;
+	}
+	if (ret) {
+		fprintf(stderr, "%s: guest setup: %s\n", prog, strerror(-ret));
+		return;
+	}
+	if (add_fd(ep, d->srv.client_fd, TAG_CLIENT))
+		die("epoll: %s", strerror(errno));
+	if (d->verbose)
+		fprintf(stderr, "%s: guest connected\n", prog);
+}
+
+static void run(struct emud *d, int sfd)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	unsigned int idle = 0, v;
-	int ep, n, i, timeout;
+	uint64_t moved = 0;
+	int ep, n, i;
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0 || add_fd(ep, sfd, TAG_SIGNAL))
@@ -221,45 +259,40 @@ static int run(struct emud *d, int sfd)
 	}
 
 	for (;;) {
-		if (fcemu_busy(d->emu))
-			timeout = 0;
-		else if (d->have_srv)
-			timeout = -1;	/* woken by a doorbell */
-		else
-			timeout = plain_timeout_ms(idle);
-		n = epoll_wait(ep, ev, MAX_EVENTS, timeout);
-		if (n < 0 && errno != EINTR)
-			die("epoll_wait: %s", strerror(errno));
+		n = epoll_wait(ep, ev, MAX_EVENTS, wait_ms(d, moved, idle));
+		if (n < 0) {
+			if (errno != EINTR)
+				die("epoll_wait: %s", strerror(errno));
+			n = 0;
+		}
 		for (i = 0; i < n; i++) {
 			uint64_t tag = ev[i].data.u64;
 
-			if (tag == TAG_SIGNAL)
-				goto out;
-			if (tag == TAG_LISTEN) {
-				if (ivshmem_server_accept(&d->srv) == 0) {
-					add_fd(ep, d->srv.client_fd, TAG_CLIENT);
-					if (d->verbose)
-						fprintf(stderr, "%s: guest connected\n", prog);
-				}
+			if (tag == TAG_SIGNAL) {
+				close(ep);
+				return;
+			} else if (tag == TAG_LISTEN) {
+				accept_guest(d, ep);
 			} else if (tag == TAG_CLIENT) {
 				/* The protocol is one-way: input means hangup. */
-				epoll_ctl(ep, EPOLL_CTL_DEL, d->srv.client_fd, NULL);
+				epoll_ctl(ep, EPOLL_CTL_DEL, d->srv.client_fd,
+					  NULL);
 				ivshmem_server_drop_client(&d->srv);
 				if (d->verbose)
-					fprintf(stderr, "%s: guest gone\n", prog);
+					fprintf(stderr, "%s: guest gone\n",
+						prog);
 			} else {
-				ivshmem_server_drain(&d->srv, (unsigned int)tag);
+				ivshmem_server_drain(&d->srv,
+						     (unsigned int)tag);
 			}
 		}
 		fcemu_notice(d->emu);
-		if (fcemu_progress(d->emu, STEP_BYTES) || n > 0)
+		moved = fcemu_progress(d->emu, STEP_BYTES);
+		if (moved || n > 0)
 			idle = 0;
-		else if (idle < 1000)
+		else if (idle < PLAIN_SPIN_ROUNDS + PLAIN_FAST_ROUNDS)
 			idle++;
 	}
-out:
-	close(ep);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -331,13 +364,26 @@ int main(int argc, char **argv)
 		d.have_srv = true;
 	}
 	if (d.verbose)
-		fprintf(stderr, "%s: board node %u, %llu MiB, ready\n", prog,
-			cfg.node_id, (unsigned long long)(cfg.board_mem_size >> 20));
+		fprintf(stderr, "%s: board node %u, %llu MiB, %s%s, ready\n",
+			prog, cfg.node_id,
+			(unsigned long long)(cfg.board_mem_size >> 20),
+			d.have_srv ? "ivshmem server at " : "polling ",
+			d.have_srv ? d.socket_path : d.shm_path);
 
 	run(&d, sfd);
+	if (d.verbose) {
+		struct rusage ru;
+
+		/* How much CPU the board cost: near zero while idle. */
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "%s: stopping; cpu %ld.%03lds user %ld.%03lds system\n",
+			prog, (long)ru.ru_utime.tv_sec,
+			(long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
+			(long)ru.ru_stime.tv_usec / 1000);
+	}
 
 	if (d.have_srv)
-		ivshmem_server_fini(&d.srv, d.socket_path);
+		ivshmem_server_fini(&d.srv);
 	fcemu_destroy(d.emu);
 	munmap(d.shm, SHM_SIZE);
 	if (d.ram)

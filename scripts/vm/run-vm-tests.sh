@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The driver and the library against emulated boards in a VM: builds the
+# tree (make all), fpgacomm.ko and the MSI-X fixture for the guest kernel,
+# starts one fpgacomm-emud per board as the ivshmem server of an
+# ivshmem-doorbell device (two boards, nodes 1 and 2), boots the VM once and
+# runs vm-tests-guest.sh in it: the rig (identity, doorbells, MSI-X) before
+# any driver, then per pass (poll=1, then interrupts) insmod, the library's
+# test programs on /dev/fpgacomm0 through scripts/run-tests.sh,
+# fpgacomm-info and fpgacomm-dma --verify on every board, rmmod.
+# run-vm.sh fails the run if the kernel log shows BUG:, WARNING:, Oops...
+#
+# usage: scripts/vm/run-vm-tests.sh [options]
+#   --kver KVER          guest kernel (default: the newest with headers)
+#   --pass poll|irq      run only this pass (repeatable; default both, or
+#                        poll with --plain)
+#   --plain              one board behind ivshmem-plain instead, which the
+#                        daemon polls (no doorbell, no interrupts)
+#   --test-timeout SEC   per test program in the guest (default 300)
+#   --timeout SEC        the whole VM (default 1200)
+#   --smp N              guest CPUs (default 1)
+#   --logdir DIR         keep the VM's logs there (console.log, output.log,
+#                        board-N.log, result); by default they are kept
+#                        only when the run fails
+#   -v, --verbose        print the kernel console log too
+#
+# The last line is "N passed, M failed, K skipped", counting the guest's
+# checks and three of the host's (the VM ended in time, the kernel log is
+# clean, the daemons lived as long as the VM). Exit status: 0 when nothing
+# failed, 77 when skipped (no qemu, kernel image or headers), else 1.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+prog=${0##*/}
+
+kver='' passes=() test_timeout=300 timeout=1200 smp=1 logdir='' vmargs=() plain=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kver) kver=$2; shift 2 ;;
+	--pass) passes+=(--pass "$2"); shift 2 ;;
+	--test-timeout) test_timeout=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--plain) plain=1; shift ;;
+	--logdir) logdir=$2; shift 2 ;;
+	-v|--verbose) vmargs+=(-v); shift ;;
+	-h|--help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+start=$(date +%s.%N)
+elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+skip() {
+	echo "$prog: SKIP: $*" >&2
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 77
+}
+# Setup that fails before the VM runs is one failed test.
+die() {
+	echo "$prog: FAIL: $*" >&2
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+}
+
+command -v qemu-system-x86_64 > /dev/null ||
+	skip "qemu-system-x86_64 not installed (scripts/install-deps.sh --vm)"
+[ -x /bin/busybox ] || [ -x /usr/bin/busybox ] ||
+	skip "busybox not installed (scripts/install-deps.sh --vm)"
+if [ -z "$kver" ]; then
+	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' |
+		   sed 's/^vmlinuz-//' | sort -rV); do
+		if [ -d "/lib/modules/$k/kernel" ] && [ -f "/lib/modules/$k/build/Makefile" ]; then
+			kver=$k
+			break
+		fi
+	done
+	[ -n "$kver" ] || skip "no kernel with an image, modules and headers" \
+		"(scripts/install-deps.sh --vm)"
+fi
+kdir=/lib/modules/$kver/build
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-tests.XXXXXX")
+keep_logs=0
+if [ -z "$logdir" ]; then
+	logdir=$work/logs
+else
+	keep_logs=1
+fi
+trap '[ "$keep_logs" = 1 ] || rm -rf "$work"' EXIT
+
+# ---- Build: the tree, the driver, the fixture ----
+build() {	# build WHAT COMMAND...
+	local what=$1
+	shift
+	if ! "$@" > "$work/build.log" 2>&1; then
+		cat "$work/build.log" >&2
+		die "build of $what"
+	fi
+}
+build "the library, tools and tests (make all)" make -C "$top" -j2 all
+build "fpgacomm.ko for $kver" env KDIR="$kdir" "$top/scripts/build-driver.sh"
+fixture=$top/build/vm/fcvm-msix
+mkdir -p "$fixture"
+for f in fcvm_msix.c Kbuild; do
+	cmp -s "$here/fcvm-msix/$f" "$fixture/$f" || cp "$here/fcvm-msix/$f" "$fixture/$f"
+done
+build "fcvm_msix.ko for $kver" make -C "$kdir" M="$fixture" modules
+echo "$prog: built in $(elapsed)s" >&2
+
+ko=$top/driver/fpgacomm.ko
+emud=$top/build/tools/fpgacomm-emud
+nodes=(1 2)
+guest_args=("${passes[@]}" --test-timeout "$test_timeout")
+if [ "$plain" = 1 ]; then
+	nodes=(1)
+	[ ${#passes[@]} = 0 ] && guest_args+=(--pass poll)
+	guest_args+=(--plain)
+fi
+
+initrd_args=(--module "$ko" --module "$fixture/fcvm_msix.ko"
+	     --prog /bin/dash --prog /usr/bin/timeout
+	     --prog "$top/build/tools/fpgacomm-info"
+	     --prog "$top/build/tools/fpgacomm-dma"
+	     --prog "$top/build/tools/fpgacomm-reg"
+	     --file "$top/scripts/run-tests.sh:/fcvm/bin/run-tests.sh")
+for t in "$top"/build/tests/test_*; do
+	[ -x "$t" ] && initrd_args+=(--prog "$t")
+done
+board_args=()
+if [ "$plain" = 1 ]; then
+	board_args+=(--host-cmd "exec '$emud' -v --shm \"\$FCVM_BAR\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[0]}")
+else
+	for i in "${!nodes[@]}"; do
+		board_args+=(--board-socket "$work/board$i.sock"
+			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]}")
+	done
+fi
+
+# ---- The VM ----
+echo "$prog: booting $kver with ${#nodes[@]} boards; the guest's output" \
+	"follows when the VM ends (at most ${timeout}s)" >&2
+rc=0
+# slub_debug: poisoned and red-zoned kmalloc slabs catch use-after-free
+# and overruns in the driver.
+"$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout "$timeout" \
+	--logdir "$logdir" "${vmargs[@]}" "${board_args[@]}" "${initrd_args[@]}" \
+	--append "slub_debug=FZPU,kmalloc-*" \
+	-- "$here/vm-tests-guest.sh" "${guest_args[@]}" "${nodes[@]}" |
+	tee "$work/output" || rc=$?
+
+# ---- Count ----
+passed=$(grep -c '^PASS ' "$work/output" || true)
+failed=$(grep -c '^FAIL ' "$work/output" || true)
+skipped=$(grep -c '^SKIP ' "$work/output" || true)
+host_check() {	# host_check NAME CONDITION...
+	local name=$1
+	shift
+	if "$@"; then
+		echo "PASS host: $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL host: $name"
+		failed=$((failed + 1))
+	fi
+}
+result() { sed -n "s/^$1=//p" "$logdir/result" 2>/dev/null || true; }
+vm_ended() {
+	[ "$(result timeout)" = 0 ] && [ -n "$(result guest)" ] &&
+		[ "$(result guest)" != none ]
+}
+host_check "the VM ran to the end (guest exit ${rc_guest:=$(result guest)}, ${timeout}s limit)" \
+	vm_ended
+host_check "kernel log clean (no BUG:, WARNING:, Oops; taint O/E only)" \
+	[ "$(result kernel)" = clean ]
+daemons_lived() {
+	[ "$(result boards)" = ok ] && [ "$(result host)" != ended ]
+}
+host_check "fpgacomm-emud served every board for the whole run" daemons_lived
+# Never a silent pass: a failed run with no failed check is one.
+if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+	echo "FAIL host: run-vm.sh exited $rc with no failed check"
+	failed=1
+fi
+if [ "$failed" != 0 ]; then
+	if [ "$keep_logs" = 0 ]; then
+		keep_logs=1
+		logdir=$work	# with build.log and the output
+	fi
+	echo "$prog: logs kept in $logdir" >&2
+elif [ "$keep_logs" = 0 ]; then
+	echo "$prog: passed; logs removed (--logdir DIR keeps them)" >&2
+fi
+echo "$prog: $(elapsed)s in all (VM $(result secs)s)" >&2
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,449 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Guest half of run-vm-tests.sh (busybox sh, run by the VM's init). The
+# boards are ivshmem-doorbell devices served by fpgacomm-emud, one per
+# expected node, in PCI slot order; with --plain, one ivshmem-plain device
+# whose registers the daemon polls (no doorbell, no interrupts).
+#
+# Covers, before any driver loads (the rig): each board's identity and node
+# through BAR2; that the daemon acts on a register write only once rung
+# through ivshmem's DOORBELL; that its interrupts arrive as MSI-X messages
+# (fcvm_msix.ko, a fixture, requests the vectors). Then, once per pass:
+# fpgacomm.ko ivshmem=1 binds every board (pass "poll": poll=1; pass "irq":
+# interrupts), /dev/fpgacommN appear, the library tests pass on
+# /dev/fpgacomm0 (scripts/run-tests.sh), fpgacomm-info and fpgacomm-dma
+# --verify work on each board, interrupts arrive (pass "irq"), and rmmod
+# leaves nothing behind.
+#
+# usage: vm-tests-guest.sh [--plain] [--pass poll|irq]... [--test-timeout SEC]
+#                          NODE...
+# Prints one line per check: "PASS name", "FAIL name (why)" or
+# "SKIP name: why", then "guest: N passed, M failed, K skipped".
+# Exit status: 0 when nothing failed, else 1.
+#
+# shellcheck disable=SC2086 # lists of IRQs, boards and module arguments
+# are split into words on purpose
+
+ko=/fcvm/ko/fpgacomm.ko
+msix_ko=/fcvm/ko/fcvm_msix.ko
+drv=/sys/bus/pci/drivers/fpgacomm
+passes='' test_timeout=300 plain=0
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pass) passes="$passes $2"; shift 2 ;;
+	--test-timeout) test_timeout=$2; shift 2 ;;
+	--plain) plain=1; shift ;;
+	*) break ;;
+	esac
+done
+passes=${passes:-poll irq}
+nodes="$*"
+nboards=$#
+
+passed=0 failed=0 skipped=0
+pass() { echo "PASS $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+skip() { echo "SKIP $*"; skipped=$((skipped + 1)); }
+# check NAME COMMAND...: PASS or FAIL by the command's status
+check() {
+	_name=$1
+	shift
+	if "$@"; then pass "$_name"; else fail "$_name"; fi
+}
+
+# ---- Registers through devmem (only while no driver claims the BARs) ----
+
+# Board registers of hw.h, and ivshmem's own (BAR0).
+REG_ID=0x0000 REG_NODE_ID=0x000c REG_SCRATCH=0x0020 REG_SCRATCH_ECHO=0x0024
+REG_IRQ_ENABLE=0x0800 REG_IRQ_COUNT0=0x0810 REG_IRQ_ACK0=0x0820
+DMA0=0x1000 DMA_DESC_COUNT=0x08 DMA_DOORBELL=0x0c DMA_IRQ_ENABLE=0x10
+DMA_RESET=0x14 DMA_STATUS=0x20 DMA_ERROR=0x24 DMA_DONE_SEQ=0x2c
+DMA_RESET_ACK=0x3c DMA_IRQ_ERROR=4 DMA_ERR_COUNT=1 DMA_STATUS_ERROR=2
+HW_ID_MAGIC=0x46434f4d IV_IVPOSITION=0x08 IV_DOORBELL=0x0c
+
+# rd BASE OFF: the 32-bit register, in decimal; wr BASE OFF VALUE
+rd() { echo $(($(devmem $(($1 + $2)) 32))); }
+wr() { devmem $(($1 + $2)) 32 $(($3 & 0xffffffff)); }
+# Ring the daemon (peer 0, vector 0) through ivshmem's doorbell.
+ring() { wr "$1" $IV_DOORBELL 0; }
+# wait_reg BASE OFF VALUE: up to 2 s for the register to read VALUE.
+wait_reg() {
+	_i=0
+	while [ "$(rd "$1" "$2")" != $(($3 & 0xffffffff)) ]; do
+		_i=$((_i + 1))
+		[ $_i -le 40 ] || return 1
+		sleep 0.05
+	done
+}
+
+# ---- Interrupts: /proc/interrupts, summed over CPUs ----
+
+# irq_sum IRQ...: interrupts counted on these IRQ numbers
+irq_sum() {
+	awk -v list=" $* " '
+		{ n = $1; sub(":", "", n) }
+		index(list, " " n " ") {
+			for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+				s += $i
+		}
+		END { print s + 0 }' /proc/interrupts
+}
+# dev_irqs BDF: the device's MSI/MSI-X IRQ numbers (none without vectors)
+dev_irqs() {
+	for _f in "/sys/bus/pci/devices/$1/msi_irqs"/*; do
+		[ -e "$_f" ] && echo "${_f##*/}"
+	done | sort -n | tr '\n' ' '
+}
+# requested IRQ...: how many of them have a handler (a /proc/interrupts line)
+requested() {
+	awk -v list=" $* " '{ n = $1; sub(":", "", n) }
+		index(list, " " n " ") { c++ } END { print c + 0 }' /proc/interrupts
+}
+# named_irq NAME: the IRQ number of the /proc/interrupts line ending in NAME
+named_irq() {
+	awk -v name="$1" '$NF == name { n = $1; sub(":", "", n); print n }' \
+		/proc/interrupts
+}
+
+# ---- The boards ----
+
+bdfs=''
+for d in /sys/bus/pci/devices/*; do
+	if [ "$(cat "$d/vendor")" = 0x1af4 ] && [ "$(cat "$d/device")" = 0x1110 ]; then
+		bdfs="$bdfs ${d##*/}"
+	fi
+done
+set -- $bdfs
+if [ $# = "$nboards" ]; then
+	pass "rig: $nboards ivshmem boards:$bdfs"
+else
+	fail "rig: $nboards ivshmem boards expected, found $# ($bdfs)"
+	echo "guest: $passed passed, $failed failed, $skipped skipped"
+	exit 1
+fi
+
+# board_field INDEX FIELD: bdf, node, bar0 (ivshmem registers) or bar2
+board_field() {
+	_b=$1 _field=$2
+	set -- $bdfs
+	shift "$_b"
+	_bdf=$1
+	set -- $nodes
+	shift "$_b"
+	case $_field in
+	bdf) echo "$_bdf" ;;
+	node) echo "$1" ;;
+	bar0) echo $(($(sed -n 1p "/sys/bus/pci/devices/$_bdf/resource" | cut -d' ' -f1))) ;;
+	bar2) echo $(($(sed -n 3p "/sys/bus/pci/devices/$_bdf/resource" | cut -d' ' -f1))) ;;
+	esac
+}
+board_indexes() {
+	_i=0
+	while [ $_i -lt "$nboards" ]; do
+		echo $_i
+		_i=$((_i + 1))
+	done
+}
+
+# ---- The rig: daemon, doorbells and MSI-X, before the driver ----
+
+rig_board() {
+	b=$1
+	bdf=$(board_field "$b" bdf)
+	node=$(board_field "$b" node)
+	iv=$(board_field "$b" bar0)
+	regs=$(board_field "$b" bar2)
+	name="rig: board $b ($bdf)"
+
+	id=$(rd "$regs" $REG_ID)
+	got_node=$(rd "$regs" $REG_NODE_ID)
+	if [ $plain = 1 ]; then
+		peer=plain
+	else
+		peer=$(rd "$iv" $IV_IVPOSITION)
+	fi
+	if [ "$id" = $((HW_ID_MAGIC)) ] && [ "$got_node" = "$node" ] &&
+	   { [ $plain = 1 ] || [ "$peer" -ge 1 ]; }; then
+		pass "$name: ID 0x46434f4d at BAR2 0, node $node, ivshmem peer $peer"
+	else
+		fail "$name: ID $(printf 0x%08x "$id") node $got_node peer $peer (want 0x46434f4d, $node, >= 1)"
+	fi
+
+	scratch=$((0x5ca1ab00 + b))
+	want=$((~scratch & 0xffffffff))
+	if [ $plain = 1 ]; then
+		# ivshmem-plain: no doorbell; the daemon polls the registers.
+		wr "$regs" $REG_SCRATCH $scratch
+		if wait_reg "$regs" $REG_SCRATCH_ECHO $want; then
+			pass "$name: the polling daemon answers SCRATCH"
+		else
+			fail "$name: SCRATCH_ECHO is $(printf 0x%08x "$(rd "$regs" $REG_SCRATCH_ECHO)"), want $(printf 0x%08x $want)"
+		fi
+		return
+	fi
+	# The daemon sleeps until rung: SCRATCH_ECHO follows only then.
+	wr "$regs" $REG_SCRATCH $scratch
+	sleep 0.2
+	if [ "$(rd "$regs" $REG_SCRATCH_ECHO)" != "$want" ]; then
+		pass "$name: the daemon leaves SCRATCH alone until rung"
+	else
+		fail "$name: SCRATCH_ECHO followed SCRATCH without a doorbell (the daemon polls)"
+	fi
+	ring "$iv"
+	if wait_reg "$regs" $REG_SCRATCH_ECHO $want; then
+		pass "$name: a doorbell (0 << 16 | 0 to BAR0+12) wakes the daemon"
+	else
+		fail "$name: SCRATCH_ECHO is $(printf 0x%08x "$(rd "$regs" $REG_SCRATCH_ECHO)") after the doorbell, want $(printf 0x%08x $want)"
+	fi
+}
+
+# A chain of 0 descriptors fails at once (FC_DMA_ERR_COUNT): with
+# FC_DMA_IRQ_ERROR it raises vector 0, which must arrive on this board's
+# first MSI-X vector and on no other board's.
+rig_irq() {
+	b=$1
+	bdf=$(board_field "$b" bdf)
+	iv=$(board_field "$b" bar0)
+	regs=$(board_field "$b" bar2)
+	name="rig: board $b ($bdf)"
+
+	irqs=$(dev_irqs "$bdf")
+	n=$(echo $irqs | wc -w)
+	if [ "$n" = 4 ] && [ "$(requested $irqs)" = 4 ]; then
+		pass "$name: 4 MSI-X vectors (IRQs $irqs)"
+	else
+		fail "$name: $n MSI-X vectors (IRQs $irqs), want 4"
+		return
+	fi
+	mine=$(named_irq "fcvm-msix-0@$bdf")
+	all=''
+	for i in $(board_indexes); do
+		all="$all $(dev_irqs "$(board_field "$i" bdf)")"
+	done
+	others=$(for i in $all; do [ "$i" = "$mine" ] || echo "$i"; done)
+	before=$(irq_sum "$mine")
+	before_others=$(irq_sum $others)
+	count=$(rd "$regs" $REG_IRQ_COUNT0)
+
+	seq=$(($(rd "$regs" $((DMA0 + DMA_DOORBELL))) + 1))
+	wr "$regs" $REG_IRQ_ENABLE 1
+	wr "$regs" $((DMA0 + DMA_IRQ_ENABLE)) $DMA_IRQ_ERROR
+	wr "$regs" $((DMA0 + DMA_DESC_COUNT)) 0
+	wr "$regs" $((DMA0 + DMA_DOORBELL)) $seq
+	ring "$iv"
+	if wait_reg "$regs" $((DMA0 + DMA_DONE_SEQ)) $seq &&
+	   [ "$(rd "$regs" $((DMA0 + DMA_STATUS)))" = $DMA_STATUS_ERROR ] &&
+	   [ "$(rd "$regs" $((DMA0 + DMA_ERROR)))" = $DMA_ERR_COUNT ] &&
+	   [ "$(rd "$regs" $REG_IRQ_COUNT0)" = $(((count + 1) & 0xffffffff)) ]; then
+		pass "$name: an empty chain ends in FC_DMA_ERR_COUNT and counts IRQ 0"
+	else
+		fail "$name: empty chain: DONE_SEQ $(rd "$regs" $((DMA0 + DMA_DONE_SEQ))) (want $seq) STATUS $(rd "$regs" $((DMA0 + DMA_STATUS))) ERROR $(rd "$regs" $((DMA0 + DMA_ERROR))) IRQ_COUNT0 $(rd "$regs" $REG_IRQ_COUNT0) (was $count)"
+	fi
+	_i=0
+	while [ "$(irq_sum "$mine")" = "$before" ] && [ $_i -lt 40 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	after=$(irq_sum "$mine")
+	after_others=$(irq_sum $others)
+	if [ "$after" = $((before + 1)) ] && [ "$after_others" = "$before_others" ]; then
+		pass "$name: the daemon's interrupt arrives as MSI-X vector 0 (IRQ $mine), once"
+	else
+		fail "$name: IRQ $mine counted $((after - before)) interrupts (want 1), other vectors $((after_others - before_others)) (want 0)"
+	fi
+
+	# Leave the board as found: acknowledged, engine reset, IRQs off.
+	wr "$regs" $REG_IRQ_ACK0 "$(rd "$regs" $REG_IRQ_COUNT0)"
+	reset=$(($(rd "$regs" $((DMA0 + DMA_RESET))) + 1))
+	wr "$regs" $((DMA0 + DMA_RESET)) $reset
+	wr "$regs" $((DMA0 + DMA_IRQ_ENABLE)) 0
+	wr "$regs" $REG_IRQ_ENABLE 0
+	ring "$iv"
+	if wait_reg "$regs" $((DMA0 + DMA_RESET_ACK)) $reset &&
+	   [ "$(rd "$regs" $((DMA0 + DMA_STATUS)))" = 0 ]; then
+		pass "$name: engine reset acknowledged, engine idle"
+	else
+		fail "$name: RESET_ACK $(rd "$regs" $((DMA0 + DMA_RESET_ACK))) (want $reset) STATUS $(rd "$regs" $((DMA0 + DMA_STATUS)))"
+	fi
+}
+
+for b in $(board_indexes); do
+	rig_board "$b"
+done
+
+if [ $plain = 1 ]; then
+	skip "rig: MSI-X: ivshmem-plain has no interrupts"
+elif insmod "$msix_ko"; then
+	echo "1af4 1110" > /sys/bus/pci/drivers/fcvm_msix/new_id
+	for b in $(board_indexes); do
+		rig_irq "$b"
+	done
+	if rmmod fcvm_msix; then
+		gone=1
+		for b in $(board_indexes); do
+			[ -z "$(dev_irqs "$(board_field "$b" bdf)")" ] || gone=0
+		done
+		check "rig: fcvm_msix unloaded, MSI-X vectors freed" [ $gone = 1 ]
+	else
+		fail "rig: rmmod fcvm_msix"
+	fi
+else
+	fail "rig: insmod fcvm_msix.ko (the MSI-X fixture)"
+fi
+
+# ---- The driver, once per pass ----
+
+# dev_index_of B: N such that /dev/fpgacommN belongs to board B (from
+# sysfs when the class device hangs off the PCI device, else B).
+dev_index_of() {
+	for _d in /sys/bus/pci/devices/"$(board_field "$1" bdf)"/fpgacomm[0-9]* \
+		  /sys/bus/pci/devices/"$(board_field "$1" bdf)"/*/fpgacomm[0-9]*; do
+		if [ -e "$_d" ]; then
+			echo "${_d##*/fpgacomm}"
+			return
+		fi
+	done
+	echo "$1"
+}
+
+# run_tool NAME COMMAND...: PASS or FAIL, with the command's output indented
+run_tool() {
+	_name=$1
+	shift
+	_out=$(timeout -k 10 "$test_timeout" "$@" 2>&1)
+	_rc=$?
+	echo "$_out" | sed 's/^/    /'
+	if [ $_rc = 0 ]; then pass "$_name"; else fail "$_name (exit $_rc)"; fi
+	return $_rc
+}
+
+driver_pass() {
+	p=$1
+	case $p in
+	poll) args="ivshmem=1 poll=1" ;;
+	irq) args="ivshmem=1" ;;
+	*) fail "$p: unknown pass (poll or irq)"; return ;;
+	esac
+	echo "== pass $p: insmod fpgacomm.ko $args"
+
+	dmesg -c > /dev/null
+	if ! insmod "$ko" $args; then
+		fail "$p: insmod fpgacomm.ko $args"
+		dmesg -c | sed 's/^/    dmesg: /'
+		return
+	fi
+	log=$(dmesg -c)
+	echo "$log" | grep -i fpgacomm | sed 's/^/    dmesg: /'
+	pass "$p: insmod fpgacomm.ko $args"
+	if [ "$p" = poll ]; then
+		if echo "$log" | grep -q "unknown parameter 'poll'"; then
+			fail "$p: the driver has no poll parameter"
+		else
+			pass "$p: the driver takes poll=1"
+		fi
+	fi
+
+	irq_before=''
+	for b in $(board_indexes); do
+		bdf=$(board_field "$b" bdf)
+		check "$p: board $b ($bdf) bound to fpgacomm" [ -e "$drv/$bdf" ]
+		n=$(dev_index_of "$b")
+		_i=0	# devtmpfs makes the node a little after the probe
+		while [ ! -c "/dev/fpgacomm$n" ] && [ $_i -lt 40 ]; do
+			sleep 0.05
+			_i=$((_i + 1))
+		done
+		check "$p: board $b: /dev/fpgacomm$n is a character device" \
+			[ -c "/dev/fpgacomm$n" ]
+		irqs=$(dev_irqs "$bdf")
+		if [ "$p" = irq ]; then
+			n=$(requested $irqs)
+			check "$p: board $b: MSI-X vectors requested ($n: IRQs $irqs)" \
+				[ "$n" -ge 1 ]
+		fi
+		irq_before="$irq_before $(irq_sum $irqs)"
+	done
+
+	# The library's test programs on the first board.
+	echo "== pass $p: scripts/run-tests.sh on /dev/fpgacomm0"
+	# Under dash: busybox sh would run its own timeout applet, which has
+	# no --kill-after, rather than coreutils' from PATH.
+	FPGACOMM_TEST_DEVICE=/dev/fpgacomm0 FPGACOMM_TEST_TIMEOUT=$test_timeout \
+		dash /fcvm/bin/run-tests.sh /fcvm/bin/test_* > /tmp/run-tests.out 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"PASS "*) pass "$p: ${line#PASS }" ;;
+		"FAIL "*) fail "$p: ${line#FAIL }" ;;
+		"SKIP "*) skip "$p: ${line#SKIP }" ;;
+		*) echo "    $line" ;;
+		esac
+	done < /tmp/run-tests.out
+
+	# The boards outlive each test program, unlike an in-process emulated
+	# board: a fault knob a test left set would fail every later step.
+	for b in $(board_indexes); do
+		n=$(dev_index_of "$b")
+		knobs=$(fpgacomm-reg -d "/dev/fpgacomm$n" read EMU_FAULT_DMA_STALL \
+			read EMU_FAULT_DMA_ERROR 2>&1 | tr '\n' ' ')
+		if [ "$knobs" = "0x00000000 0x00000000 " ]; then
+			pass "$p: board $b: the test programs left no fault knob set"
+		else
+			fail "$p: board $b: fault knobs STALL, ERROR after the test programs: $knobs(cleared now)"
+			fpgacomm-reg -d "/dev/fpgacomm$n" write EMU_FAULT_DMA_STALL 0 \
+				write EMU_FAULT_DMA_ERROR 0
+		fi
+	done
+
+	for b in $(board_indexes); do
+		n=$(dev_index_of "$b")
+		node=$(board_field "$b" node)
+		if run_tool "$p: fpgacomm-info -d /dev/fpgacomm$n" \
+			fpgacomm-info -d "/dev/fpgacomm$n"; then
+			got=$(echo "$_out" | awk '$1 == "node" && $2 == "id" { print $3 }')
+			check "$p: board $b: /dev/fpgacomm$n reports node $node (got ${got:-none})" \
+				[ "$got" = "$node" ]
+		fi
+		run_tool "$p: fpgacomm-dma -d /dev/fpgacomm$n --verify" \
+			fpgacomm-dma -d "/dev/fpgacomm$n" --verify
+	done
+
+	if [ "$p" = irq ]; then
+		set -- $irq_before
+		for b in $(board_indexes); do
+			irqs=$(dev_irqs "$(board_field "$b" bdf)")
+			now=$(irq_sum $irqs)
+			check "$p: board $b: interrupts delivered during the pass ($((now - $1)))" \
+				[ "$now" -gt "$1" ]
+			shift
+		done
+	fi
+
+	dmesg -c > /dev/null
+	if rmmod fpgacomm; then
+		dmesg -c | grep -i fpgacomm | sed 's/^/    dmesg: /'
+		left=''
+		[ -e /sys/module/fpgacomm ] && left="$left module"
+		grep -q fpgacomm /proc/iomem && left="$left BARs"
+		ls /dev/fpgacomm* > /dev/null 2>&1 && left="$left /dev/fpgacomm*"
+		for b in $(board_indexes); do
+			[ -z "$(dev_irqs "$(board_field "$b" bdf)")" ] ||
+				left="$left vectors($b)"
+		done
+		if [ -z "$left" ]; then
+			pass "$p: rmmod fpgacomm leaves nothing behind"
+		else
+			fail "$p: after rmmod fpgacomm, left:$left"
+		fi
+	else
+		fail "$p: rmmod fpgacomm"
+	fi
+}
+
+for p in $passes; do
+	driver_pass "$p"
+done
+
+echo "guest: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
