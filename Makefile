@@ -94,9 +94,10 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 deps:
 	@scripts/install-deps.sh
 
+# The library's tests on the emulated board, then the driver in a VM.
 check: deps
 	$(MAKE) all
-	scripts/run-tests.sh $(TESTS)
+	scripts/check.sh $(TESTS)
 
 demo: deps
 	$(MAKE) all
@@ -165,7 +166,7 @@ driver-install: driver
 	if [ -z '$(DESTDIR)' ]; then depmod -a $$krel; fi
 
 # The driver and the library against two emulated boards in a QEMU VM
-# (TCG, 2 CPUs are enough); see scripts/vm/README.md. Not part of `check`.
+# (TCG, 2 CPUs are enough); see scripts/vm/README.md. Part of `check`.
 vm-check:
 	@scripts/install-deps.sh --vm
 	scripts/vm/run-vm-tests.sh
