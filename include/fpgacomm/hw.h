@@ -196,6 +196,7 @@ struct fc_hw_desc {
 
 #define FC_DESC_F_EOC		(1u << 0)	/* last descriptor: exactly the last */
 #define FC_DESC_F_IRQ		(1u << 1)	/* count an interrupt when done */
+#define FC_DESC_F_MORE		(1u << 2)	/* channel message goes on in the next */
 #define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ)
 
 /* Address spaces a descriptor end may name. */
@@ -208,7 +209,8 @@ struct fc_hw_desc {
  * Global fabric address (PEACH2-style): node, then region, then offset.
  *   bits 63..48  zero
  *   bits 47..42  node (FC_MAX_NODES)
- *   bits 41..40  region: host window, board memory, peer (GPU) window
+ *   bits 41..40  region: host window, board memory, peer (GPU) window,
+ *                channel endpoint (offset = channel << 32)
  *   bits 39..0   offset within the region (1 TiB)
  * The receiving board strips node and region and applies the offset to its
  * own host window (IOVA), board memory, or peer window.
@@ -223,6 +225,10 @@ struct fc_hw_desc {
 #define FC_REGION_HOST		0
 #define FC_REGION_BOARD		1
 #define FC_REGION_PEER		2
+#define FC_REGION_CHAN		3
+#define FC_FABRIC_CHAN_SHIFT	32
+#define FC_FABRIC_CHAN(node, chan) \
+	FC_FABRIC_ADDR(node, FC_REGION_CHAN, (__u64)(chan) << FC_FABRIC_CHAN_SHIFT)
 
 #define FC_FABRIC_ADDR(node, region, off) \
 	((((__u64)(node) & FC_FABRIC_NODE_MASK) << FC_FABRIC_NODE_SHIFT) | \
@@ -246,6 +252,13 @@ struct fc_hw_desc {
 #define FC_ROUTE_DATELINE	(1u << 5)	/* crossing moves to VC 1 */
 #define FC_PORT_LOCAL		0
 #define FC_MAX_PORTS		8		/* link ports 1..8 */
+/*
+ * Virtual channels: a packet enters on VC 0, returns to VC 0 when it turns
+ * to another dimension (link ports 2d+1 and 2d+2 are dimension d), and
+ * moves to VC 1 on a hop whose route entry has FC_ROUTE_DATELINE.
+ */
+#define FC_NUM_VCS		2
+#define FC_PORT_DIM(p)		(((p) - 1) / 2)
 
 /* ---- Link ports, one block per link port p (1..FC_MAX_PORTS) ---- */
 #define FC_PORT_BASE		0x5000
@@ -300,8 +313,14 @@ struct fc_hw_desc {
 #define FC_PKT_TYPE_MASK	0xfu
 #define FC_PKT_T_DATA		0	/* channel payload */
 #define FC_PKT_T_PUT		1	/* remote write: payload = addr + data */
-#define FC_PKT_T_CREDIT		2	/* flow-control credit return */
-#define FC_PKT_T_ACK		3	/* link-level acknowledgement */
+#define FC_PKT_T_CREDIT		2	/* link level (hardware links only) */
+#define FC_PKT_T_ACK		3	/* link level (hardware links only) */
+#define FC_PKT_T_FENCE		4	/* answer with FENCE_ACK once all before it landed */
+#define FC_PKT_T_FENCE_ACK	5
+
+/* A PUT packet's payload: destination offset (region in bits 41..40), data. */
+#define FC_PKT_PUT_ADDR_BYTES	8
+#define FC_PKT_PUT_DATA		(FC_PKT_PAYLOAD - FC_PKT_PUT_ADDR_BYTES)
 
 struct fc_hw_pkt {
 	__le32 hdr;

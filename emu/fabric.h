@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated fabric (docs/fabric.md): topologies and their routing tables,
+ * and a cluster of boards in one shared-memory object whose links, routers
+ * and register files any process of the cluster can drive.
+ */
+#ifndef FCEMU_FABRIC_H
+#define FCEMU_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fpgacomm/hw.h>
+
+/* ---- Topologies (emu/topology.c): pure functions, no state ---- */
+
+enum fcemu_topo_kind {
+	FCEMU_TOPO_RING,	/* "ring:N" */
+	FCEMU_TOPO_MESH,	/* "mesh:XxY" */
+	FCEMU_TOPO_TORUS,	/* "torus:XxY" */
+	FCEMU_TOPO_FULL,	/* "full:N", N <= FC_MAX_PORTS + 1 */
+};
+
+struct fcemu_topology {
+	uint32_t kind;		/* enum fcemu_topo_kind */
+	uint32_t nx, ny;	/* ring and full: nx = N, ny = 1 */
+	uint32_t nodes;		/* nx * ny, 1..FC_MAX_NODES */
+};
+
+/* RETURN VALUE: 0, or -EINVAL for a malformed or too large topology. */
+int fcemu_topology_parse(const char *spec, struct fcemu_topology *t);
+/* "torus:4x4" etc. into @buf. RETURN VALUE: 0 or -ENOSPC. */
+int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len);
+/* Link ports per board (ring 2, mesh and torus 4, full N-1). */
+unsigned int fcemu_topology_ports(const struct fcemu_topology *t);
+/*
+ * Where link port @port (1..ports) of @node leads: *peer and the port
+ * number at the peer. RETURN VALUE: 0; -ENOENT where a mesh has no link.
+ */
+int fcemu_topology_peer(const struct fcemu_topology *t, unsigned int node,
+			unsigned int port, unsigned int *peer,
+			unsigned int *peer_port);
+/* The routing-table entry (FC_ROUTE_*) at @node for destination @dst:
+ * FC_ROUTE_VALID | port, port 0 for @dst == @node, DATELINE on wrap hops. */
+uint32_t fcemu_topology_route(const struct fcemu_topology *t, unsigned int node,
+			      unsigned int dst);
+/* Link hops from @a to @b along the routes. */
+unsigned int fcemu_topology_hops(const struct fcemu_topology *t, unsigned int a,
+				 unsigned int b);
+
+/* ---- Clusters (emu/cluster.c, emu/link.c, emu/router.c) ---- */
+
+#define FCEMU_CLUSTER_NAME_MAX	32
+
+enum fcemu_node_state {
+	FCEMU_NODE_FREE,	/* no process has claimed the board */
+	FCEMU_NODE_ALIVE,	/* claimed by a live process */
+	FCEMU_NODE_EXITED,	/* released by its process */
+	FCEMU_NODE_DEAD,	/* its process died without releasing it */
+};
+
+struct fcemu_faults {
+	uint32_t drop_ppm;	/* per million packets taken off a link */
+	uint32_t corrupt_ppm;
+};
+
+struct fcemu_cluster;
+
+/*
+ * Create the shared object /fpgacomm-NAME for @t (routing tables loaded).
+ * RETURN VALUE: 0; -EEXIST; -EINVAL bad name or topology; -errno of shm.
+ */
+int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
+			 const struct fcemu_topology *t,
+			 const struct fcemu_faults *faults);
+/* Map an existing cluster. RETURN VALUE: 0; -ENOENT; -EPROTO bad layout. */
+int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name);
+void fcemu_cluster_detach(struct fcemu_cluster *c);
+/* Remove the shared object (mappings stay valid). RETURN VALUE: 0/-errno. */
+int fcemu_cluster_unlink(const char *name);
+
+const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *c);
+/* Board @node's register file (FC_BAR0_SIZE bytes) in the shared object. */
+volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node);
+
+/* Claim board @node for this process. RETURN VALUE: 0; -EBUSY (a live
+ * process has it); -EINVAL. Release marks it EXITED. */
+int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node);
+void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node);
+/* The board's state; an ALIVE board whose process is gone becomes DEAD. */
+enum fcemu_node_state fcemu_cluster_node_state(struct fcemu_cluster *c,
+					       unsigned int node);
+
+/*
+ * Run the routers of every board with packets waiting, moving at most
+ * @budget packets. RETURN VALUE: packets moved.
+ */
+uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget);
+
+/*
+ * A board's local port: inject packets (from its DMA engine) and eject
+ * those addressed to it. Only the board's own process calls these.
+ * inject RETURN VALUE: 1 if taken, 0 if the injection ring is full.
+ * eject RETURN VALUE: 1 and *pkt filled, 0 if nothing is waiting; the
+ * packet stays queued until fcemu_cluster_eject_done().
+ */
+int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
+			 const struct fc_hw_pkt *pkt);
+int fcemu_cluster_eject_peek(struct fcemu_cluster *c, unsigned int node,
+			     struct fc_hw_pkt *pkt);
+void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node);
+
+#endif /* FCEMU_FABRIC_H */
