@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "emu_internal.h"
+#include "fabric.h"
 
 #define EMU_APERTURE_SIZE	(1u << 20)
 
@@ -28,22 +29,54 @@ void fcemu__raise_irq(struct fcemu *emu, unsigned int vector)
 		emu->ops->raise_irq(emu->ctx, vector);
 }
 
+/* Link ports that are up, from the port blocks the cluster set up. */
+static uint32_t link_state(struct fcemu *emu)
+{
+	uint32_t links = 0;
+	unsigned int p;
+
+	for (p = 1; emu->cluster && p <= emu->cfg.num_ports; p++)
+		if (emu_rd(emu, FC_PORT_REG(p, FC_PORT_STATUS)) & FC_PORT_UP)
+			links |= 1u << (p - 1);
+	return links;
+}
+
 static void init_regs(struct fcemu *emu)
 {
 	const struct fcemu_config *cfg = &emu->cfg;
+	uint32_t caps = FC_CAP_DMA | FC_CAP_BOARD_MEM | FC_CAP_EMULATED;
 
+	if (emu->cluster)
+		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
-	emu_wr(emu, FC_REG_CAPS, FC_CAP_DMA | FC_CAP_BOARD_MEM | FC_CAP_EMULATED);
+	emu_wr(emu, FC_REG_CAPS, caps);
 	emu_wr(emu, FC_REG_NODE_ID, cfg->node_id);
 	emu_wr(emu, FC_REG_NUM_DMA, cfg->dma_engines);
 	emu_wr(emu, FC_REG_NUM_PORTS, cfg->num_ports);
 	emu_wr(emu, FC_REG_MEM_SIZE_LO, (uint32_t)emu->mem_size);
 	emu_wr(emu, FC_REG_MEM_SIZE_HI, (uint32_t)(emu->mem_size >> 32));
 	emu_wr(emu, FC_REG_SCRATCH_ECHO, ~emu_rd(emu, FC_REG_SCRATCH));
-	emu_wr(emu, FC_REG_LINK_STATE, 0);	/* no links until a fabric */
+	emu_wr(emu, FC_REG_LINK_STATE, link_state(emu));
 	emu_wr(emu, FC_REG_APERTURE_SIZE, EMU_APERTURE_SIZE);
 	emu_wr(emu, FC_EMU_MAGIC, FC_EMU_MAGIC_VALUE);
+}
+
+/*
+ * Power-up of the register file: all zero, except on a cluster board the
+ * router and port blocks, which the cluster owns (tables loaded at its
+ * creation, counters that other processes' routers write).
+ */
+static void clear_regs(struct fcemu *emu)
+{
+	uint8_t *b = (uint8_t *)emu->bar0;
+
+	if (!emu->cluster) {
+		memset(b, 0, FC_BAR0_SIZE);
+		return;
+	}
+	memset(b, 0, FC_ROUTER_BASE);
+	memset(b + FC_CHAN_BASE, 0, FC_BAR0_SIZE - FC_CHAN_BASE);
 }
 
 int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
@@ -58,6 +91,9 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	    !cfg->dma_engines || cfg->dma_engines > FC_DMA_MAX_ENGINES ||
 	    cfg->num_ports > FC_MAX_PORTS)
 		return -EINVAL;
+	if (cfg->cluster && (cfg->bar0 ||
+	    cfg->node_id >= fcemu_cluster_topology(cfg->cluster)->nodes))
+		return -EINVAL;
 
 	emu = calloc(1, sizeof(*emu));
 	if (!emu)
@@ -65,8 +101,15 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	emu->cfg = *cfg;
 	emu->ops = ops;
 	emu->ctx = ctx;
+	emu->cluster = cfg->cluster;
+	if (emu->cluster) {
+		emu->cfg.num_ports =
+			fcemu_topology_ports(fcemu_cluster_topology(emu->cluster));
+		emu->bar0 = fcemu_cluster_bar0(emu->cluster, cfg->node_id);
+	}
 
-	emu->bar0 = cfg->bar0;
+	if (!emu->bar0)
+		emu->bar0 = cfg->bar0;
 	if (!emu->bar0) {
 		emu->bar0 = calloc(1, FC_BAR0_SIZE);
 		if (!emu->bar0)
@@ -83,8 +126,8 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	/* Large pages where the kernel allows: fewer faults and TLB misses. */
 	madvise(emu->mem, emu->mem_size, MADV_HUGEPAGE);
 
-	/* Power-up: every register zero, then the board's identity. */
-	memset((void *)emu->bar0, 0, FC_BAR0_SIZE);
+	/* Power-up: registers zero, then the board's identity. */
+	clear_regs(emu);
 	init_regs(emu);
 	emu->seen_board_reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	for (i = 0; i < cfg->dma_engines; i++)
@@ -152,7 +195,7 @@ void fcemu_notice(struct fcemu *emu)
 		fcemu__dma_notice(emu, &emu->dma[i]);
 }
 
-uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
+static uint64_t engines_progress(struct fcemu *emu, uint64_t budget)
 {
 	unsigned int n = emu->cfg.dma_engines;
 	uint64_t moved = 0;
@@ -167,6 +210,27 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 		moved += fcemu__dma_progress(emu, dma, budget - moved);
 	}
 	emu->next_engine = (emu->next_engine + 1) % n;
+	return moved;
+}
+
+uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
+{
+	uint64_t pkts = budget / FC_PKT_PAYLOAD, moved;
+
+	if (!emu->cluster)
+		return engines_progress(emu, budget);
+	/*
+	 * Deliver first (fence acks free waiting engines, and room in the
+	 * ejection ring lets the router go on), then inject, route, and
+	 * deliver what arrived. Routing is every board's, not just ours: an
+	 * idle board's transit traffic moves whenever anyone makes progress.
+	 */
+	if (pkts > 4096)
+		pkts = 4096;
+	moved = FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
+	moved += engines_progress(emu, budget);
+	moved += FC_PKT_SIZE * fcemu_cluster_progress(emu->cluster, (unsigned int)pkts < 256 ? 256 : (unsigned int)pkts);
+	moved += FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
 	return moved;
 }
 

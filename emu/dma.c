@@ -83,7 +83,7 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
 	err = fcemu__check_range(emu, d->src_space, le64toh(d->src), len);
 	if (err)
 		return err;
-	return fcemu__check_range(emu, d->dst_space, le64toh(d->dst), len);
+	return fcemu__check_dst(emu, d->dst_space, le64toh(d->dst), len);
 }
 
 /* Fetch and check the chain named by DESC_*; FC_DMA_ERR_NONE if it is good. */
@@ -112,6 +112,9 @@ static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
 	memcpy(dma->chain, table, (size_t)count * FC_DESC_SIZE);
 	for (i = 0; i < count; i++) {
 		err = check_desc(emu, &dma->chain[i], i == count - 1);
+		if (!err)
+			err = fcemu__fabric_check_more(emu, &dma->chain[i],
+						       i + 1 < count ? &dma->chain[i + 1] : NULL);
 		if (err) {
 			*bad_index = i;
 			return err;
@@ -152,6 +155,7 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->busy = true;
 	dma->cur = 0;
 	dma->cur_off = 0;
+	fcemu__fabric_chain_start(emu, dma);
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_BUSY);
 }
 
@@ -165,19 +169,65 @@ static void add_bytes(struct fcemu *emu, struct fcemu_dma *dma, uint64_t n)
 			 __ATOMIC_RELEASE);
 }
 
+/* A descriptor that goes out as packets. RETURN VALUE: bytes taken;
+ * *stop when the engine must wait (no room) or the chain ended. */
+static uint64_t fabric_step(struct fcemu *emu, struct fcemu_dma *dma,
+			    uint64_t budget, bool *stop)
+{
+	uint64_t len = le32toh(dma->chain[dma->cur].len);
+	uint64_t step;
+	bool blocked;
+	int err;
+
+	step = fcemu__fabric_send(emu, dma, budget, &blocked, &err);
+	add_bytes(emu, dma, step);
+	if (err) {
+		/* The host unmapped the source under a running chain. */
+		dma_end(emu, dma, err, dma->cur);
+		*stop = true;
+	} else if (blocked || dma->cur_off < len) {
+		*stop = true;	/* resumes on the next progress call */
+	}
+	return step;
+}
+
+/* After the last descriptor: remote writes must land before the end. */
+static void fence_step(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	int r = fcemu__fabric_fence(emu, dma);
+
+	if (r < 0)
+		dma_end(emu, dma, -r, dma->count - 1);
+	else if (r > 0)
+		dma_end(emu, dma, FC_DMA_ERR_NONE, 0);
+}
+
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 			     uint64_t budget)
 {
 	uint64_t moved = 0;
+	bool stop = false;
 
 	while (dma->busy && moved < budget) {
-		const struct fc_hw_desc *d = &dma->chain[dma->cur];
-		uint64_t len = le32toh(d->len);
-		uint64_t step = len - dma->cur_off;
-		uint64_t src = le64toh(d->src) + dma->cur_off;
-		uint64_t dst = le64toh(d->dst) + dma->cur_off;
+		const struct fc_hw_desc *d;
+		uint64_t len, step, src, dst;
 		void *from, *to;
 
+		if (dma->cur == dma->count) {
+			fence_step(emu, dma);
+			break;
+		}
+		d = &dma->chain[dma->cur];
+		len = le32toh(d->len);
+		step = len - dma->cur_off;
+		src = le64toh(d->src) + dma->cur_off;
+		dst = le64toh(d->dst) + dma->cur_off;
+		if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst))) {
+			moved += fabric_step(emu, dma, budget - moved, &stop);
+			if (stop)
+				break;
+			goto desc_done;
+		}
 		if (step > budget - moved)
 			step = budget - moved;
 		from = fcemu__resolve(emu, d->src_space, src, step);
@@ -193,12 +243,13 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		dma->cur_off += step;
 		if (dma->cur_off < len)
 			continue;
-
+desc_done:
 		emu_inc(emu, FC_DMA_REG(dma->index, FC_DMA_DESC_DONE));
 		if (le16toh(d->flags) & FC_DESC_F_IRQ)
 			dma_irq(emu, dma, FC_DMA_IRQ_DESC);
 		dma->cur_off = 0;
-		if (++dma->cur == dma->count)
+		/* A chain that wrote to other nodes ends after their fences. */
+		if (++dma->cur == dma->count && !dma->fence_need)
 			dma_end(emu, dma, FC_DMA_ERR_NONE, 0);
 	}
 	return moved;

@@ -19,7 +19,20 @@ struct fcemu_dma {
 	uint32_t count;			/* descriptors in the running chain */
 	uint32_t cur;			/* descriptor being moved */
 	uint64_t cur_off;		/* bytes of it already moved */
+	/* fabric (emu/fabric_io.c) */
+	struct fc_hw_pkt part;		/* DATA packet still being filled */
+	uint32_t part_len;		/* payload bytes in it */
+	uint64_t fence_need;		/* nodes this chain PUT to */
+	uint64_t fence_sent;		/* ... that have their FENCE */
+	uint64_t fence_wait;		/* ... whose FENCE_ACK is due */
+	uint32_t fence_token;		/* tells this chain's acks from stale ones */
 	struct fc_hw_desc chain[FC_DMA_MAX_CHAIN];
+};
+
+/* A FENCE_ACK owed to an engine of another node. */
+struct fcemu_ack {
+	uint32_t token;
+	bool owed;
 };
 
 struct fcemu {
@@ -33,6 +46,9 @@ struct fcemu {
 	uint32_t seen_board_reset;
 	unsigned int next_engine;	/* round-robin start for progress */
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
+	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
+	unsigned int acks_owed;
+	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 };
 
 /* Single-writer registers in shared memory: plain 32-bit atomic accesses. */
@@ -64,6 +80,29 @@ void fcemu__copy(void *dst, const void *src, size_t len);
 
 /* emu/space.c: resolve descriptor ends to memory */
 int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
+int fcemu__check_dst(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
 void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
+
+/* emu/fabric_io.c: the board's side of the fabric */
+/* Does a descriptor to (@space, @addr) go out as packets? */
+bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space, uint64_t addr);
+/* Chain check of such a destination: FC_DMA_ERR_*. */
+int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len);
+/* Chain check of F_MORE on chain[i] (next: chain[i + 1]). */
+int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
+			     const struct fc_hw_desc *next);
+void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma);
+/*
+ * Packetise the current descriptor from cur_off, up to @budget bytes.
+ * RETURN VALUE: bytes taken; *err an FC_DMA_ERR_* if the source vanished.
+ * The descriptor is done when cur_off == len on return and *blocked is false.
+ */
+uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
+			    uint64_t budget, bool *blocked, int *err);
+/* After the last descriptor: FENCE each node PUT to and wait for the acks.
+ * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
+int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
+/* Deliver packets addressed to this board. RETURN VALUE: packets taken. */
+unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget);
 
 #endif /* FCEMU_INTERNAL_H */

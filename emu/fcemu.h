@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct fcemu;
+struct fcemu_cluster;	/* emu/fabric.h */
 
 /* What the board needs from its host. */
 struct fcemu_host_ops {
@@ -33,6 +34,15 @@ struct fcemu_config {
 	uint32_t num_ports;
 	uint32_t bad_id;		/* test knob: ID reads all-ones */
 	void *bar0;			/* FC_BAR0_SIZE bytes, or NULL: allocate */
+	/*
+	 * A board of this cluster (node_id < its nodes), or NULL. The board's
+	 * BAR0 is then its register file in the cluster (bar0 must be NULL),
+	 * num_ports is the topology's, and the board has a router, channel
+	 * endpoints and fabric DMA. The host claims the node
+	 * (fcemu_cluster_claim()) before fcemu_create() and releases it after
+	 * fcemu_destroy(); the cluster must outlive the board.
+	 */
+	struct fcemu_cluster *cluster;
 };
 
 #define FCEMU_DEFAULT_MEM	(8ull << 30)
@@ -60,8 +70,13 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val);
 void fcemu_notice(struct fcemu *emu);
 
 /*
- * Let the engines move up to @budget bytes in total.
- * RETURN VALUE: bytes moved (0 when idle or stalled).
+ * Let the engines move up to @budget bytes in total. On a cluster board,
+ * also run the cluster's routers and this board's ejection (channel
+ * receive rings, remote writes, fences): only this call, in the board's
+ * own process, delivers packets addressed to the board.
+ * RETURN VALUE: bytes moved (0 when idle or stalled); on a cluster board
+ * plus FC_PKT_SIZE per packet routed or delivered, so that 0 still means
+ * that nothing happened.
  */
 uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget);
 

@@ -3,6 +3,8 @@
  * Address spaces as the board sees them: host bus addresses go through the
  * host's translation (an IOMMU in effect), board addresses index board
  * memory, and fabric addresses that name this node resolve to one of those.
+ * On a cluster board, a destination on another node or a channel goes out
+ * as packets instead (emu/fabric_io.c).
  */
 #include <stddef.h>
 
@@ -22,7 +24,7 @@ static int fabric_local(const struct fcemu *emu, uint64_t fabric,
 	if (fabric & FC_FABRIC_RSVD_MASK)
 		return FC_DMA_ERR_ADDR;
 	if (FC_FABRIC_NODE(fabric) != emu->cfg.node_id)
-		return FC_DMA_ERR_ROUTE;	/* no router yet: only this node */
+		return FC_DMA_ERR_ROUTE;	/* not memory this board reaches */
 	switch (FC_FABRIC_REGION(fabric)) {
 	case FC_REGION_HOST:
 		*space = FC_SPACE_HOST;
@@ -60,6 +62,15 @@ int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
 	default:
 		return FC_DMA_ERR_SPACE;
 	}
+}
+
+/* The destination end: memory as above, or packets on a cluster board. */
+int fcemu__check_dst(struct fcemu *emu, unsigned int space, uint64_t addr,
+		     uint64_t len)
+{
+	if (fcemu__fabric_packets(emu, space, addr))
+		return fcemu__fabric_check(emu, addr, len);
+	return fcemu__check_range(emu, space, addr, len);
 }
 
 /* A pointer to a range already checked, or NULL if it vanished since. */

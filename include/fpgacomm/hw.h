@@ -197,7 +197,12 @@ struct fc_hw_desc {
 #define FC_DESC_F_EOC		(1u << 0)	/* last descriptor: exactly the last */
 #define FC_DESC_F_IRQ		(1u << 1)	/* count an interrupt when done */
 #define FC_DESC_F_MORE		(1u << 2)	/* channel message goes on in the next */
-#define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ)
+/*
+ * F_MORE is valid only on a descriptor whose destination is a channel
+ * (FC_REGION_CHAN) and whose next descriptor names the same node and
+ * channel; never on the last one (FC_DMA_ERR_FLAGS otherwise).
+ */
+#define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ | FC_DESC_F_MORE)
 
 /* Address spaces a descriptor end may name. */
 #define FC_SPACE_HOST		0	/* host bus address (IOVA) */
@@ -242,7 +247,10 @@ struct fc_hw_desc {
 #define FC_ROUTER_BASE		0x4000
 #define FC_ROUTER_CTRL		0x4000	/* H: FC_ROUTER_CTRL_* */
 #define FC_ROUTER_STATUS	0x4004	/* B: FC_ROUTER_STATUS_* */
-#define FC_ROUTER_DROPS		0x4008	/* B: packets with no route (wraps) */
+#define FC_ROUTER_DROPS		0x4008	/* B: packets with no route or for a
+					   dead node, dropped here (wraps) */
+#define FC_ROUTER_EJECT_DROPS	0x400c	/* B: packets for this node it could not
+					   apply: endpoint off, bad PUT (wraps) */
 #define FC_ROUTE_TABLE(dst)	(0x4100 + 4 * (dst))	/* H: per destination */
 #define FC_ROUTER_CTRL_ENABLE	(1u << 0)
 #define FC_ROUTER_STATUS_UP	(1u << 0)
@@ -285,7 +293,18 @@ struct fc_hw_desc {
 #define FC_CHAN_CTRL		0x0c	/* H: FC_CHAN_CTRL_* */
 #define FC_CHAN_HEAD		0x10	/* H: slots consumed by the host */
 #define FC_CHAN_TAIL		0x14	/* B: slots written by the board */
+#define FC_CHAN_DROPS		0x18	/* B: packets dropped: endpoint off (wraps) */
 #define FC_CHAN_CTRL_ENABLE	(1u << 0)
+/*
+ * A receive-ring slot is one whole DATA packet as it arrived (struct
+ * fc_hw_pkt, FC_CHAN_SLOT_SIZE bytes): the header gives source node, len
+ * and EOM; payload bytes 0..len-1 are the data. A message is the payload
+ * of one source's slots, in ring order, up to and including its EOM slot;
+ * messages from different sources may interleave in one ring. The board
+ * writes slot TAIL % RING_SLOTS, then advances TAIL; a full ring
+ * (TAIL - HEAD == RING_SLOTS) holds the packet back in the fabric.
+ */
+#define FC_CHAN_SLOT_SIZE	64
 
 /* ---- Link packet: 64 bytes = 4-byte header + 60-byte payload ---- */
 #define FC_PKT_SIZE		64
@@ -318,7 +337,14 @@ struct fc_hw_desc {
 #define FC_PKT_T_FENCE		4	/* answer with FENCE_ACK once all before it landed */
 #define FC_PKT_T_FENCE_ACK	5
 
-/* A PUT packet's payload: destination offset (region in bits 41..40), data. */
+/*
+ * FENCE and FENCE_ACK: channel = the sending DMA engine, payload bytes 0..3
+ * = a little-endian token that the ack echoes (len 4). The receiving board
+ * answers a FENCE after applying every earlier packet from the same source;
+ * packets from one source to one node keep their order (one path, FIFOs).
+ *
+ * A PUT packet's payload: destination offset (region in bits 41..40), data.
+ */
 #define FC_PKT_PUT_ADDR_BYTES	8
 #define FC_PKT_PUT_DATA		(FC_PKT_PAYLOAD - FC_PKT_PUT_ADDR_BYTES)
 

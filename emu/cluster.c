@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An emulated cluster: one POSIX shared-memory object /fpgacomm-NAME with
+ * a header (topology, faults, the node table, the pending-work bitmap) and,
+ * per board, its register file and its rings (cluster_internal.h). Any
+ * process of the cluster maps it whole, so any process can run any
+ * board's router; what only a board's own process can reach (its host
+ * memory, its engines) stays in that process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster_internal.h"
+
+#define PAGE		4096ull
+#define ROUND_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
+#define SCAN_NS		(100 * 1000000ull)	/* liveness check period */
+#define SCAN_REUSE	10			/* ... and pid reuse, x 10 */
+#define ATTACH_TRIES	200			/* x 5 ms: creator still busy */
+
+static int shm_path(const char *name, char *path, size_t len)
+{
+	size_t n = name ? strlen(name) : 0;
+	size_t i;
+
+	if (n == 0 || n >= FCEMU_CLUSTER_NAME_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		char ch = name[i];
+
+		if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') &&
+		    !(ch >= '0' && ch <= '9') && ch != '_' && ch != '-' &&
+		    ch != '.')
+			return -EINVAL;
+	}
+	snprintf(path, len, "/fpgacomm-%s", name);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Field 22 of /proc/PID/stat: tells a pid from a later one that reuses it. */
+static uint64_t proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+	const char *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: count from the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+static size_t object_size(const struct fcemu_topology *t, unsigned int ports)
+{
+	size_t board = FC_BAR0_SIZE +
+		       ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
+
+	return ROUND_UP(sizeof(struct cl_header), PAGE) + t->nodes * board;
+}
+
+static int init_lock(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int ret;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	ret = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return -ret;
+}
+
+/* As a host would after power-up: tables loaded, router on; and the
+ * board's side: ports up with their peers. */
+static void init_board(struct fcemu_cluster *c, unsigned int n)
+{
+	struct cl_header *h = c->hdr;
+	struct cl_node *nd = &h->node[n];
+	unsigned int p, peer, peer_port, d;
+	uint32_t links = 0;
+
+	for (p = 0; p <= FC_MAX_PORTS; p++) {
+		nd->peer[p] = CL_NO_PEER;
+		nd->peer_port[p] = CL_NO_PEER;
+	}
+	for (p = 1; p <= h->ports; p++) {
+		if (fcemu_topology_peer(&h->topo, n, p, &peer, &peer_port))
+			continue;
+		nd->peer[p] = (uint8_t)peer;
+		nd->peer_port[p] = (uint8_t)peer_port;
+		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_STATUS)),
+		      FC_PORT_UP | (peer & FC_PORT_PEER_MASK) << FC_PORT_PEER_SHIFT);
+		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_CREDITS)),
+		      FC_NUM_VCS * CL_RING_SLOTS);
+		links |= 1u << (p - 1);
+	}
+	for (d = 0; d < h->topo.nodes; d++)
+		cl_st(cl_reg(c, n, FC_ROUTE_TABLE(d)),
+		      fcemu_topology_route(&h->topo, n, d));
+	cl_st(cl_reg(c, n, FC_REG_NODE_ID), n);
+	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), h->ports);
+	cl_st(cl_reg(c, n, FC_REG_LINK_STATE), links);
+	cl_st(cl_reg(c, n, FC_ROUTER_CTRL), FC_ROUTER_CTRL_ENABLE);
+	cl_st(cl_reg(c, n, FC_ROUTER_STATUS), FC_ROUTER_STATUS_UP);
+}
+
+static int map_object(struct fcemu_cluster **cp, const char *name, int fd,
+		      size_t size)
+{
+	struct fcemu_cluster *c;
+	void *base;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		free(c);
+		return -errno;
+	}
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->base = base;
+	c->hdr = base;
+	c->size = size;
+	c->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ now_ns() ^
+		 (uintptr_t)c;
+	if (!c->rng)
+		c->rng = 1;
+	*cp = c;
+	return 0;
+}
+
+int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
+			 const struct fcemu_topology *t,
+			 const struct fcemu_faults *faults)
+{
+	struct fcemu_cluster *c;
+	struct cl_header *h;
+	char path[FCEMU_CLUSTER_NAME_MAX + 16];
+	unsigned int ports, n;
+	size_t size, off;
+	int fd, ret;
+
+	if (!cp || !t)
+		return -EINVAL;
+	/* full:1 is a cluster too: one board, no links */
+	if (fcemu_topology_format(t, path, sizeof(path)))
+		return -EINVAL;
+	ret = shm_path(name, path, sizeof(path));
+	if (ret)
+		return ret;
+	ports = fcemu_topology_ports(t);
+	if (ports > FC_MAX_PORTS || t->nodes > FC_MAX_NODES ||
+	    (faults && (faults->drop_ppm > 1000000 || faults->corrupt_ppm > 1000000 ||
+			faults->drop_ppm + faults->corrupt_ppm >= 1000000)))
+		return -EINVAL;
+
+	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	size = object_size(t, ports);
+	/* tmpfs: pages are allocated on first touch, idle rings cost nothing */
+	if (ftruncate(fd, size)) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	ret = map_object(&c, name, fd, size);
+	if (ret)
+		goto err_unlink;
+	close(fd);
+
+	h = c->hdr;
+	h->layout = CL_LAYOUT;
+	h->size = size;
+	h->topo = *t;
+	if (faults)
+		h->faults = *faults;
+	h->ports = ports;
+	h->ring_slots = CL_RING_SLOTS;
+	off = ROUND_UP(sizeof(*h), PAGE);
+	for (n = 0; n < t->nodes; n++) {
+		ret = init_lock(&h->node[n].lock);
+		if (ret)
+			goto err_detach;
+		h->node[n].state = FCEMU_NODE_FREE;
+		h->node[n].bar0_off = off;
+		off += FC_BAR0_SIZE;
+		h->node[n].rings_off = off;
+		off += ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
+	}
+	for (n = 0; n < t->nodes; n++)
+		init_board(c, n);
+	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
+	*cp = c;
+	return 0;
+
+err_detach:
+	fcemu_cluster_detach(c);
+	shm_unlink(path);
+	return ret;
+err_unlink:
+	close(fd);
+	shm_unlink(path);
+	return ret;
+}
+
+int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
+{
+	char path[FCEMU_CLUSTER_NAME_MAX + 16];
+	const struct timespec nap = { 0, 5 * 1000000 };
+	struct fcemu_cluster *c;
+	struct cl_header *h;
+	struct stat st;
+	int fd, ret, tries;
+
+	if (!cp)
+		return -EINVAL;
+	ret = shm_path(name, path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* The creator sizes, then fills, then sets the magic: wait for it. */
+	for (tries = 0;; tries++) {
+		if (fstat(fd, &st)) {
+			ret = -errno;
+			goto err_close;
+		}
+		if ((size_t)st.st_size >= sizeof(*h))
+			break;
+		if (tries == ATTACH_TRIES) {
+			ret = -EPROTO;
+			goto err_close;
+		}
+		nanosleep(&nap, NULL);
+	}
+	ret = map_object(&c, name, fd, st.st_size);
+	if (ret)
+		goto err_close;
+	close(fd);
+	h = c->hdr;
+	for (tries = 0; cl_ld(&h->magic) != CL_MAGIC; tries++) {
+		if (tries == ATTACH_TRIES)
+			goto err_proto;
+		nanosleep(&nap, NULL);
+	}
+	if (h->layout != CL_LAYOUT || h->size != (uint64_t)st.st_size ||
+	    h->size != object_size(&h->topo, h->ports) ||
+	    h->ring_slots != CL_RING_SLOTS)
+		goto err_proto;
+	*cp = c;
+	return 0;
+
+err_proto:
+	fcemu_cluster_detach(c);
+	return -EPROTO;
+err_close:
+	close(fd);
+	return ret;
+}
+
+void fcemu_cluster_detach(struct fcemu_cluster *c)
+{
+	if (!c)
+		return;
+	munmap(c->base, c->size);
+	free(c);
+}
+
+int fcemu_cluster_unlink(const char *name)
+{
+	char path[FCEMU_CLUSTER_NAME_MAX + 16];
+	int ret = shm_path(name, path, sizeof(path));
+
+	if (ret)
+		return ret;
+	return shm_unlink(path) ? -errno : 0;
+}
+
+const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *c)
+{
+	return &c->hdr->topo;
+}
+
+volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node)
+{
+	if (node >= c->hdr->topo.nodes)
+		return NULL;
+	return (volatile uint32_t *)cl_reg(c, node, 0);
+}
+
+/* ---- Locks ---- */
+
+static void repair(struct fcemu_cluster *c, unsigned int node)
+{
+	unsigned int p;
+
+	/*
+	 * The holder died inside the router. Every ring index moves after
+	 * its slot is written, so the rings are whole; at worst it pushed a
+	 * packet without flagging the receiver, so flag all neighbours.
+	 */
+	cl_set_pending(c, node);
+	for (p = 1; p <= c->hdr->ports; p++)
+		if (c->hdr->node[node].peer[p] != CL_NO_PEER)
+			cl_set_pending(c, c->hdr->node[node].peer[p]);
+}
+
+int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait)
+{
+	pthread_mutex_t *m = &c->hdr->node[node].lock;
+	int ret = wait ? pthread_mutex_lock(m) : pthread_mutex_trylock(m);
+
+	if (ret == EOWNERDEAD) {
+		repair(c, node);
+		pthread_mutex_consistent(m);
+		ret = 0;
+	}
+	return -ret;
+}
+
+void fcemu__cluster_unlock(struct fcemu_cluster *c, unsigned int node)
+{
+	pthread_mutex_unlock(&c->hdr->node[node].lock);
+}
+
+/* ---- Claims and liveness ---- */
+
+/*
+ * Is the process that claimed @nd gone? Never true for ourselves. With
+ * @reuse, also tell a new process under a reused pid (reads /proc, so the
+ * periodic scan does it only every SCAN_REUSE-th time).
+ */
+static bool owner_gone(const struct cl_node *nd, bool reuse)
+{
+	pid_t pid = nd->pid;
+
+	if (pid == getpid())
+		return false;
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return true;
+	/* Alive, or a zombie, or a new process under a reused pid. */
+	return reuse && proc_starttime(pid) != nd->starttime;
+}
+
+int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
+{
+	struct cl_node *nd;
+	int ret;
+
+	if (!c || node >= c->hdr->topo.nodes)
+		return -EINVAL;
+	nd = &c->hdr->node[node];
+	ret = fcemu__cluster_lock(c, node, true);
+	if (ret)
+		return ret;
+	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && !owner_gone(nd, true) &&
+	    nd->pid != getpid()) {
+		fcemu__cluster_unlock(c, node);
+		return -EBUSY;
+	}
+	nd->pid = getpid();
+	nd->starttime = proc_starttime(nd->pid);
+	cl_st(&nd->state, FCEMU_NODE_ALIVE);
+	fcemu__cluster_unlock(c, node);
+	return 0;
+}
+
+void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
+{
+	struct cl_node *nd;
+
+	if (!c || node >= c->hdr->topo.nodes)
+		return;
+	nd = &c->hdr->node[node];
+	if (fcemu__cluster_lock(c, node, true))
+		return;
+	if (nd->pid == getpid()) {
+		cl_st(&nd->state, FCEMU_NODE_EXITED);
+		nd->pid = 0;
+	}
+	fcemu__cluster_unlock(c, node);
+}
+
+/* Mark @node DEAD if its process is gone. Cheap reads first: no lock for
+ * the common case of a live board. */
+static enum fcemu_node_state check_node(struct fcemu_cluster *c,
+					unsigned int node, bool reuse)
+{
+	struct cl_node *nd = &c->hdr->node[node];
+	uint32_t s = cl_ld(&nd->state);
+
+	if (s != FCEMU_NODE_ALIVE || !owner_gone(nd, reuse))
+		return s;
+	if (fcemu__cluster_lock(c, node, true))
+		return s;
+	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && owner_gone(nd, reuse))
+		cl_st(&nd->state, FCEMU_NODE_DEAD);
+	s = cl_ld(&nd->state);
+	fcemu__cluster_unlock(c, node);
+	return s;
+}
+
+enum fcemu_node_state fcemu_cluster_node_state(struct fcemu_cluster *c,
+					       unsigned int node)
+{
+	if (!c || node >= c->hdr->topo.nodes)
+		return FCEMU_NODE_FREE;
+	return check_node(c, node, true);
+}
+
+/* Every SCAN_NS at most: find boards whose process died. */
+void fcemu__cluster_scan(struct fcemu_cluster *c)
+{
+	uint64_t now = now_ns();
+	unsigned int n;
+	bool reuse;
+
+	if (now < c->next_scan_ns)
+		return;
+	c->next_scan_ns = now + SCAN_NS;
+	reuse = ++c->scans % SCAN_REUSE == 0;
+	for (n = 0; n < c->hdr->topo.nodes; n++)
+		check_node(c, n, reuse);
+}
+
+/* ---- The local port ---- */
+
+int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
+			 const struct fc_hw_pkt *pkt)
+{
+	if (!fcemu__ring_push(cl_ring(c, node, CL_RING_INJECT), pkt, false))
+		return 0;
+	cl_set_pending(c, node);
+	return 1;
+}
+
+int fcemu_cluster_eject_peek(struct fcemu_cluster *c, unsigned int node,
+			     struct fc_hw_pkt *pkt)
+{
+	struct cl_slot *s = fcemu__ring_peek(cl_ring(c, node, CL_RING_EJECT));
+
+	if (!s)
+		return 0;
+	*pkt = s->pkt;
+	return 1;
+}
+
+void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node)
+{
+	fcemu__ring_pop(cl_ring(c, node, CL_RING_EJECT));
+}

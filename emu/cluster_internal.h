@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to emu/: the layout of a cluster's shared object (docs/fabric.md,
+ * "The emulated cluster") and the pieces its files share.
+ *
+ * Every ring has exactly one producer and one consumer, each either a
+ * router (under that board's router lock, in any process) or the board's
+ * own process, so ring indices need only acquire/release atomics:
+ *   injection ring of n:   n's process        -> n's router
+ *   link input ring of n:  the peer's router  -> n's router
+ *   ejection ring of n:    n's router         -> n's process
+ */
+#ifndef FCEMU_CLUSTER_INTERNAL_H
+#define FCEMU_CLUSTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fabric.h"
+
+#define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
+#define CL_LAYOUT	1		/* bump on any change below */
+#define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
+#define CL_NO_PEER	0xffu
+
+/* Rings of one board: local port first, then link port p, VC v. */
+#define CL_RING_INJECT	0
+#define CL_RING_EJECT	1
+#define CL_RING_LINK(p, vc)	(2 + 2 * ((p) - 1) + (vc))
+#define CL_RINGS(ports)	(2 + 2 * (ports))
+
+struct cl_slot {
+	struct fc_hw_pkt pkt;
+	uint32_t seq;		/* link sequence number: ring index sent at */
+	uint32_t crc;		/* CRC32C of pkt, link rings only */
+};
+
+/* Producer and consumer index on separate cache lines: no false sharing. */
+struct cl_ring {
+	uint32_t head __attribute__((aligned(64)));	/* consumer's */
+	uint32_t tail __attribute__((aligned(64)));	/* producer's */
+	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
+};
+
+struct cl_node {
+	pthread_mutex_t lock;	/* robust, process-shared: the router */
+	uint32_t state;		/* enum fcemu_node_state */
+	int32_t pid;
+	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
+	/* router state, under lock */
+	uint32_t rr;		/* input served first next time */
+	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
+	/* wiring, fixed at create */
+	uint8_t peer[FC_MAX_PORTS + 1];
+	uint8_t peer_port[FC_MAX_PORTS + 1];
+	uint64_t bar0_off;	/* from the start of the object */
+	uint64_t rings_off;
+};
+
+struct cl_header {
+	uint32_t magic;
+	uint32_t layout;
+	uint64_t size;		/* bytes of the object */
+	struct fcemu_topology topo;
+	struct fcemu_faults faults;
+	uint32_t ports;		/* link ports per board */
+	uint32_t ring_slots;
+	uint64_t pending;	/* bit n: board n's router has input waiting */
+	struct cl_node node[FC_MAX_NODES];
+};
+
+struct fcemu_cluster {
+	char name[FCEMU_CLUSTER_NAME_MAX];
+	struct cl_header *hdr;
+	uint8_t *base;
+	size_t size;
+	uint64_t rng;		/* fault draws; private to this mapping */
+	uint64_t next_scan_ns;	/* next liveness check of the boards */
+	unsigned int scans;
+	unsigned int next_board;	/* round-robin start of progress */
+};
+
+static inline uint32_t cl_ld(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void cl_st(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline struct cl_ring *cl_ring(struct fcemu_cluster *c,
+				      unsigned int node, unsigned int ring)
+{
+	return (struct cl_ring *)(c->base + c->hdr->node[node].rings_off) + ring;
+}
+
+static inline uint32_t *cl_reg(struct fcemu_cluster *c, unsigned int node,
+			       uint32_t off)
+{
+	return (uint32_t *)(c->base + c->hdr->node[node].bar0_off + off);
+}
+
+static inline uint32_t cl_rd(struct fcemu_cluster *c, unsigned int node,
+			     uint32_t off)
+{
+	return cl_ld(cl_reg(c, node, off));
+}
+
+/* Board-written counters: each has one writer (see link.c), no RMW race. */
+static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
+			  uint32_t off)
+{
+	uint32_t *r = cl_reg(c, node, off);
+
+	cl_st(r, cl_ld(r) + 1);
+}
+
+static inline void cl_set_pending(struct fcemu_cluster *c, unsigned int node)
+{
+	__atomic_fetch_or(&c->hdr->pending, 1ull << node, __ATOMIC_SEQ_CST);
+}
+
+/* Packets for a board that left, or whose process died, go nowhere. */
+static inline bool cl_gone(struct fcemu_cluster *c, unsigned int node)
+{
+	uint32_t s = cl_ld(&c->hdr->node[node].state);
+
+	return s == FCEMU_NODE_EXITED || s == FCEMU_NODE_DEAD;
+}
+
+/* emu/link.c: rings and the emulated wire */
+uint32_t fcemu__crc32c(const void *buf, size_t len);
+uint32_t fcemu__ring_free(struct cl_ring *r);
+bool fcemu__ring_empty(struct cl_ring *r);
+/* Push a copy of @pkt. RETURN VALUE: 1, or 0 when the ring is full. */
+int fcemu__ring_push(struct cl_ring *r, const struct fc_hw_pkt *pkt, bool crc);
+/* The packet at the head, or NULL when empty; fcemu__ring_pop() takes it. */
+struct cl_slot *fcemu__ring_peek(struct cl_ring *r);
+void fcemu__ring_pop(struct cl_ring *r);
+/* Send on link port @port of @node, VC @vc. RETURN VALUE: 1, 0 no credit. */
+int fcemu__link_send(struct fcemu_cluster *c, unsigned int node,
+		     unsigned int port, unsigned int vc,
+		     const struct fc_hw_pkt *pkt);
+/* The head of @node's input port @port VC @vc once it came over the wire
+ * intact, or NULL: empty, or lost or corrupt this time (taken again later). */
+struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+				 unsigned int port, unsigned int vc);
+void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
+		      unsigned int port, unsigned int vc);
+
+/* emu/cluster.c */
+void fcemu__cluster_scan(struct fcemu_cluster *c);
+/* Lock board @node's router, repairing it after a holder died.
+ * RETURN VALUE: 0 locked; -EBUSY (trylock only); -ENOTRECOVERABLE. */
+int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
+void fcemu__cluster_unlock(struct fcemu_cluster *c, unsigned int node);
+
+#endif /* FCEMU_CLUSTER_INTERNAL_H */

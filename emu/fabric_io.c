@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The board's own side of the fabric, run in its own process because it
+ * touches the board's host memory and engines: the DMA engine cutting a
+ * descriptor into packets for the injection ring, fences that make remote
+ * writes visible before a chain ends, and the ejection of packets
+ * addressed to this board into channel receive rings and memory.
+ *
+ * A full injection ring stops the engine mid-descriptor; it resumes on the
+ * next progress call. A full channel receive ring leaves the packet in the
+ * ejection ring: the fabric holds it back, nothing is lost.
+ */
+#include <endian.h>
+#include <string.h>
+
+#include "emu_internal.h"
+#include "cluster_internal.h"
+
+#define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
+#define EJECT_MIN	256		/* packets per call, whatever the budget */
+#define PUT_ADDR_MASK	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
+			 FC_FABRIC_OFFSET_MASK)
+
+static unsigned int self(const struct fcemu *emu)
+{
+	return emu->cfg.node_id;
+}
+
+bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space,
+			   uint64_t addr)
+{
+	if (space != FC_SPACE_FABRIC || !emu->cluster ||
+	    (addr & FC_FABRIC_RSVD_MASK))
+		return false;
+	return FC_FABRIC_REGION(addr) == FC_REGION_CHAN ||
+	       FC_FABRIC_NODE(addr) != self(emu);
+}
+
+/* Can packets reach @node from here? */
+static bool reachable(struct fcemu *emu, unsigned int node)
+{
+	struct fcemu_cluster *c = emu->cluster;
+
+	if (node >= c->hdr->topo.nodes || cl_gone(c, node))
+		return false;
+	return cl_rd(c, self(emu), FC_ROUTE_TABLE(node)) & FC_ROUTE_VALID;
+}
+
+int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
+{
+	unsigned int node = FC_FABRIC_NODE(addr);
+	uint64_t off = FC_FABRIC_OFFSET(addr);
+	uint64_t mem;
+
+	if (!reachable(emu, node))
+		return FC_DMA_ERR_ROUTE;
+	switch (FC_FABRIC_REGION(addr)) {
+	case FC_REGION_CHAN:
+		if (off & ((1ull << FC_FABRIC_CHAN_SHIFT) - 1) ||
+		    off >> FC_FABRIC_CHAN_SHIFT >= FC_MAX_CHANNELS)
+			return FC_DMA_ERR_ADDR;
+		return FC_DMA_ERR_NONE;
+	case FC_REGION_BOARD:
+		/* The peer's memory size is in its register file, if it is up. */
+		mem = cl_rd(emu->cluster, node, FC_REG_MEM_SIZE_LO) |
+		      (uint64_t)cl_rd(emu->cluster, node, FC_REG_MEM_SIZE_HI) << 32;
+		if (mem && (off > mem || len > mem - off))
+			return FC_DMA_ERR_ADDR;
+		/* fall through */
+	case FC_REGION_HOST:
+		/* The peer's host window is its own: the receiver checks it. */
+		if (len > FC_FABRIC_OFFSET_MASK + 1 - off)
+			return FC_DMA_ERR_ADDR;
+		return FC_DMA_ERR_NONE;
+	default:
+		return FC_DMA_ERR_ROUTE;	/* no peer windows */
+	}
+}
+
+int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
+			     const struct fc_hw_desc *next)
+{
+	uint64_t dst = le64toh(d->dst);
+
+	if (!(le16toh(d->flags) & FC_DESC_F_MORE))
+		return FC_DMA_ERR_NONE;
+	/* A message goes on only to the same channel, and must end. */
+	if (!next || !fcemu__fabric_packets(emu, d->dst_space, dst) ||
+	    FC_FABRIC_REGION(dst) != FC_REGION_CHAN ||
+	    next->dst_space != d->dst_space || next->dst != d->dst)
+		return FC_DMA_ERR_FLAGS;
+	return FC_DMA_ERR_NONE;
+}
+
+void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	dma->part_len = 0;
+	dma->fence_need = 0;
+	dma->fence_sent = 0;
+	dma->fence_wait = 0;
+	dma->fence_token++;
+}
+
+static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
+{
+	pkt->hdr = htole32(hdr);
+	return fcemu_cluster_inject(emu->cluster, self(emu), pkt);
+}
+
+/* Send the DATA packet being filled. RETURN VALUE: 1, 0 if no room. */
+static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
+		      unsigned int node, unsigned int chan, bool eom)
+{
+	uint32_t hdr = FC_PKT_HDR(node, self(emu), chan, dma->part_len,
+				  FC_PKT_T_DATA) | (eom ? FC_PKT_EOM : 0);
+
+	/* No stale bytes of an earlier message leave the board. */
+	memset(dma->part.payload + dma->part_len, 0,
+	       FC_PKT_PAYLOAD - dma->part_len);
+	if (!inject(emu, &dma->part, hdr))
+		return 0;
+	dma->part_len = 0;
+	return 1;
+}
+
+static uint64_t send_data(struct fcemu *emu, struct fcemu_dma *dma,
+			  uint64_t budget, bool *blocked, int *err)
+{
+	const struct fc_hw_desc *d = &dma->chain[dma->cur];
+	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
+	unsigned int node = FC_FABRIC_NODE(dst);
+	unsigned int chan = FC_FABRIC_OFFSET(dst) >> FC_FABRIC_CHAN_SHIFT;
+	uint64_t moved = 0, span, done, n;
+	const uint8_t *src;
+
+	while (!*blocked && dma->cur_off < len && moved < budget) {
+		span = len - dma->cur_off;
+		if (span > budget - moved)
+			span = budget - moved;
+		if (span > SPAN_MAX)
+			span = SPAN_MAX;
+		src = fcemu__resolve(emu, d->src_space,
+				     le64toh(d->src) + dma->cur_off, span);
+		if (!src) {
+			*err = FC_DMA_ERR_ADDR;
+			return moved;
+		}
+		for (done = 0; done < span; done += n) {
+			/* A full packet leaves once more bytes follow it. */
+			if (dma->part_len == FC_PKT_PAYLOAD &&
+			    !flush_data(emu, dma, node, chan, false)) {
+				*blocked = true;
+				break;
+			}
+			n = FC_PKT_PAYLOAD - dma->part_len;
+			if (n > span - done)
+				n = span - done;
+			memcpy(dma->part.payload + dma->part_len, src + done, n);
+			dma->part_len += n;
+		}
+		dma->cur_off += done;
+		moved += done;
+	}
+	/* The message's last packet; with F_MORE it goes on in the next one. */
+	if (!*blocked && dma->cur_off == len &&
+	    !(le16toh(d->flags) & FC_DESC_F_MORE) &&
+	    !flush_data(emu, dma, node, chan, true))
+		*blocked = true;
+	return moved;
+}
+
+static uint64_t send_put(struct fcemu *emu, struct fcemu_dma *dma,
+			 uint64_t budget, bool *blocked, int *err)
+{
+	const struct fc_hw_desc *d = &dma->chain[dma->cur];
+	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
+	unsigned int node = FC_FABRIC_NODE(dst);
+	uint64_t moved = 0, span, done, n, a;
+	struct fc_hw_pkt pkt;
+	const uint8_t *src;
+
+	dma->fence_need |= 1ull << node;
+	while (!*blocked && dma->cur_off < len && moved < budget) {
+		span = len - dma->cur_off;
+		if (span > budget - moved)
+			span = budget - moved;
+		if (span > SPAN_MAX)
+			span = SPAN_MAX;
+		src = fcemu__resolve(emu, d->src_space,
+				     le64toh(d->src) + dma->cur_off, span);
+		if (!src) {
+			*err = FC_DMA_ERR_ADDR;
+			return moved;
+		}
+		for (done = 0; done < span; done += n) {
+			n = span - done < FC_PKT_PUT_DATA ? span - done : FC_PKT_PUT_DATA;
+			/* node bits zero: the receiver applies region + offset */
+			a = htole64((dst & PUT_ADDR_MASK) + dma->cur_off + done);
+			memcpy(pkt.payload, &a, sizeof(a));
+			memcpy(pkt.payload + FC_PKT_PUT_ADDR_BYTES, src + done, n);
+			memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
+			       FC_PKT_PUT_DATA - n);
+			if (!inject(emu, &pkt, FC_PKT_HDR(node, self(emu), 0, n,
+							  FC_PKT_T_PUT))) {
+				*blocked = true;
+				break;
+			}
+		}
+		dma->cur_off += done;
+		moved += done;
+	}
+	return moved;
+}
+
+uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
+			    uint64_t budget, bool *blocked, int *err)
+{
+	uint64_t dst = le64toh(dma->chain[dma->cur].dst);
+
+	*blocked = false;
+	*err = FC_DMA_ERR_NONE;
+	if (FC_FABRIC_REGION(dst) == FC_REGION_CHAN)
+		return send_data(emu, dma, budget, blocked, err);
+	return send_put(emu, dma, budget, blocked, err);
+}
+
+/* FENCE and FENCE_ACK: chan = the fencing engine, payload = its token. */
+static int inject_fence(struct fcemu *emu, unsigned int type,
+			unsigned int node, unsigned int engine, uint32_t token)
+{
+	struct fc_hw_pkt pkt;
+	uint32_t t = htole32(token);
+
+	memset(&pkt, 0, sizeof(pkt));
+	memcpy(pkt.payload, &t, sizeof(t));
+	return inject(emu, &pkt, FC_PKT_HDR(node, self(emu), engine,
+					    sizeof(t), type));
+}
+
+int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	uint64_t todo = dma->fence_need & ~dma->fence_sent;
+	unsigned int node;
+
+	for (node = 0; todo; node++, todo >>= 1) {
+		if (!(todo & 1))
+			continue;
+		if (!inject_fence(emu, FC_PKT_T_FENCE, node, dma->index,
+				  dma->fence_token))
+			return 0;
+		dma->fence_sent |= 1ull << node;
+		dma->fence_wait |= 1ull << node;
+	}
+	if (!dma->fence_wait)
+		return 1;
+	/* A node that died will never answer: end the chain, do not hang. */
+	for (node = 0; node < FC_MAX_NODES; node++)
+		if ((dma->fence_wait & (1ull << node)) && cl_gone(emu->cluster, node))
+			return -FC_DMA_ERR_ROUTE;
+	return 0;
+}
+
+/* ---- Ejection ---- */
+
+static void eject_drop(struct fcemu *emu)
+{
+	emu_inc(emu, FC_ROUTER_EJECT_DROPS);
+}
+
+/* RETURN VALUE: 1 landed, 0 ring full (try later), -1 dropped. */
+static int deliver_data(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+			uint32_t hdr)
+{
+	unsigned int chan = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	uint32_t slots = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_SLOTS));
+	uint32_t tail = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL));
+	uint64_t ring;
+	void *slot;
+
+	if (!(emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_CTRL)) & FC_CHAN_CTRL_ENABLE) ||
+	    !slots || (slots & (slots - 1)))
+		goto drop;
+	if (tail - emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD)) >= slots)
+		return 0;
+	ring = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_LO)) |
+	       (uint64_t)emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_HI)) << 32;
+	slot = emu->ops->translate(emu->ctx,
+				   ring + (uint64_t)(tail & (slots - 1)) * FC_CHAN_SLOT_SIZE,
+				   FC_CHAN_SLOT_SIZE);
+	if (!slot)
+		goto drop;
+	memcpy(slot, pkt, FC_CHAN_SLOT_SIZE);
+	emu_wr(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL), tail + 1);	/* after the slot */
+	return 1;
+
+drop:
+	emu_inc(emu, FC_CHAN_REG(chan, FC_CHAN_DROPS));
+	eject_drop(emu);
+	return -1;
+}
+
+static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+			uint32_t hdr)
+{
+	uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+	unsigned int space;
+	uint64_t a;
+	void *to;
+
+	memcpy(&a, pkt->payload, sizeof(a));
+	a = le64toh(a);
+	if ((a & ~PUT_ADDR_MASK) || len > FC_PKT_PUT_DATA)
+		goto drop;
+	switch (FC_FABRIC_REGION(a)) {
+	case FC_REGION_HOST:
+		space = FC_SPACE_HOST;
+		break;
+	case FC_REGION_BOARD:
+		space = FC_SPACE_BOARD;
+		break;
+	default:
+		goto drop;
+	}
+	to = fcemu__resolve(emu, space, FC_FABRIC_OFFSET(a), len);
+	if (!to)
+		goto drop;
+	memcpy(to, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
+	return;
+drop:
+	eject_drop(emu);
+}
+
+static void owe_ack(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		    uint32_t hdr)
+{
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	struct fcemu_ack *a;
+	uint32_t token;
+
+	if (engine >= FC_DMA_MAX_ENGINES) {
+		eject_drop(emu);
+		return;
+	}
+	memcpy(&token, pkt->payload, sizeof(token));
+	a = &emu->acks[src][engine];
+	/*
+	 * Owed, not sent now: answering must never wait for room in the
+	 * injection ring, or two boards fencing each other could deadlock.
+	 * A newer fence of the same engine replaces an older one.
+	 */
+	if (!a->owed)
+		emu->acks_owed++;
+	a->owed = true;
+	a->token = le32toh(token);
+}
+
+static void take_ack(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr)
+{
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	struct fcemu_dma *dma;
+	uint32_t token;
+
+	if (engine >= emu->cfg.dma_engines)
+		return;
+	dma = &emu->dma[engine];
+	memcpy(&token, pkt->payload, sizeof(token));
+	/* An ack for a chain since reset is stale: its token is older. */
+	if (dma->busy && le32toh(token) == dma->fence_token)
+		dma->fence_wait &= ~(1ull << src);
+}
+
+static void send_acks(struct fcemu *emu)
+{
+	unsigned int n, e;
+
+	for (n = 0; n < FC_MAX_NODES && emu->acks_owed; n++) {
+		for (e = 0; e < FC_DMA_MAX_ENGINES; e++) {
+			struct fcemu_ack *a = &emu->acks[n][e];
+
+			if (!a->owed)
+				continue;
+			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e, a->token))
+				return;
+			a->owed = false;
+			emu->acks_owed--;
+		}
+	}
+}
+
+unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
+{
+	struct fcemu_cluster *c = emu->cluster;
+	unsigned int taken = 0, landed = 0;
+	struct fc_hw_pkt pkt;
+	uint32_t hdr;
+	int r;
+
+	if (budget < EJECT_MIN)
+		budget = EJECT_MIN;
+	while (taken < budget && fcemu_cluster_eject_peek(c, self(emu), &pkt)) {
+		hdr = le32toh(pkt.hdr);
+		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
+		case FC_PKT_T_DATA:
+			r = deliver_data(emu, &pkt, hdr);
+			if (r == 0)
+				goto out;	/* ring full: the fabric holds it */
+			if (r > 0)
+				landed++;
+			break;
+		case FC_PKT_T_PUT:
+			deliver_put(emu, &pkt, hdr);
+			break;
+		case FC_PKT_T_FENCE:
+			owe_ack(emu, &pkt, hdr);
+			break;
+		case FC_PKT_T_FENCE_ACK:
+			take_ack(emu, &pkt, hdr);
+			break;
+		default:
+			eject_drop(emu);
+			break;
+		}
+		fcemu_cluster_eject_done(c, self(emu));
+		taken++;
+	}
+out:
+	if (emu->acks_owed)
+		send_acks(emu);
+	/* One event per batch: the host scans every ring on the vector. */
+	if (landed)
+		fcemu__raise_irq(emu, FC_IRQ_VEC_CHAN);
+	return taken;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Links between emulated boards. A link is the receiver's input ring of
+ * packet slots: the producer index is the sender's, the consumer index the
+ * receiver's, and the free slots between them are the sender's credits, so
+ * a full ring makes the sender wait and nothing is dropped for want of
+ * buffer. A slot also serves as the sender's replay buffer: a packet the
+ * wire "lost" or "corrupted" (the cluster's fault rates) stays put and is
+ * taken again later, in order, as a go-back-N link would resend it.
+ *
+ * Counters: TX_PKTS is written by the sender's router, RX_PKTS and
+ * CRC_ERRORS by the receiver's router, RETRANSMITS of the sender's port by
+ * the receiver's router (it is the one that sees the loss). Each counter
+ * thus has one writer, whichever process runs that router.
+ */
+#include <stddef.h>
+#include <string.h>
+#ifdef __x86_64__
+#include <nmmintrin.h>
+#endif
+
+#include "cluster_internal.h"
+
+/* ---- CRC32C (Castagnoli), the link CRC ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_table_init(void)
+{
+	uint32_t i, j, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32c_sw(const void *buf, size_t len)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const uint8_t *p = buf;
+	uint32_t c = ~0u;
+
+	pthread_once(&once, crc_table_init);
+	while (len--)
+		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+#ifdef __x86_64__
+/* The SSE4.2 instruction: 8 bytes a cycle, so checking costs next to nothing. */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t c = ~0u;
+	uint64_t w;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		c = _mm_crc32_u64(c, w);
+	}
+	while (len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	return ~(uint32_t)c;
+}
+#endif
+
+uint32_t fcemu__crc32c(const void *buf, size_t len)
+{
+#ifdef __x86_64__
+	static int hw = -1;
+
+	if (hw < 0)
+		hw = __builtin_cpu_supports("sse4.2");
+	if (hw)
+		return crc32c_hw(buf, len);
+#endif
+	return crc32c_sw(buf, len);
+}
+
+/* ---- Rings ---- */
+
+uint32_t fcemu__ring_free(struct cl_ring *r)
+{
+	return CL_RING_SLOTS - (__atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
+				cl_ld(&r->head));
+}
+
+bool fcemu__ring_empty(struct cl_ring *r)
+{
+	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+}
+
+int fcemu__ring_push(struct cl_ring *r, const struct fc_hw_pkt *pkt, bool crc)
+{
+	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	struct cl_slot *s;
+
+	if (tail - cl_ld(&r->head) >= CL_RING_SLOTS)
+		return 0;
+	s = &r->slot[tail % CL_RING_SLOTS];
+	s->pkt = *pkt;
+	s->seq = tail;
+	if (crc)
+		s->crc = fcemu__crc32c(pkt, sizeof(*pkt));
+	cl_st(&r->tail, tail + 1);	/* the slot is visible before the index */
+	return 1;
+}
+
+struct cl_slot *fcemu__ring_peek(struct cl_ring *r)
+{
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+
+	if (cl_ld(&r->tail) == head)
+		return NULL;
+	return &r->slot[head % CL_RING_SLOTS];
+}
+
+void fcemu__ring_pop(struct cl_ring *r)
+{
+	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + 1);
+}
+
+/* ---- The wire ---- */
+
+int fcemu__link_send(struct fcemu_cluster *c, unsigned int node,
+		     unsigned int port, unsigned int vc,
+		     const struct fc_hw_pkt *pkt)
+{
+	const struct cl_node *nd = &c->hdr->node[node];
+	unsigned int peer = nd->peer[port];
+	struct cl_ring *r = cl_ring(c, peer, CL_RING_LINK(nd->peer_port[port], vc));
+
+	if (!fcemu__ring_push(r, pkt, true))
+		return 0;
+	cl_inc(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
+	cl_set_pending(c, peer);
+	return 1;
+}
+
+/* xorshift64*: fault draws need speed, not quality. */
+static uint32_t draw(struct fcemu_cluster *c)
+{
+	c->rng ^= c->rng >> 12;
+	c->rng ^= c->rng << 25;
+	c->rng ^= c->rng >> 27;
+	return (uint32_t)((c->rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/* Did this try at the packet fail on the wire? Counts what it saw. */
+static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
+		       unsigned int port, const struct cl_slot *s)
+{
+	const struct fcemu_faults *f = &c->hdr->faults;
+	const struct cl_node *nd = &c->hdr->node[node];
+	uint32_t sender_rtx = FC_PORT_REG(nd->peer_port[port], FC_PORT_RETRANSMITS);
+	struct fc_hw_pkt bad;
+	uint32_t r, bit;
+
+	if (!f->drop_ppm && !f->corrupt_ppm)
+		return false;
+	r = draw(c) % 1000000;
+	if (r < f->drop_ppm) {
+		/* lost: the receiver sees the next sequence number, asks again */
+		cl_inc(c, nd->peer[port], sender_rtx);
+		return true;
+	}
+	if (r - f->drop_ppm < f->corrupt_ppm) {
+		/* what arrived has one bit flipped: the CRC must catch it */
+		bad = s->pkt;
+		bit = draw(c) % (8 * sizeof(bad));
+		((uint8_t *)&bad)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (fcemu__crc32c(&bad, sizeof(bad)) != s->crc) {
+			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+			cl_inc(c, nd->peer[port], sender_rtx);
+			return true;
+		}
+	}
+	return false;
+}
+
+struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+				 unsigned int port, unsigned int vc)
+{
+	unsigned int idx = CL_RING_LINK(port, vc);
+	struct cl_node *nd = &c->hdr->node[node];
+	struct cl_ring *r = cl_ring(c, node, idx);
+	struct cl_slot *s = fcemu__ring_peek(r);
+	uint32_t head;
+
+	if (!s)
+		return NULL;
+	/* A packet checked once and then held back by credit stays good. */
+	head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	if (nd->checked[idx] == head + 1)
+		return s;
+	if (wire_fault(c, node, port, s))
+		return NULL;
+	if (s->seq != head || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
+		/* Not the wire: the shared memory itself was damaged. */
+		cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+		return NULL;
+	}
+	nd->checked[idx] = head + 1;
+	return s;
+}
+
+void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
+		      unsigned int port, unsigned int vc)
+{
+	fcemu__ring_pop(cl_ring(c, node, CL_RING_LINK(port, vc)));
+	cl_inc(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS));
+}

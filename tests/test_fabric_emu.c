@@ -1,0 +1,1072 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_fabric_emu: the emulated fabric at register level. Several boards
+ * in one process, each its own fcemu attached to one cluster: channel
+ * messages (sizes around the 60-byte packet, 4 KiB, 1 MiB) between
+ * neighbours, across hops and on every kind of topology, boundaries and
+ * order; F_MORE gathering; PUTs into a peer's host and board memory seen
+ * when the chain ends; a slow receiver stalling the sender without loss;
+ * drop and corrupt faults without loss; all-to-all without deadlock; a
+ * dead board's packets dropped and counted; chains the check refuses.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <fpgacomm/hw.h>
+#include "fcemu.h"
+#include "fabric.h"
+
+/* emu/cluster.c, internal: lets a child die holding a router lock. */
+int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
+
+#define HOST_BUS	0x10000000ull
+#define HOST_LEN	(8u << 20)
+#define TABLE_OFF	0		/* engine e's table at e * TABLE_BYTES */
+#define TABLE_BYTES	8192
+#define SEND_OFF	(64u << 10)	/* data to send, up to RING_OFF */
+#define RING_OFF	(5u << 20)	/* receive rings, RING_BYTES each */
+#define RING_BYTES	(256u * FC_CHAN_SLOT_SIZE)
+#define PUT_OFF		(7u << 20)	/* target of remote writes */
+#define BOARD_MEM	(16u << 20)
+#define MAX_CHAN	16
+#define MAX_MSGS	64
+#define STUCK_ROUNDS	20000		/* rounds without progress = deadlock */
+
+/* Packets of messages from different sources interleave in a ring. */
+struct rx_src {
+	uint8_t *buf;
+	size_t len, cap;
+	unsigned int pkts;		/* of the message in progress */
+	unsigned int msgs;
+	size_t msg_end[MAX_MSGS];
+	unsigned int msg_pkts[MAX_MSGS];
+};
+
+struct rx {
+	uint32_t slots;
+	uint32_t head;
+	bool manual;		/* the test drains it, not pump() */
+	unsigned int msgs;	/* from all sources */
+	unsigned int pkts;
+	struct rx_src src[FC_MAX_NODES];
+};
+
+struct board {
+	struct fcemu *emu;
+	uint8_t *host;
+	uint8_t *mem;
+	uint32_t doorbell[2];
+	uint32_t reset[2];
+	struct rx *rx[MAX_CHAN];
+};
+
+struct rig {
+	char name[FCEMU_CLUSTER_NAME_MAX];
+	struct fcemu_cluster *c;
+	struct fcemu_topology t;
+	unsigned int nodes;
+	struct board b[FC_MAX_NODES];
+};
+
+static unsigned int rig_seq;
+
+/* Clusters of the running test, removed in teardown even if it failed. */
+static char live[32][FCEMU_CLUSTER_NAME_MAX];
+static unsigned int n_live;
+
+static void note_cluster(const char *name)
+{
+	assert_true(n_live < 32);
+	snprintf(live[n_live++], FCEMU_CLUSTER_NAME_MAX, "%s", name);
+}
+
+static int unlink_clusters(void **state)
+{
+	(void)state;
+	while (n_live)
+		fcemu_cluster_unlink(live[--n_live]);
+	return 0;
+}
+
+static void *translate(void *ctx, uint64_t bus, uint64_t len)
+{
+	struct board *b = ctx;
+
+	if (bus < HOST_BUS || bus - HOST_BUS > HOST_LEN ||
+	    len > HOST_LEN - (bus - HOST_BUS))
+		return NULL;
+	return b->host + (bus - HOST_BUS);
+}
+
+static const struct fcemu_host_ops ops = { .translate = translate };
+
+static uint32_t rd(struct rig *r, unsigned int n, uint32_t off)
+{
+	return __atomic_load_n(&fcemu_bar0(r->b[n].emu)[off / 4], __ATOMIC_ACQUIRE);
+}
+
+static void wr(struct rig *r, unsigned int n, uint32_t off, uint32_t val)
+{
+	fcemu_host_write(r->b[n].emu, off, val);
+}
+
+/* Boards for every node except those in @skip (bit n: leave n alone). */
+static struct rig *rig_new(const char *topo, uint32_t drop_ppm,
+			   uint32_t corrupt_ppm, uint64_t skip)
+{
+	struct fcemu_faults f = { drop_ppm, corrupt_ppm };
+	struct fcemu_config cfg;
+	struct rig *r = calloc(1, sizeof(*r));
+	unsigned int n;
+
+	assert_non_null(r);
+	assert_int_equal(fcemu_topology_parse(topo, &r->t), 0);
+	snprintf(r->name, sizeof(r->name), "tfe-%d-%u", (int)getpid(), rig_seq++);
+	assert_int_equal(fcemu_cluster_create(&r->c, r->name, &r->t, &f), 0);
+	note_cluster(r->name);
+	r->nodes = r->t.nodes;
+	for (n = 0; n < r->nodes; n++) {
+		struct board *b = &r->b[n];
+
+		if (skip & (1ull << n))
+			continue;
+		b->host = calloc(1, HOST_LEN);
+		assert_non_null(b->host);
+		fcemu_config_default(&cfg);
+		cfg.board_mem_size = BOARD_MEM;
+		cfg.node_id = n;
+		cfg.cluster = r->c;
+		assert_int_equal(fcemu_cluster_claim(r->c, n), 0);
+		assert_int_equal(fcemu_create(&b->emu, &cfg, &ops, b), 0);
+		b->mem = fcemu_board_mem(b->emu, NULL);
+	}
+	return r;
+}
+
+static void rig_free(struct rig *r)
+{
+	unsigned int n, ch, i;
+
+	for (n = 0; n < r->nodes; n++) {
+		struct board *b = &r->b[n];
+
+		if (!b->emu)
+			continue;
+		fcemu_destroy(b->emu);
+		fcemu_cluster_release(r->c, n);
+		for (ch = 0; ch < MAX_CHAN; ch++) {
+			for (i = 0; b->rx[ch] && i < FC_MAX_NODES; i++)
+				free(b->rx[ch]->src[i].buf);
+			free(b->rx[ch]);
+		}
+		free(b->host);
+	}
+	fcemu_cluster_detach(r->c);
+	assert_int_equal(fcemu_cluster_unlink(r->name), 0);
+	free(r);
+}
+
+static void fill(void *p, size_t len, uint64_t seed)
+{
+	uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		b[i] = (uint8_t)(seed >> 56);
+	}
+}
+
+/* Receive ring of @slots on channel @ch of node @n. */
+static struct rx *rx_open(struct rig *r, unsigned int n, unsigned int ch,
+			  uint32_t slots)
+{
+	struct board *b = &r->b[n];
+	uint64_t ring = HOST_BUS + RING_OFF + (uint64_t)ch * RING_BYTES;
+	struct rx *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	assert_true(ch < MAX_CHAN && slots <= 256);
+	x->slots = slots;
+	x->head = rd(r, n, FC_CHAN_REG(ch, FC_CHAN_TAIL));
+	b->rx[ch] = x;
+	wr(r, n, FC_CHAN_REG(ch, FC_CHAN_RING_LO), (uint32_t)ring);
+	wr(r, n, FC_CHAN_REG(ch, FC_CHAN_RING_HI), (uint32_t)(ring >> 32));
+	wr(r, n, FC_CHAN_REG(ch, FC_CHAN_RING_SLOTS), slots);
+	wr(r, n, FC_CHAN_REG(ch, FC_CHAN_HEAD), x->head);
+	wr(r, n, FC_CHAN_REG(ch, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE);
+	return x;
+}
+
+/* Take up to @max packets of channel @ch on node @n. RETURN VALUE: taken. */
+static unsigned int rx_drain(struct rig *r, unsigned int n, unsigned int ch,
+			     unsigned int max)
+{
+	struct board *b = &r->b[n];
+	struct rx *x = b->rx[ch];
+	struct rx_src *xs;
+	uint32_t tail = rd(r, n, FC_CHAN_REG(ch, FC_CHAN_TAIL));
+	unsigned int got = 0;
+
+	while (x->head != tail && got < max) {
+		const struct fc_hw_pkt *p = (const void *)(b->host + RING_OFF +
+			ch * RING_BYTES + (x->head % x->slots) * FC_CHAN_SLOT_SIZE);
+		uint32_t hdr = le32toh(p->hdr);
+		uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+
+		assert_int_equal((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK,
+				 FC_PKT_T_DATA);
+		assert_int_equal(hdr & FC_PKT_NODE_MASK, n);
+		assert_int_equal((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK, ch);
+		assert_true(len >= 1 && len <= FC_PKT_PAYLOAD);
+		xs = &x->src[(hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK];
+		if (xs->len + len > xs->cap) {
+			xs->cap = (xs->cap + len) * 2;
+			xs->buf = realloc(xs->buf, xs->cap);
+			assert_non_null(xs->buf);
+		}
+		memcpy(xs->buf + xs->len, p->payload, len);
+		xs->len += len;
+		xs->pkts++;
+		x->pkts++;
+		if (hdr & FC_PKT_EOM) {
+			assert_true(xs->msgs < MAX_MSGS);
+			xs->msg_pkts[xs->msgs] = xs->pkts;
+			xs->msg_end[xs->msgs++] = xs->len;
+			xs->pkts = 0;
+			x->msgs++;
+		}
+		x->head++;
+		got++;
+	}
+	if (got)
+		wr(r, n, FC_CHAN_REG(ch, FC_CHAN_HEAD), x->head);
+	return got;
+}
+
+/* One round: every board makes progress, every automatic ring drains. */
+static uint64_t pump(struct rig *r)
+{
+	uint64_t moved = 0;
+	unsigned int n, ch;
+
+	for (n = 0; n < r->nodes; n++) {
+		if (!r->b[n].emu)
+			continue;
+		moved += fcemu_progress(r->b[n].emu, 1u << 20);
+		for (ch = 0; ch < MAX_CHAN; ch++)
+			if (r->b[n].rx[ch] && !r->b[n].rx[ch]->manual)
+				moved += rx_drain(r, n, ch, ~0u);
+	}
+	return moved;
+}
+
+static void set_desc(struct fc_hw_desc *d, uint32_t len, unsigned int ss,
+		     uint64_t src, unsigned int ds, uint64_t dst, uint16_t flags)
+{
+	memset(d, 0, sizeof(*d));
+	d->len = htole32(len);
+	d->flags = htole16(flags);
+	d->src_space = (uint8_t)ss;
+	d->dst_space = (uint8_t)ds;
+	d->src = htole64(src);
+	d->dst = htole64(dst);
+}
+
+static struct fc_hw_desc *table(struct rig *r, unsigned int n, unsigned int e)
+{
+	return (struct fc_hw_desc *)(r->b[n].host + TABLE_OFF + e * TABLE_BYTES);
+}
+
+static void kick(struct rig *r, unsigned int n, unsigned int e, uint32_t count)
+{
+	uint64_t bus = HOST_BUS + TABLE_OFF + e * TABLE_BYTES;
+
+	wr(r, n, FC_DMA_REG(e, FC_DMA_DESC_LO), (uint32_t)bus);
+	wr(r, n, FC_DMA_REG(e, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
+	wr(r, n, FC_DMA_REG(e, FC_DMA_DESC_COUNT), count);
+	wr(r, n, FC_DMA_REG(e, FC_DMA_DOORBELL), ++r->b[n].doorbell[e]);
+}
+
+static bool chain_ended(struct rig *r, unsigned int n, unsigned int e)
+{
+	return rd(r, n, FC_DMA_REG(e, FC_DMA_DONE_SEQ)) == r->b[n].doorbell[e];
+}
+
+static void reset_engine(struct rig *r, unsigned int n, unsigned int e)
+{
+	wr(r, n, FC_DMA_REG(e, FC_DMA_RESET), ++r->b[n].reset[e]);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_RESET_ACK)), r->b[n].reset[e]);
+}
+
+/* Pump until @done says so; fail if nothing moves for too long. */
+static void run_until(struct rig *r, bool (*done)(struct rig *, void *), void *arg)
+{
+	unsigned int idle = 0;
+
+	while (!done(r, arg)) {
+		if (pump(r))
+			idle = 0;
+		else
+			assert_true(++idle < STUCK_ROUNDS);
+	}
+}
+
+struct chain_ref {
+	unsigned int node, engine;
+};
+
+static bool one_chain_ended(struct rig *r, void *arg)
+{
+	struct chain_ref *c = arg;
+
+	return chain_ended(r, c->node, c->engine);
+}
+
+static void wait_chain(struct rig *r, unsigned int n, unsigned int e)
+{
+	struct chain_ref c = { n, e };
+
+	run_until(r, one_chain_ended, &c);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_ERROR)), FC_DMA_ERR_NONE);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_STATUS)), FC_DMA_STATUS_IDLE);
+}
+
+struct msgs_ref {
+	unsigned int node, ch, msgs;
+};
+
+static bool got_msgs(struct rig *r, void *arg)
+{
+	struct msgs_ref *m = arg;
+
+	return r->b[m->node].rx[m->ch]->msgs >= m->msgs;
+}
+
+static void wait_msgs(struct rig *r, unsigned int n, unsigned int ch,
+		      unsigned int msgs)
+{
+	struct msgs_ref m = { n, ch, msgs };
+
+	run_until(r, got_msgs, &m);
+}
+
+static uint64_t sum_ports(struct rig *r, uint32_t reg)
+{
+	uint64_t s = 0;
+	unsigned int n, p;
+
+	for (n = 0; n < r->nodes; n++)
+		for (p = 1; p <= fcemu_topology_ports(&r->t); p++)
+			s += fcemu_cluster_bar0(r->c, n)[FC_PORT_REG(p, reg) / 4];
+	return s;
+}
+
+static uint64_t sum_drops(struct rig *r)
+{
+	uint64_t s = 0;
+	unsigned int n;
+
+	for (n = 0; n < r->nodes; n++)
+		s += fcemu_cluster_bar0(r->c, n)[FC_ROUTER_DROPS / 4];
+	return s;
+}
+
+/*
+ * Send messages of @sizes from @src to channel @ch of @dst as one chain
+ * (one descriptor per message), and check what arrives: each message whole,
+ * in order, and cut into ceil(size / 60) packets.
+ */
+static void send_sizes(struct rig *r, unsigned int src, unsigned int dst,
+		       unsigned int ch, const uint32_t *sizes, unsigned int count)
+{
+	struct board *s = &r->b[src];
+	struct rx *x = r->b[dst].rx[ch] ? r->b[dst].rx[ch] : rx_open(r, dst, ch, 256);
+	struct rx_src *xs = &x->src[src];
+	unsigned int first = xs->msgs, want = x->msgs + count, i;
+	size_t base = xs->len, off = 0;
+
+	for (i = 0; i < count; i++) {
+		assert_true(SEND_OFF + off + sizes[i] <= RING_OFF);
+		fill(s->host + SEND_OFF + off, sizes[i], src * 1000 + dst + i);
+		set_desc(&table(r, src, 0)[i], sizes[i], FC_SPACE_HOST,
+			 HOST_BUS + SEND_OFF + off, FC_SPACE_FABRIC,
+			 FC_FABRIC_CHAN(dst, ch), i == count - 1 ? FC_DESC_F_EOC : 0);
+		off += sizes[i];
+	}
+	kick(r, src, 0, count);
+	wait_chain(r, src, 0);
+	wait_msgs(r, dst, ch, want);
+	assert_int_equal(xs->msgs, first + count);
+	assert_int_equal(xs->len - base, off);
+	assert_memory_equal(xs->buf + base, s->host + SEND_OFF, off);
+	for (i = 0, off = base; i < count; i++) {
+		off += sizes[i];
+		assert_int_equal(xs->msg_end[first + i], off);
+		assert_int_equal(xs->msg_pkts[first + i],
+				 (sizes[i] + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
+	}
+}
+
+static const uint32_t sizes[] = { 1, 59, 60, 61, 4096, 1u << 20 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static void test_neighbours(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
+
+	(void)state;
+	assert_int_equal(fcemu_topology_hops(&r->t, 0, 1), 1);
+	send_sizes(r, 0, 1, 3, sizes, NSIZES);
+	send_sizes(r, 1, 0, 3, sizes, NSIZES);
+	/* over the wrap-around link (dateline) and in y */
+	send_sizes(r, 0, 3, 0, sizes, NSIZES);
+	send_sizes(r, 0, 12, 0, sizes, NSIZES);
+	assert_int_equal(sum_drops(r), 0);
+	rig_free(r);
+}
+
+static void test_multihop(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
+
+	(void)state;
+	assert_int_equal(fcemu_topology_hops(&r->t, 0, 10), 4);
+	assert_true(fcemu_topology_hops(&r->t, 13, 6) >= 3);
+	send_sizes(r, 0, 10, 1, sizes, NSIZES);
+	send_sizes(r, 13, 6, 2, sizes, NSIZES);
+	send_sizes(r, 10, 0, 1, sizes, NSIZES);
+	assert_int_equal(sum_drops(r), 0);
+	rig_free(r);
+}
+
+/* Registers the cluster sets up, against the topology's own answers. */
+static void check_wiring(struct rig *r)
+{
+	unsigned int ports = fcemu_topology_ports(&r->t);
+	unsigned int n, p, d, peer, peer_port;
+	uint32_t links, st;
+
+	for (n = 0; n < r->nodes; n++) {
+		assert_int_equal(rd(r, n, FC_REG_NODE_ID), n);
+		assert_int_equal(rd(r, n, FC_REG_NUM_PORTS), ports);
+		assert_int_equal(rd(r, n, FC_REG_CAPS) &
+				 (FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA),
+				 FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA);
+		assert_true(rd(r, n, FC_ROUTER_STATUS) & FC_ROUTER_STATUS_UP);
+		links = 0;
+		for (p = 1; p <= ports; p++) {
+			st = rd(r, n, FC_PORT_REG(p, FC_PORT_STATUS));
+			if (fcemu_topology_peer(&r->t, n, p, &peer, &peer_port)) {
+				assert_int_equal(st, 0);
+				continue;
+			}
+			links |= 1u << (p - 1);
+			assert_int_equal(st, FC_PORT_UP | peer << FC_PORT_PEER_SHIFT);
+		}
+		assert_int_equal(rd(r, n, FC_REG_LINK_STATE), links);
+		for (d = 0; d < r->nodes; d++)
+			assert_int_equal(rd(r, n, FC_ROUTE_TABLE(d)),
+					 fcemu_topology_route(&r->t, n, d));
+	}
+}
+
+static void test_topologies(void **state)
+{
+	static const char *const topos[] = {
+		"full:1", "ring:2", "ring:5", "ring:8", "mesh:3x3", "mesh:4x2", "torus:2x2",
+		"torus:3x3", "torus:4x4", "torus:5x3", "full:2", "full:4",
+		"full:9",
+	};
+	static const uint32_t sz[] = { 1, 60, 61, 4096, 65536 + 7 };
+	unsigned int i, n, far, hops;
+
+	(void)state;
+	for (i = 0; i < sizeof(topos) / sizeof(topos[0]); i++) {
+		struct rig *r = rig_new(topos[i], 0, 0, 0);
+
+		check_wiring(r);
+		for (far = 0, hops = 0, n = 1; n < r->nodes; n++) {
+			if (fcemu_topology_hops(&r->t, 0, n) > hops) {
+				hops = fcemu_topology_hops(&r->t, 0, n);
+				far = n;
+			}
+		}
+		send_sizes(r, 0, far, 4, sz, 5);
+		send_sizes(r, far, 0, 4, sz, 5);
+		send_sizes(r, r->nodes - 1, r->nodes / 2, 5, sz, 5);
+		/* to itself: through its own router and back out */
+		send_sizes(r, r->nodes > 1, r->nodes > 1, 6, sz, 2);
+		assert_int_equal(sum_drops(r), 0);
+		rig_free(r);
+	}
+}
+
+static void test_more_gather(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	uint8_t *h = r->b[0].host + SEND_OFF;
+	const uint64_t bus = HOST_BUS + SEND_OFF;
+	const uint64_t to = FC_FABRIC_CHAN(5, 7);
+	uint8_t want[10 + 50 + 7 + 100 + 1 + 120];
+	struct rx *x = rx_open(r, 5, 7, 256);
+
+	(void)state;
+	fill(h, 65536, 42);
+	/* 67 bytes from three buffers, then 101 from two, then 120 alone */
+	set_desc(&t[0], 10, FC_SPACE_HOST, bus + 1000, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
+	set_desc(&t[1], 50, FC_SPACE_HOST, bus + 3, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
+	set_desc(&t[2], 7, FC_SPACE_HOST, bus + 5000, FC_SPACE_FABRIC, to, 0);
+	set_desc(&t[3], 100, FC_SPACE_HOST, bus + 7000, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
+	set_desc(&t[4], 1, FC_SPACE_HOST, bus + 9, FC_SPACE_FABRIC, to, 0);
+	set_desc(&t[5], 120, FC_SPACE_HOST, bus + 20000, FC_SPACE_FABRIC, to, FC_DESC_F_EOC);
+	memcpy(want, h + 1000, 10);
+	memcpy(want + 10, h + 3, 50);
+	memcpy(want + 60, h + 5000, 7);
+	memcpy(want + 67, h + 7000, 100);
+	memcpy(want + 167, h + 9, 1);
+	memcpy(want + 168, h + 20000, 120);
+	kick(r, 0, 0, 6);
+	wait_chain(r, 0, 0);
+	wait_msgs(r, 5, 7, 3);
+	assert_int_equal(x->src[0].len, sizeof(want));
+	assert_memory_equal(x->src[0].buf, want, sizeof(want));
+	assert_int_equal(x->src[0].msg_end[0], 67);
+	assert_int_equal(x->src[0].msg_end[1], 168);
+	assert_int_equal(x->src[0].msg_end[2], 288);
+	/* packets are filled across descriptors: 60 + 7, 60 + 41, 60 + 60 */
+	assert_int_equal(x->src[0].msg_pkts[0], 2);
+	assert_int_equal(x->src[0].msg_pkts[1], 2);
+	assert_int_equal(x->src[0].msg_pkts[2], 2);
+	rig_free(r);
+}
+
+static void test_put(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	uint8_t *h = r->b[0].host + SEND_OFF;
+	const uint64_t bus = HOST_BUS + SEND_OFF;
+
+	(void)state;
+	fill(h, 400000, 7);
+	/* a neighbour's host memory, a far board's memory, our own host */
+	set_desc(&t[0], 100003, FC_SPACE_HOST, bus, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, HOST_BUS + PUT_OFF + 5), 0);
+	set_desc(&t[1], 70001, FC_SPACE_HOST, bus + 100003, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(10, FC_REGION_BOARD, 12345), 0);
+	set_desc(&t[2], 52, FC_SPACE_HOST, bus + 200000, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(10, FC_REGION_HOST, HOST_BUS + PUT_OFF), 0);
+	set_desc(&t[3], 999, FC_SPACE_HOST, bus + 300000, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(0, FC_REGION_HOST, HOST_BUS + PUT_OFF), FC_DESC_F_EOC);
+	kick(r, 0, 0, 4);
+	wait_chain(r, 0, 0);
+	/* visible when the chain ends, without any further progress */
+	assert_memory_equal(r->b[1].host + PUT_OFF + 5, h, 100003);
+	assert_memory_equal(r->b[10].mem + 12345, h + 100003, 70001);
+	assert_memory_equal(r->b[10].host + PUT_OFF, h + 200000, 52);
+	assert_memory_equal(r->b[0].host + PUT_OFF, h + 300000, 999);
+	assert_int_equal(r->b[1].host[PUT_OFF + 4], 0);
+	assert_int_equal(r->b[1].host[PUT_OFF + 5 + 100003], 0);
+	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_BYTES_LO)),
+			 100003 + 70001 + 52 + 999);
+
+	/* a write outside the peer's window is dropped there and counted */
+	set_desc(&t[0], 200, FC_SPACE_HOST, bus, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(2, FC_REGION_HOST, 0x1000), FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	wait_chain(r, 0, 0);
+	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 4);	/* 200 / 52 */
+	rig_free(r);
+}
+
+static void test_disabled_endpoint(void **state)
+{
+	struct rig *r = rig_new("ring:4", 0, 0, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+
+	(void)state;
+	set_desc(&t[0], 600, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(2, 9), FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	wait_chain(r, 0, 0);
+	while (pump(r))
+		;
+	assert_int_equal(rd(r, 2, FC_CHAN_REG(9, FC_CHAN_DROPS)), 10);
+	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 10);
+	assert_int_equal(rd(r, 2, FC_CHAN_REG(9, FC_CHAN_TAIL)), 0);
+	rig_free(r);
+}
+
+static void test_slow_receiver(void **state)
+{
+	struct rig *r = rig_new("ring:4", 0, 0, 0);
+	const uint32_t len = 256u << 10;
+	struct rx *x = rx_open(r, 1, 0, 4);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	unsigned int stalled = 0, rounds = 0;
+	uint32_t bytes, irq0;
+
+	(void)state;
+	x->manual = true;
+	fill(r->b[0].host + SEND_OFF, len, 99);
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 0), FC_DESC_F_EOC);
+	irq0 = rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
+	kick(r, 0, 0, 1);
+	while (x->msgs < 1) {
+		bytes = rd(r, 0, FC_DMA_REG(0, FC_DMA_BYTES_LO));
+		pump(r);
+		if (fcemu_busy(r->b[0].emu) &&
+		    rd(r, 0, FC_DMA_REG(0, FC_DMA_BYTES_LO)) == bytes)
+			stalled++;
+		/* the receiver takes one packet every other round */
+		if (rounds++ % 2)
+			rx_drain(r, 1, 0, 1);
+		/* never more than the ring holds */
+		assert_true(rd(r, 1, FC_CHAN_REG(0, FC_CHAN_TAIL)) - x->head <= 4);
+		assert_true(rounds < 4 * (len / FC_PKT_PAYLOAD) + 10000);
+	}
+	assert_true(chain_ended(r, 0, 0));
+	assert_int_equal(x->src[0].len, len);
+	assert_memory_equal(x->src[0].buf, r->b[0].host + SEND_OFF, len);
+	/* the engine waited for credit most of the time, and resumed */
+	assert_true(stalled > 1000);
+	assert_true(rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)) != irq0);
+	assert_int_equal(sum_drops(r), 0);
+	print_message("slow receiver: %u rounds, engine stalled in %u\n",
+		      rounds, stalled);
+	rig_free(r);
+}
+
+static void test_faults(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 10000, 10000, 0);
+	static const uint32_t sz[] = { 1, 61, 4096, 1u << 20 };
+
+	(void)state;
+	send_sizes(r, 0, 10, 1, sz, 4);
+	send_sizes(r, 15, 5, 2, sz, 4);
+	assert_true(sum_ports(r, FC_PORT_CRC_ERRORS) > 0);
+	assert_true(sum_ports(r, FC_PORT_RETRANSMITS) > sum_ports(r, FC_PORT_CRC_ERRORS));
+	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS), sum_ports(r, FC_PORT_RX_PKTS));
+	assert_int_equal(sum_drops(r), 0);
+	print_message("faults 1%%+1%%: %llu CRC errors, %llu retransmits of %llu packets\n",
+		      (unsigned long long)sum_ports(r, FC_PORT_CRC_ERRORS),
+		      (unsigned long long)sum_ports(r, FC_PORT_RETRANSMITS),
+		      (unsigned long long)sum_ports(r, FC_PORT_TX_PKTS));
+	rig_free(r);
+}
+
+struct a2a {
+	unsigned int len;
+};
+
+static bool a2a_done(struct rig *r, void *arg)
+{
+	unsigned int n;
+
+	(void)arg;
+	for (n = 0; n < r->nodes; n++)
+		if (!chain_ended(r, n, 0) || !chain_ended(r, n, 1) ||
+		    r->b[n].rx[0]->msgs < r->nodes - 1)
+			return false;
+	return true;
+}
+
+/*
+ * Every node sends to every other at once: channel messages on engine 0,
+ * PUTs on engine 1. All must arrive; a deadlock shows as no progress.
+ */
+static void all_to_all(const char *topo, unsigned int len, uint32_t slots)
+{
+	struct rig *r = rig_new(topo, 0, 0, 0);
+	unsigned int n, d, i, k;
+
+	for (n = 0; n < r->nodes; n++)
+		rx_open(r, n, 0, slots);
+	for (n = 0; n < r->nodes; n++) {
+		fill(r->b[n].host + SEND_OFF, (size_t)len * r->nodes, n + 1);
+		for (i = 0, k = 0; i < r->nodes; i++) {
+			d = (n + 1 + i) % r->nodes;	/* staggered starts */
+			if (d == n)
+				continue;
+			set_desc(&table(r, n, 0)[k], len, FC_SPACE_HOST,
+				 HOST_BUS + SEND_OFF + (uint64_t)d * len,
+				 FC_SPACE_FABRIC, FC_FABRIC_CHAN(d, 0),
+				 k == r->nodes - 2 ? FC_DESC_F_EOC : 0);
+			set_desc(&table(r, n, 1)[k], len, FC_SPACE_HOST,
+				 HOST_BUS + SEND_OFF + (uint64_t)d * len,
+				 FC_SPACE_FABRIC,
+				 FC_FABRIC_ADDR(d, FC_REGION_HOST,
+						HOST_BUS + PUT_OFF + (uint64_t)n * len),
+				 k == r->nodes - 2 ? FC_DESC_F_EOC : 0);
+			k++;
+		}
+	}
+	for (n = 0; n < r->nodes; n++) {
+		kick(r, n, 0, r->nodes - 1);
+		kick(r, n, 1, r->nodes - 1);
+	}
+	run_until(r, a2a_done, NULL);
+	for (d = 0; d < r->nodes; d++) {
+		struct rx *x = r->b[d].rx[0];
+
+		assert_int_equal(x->msgs, r->nodes - 1);
+		for (n = 0; n < r->nodes; n++) {
+			const uint8_t *want = r->b[n].host + SEND_OFF + (size_t)d * len;
+
+			if (n == d)
+				continue;
+			assert_int_equal(x->src[n].msgs, 1);
+			assert_int_equal(x->src[n].msg_end[0], len);
+			assert_memory_equal(x->src[n].buf, want, len);
+			assert_memory_equal(r->b[d].host + PUT_OFF + (size_t)n * len,
+					    want, len);
+		}
+		assert_int_equal(rd(r, d, FC_DMA_REG(0, FC_DMA_ERROR)), 0);
+		assert_int_equal(rd(r, d, FC_DMA_REG(1, FC_DMA_ERROR)), 0);
+	}
+	assert_int_equal(sum_drops(r), 0);
+	rig_free(r);
+}
+
+static void test_all_to_all(void **state)
+{
+	(void)state;
+	all_to_all("torus:4x4", 32768, 256);
+	all_to_all("torus:4x4", 4099, 8);	/* small rings: more backpressure */
+	all_to_all("ring:8", 32768, 256);
+	all_to_all("mesh:3x3", 8191, 16);
+	all_to_all("full:6", 20000, 64);
+}
+
+struct child {
+	pid_t pid;
+	int fd;		/* closing it ends the child */
+};
+
+/* A child claims @node, says so, and waits for the pipe to close. */
+static struct child claim_in_child(const char *name, unsigned int node, bool lock)
+{
+	int up[2], down[2];
+	pid_t pid;
+	char ch;
+
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct fcemu_cluster *c;
+
+		close(up[0]);
+		close(down[1]);
+		if (fcemu_cluster_attach(&c, name) || fcemu_cluster_claim(c, node))
+			_exit(1);
+		if (lock && fcemu__cluster_lock(c, node, true))
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		while (read(down[0], &ch, 1) > 0)
+			;
+		_exit(0);	/* dies with the board claimed, maybe locked */
+	}
+	close(up[1]);
+	close(down[0]);
+	assert_int_equal(read(up[0], &ch, 1), 1);
+	close(up[0]);
+	return (struct child){ pid, down[1] };
+}
+
+static void end_child(struct child ch)
+{
+	int status;
+
+	close(ch.fd);
+	assert_int_equal(waitpid(ch.pid, &status, 0), ch.pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_dead_board(void **state)
+{
+	struct rig *r = rig_new("ring:6", 0, 0, 1ull << 3);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	const uint32_t len = 1u << 20;	/* more than the path holds */
+	unsigned int round;
+	struct child child;
+
+	(void)state;
+	child = claim_in_child(r->name, 3, false);
+	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_ALIVE);
+	assert_int_equal(fcemu_cluster_claim(r->c, 3), -EBUSY);
+	rx_open(r, 4, 0, 256);
+
+	/* 0 -> 3 goes 0, 1, 2, 3; nobody drains 3, so the path fills up */
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	/* 2 -> 4 passes through 3's router, behind 0's packets */
+	fill(r->b[2].host + SEND_OFF, 5000, 5);
+	set_desc(&table(r, 2, 0)[0], 5000, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(4, 0), FC_DESC_F_EOC);
+	kick(r, 2, 0, 1);
+	for (round = 0; round < 2000; round++)
+		pump(r);
+	assert_false(chain_ended(r, 0, 0));
+	assert_int_equal(sum_drops(r), 0);
+
+	end_child(child);
+	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_DEAD);
+	wait_chain(r, 0, 0);
+	wait_chain(r, 2, 0);
+	wait_msgs(r, 4, 0, 1);
+	assert_memory_equal(r->b[4].rx[0]->src[2].buf, r->b[2].host + SEND_OFF, 5000);
+	assert_true(sum_drops(r) > 0);
+	assert_true(sum_drops(r) <= (len + 59) / 60);
+	/* new chains to the dead board are refused */
+	kick(r, 0, 0, 1);
+	run_until(r, one_chain_ended, &(struct chain_ref){ 0, 0 });
+	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)), FC_DMA_ERR_ROUTE);
+	reset_engine(r, 0, 0);
+	/* the board can be claimed again */
+	assert_int_equal(fcemu_cluster_claim(r->c, 3), 0);
+	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_ALIVE);
+	fcemu_cluster_release(r->c, 3);
+	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_EXITED);
+	rig_free(r);
+}
+
+/* A process that dies holding a router lock does not stop the cluster. */
+static void test_dead_lock_holder(void **state)
+{
+	struct rig *r = rig_new("ring:4", 0, 0, 1ull << 2);
+	static const uint32_t sz[] = { 1, 4096 };
+	struct child child;
+
+	(void)state;
+	child = claim_in_child(r->name, 2, true);
+	end_child(child);
+	assert_int_equal(fcemu_cluster_node_state(r->c, 2), FCEMU_NODE_DEAD);
+	/* 1 -> 3 on ring:4 is a tie going +: through 2's router */
+	assert_int_equal(fcemu_topology_route(&r->t, 1, 3) & FC_ROUTE_PORT_MASK, 2);
+	send_sizes(r, 1, 3, 0, sz, 2);
+	rig_free(r);
+}
+
+static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
+			   uint32_t code, uint32_t index)
+{
+	unsigned int i;
+
+	kick(r, n, 0, count);
+	assert_true(chain_ended(r, n, 0));
+	assert_int_equal(rd(r, n, FC_DMA_REG(0, FC_DMA_ERROR)), code);
+	assert_int_equal(rd(r, n, FC_DMA_REG(0, FC_DMA_ERR_INDEX)), index);
+	reset_engine(r, n, 0);
+	for (i = 0; i < 10; i++)
+		pump(r);
+}
+
+static void test_bad_chains(void **state)
+{
+	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	const uint64_t h = HOST_BUS + SEND_OFF;
+	struct rx *x = rx_open(r, 1, 2, 256);
+	struct fcemu_config cfg;
+	struct fcemu *solo;
+	struct board b = { 0 };
+
+	(void)state;
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2), 0);
+	/* channel address with offset bits set */
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2) | 4, FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
+	/* a node beyond the cluster, a peer window, reserved bits */
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(20, 2), FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(20, FC_REGION_HOST, 0), FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_PEER, 0), FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2) | 1ull << 60, FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
+	/* remote board memory past its end; remote range past 2^40 */
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BOARD_MEM - 63), FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, FC_FABRIC_OFFSET_MASK - 62),
+		 FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
+	/* reading from another node */
+	set_desc(&t[1], 64, FC_SPACE_FABRIC, FC_FABRIC_ADDR(1, FC_REGION_HOST, h),
+		 FC_SPACE_HOST, h, FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	/* F_MORE: on a non-channel destination, on the last, to elsewhere */
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_DESC_F_MORE);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_MORE);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2), 0);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
+		 FC_DESC_F_EOC | FC_DESC_F_MORE);
+	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 1);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
+		 FC_DESC_F_MORE);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 3),
+		 FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(4, 2),
+		 FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
+	/* nothing left the board for any of them */
+	assert_int_equal(x->pkts, 0);
+	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS), 0);
+	/* and a good chain goes */
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
+		 FC_DESC_F_EOC);
+	kick(r, 0, 0, 2);
+	wait_chain(r, 0, 0);
+	wait_msgs(r, 1, 2, 1);
+	assert_int_equal(x->src[0].len, 128);
+
+	/* a board on its own has no channels and no F_MORE */
+	b.host = r->b[0].host;
+	fcemu_config_default(&cfg);
+	cfg.board_mem_size = BOARD_MEM;
+	assert_int_equal(fcemu_create(&solo, &cfg, &ops, &b), 0);
+	assert_false(fcemu_bar0(solo)[FC_REG_CAPS / 4] & FC_CAP_CHANNELS);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(0, 2),
+		 FC_DESC_F_EOC);
+	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DESC_LO), (uint32_t)HOST_BUS);
+	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DESC_COUNT), 1);
+	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DOORBELL), 1);
+	assert_int_equal(fcemu_bar0(solo)[FC_DMA_REG(0, FC_DMA_ERROR) / 4],
+			 FC_DMA_ERR_ROUTE);
+	fcemu_destroy(solo);
+	/* a board config naming the cluster and its own BAR0 is refused */
+	cfg.cluster = r->c;
+	cfg.bar0 = r->b[0].host;
+	assert_int_equal(fcemu_create(&solo, &cfg, &ops, &b), -EINVAL);
+	rig_free(r);
+}
+
+static void test_cluster_objects(void **state)
+{
+	struct fcemu_topology t;
+	struct fcemu_cluster *c, *c2;
+	char name[32];
+	struct child child;
+
+	(void)state;
+	snprintf(name, sizeof(name), "tfe-%d-obj", (int)getpid());
+	assert_int_equal(fcemu_topology_parse("mesh:2x3", &t), 0);
+	assert_int_equal(fcemu_cluster_create(&c, "bad/name", &t, NULL), -EINVAL);
+	assert_int_equal(fcemu_cluster_attach(&c, name), -ENOENT);
+	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
+	note_cluster(name);
+	assert_int_equal(fcemu_cluster_create(&c2, name, &t, NULL), -EEXIST);
+	assert_int_equal(fcemu_cluster_attach(&c2, name), 0);
+	assert_int_equal(fcemu_cluster_topology(c2)->nodes, 6);
+	assert_ptr_equal(fcemu_cluster_bar0(c2, 6), NULL);
+	/* one object, two mappings */
+	fcemu_cluster_bar0(c, 5)[FC_REG_SCRATCH / 4] = 77;
+	assert_int_equal(fcemu_cluster_bar0(c2, 5)[FC_REG_SCRATCH / 4], 77);
+	assert_int_equal(fcemu_cluster_node_state(c, 1), FCEMU_NODE_FREE);
+	assert_int_equal(fcemu_cluster_claim(c, 1), 0);
+	assert_int_equal(fcemu_cluster_claim(c2, 1), 0);	/* same process */
+	child = claim_in_child(name, 2, false);
+	assert_int_equal(fcemu_cluster_node_state(c, 2), FCEMU_NODE_ALIVE);
+	assert_int_equal(fcemu_cluster_claim(c, 2), -EBUSY);
+	end_child(child);
+	assert_int_equal(fcemu_cluster_node_state(c2, 2), FCEMU_NODE_DEAD);
+	fcemu_cluster_release(c, 1);
+	assert_int_equal(fcemu_cluster_node_state(c2, 1), FCEMU_NODE_EXITED);
+	assert_int_equal(fcemu_cluster_claim(c, 9), -EINVAL);
+	fcemu_cluster_detach(c2);
+	fcemu_cluster_detach(c);
+	assert_int_equal(fcemu_cluster_unlink(name), 0);
+	assert_int_equal(fcemu_cluster_unlink(name), -ENOENT);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Not a pass/fail criterion: how fast one link goes in one process. */
+static void test_link_rate(void **state)
+{
+	struct rig *r = rig_new("ring:2", 0, 0, 0);
+	const uint32_t len = 16u << 20;
+	struct fc_hw_desc *t = table(r, 0, 0);
+	unsigned int i;
+	double t0, dt;
+
+	(void)state;
+	rx_open(r, 1, 0, 256);
+	fill(r->b[0].host + SEND_OFF, 1u << 20, 1);
+	for (i = 0; i < 16; i++)
+		set_desc(&t[i], 1u << 20, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+			 FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 0),
+			 i == 15 ? FC_DESC_F_EOC : 0);
+	t0 = now_s();
+	kick(r, 0, 0, 16);
+	wait_chain(r, 0, 0);
+	wait_msgs(r, 1, 0, 16);
+	dt = now_s() - t0;
+	assert_int_equal(r->b[1].rx[0]->src[0].len, len);
+	print_message("one link, one process: %.0f packets/s, %.0f MB/s payload\n",
+		      len / 60.0 / dt, len / dt / 1e6);
+	rig_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_cluster_objects, unlink_clusters),
+		cmocka_unit_test_teardown(test_neighbours, unlink_clusters),
+		cmocka_unit_test_teardown(test_multihop, unlink_clusters),
+		cmocka_unit_test_teardown(test_topologies, unlink_clusters),
+		cmocka_unit_test_teardown(test_more_gather, unlink_clusters),
+		cmocka_unit_test_teardown(test_put, unlink_clusters),
+		cmocka_unit_test_teardown(test_disabled_endpoint, unlink_clusters),
+		cmocka_unit_test_teardown(test_slow_receiver, unlink_clusters),
+		cmocka_unit_test_teardown(test_faults, unlink_clusters),
+		cmocka_unit_test_teardown(test_all_to_all, unlink_clusters),
+		cmocka_unit_test_teardown(test_dead_board, unlink_clusters),
+		cmocka_unit_test_teardown(test_dead_lock_holder, unlink_clusters),
+		cmocka_unit_test_teardown(test_bad_chains, unlink_clusters),
+		cmocka_unit_test_teardown(test_link_rate, unlink_clusters),
+	};
+
+	return cmocka_run_group_tests_name("fabric_emu", tests, NULL, NULL);
+}

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fpgacomm-run: start a program as N ranks on an emulated cluster
+ * (docs/fabric.md, "Launching"): create the cluster's shared object, run
+ * the ranks, wait for all of them, and remove the object whatever happened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabric.h"
+#include "tool_util.h"
+
+/* After --timeout's SIGTERM, how long ranks get before SIGKILL. */
+#define KILL_GRACE_S 2.0
+/* Exit status when --timeout expired, as timeout(1) has it. */
+#define EXIT_TIMEOUT 124
+/* Exit status of a rank whose program could not be started, as sh has it. */
+#define EXIT_NOEXEC   127
+#define MAX_TIMEOUT_S 1e7
+
+const char *const prog = "fpgacomm-run";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s -n N [OPTIONS] -- PROG [ARGS]...\n"
+		"Run PROG as N ranks on an emulated fpgacomm cluster: each rank\n"
+		"opens its board as FPGACOMM_DEVICE=emu:CLUSTER/RANK.\n"
+		"\n"
+		"Options:\n"
+		"  -n, --ranks N         number of ranks (1..%u); may be left out\n"
+		"                        when --topology gives it\n"
+		"  -t, --topology T      ring:N, mesh:XxY, torus:XxY or full:N with\n"
+		"                        N nodes (default: full:N up to %u ranks,\n"
+		"                        else the squarest torus, else ring:N)\n"
+		"  -c, --cluster NAME    cluster name (default run-PID): the shared\n"
+		"                        object is /dev/shm/fpgacomm-NAME\n"
+		"  -f, --faults LIST     drop=P,corrupt=P: chance that a packet taken\n"
+		"                        off a link is lost or corrupted (and sent\n"
+		"                        again); P as 0.01 or 1%%, below 1\n"
+		"  -T, --timeout SEC     stop the ranks after SEC seconds: SIGTERM,\n"
+		"                        then SIGKILL %.0f s later\n"
+		"  -v, --verbose         say which cluster and topology run\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Each rank gets FPGACOMM_DEVICE, FPGACOMM_CLUSTER, FPGACOMM_RANK,\n"
+		"FPGACOMM_SIZE and FPGACOMM_TOPOLOGY, runs in a process group of its\n"
+		"own and dies with %s. Standard input goes to rank 0 unless it is\n"
+		"a terminal; the other ranks read /dev/null. SIGINT, SIGTERM and\n"
+		"SIGHUP are passed on to every rank; a second one kills them.\n"
+		"\n"
+		"Exit status: the worst of the ranks' (128+S for a rank killed by\n"
+		"signal S, %d for a program that could not be run); %d when\n"
+		"--timeout expired; at least 128+S when interrupted by signal S;\n"
+		"1 when the cluster could not be set up; 2 bad usage.\n",
+		prog, FC_MAX_NODES, FC_MAX_PORTS + 1, KILL_GRACE_S, prog,
+		EXIT_NOEXEC, EXIT_TIMEOUT);
+}
+
+/* ---- arguments ---- */
+
+/* A probability: "0.01" or "1%", 0 <= P < 1. RETURN VALUE: ppm or -1. */
+static long parse_prob(const char *s)
+{
+	char *end;
+	double p;
+
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	errno = 0;
+	p = strtod(s, &end);
+	if (errno || end == s || !isfinite(p))
+		return -1;
+	if (*end == '%') {
+		p /= 100;
+		end++;
+	}
+	if (*end || p < 0 || p >= 1)
+		return -1;
+	return (long)(p * 1e6 + 0.5); /* no libm: tools do not link it */
+}
+
+static void parse_faults(const char *arg, struct fcemu_faults *f)
+{
+	char *copy = strdup(arg), *tok, *save, *val;
+	long ppm;
+
+	if (!copy) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		val = strchr(tok, '=');
+		if (!val)
+			usage_error("bad fault '%s' in --faults: expected "
+				    "drop=P or corrupt=P",
+				    tok);
+		*val++ = '\0';
+		ppm = parse_prob(val);
+		if (ppm < 0)
+			usage_error("bad probability '%s' for %s: expected "
+				    "a number like 0.01 or 1%%, below 1",
+				    val, tok);
+		if (!ppm && strspn(val, "0.%") != strlen(val))
+			usage_error("probability '%s' for %s is below the "
+				    "least one (1 per million)",
+				    val, tok);
+		if (!strcmp(tok, "drop"))
+			f->drop_ppm = ppm;
+		else if (!strcmp(tok, "corrupt"))
+			f->corrupt_ppm = ppm;
+		else
+			usage_error("unknown fault '%s' in --faults (drop or "
+				    "corrupt)",
+				    tok);
+	}
+	free(copy);
+	/* each packet is either lost, corrupted or delivered */
+	if (f->drop_ppm + f->corrupt_ppm >= 1000000)
+		usage_error("drop and corrupt add up to 1 or more: no packet "
+			    "would ever arrive");
+}
+
+static double parse_timeout(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s < '0' || *s > '9' || errno || *end || !(v > 0) ||
+	    v > MAX_TIMEOUT_S)
+		usage_error("bad timeout '%s': expected seconds above 0, "
+			    "like 30 or 0.5",
+			    s);
+	return v;
+}
+
+/*
+ * The default topology for @n ranks: a full mesh while every board can
+ * have a port for each other one, then the squarest torus X x Y = n
+ * (X >= Y >= 2), and a ring when n is prime.
+ */
+static void default_topology(unsigned int n, struct fcemu_topology *t)
+{
+	char spec[32];
+	unsigned int y, best = 1;
+
+	if (n <= FC_MAX_PORTS + 1) {
+		snprintf(spec, sizeof(spec), "full:%u", n);
+	} else {
+		for (y = 2; y * y <= n; y++)
+			if (n % y == 0)
+				best = y;
+		if (best > 1)
+			snprintf(spec, sizeof(spec), "torus:%ux%u", n / best,
+				 best);
+		else
+			snprintf(spec, sizeof(spec), "ring:%u", n);
+	}
+	if (fcemu_topology_parse(spec, t)) {
+		fprintf(stderr, "%s: no default topology for %u ranks\n", prog,
+			n);
+		exit(1);
+	}
+}
+
+/* What a cluster name may hold: it becomes a file name and a device name. */
+static bool good_name(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len && len < FCEMU_CLUSTER_NAME_MAX &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") == len &&
+	       s[0] != '.' && s[0] != '-';
+}
+
+/*
+ * Take @sig in the wait loop, unless it came ignored (nohup, a background
+ * job of a non-interactive shell): then it stays ignored, for the ranks
+ * too. A blocked signal is never discarded, so blocking it would catch it.
+ */
+static void catch_unless_ignored(sigset_t *set, int sig)
+{
+	struct sigaction sa;
+
+	if (!sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_IGN)
+		return;
+	sigaddset(set, sig);
+}
+
+/* ---- ranks ---- */
+
+struct rank {
+	pid_t pid;  /* 0 once reaped */
+	int status; /* wait status */
+};
+
+struct run {
+	const char *name;
+	char topo[32];
+	unsigned int n;
+	struct rank *ranks;
+	unsigned int live;
+	sigset_t caught; /* blocked; taken with sigtimedwait() */
+	sigset_t orig_mask;
+	bool pipe_ignored; /* SIGPIPE came ignored: so it stays for ranks */
+};
+
+static void __attribute__((noreturn))
+exec_rank(struct run *r, unsigned int rank, char **argv, pid_t parent)
+{
+	char buf[64];
+	int fd;
+
+	/* own process group: a signal reaches the program's children too */
+	setpgid(0, 0);
+	/* no rank outlives fpgacomm-run, which could then not clean up */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_NOEXEC);
+	/*
+	 * Only one reader of the terminal, and not even one: a rank outside
+	 * the foreground process group would be stopped when reading it.
+	 */
+	if (rank > 0 || isatty(STDIN_FILENO)) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && fd != STDIN_FILENO) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+	}
+	snprintf(buf, sizeof(buf), "emu:%s/%u", r->name, rank);
+	setenv("FPGACOMM_DEVICE", buf, 1);
+	setenv("FPGACOMM_CLUSTER", r->name, 1);
+	snprintf(buf, sizeof(buf), "%u", rank);
+	setenv("FPGACOMM_RANK", buf, 1);
+	snprintf(buf, sizeof(buf), "%u", r->n);
+	setenv("FPGACOMM_SIZE", buf, 1);
+	setenv("FPGACOMM_TOPOLOGY", r->topo, 1);
+	if (!r->pipe_ignored)
+		signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &r->orig_mask, NULL);
+	execvp(argv[0], argv);
+	fprintf(stderr, "%s: rank %u: cannot run %s: %s\n", prog, rank, argv[0],
+		strerror(errno));
+	_exit(EXIT_NOEXEC);
+}
+
+/* Send @sig to the process group of every rank still running. */
+static void signal_ranks(struct run *r, int sig)
+{
+	for (unsigned int i = 0; i < r->n; i++)
+		if (r->ranks[i].pid > 0)
+			kill(-r->ranks[i].pid, sig);
+}
+
+static void report(unsigned int rank, pid_t pid, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "%s: rank %u (pid %d) exited with status %d\n",
+			prog, rank, (int)pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr,
+			"%s: rank %u (pid %d) killed by signal %d (%s)%s\n",
+			prog, rank, (int)pid, WTERMSIG(status),
+			strsignal(WTERMSIG(status)),
+			WCOREDUMP(status) ? ", core dumped" : "");
+}
+
+/* Collect every rank that has ended. */
+static void reap(struct run *r)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (unsigned int i = 0; i < r->n; i++) {
+			if (r->ranks[i].pid != pid)
+				continue;
+			r->ranks[i].pid = 0;
+			r->ranks[i].status = status;
+			r->live--;
+			report(i, pid, status);
+		}
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait for every rank, passing signals on and enforcing @timeout (0: none).
+ * RETURN VALUE: the exit status of the run.
+ */
+static int wait_ranks(struct run *r, double timeout)
+{
+	double deadline = timeout ? now_s() + timeout : 0, kill_at = 0;
+	int worst = 0, interrupted = 0, st;
+	bool timed_out = false;
+	struct timespec ts;
+	siginfo_t si;
+	double left;
+	int sig;
+
+	while (r->live) {
+		/* the nearer of the two deadlines, if any */
+		left = -1;
+		if (kill_at)
+			left = kill_at - now_s();
+		else if (deadline)
+			left = deadline - now_s();
+		if (left < 0 && (kill_at || deadline))
+			left = 0;
+		if (left >= 0) {
+			ts.tv_sec = left;
+			ts.tv_nsec = (left - ts.tv_sec) * 1e9;
+			sig = sigtimedwait(&r->caught, &si, &ts);
+		} else {
+			sig = sigwaitinfo(&r->caught, &si);
+		}
+		if (sig == SIGCHLD) {
+			reap(r);
+		} else if (sig > 0) {
+			/* a second interrupt: the ranks did not stop */
+			if (interrupted || timed_out) {
+				fprintf(stderr, "%s: %s: killing the ranks\n",
+					prog, strsignal(sig));
+				signal_ranks(r, SIGKILL);
+			} else {
+				signal_ranks(r, sig);
+			}
+			if (!interrupted)
+				interrupted = sig;
+		} else if (errno == EAGAIN && kill_at) {
+			fprintf(stderr,
+				"%s: %u rank%s still running %.0f s "
+				"after SIGTERM: killing\n",
+				prog, r->live, r->live == 1 ? "" : "s",
+				KILL_GRACE_S);
+			signal_ranks(r, SIGKILL);
+			kill_at = 0;
+			deadline = 0;
+		} else if (errno == EAGAIN && deadline) {
+			fprintf(stderr,
+				"%s: timeout after %g s: stopping %u "
+				"rank%s\n",
+				prog, timeout, r->live,
+				r->live == 1 ? "" : "s");
+			timed_out = true;
+			signal_ranks(r, SIGTERM);
+			kill_at = now_s() + KILL_GRACE_S;
+		}
+	}
+	for (unsigned int i = 0; i < r->n; i++) {
+		int s = r->ranks[i].status;
+
+		st = WIFSIGNALED(s) ? 128 + WTERMSIG(s) : WEXITSTATUS(s);
+		if (st > worst)
+			worst = st;
+	}
+	if (timed_out)
+		return EXIT_TIMEOUT;
+	if (interrupted && worst < 128 + interrupted)
+		return 128 + interrupted;
+	return worst;
+}
+
+/*
+ * Start the ranks. A failure part of the way kills those already started.
+ * RETURN VALUE: 0 or -errno.
+ */
+static int start_ranks(struct run *r, char **argv)
+{
+	pid_t parent = getpid(), pid;
+	int err;
+
+	for (unsigned int i = 0; i < r->n; i++) {
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			err = -errno;
+			fprintf(stderr, "%s: cannot start rank %u: %s\n", prog,
+				i, strerror(errno));
+			signal_ranks(r, SIGKILL);
+			return err;
+		}
+		if (!pid)
+			exec_rank(r, i, argv, parent);
+		/* both sides set the group: either may run first */
+		setpgid(pid, pid);
+		r->ranks[i].pid = pid;
+		r->live++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ranks", required_argument, NULL, 'n' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "faults", required_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *topo_arg = NULL, *name = NULL;
+	struct fcemu_faults faults = { 0, 0 };
+	struct fcemu_cluster *cluster;
+	struct fcemu_topology t;
+	char default_name[FCEMU_CLUSTER_NAME_MAX];
+	struct run r;
+	double timeout = 0;
+	bool verbose = false;
+	uint64_t n = 0;
+	int c, ret, status;
+
+	/* '+': the program's own options are not ours */
+	while ((c = getopt_long(argc, argv, "+n:t:c:f:T:vh", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'n':
+			if (parse_u64(optarg, &n) || !n || n > FC_MAX_NODES)
+				usage_error(
+					"bad number of ranks '%s': expected "
+					"1 to %u",
+					optarg, FC_MAX_NODES);
+			break;
+		case 't':
+			topo_arg = optarg;
+			break;
+		case 'c':
+			name = optarg;
+			break;
+		case 'f':
+			parse_faults(optarg, &faults);
+			break;
+		case 'T':
+			timeout = parse_timeout(optarg);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			other_option(c, usage);
+		}
+	}
+	if (optind >= argc)
+		usage_error("no program given: %s -n N -- PROG [ARGS]...",
+			    prog);
+	if (topo_arg) {
+		if (fcemu_topology_parse(topo_arg, &t))
+			usage_error("bad topology '%s': expected ring:N, "
+				    "mesh:XxY, torus:XxY (at most %u nodes) "
+				    "or full:N (N <= %u)",
+				    topo_arg, FC_MAX_NODES, FC_MAX_PORTS + 1);
+		if (!n)
+			n = t.nodes;
+		if (t.nodes != n)
+			usage_error(
+				"topology %s has %u nodes, not the %u ranks "
+				"of -n",
+				topo_arg, t.nodes, (unsigned int)n);
+	} else {
+		if (!n)
+			usage_error("how many ranks? -n N (or --topology)");
+		default_topology(n, &t);
+	}
+	if (!name) {
+		snprintf(default_name, sizeof(default_name), "run-%d",
+			 (int)getpid());
+		name = default_name;
+	}
+	if (!good_name(name))
+		usage_error("bad cluster name '%s': 1 to %u letters, digits, "
+			    "'.', '_' or '-', not starting with '.' or '-'",
+			    name, FCEMU_CLUSTER_NAME_MAX - 1);
+
+	memset(&r, 0, sizeof(r));
+	r.name = name;
+	r.n = n;
+	fcemu_topology_format(&t, r.topo, sizeof(r.topo));
+	r.ranks = calloc(n, sizeof(*r.ranks));
+	if (!r.ranks) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+
+	/*
+	 * The signals that end a run are taken synchronously from here on, so
+	 * that none can end fpgacomm-run between creating the shared object
+	 * and removing it (only SIGKILL can: the ranks then die with it, by
+	 * PR_SET_PDEATHSIG, but the object stays). SIGCHLD must not be ignored (inherited SIG_IGN
+	 * would reap the ranks behind our back).
+	 */
+	signal(SIGCHLD, SIG_DFL);
+	/* a closed stderr must not end us before the clean-up */
+	r.pipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
+	sigemptyset(&r.caught);
+	sigaddset(&r.caught, SIGCHLD);
+	catch_unless_ignored(&r.caught, SIGINT);
+	catch_unless_ignored(&r.caught, SIGTERM);
+	catch_unless_ignored(&r.caught, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r.caught, &r.orig_mask);
+
+	ret = fcemu_cluster_create(&cluster, name, &t, &faults);
+	if (ret) {
+		fprintf(stderr, "%s: cannot create cluster %s: %s%s\n", prog,
+			name, strerror(-ret),
+			ret == -EEXIST ? " (another run uses the name, or one "
+					 "left /dev/shm/fpgacomm-NAME behind)" :
+					 "");
+		free(r.ranks);
+		return 1;
+	}
+	if (verbose)
+		fprintf(stderr,
+			"%s: cluster %s, %s, %u rank%s, faults drop "
+			"%u corrupt %u ppm\n",
+			prog, name, r.topo, r.n, r.n == 1 ? "" : "s",
+			faults.drop_ppm, faults.corrupt_ppm);
+
+	/* the ranks already started are being killed if this fails */
+	ret = start_ranks(&r, argv + optind);
+	status = wait_ranks(&r, ret ? 0 : timeout);
+	if (ret && !status)
+		status = 1;
+
+	fcemu_cluster_detach(cluster);
+	ret = fcemu_cluster_unlink(name);
+	/* a rank may have removed it already; anything else is worth a word */
+	if (ret && ret != -ENOENT) {
+		fprintf(stderr, "%s: cannot remove cluster %s: %s\n", prog,
+			name, strerror(-ret));
+		if (!status)
+			status = 1;
+	}
+	free(r.ranks);
+	return status;
+}
