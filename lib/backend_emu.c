@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "emu_iommu.h"
+#include "fabric.h"
 #include "fcemu.h"
 
 #define EMU_QUEUE_DEPTH	64		/* chains queued or running */
@@ -24,6 +25,7 @@
 #define EMU_CLUSTER_MAX	32
 #define EMU_MIN_MEM	4096ull
 #define EMU_MAX_MEM	(1ull << 40)
+#define EMU_JOIN_WAIT_MS 30000		/* a job's rank 0 creates its cluster */
 
 struct emu_fail {
 	uint64_t ticket;
@@ -45,6 +47,7 @@ struct emu_board {
 	uint64_t forgotten_upto;	/* results up to here may be evicted */
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
+	struct fcemu_cluster *fabric;	/* the cluster joined, or NULL */
 };
 
 static struct emu_board *board_of(struct fc_dev *dev)
@@ -120,6 +123,80 @@ static int board_config(struct fcemu_config *cfg, unsigned int index)
 	return 0;
 }
 
+static int wait_attach(struct emu_board *b)
+{
+	uint64_t deadline = fc__now_ns() + EMU_JOIN_WAIT_MS * 1000000ull;
+	unsigned int round = 0;
+	int ret;
+
+	for (;;) {
+		ret = fcemu_cluster_attach(&b->fabric, b->cluster);
+		if (ret != -ENOENT || fc__now_ns() >= deadline)
+			return ret;
+		fc__backoff(&round);
+	}
+}
+
+/*
+ * Join the cluster named in the spec: a job's rank 0 creates it, the job's
+ * other ranks wait for it, anyone else attaches if it exists and otherwise
+ * stays a board on its own. Then claim our node in it.
+ */
+static int join_cluster(struct fc_dev *dev, struct emu_board *b)
+{
+	const struct fc__join *j = &dev->join;
+	struct fcemu_topology t;
+	int ret;
+
+	if (j->job && j->create) {
+		if (fcemu_topology_parse(j->topology, &t) || t.nodes != j->size)
+			return -EINVAL;
+		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, NULL);
+		if (ret == -EEXIST)
+			ret = fcemu_cluster_attach(&b->fabric, b->cluster);
+	} else if (j->job) {
+		ret = wait_attach(b);
+	} else {
+		ret = fcemu_cluster_attach(&b->fabric, b->cluster);
+		if (ret == -ENOENT)
+			return 0;
+	}
+	if (ret)
+		return ret;
+	ret = fcemu_cluster_claim(b->fabric, b->index);
+	if (ret) {
+		fcemu_cluster_detach(b->fabric);
+		b->fabric = NULL;
+		return ret == -EINVAL ? -ENOENT : ret;
+	}
+	return 0;
+}
+
+/* Release our node; the last of a job's ranks to leave removes it. */
+static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
+{
+	const struct fcemu_topology *t;
+	unsigned int n;
+
+	if (!b->fabric)
+		return;
+	fcemu_cluster_release(b->fabric, b->index);
+	if (dev->join.job) {
+		t = fcemu_cluster_topology(b->fabric);
+		for (n = 0; n < t->nodes; n++) {
+			enum fcemu_node_state s =
+				fcemu_cluster_node_state(b->fabric, n);
+
+			if (s != FCEMU_NODE_EXITED && s != FCEMU_NODE_DEAD)
+				break;
+		}
+		if (n == t->nodes)
+			fcemu_cluster_unlink(b->cluster);
+	}
+	fcemu_cluster_detach(b->fabric);
+	b->fabric = NULL;
+}
+
 static int emu_open(struct fc_dev *dev, const char *spec)
 {
 	size_t tables_len = (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES;
@@ -136,9 +213,13 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 	ret = board_config(&cfg, b->index);
 	if (ret)
 		goto err_free_board;
-	ret = fcemu_create(&b->emu, &cfg, &emu_host_ops, b);
+	ret = join_cluster(dev, b);
 	if (ret)
 		goto err_free_board;
+	cfg.cluster = b->fabric;
+	ret = fcemu_create(&b->emu, &cfg, &emu_host_ops, b);
+	if (ret)
+		goto err_leave_cluster;
 
 	b->tables = mmap(NULL, tables_len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -161,6 +242,8 @@ err_unmap_tables:
 	munmap(b->tables, tables_len);
 err_destroy_emu:
 	fcemu_destroy(b->emu);
+err_leave_cluster:
+	leave_cluster(dev, b);
 err_free_board:
 	fc__iommu_fini(&b->mmu);
 	free(b);
@@ -173,6 +256,7 @@ static void emu_close(struct fc_dev *dev)
 
 	munmap(b->tables, (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES);
 	fcemu_destroy(b->emu);
+	leave_cluster(dev, b);
 	fc__iommu_fini(&b->mmu);
 	free(b);
 }
@@ -308,7 +392,9 @@ static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 		const struct fc_xfer *x = &xfers[i];
 
 		d[i].len = htole32((uint32_t)x->len);
-		d[i].flags = htole16(i == n - 1 ? FC_DESC_F_EOC : 0);
+		d[i].flags = htole16((i == n - 1 ? FC_DESC_F_EOC : 0) |
+				     (x->flags & FC_XFER_F_MORE ?
+				      FC_DESC_F_MORE : 0));
 		d[i].src_space = (uint8_t)x->src.space;
 		d[i].dst_space = (uint8_t)x->dst.space;
 		d[i].src = htole64(loc_bus(dev, &x->src));
@@ -371,6 +457,68 @@ static int emu_reset(struct fc_dev *dev)
 	return 0;
 }
 
+/* ---- The fabric ---- */
+
+static int emu_progress(struct fc_dev *dev, uint64_t *moved)
+{
+	struct emu_board *b = board_of(dev);
+
+	reap(b);
+	*moved = fcemu_progress(b->emu, EMU_STEP_BYTES);
+	reap(b);
+	return 0;
+}
+
+static int emu_world(struct fc_dev *dev, struct fc_world *w)
+{
+	struct emu_board *b = board_of(dev);
+	const struct fcemu_topology *t;
+
+	if (!b->fabric)
+		return -ENOTCONN;
+	t = fcemu_cluster_topology(b->fabric);
+	memset(w, 0, sizeof(*w));
+	w->rank = b->index;
+	w->size = t->nodes;
+	w->node_id = b->index;
+	return fcemu_topology_format(t, w->topology, sizeof(w->topology));
+}
+
+static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
+{
+	struct emu_board *b = board_of(dev);
+
+	if (!b->fabric)
+		return -ENOTCONN;
+	*hops = fcemu_topology_hops(fcemu_cluster_topology(b->fabric),
+				    b->index, node);
+	return 0;
+}
+
+static int emu_node_state(struct fc_dev *dev, uint32_t node)
+{
+	struct emu_board *b = board_of(dev);
+
+	if (!b->fabric)
+		return -ENOTCONN;
+	switch (fcemu_cluster_node_state(b->fabric, node)) {
+	case FCEMU_NODE_ALIVE:
+		return FC__NODE_ALIVE;
+	case FCEMU_NODE_EXITED:
+		return FC__NODE_EXITED;
+	case FCEMU_NODE_DEAD:
+		return FC__NODE_DEAD;
+	default:
+		return FC__NODE_FREE;
+	}
+}
+
+static int emu_mem_bus(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus)
+{
+	*bus = mem->handle;
+	return 0;
+}
+
 const struct fc__backend fc__emu_backend = {
 	.name = "emu",
 	.open = emu_open,
@@ -382,4 +530,9 @@ const struct fc__backend fc__emu_backend = {
 	.submit = emu_submit,
 	.poll = emu_poll,
 	.reset = emu_reset,
+	.progress = emu_progress,
+	.world = emu_world,
+	.hops = emu_hops,
+	.node_state = emu_node_state,
+	.mem_bus = emu_mem_bus,
 };

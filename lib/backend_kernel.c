@@ -143,6 +143,9 @@ static int kernel_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 
 	memset(x, 0, n * sizeof(x[0]));
 	for (i = 0; i < n; i++) {
+		/* The driver's ABI has no flag for it yet. */
+		if (xfers[i].flags & FC_XFER_F_MORE)
+			return -EOPNOTSUPP;
 		to_ioc_loc(dev, &xfers[i].src, &x[i].src);
 		to_ioc_loc(dev, &xfers[i].dst, &x[i].dst);
 		x[i].len = xfers[i].len;

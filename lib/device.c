@@ -10,7 +10,11 @@
 #define DEFAULT_KERNEL_DEV	"/dev/fpgacomm0"
 #define DEFAULT_EMU_DEV		"emu:"
 
-static const char *default_name(void)
+/*
+ * $FPGACOMM_DEVICE, else the first kernel board, else for a rank of an
+ * mpirun or srun job the job's emulated cluster (@join), else "emu:".
+ */
+static const char *default_name(struct fc__join *join, char *buf, size_t len)
 {
 	const char *env = getenv("FPGACOMM_DEVICE");
 
@@ -18,6 +22,8 @@ static const char *default_name(void)
 		return env;
 	if (access(DEFAULT_KERNEL_DEV, R_OK | W_OK) == 0)
 		return DEFAULT_KERNEL_DEV;
+	if (fc__join_from_env(join, buf, len) == 0)
+		return buf;
 	return DEFAULT_EMU_DEV;
 }
 
@@ -71,14 +77,17 @@ static int identify(struct fc_dev *dev)
 FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 {
 	const struct fc__backend *be;
+	char job_name[FC_NAME_MAX];
+	struct fc__join join;
 	const char *spec;
 	struct fc_dev *dev;
 	int ret;
 
 	if (!devp)
 		return -EINVAL;
+	memset(&join, 0, sizeof(join));
 	if (!name)
-		name = default_name();
+		name = default_name(&join, job_name, sizeof(job_name));
 	if (strlen(name) >= FC_NAME_MAX)
 		return -EINVAL;
 	ret = pick_backend(name, &be, &spec);
@@ -90,6 +99,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->be = be;
+	dev->join = join;
 	dev->info.numa_node = -1;
 	strcpy(dev->info.name, name);
 	strncpy(dev->info.backend, be->name, sizeof(dev->info.backend) - 1);
@@ -100,9 +110,14 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	ret = identify(dev);
 	if (ret)
 		goto err_close_backend;
+	ret = fc__fabric_init(dev);
+	if (ret)
+		goto err_release_mem;
 	*devp = dev;
 	return 0;
 
+err_release_mem:
+	fc__mem_release_all(dev);
 err_close_backend:
 	be->close(dev);
 err_free_dev:
@@ -115,6 +130,7 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 {
 	if (!dev)
 		return -EINVAL;
+	fc__fabric_fini(dev);
 	pthread_mutex_lock(&dev->lock);
 	dev->be->reset(dev);
 	fc__mem_release_all(dev);

@@ -42,11 +42,16 @@ static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
 	}
 }
 
-static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x)
+static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x, bool last)
 {
 	int ret;
 
-	if (x->flags || x->reserved)
+	if ((x->flags & ~FC_XFER_F_MORE) || x->reserved)
+		return -EINVAL;
+	/* A message goes on only into the next transfer, to a channel. */
+	if (x->flags & FC_XFER_F_MORE &&
+	    (last || x->dst.space != FC_SPACE_FABRIC ||
+	     FC_FABRIC_REGION(x->dst.addr) != FC_REGION_CHAN))
 		return -EINVAL;
 	if (!x->len || x->len > dev->info.max_xfer_len)
 		return -EINVAL;
@@ -77,7 +82,7 @@ FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < n; i++) {
-		ret = check_xfer(dev, &xfers[i]);
+		ret = check_xfer(dev, &xfers[i], i == n - 1);
 		if (ret)
 			goto out_unlock;
 	}

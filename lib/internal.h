@@ -17,6 +17,27 @@
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
 struct fc_dev;
+struct fc__fabric;
+
+/* A board's membership of its cluster, as the backend reports it. */
+enum fc__node_state {
+	FC__NODE_FREE,		/* nobody has joined as this node yet */
+	FC__NODE_ALIVE,
+	FC__NODE_EXITED,	/* closed its board */
+	FC__NODE_DEAD,		/* its process died holding the board */
+};
+
+/*
+ * How fc_open(NULL) joins a cluster for ranks of a parallel job (mpirun,
+ * srun): rank 0 creates the cluster, the others wait for it, the last to
+ * leave removes it.
+ */
+struct fc__join {
+	bool job;		/* the cluster is the job's: remove when last */
+	bool create;		/* this rank creates it */
+	uint32_t size;
+	char topology[32];
+};
 
 /* A registered buffer: the public part first, then the library's. */
 struct fc__mem {
@@ -52,6 +73,17 @@ struct fc__backend {
 	int (*wait)(struct fc_dev *dev, uint64_t ticket, int timeout_ms,
 		    struct fc_dma_result *res);
 	int (*reset)(struct fc_dev *dev);
+
+	/* The fabric. Each may be NULL: the feature is then missing. */
+	/* Move the board along with no ticket in mind; *moved: progress. */
+	int (*progress)(struct fc_dev *dev, uint64_t *moved);
+	/* rank, size, node_id, topology; -ENOTCONN in no cluster */
+	int (*world)(struct fc_dev *dev, struct fc_world *world);
+	int (*hops)(struct fc_dev *dev, uint32_t node, uint32_t *hops);
+	/* enum fc__node_state of @node, or -errno */
+	int (*node_state)(struct fc_dev *dev, uint32_t node);
+	/* The bus address the board uses for byte 0 of @mem. */
+	int (*mem_bus)(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus);
 };
 
 struct fc_dev {
@@ -60,6 +92,8 @@ struct fc_dev {
 	void *be_priv;
 	struct fc_info info;
 	struct fc__mem *mems;	/* live buffers */
+	struct fc__join join;	/* set by fc_open before the backend opens */
+	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
 };
 
 extern const struct fc__backend fc__emu_backend;
@@ -68,6 +102,13 @@ extern const struct fc__backend fc__kernel_backend;
 /* lib/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 void fc__mem_release_all(struct fc_dev *dev);
+
+/* lib/world.c */
+int fc__join_from_env(struct fc__join *join, char *name, size_t len);
+
+/* lib/fabric.c: set up at open when the board is in a cluster */
+int fc__fabric_init(struct fc_dev *dev);
+void fc__fabric_fini(struct fc_dev *dev);
 
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);

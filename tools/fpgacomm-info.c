@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"List fpgacomm boards and describe each one that opens.\n"
 		"\n"
 		"By default: boards on the PCI bus (%04x:%04x) and the emulated\n"
-		"board \"emu:\".\n"
+		"board $FPGACOMM_DEVICE names, else \"emu:\".\n"
 		"\n"
 		"  -d, --device NAME  describe only this board (repeatable), e.g.\n"
 		"                     /dev/fpgacomm0, emu:, emu:CLUSTER/N\n"
@@ -577,9 +577,12 @@ int main(int argc, char **argv)
 	if (!named) {
 		pci_found = scan_pci(&l);
 		scan_devnodes(&l);
+		/* An emulated board: the one this process was given, if any. */
+		const char *env = getenv("FPGACOMM_DEVICE");
+
 		if (emu)
-			snprintf(board_add(&l)->name, sizeof(l.b[0].name),
-				 "emu:");
+			snprintf(board_add(&l)->name, sizeof(l.b[0].name), "%s",
+				 env && !strncmp(env, "emu:", 4) ? env : "emu:");
 	}
 
 	for (unsigned int i = 0; i < l.n; i++) {

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define FC_API_VERSION_MAJOR	0
-#define FC_API_VERSION_MINOR	1
+#define FC_API_VERSION_MINOR	2
 
 struct fc_dev;
 
@@ -140,9 +140,18 @@ struct fc_xfer {
 	struct fc_loc src;
 	struct fc_loc dst;
 	uint64_t len;		/* 1..fc_info.max_xfer_len */
-	uint32_t flags;		/* none defined yet: must be zero */
+	uint32_t flags;		/* FC_XFER_F_* */
 	uint32_t reserved;	/* must be zero */
 };
+
+/*
+ * The channel message this transfer sends goes on in the next transfer of
+ * the chain (FC_DESC_F_MORE): a message gathered from several pieces. Only
+ * for a destination that is a fabric channel address (FC_FABRIC_CHAN), and
+ * never on a chain's last transfer. Not on the kernel backend yet
+ * (-EOPNOTSUPP).
+ */
+#define FC_XFER_F_MORE	(1u << 0)
 
 static inline struct fc_loc fc_host(struct fc_mem *mem, uint64_t off)
 {
@@ -206,6 +215,187 @@ int fc_dma_reset(struct fc_dev *dev);
 /* Convenience: submit, then wait. Same return values as both. */
 int fc_dma_run(struct fc_dev *dev, const struct fc_xfer *xfers,
 	       unsigned int n, int timeout_ms);
+
+/* ---- The fabric: world, channels, remote writes, barrier (0.2) ---- */
+
+/*
+ * Boards of one cluster (an emulated cluster made by fpgacomm-run, mpirun or
+ * srun, or boards linked by cables) form a world: rank r is the board whose
+ * fabric node is r, for r in 0..size-1.
+ */
+struct fc_world {
+	uint32_t rank;			/* this board's rank (= its node) */
+	uint32_t size;			/* boards in the world */
+	uint32_t node_id;		/* fabric node, as in fc_info */
+	char topology[32];		/* "torus:4x4", "full:4", "ring:8", ... */
+	uint32_t reserved[8];
+};
+
+/*
+ * fc_world_query - describe the world this board belongs to.
+ * RETURN VALUE: 0 and *world filled; -EINVAL on NULL; -ENOTCONN when the
+ * board is in no cluster (a standalone emulated board, or a kernel board:
+ * not supported there yet).
+ */
+int fc_world_query(struct fc_dev *dev, struct fc_world *world);
+
+/*
+ * fc_world_hops - link hops from this board to rank @peer along the routes.
+ * RETURN VALUE: 0 and *hops set (0 for itself); -EINVAL (NULL, @peer out
+ * of range); -ENOTCONN in no cluster.
+ */
+int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
+
+/*
+ * Channels. A channel is (peer rank, port): messages sent on it from this
+ * board arrive on the peer's channel (our rank, port), with their
+ * boundaries and in order. Port is the board's channel endpoint number,
+ * 0..FC_CHAN_PORTS-1; the last endpoint (FC_CHAN_PORT_BARRIER) belongs to
+ * the library. Every endpoint of a board in a cluster has a receive ring
+ * from fc_open on, so a message sent before the peer opened its channel is
+ * kept until it does (within FC_CHAN_BUFFERED bytes per port; past that
+ * the board holds the sender back). Sending to oneself works.
+ *
+ * Progress is made by the caller: messages move while some process of the
+ * cluster is in the library. A blocking call drives the board and sleeps
+ * a little whenever nothing moved; fc_progress() is for callers that poll.
+ */
+#define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 1)	/* 0..254 for users */
+#define FC_CHAN_PORT_BARRIER	(FC_MAX_CHANNELS - 1)
+#define FC_CHAN_MAX_MSG		(16u << 20)	/* bytes per message */
+#define FC_CHAN_BUFFERED	(32u << 20)	/* bytes kept per port unasked */
+
+struct fc_chan;
+struct fc_req;
+
+/*
+ * fc_chan_open - open the channel to rank @peer on endpoint @port.
+ * @flags: none defined, must be 0.
+ * RETURN VALUE: 0 and *chanp set; -EINVAL (NULL, unknown flags, @peer not
+ * below the world's size, @port not below FC_CHAN_PORTS); -EBUSY this
+ * (peer, port) is already open; -ENOTCONN the board is in no cluster;
+ * -EHOSTDOWN the peer has died or left; -ENOMEM.
+ */
+int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
+		 unsigned int flags, struct fc_chan **chanp);
+
+/*
+ * fc_chan_close - close a channel. Messages already received for it stay
+ * buffered for a later fc_chan_open() of the same (peer, port).
+ * RETURN VALUE: 0; -EINVAL on NULL; -EBUSY while requests of the channel
+ * are outstanding (wait for them or fc_req_cancel() them first).
+ */
+int fc_chan_close(struct fc_chan *chan);
+
+/*
+ * fc_chan_send - send @len bytes (1..FC_CHAN_MAX_MSG) as one message and
+ * wait, at most @timeout_ms (negative: no limit), until the board has taken
+ * them: @buf may then be reused. A receiver that does not keep up holds the
+ * sender back; nothing is dropped.
+ * RETURN VALUE: 0; -EINVAL (NULL, @len 0); -EMSGSIZE @len above
+ * FC_CHAN_MAX_MSG; -ETIMEDOUT (the message may still be delivered later:
+ * the board goes on with it); -EHOSTDOWN the peer died or left; -ENOMEM;
+ * or a DMA error of the board (see fc_dma_wait()).
+ */
+int fc_chan_send(struct fc_chan *chan, const void *buf, size_t len,
+		 int timeout_ms);
+
+/*
+ * fc_chan_recv - receive the next message of the channel into @buf (@cap
+ * bytes), waiting at most @timeout_ms (negative: no limit). *len is set to
+ * the message's length.
+ * RETURN VALUE: 0; -EINVAL on NULL; -EMSGSIZE the message is longer than
+ * @cap: it is consumed and dropped (*len says how long it was; @buf may
+ * hold its first bytes); -ETIMEDOUT no message yet; -EHOSTDOWN the peer
+ * died or left and nothing more from it is buffered or in flight.
+ */
+int fc_chan_recv(struct fc_chan *chan, void *buf, size_t cap, size_t *len,
+		 int timeout_ms);
+
+/*
+ * Non-blocking forms. fc_chan_isend starts a send (@buf must stay
+ * untouched until the request is done); fc_chan_irecv posts a receive
+ * (messages go to posted receives in the order they were posted, before
+ * any fc_chan_recv() called later). Both set *reqp.
+ * RETURN VALUE: 0; the argument errors of the blocking forms; -ENOMEM.
+ */
+int fc_chan_isend(struct fc_chan *chan, const void *buf, size_t len,
+		  struct fc_req **reqp);
+int fc_chan_irecv(struct fc_chan *chan, void *buf, size_t cap,
+		  struct fc_req **reqp);
+
+/*
+ * fc_req_test - has the request finished? Drives progress once.
+ * @len: may be NULL; for a receive, set to the message's length.
+ * RETURN VALUE: 0 done (the request is freed); -EINPROGRESS not yet; any
+ * other value is the request's error (the request is freed), as the
+ * blocking form would have returned it.
+ * fc_req_wait - the same, waiting at most @timeout_ms (negative: no
+ * limit); -ETIMEDOUT leaves the request outstanding.
+ */
+int fc_req_test(struct fc_req *req, size_t *len);
+int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len);
+
+/*
+ * fc_req_cancel - give up a request and free it: a posted receive is
+ * withdrawn, a send the board has not started is not sent.
+ * RETURN VALUE: 0; -EINVAL on NULL; -EBUSY the board is moving its data
+ * (wait for it instead).
+ */
+int fc_req_cancel(struct fc_req *req);
+
+/*
+ * fc_mem_fabric_addr - the global (PEACH2-style) address of byte @off of
+ * @mem, for peers to write into with fc_put().
+ * RETURN VALUE: 0 and *addr set; -EINVAL (NULL, not a live buffer, @off
+ * not below its length); -ENOTCONN in no cluster; -EOPNOTSUPP on a board
+ * whose backend cannot tell bus addresses (kernel, for now).
+ */
+int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
+		       uint64_t *addr);
+
+/*
+ * fc_put - write @len bytes of @src at @off to the fabric address @dst
+ * (from a peer's fc_mem_fabric_addr(), or FC_FABRIC_ADDR(node,
+ * FC_REGION_BOARD, addr) for its board memory), waiting at most
+ * @timeout_ms. On 0 the data is visible at the target.
+ * fc_iput - the same, returning a request (fc_req_test/wait/cancel);
+ * @src must stay untouched until it is done.
+ * RETURN VALUE: 0; -EINVAL (NULL, @len 0, a channel address); -ERANGE
+ * (@off/@len outside @src, or @dst beyond the fabric's address layout);
+ * -EHOSTDOWN the target died or left; -ETIMEDOUT; -ENOTCONN in no cluster;
+ * or a DMA error (-EFAULT: the target could not reach the address).
+ */
+int fc_put(struct fc_dev *dev, uint64_t dst, struct fc_mem *src, uint64_t off,
+	   uint64_t len, int timeout_ms);
+int fc_iput(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
+	    uint64_t off, uint64_t len, struct fc_req **reqp);
+
+/*
+ * fc_fence - wait until every put started before it (fc_put or fc_iput) is
+ * visible at its target, at most @timeout_ms.
+ * RETURN VALUE: 0; -EINVAL on NULL; -ENOTCONN in no cluster; -ETIMEDOUT;
+ * -EHOSTDOWN a target died or left; or the first error of a put started
+ * by fc_iput() since the last fence (fc_put() returns its own).
+ */
+int fc_fence(struct fc_dev *dev, int timeout_ms);
+
+/*
+ * fc_barrier - wait until every rank of the world has called fc_barrier
+ * (a dissemination barrier on FC_CHAN_PORT_BARRIER), at most @timeout_ms.
+ * Puts completed before a rank's barrier are visible to all after it.
+ * RETURN VALUE: 0; -EINVAL on NULL; -ENOTCONN in no cluster; -EHOSTDOWN a
+ * rank died or left; -ETIMEDOUT (the barrier is then broken: the ranks
+ * disagree on how far it got).
+ */
+int fc_barrier(struct fc_dev *dev, int timeout_ms);
+
+/*
+ * fc_progress - let the board move packets and deliver what has arrived,
+ * once, without waiting.
+ * RETURN VALUE: 1 something moved, 0 nothing did; -EINVAL on NULL.
+ */
+int fc_progress(struct fc_dev *dev);
 
 /* ---- Errors ---- */
 

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The barrier: dissemination (Hensgen, Finkel and Manber) over the
+ * library's own port. In round k rank r tells rank r + 2^k and hears from
+ * rank r - 2^k; after ceil(log2 size) rounds everyone has heard, directly
+ * or not, from everyone. A source only ever sends one round's tokens to a
+ * given rank, and channels keep order, so tokens of consecutive barriers
+ * cannot be confused; each carries its barrier number to make sure.
+ */
+#include <endian.h>
+#include <errno.h>
+
+#include "fabric_internal.h"
+
+struct token {
+	uint32_t epoch;		/* little endian */
+	uint32_t round;
+};
+
+static int barrier_chan(struct fc_dev *dev, uint32_t peer, struct fc_chan **chp)
+{
+	struct fc__fabric *fab = dev->fab;
+	int ret;
+
+	if (!fab->barrier_chan[peer]) {
+		ret = fc__chan_open(dev, peer, FC_CHAN_PORT_BARRIER,
+				    &fab->barrier_chan[peer]);
+		if (ret)
+			return ret;
+	}
+	*chp = fab->barrier_chan[peer];
+	return 0;
+}
+
+static int wait_both(struct fc_req *send, struct fc_req *recv, uint64_t deadline,
+		     bool forever, struct token *got)
+{
+	int64_t left;
+	size_t len = 0;
+	int ret, ret2;
+
+	left = forever ? -1 : (int64_t)(deadline - fc__now_ns()) / 1000000;
+	if (!forever && left < 0)
+		left = 0;
+	ret = fc__req_wait(recv, (int)left, &len);
+	if (ret == -ETIMEDOUT)
+		fc__req_cancel(recv);
+	else if (!ret && len != sizeof(*got))
+		ret = -EPROTO;
+	left = forever ? -1 : (int64_t)(deadline - fc__now_ns()) / 1000000;
+	if (!forever && left < 0)
+		left = 0;
+	ret2 = fc__req_wait(send, (int)left, NULL);
+	if (ret2 == -ETIMEDOUT && fc__req_cancel(send) == -EBUSY)
+		fc__req_orphan(send);
+	return ret ? ret : ret2;
+}
+
+FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
+{
+	struct fc__fabric *fab;
+	uint64_t deadline = 0;
+	uint32_t n, rank, dist, round;
+	struct token tok, got;
+	struct fc_chan *to, *from;
+	struct fc_req *sr, *rr;
+	int ret = 0;
+
+	if (!dev)
+		return -EINVAL;
+	fab = dev->fab;
+	if (!fab)
+		return -ENOTCONN;
+	n = fab->world.size;
+	rank = fab->world.rank;
+	if (timeout_ms >= 0)
+		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	fc__fab_lock(fab);
+	fab->barrier_epoch++;
+	for (round = 0, dist = 1; dist < n; round++, dist <<= 1) {
+		ret = barrier_chan(dev, (rank + dist) % n, &to);
+		if (!ret)
+			ret = barrier_chan(dev, (rank + n - dist) % n, &from);
+		if (ret)
+			break;
+		ret = fc__irecv(from, &got, sizeof(got), &rr);
+		if (ret)
+			break;
+		tok.epoch = htole32(fab->barrier_epoch);
+		tok.round = htole32(round);
+		ret = fc__isend(to, &tok, sizeof(tok), &sr);
+		if (ret) {
+			fc__req_cancel(rr);
+			break;
+		}
+		ret = wait_both(sr, rr, deadline, timeout_ms < 0, &got);
+		if (ret)
+			break;
+		if (le32toh(got.epoch) != fab->barrier_epoch ||
+		    le32toh(got.round) != round) {
+			ret = -EPROTO;
+			break;
+		}
+	}
+	fc__fab_unlock(fab);
+	return ret;
+}

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Channels: messages between two ranks on one endpoint (port), each message
+ * one DMA chain whose destination is the peer's channel address. Receiving
+ * is done by progress (fabric.c); this file opens channels, starts sends
+ * and posts receives, and waits for requests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_internal.h"
+
+/*
+ * Live channels, so that a closed one is refused (-EBADF) rather than read:
+ * handles are compared, never dereferenced, until found here.
+ */
+struct live {
+	struct live *next;
+	struct fc_chan *ch;
+};
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct live *live_head;
+
+static int live_add(struct fc_chan *ch)
+{
+	struct live *l = malloc(sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->ch = ch;
+	pthread_mutex_lock(&live_lock);
+	l->next = live_head;
+	live_head = l;
+	pthread_mutex_unlock(&live_lock);
+	return 0;
+}
+
+static bool live_del(struct fc_chan *ch)
+{
+	struct live **pp, *l;
+
+	pthread_mutex_lock(&live_lock);
+	for (pp = &live_head; (l = *pp); pp = &l->next) {
+		if (l->ch == ch) {
+			*pp = l->next;
+			free(l);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+	return l != NULL;
+}
+
+static bool live_find(const struct fc_chan *ch)
+{
+	struct live *l;
+
+	pthread_mutex_lock(&live_lock);
+	for (l = live_head; l && l->ch != ch; l = l->next)
+		;
+	pthread_mutex_unlock(&live_lock);
+	return l != NULL;
+}
+
+/* Channels of a device being closed: forget them all. */
+void fc__chan_forget_dev(struct fc_dev *dev)
+{
+	struct live **pp, *l;
+
+	pthread_mutex_lock(&live_lock);
+	for (pp = &live_head; (l = *pp);) {
+		if (l->ch->dev == dev) {
+			*pp = l->next;
+			free(l);
+		} else {
+			pp = &l->next;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+/* RETURN VALUE: 0 and the channel's fabric locked, or -EINVAL/-EBADF. */
+static int chan_get(struct fc_chan *ch)
+{
+	if (!ch)
+		return -EINVAL;
+	if (!live_find(ch))
+		return -EBADF;
+	fc__fab_lock(ch->dev->fab);
+	return 0;
+}
+
+int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
+		  struct fc_chan **chanp)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s;
+	struct fc_chan *ch;
+	int ret;
+
+	s = fc__src_get(fab, port, peer);
+	if (!s)
+		return -ENOMEM;
+	if (s->chan)
+		return -EBUSY;
+	ret = fc__peer_check(dev, peer);
+	if (ret)
+		return ret;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->dev = dev;
+	ch->peer = peer;
+	ch->port = port;
+	ret = live_add(ch);
+	if (ret) {
+		free(ch);
+		return ret;
+	}
+	s->chan = ch;
+	*chanp = ch;
+	return 0;
+}
+
+FC__EXPORT int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
+			    unsigned int flags, struct fc_chan **chanp)
+{
+	int ret;
+
+	if (!dev || !chanp || flags)
+		return -EINVAL;
+	if (!dev->fab)
+		return -ENOTCONN;
+	if (peer >= dev->fab->world.size || port >= FC_CHAN_PORTS)
+		return -EINVAL;
+	fc__fab_lock(dev->fab);
+	ret = fc__chan_open(dev, peer, port, chanp);
+	fc__fab_unlock(dev->fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_close(struct fc_chan *ch)
+{
+	struct fc__fabric *fab;
+	struct fc__src *s;
+	int ret;
+
+	ret = chan_get(ch);
+	if (ret)
+		return ret;
+	fab = ch->dev->fab;
+	if (ch->reqs) {
+		fc__fab_unlock(fab);
+		return -EBUSY;
+	}
+	s = fc__src_find(fab, ch->port, ch->peer);
+	s->chan = NULL;
+	live_del(ch);
+	fc__fab_unlock(fab);
+	free(ch);
+	return 0;
+}
+
+/* Take a free staging slot. RETURN VALUE: its index, or -1. */
+static int stage_get(struct fc__fabric *fab)
+{
+	int i = __builtin_ffs((int)fab->stage_free) - 1;
+
+	if (i >= 0)
+		fab->stage_free &= ~(1u << i);
+	return i;
+}
+
+/* The chain of a message: pieces of at most max_xfer_len, F_MORE between. */
+static int build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		       uint64_t dst, uint64_t len, bool message)
+{
+	uint64_t piece = dev->info.max_xfer_len, off = 0;
+	unsigned int i, n = (unsigned int)((len + piece - 1) / piece);
+
+	if (n > dev->info.max_chain)
+		return -EMSGSIZE;
+	r->xfers = calloc(n, sizeof(*r->xfers));
+	if (!r->xfers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++, off += piece) {
+		struct fc_xfer *x = &r->xfers[i];
+
+		x->src = src;
+		x->src.addr += off;
+		x->dst.space = FC_SPACE_FABRIC;
+		x->dst.addr = message ? dst : dst + off;
+		x->len = len - off < piece ? len - off : piece;
+		if (message && i < n - 1)
+			x->flags = FC_XFER_F_MORE;
+	}
+	r->n = n;
+	return 0;
+}
+
+struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
+			      uint32_t node)
+{
+	struct fc_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->type = type;
+	r->dev = dev;
+	r->node = node;
+	r->status = -EINPROGRESS;
+	r->stage = -1;
+	return r;
+}
+
+/* Exported to put.c: a chain to @dst from @src (queued, progress once). */
+int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		    uint64_t dst, uint64_t len, bool message)
+{
+	int ret = build_chain(dev, r, src, dst, len, message);
+
+	if (ret)
+		return ret;
+	fc__req_queue(dev->fab, r);
+	fc__progress(dev);
+	return 0;
+}
+
+int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
+	      struct fc_req **reqp)
+{
+	struct fc_dev *dev = ch->dev;
+	struct fc__fabric *fab = dev->fab;
+	struct fc_loc src;
+	struct fc_req *r;
+	int ret;
+
+	if (!buf || !len || !reqp)
+		return -EINVAL;
+	if (len > FC_CHAN_MAX_MSG)
+		return -EMSGSIZE;
+	ret = fc__peer_check(dev, ch->peer);
+	if (ret)
+		return ret;
+	r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
+	if (!r)
+		return -ENOMEM;
+	/*
+	 * The message is copied (a staging slot, or a buffer of its own when
+	 * large): the caller may reuse @buf at once, and a send given up on
+	 * a timeout can go on without it.
+	 */
+	if (len <= STAGE_SLOT_LEN)
+		r->stage = stage_get(fab);
+	if (r->stage >= 0) {
+		src = fc_host(fab->stage, (uint64_t)r->stage * STAGE_SLOT_LEN);
+		memcpy((uint8_t *)fab->stage->addr + src.addr, buf, len);
+	} else {
+		ret = fc_mem_alloc(dev, len, 0, &r->reg);
+		if (ret)
+			goto err_free;
+		memcpy(r->reg->addr, buf, len);
+		src = fc_host(r->reg, 0);
+	}
+	ret = build_chain(dev, r, src, FC_FABRIC_CHAN(ch->peer, ch->port), len,
+			  true);
+	if (ret)
+		goto err_release;
+	r->chan = ch;
+	ch->reqs++;
+	fc__req_queue(fab, r);
+	fc__progress(dev);
+	*reqp = r;
+	return 0;
+
+err_release:
+	if (r->reg)
+		fc_mem_free(dev, r->reg);
+	if (r->stage >= 0)
+		fab->stage_free |= 1u << r->stage;
+err_free:
+	free(r);
+	return ret;
+}
+
+int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
+	      struct fc_req **reqp)
+{
+	struct fc_dev *dev = ch->dev;
+	struct fc__src *s;
+	struct fc_req *r;
+
+	if (!buf || !reqp)
+		return -EINVAL;
+	s = fc__src_get(dev->fab, ch->port, ch->peer);
+	if (!s)
+		return -ENOMEM;
+	r = fc__req_new(dev, FC__REQ_RECV, ch->peer);
+	if (!r)
+		return -ENOMEM;
+	r->buf = buf;
+	r->cap = cap;
+	r->chan = ch;
+	ch->reqs++;
+	fc__src_post(dev->fab, ch->port, s, r);
+	*reqp = r;
+	return 0;
+}
+
+FC__EXPORT int fc_chan_isend(struct fc_chan *ch, const void *buf, size_t len,
+			     struct fc_req **reqp)
+{
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	ret = fc__isend(ch, buf, len, reqp);
+	fc__fab_unlock(ch->dev->fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_irecv(struct fc_chan *ch, void *buf, size_t cap,
+			     struct fc_req **reqp)
+{
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	ret = fc__irecv(ch, buf, cap, reqp);
+	fc__fab_unlock(ch->dev->fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
+			    int timeout_ms)
+{
+	struct fc__fabric *fab;
+	struct fc_req *r;
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	fab = ch->dev->fab;
+	ret = fc__isend(ch, buf, len, &r);
+	if (!ret) {
+		ret = fc__req_wait(r, timeout_ms, NULL);
+		/* Not started: dropped; started: the board goes on with it. */
+		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
+			fc__req_orphan(r);
+	}
+	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
+			    size_t *len, int timeout_ms)
+{
+	struct fc__fabric *fab;
+	struct fc_req *r;
+	size_t got = 0;
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	fab = ch->dev->fab;
+	if (!len) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	ret = fc__irecv(ch, buf, cap, &r);
+	if (ret)
+		goto out_unlock;
+	ret = fc__req_wait(r, timeout_ms, &got);
+	if (ret == -ETIMEDOUT)
+		fc__req_cancel(r);
+	else
+		*len = got;
+out_unlock:
+	fc__fab_unlock(fab);
+	return ret;
+}
+
+/* ---- Requests ---- */
+
+FC__EXPORT int fc_req_test(struct fc_req *req, size_t *len)
+{
+	struct fc__fabric *fab;
+	int ret;
+
+	if (!req)
+		return -EINVAL;
+	fab = req->dev->fab;
+	fc__fab_lock(fab);
+	ret = fc__req_test(req, len);
+	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len)
+{
+	struct fc__fabric *fab;
+	int ret;
+
+	if (!req)
+		return -EINVAL;
+	fab = req->dev->fab;
+	fc__fab_lock(fab);
+	ret = fc__req_wait(req, timeout_ms, len);
+	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_req_cancel(struct fc_req *req)
+{
+	struct fc__fabric *fab;
+	int ret;
+
+	if (!req)
+		return -EINVAL;
+	fab = req->dev->fab;
+	fc__fab_lock(fab);
+	ret = fc__req_cancel(req);
+	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_progress(struct fc_dev *dev)
+{
+	uint64_t moved = 0;
+	bool any;
+
+	if (!dev)
+		return -EINVAL;
+	if (!dev->fab) {
+		if (dev->be->progress) {
+			pthread_mutex_lock(&dev->lock);
+			dev->be->progress(dev, &moved);
+			pthread_mutex_unlock(&dev->lock);
+		}
+		return moved ? 1 : 0;
+	}
+	fc__fab_lock(dev->fab);
+	any = fc__progress(dev);
+	fc__fab_unlock(dev->fab);
+	return any ? 1 : 0;
+}

@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fabric's engine room: receive rings (one per channel port, in host
+ * memory the board writes), progress (submit queued chains, let the board
+ * move, retire ended chains, drain the rings into messages), and the state
+ * of peers. See fabric.h for the data structures.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_internal.h"
+
+#define MSG_MIN_CAP	4096
+
+void fc__fab_lock(struct fc__fabric *fab)
+{
+	pthread_mutex_lock(&fab->lock);
+}
+
+void fc__fab_unlock(struct fc__fabric *fab)
+{
+	pthread_mutex_unlock(&fab->lock);
+}
+
+static uint32_t reg_rd(struct fc_dev *dev, uint32_t off)
+{
+	uint32_t val = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->be->reg_read(dev, off, &val);
+	pthread_mutex_unlock(&dev->lock);
+	return val;
+}
+
+static void reg_wr(struct fc_dev *dev, uint32_t off, uint32_t val)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->be->reg_write(dev, off, val);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* ---- Setup ---- */
+
+static void ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), 0);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_LO), (uint32_t)bus);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_HI), (uint32_t)(bus >> 32));
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_SLOTS), RING_SLOTS);
+	/* Start where the board is: HEAD == TAIL is an empty ring. */
+	fab->head[port] = reg_rd(dev, FC_CHAN_REG(port, FC_CHAN_TAIL));
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), fab->head[port]);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE);
+}
+
+static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->mem_bus(dev, fc__mem_find(dev, mem), bus);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/*
+ * A board in a cluster gets its fabric state at open: a receive ring on
+ * every port, so that nothing sent to it early is lost. A board in no
+ * cluster, or on a backend without the fabric ops, gets none.
+ */
+int fc__fabric_init(struct fc_dev *dev)
+{
+	const struct fc__backend *be = dev->be;
+	struct fc__fabric *fab;
+	struct fc_world w;
+	unsigned int p;
+	int ret;
+
+	if (!be->world || !be->progress || !be->mem_bus)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	ret = be->world(dev, &w);
+	pthread_mutex_unlock(&dev->lock);
+	if (ret == -ENOTCONN)
+		return 0;
+	if (ret)
+		return ret;
+
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -ENOMEM;
+	pthread_mutex_init(&fab->lock, NULL);
+	fab->world = w;
+	ret = fc_mem_alloc(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS * FC_PKT_SIZE,
+			   0, &fab->rings);
+	if (ret)
+		goto err_free_fab;
+	ret = mem_bus(dev, fab->rings, &fab->rings_bus);
+	if (ret)
+		goto err_free_rings;
+	ret = fc_mem_alloc(dev, (size_t)STAGE_SLOTS * STAGE_SLOT_LEN, 0,
+			   &fab->stage);
+	if (ret)
+		goto err_free_rings;
+	fab->stage_free = STAGE_SLOTS >= 32 ? ~0u : (1u << STAGE_SLOTS) - 1;
+
+	dev->fab = fab;
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		ring_program(dev, p, fab->rings_bus +
+				     (uint64_t)p * RING_SLOTS * FC_PKT_SIZE);
+	return 0;
+
+err_free_rings:
+	fc_mem_free(dev, fab->rings);
+err_free_fab:
+	pthread_mutex_destroy(&fab->lock);
+	free(fab);
+	return ret;
+}
+
+static void free_req_list(struct fc_req *r)
+{
+	while (r) {
+		struct fc_req *next = r->next;
+
+		free(r->xfers);
+		free(r);
+		r = next;
+	}
+}
+
+static void free_src(struct fc__src *s)
+{
+	struct fc__msg *m;
+
+	while ((m = s->q_head)) {
+		s->q_head = m->next;
+		free(m);
+	}
+	free(s->cur);
+	free_req_list(s->posted_head);
+	free(s);
+}
+
+/*
+ * At close: the rings are switched off, everything the library holds is
+ * freed (channels and requests the caller still has become invalid); the
+ * buffers go with the device's other registered memory.
+ */
+void fc__fabric_fini(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	unsigned int p, n;
+
+	if (!fab)
+		return;
+	fc__chan_forget_dev(dev);
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
+	for (p = 0; p < FC_MAX_CHANNELS; p++) {
+		struct fc__port *pt = fab->ports[p];
+
+		if (!pt)
+			continue;
+		for (n = 0; n < FC_MAX_NODES; n++) {
+			if (!pt->src[n])
+				continue;
+			free(pt->src[n]->chan);
+			free_src(pt->src[n]);
+		}
+		free(pt);
+	}
+	free_req_list(fab->sendq_head);
+	free_req_list(fab->fly_head);
+	pthread_mutex_destroy(&fab->lock);
+	free(fab);
+	dev->fab = NULL;
+}
+
+/* ---- Per-source state ---- */
+
+struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
+			     uint32_t node)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	return pt ? pt->src[node] : NULL;
+}
+
+struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
+			    uint32_t node)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	if (!pt) {
+		pt = calloc(1, sizeof(*pt));
+		if (!pt)
+			return NULL;
+		fab->ports[port] = pt;
+	}
+	if (!pt->src[node])
+		pt->src[node] = calloc(1, sizeof(struct fc__src));
+	return pt->src[node];
+}
+
+static void posted_pop(struct fc__src *s)
+{
+	s->posted_head = s->posted_head->next;
+	if (!s->posted_head)
+		s->posted_tail = NULL;
+}
+
+static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+{
+	r->len = m->len;
+	if (m->len > r->cap) {
+		r->status = -EMSGSIZE;
+	} else {
+		memcpy(r->buf, m->data, m->len);
+		r->status = 0;
+	}
+	pt->buffered -= m->len;
+	free(m);
+}
+
+/* Hand queued messages to posted receives, oldest to oldest. */
+static void match(struct fc__port *pt, struct fc__src *s)
+{
+	while (s->q_head && s->posted_head && s->posted_head != s->into) {
+		struct fc__msg *m = s->q_head;
+		struct fc_req *r = s->posted_head;
+
+		s->q_head = m->next;
+		if (!s->q_head)
+			s->q_tail = NULL;
+		posted_pop(s);
+		r->next = NULL;
+		deliver(pt, m, r);
+	}
+}
+
+int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
+		       struct fc__src *s)
+{
+	struct fc__port *pt = fab->ports[port];
+	struct fc_req *r = s->into;
+	struct fc__msg *m;
+	size_t cap;
+
+	if (!r)
+		return 0;
+	if (!s->drop) {
+		cap = s->cur_len > MSG_MIN_CAP ? s->cur_len : MSG_MIN_CAP;
+		m = malloc(sizeof(*m) + cap);
+		if (!m)
+			return -ENOMEM;
+		memcpy(m->data, r->buf, s->cur_len);
+		m->len = s->cur_len;
+		s->cur = (uint8_t *)m;
+		s->cur_cap = cap;
+		pt->buffered += s->cur_len;
+	}
+	s->into = NULL;
+	return 0;
+}
+
+void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
+		  struct fc_req *r)
+{
+	r->next = NULL;
+	if (s->posted_tail)
+		s->posted_tail->next = r;
+	else
+		s->posted_head = r;
+	s->posted_tail = r;
+	match(fab->ports[port], s);
+}
+
+/* ---- Draining the receive rings ---- */
+
+static struct fc__msg *cur_msg(struct fc__src *s)
+{
+	return (struct fc__msg *)s->cur;
+}
+
+/* Append @len bytes to the message @s is building. */
+static int append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
+		  size_t len)
+{
+	struct fc__msg *m;
+	size_t cap;
+
+	if (s->drop) {
+		s->cur_len += len;
+		return 0;
+	}
+	if (s->into) {
+		if (s->cur_len + len > s->into->cap)
+			s->drop = true;
+		else
+			memcpy((uint8_t *)s->into->buf + s->cur_len, data, len);
+		s->cur_len += len;
+		return 0;
+	}
+	if (s->cur_len + len > FC_CHAN_MAX_MSG) {
+		/* Longer than any sender may send: not ours to keep. */
+		pt->buffered -= s->cur_len;
+		free(s->cur);
+		s->cur = NULL;
+		s->cur_cap = 0;
+		s->drop = true;
+		s->cur_len += len;
+		return 0;
+	}
+	if (!s->cur || s->cur_len + len > s->cur_cap) {
+		cap = s->cur_cap ? s->cur_cap * 2 : MSG_MIN_CAP;
+		m = realloc(s->cur, sizeof(*m) + cap);
+		if (!m)
+			return -ENOMEM;
+		s->cur = (uint8_t *)m;
+		s->cur_cap = cap;
+	}
+	m = cur_msg(s);
+	memcpy(m->data + s->cur_len, data, len);
+	s->cur_len += len;
+	pt->buffered += len;
+	return 0;
+}
+
+static void finish(struct fc__port *pt, struct fc__src *s)
+{
+	struct fc_req *r = s->into;
+	struct fc__msg *m;
+
+	if (r) {
+		posted_pop(s);
+		r->next = NULL;
+		r->len = s->cur_len;
+		r->status = s->drop ? -EMSGSIZE : 0;
+	} else if (s->cur && !s->drop) {
+		m = cur_msg(s);
+		m->len = s->cur_len;
+		m->next = NULL;
+		if (s->q_tail)
+			s->q_tail->next = m;
+		else
+			s->q_head = m;
+		s->q_tail = m;
+	} else {
+		free(s->cur);
+	}
+	s->active = false;
+	s->drop = false;
+	s->into = NULL;
+	s->cur = NULL;
+	s->cur_len = 0;
+	s->cur_cap = 0;
+	match(pt, s);
+}
+
+/* RETURN VALUE: 0 consumed, -ENOMEM (leave it in the ring for later). */
+static int take_packet(struct fc__fabric *fab, unsigned int port,
+		       const struct fc_hw_pkt *pkt)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	size_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+	struct fc__src *s;
+	int ret;
+
+	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
+		return 0;	/* not a channel packet: nothing for us */
+	s = fc__src_get(fab, port, src);
+	if (!s)
+		return -ENOMEM;
+	if (!s->active) {
+		s->active = true;
+		s->into = s->q_head ? NULL : s->posted_head;
+	}
+	ret = append(fab->ports[port], s, pkt->payload, len);
+	if (ret)
+		return ret;
+	if (hdr & FC_PKT_EOM)
+		finish(fab->ports[port], s);
+	return 0;
+}
+
+static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct fc_hw_pkt *ring = (const struct fc_hw_pkt *)
+		((const uint8_t *)fab->rings->addr +
+		 (size_t)port * RING_SLOTS * FC_PKT_SIZE);
+	uint32_t head = fab->head[port];
+
+	while (head != tail) {
+		struct fc__port *pt = fab->ports[port];
+
+		/* Past the limit the ring fills and the board holds back. */
+		if (pt && pt->buffered >= FC_CHAN_BUFFERED)
+			break;
+		if (take_packet(fab, port, &ring[head % RING_SLOTS]))
+			break;
+		head++;
+	}
+	if (head == fab->head[port])
+		return false;
+	fab->head[port] = head;
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), head);
+	return true;
+}
+
+static bool drain_all(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t tail[FC_MAX_CHANNELS];
+	bool moved = false;
+	unsigned int p;
+
+	/* One lock round for all the tails; TAIL is read before the slots. */
+	pthread_mutex_lock(&dev->lock);
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		dev->be->reg_read(dev, FC_CHAN_REG(p, FC_CHAN_TAIL), &tail[p]);
+	pthread_mutex_unlock(&dev->lock);
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		if (tail[p] != fab->head[p])
+			moved |= drain(dev, p, tail[p]);
+	return moved;
+}
+
+/* ---- Sends and puts: the chains ---- */
+
+static void release(struct fc_dev *dev, struct fc_req *r)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	if (r->stage >= 0)
+		fab->stage_free |= 1u << r->stage;
+	r->stage = -1;
+	if (r->reg)
+		fc_mem_free(dev, r->reg);
+	r->reg = NULL;
+	free(r->xfers);
+	r->xfers = NULL;
+}
+
+static void ended(struct fc_dev *dev, struct fc_req *r, int status)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	/* The board found no way to the node: it died or left. */
+	if (status == -EHOSTUNREACH && fc__peer_check(dev, r->node))
+		status = -EHOSTDOWN;
+	r->status = status;
+	r->next = NULL;
+	release(dev, r);
+	if (r->type == FC__REQ_PUT) {
+		fab->puts--;
+		if (status && !fab->put_error)
+			fab->put_error = status;
+	}
+	if (r->orphan)
+		free(r);
+}
+
+void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
+{
+	r->next = NULL;
+	if (fab->sendq_tail)
+		fab->sendq_tail->next = r;
+	else
+		fab->sendq_head = r;
+	fab->sendq_tail = r;
+	if (r->type == FC__REQ_PUT)
+		fab->puts++;
+}
+
+static bool submit_queued(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	bool moved = false;
+	struct fc_req *r;
+	int ret;
+
+	while ((r = fab->sendq_head)) {
+		ret = fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+		if (ret == -EAGAIN)
+			break;
+		fab->sendq_head = r->next;
+		if (!fab->sendq_head)
+			fab->sendq_tail = NULL;
+		moved = true;
+		if (ret) {
+			ended(dev, r, ret);
+			continue;
+		}
+		r->submitted = true;
+		r->next = NULL;
+		if (fab->fly_tail)
+			fab->fly_tail->next = r;
+		else
+			fab->fly_head = r;
+		fab->fly_tail = r;
+	}
+	return moved;
+}
+
+/* Retire chains that have ended, whatever their order. */
+static bool reap(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req **pp = &fab->fly_head, *r, *last = NULL;
+	bool moved = false;
+	int ret;
+
+	while ((r = *pp)) {
+		ret = fc_dma_poll(dev, r->ticket);
+		if (ret == -EINPROGRESS) {
+			last = r;
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		moved = true;
+		ended(dev, r, ret == -ENOENT ? -EIO : ret);
+	}
+	fab->fly_tail = last;
+	return moved;
+}
+
+bool fc__progress(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint64_t board = 0;
+	bool moved;
+
+	moved = submit_queued(dev);
+	pthread_mutex_lock(&dev->lock);
+	dev->be->progress(dev, &board);
+	pthread_mutex_unlock(&dev->lock);
+	if (fab->fly_head)
+		moved |= reap(dev);
+	moved |= drain_all(dev);
+	if (fab->sendq_head)
+		moved |= submit_queued(dev);
+	return moved || board;
+}
+
+/* ---- Peers ---- */
+
+bool fc__peer_down(struct fc_dev *dev, uint32_t node)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__peer *p = &fab->peers[node];
+	uint64_t now = fc__now_ns();
+	int state;
+
+	if (node == fab->world.rank || node >= FC_MAX_NODES)
+		return false;
+	if (!p->down_ns && now - p->checked_ns >= PEER_CHECK_NS) {
+		p->checked_ns = now;
+		pthread_mutex_lock(&dev->lock);
+		state = dev->be->node_state ? dev->be->node_state(dev, node) :
+					      -EOPNOTSUPP;
+		pthread_mutex_unlock(&dev->lock);
+		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
+			p->down_ns = now;
+	}
+	/* Seen down: packets it sent may still be on the way; drain first. */
+	return p->down_ns && now - p->down_ns >= PEER_GRACE_NS;
+}
+
+/* A peer may come back (closed, then opened its board again). */
+static void peer_recheck(struct fc__fabric *fab, uint32_t node)
+{
+	fab->peers[node].down_ns = 0;
+	fab->peers[node].checked_ns = 0;
+}
+
+/* ---- Waiting for requests ---- */
+
+void fc__req_free(struct fc_req *r)
+{
+	if (r->chan)
+		r->chan->reqs--;
+	free(r->xfers);
+	free(r);
+}
+
+static void posted_remove(struct fc__src *s, struct fc_req *r)
+{
+	struct fc_req **pp, *prev = NULL;
+
+	for (pp = &s->posted_head; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			if (s->posted_tail == r)
+				s->posted_tail = prev;
+			r->next = NULL;
+			return;
+		}
+	}
+}
+
+static void sendq_remove(struct fc__fabric *fab, struct fc_req *r)
+{
+	struct fc_req **pp, *prev = NULL;
+
+	for (pp = &fab->sendq_head; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			if (fab->sendq_tail == r)
+				fab->sendq_tail = prev;
+			r->next = NULL;
+			if (r->type == FC__REQ_PUT)
+				fab->puts--;
+			return;
+		}
+	}
+}
+
+/*
+ * Withdraw a request that has not ended. A posted receive being filled
+ * hands its partial message to a library buffer; a chain the board has
+ * not taken is dropped; one it has is left to end on its own (@orphan).
+ * RETURN VALUE: 0 withdrawn (the caller frees it), 1 orphaned (freed when
+ * its chain ends), -EBUSY (chain running, @orphan false), -ENOMEM.
+ */
+static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s;
+	int ret;
+
+	if (r->type == FC__REQ_RECV) {
+		s = fc__src_find(fab, r->chan->port, r->chan->peer);
+		if (s->into == r) {
+			ret = fc__src_detach_req(fab, r->chan->port, s);
+			if (ret)
+				return ret;
+		}
+		posted_remove(s, r);
+		return 0;
+	}
+	if (!r->submitted) {
+		sendq_remove(fab, r);
+		release(dev, r);
+		return 0;
+	}
+	if (!orphan)
+		return -EBUSY;
+	if (r->chan)
+		r->chan->reqs--;
+	r->chan = NULL;
+	r->orphan = true;
+	return 1;
+}
+
+void fc__req_orphan(struct fc_req *r)
+{
+	if (withdraw(r->dev, r, true) == 0)
+		fc__req_free(r);
+}
+
+int fc__req_cancel(struct fc_req *r)
+{
+	int ret = 0;
+
+	if (r->status == -EINPROGRESS)
+		ret = withdraw(r->dev, r, false);
+	if (!ret)
+		fc__req_free(r);
+	return ret;
+}
+
+/* One look at @r. RETURN VALUE: -EINPROGRESS, or its end (r freed). */
+static int req_step(struct fc_req *r, size_t *len, bool *moved)
+{
+	struct fc_dev *dev = r->dev;
+	int ret;
+
+	*moved = false;
+	if (r->status == -EINPROGRESS)
+		*moved = fc__progress(dev);
+	if (r->status == -EINPROGRESS) {
+		if (!fc__peer_down(dev, r->node))
+			return -EINPROGRESS;
+		ret = withdraw(dev, r, true);
+		if (ret < 0)
+			return -EINPROGRESS;	/* out of memory: try again */
+		if (ret == 0)
+			fc__req_free(r);
+		return -EHOSTDOWN;
+	}
+	ret = r->status;
+	if (len)
+		*len = r->len;
+	fc__req_free(r);
+	return ret;
+}
+
+int fc__req_test(struct fc_req *r, size_t *len)
+{
+	bool moved;
+
+	return req_step(r, len, &moved);
+}
+
+int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
+{
+	struct fc__fabric *fab = r->dev->fab;
+	uint64_t deadline = 0;
+	unsigned int round = 0;
+	bool moved;
+	int ret;
+
+	if (timeout_ms >= 0)
+		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		ret = req_step(r, len, &moved);
+		if (ret != -EINPROGRESS)
+			return ret;
+		if (timeout_ms >= 0 && fc__now_ns() >= deadline)
+			return -ETIMEDOUT;
+		if (moved) {
+			round = 0;
+			continue;
+		}
+		fc__fab_unlock(fab);
+		fc__backoff(&round);
+		fc__fab_lock(fab);
+	}
+}
+
+/* Before a new request to @node. RETURN VALUE: 0, or -EHOSTDOWN when it
+ * has died or left (one that came back is usable again). */
+int fc__peer_check(struct fc_dev *dev, uint32_t node)
+{
+	struct fc__fabric *fab = dev->fab;
+	int state;
+
+	if (node == fab->world.rank || !dev->be->node_state)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	state = dev->be->node_state(dev, node);
+	pthread_mutex_unlock(&dev->lock);
+	if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
+		return -EHOSTDOWN;
+	peer_recheck(fab, node);
+	return 0;
+}

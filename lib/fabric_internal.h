@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to lib/'s fabric files (fabric.c: receive rings and progress;
+ * chan.c: channels and requests; put.c: remote writes; barrier.c).
+ *
+ * Every port of a board in a cluster has a receive ring of RING_SLOTS
+ * packets from fc_open on. Progress drains the rings into per-(port,
+ * source) state: straight into the buffer of the oldest posted receive
+ * when there is one, else into a queue of messages nobody asked for yet.
+ * Sends and puts are DMA chains; a request waits in the send queue until
+ * the backend takes its chain, then in the in-flight list until it ends.
+ * All of it is guarded by fab->lock, taken before dev->lock when both are.
+ */
+#ifndef FC_FABRIC_INTERNAL_H
+#define FC_FABRIC_INTERNAL_H
+
+#include "internal.h"
+
+#define RING_SLOTS	256		/* packets per port's receive ring */
+#define STAGE_SLOTS	32		/* staging buffers for small sends */
+#define STAGE_SLOT_LEN	(64u << 10)	/* larger sends register the buffer */
+#define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
+#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
+
+struct fc__msg {
+	struct fc__msg *next;
+	size_t len;
+	uint8_t data[];
+};
+
+enum fc__req_type {
+	FC__REQ_SEND,
+	FC__REQ_RECV,
+	FC__REQ_PUT,
+};
+
+struct fc_req {
+	enum fc__req_type type;
+	struct fc_dev *dev;
+	struct fc_chan *chan;		/* SEND, RECV */
+	struct fc_req *next;		/* send queue, in flight, or posted */
+	uint32_t node;			/* the peer it depends on */
+	int status;			/* -EINPROGRESS until it ends */
+	size_t len;			/* RECV: the message's length */
+	/* SEND, PUT */
+	bool submitted;
+	bool orphan;			/* given up by its caller: free when ended */
+	uint64_t ticket;
+	unsigned int n;
+	struct fc_xfer *xfers;
+	int stage;			/* staging slot, or -1 */
+	struct fc_mem *reg;		/* the caller's buffer, registered */
+	/* RECV */
+	void *buf;
+	size_t cap;
+};
+
+/* What arrives on one port from one source node. */
+struct fc__src {
+	/* the message being reassembled */
+	bool active;
+	bool drop;			/* too long: counted, not kept */
+	struct fc_req *into;		/* filling this posted receive */
+	uint8_t *cur;			/* else this library buffer */
+	size_t cur_len, cur_cap;
+	/* complete messages nobody has asked for yet */
+	struct fc__msg *q_head, *q_tail;
+	/* posted receives, oldest first (the oldest may be @into) */
+	struct fc_req *posted_head, *posted_tail;
+	struct fc_chan *chan;		/* the open channel, if any */
+};
+
+struct fc__port {
+	size_t buffered;		/* bytes held in library buffers */
+	struct fc__src *src[FC_MAX_NODES];
+};
+
+struct fc_chan {
+	struct fc_dev *dev;
+	uint32_t peer, port;
+	unsigned int reqs;		/* outstanding requests */
+};
+
+struct fc__peer {
+	uint64_t checked_ns;		/* node state last read */
+	uint64_t down_ns;		/* first seen down, 0 while alive */
+};
+
+struct fc__fabric {
+	pthread_mutex_t lock;
+	struct fc_world world;
+	struct fc_mem *rings;
+	uint64_t rings_bus;
+	struct fc_mem *stage;
+	uint32_t stage_free;		/* bit i: slot i free */
+	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
+	struct fc__port *ports[FC_MAX_CHANNELS];
+	struct fc_req *sendq_head, *sendq_tail;
+	struct fc_req *fly_head, *fly_tail;
+	unsigned int puts;		/* put requests not yet ended */
+	int put_error;			/* first error of an unwaited put */
+	struct fc__peer peers[FC_MAX_NODES];
+	/* barrier */
+	uint32_t barrier_epoch;
+	struct fc_chan *barrier_chan[FC_MAX_NODES];
+};
+
+/* fabric.c; the lock is held for all of these */
+void fc__fab_lock(struct fc__fabric *fab);
+void fc__fab_unlock(struct fc__fabric *fab);
+/* One round of progress. RETURN VALUE: true if anything moved. */
+bool fc__progress(struct fc_dev *dev);
+/* Is @node down for good (dead or left, and given time to drain)? */
+bool fc__peer_down(struct fc_dev *dev, uint32_t node);
+struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
+			    uint32_t node);
+struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
+			     uint32_t node);
+/* Post receive @r on @s; it may end at once with a queued message. */
+void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
+		  struct fc_req *r);
+/* A library buffer holding the partial message of @s: a posted receive
+ * being filled is given up (cancel). RETURN VALUE: 0 or -ENOMEM. */
+int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
+		       struct fc__src *s);
+
+/* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. */
+int fc__peer_check(struct fc_dev *dev, uint32_t node);
+
+/* Queue a SEND or PUT request; progress submits it. */
+void fc__req_queue(struct fc__fabric *fab, struct fc_req *req);
+void fc__req_free(struct fc_req *req);
+/* fc_req_test/wait/cancel with the lock held (wait drops it to sleep). */
+int fc__req_test(struct fc_req *req, size_t *len);
+int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
+int fc__req_cancel(struct fc_req *req);
+/* Give up waiting for @req: freed now, or when its chain ends. */
+void fc__req_orphan(struct fc_req *req);
+
+/* chan.c: open a channel on any port, the library's own included */
+int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
+		  struct fc_chan **chanp);
+void fc__chan_forget_dev(struct fc_dev *dev);
+int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		    uint64_t dst, uint64_t len, bool message);
+struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
+			   uint32_t node);
+int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
+	      struct fc_req **reqp);
+int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
+	      struct fc_req **reqp);
+/* put.c */
+int fc__put_fence(struct fc_dev *dev, int timeout_ms);
+
+#endif /* FC_FABRIC_INTERNAL_H */

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The world: which cluster a board belongs to and where it sits in it. For
+ * ranks of a parallel job started without FPGACOMM_DEVICE (Open MPI's
+ * mpirun, Slurm's srun), fc_open(NULL) names an emulated cluster after the
+ * job: rank 0 creates it, the others wait for it, and the last to leave
+ * removes it (backend_emu.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabric_internal.h"
+
+#define JOB_NAME_MAX	32	/* as FCEMU_CLUSTER_NAME_MAX */
+#define FULL_MESH_MAX	9	/* full:N up to here, then a torus */
+
+static int env_u32(const char *name, uint32_t *out)
+{
+	const char *s = getenv(name);
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return -ENOENT;
+	v = strtoul(s, &end, 10);
+	if (*end || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Keep what a cluster name may hold: [A-Za-z0-9_.-], at most @len - 1. */
+static void clean_name(char *dst, size_t len, const char *prefix,
+		       const char *id)
+{
+	size_t n = 0, i;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	n = (size_t)snprintf(dst, len, "%s", prefix);
+	for (i = 0; id[i]; i++)
+		h = (h ^ (uint8_t)id[i]) * 0x100000001b3ull;
+	if (n + strlen(id) >= len) {
+		/* Too long (PMIx namespaces are): a hash names it as well. */
+		snprintf(dst + n, len - n, "%016llx", (unsigned long long)h);
+		return;
+	}
+	for (i = 0; id[i]; i++) {
+		char c = id[i];
+
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '.')
+			c = '-';
+		dst[n++] = c;
+	}
+	dst[n] = 0;
+}
+
+/* full:N up to 9 ranks; else the squarest torus, or a ring for a prime. */
+static void default_topology(uint32_t size, char *buf, size_t len)
+{
+	uint32_t x, y = 1, d;
+
+	if (size <= FULL_MESH_MAX) {
+		snprintf(buf, len, "full:%u", size);
+		return;
+	}
+	for (d = 2; d * d <= size; d++)
+		if (size % d == 0)
+			y = d;
+	x = size / y;
+	if (y == 1)
+		snprintf(buf, len, "ring:%u", size);
+	else
+		snprintf(buf, len, "torus:%ux%u", x, y);
+}
+
+/*
+ * Ranks of a job: fill @join and put "emu:CLUSTER/RANK" into @name.
+ * RETURN VALUE: 0; -ENOENT not a rank of a job we know; -EINVAL bad
+ * environment (a rank or size out of range).
+ */
+int fc__join_from_env(struct fc__join *join, char *name, size_t len)
+{
+	char cluster[JOB_NAME_MAX + 1], id[64];
+	uint32_t rank, size;
+	const char *s, *topo;
+
+	memset(join, 0, sizeof(*join));
+	if (!env_u32("OMPI_COMM_WORLD_RANK", &rank) &&
+	    !env_u32("OMPI_COMM_WORLD_SIZE", &size)) {
+		s = getenv("OMPI_MCA_ess_base_jobid");
+		if (!s || !*s)
+			s = getenv("PMIX_NAMESPACE");
+		if (s && *s)
+			snprintf(id, sizeof(id), "%s", s);
+		else	/* ranks of one node share their mpirun */
+			snprintf(id, sizeof(id), "p%ld", (long)getppid());
+		clean_name(cluster, sizeof(cluster), "ompi-", id);
+	} else if (!env_u32("SLURM_PROCID", &rank) &&
+		   !env_u32("SLURM_NTASKS", &size)) {
+		s = getenv("SLURM_JOB_ID");
+		snprintf(id, sizeof(id), "%s.%s", s ? s : "0",
+			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0");
+		clean_name(cluster, sizeof(cluster), "slurm-", id);
+	} else {
+		return -ENOENT;
+	}
+	if (!size || size > FC_MAX_NODES || rank >= size)
+		return -EINVAL;
+
+	topo = getenv("FPGACOMM_TOPOLOGY");
+	if (topo && *topo)
+		snprintf(join->topology, sizeof(join->topology), "%s", topo);
+	else
+		default_topology(size, join->topology, sizeof(join->topology));
+	join->job = true;
+	join->create = rank == 0;
+	join->size = size;
+	snprintf(name, len, "emu:%s/%u", cluster, rank);
+	return 0;
+}
+
+FC__EXPORT int fc_world_query(struct fc_dev *dev, struct fc_world *world)
+{
+	if (!dev || !world)
+		return -EINVAL;
+	if (!dev->fab)
+		return -ENOTCONN;
+	*world = dev->fab->world;
+	return 0;
+}
+
+FC__EXPORT int fc_world_hops(struct fc_dev *dev, uint32_t peer,
+			     uint32_t *hops)
+{
+	int ret;
+
+	if (!dev || !hops)
+		return -EINVAL;
+	if (!dev->fab)
+		return -ENOTCONN;
+	if (peer >= dev->fab->world.size)
+		return -EINVAL;
+	if (!dev->be->hops)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->hops(dev, peer, hops);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
