@@ -18,7 +18,7 @@
 
 #define RING_SLOTS	256		/* packets per port's receive ring */
 #define STAGE_SLOTS	32		/* staging buffers for small sends */
-#define STAGE_SLOT_LEN	(64u << 10)	/* larger sends register the buffer */
+#define STAGE_SLOT_LEN	(64u << 10)	/* larger sends get a buffer of their own */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
 
@@ -49,7 +49,7 @@ struct fc_req {
 	unsigned int n;
 	struct fc_xfer *xfers;
 	int stage;			/* staging slot, or -1 */
-	struct fc_mem *reg;		/* the caller's buffer, registered */
+	struct fc_mem *reg;		/* a large send's own copy */
 	/* RECV */
 	void *buf;
 	size_t cap;

@@ -45,15 +45,15 @@
 
 #include "harness.h"
 
-#define RANKS		4
-#define TMO		20000	/* ms: generous, 4 ranks share 2 cores */
-#define DEAD_BOUND_MS	5000	/* -EHOSTDOWN must come sooner than this */
-#define PORT_A		1
-#define PORT_B		7
-#define MAX_MSG		(1u << 20)
+#define RANKS	      4
+#define TMO	      20000 /* ms: generous, 4 ranks share 2 cores */
+#define DEAD_BOUND_MS 5000  /* -EHOSTDOWN must come sooner than this */
+#define PORT_A	      1
+#define PORT_B	      7
+#define MAX_MSG	      (1u << 20)
 
 static struct fc_world world;
-static struct fc_chan *chan[FC_MAX_NODES];	/* PORT_A to every rank */
+static struct fc_chan *chan[FC_MAX_NODES]; /* PORT_A to every rank */
 static uint8_t *sbuf, *rbuf;
 static bool faults;
 
@@ -138,18 +138,20 @@ static void test_world(void **state)
 }
 
 static const size_t pp_sizes[] = {
-	1, 2, 3, 52, 59, 60, 61, 119, 120, 121, 1000, 4095, 4096, 4097,
+	1,     2,     3,     52,     59,	  60,	   61,
+	119,   120,   121,   1000,   4095,	  4096,	   4097,
 	65535, 65536, 65537, 100000, MAX_MSG - 1, MAX_MSG,
 };
 
 static void test_pingpong(void **state)
 {
-	uint32_t p = partner(), i, nsizes = sizeof(pp_sizes) / sizeof(pp_sizes[0]);
+	uint32_t p = partner(), i,
+		 nsizes = sizeof(pp_sizes) / sizeof(pp_sizes[0]);
 	bool lead = world.rank < p;
 	size_t len;
 
 	if (faults)
-		nsizes -= 2;	/* a retransmitted MiB is slow: enough below */
+		nsizes -= 2; /* a retransmitted MiB is slow: enough below */
 	if (p != world.rank) {
 		for (i = 0; i < nsizes; i++) {
 			size_t n = pp_sizes[i];
@@ -161,13 +163,15 @@ static void test_pingpong(void **state)
 				assert_ok(fc_chan_recv(chan[p], rbuf, MAX_MSG,
 						       &len, TMO));
 				assert_int_equal(len, n);
-				check_pattern(rbuf, n, salt(p, world.rank, n, 1),
+				check_pattern(rbuf, n,
+					      salt(p, world.rank, n, 1),
 					      "pong");
 			} else {
 				assert_ok(fc_chan_recv(chan[p], rbuf, MAX_MSG,
 						       &len, TMO));
 				assert_int_equal(len, n);
-				check_pattern(rbuf, n, salt(p, world.rank, n, 0),
+				check_pattern(rbuf, n,
+					      salt(p, world.rank, n, 0),
 					      "ping");
 				pattern(rbuf, n, salt(world.rank, p, n, 1));
 				assert_ok(fc_chan_send(chan[p], rbuf, n, TMO));
@@ -257,7 +261,9 @@ static void test_many_messages(void **state)
 
 static void test_nonblocking(void **state)
 {
-	enum { N = 8 };
+	enum {
+		N = 8
+	};
 	uint32_t p = partner(), i;
 	struct fc_req *req[N], *idle;
 	size_t len, sizes[N];
@@ -265,7 +271,7 @@ static void test_nonblocking(void **state)
 	int rc;
 
 	for (i = 0; i < N; i++) {
-		sizes[i] = 1 + i * 9000;	/* 1 .. 63001: crosses a slot */
+		sizes[i] = 1 + i * 9000; /* 1 .. 63001: crosses a slot */
 		bufs[i] = malloc(sizes[i]);
 		assert_non_null(bufs[i]);
 	}
@@ -291,7 +297,8 @@ static void test_nonblocking(void **state)
 				assert_ok(rc);
 				assert_int_equal(len, sizes[i]);
 				check_pattern(bufs[i], sizes[i],
-					      salt(p, world.rank, i, 3), "irecv");
+					      salt(p, world.rank, i, 3),
+					      "irecv");
 			}
 			/* Messages that arrived before their irecv. */
 			sync_all();
@@ -350,11 +357,13 @@ static void test_slow_receiver(void **state)
 			t0 = now_ms();
 			for (i = 0; i < count; i++) {
 				pattern(rbuf, size, salt(world.rank, p, i, 5));
-				assert_ok(fc_chan_send(chan[p], rbuf, size, TMO));
+				assert_ok(
+					fc_chan_send(chan[p], rbuf, size, TMO));
 			}
 			dt = now_ms() - t0;
-			print_message("slow receiver: %u x %u B sent in %.0f ms\n",
-				      count, size, dt);
+			print_message(
+				"slow receiver: %u x %u B sent in %.0f ms\n",
+				count, size, dt);
 			/* 800 KB is far more than the fabric buffers. */
 			assert_true(dt >= 300);
 		} else {
@@ -364,7 +373,8 @@ static void test_slow_receiver(void **state)
 						       &len, TMO));
 				assert_int_equal(len, size);
 				check_pattern(rbuf, size,
-					      salt(p, world.rank, i, 5), "slow");
+					      salt(p, world.rank, i, 5),
+					      "slow");
 			}
 		}
 	}
@@ -374,7 +384,7 @@ static void test_slow_receiver(void **state)
 /* Every rank puts a slice into every rank's window; fence; barrier; check. */
 static void test_put_fence(void **state)
 {
-	const size_t slice = 3000;	/* not a multiple of 52 */
+	const size_t slice = 3000; /* not a multiple of 52 */
 	uint64_t addr[FC_MAX_NODES], mine;
 	struct fc_mem *win, *src;
 	struct fc_req *req;
@@ -411,8 +421,8 @@ static void test_put_fence(void **state)
 		}
 	}
 	/* One more, waited for only by the fence: the last 64 bytes. */
-	assert_ok(fc_iput(dev, addr[partner()] + slice * world.size, src, 0,
-			  64, &req));
+	assert_ok(fc_iput(dev, addr[partner()] + slice * world.size, src, 0, 64,
+			  &req));
 	assert_ok(fc_fence(dev, TMO));
 	assert_ok(fc_req_wait(req, TMO, NULL));
 	sync_all();
@@ -585,7 +595,8 @@ static void test_dead_rank(void **state)
 	assert_rc(fc_chan_send(chan[dead], &v, sizeof(v), TMO), -EHOSTDOWN);
 	assert_ok(fc_mem_alloc(dev, 4096, 0, &m));
 	assert_rc(fc_put(dev, FC_FABRIC_ADDR(dead, FC_REGION_BOARD, 0), m, 0,
-			 4096, TMO), -EHOSTDOWN);
+			 4096, TMO),
+		  -EHOSTDOWN);
 	assert_ok(fc_fence(dev, TMO));
 	assert_ok(fc_mem_free(dev, m));
 	assert_rc(fc_barrier(dev, TMO), -EHOSTDOWN);
@@ -624,25 +635,16 @@ static int group_teardown(void **state)
 static int run_rank(void)
 {
 	const struct CMUnitTest all[] = {
-		T(test_world),
-		T(test_pingpong),
-		T(test_order_all_pairs),
-		T(test_two_ports),
-		T(test_many_messages),
-		T(test_nonblocking),
-		T(test_slow_receiver),
-		T(test_put_fence),
-		T(test_barrier),
-		T(test_bad_input),
+		T(test_world),		 T(test_pingpong),
+		T(test_order_all_pairs), T(test_two_ports),
+		T(test_many_messages),	 T(test_nonblocking),
+		T(test_slow_receiver),	 T(test_put_fence),
+		T(test_barrier),	 T(test_bad_input),
 		T(test_dead_rank),
 	};
 	const struct CMUnitTest with_faults[] = {
-		T(test_world),
-		T(test_pingpong),
-		T(test_order_all_pairs),
-		T(test_put_fence),
-		T(test_barrier),
-		T(test_faults_seen),
+		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
+		T(test_put_fence), T(test_barrier),  T(test_faults_seen),
 	};
 	const char *name = getenv("FPGACOMM_DEVICE");
 	int rc;

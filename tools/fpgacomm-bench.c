@@ -16,11 +16,11 @@
 
 #include "tool_util.h"
 
-#define PORT		0
-#define WINDOW		16		/* messages in flight in bw */
-#define MAX_SIZES	64
-#define TIMEOUT_MS	60000
-#define WARMUP		2
+#define PORT	   0
+#define WINDOW	   16 /* messages in flight in bw */
+#define MAX_SIZES  64
+#define TIMEOUT_MS 60000
+#define WARMUP	   2
 
 const char *const prog = "fpgacomm-bench";
 
@@ -72,7 +72,8 @@ static unsigned int parse_sizes(const char *s, uint64_t *sizes)
 			usage_error("at most %u sizes", MAX_SIZES);
 		if (parse_size(tok, &sizes[n], "KM", true) || !sizes[n] ||
 		    sizes[n] > FC_CHAN_MAX_MSG)
-			usage_error("bad size '%s' (1..%u)", tok, FC_CHAN_MAX_MSG);
+			usage_error("bad size '%s' (1..%u)", tok,
+				    FC_CHAN_MAX_MSG);
 		n++;
 	}
 	free(copy);
@@ -103,7 +104,8 @@ static void pingpong(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 		if (lead) {
 			ret = fc_chan_send(ch, buf, size, TIMEOUT_MS);
 			if (!ret)
-				ret = fc_chan_recv(ch, buf, size, &len, TIMEOUT_MS);
+				ret = fc_chan_recv(ch, buf, size, &len,
+						   TIMEOUT_MS);
 		} else {
 			ret = fc_chan_recv(ch, buf, size, &len, TIMEOUT_MS);
 			if (!ret)
@@ -205,8 +207,9 @@ int main(int argc, char **argv)
 	if (ret)
 		die("world (run it under fpgacomm-run, mpirun or srun)", ret);
 	if (peer == 0 || peer >= w.size)
-		usage_error("peer %u: the world has ranks 0..%u and rank 0 leads",
-			    peer, w.size - 1);
+		usage_error(
+			"peer %u: the world has ranks 0..%u and rank 0 leads",
+			peer, w.size - 1);
 	lead = w.rank == 0;
 	part = lead || w.rank == peer;
 	if (part) {
@@ -221,8 +224,8 @@ int main(int argc, char **argv)
 	if (lead) {
 		printf("# %s %s: rank 0 <-> rank %u, %u hop(s), topology %s\n",
 		       prog, bw ? "bw" : "pingpong", peer, hops, w.topology);
-		printf("# %-10s %18s\n", "Size", bw ? "Bandwidth (MB/s)" :
-						      "Latency (us)");
+		printf("# %-10s %18s\n", "Size",
+		       bw ? "Bandwidth (MB/s)" : "Latency (us)");
 	}
 	for (s = 0; s < nsizes; s++) {
 		n = iters_for(sizes[s] * (bw ? WINDOW : 1), iters, iters_given);
