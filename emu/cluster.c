@@ -53,7 +53,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Field 22 of /proc/PID/stat: tells a pid from a later one that reuses it. */
+/*
+ * Field 22 of /proc/PID/stat tells a pid from a later one that reuses it;
+ * field 3, the state, tells a zombie (dead, not yet reaped) from the living.
+ * RETURN VALUE: the start time, or 0 for a process gone or a zombie.
+ */
 static uint64_t proc_starttime(pid_t pid)
 {
 	char path[64], buf[1024];
@@ -73,7 +77,7 @@ static uint64_t proc_starttime(pid_t pid)
 	buf[n] = 0;
 	/* comm may hold spaces and parentheses: count from the last ')' */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
@@ -374,7 +378,7 @@ static bool owner_gone(const struct cl_node *nd, bool reuse)
 		return false;
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return true;
-	/* Alive, or a zombie, or a new process under a reused pid. */
+	/* Alive, or a zombie (start time 0), or a reused pid. */
 	return reuse && proc_starttime(pid) != nd->starttime;
 }
 
