@@ -103,9 +103,21 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
+# DMA on the emulated board beside memcpy, then one chain of 255 against
+# 255 single transfers through the driver in a VM (skipped, saying why,
+# without qemu, a kernel with headers or strace: install-deps.sh --vm).
 bench: deps
 	$(MAKE) all
+	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
 	scripts/bench.sh
+	@echo
+	@echo "== Chains through the driver in a VM (scripts/vm/bench-driver.sh)"
+	@rc=0; scripts/vm/bench-driver.sh || rc=$$?; \
+	if [ $$rc = 77 ]; then \
+		echo "bench: the VM part was skipped (see above); scripts/install-deps.sh --vm installs what it needs"; \
+	elif [ $$rc != 0 ]; then \
+		exit $$rc; \
+	fi
 
 driver:
 	@scripts/build-driver.sh
@@ -164,6 +176,66 @@ driver-install: driver
 		fi; \
 	fi; \
 	if [ -z '$(DESTDIR)' ]; then depmod -a $$krel; fi
+
+# ---- The driver through DKMS: rebuilt for every kernel installed later ----
+.PHONY: dkms-install dkms-remove
+DKMS_SRC := /usr/src/fpgacomm-$(VERSION)
+
+# As root: lays out $(DKMS_SRC) (driver/'s sources, Kbuild, Makefile,
+# dkms.conf with PACKAGE_VERSION=$(VERSION), and include/), then dkms add,
+# build and install for KVER=REL, by default the running kernel if its
+# headers are installed, else the newest kernel that has headers. A
+# version added before is removed first. Then driver/99-fpgacomm.rules.
+dkms-install:
+	@set -e; \
+	[ "$$(id -u)" = 0 ] || { echo "dkms-install: run as root" >&2; exit 1; }; \
+	command -v dkms > /dev/null || \
+		{ echo "dkms-install: dkms not installed (apt-get install dkms)" >&2; exit 1; }; \
+	krel='$(KVER)'; \
+	if [ -z "$$krel" ]; then \
+		krel=$$(uname -r); \
+		if [ ! -f "/lib/modules/$$krel/build/Makefile" ]; then \
+			newest=$$(ls -d /lib/modules/*/build 2> /dev/null | sort -V | tail -n 1); \
+			[ -n "$$newest" ] || { echo "dkms-install: no kernel headers" \
+				"installed (apt-get install linux-headers-$$krel, or KVER=REL)" >&2; exit 1; }; \
+			krel=$$(basename "$$(dirname "$$newest")"); \
+			echo "dkms-install: no headers for the running kernel $$(uname -r);" \
+				"building for $$krel (KVER=REL picks another)"; \
+		fi; \
+	fi; \
+	if [ -n "$$(dkms status fpgacomm/$(VERSION))" ]; then \
+		dkms remove fpgacomm/$(VERSION) --all; \
+	fi; \
+	rm -rf $(DKMS_SRC); \
+	install -d $(DKMS_SRC)/include/fpgacomm $(DKMS_SRC)/include/uapi; \
+	install -m 644 $(wildcard driver/fc_*.c driver/fc*.h) driver/Kbuild \
+		driver/Makefile $(DKMS_SRC)/; \
+	sed 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' driver/dkms.conf \
+		> $(DKMS_SRC)/dkms.conf; \
+	install -m 644 include/fpgacomm/*.h $(DKMS_SRC)/include/fpgacomm/; \
+	install -m 644 include/uapi/*.h $(DKMS_SRC)/include/uapi/; \
+	dkms add fpgacomm/$(VERSION); \
+	dkms build -k "$$krel" fpgacomm/$(VERSION); \
+	dkms install -k "$$krel" fpgacomm/$(VERSION); \
+	install -D -m 644 driver/99-fpgacomm.rules /etc/udev/rules.d/99-fpgacomm.rules; \
+	if command -v udevadm > /dev/null; then udevadm control --reload 2> /dev/null || true; fi
+
+# Undoes dkms-install: dkms remove for every kernel, $(DKMS_SRC), and the
+# udev rule if it is still ours as installed.
+dkms-remove:
+	@set -e; \
+	[ "$$(id -u)" = 0 ] || { echo "dkms-remove: run as root" >&2; exit 1; }; \
+	found=; \
+	if command -v dkms > /dev/null && [ -n "$$(dkms status fpgacomm/$(VERSION))" ]; then \
+		dkms remove fpgacomm/$(VERSION) --all; found=1; \
+	fi; \
+	if [ -e $(DKMS_SRC) ]; then rm -rf $(DKMS_SRC); found=1; fi; \
+	if cmp -s driver/99-fpgacomm.rules /etc/udev/rules.d/99-fpgacomm.rules; then \
+		rm -f /etc/udev/rules.d/99-fpgacomm.rules; found=1; \
+		if command -v udevadm > /dev/null; then udevadm control --reload 2> /dev/null || true; fi; \
+	fi; \
+	if [ -n "$$found" ]; then echo "dkms-remove: fpgacomm/$(VERSION) removed"; \
+	else echo "dkms-remove: fpgacomm/$(VERSION) was not installed"; fi
 
 # The driver and the library against two emulated boards in a QEMU VM
 # (TCG, 2 CPUs are enough); see scripts/vm/README.md. Part of `check`.

@@ -13,7 +13,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils"
-VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static"
+VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace"
 
 prog=${0##*/}
 
