@@ -53,6 +53,13 @@ enum fc_board_type {
 	FC_BOARD_IVSHMEM,	/* emulated board behind QEMU ivshmem */
 };
 
+/* A channel endpoint's receive ring, owned by the file that programmed it. */
+struct fc_chan_ep {
+	struct fc_file *owner;		/* NULL: switched off */
+	struct fc_mem *mem;		/* the ring's buffer, referenced */
+	bool stale;			/* off; mem still held for the grace */
+};
+
 struct fc_dev {
 	struct device dev;	/* /dev/fpgacommN; its refcount frees us */
 	struct cdev cdev;
@@ -96,6 +103,10 @@ struct fc_dev {
 
 	int irq_mode;			/* FC_IRQ_MODE_* */
 	int irq;			/* Linux irq of FC_IRQ_VEC_DMA, or -1 */
+
+	/* Channel endpoints (FC_CAP_CHANNELS), under chan_lock. */
+	struct mutex chan_lock;
+	struct fc_chan_ep chans[FC_MAX_CHANNELS];
 };
 
 /* One registered, allocated or temporarily pinned piece of user memory. */
@@ -209,6 +220,7 @@ struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle);
 long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg);
+long fc_ioctl_mem_info(struct fc_file *ff, void __user *arg);
 int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off);
 void fc_mem_release_all(struct fc_file *ff);
 
@@ -222,6 +234,12 @@ long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
 long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
 void fc_dma_release_file(struct fc_file *ff);
 bool fc_dma_file_event(struct fc_file *ff);
+
+/* fc_chan.c */
+long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg);
+long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg);
+void fc_chan_release_file(struct fc_file *ff);
+void fc_chan_kill(struct fc_dev *fc);
 
 /* fc_irq.c */
 int fc_irq_init(struct fc_dev *fc);

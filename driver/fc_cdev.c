@@ -17,7 +17,8 @@
 #define FC_FEATURES	(FC_FEAT_DMA | FC_FEAT_MEM_REGISTER | \
 			 FC_FEAT_MMAP_REGS | FC_FEAT_MMAP_APERTURE | \
 			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
-			 FC_FEAT_REG)
+			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
+			 FC_FEAT_MEM_INFO)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -67,6 +68,7 @@ static int fc_release(struct inode *inode, struct file *file)
 	struct fc_dev *fc = ff->fc;
 
 	fc_dma_release_file(ff);
+	fc_chan_release_file(ff);
 	fc_mem_release_all(ff);
 	xa_destroy(&ff->mems);
 	kvfree(ff->results);
@@ -190,6 +192,9 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_RESET:
 	case FC_IOC_REG_READ:
 	case FC_IOC_REG_WRITE:
+	case FC_IOC_CHAN_RING:
+	case FC_IOC_CHAN_HEAD:
+	case FC_IOC_MEM_INFO:
 		break;
 	default:
 		return -ENOTTY;
@@ -231,6 +236,15 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case FC_IOC_REG_WRITE:
 		ret = fc_ioctl_reg_write(fc, uarg);
+		break;
+	case FC_IOC_CHAN_RING:
+		ret = fc_ioctl_chan_ring(ff, uarg);
+		break;
+	case FC_IOC_CHAN_HEAD:
+		ret = fc_ioctl_chan_head(ff, uarg);
+		break;
+	case FC_IOC_MEM_INFO:
+		ret = fc_ioctl_mem_info(ff, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

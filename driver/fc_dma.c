@@ -23,10 +23,18 @@
 
 /* ---- building descriptors ---- */
 
+/* Does @loc name a channel endpoint (one message per transfer)? */
+static bool fc_loc_is_chan(const struct fc_ioc_loc *loc)
+{
+	return loc->space == FC_SPACE_FABRIC &&
+	       FC_FABRIC_REGION(loc->addr) == FC_REGION_CHAN;
+}
+
 /* A position in one end of a transfer: a linear address or DMA segments. */
 struct fc_cursor {
 	u8 space;
 	bool sg;
+	bool fixed;		/* a channel endpoint: the address stays */
 	u64 addr;		/* linear: the next address */
 	struct scatterlist *seg;	/* sg: the current DMA segment */
 	unsigned int left;	/* sg: segments from seg on */
@@ -41,6 +49,7 @@ static int fc_cursor_init(struct fc_cursor *c, const struct fc_ioc_loc *loc,
 
 	c->space = loc->space;
 	c->sg = false;
+	c->fixed = fc_loc_is_chan(loc);
 	if (loc->space != FC_SPACE_HOST) {
 		c->addr = addr;
 		return 0;
@@ -74,7 +83,8 @@ static u64 fc_cursor_bus(const struct fc_cursor *c)
 static int fc_cursor_advance(struct fc_cursor *c, u64 n)
 {
 	if (!c->sg) {
-		c->addr += n;
+		if (!c->fixed)
+			c->addr += n;
 		return 0;
 	}
 	c->off += n;
@@ -131,9 +141,18 @@ static long fc_chain_walk(struct fc_chain *c, const struct fc_ioc_xfer *x,
 				return -ENOMEM;
 			if (fill) {
 				struct fc_hw_desc *h = fc_chain_desc(c, count);
+				u16 flags = 0;
 
+				/*
+				 * A channel transfer is one message: every
+				 * piece but its last goes on in the next, and
+				 * so does the last with FC_XFER_MORE.
+				 */
+				if (d.fixed && (left > step ||
+						x[i].flags & FC_XFER_MORE))
+					flags = FC_DESC_F_MORE;
 				h->len = cpu_to_le32(step);
-				h->flags = 0;
+				h->flags = cpu_to_le16(flags);
 				h->src_space = s.space;
 				h->dst_space = d.space;
 				h->src = cpu_to_le64(fc_cursor_bus(&s));
@@ -171,16 +190,23 @@ static int fc_chain_alloc_tables(struct fc_dev *fc, struct fc_chain *c,
 	return 0;
 }
 
-/* Mark the last descriptor of each hardware chain. */
-static void fc_chain_mark_ends(struct fc_chain *c)
+/*
+ * Mark the last descriptor of each hardware chain. A channel message
+ * cannot go on from one chain to the next (hw.h): a ticket whose message
+ * would straddle two chains gets -EMSGSIZE.
+ */
+static int fc_chain_mark_ends(struct fc_chain *c)
 {
+	struct fc_hw_desc *last;
 	unsigned int i;
 
 	for (i = 0; i < c->ntables; i++) {
-		struct fc_table *t = &c->tables[i];
-
-		t->desc[t->count - 1].flags = cpu_to_le16(FC_DESC_F_EOC);
+		last = &c->tables[i].desc[c->tables[i].count - 1];
+		if (le16_to_cpu(last->flags) & FC_DESC_F_MORE)
+			return -EMSGSIZE;
+		last->flags |= cpu_to_le16(FC_DESC_F_EOC);
 	}
+	return 0;
 }
 
 static void fc_chain_free(struct fc_dev *fc, struct fc_chain *c)
@@ -411,7 +437,9 @@ static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x)
 {
 	int ret;
 
-	if (x->flags || x->reserved)
+	if (x->flags & ~FC_XFER_MORE || x->reserved)
+		return -EINVAL;
+	if (x->flags & FC_XFER_MORE && !fc_loc_is_chan(&x->dst))
 		return -EINVAL;
 	if (!x->len || x->len > FC_DESC_MAX_LEN)
 		return -EINVAL;
@@ -478,6 +506,13 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 		ret = fc_check_xfer(fc, &x[i]);
 		if (ret)
 			goto out_free_x;
+		/* A message goes on only in the next transfer, same channel. */
+		if (x[i].flags & FC_XFER_MORE &&
+		    (i + 1 == s.count || x[i + 1].dst.space != x[i].dst.space ||
+		     x[i + 1].dst.addr != x[i].dst.addr)) {
+			ret = -EINVAL;
+			goto out_free_x;
+		}
 	}
 
 	ret = -ENOMEM;
@@ -518,7 +553,9 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	if (ret)
 		goto out_free_chain;
 	fc_chain_walk(c, x, res, s.count, true);
-	fc_chain_mark_ends(c);
+	ret = fc_chain_mark_ends(c);
+	if (ret)
+		goto out_free_chain;
 
 	mutex_lock(&fc->lock);
 	spin_lock(&ff->res_lock);

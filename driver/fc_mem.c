@@ -284,6 +284,30 @@ long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg)
 	return 0;
 }
 
+long fc_ioctl_mem_info(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_mem_info a;
+	struct fc_mem *m;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.len || a.bus_addr || a.out_flags || a.reserved0 ||
+	    a.reserved[0] || a.reserved[1])
+		return -EINVAL;
+	m = fc_mem_lookup(ff, a.handle);
+	if (!m)
+		return -EINVAL;
+	a.len = m->len;
+	if (m->alloc) {
+		a.out_flags = FC_MEM_INFO_CONTIG;
+		a.bus_addr = m->dma;
+	}
+	fc_mem_put(m);
+	if (copy_to_user(arg, &a, sizeof(a)))
+		return -EFAULT;
+	return 0;
+}
+
 /* A mapping of MEM_ALLOC memory keeps the memory. */
 static void fc_alloc_vm_open(struct vm_area_struct *vma)
 {

@@ -109,6 +109,7 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	init_rwsem(&fc->remove_sem);
 	mutex_init(&fc->mmap_lock);
 	mutex_init(&fc->lock);
+	mutex_init(&fc->chan_lock);
 	INIT_LIST_HEAD(&fc->files);
 	INIT_LIST_HEAD(&fc->queue);
 
@@ -253,6 +254,7 @@ void fc_pci_remove(struct pci_dev *pdev)
 	fc->dead = true;
 	mutex_unlock(&fc->mmap_lock);
 	fc_dma_kill(fc);
+	fc_chan_kill(fc);
 	up_write(&fc->remove_sem);
 
 	fc_irq_fini(fc);

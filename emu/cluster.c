@@ -138,6 +138,8 @@ static void init_board(struct fcemu_cluster *c, unsigned int n)
 	cl_st(cl_reg(c, n, FC_REG_NODE_ID), n);
 	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), h->ports);
 	cl_st(cl_reg(c, n, FC_REG_LINK_STATE), links);
+	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_NODES), h->topo.nodes);
+	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_TOPO), fcemu_topology_reg(&h->topo));
 	cl_st(cl_reg(c, n, FC_ROUTER_CTRL), FC_ROUTER_CTRL_ENABLE);
 	cl_st(cl_reg(c, n, FC_ROUTER_STATUS), FC_ROUTER_STATUS_UP);
 }
@@ -328,6 +330,42 @@ volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node
 	return (volatile uint32_t *)cl_reg(c, node, 0);
 }
 
+int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
+			   uint64_t off)
+{
+	static const struct { uint32_t start, end; } own[] = {
+		{ 0, FC_ROUTER_BASE },
+		{ FC_CHAN_BASE, FC_BAR0_SIZE },
+	};
+	uint8_t *bar, *tmp;
+	unsigned int i;
+
+	if (!c || node >= c->hdr->topo.nodes || fd < 0 || off % PAGE)
+		return -EINVAL;
+	bar = (uint8_t *)cl_reg(c, node, 0);
+	tmp = mmap(NULL, FC_BAR0_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)off);
+	if (tmp == MAP_FAILED)
+		return -errno;
+	memcpy(tmp, bar, FC_BAR0_SIZE);
+	munmap(tmp, FC_BAR0_SIZE);
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		void *p = mmap(bar + own[i].start, own[i].end - own[i].start,
+			       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			       fd, (off_t)(off + own[i].start));
+
+		/* MAP_FIXED over our own mapping: it cannot move, only fail */
+		if (p == MAP_FAILED)
+			return -errno;
+	}
+	return 0;
+}
+
+uint64_t fcemu_cluster_pending(const struct fcemu_cluster *c)
+{
+	return __atomic_load_n(&c->hdr->pending, __ATOMIC_ACQUIRE);
+}
+
 /* ---- Locks ---- */
 
 static void repair(struct fcemu_cluster *c, unsigned int node)
@@ -468,24 +506,48 @@ void fcemu__cluster_scan(struct fcemu_cluster *c)
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 			 const struct fc_hw_pkt *pkt)
 {
-	if (!fcemu__ring_push(cl_ring(c, node, CL_RING_INJECT), pkt, false))
+	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
+	uint64_t bit = 1ull << node;
+
+	if (!(c->inject_dirty & bit)) {
+		c->inject_tail[node] = fcemu__ring_tail(r);
+		c->inject_dirty |= bit;
+	}
+	if (c->inject_tail[node] - cl_ld(&r->head) >= CL_RING_SLOTS)
 		return 0;
+	fcemu__ring_put(r, c->inject_tail[node]++, pkt, false);
+	return 1;
+}
+
+void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node)
+{
+	uint64_t bit = 1ull << node;
+
+	if (!(c->inject_dirty & bit))
+		return;
+	c->inject_dirty &= ~bit;
+	if (c->inject_tail[node] == fcemu__ring_tail(cl_ring(c, node, CL_RING_INJECT)))
+		return;
+	fcemu__ring_publish(cl_ring(c, node, CL_RING_INJECT), c->inject_tail[node]);
 	cl_set_pending(c, node);
-	return 1;
 }
 
-int fcemu_cluster_eject_peek(struct fcemu_cluster *c, unsigned int node,
-			     struct fc_hw_pkt *pkt)
+const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
+						 unsigned int node,
+						 unsigned int k)
 {
-	struct cl_slot *s = fcemu__ring_peek(cl_ring(c, node, CL_RING_EJECT));
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 
-	if (!s)
-		return 0;
-	*pkt = s->pkt;
-	return 1;
+	if (cl_ld(&r->tail) - head <= k)
+		return NULL;
+	return &r->slot[(head + k) % CL_RING_SLOTS].pkt;
 }
 
-void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node)
+void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
+			      unsigned int n)
 {
-	fcemu__ring_pop(cl_ring(c, node, CL_RING_EJECT));
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+
+	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + n);
 }

@@ -79,6 +79,9 @@ struct fcemu_cluster {
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
 	unsigned int next_board;	/* round-robin start of progress */
+	/* injected, not yet published (fcemu_cluster_inject_commit) */
+	uint64_t inject_dirty;
+	uint32_t inject_tail[FC_MAX_NODES];
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
@@ -135,21 +138,28 @@ static inline bool cl_gone(struct fcemu_cluster *c, unsigned int node)
 uint32_t fcemu__crc32c(const void *buf, size_t len);
 uint32_t fcemu__ring_free(struct cl_ring *r);
 bool fcemu__ring_empty(struct cl_ring *r);
-/* Push a copy of @pkt. RETURN VALUE: 1, or 0 when the ring is full. */
-int fcemu__ring_push(struct cl_ring *r, const struct fc_hw_pkt *pkt, bool crc);
-/* The packet at the head, or NULL when empty; fcemu__ring_pop() takes it. */
-struct cl_slot *fcemu__ring_peek(struct cl_ring *r);
-void fcemu__ring_pop(struct cl_ring *r);
-/* Send on link port @port of @node, VC @vc. RETURN VALUE: 1, 0 no credit. */
-int fcemu__link_send(struct fcemu_cluster *c, unsigned int node,
-		     unsigned int port, unsigned int vc,
-		     const struct fc_hw_pkt *pkt);
-/* The head of @node's input port @port VC @vc once it came over the wire
- * intact, or NULL: empty, or lost or corrupt this time (taken again later). */
-struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+/* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
+ * new tail once (the caller checked the room with fcemu__ring_free()). */
+void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
+		     const struct fc_hw_pkt *pkt, bool crc);
+uint32_t fcemu__ring_tail(struct cl_ring *r);
+void fcemu__ring_publish(struct cl_ring *r, uint32_t tail);
+/* The input ring at the far end of @node's link port @port, VC @vc. */
+struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 				 unsigned int port, unsigned int vc);
+/* After publishing @n packets on that ring: count them, flag the peer. */
+void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
+		      unsigned int port, unsigned int n);
+/* The packet @k places behind the head of @node's input port @port VC @vc
+ * once it came over the wire intact, or NULL: not there, or lost or corrupt
+ * this time (taken again later). Packets are checked in order: the caller
+ * asks for k only after k - 1 came back good. */
+struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+				 unsigned int port, unsigned int vc,
+				 uint32_t k);
+/* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
-		      unsigned int port, unsigned int vc);
+		      unsigned int port, unsigned int vc, uint32_t n);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);

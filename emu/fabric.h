@@ -31,6 +31,15 @@ struct fcemu_topology {
 int fcemu_topology_parse(const char *spec, struct fcemu_topology *t);
 /* "torus:4x4" etc. into @buf. RETURN VALUE: 0 or -ENOSPC. */
 int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len);
+/*
+ * The topology as the board registers FC_ROUTER_FABRIC_NODES/_TOPO hold it
+ * (hw.h): fcemu_topology_reg() gives the TOPO value (0 for an invalid
+ * one); fcemu_topology_from_reg() reads one back. RETURN VALUE: 0, or
+ * -EINVAL for registers that name no valid topology (0: no fabric).
+ */
+uint32_t fcemu_topology_reg(const struct fcemu_topology *t);
+int fcemu_topology_from_reg(uint32_t nodes, uint32_t reg,
+			    struct fcemu_topology *t);
 /* Link ports per board (ring 2, mesh and torus 4, full N-1). */
 unsigned int fcemu_topology_ports(const struct fcemu_topology *t);
 /*
@@ -83,6 +92,24 @@ const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *
 /* Board @node's register file (FC_BAR0_SIZE bytes) in the shared object. */
 volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node);
 
+/*
+ * Back this process's view of board @node's register file with @fd's
+ * memory at @off (page aligned; FC_BAR0_SIZE bytes), e.g. the memory a
+ * virtual machine sees as the board's BAR (fpgacomm-emud), after copying
+ * the current registers there. The router and port blocks, [FC_ROUTER_BASE,
+ * FC_CHAN_BASE), stay in the cluster: other processes route through them.
+ * The other blocks are the board's own: only its process reads them once
+ * the board runs (other processes keep seeing the cluster's copy of them as
+ * it was at the call: the board's identity). Call it after fcemu_create(),
+ * in the board's own process; the host mirrors the router and port blocks
+ * into @fd's copy of them itself if its guest is to see them.
+ * RETURN VALUE: 0, or -errno (-EINVAL bad node, fd or offset).
+ */
+int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
+			   uint64_t off);
+/* Bit n set: board n's router has packets waiting (traffic in flight). */
+uint64_t fcemu_cluster_pending(const struct fcemu_cluster *c);
+
 /* Claim board @node for this process. RETURN VALUE: 0; -EBUSY (a live
  * process has it); -EINVAL. Release marks it EXITED. */
 int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node);
@@ -100,14 +127,20 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget);
 /*
  * A board's local port: inject packets (from its DMA engine) and eject
  * those addressed to it. Only the board's own process calls these.
- * inject RETURN VALUE: 1 if taken, 0 if the injection ring is full.
- * eject RETURN VALUE: 1 and *pkt filled, 0 if nothing is waiting; the
- * packet stays queued until fcemu_cluster_eject_done().
+ * inject RETURN VALUE: 1 if taken, 0 if the injection ring is full; the
+ * router sees injected packets after fcemu_cluster_inject_commit(), once
+ * for a batch (one index update and one flag instead of one per packet).
+ * eject_peek RETURN VALUE: the @k-th packet waiting (0 first), or NULL;
+ * it stays queued (and must not be changed) until
+ * fcemu_cluster_eject_done() takes @n from the head.
  */
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 			 const struct fc_hw_pkt *pkt);
-int fcemu_cluster_eject_peek(struct fcemu_cluster *c, unsigned int node,
-			     struct fc_hw_pkt *pkt);
-void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node);
+void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node);
+const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
+						 unsigned int node,
+						 unsigned int k);
+void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
+			      unsigned int n);
 
 #endif /* FCEMU_FABRIC_H */

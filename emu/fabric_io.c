@@ -267,30 +267,65 @@ static void eject_drop(struct fcemu *emu)
 	emu_inc(emu, FC_ROUTER_EJECT_DROPS);
 }
 
-/* RETURN VALUE: 1 landed, 0 ring full (try later), -1 dropped. */
-static int deliver_data(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-			uint32_t hdr)
-{
-	unsigned int chan = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
-	uint32_t slots = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_SLOTS));
-	uint32_t tail = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL));
-	uint64_t ring;
-	void *slot;
+/*
+ * A channel's receive ring as the ejection loop sees it: its registers are
+ * read when the loop first meets the channel, TAIL written once when it
+ * leaves it, so a run of a message's packets costs a copy per packet.
+ */
+struct rx_ring {
+	int chan;		/* -1: none */
+	uint32_t slots, head, tail, start;
+	uint8_t *base;		/* the whole ring, translated */
+};
 
-	if (!(emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_CTRL)) & FC_CHAN_CTRL_ENABLE) ||
-	    !slots || (slots & (slots - 1)))
-		goto drop;
-	if (tail - emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD)) >= slots)
-		return 0;
+static void ring_leave(struct fcemu *emu, struct rx_ring *rr)
+{
+	/* TAIL after the slots; then the event, one per batch. */
+	if (rr->chan >= 0 && rr->tail != rr->start)
+		emu_wr(emu, FC_CHAN_REG(rr->chan, FC_CHAN_TAIL), rr->tail);
+	rr->chan = -1;
+}
+
+/* RETURN VALUE: 0 usable, -1 endpoint off or ring unusable. */
+static int ring_enter(struct fcemu *emu, struct rx_ring *rr, unsigned int chan)
+{
+	uint64_t ring;
+
+	ring_leave(emu, rr);
+	if (!(emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_CTRL)) & FC_CHAN_CTRL_ENABLE))
+		return -1;
+	rr->slots = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_SLOTS));
+	if (!rr->slots || (rr->slots & (rr->slots - 1)))
+		return -1;
 	ring = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_LO)) |
 	       (uint64_t)emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_HI)) << 32;
-	slot = emu->ops->translate(emu->ctx,
-				   ring + (uint64_t)(tail & (slots - 1)) * FC_CHAN_SLOT_SIZE,
-				   FC_CHAN_SLOT_SIZE);
-	if (!slot)
+	rr->base = emu->ops->translate(emu->ctx, ring,
+				       (uint64_t)rr->slots * FC_CHAN_SLOT_SIZE);
+	if (!rr->base)
+		return -1;
+	rr->chan = (int)chan;
+	rr->tail = rr->start = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL));
+	rr->head = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD));
+	return 0;
+}
+
+/* RETURN VALUE: 1 landed, 0 ring full (try later), -1 dropped. */
+static int deliver_data(struct fcemu *emu, struct rx_ring *rr,
+			const struct fc_hw_pkt *pkt, uint32_t hdr)
+{
+	unsigned int chan = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+
+	if ((int)chan != rr->chan && ring_enter(emu, rr, chan))
 		goto drop;
-	memcpy(slot, pkt, FC_CHAN_SLOT_SIZE);
-	emu_wr(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL), tail + 1);	/* after the slot */
+	if (rr->tail - rr->head >= rr->slots) {
+		/* Full as last seen: the host may have read some since. */
+		rr->head = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD));
+		if (rr->tail - rr->head >= rr->slots)
+			return 0;
+	}
+	memcpy(rr->base + (size_t)(rr->tail & (rr->slots - 1)) * FC_CHAN_SLOT_SIZE,
+	       pkt, FC_CHAN_SLOT_SIZE);
+	rr->tail++;
 	return 1;
 
 drop:
@@ -393,42 +428,51 @@ static void send_acks(struct fcemu *emu)
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
+	struct rx_ring rr = { .chan = -1 };
 	unsigned int taken = 0, landed = 0;
-	struct fc_hw_pkt pkt;
+	const struct fc_hw_pkt *pkt;
 	uint32_t hdr;
 	int r;
 
 	if (budget < EJECT_MIN)
 		budget = EJECT_MIN;
-	while (taken < budget && fcemu_cluster_eject_peek(c, self(emu), &pkt)) {
-		hdr = le32toh(pkt.hdr);
+	/* Slots are read in place and taken together at the end. */
+	while (taken < budget &&
+	       (pkt = fcemu_cluster_eject_peek(c, self(emu), taken))) {
+		hdr = le32toh(pkt->hdr);
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
 		case FC_PKT_T_DATA:
-			r = deliver_data(emu, &pkt, hdr);
+			r = deliver_data(emu, &rr, pkt, hdr);
 			if (r == 0)
 				goto out;	/* ring full: the fabric holds it */
 			if (r > 0)
 				landed++;
 			break;
 		case FC_PKT_T_PUT:
-			deliver_put(emu, &pkt, hdr);
+			deliver_put(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE:
-			owe_ack(emu, &pkt, hdr);
+			/* Everything before it has landed, TAIL included. */
+			ring_leave(emu, &rr);
+			owe_ack(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE_ACK:
-			take_ack(emu, &pkt, hdr);
+			take_ack(emu, pkt, hdr);
 			break;
 		default:
 			eject_drop(emu);
 			break;
 		}
-		fcemu_cluster_eject_done(c, self(emu));
 		taken++;
 	}
 out:
-	if (emu->acks_owed)
+	ring_leave(emu, &rr);
+	if (taken)
+		fcemu_cluster_eject_done(c, self(emu), taken);
+	if (emu->acks_owed) {
 		send_acks(emu);
+		fcemu_cluster_inject_commit(c, self(emu));
+	}
 	/* One event per batch: the host scans every ring on the vector. */
 	if (landed)
 		fcemu__raise_irq(emu, FC_IRQ_VEC_CHAN);

@@ -68,14 +68,33 @@ static uint32_t crc32c_hw(const void *buf, size_t len)
 }
 #endif
 
+#ifdef __x86_64__
+/* A whole packet, unrolled: the CRC is taken twice per packet per hop. */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw_pkt(const void *buf)
+{
+	const uint8_t *p = buf;
+	uint64_t c = ~0u, w;
+	unsigned int i;
+
+	for (i = 0; i < FC_PKT_SIZE; i += 8) {
+		memcpy(&w, p + i, 8);
+		c = _mm_crc32_u64(c, w);
+	}
+	return ~(uint32_t)c;
+}
+
+static int crc_hw = -1;
+#endif
+
 uint32_t fcemu__crc32c(const void *buf, size_t len)
 {
 #ifdef __x86_64__
-	static int hw = -1;
-
-	if (hw < 0)
-		hw = __builtin_cpu_supports("sse4.2");
-	if (hw)
+	if (crc_hw < 0)
+		crc_hw = __builtin_cpu_supports("sse4.2");
+	if (crc_hw && len == FC_PKT_SIZE)
+		return crc32c_hw_pkt(buf);
+	if (crc_hw)
 		return crc32c_hw(buf, len);
 #endif
 	return crc32c_sw(buf, len);
@@ -94,51 +113,43 @@ bool fcemu__ring_empty(struct cl_ring *r)
 	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 }
 
-int fcemu__ring_push(struct cl_ring *r, const struct fc_hw_pkt *pkt, bool crc)
+/* Write slot @idx of @r (not yet published: see fcemu__ring_publish). */
+void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
+		     const struct fc_hw_pkt *pkt, bool crc)
 {
-	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
-	struct cl_slot *s;
+	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
 
-	if (tail - cl_ld(&r->head) >= CL_RING_SLOTS)
-		return 0;
-	s = &r->slot[tail % CL_RING_SLOTS];
 	s->pkt = *pkt;
-	s->seq = tail;
+	s->seq = idx;
 	if (crc)
 		s->crc = fcemu__crc32c(pkt, sizeof(*pkt));
-	cl_st(&r->tail, tail + 1);	/* the slot is visible before the index */
-	return 1;
 }
 
-struct cl_slot *fcemu__ring_peek(struct cl_ring *r)
+uint32_t fcemu__ring_tail(struct cl_ring *r)
 {
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-
-	if (cl_ld(&r->tail) == head)
-		return NULL;
-	return &r->slot[head % CL_RING_SLOTS];
+	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 }
 
-void fcemu__ring_pop(struct cl_ring *r)
+void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
 {
-	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + 1);
+	cl_st(&r->tail, tail);	/* the slots are visible before the index */
 }
 
-/* ---- The wire ---- */
-
-int fcemu__link_send(struct fcemu_cluster *c, unsigned int node,
-		     unsigned int port, unsigned int vc,
-		     const struct fc_hw_pkt *pkt)
+struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
+				 unsigned int port, unsigned int vc)
 {
 	const struct cl_node *nd = &c->hdr->node[node];
-	unsigned int peer = nd->peer[port];
-	struct cl_ring *r = cl_ring(c, peer, CL_RING_LINK(nd->peer_port[port], vc));
 
-	if (!fcemu__ring_push(r, pkt, true))
-		return 0;
-	cl_inc(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
-	cl_set_pending(c, peer);
-	return 1;
+	return cl_ring(c, nd->peer[port], CL_RING_LINK(nd->peer_port[port], vc));
+}
+
+void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
+		      unsigned int port, unsigned int n)
+{
+	uint32_t *r = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
+
+	cl_st(r, cl_ld(r) + n);
+	cl_set_pending(c, c->hdr->node[node].peer[port]);
 }
 
 /* xorshift64*: fault draws need speed, not quality. */
@@ -183,34 +194,39 @@ static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 }
 
 struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
-				 unsigned int port, unsigned int vc)
+				 unsigned int port, unsigned int vc,
+				 uint32_t k)
 {
 	unsigned int idx = CL_RING_LINK(port, vc);
 	struct cl_node *nd = &c->hdr->node[node];
 	struct cl_ring *r = cl_ring(c, node, idx);
-	struct cl_slot *s = fcemu__ring_peek(r);
-	uint32_t head;
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t at = head + k;
+	struct cl_slot *s;
 
-	if (!s)
+	if (cl_ld(&r->tail) - head <= k)
 		return NULL;
+	s = &r->slot[at % CL_RING_SLOTS];
 	/* A packet checked once and then held back by credit stays good. */
-	head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	if (nd->checked[idx] == head + 1)
+	if ((int32_t)(nd->checked[idx] - at) > 0)
 		return s;
 	if (wire_fault(c, node, port, s))
 		return NULL;
-	if (s->seq != head || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
+	if (s->seq != at || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
 		/* Not the wire: the shared memory itself was damaged. */
 		cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
 		return NULL;
 	}
-	nd->checked[idx] = head + 1;
+	nd->checked[idx] = at + 1;
 	return s;
 }
 
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
-		      unsigned int port, unsigned int vc)
+		      unsigned int port, unsigned int vc, uint32_t n)
 {
-	fcemu__ring_pop(cl_ring(c, node, CL_RING_LINK(port, vc)));
-	cl_inc(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS));
+	struct cl_ring *r = cl_ring(c, node, CL_RING_LINK(port, vc));
+	uint32_t *rx = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS));
+
+	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + n);
+	cl_st(rx, cl_ld(rx) + n);
 }

@@ -13,7 +13,7 @@
 
 #include "cluster_internal.h"
 
-#define BURST		16	/* packets from one input before the next */
+#define BURST		64	/* packets from one input before the next */
 #define BOARD_BUDGET	512	/* packets per board per pass */
 #define PASSES		4	/* passes per call: several hops in one call */
 
@@ -49,48 +49,95 @@ static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	return (int)port;
 }
 
+/* The packet @k places behind the head of input @in/@vc, checked. */
+static struct cl_slot *input_at(struct fcemu_cluster *c, unsigned int n,
+				unsigned int in, unsigned int vc, uint32_t k)
+{
+	struct cl_ring *r;
+
+	if (in != FC_PORT_LOCAL)
+		return fcemu__link_recv(c, n, in, vc, k);
+	r = cl_ring(c, n, CL_RING_INJECT);
+	if (cl_ld(&r->tail) - __atomic_load_n(&r->head, __ATOMIC_RELAXED) <= k)
+		return NULL;
+	return &r->slot[(r->head + k) % CL_RING_SLOTS];
+}
+
+static void input_done(struct fcemu_cluster *c, unsigned int n,
+		       unsigned int in, unsigned int vc, uint32_t k)
+{
+	struct cl_ring *r;
+
+	if (in != FC_PORT_LOCAL) {
+		fcemu__link_done(c, n, in, vc, k);
+		return;
+	}
+	r = cl_ring(c, n, CL_RING_INJECT);
+	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + k);
+}
+
 /*
- * Forward the packet at the head of input @i (0: injection; else a link
- * port's ring). RETURN VALUE: 1 if it left the input (sent or dropped), 0
- * if the input is empty or its head must wait.
+ * Forward a run of packets from the head of input @i (0: injection; else a
+ * link port's ring) that go the same way: one routing decision, one credit
+ * check and one index update for the run, as a cut-through router streams
+ * a message's packets behind its first. Each packet is still checked and
+ * sent with its own CRC. RETURN VALUE: packets that left the input (sent
+ * or dropped), 0 if it is empty or its head must wait.
  */
-static int forward_one(struct fcemu_cluster *c, unsigned int n, unsigned int i)
+static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
+				unsigned int i, unsigned int max)
 {
 	unsigned int in = i ? (i + 1) / 2 : FC_PORT_LOCAL;
 	unsigned int vc = i ? (i + 1) % 2 : 0;
+	uint32_t hdr, dst, entry = 0, room, tail, k;
 	struct fc_hw_pkt pkt;
+	struct cl_ring *to;
 	struct cl_slot *s;
-	uint32_t hdr, entry = 0;
-	int out, ok;
+	unsigned int ovc = 0;
+	int out;
 
-	if (in == FC_PORT_LOCAL)
-		s = fcemu__ring_peek(cl_ring(c, n, CL_RING_INJECT));
-	else
-		s = fcemu__link_recv(c, n, in, vc);
+	s = input_at(c, n, in, vc, 0);
 	if (!s)
 		return 0;
-	pkt = s->pkt;
-	hdr = le32toh(pkt.hdr);
+	hdr = le32toh(s->pkt.hdr);
+	dst = hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT);
 	out = route(c, n, hdr, &entry);
 	if (out < 0) {
 		cl_inc(c, n, FC_ROUTER_DROPS);
-		ok = 1;
-	} else if (out == FC_PORT_LOCAL) {
-		ok = fcemu__ring_push(cl_ring(c, n, CL_RING_EJECT), &pkt, false);
-	} else {
-		unsigned int ovc = out_vc(entry, in, vc, (unsigned int)out);
-
-		hdr = (hdr & ~FC_PKT_VC) | (ovc ? FC_PKT_VC : 0);
-		pkt.hdr = htole32(hdr);
-		ok = fcemu__link_send(c, n, (unsigned int)out, ovc, &pkt);
+		input_done(c, n, in, vc, 1);
+		return 1;
 	}
-	if (!ok)
+	if (out == FC_PORT_LOCAL) {
+		to = cl_ring(c, n, CL_RING_EJECT);
+	} else {
+		ovc = out_vc(entry, in, vc, (unsigned int)out);
+		to = fcemu__link_ring(c, n, (unsigned int)out, ovc);
+	}
+	room = fcemu__ring_free(to);
+	if (max > room)
+		max = room;
+	tail = fcemu__ring_tail(to);
+	for (k = 0; k < max; k++) {
+		if (k && !(s = input_at(c, n, in, vc, k)))
+			break;
+		hdr = le32toh(s->pkt.hdr);
+		if ((hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)) != dst)
+			break;
+		if (out == FC_PORT_LOCAL) {
+			fcemu__ring_put(to, tail + k, &s->pkt, false);
+			continue;
+		}
+		pkt = s->pkt;
+		pkt.hdr = htole32((hdr & ~FC_PKT_VC) | (ovc ? FC_PKT_VC : 0));
+		fcemu__ring_put(to, tail + k, &pkt, true);
+	}
+	if (!k)
 		return 0;
-	if (in == FC_PORT_LOCAL)
-		fcemu__ring_pop(cl_ring(c, n, CL_RING_INJECT));
-	else
-		fcemu__link_done(c, n, in, vc);
-	return 1;
+	fcemu__ring_publish(to, tail + k);
+	if (out != FC_PORT_LOCAL)
+		fcemu__link_sent(c, n, (unsigned int)out, k);
+	input_done(c, n, in, vc, k);
+	return k;
 }
 
 static bool has_input(struct fcemu_cluster *c, unsigned int n)
@@ -126,7 +173,7 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 {
 	struct cl_node *nd = &c->hdr->node[n];
 	unsigned int inputs = 1 + 2 * c->hdr->ports;
-	unsigned int moved = 0, k, b, i;
+	unsigned int moved = 0, k, i, got;
 	bool again = true;
 
 	/* Cleared before looking: a packet pushed after this sets it again. */
@@ -137,10 +184,10 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 		again = false;
 		for (k = 0; k < inputs && moved < budget; k++) {
 			i = (nd->rr + k) % inputs;
-			for (b = 0; b < BURST && moved < budget; b++) {
-				if (!forward_one(c, n, i))
-					break;
-				moved++;
+			got = forward_run(c, n, i, budget - moved < BURST ?
+						    budget - moved : BURST);
+			if (got) {
+				moved += got;
 				again = true;
 			}
 		}

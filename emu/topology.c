@@ -131,6 +131,39 @@ int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
+/* The hardware's names of the kinds (hw.h FC_TOPO_*), by enum value. */
+static const uint32_t hw_kinds[] = {
+	[FCEMU_TOPO_RING] = FC_TOPO_RING,
+	[FCEMU_TOPO_MESH] = FC_TOPO_MESH,
+	[FCEMU_TOPO_TORUS] = FC_TOPO_TORUS,
+	[FCEMU_TOPO_FULL] = FC_TOPO_FULL,
+};
+
+uint32_t fcemu_topology_reg(const struct fcemu_topology *t)
+{
+	if (!topo_valid(t))
+		return 0;
+	return FC_TOPO(hw_kinds[t->kind], t->nx, t->ny);
+}
+
+int fcemu_topology_from_reg(uint32_t nodes, uint32_t reg,
+			    struct fcemu_topology *t)
+{
+	struct fcemu_topology r = { 0 };
+
+	for (r.kind = 0; r.kind < sizeof(hw_kinds) / sizeof(hw_kinds[0]);
+	     r.kind++)
+		if (hw_kinds[r.kind] == FC_TOPO_KIND(reg))
+			break;
+	r.nx = FC_TOPO_NX(reg);
+	r.ny = FC_TOPO_NY(reg);
+	r.nodes = nodes;
+	if (FC_TOPO_KIND(reg) == FC_TOPO_NONE || !topo_valid(&r))
+		return -EINVAL;
+	*t = r;
+	return 0;
+}
+
 unsigned int fcemu_topology_ports(const struct fcemu_topology *t)
 {
 	if (!topo_valid(t))

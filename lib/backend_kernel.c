@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <uapi/fpgacomm.h>
 
+#include "fabric.h"	/* emu/: topologies, read from the FABRIC registers */
 #include "internal.h"
 
 /* What the library needs from the driver. */
@@ -21,6 +23,8 @@
 struct kdev {
 	int fd;
 	struct fc_ioc_info info;
+	bool fabric;			/* the board is part of a fabric */
+	struct fcemu_topology topo;	/* ... this one */
 };
 
 static struct kdev *kdev_of(struct fc_dev *dev)
@@ -118,6 +122,38 @@ static void kernel_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 	struct fc_ioc_mem m = { .handle = (uint32_t)mem->handle };
 
 	k_ioctl(kdev_of(dev), FC_IOC_MEM_UNREGISTER, &m);
+	/* The driver's memory lives on while a mapping or a ring holds it. */
+	if (mem->contig)
+		munmap(mem->pub.addr, mem->map_len);
+}
+
+/* Bus-contiguous memory: the driver's (MEM_ALLOC), mapped here. */
+static int kernel_mem_alloc_contig(struct fc_dev *dev, struct fc__mem *mem)
+{
+	struct kdev *k = kdev_of(dev);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fc_ioc_mem m = { .len = mem->pub.len };
+	void *p;
+	int ret;
+
+	if (!(k->info.features & FC_FEAT_MEM_ALLOC))
+		return -EOPNOTSUPP;
+	ret = k_ioctl(k, FC_IOC_MEM_ALLOC, &m);
+	if (ret)
+		return ret;
+	mem->handle = m.handle;
+	mem->map_len = (mem->pub.len + page - 1) & ~(page - 1);
+	p = mmap(NULL, mem->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd,
+		 (off_t)m.mmap_offset);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		mem->map_len = 0;
+		mem->contig = false;
+		kernel_mem_unmap(dev, mem);
+		return ret;
+	}
+	mem->pub.addr = p;
+	return 0;
 }
 
 static void to_ioc_loc(struct fc_dev *dev, const struct fc_loc *loc,
@@ -143,9 +179,12 @@ static int kernel_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 
 	memset(x, 0, n * sizeof(x[0]));
 	for (i = 0; i < n; i++) {
-		/* The driver's ABI has no flag for it yet. */
-		if (xfers[i].flags & FC_XFER_F_MORE)
-			return -EOPNOTSUPP;
+		if (xfers[i].flags & FC_XFER_F_MORE) {
+			/* A driver older than the flag. */
+			if (!(kdev_of(dev)->info.features & FC_FEAT_XFER_MORE))
+				return -EOPNOTSUPP;
+			x[i].flags = FC_XFER_MORE;
+		}
 		to_ioc_loc(dev, &xfers[i].src, &x[i].src);
 		to_ioc_loc(dev, &xfers[i].dst, &x[i].dst);
 		x[i].len = xfers[i].len;
@@ -187,6 +226,104 @@ static int kernel_reset(struct fc_dev *dev)
 	return k_ioctl(kdev_of(dev), FC_IOC_RESET, &r);
 }
 
+/* ---- The fabric ---- */
+
+/* The board moves packets on its own: nothing to do in the caller. */
+static int kernel_progress(struct fc_dev *dev, uint64_t *moved)
+{
+	*moved = 0;
+	return 0;
+}
+
+/*
+ * The world from the registers a fabric manager set (hw.h
+ * FC_ROUTER_FABRIC_*): the node is the rank. A board with no channel
+ * endpoints, or a driver that cannot program them, is in no world.
+ */
+static int kernel_world(struct fc_dev *dev, struct fc_world *w)
+{
+	struct kdev *k = kdev_of(dev);
+	uint32_t nodes = 0, topo = 0;
+	int ret;
+
+	k->fabric = false;
+	if (!(k->info.hw_caps & FC_CAP_CHANNELS) ||
+	    !(k->info.features & FC_FEAT_CHAN_RING))
+		return -ENOTCONN;
+	ret = kernel_reg_read(dev, FC_ROUTER_FABRIC_NODES, &nodes);
+	if (!ret)
+		ret = kernel_reg_read(dev, FC_ROUTER_FABRIC_TOPO, &topo);
+	if (ret)
+		return ret;
+	if (!nodes || nodes > FC_MAX_NODES || k->info.node_id >= nodes ||
+	    fcemu_topology_from_reg(nodes, topo, &k->topo))
+		return -ENOTCONN;
+	memset(w, 0, sizeof(*w));
+	w->rank = k->info.node_id;
+	w->size = nodes;
+	w->node_id = k->info.node_id;
+	ret = fcemu_topology_format(&k->topo, w->topology, sizeof(w->topology));
+	if (!ret)
+		k->fabric = true;
+	return ret;
+}
+
+static int kernel_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
+{
+	struct kdev *k = kdev_of(dev);
+
+	if (!k->fabric)
+		return -ENOTCONN;
+	*hops = fcemu_topology_hops(&k->topo, k->info.node_id, node);
+	return 0;
+}
+
+/* Known for the driver's own memory only (MEM_ALLOC: one bus range). */
+static int kernel_mem_bus(struct fc_dev *dev, struct fc__mem *mem,
+			  uint64_t *bus)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_mem_info mi = { .handle = (uint32_t)mem->handle };
+	int ret;
+
+	if (!(k->info.features & FC_FEAT_MEM_INFO))
+		return -EOPNOTSUPP;
+	ret = k_ioctl(k, FC_IOC_MEM_INFO, &mi);
+	if (ret)
+		return ret;
+	if (!(mi.out_flags & FC_MEM_INFO_CONTIG))
+		return -EOPNOTSUPP;
+	*bus = mi.bus_addr;
+	return 0;
+}
+
+static int kernel_chan_ring(struct fc_dev *dev, uint32_t chan,
+			    struct fc__mem *mem, uint64_t off, uint32_t slots,
+			    uint32_t *head)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan };
+	int ret;
+
+	if (mem) {
+		r.handle = (uint32_t)mem->handle;
+		r.offset = off;
+		r.slots = slots;
+	} else {
+		r.flags = FC_CHAN_RING_OFF;
+	}
+	ret = k_ioctl(kdev_of(dev), FC_IOC_CHAN_RING, &r);
+	if (!ret && head)
+		*head = r.head;
+	return ret;
+}
+
+static int kernel_chan_head(struct fc_dev *dev, uint32_t chan, uint32_t head)
+{
+	struct fc_ioc_chan_head h = { .chan = chan, .head = head };
+
+	return k_ioctl(kdev_of(dev), FC_IOC_CHAN_HEAD, &h);
+}
+
 const struct fc__backend fc__kernel_backend = {
 	.name = "kernel",
 	.open = kernel_open,
@@ -199,4 +336,12 @@ const struct fc__backend fc__kernel_backend = {
 	.poll = kernel_poll,
 	.wait = kernel_wait,
 	.reset = kernel_reset,
+	.progress = kernel_progress,
+	.world = kernel_world,
+	.hops = kernel_hops,
+	/* no node_state: the driver cannot tell a peer's liveness (yet) */
+	.mem_bus = kernel_mem_bus,
+	.mem_alloc_contig = kernel_mem_alloc_contig,
+	.chan_ring = kernel_chan_ring,
+	.chan_head = kernel_chan_head,
 };

@@ -258,7 +258,7 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 		src = fc_host(fab->stage, (uint64_t)r->stage * STAGE_SLOT_LEN);
 		memcpy((uint8_t *)fab->stage->addr + src.addr, buf, len);
 	} else {
-		ret = fc_mem_alloc(dev, len, 0, &r->reg);
+		ret = fc__spare_get(dev, len, &r->reg);
 		if (ret)
 			goto err_free;
 		memcpy(r->reg->addr, buf, len);

@@ -43,9 +43,21 @@ static void reg_wr(struct fc_dev *dev, uint32_t off, uint32_t val)
 
 /* ---- Setup ---- */
 
-static void ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
+/* RETURN VALUE: 0, or -errno of a backend that programs rings itself. */
+static int ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
 {
 	struct fc__fabric *fab = dev->fab;
+	uint64_t off = (uint64_t)port * RING_SLOTS * FC_PKT_SIZE;
+	int ret;
+
+	if (dev->be->chan_ring) {
+		pthread_mutex_lock(&dev->lock);
+		ret = dev->be->chan_ring(dev, port, fc__mem_find(dev, fab->rings),
+					 off, RING_SLOTS, &fab->head[port]);
+		pthread_mutex_unlock(&dev->lock);
+		return ret;
+	}
+	bus += off;
 
 	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), 0);
 	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_LO), (uint32_t)bus);
@@ -55,6 +67,18 @@ static void ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
 	fab->head[port] = reg_rd(dev, FC_CHAN_REG(port, FC_CHAN_TAIL));
 	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), fab->head[port]);
 	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE);
+	return 0;
+}
+
+static void head_write(struct fc_dev *dev, unsigned int port, uint32_t head)
+{
+	if (!dev->be->chan_head) {
+		reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), head);
+		return;
+	}
+	pthread_mutex_lock(&dev->lock);
+	dev->be->chan_head(dev, port, head);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
@@ -95,11 +119,12 @@ int fc__fabric_init(struct fc_dev *dev)
 		return -ENOMEM;
 	pthread_mutex_init(&fab->lock, NULL);
 	fab->world = w;
-	ret = fc_mem_alloc(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS * FC_PKT_SIZE,
-			   0, &fab->rings);
+	ret = fc__mem_alloc_contig(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS *
+				   FC_PKT_SIZE, &fab->rings);
 	if (ret)
 		goto err_free_fab;
-	ret = mem_bus(dev, fab->rings, &fab->rings_bus);
+	if (!be->chan_ring)
+		ret = mem_bus(dev, fab->rings, &fab->rings_bus);
 	if (ret)
 		goto err_free_rings;
 	ret = fc_mem_alloc(dev, (size_t)STAGE_SLOTS * STAGE_SLOT_LEN, 0,
@@ -107,11 +132,27 @@ int fc__fabric_init(struct fc_dev *dev)
 	if (ret)
 		goto err_free_rings;
 	fab->stage_free = STAGE_SLOTS >= 32 ? ~0u : (1u << STAGE_SLOTS) - 1;
+	fab->rescan = true;
 
 	dev->fab = fab;
-	for (p = 0; p < FC_MAX_CHANNELS; p++)
-		ring_program(dev, p, fab->rings_bus +
-				     (uint64_t)p * RING_SLOTS * FC_PKT_SIZE);
+	for (p = 0; p < FC_MAX_CHANNELS && !ret; p++)
+		ret = ring_program(dev, p, fab->rings_bus);
+	if (ret) {
+		/*
+		 * The endpoints belong to another open of the board (the
+		 * driver's): this one has no fabric, as a board in no cluster.
+		 */
+		struct fc_mem *rings = fab->rings, *stage = fab->stage;
+
+		pthread_mutex_lock(&dev->lock);
+		while (p-- > 1)
+			be->chan_ring(dev, p - 1, NULL, 0, 0, NULL);
+		pthread_mutex_unlock(&dev->lock);
+		fc__fabric_fini(dev);
+		fc_mem_free(dev, stage);
+		fc_mem_free(dev, rings);
+		return ret == -EBUSY ? 0 : ret;
+	}
 	return 0;
 
 err_free_rings:
@@ -159,7 +200,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 	if (!fab)
 		return;
 	fc__chan_forget_dev(dev);
-	for (p = 0; p < FC_MAX_CHANNELS; p++)
+	for (p = 0; p < FC_MAX_CHANNELS && !dev->be->chan_ring; p++)
 		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
 	for (p = 0; p < FC_MAX_CHANNELS; p++) {
 		struct fc__port *pt = fab->ports[p];
@@ -176,6 +217,8 @@ void fc__fabric_fini(struct fc_dev *dev)
 	}
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
+	while (fab->spares)
+		fc_mem_free(dev, fab->spare[--fab->spares]);
 	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	dev->fab = NULL;
@@ -408,22 +451,37 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 			break;
 		head++;
 	}
+	if (head != tail)
+		fab->rescan = true;
 	if (head == fab->head[port])
 		return false;
 	fab->head[port] = head;
-	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), head);
+	head_write(dev, port, head);
 	return true;
 }
 
 static bool drain_all(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	uint32_t tail[FC_MAX_CHANNELS];
+	uint32_t tail[FC_MAX_CHANNELS], irqs = 0;
 	bool moved = false;
 	unsigned int p;
 
-	/* One lock round for all the tails; TAIL is read before the slots. */
+	/*
+	 * The board counts an event on the channel vector after packets land
+	 * (after TAIL): with the count unchanged and nothing left unread,
+	 * no ring has news, and 256 TAIL reads are saved. Counter first,
+	 * then the tails, so nothing that landed before it is missed.
+	 */
 	pthread_mutex_lock(&dev->lock);
+	dev->be->reg_read(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN), &irqs);
+	if (irqs == fab->chan_irqs && !fab->rescan) {
+		pthread_mutex_unlock(&dev->lock);
+		return false;
+	}
+	fab->chan_irqs = irqs;
+	fab->rescan = false;
+	/* One lock round for all the tails; TAIL is read before the slots. */
 	for (p = 0; p < FC_MAX_CHANNELS; p++)
 		dev->be->reg_read(dev, FC_CHAN_REG(p, FC_CHAN_TAIL), &tail[p]);
 	pthread_mutex_unlock(&dev->lock);
@@ -435,6 +493,42 @@ static bool drain_all(struct fc_dev *dev)
 
 /* ---- Sends and puts: the chains ---- */
 
+/*
+ * Large sends copy into a registered buffer of their own. Allocating and
+ * registering one per message costs a page fault per 4 KiB and more than
+ * the copy itself: keep a few for the next sends.
+ */
+int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp)
+{
+	struct fc__fabric *fab = dev->fab;
+	unsigned int i;
+
+	for (i = 0; i < fab->spares; i++) {
+		struct fc_mem *m = fab->spare[i];
+
+		/* Not much larger: a big one stays for a big message. */
+		if (m->len >= len && m->len / 2 <= len) {
+			fab->spare[i] = fab->spare[--fab->spares];
+			fab->spare_bytes -= m->len;
+			*memp = m;
+			return 0;
+		}
+	}
+	return fc_mem_alloc(dev, len, 0, memp);
+}
+
+static void spare_put(struct fc_dev *dev, struct fc_mem *m)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	if (fab->spares == SPARE_BUFS || fab->spare_bytes + m->len > SPARE_BYTES) {
+		fc_mem_free(dev, m);
+		return;
+	}
+	fab->spare[fab->spares++] = m;
+	fab->spare_bytes += m->len;
+}
+
 static void release(struct fc_dev *dev, struct fc_req *r)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -443,7 +537,7 @@ static void release(struct fc_dev *dev, struct fc_req *r)
 		fab->stage_free |= 1u << r->stage;
 	r->stage = -1;
 	if (r->reg)
-		fc_mem_free(dev, r->reg);
+		spare_put(dev, r->reg);
 	r->reg = NULL;
 	free(r->xfers);
 	r->xfers = NULL;
@@ -742,9 +836,21 @@ int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
 	struct fc__fabric *fab = dev->fab;
+	struct fc__peer *p;
+	uint64_t now;
 	int state;
 
-	if (node == fab->world.rank || !dev->be->node_state)
+	if (node == fab->world.rank || !dev->be->node_state ||
+	    node >= FC_MAX_NODES)
+		return 0;
+	/*
+	 * Asking the backend may read /proc or enter the kernel: once per
+	 * PEER_CHECK_NS is enough for a peer seen alive. A death in between
+	 * is caught by the request's wait (fc__peer_down), in bounded time.
+	 */
+	p = &fab->peers[node];
+	now = fc__now_ns();
+	if (!p->down_ns && p->checked_ns && now - p->checked_ns < PEER_CHECK_NS)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
@@ -752,5 +858,6 @@ int fc__peer_check(struct fc_dev *dev, uint32_t node)
 	if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
 		return -EHOSTDOWN;
 	peer_recheck(fab, node);
+	p->checked_ns = now;
 	return 0;
 }

@@ -19,6 +19,8 @@
 #define RING_SLOTS	256		/* packets per port's receive ring */
 #define STAGE_SLOTS	32		/* staging buffers for small sends */
 #define STAGE_SLOT_LEN	(64u << 10)	/* larger sends get a buffer of their own */
+#define SPARE_BUFS	16		/* large send buffers kept for reuse */
+#define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
 
@@ -93,7 +95,13 @@ struct fc__fabric {
 	uint64_t rings_bus;
 	struct fc_mem *stage;
 	uint32_t stage_free;		/* bit i: slot i free */
+	/* large sends' buffers, kept: registering costs page faults */
+	struct fc_mem *spare[SPARE_BUFS];
+	unsigned int spares;
+	uint64_t spare_bytes;
 	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
+	uint32_t chan_irqs;		/* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
+	bool rescan;			/* a ring was left unread: look again */
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;
@@ -106,6 +114,8 @@ struct fc__fabric {
 };
 
 /* fabric.c; the lock is held for all of these */
+/* A registered buffer of at least @len bytes for a large send. */
+int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__fab_lock(struct fc__fabric *fab);
 void fc__fab_unlock(struct fc__fabric *fab);
 /* One round of progress. RETURN VALUE: true if anything moved. */

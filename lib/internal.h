@@ -45,6 +45,7 @@ struct fc__mem {
 	struct fc__mem *next;
 	bool owned;		/* allocated by fc_mem_alloc */
 	bool numa;		/* ... through libnuma */
+	bool contig;		/* ... by the backend, bus-contiguous */
 	size_t map_len;		/* bytes mapped when owned */
 	uint64_t handle;	/* the backend's name for it: emu bus address,
 				 * or the driver's registration handle */
@@ -84,6 +85,20 @@ struct fc__backend {
 	int (*node_state)(struct fc_dev *dev, uint32_t node);
 	/* The bus address the board uses for byte 0 of @mem. */
 	int (*mem_bus)(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus);
+	/*
+	 * Where the host may not write the FC_CHAN_* registers itself (the
+	 * kernel driver programs them: userspace never sees bus addresses):
+	 * mem_alloc_contig allocates mem->pub.len bytes of bus-contiguous
+	 * memory (pub.addr, map_len and handle set; contig memory is freed by
+	 * mem_unmap); chan_ring gives endpoint @chan a ring of @slots packets
+	 * at @off in such memory and switches it on, *head where HEAD starts
+	 * (@mem NULL: switches it off); chan_head moves HEAD. Closing the device switches the endpoints
+	 * off. NULL: the library programs the registers with mem_bus.
+	 */
+	int (*mem_alloc_contig)(struct fc_dev *dev, struct fc__mem *mem);
+	int (*chan_ring)(struct fc_dev *dev, uint32_t chan, struct fc__mem *mem,
+			 uint64_t off, uint32_t slots, uint32_t *head);
+	int (*chan_head)(struct fc_dev *dev, uint32_t chan, uint32_t head);
 };
 
 struct fc_dev {
@@ -101,6 +116,8 @@ extern const struct fc__backend fc__kernel_backend;
 
 /* lib/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
+/* fc_mem_alloc() of bus-contiguous memory where the backend tells apart. */
+int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__mem_release_all(struct fc_dev *dev);
 
 /* lib/world.c */

@@ -108,6 +108,33 @@ FC__EXPORT int fc_mem_alloc(struct fc_dev *dev, size_t len, unsigned int flags,
 	return ret;
 }
 
+int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp)
+{
+	struct fc__mem *m;
+	int ret;
+
+	if (!dev->be->mem_alloc_contig)
+		return fc_mem_alloc(dev, len, 0, memp);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->pub.len = len;
+	m->contig = true;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->mem_alloc_contig(dev, m);
+	if (!ret) {
+		m->next = dev->mems;
+		dev->mems = m;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	*memp = &m->pub;
+	return 0;
+}
+
 FC__EXPORT int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
 			       unsigned int flags, struct fc_mem **memp)
 {

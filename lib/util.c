@@ -42,20 +42,65 @@ uint64_t fc__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* A hint to the core that we are spinning: saves power, frees the sibling. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /*
- * Wait a little before looking again: yield for the first rounds, then
- * sleep, doubling up to 1 ms. Two cores are shared; nothing spins for long.
+ * Wait a little before looking again. A peer that answers within
+ * microseconds (a ping-pong, a ring being drained on the other core) is
+ * best met by spinning: a yield or a sleep costs more than the wait. So
+ * spin with a pause for up to SPIN_NS, then yield for 16 rounds, then
+ * sleep, doubling up to 1 ms. Two cores are shared: the spin is bounded,
+ * and it yields every SPIN_YIELD_NS, so that a peer waiting for our core
+ * (more ranks than cores) runs within microseconds, not after the spin.
+ *
+ * The spin's start is per thread: a thread waits in one loop at a time,
+ * and every loop starts with *round = 0.
  */
+#define SPIN_NS		(50 * 1000ull)
+#define SPIN_PAUSES	8	/* per round: the caller polls in between */
+#define SPIN_YIELD_NS	(5 * 1000ull)	/* within the spin, yield this often */
+#define YIELD_ROUNDS	16
+
+static __thread uint64_t spin_start_ns, spin_yield_ns;
+
 void fc__backoff(unsigned int *round)
 {
 	struct timespec ts = { 0, 0 };
-	unsigned int r = (*round)++;
+	unsigned int r = *round, i;
+	uint64_t now;
 
-	if (r < 16) {
+	if (r == 0) {
+		spin_start_ns = spin_yield_ns = fc__now_ns();
+		*round = 1;
+	}
+	if (r <= 1) {
+		for (i = 0; i < SPIN_PAUSES; i++)
+			cpu_relax();
+		now = fc__now_ns();
+		if (now - spin_start_ns >= SPIN_NS) {
+			*round = 2;
+		} else if (now - spin_yield_ns >= SPIN_YIELD_NS) {
+			/* Cheap when the core is ours; else the peer runs. */
+			spin_yield_ns = now;
+			sched_yield();
+		}
+		return;
+	}
+	r -= 2;
+	(*round)++;
+	if (r < YIELD_ROUNDS) {
 		sched_yield();
 		return;
 	}
-	r -= 16;
+	r -= YIELD_ROUNDS;
 	ts.tv_nsec = 1000L << (r < 10 ? r : 10);	/* 1 us .. ~1 ms */
 	nanosleep(&ts, NULL);
 }

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"          lines of TABLE_FILE (\"-\" for stdin) for the board's\n"
 		"          node, or its table in TOPOLOGY. Every one of the %u\n"
 		"          entries is written; those not given become invalid.\n"
+		"          From a TOPOLOGY, also the world the board reports\n"
+		"          (FC_ROUTER_FABRIC_NODES, FC_ROUTER_FABRIC_TOPO).\n"
 		"          Needs a board with a router: a real one, or a board of\n"
 		"          an emulated cluster (emu:CLUSTER/N).\n"
 		"\n"
@@ -327,8 +329,10 @@ static int cmd_load(const char *devname, const char *arg)
 	unsigned int node;
 	int ret, status = 1;
 	uint32_t got;
+	bool topo;
 
-	if (!fcemu_topology_parse(arg, &t))
+	topo = !fcemu_topology_parse(arg, &t);
+	if (topo)
 		topology_tables(&t, &tb);
 	else
 		read_table(arg, &tb);
@@ -386,6 +390,18 @@ static int cmd_load(const char *devname, const char *arg)
 				"%s: %s: route entry %u reads 0x%x after "
 				"writing 0x%x\n",
 				prog, info.name, d, got, e);
+			goto err_close;
+		}
+	}
+	/* From a topology, the world as well (hw.h FC_ROUTER_FABRIC_*). */
+	if (topo) {
+		ret = fc_reg_write(dev, FC_ROUTER_FABRIC_TOPO,
+				   fcemu_topology_reg(&t));
+		if (!ret)
+			ret = fc_reg_write(dev, FC_ROUTER_FABRIC_NODES, t.nodes);
+		if (ret) {
+			fprintf(stderr, "%s: %s: fabric registers: %s\n", prog,
+				info.name, fc_strerror(ret));
 			goto err_close;
 		}
 	}

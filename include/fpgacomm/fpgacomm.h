@@ -148,8 +148,8 @@ struct fc_xfer {
  * The channel message this transfer sends goes on in the next transfer of
  * the chain (FC_DESC_F_MORE): a message gathered from several pieces. Only
  * for a destination that is a fabric channel address (FC_FABRIC_CHAN), and
- * never on a chain's last transfer. Not on the kernel backend yet
- * (-EOPNOTSUPP).
+ * never on a chain's last transfer. On the kernel backend it needs a
+ * driver with FC_FEAT_XFER_MORE (-EOPNOTSUPP otherwise).
  */
 #define FC_XFER_F_MORE	(1u << 0)
 
@@ -349,7 +349,9 @@ int fc_req_cancel(struct fc_req *req);
  * @mem, for peers to write into with fc_put().
  * RETURN VALUE: 0 and *addr set; -EINVAL (NULL, not a live buffer, @off
  * not below its length); -ENOTCONN in no cluster; -EOPNOTSUPP on a board
- * whose backend cannot tell bus addresses (kernel, for now).
+ * whose backend cannot tell bus addresses (kernel: buffers the driver
+ * pinned from user pages have no single bus address; only its own,
+ * bus-contiguous memory has one).
  */
 int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
 		       uint64_t *addr);

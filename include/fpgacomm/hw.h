@@ -252,6 +252,32 @@ struct fc_hw_desc {
 #define FC_ROUTER_EJECT_DROPS	0x400c	/* B: packets for this node it could not
 					   apply: endpoint off, bad PUT (wraps) */
 #define FC_ROUTE_TABLE(dst)	(0x4100 + 4 * (dst))	/* H: per destination */
+/*
+ * The fabric this board is part of, as its fabric manager (fpgacomm-route
+ * load, the emulated cluster's creator) describes it, so that a host can
+ * tell its world from registers alone: FABRIC_NODES boards (0: not part of
+ * a fabric), FABRIC_TOPO the topology. They sit with the routing table,
+ * which the same manager writes, not in the global block: a board reset
+ * clears the board's own registers, never what the manager set.
+ */
+#define FC_ROUTER_FABRIC_NODES	0x4010	/* H: nodes in the fabric, 0 = none */
+#define FC_ROUTER_FABRIC_TOPO	0x4014	/* H: FC_TOPO_* kind, nx, ny */
+#define FC_TOPO_NONE		0
+#define FC_TOPO_RING		1	/* nx nodes, ny = 1 */
+#define FC_TOPO_MESH		2
+#define FC_TOPO_TORUS		3
+#define FC_TOPO_FULL		4	/* nx nodes, ny = 1 */
+#define FC_TOPO_KIND_MASK	0xffu
+#define FC_TOPO_NX_SHIFT	8
+#define FC_TOPO_NY_SHIFT	16
+#define FC_TOPO_DIM_MASK	0xffu
+#define FC_TOPO(kind, nx, ny) \
+	(((__u32)(kind) & FC_TOPO_KIND_MASK) | \
+	 (((__u32)(nx) & FC_TOPO_DIM_MASK) << FC_TOPO_NX_SHIFT) | \
+	 (((__u32)(ny) & FC_TOPO_DIM_MASK) << FC_TOPO_NY_SHIFT))
+#define FC_TOPO_KIND(t)		((t) & FC_TOPO_KIND_MASK)
+#define FC_TOPO_NX(t)		(((t) >> FC_TOPO_NX_SHIFT) & FC_TOPO_DIM_MASK)
+#define FC_TOPO_NY(t)		(((t) >> FC_TOPO_NY_SHIFT) & FC_TOPO_DIM_MASK)
 #define FC_ROUTER_CTRL_ENABLE	(1u << 0)
 #define FC_ROUTER_STATUS_UP	(1u << 0)
 /* A route entry: output port and the virtual channel after a dateline. */
@@ -402,6 +428,8 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_REG_BOARD_RESET:
 	case FC_REG_IRQ_ENABLE:
 	case FC_ROUTER_CTRL:
+	case FC_ROUTER_FABRIC_NODES:
+	case FC_ROUTER_FABRIC_TOPO:
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
 		return 1;

@@ -7,7 +7,8 @@
  * non-zero reserved fields, so the ABI grows by new flags and commands.
  * Unknown commands return -ENOTTY. Userspace never passes a bus address:
  * it names its own memory (a user virtual address or a registered buffer)
- * and the driver builds the descriptors. Register offsets, address spaces
+ * and the driver builds the descriptors and programs receive rings (it may
+ * read one back: MEM_INFO, for fabric addresses). Register offsets, address spaces
  * and error codes come from <fpgacomm/hw.h>.
  */
 #ifndef _UAPI_FPGACOMM_H
@@ -27,6 +28,9 @@
 #define FC_FEAT_EVENTFD		(1u << 5)	/* FC_SUBMIT_EVENTFD */
 #define FC_FEAT_POLL		(1u << 6)	/* poll(2) on the file */
 #define FC_FEAT_REG		(1u << 7)	/* REG_READ, REG_WRITE */
+#define FC_FEAT_CHAN_RING	(1u << 8)	/* CHAN_RING, CHAN_HEAD */
+#define FC_FEAT_XFER_MORE	(1u << 9)	/* FC_XFER_MORE */
+#define FC_FEAT_MEM_INFO	(1u << 10)	/* MEM_INFO */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -81,11 +85,21 @@ struct fc_ioc_loc {
 	__aligned_u64 addr;
 };
 
+/*
+ * A transfer whose destination is a channel endpoint (FC_SPACE_FABRIC,
+ * FC_REGION_CHAN) is one message, however many descriptors the driver
+ * needs for it; with FC_XFER_MORE the message goes on in the next transfer
+ * of the same SUBMIT, which must name the same channel (a message gathered
+ * from several buffers). Not valid on another destination, nor on the last
+ * transfer: -EINVAL.
+ */
+#define FC_XFER_MORE		(1u << 0)
+
 struct fc_ioc_xfer {
 	struct fc_ioc_loc src;
 	struct fc_ioc_loc dst;
 	__aligned_u64 len;		/* 1..max_xfer_len */
-	__u32 flags;			/* must be 0 */
+	__u32 flags;			/* FC_XFER_* */
 	__u32 reserved;
 };
 
@@ -134,6 +148,58 @@ struct fc_ioc_reset {
 	__u32 reserved;
 };
 
+/*
+ * CHAN_RING: give channel endpoint @chan (0..FC_MAX_CHANNELS-1) a receive
+ * ring of @slots packets (a power of two) at @offset (a multiple of
+ * FC_CHAN_SLOT_SIZE) in MEM_ALLOC buffer @handle, and switch it on; HEAD
+ * starts at the board's TAIL, returned in @head (an empty ring). The driver
+ * programs the board with the bus address; the buffer stays allocated
+ * while the ring uses it. An endpoint belongs to the file that programmed
+ * it until that file switches it off (FC_CHAN_RING_OFF, @handle, @slots and
+ * @offset 0) or is closed; another file gets -EBUSY. -EOPNOTSUPP: the board
+ * has no channel endpoints (FC_CAP_CHANNELS). Ring slots are laid out as
+ * <fpgacomm/hw.h> says (FC_CHAN_SLOT_SIZE); TAIL is read with REG_READ of
+ * FC_CHAN_REG(chan, FC_CHAN_TAIL).
+ */
+#define FC_CHAN_RING_OFF	(1u << 0)
+
+struct fc_ioc_chan_ring {
+	__u32 flags;			/* FC_CHAN_RING_* */
+	__u32 chan;
+	__u32 handle;
+	__u32 slots;
+	__aligned_u64 offset;
+	__u32 head;			/* out */
+	__u32 reserved0;
+	__aligned_u64 reserved[2];
+};
+
+/* CHAN_HEAD: the owner of endpoint @chan has consumed up to @head. */
+struct fc_ioc_chan_head {
+	__u32 flags;			/* in: must be 0 */
+	__u32 chan;
+	__u32 head;
+	__u32 reserved;
+};
+
+/*
+ * MEM_INFO: what the board sees of buffer @handle. A bus-contiguous buffer
+ * (MEM_ALLOC) has FC_MEM_INFO_CONTIG in out_flags and its bus address in
+ * bus_addr: the offset of its first byte in this node's host window, to
+ * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
+ */
+#define FC_MEM_INFO_CONTIG	(1u << 0)
+
+struct fc_ioc_mem_info {
+	__u32 flags;			/* in: must be 0 */
+	__u32 handle;			/* in */
+	__aligned_u64 len;		/* out */
+	__aligned_u64 bus_addr;		/* out, with FC_MEM_INFO_CONTIG */
+	__u32 out_flags;		/* out: FC_MEM_INFO_* */
+	__u32 reserved0;
+	__aligned_u64 reserved[2];
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -144,6 +210,9 @@ struct fc_ioc_reset {
 #define FC_IOC_RESET		_IOW(FC_IOC_MAGIC, 0x06, struct fc_ioc_reset)
 #define FC_IOC_REG_READ		_IOWR(FC_IOC_MAGIC, 0x07, struct fc_ioc_reg)
 #define FC_IOC_REG_WRITE	_IOW(FC_IOC_MAGIC, 0x08, struct fc_ioc_reg)
+#define FC_IOC_CHAN_RING	_IOWR(FC_IOC_MAGIC, 0x09, struct fc_ioc_chan_ring)
+#define FC_IOC_CHAN_HEAD	_IOW(FC_IOC_MAGIC, 0x0a, struct fc_ioc_chan_head)
+#define FC_IOC_MEM_INFO		_IOWR(FC_IOC_MAGIC, 0x0b, struct fc_ioc_mem_info)
 
 /* mmap offsets of the file (page multiples). Mapping the registers needs
  * CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need only the file. */

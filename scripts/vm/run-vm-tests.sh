@@ -4,7 +4,9 @@
 # The driver and the library against emulated boards in a VM: builds the
 # tree (make all), fpgacomm.ko and the MSI-X fixture for the guest kernel,
 # starts one fpgacomm-emud per board as the ivshmem server of an
-# ivshmem-doorbell device (two boards, nodes 1 and 2), boots the VM once and
+# ivshmem-doorbell device (two boards, nodes 0 and 1 of one emulated cluster,
+# full:2, so that they are linked: channels work between them through
+# the driver), boots the VM once and
 # runs vm-tests-guest.sh in it: the rig (identity, doorbells, MSI-X) before
 # any driver, then per pass (poll=1, then interrupts) insmod, the library's
 # test programs on /dev/fpgacomm0 through scripts/run-tests.sh,
@@ -113,7 +115,11 @@ echo "$prog: built in $(elapsed)s" >&2
 
 ko=$top/driver/fpgacomm.ko
 emud=$top/build/tools/fpgacomm-emud
-nodes=(1 2)
+nodes=(0 1)
+# Both daemons join one cluster; the first to start creates it, the last to
+# leave removes it (and so does our exit trap, should a daemon be killed).
+cluster=fcvm-$$
+trap '[ "$keep_logs" = 1 ] || rm -rf "$work"; rm -f "/dev/shm/fpgacomm-$cluster"' EXIT
 guest_args=("${passes[@]}" --test-timeout "$test_timeout")
 if [ "$plain" = 1 ]; then
 	nodes=(1)
@@ -136,7 +142,7 @@ if [ "$plain" = 1 ]; then
 else
 	for i in "${!nodes[@]}"; do
 		board_args+=(--board-socket "$work/board$i.sock"
-			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]}")
+			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
 	done
 fi
 

@@ -13,8 +13,10 @@
 # fpgacomm.ko ivshmem=1 binds every board (pass "poll": poll=1; pass "irq":
 # interrupts), /dev/fpgacommN appear, the library tests pass on
 # /dev/fpgacomm0 (scripts/run-tests.sh), fpgacomm-info and fpgacomm-dma
-# --verify work on each board, interrupts arrive (pass "irq"), and rmmod
-# leaves nothing behind.
+# --verify work on each board, with two or more boards the first two, linked
+# in one emulated cluster by their daemons, pass channel messages both ways
+# and a remote write through the driver (test_fabric_pair), interrupts
+# arrive (pass "irq"), and rmmod leaves nothing behind.
 #
 # usage: vm-tests-guest.sh [--plain] [--pass poll|irq]... [--test-timeout SEC]
 #                          NODE...
@@ -380,6 +382,15 @@ driver_pass() {
 		*) echo "    $line" ;;
 		esac
 	done < /tmp/run-tests.out
+
+	# Two boards of one cluster: a channel through the driver, both ways.
+	if [ "$nboards" -ge 2 ] && [ -x /fcvm/bin/test_fabric_pair ]; then
+		pair="/dev/fpgacomm$(dev_index_of 0) /dev/fpgacomm$(dev_index_of 1)"
+		export FPGACOMM_TEST_PAIR="$pair"
+		run_tool "$p: channel and put between $pair through the driver (test_fabric_pair)" \
+			test_fabric_pair
+		unset FPGACOMM_TEST_PAIR
+	fi
 
 	# The boards outlive each test program, unlike an in-process emulated
 	# board: a fault knob a test left set would fail every later step.

@@ -10,6 +10,17 @@
  * device: the guest rings us after writing registers and we raise MSI-X
  * vectors. With only --shm (ivshmem-plain) we watch the registers, spinning
  * briefly and then sleeping.
+ *
+ * With --cluster the board is one node of an emulated cluster (emu/fabric.h,
+ * docs/fabric.md), so that several daemons, e.g. the two boards of one VM,
+ * are linked. The cluster object keeps the board's router and port blocks,
+ * which other processes route through; the board's own blocks live in the
+ * ivshmem memory (fcemu_cluster_map_regs()), so the guest sees them as the
+ * board writes them. The guest's copy of the router and port blocks is a
+ * mirror the daemon keeps in step on every round (sync_shared()). Packets
+ * for the board arrive without a doorbell: while the cluster has traffic
+ * in flight the daemon polls, and it sleeps (CLUSTER_IDLE_MS ticks) when
+ * idle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +40,7 @@
 #include <unistd.h>
 
 #include <fpgacomm/hw.h>
+#include "fabric.h"
 #include "fcemu.h"
 #include "ivshmem.h"
 
@@ -48,6 +60,12 @@ struct emud {
 	struct ivshmem_server srv;
 	bool have_srv;
 	bool verbose;
+	/* --cluster */
+	const char *cluster_name;
+	const char *topology;
+	struct fcemu_cluster *cluster;
+	unsigned int node;
+	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
 };
 
 static const char *prog = "fpgacomm-emud";
@@ -79,6 +97,11 @@ static void usage(FILE *f, int status)
 		"  -R, --guest-ram-size SIZE\n"
 		"  -m, --mem SIZE        board memory (default 1G)\n"
 		"  -n, --node N          fabric node id (default 0)\n"
+		"  -c, --cluster NAME    be node N of the emulated cluster NAME\n"
+		"                        (/dev/shm/fpgacomm-NAME); created with\n"
+		"                        --topology if it does not exist, removed by\n"
+		"                        the last daemon or program to leave it\n"
+		"  -t, --topology T      ring:N, mesh:XxY, torus:XxY or full:N\n"
 		"  -e, --engines N       DMA engines (default 2)\n"
 		"  -V, --vectors N       interrupt vectors (default %d)\n"
 		"      --bad-id          fault: the ID register reads all-ones\n"
@@ -208,11 +231,26 @@ enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT };
 #define PLAIN_SPIN_ROUNDS	64
 #define PLAIN_FAST_ROUNDS	1000	/* about a second at 1 ms */
 #define PLAIN_SLOW_MS		10
+/*
+ * In a cluster, packets for us arrive with no doorbell: while any router
+ * has input waiting, look every millisecond at most; when the cluster is
+ * quiet, every CLUSTER_IDLE_MS (the first packet of a burst waits that
+ * long at worst, the rest move at once).
+ */
+#define CLUSTER_IDLE_MS		20
 
 static int wait_ms(const struct emud *d, uint64_t moved, unsigned int idle)
 {
 	if (moved)
 		return 0;
+	if (d->cluster) {
+		if (idle < PLAIN_SPIN_ROUNDS)
+			return 0;
+		if (idle < PLAIN_SPIN_ROUNDS + PLAIN_FAST_ROUNDS ||
+		    fcemu_cluster_pending(d->cluster))
+			return 1;
+		return CLUSTER_IDLE_MS;
+	}
 	if (d->have_srv)
 		return -1;
 	if (idle < PLAIN_SPIN_ROUNDS)
@@ -220,6 +258,87 @@ static int wait_ms(const struct emud *d, uint64_t moved, unsigned int idle)
 	if (idle < PLAIN_SPIN_ROUNDS + PLAIN_FAST_ROUNDS)
 		return 1;
 	return PLAIN_SLOW_MS;
+}
+
+/*
+ * The router and port blocks live in the cluster, where any process's
+ * router updates them; the guest sees the copy in the ivshmem memory. Keep
+ * the two in step: board-written registers go to the guest; a host-written
+ * one (routing table, FABRIC_*) goes whichever way it last changed, the
+ * guest's write through the driver or a fabric manager's on the host.
+ */
+static void sync_shared(struct emud *d)
+{
+	volatile uint32_t *g = (volatile uint32_t *)d->shm;
+	volatile uint32_t *c = fcemu_cluster_bar0(d->cluster, d->node);
+	uint32_t off, cv, gv, *s;
+
+	for (off = FC_ROUTER_BASE; off < FC_CHAN_BASE; off += 4) {
+		cv = __atomic_load_n(&c[off / 4], __ATOMIC_ACQUIRE);
+		gv = g[off / 4];
+		if (!fc_hw_host_writable(off)) {
+			if (gv != cv)
+				g[off / 4] = cv;
+			continue;
+		}
+		s = &d->shadow[(off - FC_ROUTER_BASE) / 4];
+		if (gv != *s) {
+			__atomic_store_n(&c[off / 4], gv, __ATOMIC_RELEASE);
+			*s = gv;
+		} else if (cv != *s) {
+			g[off / 4] = cv;
+			*s = cv;
+		}
+	}
+}
+
+static void join_cluster(struct emud *d, struct fcemu_config *cfg)
+{
+	struct fcemu_topology t;
+	int ret;
+
+	ret = fcemu_cluster_attach(&d->cluster, d->cluster_name);
+	if (ret == -ENOENT && d->topology) {
+		if (fcemu_topology_parse(d->topology, &t))
+			die("bad topology '%s'", d->topology);
+		ret = fcemu_cluster_create(&d->cluster, d->cluster_name, &t,
+					   NULL);
+		if (ret == -EEXIST)	/* another daemon was quicker */
+			ret = fcemu_cluster_attach(&d->cluster,
+						   d->cluster_name);
+	}
+	if (ret == -ENOENT)
+		die("cluster %s: no such cluster (give --topology to create it)",
+		    d->cluster_name);
+	if (ret)
+		die("cluster %s: %s", d->cluster_name, strerror(-ret));
+	if (d->node >= fcemu_cluster_topology(d->cluster)->nodes)
+		die("cluster %s has no node %u", d->cluster_name, d->node);
+	ret = fcemu_cluster_claim(d->cluster, d->node);
+	if (ret)
+		die("cluster %s node %u: %s", d->cluster_name, d->node,
+		    ret == -EBUSY ? "taken by a live process" : strerror(-ret));
+	cfg->cluster = d->cluster;
+	cfg->node_id = d->node;
+}
+
+/* Release our node; the last to leave removes the cluster. */
+static void leave_cluster(struct emud *d)
+{
+	const struct fcemu_topology *t = fcemu_cluster_topology(d->cluster);
+	unsigned int n;
+
+	fcemu_cluster_release(d->cluster, d->node);
+	for (n = 0; n < t->nodes; n++) {
+		enum fcemu_node_state s = fcemu_cluster_node_state(d->cluster, n);
+
+		if (s == FCEMU_NODE_ALIVE)
+			break;
+	}
+	if (n == t->nodes)
+		fcemu_cluster_unlink(d->cluster_name);
+	fcemu_cluster_detach(d->cluster);
+	d->cluster = NULL;
 }
 
 static void accept_guest(struct emud *d, int ep)
@@ -259,6 +378,8 @@ static void run(struct emud *d, int sfd)
 	}
 
 	for (;;) {
+		bool rung = false;
+
 		n = epoll_wait(ep, ev, MAX_EVENTS, wait_ms(d, moved, idle));
 		if (n < 0) {
 			if (errno != EINTR)
@@ -284,10 +405,21 @@ static void run(struct emud *d, int sfd)
 			} else {
 				ivshmem_server_drain(&d->srv,
 						     (unsigned int)tag);
+				rung = true;
 			}
 		}
-		fcemu_notice(d->emu);
+		if (d->cluster)
+			sync_shared(d);
+		/*
+		 * As the hardware, we act on register writes once rung (a
+		 * driver that forgets to ring would hang); we also wake for
+		 * the fabric, which must not stand in for the doorbell.
+		 */
+		if (rung || !d->have_srv)
+			fcemu_notice(d->emu);
 		moved = fcemu_progress(d->emu, STEP_BYTES);
+		if (d->cluster)
+			sync_shared(d);
 		if (moved || n > 0)
 			idle = 0;
 		else if (idle < PLAIN_SPIN_ROUNDS + PLAIN_FAST_ROUNDS)
@@ -304,6 +436,8 @@ int main(int argc, char **argv)
 		{ "guest-ram-size", required_argument, NULL, 'R' },
 		{ "mem", required_argument, NULL, 'm' },
 		{ "node", required_argument, NULL, 'n' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "topology", required_argument, NULL, 't' },
 		{ "engines", required_argument, NULL, 'e' },
 		{ "vectors", required_argument, NULL, 'V' },
 		{ "bad-id", no_argument, NULL, 'B' },
@@ -320,7 +454,7 @@ int main(int argc, char **argv)
 
 	fcemu_config_default(&cfg);
 	cfg.board_mem_size = 1ull << 30;
-	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:e:V:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': d.socket_path = optarg; break;
 		case 'S': d.shm_path = optarg; break;
@@ -328,6 +462,8 @@ int main(int argc, char **argv)
 		case 'R': ram_create = parse_size(optarg, "guest RAM size"); break;
 		case 'm': cfg.board_mem_size = parse_size(optarg, "memory size"); break;
 		case 'n': cfg.node_id = parse_uint(optarg, FC_MAX_NODES - 1, "node"); break;
+		case 'c': d.cluster_name = optarg; break;
+		case 't': d.topology = optarg; break;
 		case 'e': cfg.dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
 		case 'V': vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
 		case 'B': cfg.bad_id = 1; break;
@@ -340,14 +476,29 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 	if (!vectors)
 		die("at least one vector is needed");
+	if (d.topology && !d.cluster_name)
+		die("--topology goes with --cluster");
+	d.node = cfg.node_id;
 
 	if (d.ram_path)
 		d.ram = map_file(d.ram_path, &d.ram_size, ram_create, NULL);
 	setup_shm(&d);
-	cfg.bar0 = d.shm;
+	if (d.cluster_name)
+		join_cluster(&d, &cfg);
+	else
+		cfg.bar0 = d.shm;
 	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
 	if (ret)
 		die("board: %s", strerror(-ret));
+	if (d.cluster) {
+		/* Our blocks into the guest's memory, the shared ones mirrored. */
+		ret = fcemu_cluster_map_regs(d.cluster, d.node, d.shm_fd,
+					     FC_IVSHMEM_REGS_OFF);
+		if (ret)
+			die("register file: %s", strerror(-ret));
+		memcpy(d.shadow, (uint8_t *)d.shm + FC_ROUTER_BASE,
+		       sizeof(d.shadow));
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -364,8 +515,9 @@ int main(int argc, char **argv)
 		d.have_srv = true;
 	}
 	if (d.verbose)
-		fprintf(stderr, "%s: board node %u, %llu MiB, %s%s, ready\n",
-			prog, cfg.node_id,
+		fprintf(stderr, "%s: board node %u%s%s, %llu MiB, %s%s, ready\n",
+			prog, cfg.node_id, d.cluster ? " of cluster " : "",
+			d.cluster ? d.cluster_name : "",
 			(unsigned long long)(cfg.board_mem_size >> 20),
 			d.have_srv ? "ivshmem server at " : "polling ",
 			d.have_srv ? d.socket_path : d.shm_path);
@@ -385,6 +537,8 @@ int main(int argc, char **argv)
 	if (d.have_srv)
 		ivshmem_server_fini(&d.srv);
 	fcemu_destroy(d.emu);
+	if (d.cluster)
+		leave_cluster(&d);
 	munmap(d.shm, SHM_SIZE);
 	if (d.ram)
 		munmap(d.ram, d.ram_size);

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: channel endpoints. A receive ring is programmed by the driver
+ * (CHAN_RING), from a MEM_ALLOC buffer of the calling file, so that
+ * userspace never handles the bus address the board writes to; the file
+ * then owns the endpoint, moves its HEAD (CHAN_HEAD) and reads its TAIL
+ * (REG_READ). Closing the file switches its endpoints off.
+ */
+#include <linux/delay.h>
+#include <linux/log2.h>
+#include <linux/uaccess.h>
+
+#include "fc.h"
+
+/* Largest ring: 2^20 slots of FC_CHAN_SLOT_SIZE bytes (64 MiB). */
+#define FC_CHAN_MAX_SLOTS	(1u << 20)
+/*
+ * After CTRL is cleared, how long an emulated board may still be writing a
+ * packet it took before it saw the write (fpgacomm-emud acts on register
+ * writes between rounds, each far shorter than this); a real board has
+ * stopped once the read-back of CTRL returns.
+ */
+#define FC_CHAN_GRACE_MS	20
+
+static void fc_chan_hw_off(struct fc_dev *fc, u32 chan)
+{
+	fc_wr32(fc, FC_CHAN_REG(chan, FC_CHAN_CTRL), 0);
+}
+
+/* Wait until the board no longer writes rings it was told to drop. */
+static void fc_chan_grace(struct fc_dev *fc)
+{
+	fc_ring(fc);
+	fc_rd32(fc, FC_CHAN_REG(0, FC_CHAN_CTRL));	/* flush posted writes */
+	if (fc->type == FC_BOARD_IVSHMEM)
+		msleep(FC_CHAN_GRACE_MS);
+}
+
+/* Drop the buffers of endpoints switched off, once the grace is over. */
+static void fc_chan_put_stale(struct fc_dev *fc)
+{
+	struct fc_mem *m;
+	unsigned int i;
+
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		struct fc_chan_ep *ep = &fc->chans[i];
+
+		if (!ep->stale)
+			continue;
+		m = ep->mem;
+		ep->mem = NULL;
+		ep->stale = false;
+		fc_mem_put(m);
+	}
+	mutex_unlock(&fc->chan_lock);
+}
+
+static int fc_chan_ring_check(struct fc_file *ff,
+			      const struct fc_ioc_chan_ring *a,
+			      struct fc_mem **out)
+{
+	struct fc_mem *m;
+
+	*out = NULL;
+	if (a->flags & ~FC_CHAN_RING_OFF || a->head || a->reserved0 ||
+	    a->reserved[0] || a->reserved[1] || a->chan >= FC_MAX_CHANNELS)
+		return -EINVAL;
+	if (!(ff->fc->caps & FC_CAP_CHANNELS))
+		return -EOPNOTSUPP;
+	if (a->flags & FC_CHAN_RING_OFF)
+		return a->handle || a->slots || a->offset ? -EINVAL : 0;
+	if (!a->slots || !is_power_of_2(a->slots) ||
+	    a->slots > FC_CHAN_MAX_SLOTS || a->offset % FC_CHAN_SLOT_SIZE)
+		return -EINVAL;
+	m = fc_mem_lookup(ff, a->handle);
+	if (!m)
+		return -EINVAL;
+	/* The board writes the ring by one bus address: contiguous only. */
+	if (!m->alloc) {
+		fc_mem_put(m);
+		return -EINVAL;
+	}
+	if (a->offset > m->len ||
+	    (u64)a->slots * FC_CHAN_SLOT_SIZE > m->len - a->offset) {
+		fc_mem_put(m);
+		return -ERANGE;
+	}
+	*out = m;
+	return 0;
+}
+
+long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_chan_ring a;
+	struct fc_chan_ep *ep;
+	struct fc_mem *m;
+	bool grace = false;
+	dma_addr_t bus;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_chan_ring_check(ff, &a, &m);
+	if (ret)
+		return ret;
+
+	mutex_lock(&fc->chan_lock);
+	ep = &fc->chans[a.chan];
+	if (ep->owner && ep->owner != ff) {
+		mutex_unlock(&fc->chan_lock);
+		fc_mem_put(m);
+		return -EBUSY;
+	}
+	fc_chan_hw_off(fc, a.chan);
+	if (ep->mem) {
+		/* The old ring may still be written: keep it for the grace. */
+		ep->stale = true;
+		grace = true;
+	}
+	ep->owner = NULL;
+	if (m && grace) {
+		/* Let the board leave the old ring before using the new one. */
+		mutex_unlock(&fc->chan_lock);
+		fc_chan_grace(fc);
+		fc_chan_put_stale(fc);
+		grace = false;
+		mutex_lock(&fc->chan_lock);
+		if (ep->owner || ep->mem) {
+			/* Another file took it meanwhile. */
+			mutex_unlock(&fc->chan_lock);
+			fc_mem_put(m);
+			return -EBUSY;
+		}
+	}
+	if (m) {
+		bus = m->dma + a.offset;
+		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_LO),
+			lower_32_bits(bus));
+		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_HI),
+			upper_32_bits(bus));
+		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_SLOTS), a.slots);
+		/* HEAD == TAIL: an empty ring, starting where the board is. */
+		a.head = fc_rd32(fc, FC_CHAN_REG(a.chan, FC_CHAN_TAIL));
+		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_HEAD), a.head);
+		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_CTRL),
+			FC_CHAN_CTRL_ENABLE);
+		ep->owner = ff;
+		ep->mem = m;
+	}
+	mutex_unlock(&fc->chan_lock);
+	fc_ring(fc);
+	if (grace) {
+		fc_chan_grace(fc);
+		fc_chan_put_stale(fc);
+	}
+	if (copy_to_user(arg, &a, sizeof(a)))
+		return -EFAULT;
+	return 0;
+}
+
+long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_chan_head a;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved || a.chan >= FC_MAX_CHANNELS)
+		return -EINVAL;
+	/* Only this file gives its endpoints away: no lock needed to look. */
+	if (READ_ONCE(fc->chans[a.chan].owner) != ff)
+		return -EPERM;
+	fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_HEAD), a.head);
+	fc_ring(fc);
+	return 0;
+}
+
+/* The file is closed: switch its endpoints off, then free their rings. */
+void fc_chan_release_file(struct fc_file *ff)
+{
+	struct fc_dev *fc = ff->fc;
+	bool any = false;
+	unsigned int i;
+
+	/* The registers stay mapped while we hold off a removal. */
+	down_read(&fc->remove_sem);
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		struct fc_chan_ep *ep = &fc->chans[i];
+
+		if (ep->owner != ff)
+			continue;
+		if (!fc->dead)
+			fc_chan_hw_off(fc, i);
+		ep->owner = NULL;
+		ep->stale = true;
+		any = true;
+	}
+	mutex_unlock(&fc->chan_lock);
+	if (any && !fc->dead)
+		fc_chan_grace(fc);
+	up_read(&fc->remove_sem);
+	if (any)
+		fc_chan_put_stale(fc);
+}
+
+/* The board is gone (remove): nothing writes the rings any more. */
+void fc_chan_kill(struct fc_dev *fc)
+{
+	unsigned int i;
+
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		fc_mem_put(fc->chans[i].mem);
+		fc->chans[i].mem = NULL;
+		fc->chans[i].owner = NULL;
+		fc->chans[i].stale = false;
+	}
+	mutex_unlock(&fc->chan_lock);
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Two boards of one fabric driven from one process: channel messages both
+ * ways and a remote write, verified byte for byte. In a VM
+ * (scripts/vm/vm-tests-guest.sh) the boards are /dev/fpgacomm0 and
+ * /dev/fpgacomm1 behind fpgacomm.ko, two fpgacomm-emud of one emulated
+ * cluster: the channel goes through the driver (CHAN_RING, CHAN_HEAD,
+ * SUBMIT to a channel). On the host, two emulated boards of a cluster this
+ * program makes.
+ *
+ * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
+ * FPGACOMM_TEST_DEVICE naming a real board, the test is skipped.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "fabric.h"
+
+#define PORT		7
+#define BOARD_OFF	(1u << 20)
+
+static char names[2][128];
+static char cluster[32];
+static struct fc_dev *bd[2];
+static struct fc_world world[2];
+/*
+ * Emulated boards move only when their process calls into the library: a
+ * thread keeps both going, as two ranks' processes would (a board behind
+ * the driver moves on its own).
+ */
+static pthread_t pump;
+static volatile int pumping;
+
+static void *pump_main(void *arg)
+{
+	(void)arg;
+	while (pumping) {
+		fc_progress(bd[0]);
+		fc_progress(bd[1]);
+		usleep(50);
+	}
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	const char *pair = getenv("FPGACOMM_TEST_PAIR");
+	const char *one = getenv("FPGACOMM_TEST_DEVICE");
+	struct fcemu_topology t;
+	int i, rc;
+
+	(void)state;
+	if (pair && *pair) {
+		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
+			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
+			return -1;
+		}
+	} else if (one && *one && strncmp(one, "emu:", 4)) {
+		return 0;	/* one real board: nothing to pair it with */
+	} else {
+		snprintf(cluster, sizeof(cluster), "pair-%d", (int)getpid());
+		fcemu_cluster_unlink(cluster);
+		if (fcemu_topology_parse("full:2", &t))
+			return -1;
+		{
+			struct fcemu_cluster *c;
+
+			rc = fcemu_cluster_create(&c, cluster, &t, NULL);
+			if (rc) {
+				print_message("cluster %s: %s\n", cluster,
+					      fc_strerror(rc));
+				return -1;
+			}
+			/* the boards attach by name; the object stays */
+			fcemu_cluster_detach(c);
+		}
+		for (i = 0; i < 2; i++)
+			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
+				 cluster, i);
+	}
+	for (i = 0; i < 2; i++) {
+		rc = fc_open(&bd[i], names[i]);
+		if (rc) {
+			print_message("fc_open(%s): %s\n", names[i],
+				      fc_strerror(rc));
+			return -1;
+		}
+	}
+	if (!strncmp(names[0], "emu:", 4)) {
+		pumping = 1;
+		if (pthread_create(&pump, NULL, pump_main, NULL)) {
+			pumping = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int i;
+
+	(void)state;
+	if (pumping) {
+		pumping = 0;
+		pthread_join(pump, NULL);
+	}
+	for (i = 0; i < 2; i++)
+		if (bd[i])
+			fc_close(bd[i]);
+	if (*cluster)
+		fcemu_cluster_unlink(cluster);
+	return 0;
+}
+
+static void need_pair(void)
+{
+	if (!bd[0] || !bd[1])
+		skip_because("FPGACOMM_TEST_DEVICE names one real board; "
+			     "FPGACOMM_TEST_PAIR names two");
+}
+
+static void test_world(void **state)
+{
+	int i;
+
+	(void)state;
+	need_pair();
+	for (i = 0; i < 2; i++) {
+		assert_ok(fc_world_query(bd[i], &world[i]));
+		print_message("%s: rank %u of %u, node %u, %s\n", names[i],
+			      world[i].rank, world[i].size, world[i].node_id,
+			      world[i].topology);
+		assert_true(world[i].size >= 2);
+		assert_int_equal(world[i].size, world[0].size);
+		assert_string_equal(world[i].topology, world[0].topology);
+	}
+	assert_int_not_equal(world[0].rank, world[1].rank);
+}
+
+/*
+ * Both requests until they end. One thread drives both boards: a message
+ * larger than the receive ring moves only while the receiver drains it.
+ */
+static void wait_both(struct fc_req *a, struct fc_req *b, size_t *len)
+{
+	int ra = -EINPROGRESS, rb = -EINPROGRESS, spins = 0;
+	uint64_t deadline = (uint64_t)time(NULL) + WAIT_MS / 1000;
+
+	while (ra == -EINPROGRESS || rb == -EINPROGRESS) {
+		if (ra == -EINPROGRESS)
+			ra = fc_req_test(a, NULL);
+		if (rb == -EINPROGRESS)
+			rb = fc_req_test(b, len);
+		if ((uint64_t)time(NULL) > deadline) {
+			print_message("still waiting: send %d, receive %d\n",
+				      ra, rb);
+			fail();
+		}
+		if (++spins % 64 == 0)
+			usleep(100);
+	}
+	assert_ok(ra);
+	assert_ok(rb);
+}
+
+/* One message of @len bytes from one board to the other, verified. */
+static void one_message(struct fc_chan *tx, struct fc_chan *rx, size_t len,
+			const char *what)
+{
+	uint8_t *out = malloc(len), *in = malloc(len + 64);
+	struct fc_req *s, *r;
+	size_t got = 0;
+
+	assert_non_null(out);
+	assert_non_null(in);
+	rnd_fill(out, len);
+	memset(in, 0xa5, len + 64);
+	assert_ok(fc_chan_irecv(rx, in, len + 64, &r));
+	assert_ok(fc_chan_isend(tx, out, len, &s));
+	wait_both(s, r, &got);
+	assert_int_equal(got, len);
+	assert_same(in, out, len, what);
+	free(out);
+	free(in);
+}
+
+static void test_channel_both_ways(void **state)
+{
+	static const size_t sizes[] = { 1, 59, 60, 61, 1000, 4096, 65539,
+					200000 };
+	struct fc_chan *c0, *c1;
+	char what[64];
+	unsigned int i;
+
+	(void)state;
+	need_pair();
+	rng_reset("channel_both_ways");
+	assert_ok(fc_world_query(bd[0], &world[0]));
+	assert_ok(fc_world_query(bd[1], &world[1]));
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, &c0));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT, 0, &c1));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(what, sizeof(what), "%zu bytes, 0 -> 1", sizes[i]);
+		one_message(c0, c1, sizes[i], what);
+		snprintf(what, sizeof(what), "%zu bytes, 1 -> 0", sizes[i]);
+		one_message(c1, c0, sizes[i], what);
+	}
+	print_message("%u messages each way, %zu to %zu bytes\n", i, sizes[0],
+		      sizes[i - 1]);
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+}
+
+/* Several messages in flight before the receiver looks: order kept. */
+static void test_channel_queue(void **state)
+{
+	enum { N = 16, LEN = 3000 };
+	struct fc_req *req[N];
+	uint8_t out[N][LEN], in[LEN];
+	struct fc_chan *c0, *c1;
+	size_t got;
+	int i;
+
+	(void)state;
+	need_pair();
+	rng_reset("channel_queue");
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 1, 0, &c1));
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 1, 0, &c0));
+	for (i = 0; i < N; i++) {
+		rnd_fill(out[i], LEN);
+		assert_ok(fc_chan_isend(c1, out[i], LEN, &req[i]));
+	}
+	for (i = 0; i < N; i++)
+		assert_ok(fc_req_wait(req[i], WAIT_MS, NULL));
+	for (i = 0; i < N; i++) {
+		assert_ok(fc_chan_recv(c0, in, sizeof(in), &got, WAIT_MS));
+		assert_int_equal(got, LEN);
+		assert_same(in, out[i], LEN, "queued message");
+	}
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+}
+
+/* A remote write into the peer's board memory, read back by the peer. */
+static void test_put_board(void **state)
+{
+	enum { LEN = 10000 };
+	struct fc_mem *src, *back;
+	struct fc_xfer x;
+
+	(void)state;
+	need_pair();
+	rng_reset("put_board");
+	assert_ok(fc_mem_alloc(bd[0], LEN, 0, &src));
+	assert_ok(fc_mem_alloc(bd[1], LEN, 0, &back));
+	rnd_fill(src->addr, LEN);
+	memset(back->addr, 0, LEN);
+	assert_ok(fc_put(bd[0], FC_FABRIC_ADDR(world[1].node_id,
+					       FC_REGION_BOARD, BOARD_OFF),
+			 src, 0, LEN, WAIT_MS));
+	x = xfer(fc_board(BOARD_OFF), fc_host(back, 0), LEN);
+	assert_ok(fc_dma_run(bd[1], &x, 1, WAIT_MS));
+	assert_same(back->addr, src->addr, LEN, "put into board memory");
+	assert_ok(fc_mem_free(bd[0], src));
+	assert_ok(fc_mem_free(bd[1], back));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_world),
+		cmocka_unit_test(test_channel_both_ways),
+		cmocka_unit_test(test_channel_queue),
+		cmocka_unit_test(test_put_board),
+	};
+	int rc;
+
+	seed = (uint64_t)getpid() * 2654435761u;
+	rc = cmocka_run_group_tests_name("fabric_pair", tests, setup, teardown);
+	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
+		return EXIT_SKIP;
+	return rc;
+}
