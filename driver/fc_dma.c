@@ -410,27 +410,12 @@ static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
 static int fc_check_loc(struct fc_dev *fc, const struct fc_ioc_loc *loc,
 			u64 len)
 {
-	switch (loc->space) {
-	case FC_SPACE_HOST:
-		if (loc->addr + len < loc->addr)
-			return -ERANGE;
-		return 0;
-	case FC_SPACE_BOARD:
-		if (loc->handle)
-			return -EINVAL;
-		if (loc->addr > fc->mem_size || len > fc->mem_size - loc->addr)
-			return -ERANGE;
-		return 0;
-	case FC_SPACE_FABRIC:
-		if (loc->handle)
-			return -EINVAL;
-		if (loc->addr & FC_FABRIC_RSVD_MASK ||
-		    FC_FABRIC_OFFSET(loc->addr) + len - 1 > FC_FABRIC_OFFSET_MASK)
-			return -ERANGE;
-		return 0;
-	default:
+	if (loc->space == FC_SPACE_HOST)
+		return loc->addr + len < loc->addr ? -ERANGE : 0;
+	/* Board memory and the fabric are not registered memory. */
+	if (loc->handle)
 		return -EINVAL;
-	}
+	return fc_hw_span_check(loc->space, loc->addr, len, fc->mem_size);
 }
 
 static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x)

@@ -180,8 +180,11 @@ struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle)
 	return m;
 }
 
-static int fc_mem_check(const struct fc_ioc_mem *a)
+/* Copies in the argument of a MEM_* ioctl and checks its unused fields. */
+static int fc_mem_get_arg(struct fc_ioc_mem *a, void __user *arg)
 {
+	if (copy_from_user(a, arg, sizeof(*a)))
+		return -EFAULT;
 	if (a->flags || a->reserved[0] || a->reserved[1])
 		return -EINVAL;
 	return 0;
@@ -217,9 +220,7 @@ long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg)
 	struct fc_mem *m;
 	int ret;
 
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	ret = fc_mem_check(&a);
+	ret = fc_mem_get_arg(&a, arg);
 	if (ret)
 		return ret;
 	if (a.mmap_offset)
@@ -237,9 +238,7 @@ long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
 	struct fc_mem *m;
 	int ret;
 
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	ret = fc_mem_check(&a);
+	ret = fc_mem_get_arg(&a, arg);
 	if (ret)
 		return ret;
 	if (a.addr || a.mmap_offset || !a.len)
@@ -269,9 +268,7 @@ long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg)
 	struct fc_mem *m;
 	int ret;
 
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	ret = fc_mem_check(&a);
+	ret = fc_mem_get_arg(&a, arg);
 	if (ret)
 		return ret;
 	if (a.addr || a.len || a.mmap_offset || !a.handle)

@@ -123,93 +123,122 @@ static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 	return 1;
 }
 
+/*
+ * Sends a span of @span source bytes at @src, the current descriptor's from
+ * offset cur_off on, towards @dst. RETURN VALUE: the bytes sent; fewer than
+ * @span with *@blocked set when the fabric has no room.
+ */
+typedef uint64_t (*send_span_fn)(struct fcemu *emu, struct fcemu_dma *dma,
+				 uint64_t dst, const uint8_t *src,
+				 uint64_t span, bool *blocked);
+
+/* Up to @budget bytes of the current descriptor, a span at a time. */
+static uint64_t send_spans(struct fcemu *emu, struct fcemu_dma *dma,
+			   uint64_t budget, bool *blocked, int *err,
+			   send_span_fn send_span)
+{
+	const struct fc_hw_desc *d = &dma->chain[dma->cur];
+	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
+	uint64_t moved = 0, span, done;
+	const uint8_t *src;
+
+	while (!*blocked && dma->cur_off < len && moved < budget) {
+		span = len - dma->cur_off;
+		if (span > budget - moved)
+			span = budget - moved;
+		if (span > SPAN_MAX)
+			span = SPAN_MAX;
+		src = fcemu__resolve(emu, d->src_space,
+				     le64toh(d->src) + dma->cur_off, span);
+		if (!src) {
+			*err = FC_DMA_ERR_ADDR;
+			return moved;
+		}
+		done = send_span(emu, dma, dst, src, span, blocked);
+		dma->cur_off += done;
+		moved += done;
+	}
+	return moved;
+}
+
+static unsigned int data_chan(uint64_t dst)
+{
+	return FC_FABRIC_OFFSET(dst) >> FC_FABRIC_CHAN_SHIFT;
+}
+
+static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
+			       uint64_t dst, const uint8_t *src,
+			       uint64_t span, bool *blocked)
+{
+	unsigned int node = FC_FABRIC_NODE(dst), chan = data_chan(dst);
+	uint64_t done, n;
+
+	for (done = 0; done < span; done += n) {
+		/* A full packet leaves once more bytes follow it. */
+		if (dma->part_len == FC_PKT_PAYLOAD &&
+		    !flush_data(emu, dma, node, chan, false)) {
+			*blocked = true;
+			break;
+		}
+		n = FC_PKT_PAYLOAD - dma->part_len;
+		if (n > span - done)
+			n = span - done;
+		memcpy(dma->part.payload + dma->part_len, src + done, n);
+		dma->part_len += n;
+	}
+	return done;
+}
+
 static uint64_t send_data(struct fcemu *emu, struct fcemu_dma *dma,
 			  uint64_t budget, bool *blocked, int *err)
 {
 	const struct fc_hw_desc *d = &dma->chain[dma->cur];
 	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
-	unsigned int node = FC_FABRIC_NODE(dst);
-	unsigned int chan = FC_FABRIC_OFFSET(dst) >> FC_FABRIC_CHAN_SHIFT;
-	uint64_t moved = 0, span, done, n;
-	const uint8_t *src;
+	uint64_t moved;
 
-	while (!*blocked && dma->cur_off < len && moved < budget) {
-		span = len - dma->cur_off;
-		if (span > budget - moved)
-			span = budget - moved;
-		if (span > SPAN_MAX)
-			span = SPAN_MAX;
-		src = fcemu__resolve(emu, d->src_space,
-				     le64toh(d->src) + dma->cur_off, span);
-		if (!src) {
-			*err = FC_DMA_ERR_ADDR;
-			return moved;
-		}
-		for (done = 0; done < span; done += n) {
-			/* A full packet leaves once more bytes follow it. */
-			if (dma->part_len == FC_PKT_PAYLOAD &&
-			    !flush_data(emu, dma, node, chan, false)) {
-				*blocked = true;
-				break;
-			}
-			n = FC_PKT_PAYLOAD - dma->part_len;
-			if (n > span - done)
-				n = span - done;
-			memcpy(dma->part.payload + dma->part_len, src + done, n);
-			dma->part_len += n;
-		}
-		dma->cur_off += done;
-		moved += done;
-	}
+	moved = send_spans(emu, dma, budget, blocked, err, send_data_span);
+	if (*err)
+		return moved;
 	/* The message's last packet; with F_MORE it goes on in the next one. */
 	if (!*blocked && dma->cur_off == len &&
 	    !(le16toh(d->flags) & FC_DESC_F_MORE) &&
-	    !flush_data(emu, dma, node, chan, true))
+	    !flush_data(emu, dma, FC_FABRIC_NODE(dst), data_chan(dst), true))
 		*blocked = true;
 	return moved;
+}
+
+static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
+			      uint64_t dst, const uint8_t *src,
+			      uint64_t span, bool *blocked)
+{
+	unsigned int node = FC_FABRIC_NODE(dst);
+	struct fc_hw_pkt pkt;
+	uint64_t done, n, a;
+
+	for (done = 0; done < span; done += n) {
+		n = span - done < FC_PKT_PUT_DATA ? span - done : FC_PKT_PUT_DATA;
+		/* node bits zero: the receiver applies region + offset */
+		a = htole64((dst & PUT_ADDR_MASK) + dma->cur_off + done);
+		memcpy(pkt.payload, &a, sizeof(a));
+		memcpy(pkt.payload + FC_PKT_PUT_ADDR_BYTES, src + done, n);
+		memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
+		       FC_PKT_PUT_DATA - n);
+		if (!inject(emu, &pkt, FC_PKT_HDR(node, self(emu), 0, n,
+						  FC_PKT_T_PUT))) {
+			*blocked = true;
+			break;
+		}
+	}
+	return done;
 }
 
 static uint64_t send_put(struct fcemu *emu, struct fcemu_dma *dma,
 			 uint64_t budget, bool *blocked, int *err)
 {
-	const struct fc_hw_desc *d = &dma->chain[dma->cur];
-	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
-	unsigned int node = FC_FABRIC_NODE(dst);
-	uint64_t moved = 0, span, done, n, a;
-	struct fc_hw_pkt pkt;
-	const uint8_t *src;
+	uint64_t dst = le64toh(dma->chain[dma->cur].dst);
 
-	dma->fence_need |= 1ull << node;
-	while (!*blocked && dma->cur_off < len && moved < budget) {
-		span = len - dma->cur_off;
-		if (span > budget - moved)
-			span = budget - moved;
-		if (span > SPAN_MAX)
-			span = SPAN_MAX;
-		src = fcemu__resolve(emu, d->src_space,
-				     le64toh(d->src) + dma->cur_off, span);
-		if (!src) {
-			*err = FC_DMA_ERR_ADDR;
-			return moved;
-		}
-		for (done = 0; done < span; done += n) {
-			n = span - done < FC_PKT_PUT_DATA ? span - done : FC_PKT_PUT_DATA;
-			/* node bits zero: the receiver applies region + offset */
-			a = htole64((dst & PUT_ADDR_MASK) + dma->cur_off + done);
-			memcpy(pkt.payload, &a, sizeof(a));
-			memcpy(pkt.payload + FC_PKT_PUT_ADDR_BYTES, src + done, n);
-			memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
-			       FC_PKT_PUT_DATA - n);
-			if (!inject(emu, &pkt, FC_PKT_HDR(node, self(emu), 0, n,
-							  FC_PKT_T_PUT))) {
-				*blocked = true;
-				break;
-			}
-		}
-		dma->cur_off += done;
-		moved += done;
-	}
-	return moved;
+	dma->fence_need |= 1ull << FC_FABRIC_NODE(dst);
+	return send_spans(emu, dma, budget, blocked, err, send_put_span);
 }
 
 uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,

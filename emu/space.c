@@ -12,7 +12,7 @@
 
 static int check_board(const struct fcemu *emu, uint64_t addr, uint64_t len)
 {
-	if (addr > emu->mem_size || len > emu->mem_size - addr)
+	if (!fc_hw_board_span_ok(addr, len, emu->mem_size))
 		return FC_DMA_ERR_ADDR;
 	return FC_DMA_ERR_NONE;
 }

@@ -309,28 +309,32 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
 	return 0;
 }
 
-FC__EXPORT int fc_chan_isend(struct fc_chan *ch, const void *buf, size_t len,
-			     struct fc_req **reqp)
+/* Posts a send of @sbuf (@send) or a receive into @rbuf, of @n bytes. */
+static int chan_post(struct fc_chan *ch, bool send, const void *sbuf,
+		     void *rbuf, size_t n, struct fc_req **reqp)
 {
 	int ret = chan_get(ch);
 
 	if (ret)
 		return ret;
-	ret = fc__isend(ch, buf, len, reqp);
+	if (send)
+		ret = fc__isend(ch, sbuf, n, reqp);
+	else
+		ret = fc__irecv(ch, rbuf, n, reqp);
 	fc__fab_unlock(ch->dev->fab);
 	return ret;
+}
+
+FC__EXPORT int fc_chan_isend(struct fc_chan *ch, const void *buf, size_t len,
+			     struct fc_req **reqp)
+{
+	return chan_post(ch, true, buf, NULL, len, reqp);
 }
 
 FC__EXPORT int fc_chan_irecv(struct fc_chan *ch, void *buf, size_t cap,
 			     struct fc_req **reqp)
 {
-	int ret = chan_get(ch);
-
-	if (ret)
-		return ret;
-	ret = fc__irecv(ch, buf, cap, reqp);
-	fc__fab_unlock(ch->dev->fab);
-	return ret;
+	return chan_post(ch, false, NULL, buf, cap, reqp);
 }
 
 FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
@@ -384,7 +388,11 @@ out_unlock:
 
 /* ---- Requests ---- */
 
-FC__EXPORT int fc_req_test(struct fc_req *req, size_t *len)
+enum req_op { REQ_TEST, REQ_WAIT, REQ_CANCEL };
+
+/* Runs @op on @req with its fabric locked. */
+static int req_call(struct fc_req *req, enum req_op op, int timeout_ms,
+		    size_t *len)
 {
 	struct fc__fabric *fab;
 	int ret;
@@ -393,37 +401,34 @@ FC__EXPORT int fc_req_test(struct fc_req *req, size_t *len)
 		return -EINVAL;
 	fab = req->dev->fab;
 	fc__fab_lock(fab);
-	ret = fc__req_test(req, len);
+	switch (op) {
+	case REQ_TEST:
+		ret = fc__req_test(req, len);
+		break;
+	case REQ_WAIT:
+		ret = fc__req_wait(req, timeout_ms, len);
+		break;
+	default:
+		ret = fc__req_cancel(req);
+		break;
+	}
 	fc__fab_unlock(fab);
 	return ret;
+}
+
+FC__EXPORT int fc_req_test(struct fc_req *req, size_t *len)
+{
+	return req_call(req, REQ_TEST, 0, len);
 }
 
 FC__EXPORT int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len)
 {
-	struct fc__fabric *fab;
-	int ret;
-
-	if (!req)
-		return -EINVAL;
-	fab = req->dev->fab;
-	fc__fab_lock(fab);
-	ret = fc__req_wait(req, timeout_ms, len);
-	fc__fab_unlock(fab);
-	return ret;
+	return req_call(req, REQ_WAIT, timeout_ms, len);
 }
 
 FC__EXPORT int fc_req_cancel(struct fc_req *req)
 {
-	struct fc__fabric *fab;
-	int ret;
-
-	if (!req)
-		return -EINVAL;
-	fab = req->dev->fab;
-	fc__fab_lock(fab);
-	ret = fc__req_cancel(req);
-	fc__fab_unlock(fab);
-	return ret;
+	return req_call(req, REQ_CANCEL, 0, NULL);
 }
 
 FC__EXPORT int fc_progress(struct fc_dev *dev)

@@ -14,32 +14,22 @@ static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
 
 	if (loc->reserved)
 		return -EINVAL;
-	switch (loc->space) {
-	case FC_SPACE_HOST:
+	if (loc->space == FC_SPACE_HOST) {
 		m = loc->mem ? fc__mem_find(dev, loc->mem) : NULL;
 		if (!m)
 			return -EINVAL;
 		if (loc->addr > m->pub.len || len > m->pub.len - loc->addr)
 			return -ERANGE;
 		return 0;
-	case FC_SPACE_BOARD:
-		if (loc->mem)
-			return -EINVAL;
-		if (loc->addr > dev->info.board_mem_size ||
-		    len > dev->info.board_mem_size - loc->addr)
-			return -ERANGE;
-		return 0;
-	case FC_SPACE_FABRIC:
-		/* Routes are the board's business; the layout is ours. */
-		if (loc->mem)
-			return -EINVAL;
-		if (loc->addr & FC_FABRIC_RSVD_MASK ||
-		    FC_FABRIC_OFFSET(loc->addr) + len - 1 > FC_FABRIC_OFFSET_MASK)
-			return -ERANGE;
-		return 0;
-	default:
-		return -EINVAL;
 	}
+	/*
+	 * Board memory and the fabric are not registered memory. Fabric
+	 * routes are the board's business; the address layout is ours.
+	 */
+	if (loc->mem)
+		return -EINVAL;
+	return fc_hw_span_check(loc->space, loc->addr, len,
+				dev->info.board_mem_size);
 }
 
 static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x, bool last)

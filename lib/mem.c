@@ -55,23 +55,18 @@ static void free_pages(void *p, size_t len, bool numa)
 		munmap(p, len);
 }
 
-static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
-		   size_t map_len, bool numa, struct fc_mem **memp)
+/*
+ * Hands @m, filled in by the caller, to the backend's @setup (mem_map or
+ * mem_alloc_contig) and lists it; frees it if that fails.
+ */
+static int publish_mem(struct fc_dev *dev, struct fc__mem *m,
+		       int (*setup)(struct fc_dev *dev, struct fc__mem *mem),
+		       struct fc_mem **memp)
 {
-	struct fc__mem *m;
 	int ret;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->pub.addr = addr;
-	m->pub.len = len;
-	m->owned = owned;
-	m->map_len = map_len;
-	m->numa = numa;
-
 	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->mem_map(dev, m);
+	ret = setup(dev, m);
 	if (!ret) {
 		m->next = dev->mems;
 		dev->mems = m;
@@ -83,6 +78,22 @@ static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
 	}
 	*memp = &m->pub;
 	return 0;
+}
+
+static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
+		   size_t map_len, bool numa, struct fc_mem **memp)
+{
+	struct fc__mem *m;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->pub.addr = addr;
+	m->pub.len = len;
+	m->owned = owned;
+	m->map_len = map_len;
+	m->numa = numa;
+	return publish_mem(dev, m, dev->be->mem_map, memp);
 }
 
 FC__EXPORT int fc_mem_alloc(struct fc_dev *dev, size_t len, unsigned int flags,
@@ -111,7 +122,6 @@ FC__EXPORT int fc_mem_alloc(struct fc_dev *dev, size_t len, unsigned int flags,
 int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp)
 {
 	struct fc__mem *m;
-	int ret;
 
 	if (!dev->be->mem_alloc_contig)
 		return fc_mem_alloc(dev, len, 0, memp);
@@ -120,19 +130,7 @@ int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp)
 		return -ENOMEM;
 	m->pub.len = len;
 	m->contig = true;
-	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->mem_alloc_contig(dev, m);
-	if (!ret) {
-		m->next = dev->mems;
-		dev->mems = m;
-	}
-	pthread_mutex_unlock(&dev->lock);
-	if (ret) {
-		free(m);
-		return ret;
-	}
-	*memp = &m->pub;
-	return 0;
+	return publish_mem(dev, m, dev->be->mem_alloc_contig, memp);
 }
 
 FC__EXPORT int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,

@@ -50,8 +50,7 @@ static int put_start(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 	if (FC_FABRIC_REGION(dst) == FC_REGION_CHAN ||
 	    node >= dev->fab->world.size)
 		return -EINVAL;
-	if (dst & FC_FABRIC_RSVD_MASK ||
-	    FC_FABRIC_OFFSET(dst) + len - 1 > FC_FABRIC_OFFSET_MASK)
+	if (!fc_hw_fabric_span_ok(dst, len))
 		return -ERANGE;
 	pthread_mutex_lock(&dev->lock);
 	m = fc__mem_find(dev, src);

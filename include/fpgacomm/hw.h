@@ -450,6 +450,40 @@ static inline int fc_hw_host_writable(__u32 off)
 	return 0;
 }
 
+/* Is [@addr, @addr + @len) within a board memory of @mem_size bytes? */
+static inline int fc_hw_board_span_ok(__u64 addr, __u64 len, __u64 mem_size)
+{
+	return addr <= mem_size && len <= mem_size - addr;
+}
+
+/*
+ * Is [@addr, @addr + @len) a valid fabric span: reserved bits clear, and
+ * within one region of one node? @len is not zero.
+ */
+static inline int fc_hw_fabric_span_ok(__u64 addr, __u64 len)
+{
+	return !(addr & FC_FABRIC_RSVD_MASK) &&
+	       FC_FABRIC_OFFSET(addr) + len - 1 <= FC_FABRIC_OFFSET_MASK;
+}
+
+/*
+ * Checks the bounds of @len bytes (not zero) at @addr in board memory of
+ * @mem_size bytes or in the fabric: 0, -ERANGE outside, -EINVAL for another
+ * space (host memory is checked against its registration, not here).
+ */
+static inline int fc_hw_span_check(__u32 space, __u64 addr, __u64 len,
+				   __u64 mem_size)
+{
+	switch (space) {
+	case FC_SPACE_BOARD:
+		return fc_hw_board_span_ok(addr, len, mem_size) ? 0 : -ERANGE;
+	case FC_SPACE_FABRIC:
+		return fc_hw_fabric_span_ok(addr, len) ? 0 : -ERANGE;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* The errno a chain ending with DMA error @err reports (0 for none). */
 static inline int fc_hw_dma_errno(__u32 err)
 {
