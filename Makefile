@@ -105,7 +105,10 @@ demo: deps
 
 # DMA on the emulated board beside memcpy, then one chain of 255 against
 # 255 single transfers through the driver in a VM (skipped, saying why,
-# without qemu, a kernel with headers or strace: install-deps.sh --vm).
+# without qemu, a kernel with headers or strace: install-deps.sh --vm),
+# then channels between two ranks beside Open MPI (install-deps.sh --mpi;
+# its half skipped, saying why, if that fails) and latency against hop
+# count on a 4x4 torus.
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -118,6 +121,11 @@ bench: deps
 	elif [ $$rc != 0 ]; then \
 		exit $$rc; \
 	fi
+	@echo
+	@echo "== Channels beside Open MPI, hops on a torus (scripts/bench-fabric.sh)"
+	@scripts/install-deps.sh --mpi || \
+		echo "bench: Open MPI could not be installed; the fabric bench runs without it"
+	scripts/bench-fabric.sh
 
 driver:
 	@scripts/build-driver.sh

@@ -7,6 +7,8 @@
 #
 #   scripts/install-deps.sh        build and emulator tests
 #   scripts/install-deps.sh --vm   also what the VM driver tests need
+#   scripts/install-deps.sh --mpi  also Open MPI, which `make bench` runs
+#                                  beside the fabric (scripts/bench-fabric.sh)
 #
 # Exit status: 0 all present (or installed), 1 could not install, 2 bad usage.
 
@@ -14,11 +16,12 @@ set -eu
 
 PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils"
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace"
+MPI_PKGS="openmpi-bin libopenmpi-dev"
 
 prog=${0##*/}
 
 usage() {
-	echo "usage: $prog [--vm]" >&2
+	echo "usage: $prog [--vm] [--mpi]" >&2
 	exit 2
 }
 
@@ -31,10 +34,12 @@ want=$PKGS
 for arg in "$@"; do
 	case $arg in
 	--vm) want="$want $VM_PKGS" ;;
+	--mpi) want="$want $MPI_PKGS" ;;
 	-h | --help)
-		echo "usage: $prog [--vm]"
+		echo "usage: $prog [--vm] [--mpi]"
 		echo "Installs the missing ones among: $PKGS"
 		echo "With --vm, also: $VM_PKGS"
+		echo "With --mpi, also: $MPI_PKGS"
 		exit 0
 		;;
 	*) usage ;;

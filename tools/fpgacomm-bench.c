@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 			printf("%-12llu %18.2f\n", (unsigned long long)sizes[s],
 			       (double)sizes[s] * WINDOW * n / dt);
 		else if (lead)
-			printf("%-12llu %18.2f\n", (unsigned long long)sizes[s],
+			printf("%-12llu %18.3f\n", (unsigned long long)sizes[s],
 			       dt / (2.0 * n));
 		fflush(stdout);
 	}

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench-fabric.sh: channel latency and bandwidth between two ranks of an
+# emulated cluster beside Open MPI's shared-memory transport, then latency
+# against hop count on a 4x4 torus. Run from the repository root after
+# `make`; `make bench` runs it as its third part.
+#
+# usage: scripts/bench-fabric.sh [--rounds N] [--no-mpi] [--no-torus]
+#   --rounds N   rounds (default $FPGACOMM_BENCH_ROUNDS, else 5)
+#   --no-mpi     fpgacomm alone (also when Open MPI is not installed)
+#   --no-torus   leave out the hop-count part
+#
+# Two ranks: fpgacomm is `fpgacomm-run -n 2 -- fpgacomm-bench` (topology
+# full:2, one hop); Open MPI is scripts/bench/osu-mpi.c, compiled here with
+# mpicc into build/bench/, run as `mpirun -n 2 --mca btl self,vader`. Both
+# programs measure the same way (see osu-mpi.c): ping-pong one-way latency
+# is the round trip over 2, bandwidth is windows of 16 non-blocking sends
+# then a 1-byte ack, the same sizes, iteration counts and warm-up. The
+# host's two vCPUs move under the ranks and cross-core figures swing 2-5x
+# from run to run, so each metric runs N rounds, the two contenders side by
+# side in every round (in alternating order), and the table shows medians
+# and the median and range of the per-round ratios.
+#
+# Torus: `fpgacomm-run -n 16 --topology torus:4x4`, rank 0 pinging a rank
+# at 1, 2, 3 and 4 hops (chosen with fpgacomm-route hops) while the other
+# 14 ranks wait in fc_barrier. 16 processes share the 2 cores.
+#
+# Raw per-round figures go to build/bench/fabric-raw.txt.
+# Exit status: 0 done (the Open MPI half skipped, saying why, when Open
+# MPI is missing or does not run), 1 failed, 2 bad usage.
+set -euo pipefail
+
+prog=${0##*/}
+TOOLS=build/tools
+OUT=build/bench
+ROUNDS=${FPGACOMM_BENCH_ROUNDS:-5}
+# per run; far above what a run takes, only so that a hang ends
+RUN_TIMEOUT=120
+LAT_SIZES="8,4K,64K,1M"
+BW_SIZES="64K,4M"
+HOP_SIZES="8,4K"
+TORUS=torus:4x4
+# shellcheck disable=SC2054 # self,vader is one argument
+MPIRUN_ARGS=(--allow-run-as-root --oversubscribe -n 2 --mca btl self,vader)
+
+mpi=1 torus=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) ROUNDS=${2-}; shift 2 || { echo "$prog: --rounds N" >&2; exit 2; } ;;
+	--no-mpi) mpi=0; shift ;;
+	--no-torus) torus=0; shift ;;
+	-h | --help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --rounds takes a positive number" >&2; exit 2; }
+
+for t in fpgacomm-run fpgacomm-bench fpgacomm-route; do
+	if [[ ! -x $TOOLS/$t ]]; then
+		echo "$prog: $TOOLS/$t not found: run 'make' in the repository root first" >&2
+		exit 1
+	fi
+done
+# the tools link the library statically: they are what is measured
+if ! make -q "$TOOLS/fpgacomm-bench" "$TOOLS/fpgacomm-run" "$TOOLS/fpgacomm-route" >/dev/null 2>&1; then
+	echo "$prog: warning: build/tools is older than the sources: this measures the last build ('make' rebuilds)" >&2
+fi
+# which tree this measures: the commit, and a digest of the uncommitted
+# changes to the library, the emulator and the headers
+tree="$(git describe --always --dirty 2>/dev/null || echo unknown)"
+if git rev-parse --git-dir >/dev/null 2>&1; then
+	tree+=", $(git status --porcelain lib emu include | wc -l) file(s) of lib/ emu/ include/ changed"
+	tree+=" (diff $(git diff HEAD -- lib emu include | sha1sum | cut -c1-8))"
+fi
+mkdir -p "$OUT"
+RAW=$OUT/fabric-raw.txt
+echo "# $(date -u '+%F %T UTC'), tree $tree" >"$RAW"
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# The data lines of fpgacomm-bench or osu-mpi output: "SIZE VALUE".
+data() {
+	awk '!/^#/ && NF == 2 { print $1, $2 }'
+}
+human() {
+	case $1 in
+	*[!0-9]*) echo "$1" ;;
+	*) if (($1 >= 1048576 && $1 % 1048576 == 0)); then echo "$(($1 / 1048576)) MiB"
+	   elif (($1 >= 1024 && $1 % 1024 == 0)); then echo "$(($1 / 1024)) KiB"
+	   else echo "$1 B"; fi ;;
+	esac
+}
+sizes_of() {
+	local s list=() v
+	IFS=, read -ra s <<<"$1"
+	for v in "${s[@]}"; do
+		case $v in
+		*K) list+=($((${v%K} * 1024))) ;;
+		*M) list+=($((${v%M} * 1048576))) ;;
+		*) list+=("$v") ;;
+		esac
+	done
+	echo "${list[@]}"
+}
+
+# ---- Open MPI: there, compiles, runs? ----
+mpi_why=""
+if ((mpi)); then
+	if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+		mpi_why="Open MPI not installed (no mpicc or mpirun; scripts/install-deps.sh --mpi installs it)"
+	elif ! mpicc -O2 -std=gnu11 -Wall -Wextra -o "$OUT/osu-mpi" scripts/bench/osu-mpi.c 2>"$OUT/osu-mpi.log"; then
+		mpi_why="mpicc could not build scripts/bench/osu-mpi.c (see $OUT/osu-mpi.log)"
+	elif ! timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" "$OUT/osu-mpi" pingpong -s 8 -i 10 \
+		>>"$OUT/osu-mpi.log" 2>&1; then
+		mpi_why="mpirun ${MPIRUN_ARGS[*]} did not run (see $OUT/osu-mpi.log)"
+	fi
+	if [[ -n $mpi_why ]]; then
+		echo "$prog: SKIP the Open MPI half: $mpi_why; fpgacomm alone below" >&2
+		mpi=0
+	fi
+else
+	mpi_why="--no-mpi"
+fi
+
+# run_fc ARGS...: fpgacomm-bench as 2 ranks; run_mpi ARGS...: osu-mpi.
+run_fc() {
+	"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- "$TOOLS/fpgacomm-bench" "$@"
+}
+run_mpi() {
+	timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" "$OUT/osu-mpi" "$@"
+}
+
+# ---- Two ranks, alternating contenders ----
+declare -A val=()   # "who metric size" -> newline-separated per-round values
+declare -A ratio=() # "metric size" -> per-round fpgacomm/MPI
+METRICS=("pingpong $LAT_SIZES" "bw $BW_SIZES")
+
+start=$SECONDS
+# one untimed run of each, so that neither pays for a cold start in round 1
+for m in "${METRICS[@]}"; do
+	read -r metric sizes <<<"$m"
+	run_fc "$metric" -s "$sizes" >/dev/null
+	((mpi)) && run_mpi "$metric" -s "$sizes" >/dev/null
+done
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	for m in "${METRICS[@]}"; do
+		read -r metric sizes <<<"$m"
+		if ((!mpi)); then
+			order=(fc)
+		elif ((r % 2)); then
+			order=(fc mpi)
+		else
+			order=(mpi fc)
+		fi
+		declare -A this=()
+		for who in "${order[@]}"; do
+			out=$(run_"$who" "$metric" -s "$sizes" | data)
+			while read -r size v; do
+				val["$who $metric $size"]+="$v"$'\n'
+				this[$who $size]=$v
+				echo "round $r $who $metric $size $v" >>"$RAW"
+			done <<<"$out"
+		done
+		if ((mpi)); then
+			for size in $(sizes_of "$sizes"); do
+				ratio["$metric $size"]+="$(awk -v a="${this[fc $size]}" -v b="${this[mpi $size]}" \
+					'BEGIN { printf "%.4f", a / b }')"$'\n'
+			done
+		fi
+		unset this
+	done
+done
+
+lohi() {
+	local s
+	s=$(sort -g)
+	echo "$(head -1 <<<"$s")-$(tail -1 <<<"$s")"
+}
+
+if ((mpi)); then
+	echo "Two ranks: fpgacomm (fpgacomm-run -n 2, full:2, 1 hop) and Open MPI $(
+		mpirun --version 2>/dev/null | sed -n '1s/.*) //p') (btl self,vader)"
+else
+	echo "Two ranks: fpgacomm (fpgacomm-run -n 2, full:2, 1 hop); Open MPI skipped"
+fi
+printf '%-12s %-8s %12s %12s %8s %-17s %s\n' "metric" "size" "fpgacomm" "Open MPI" "fc/MPI" "(range)" "aim"
+printf '%-12s %-8s %12s %12s %8s %-17s %s\n' "------------" "--------" "--------" "--------" "------" "-------" "---"
+for m in "${METRICS[@]}"; do
+	read -r metric sizes <<<"$m"
+	for size in $(sizes_of "$sizes"); do
+		fc=$(median <<<"${val[fc $metric $size]%$'\n'}")
+		if [[ $metric == pingpong ]]; then
+			label="latency us"
+		else
+			label="bw MB/s"
+		fi
+		if ((mpi)); then
+			mp=$(median <<<"${val[mpi $metric $size]%$'\n'}")
+			rs=${ratio[$metric $size]%$'\n'}
+			rmed=$(median <<<"$rs")
+			range=$(awk -F- '{ printf "(%.2f-%.2f)", $1, $2 }' <<<"$(lohi <<<"$rs")")
+			aim=""
+			if [[ $metric == pingpong && $size == 8 ]]; then
+				aim=$(awk -v r="$rmed" 'BEGIN { print (r <= 1) ? "<= 1: met" : "<= 1: not met" }')
+			elif [[ $metric == bw && $size == 4194304 ]]; then
+				aim=$(awk -v r="$rmed" 'BEGIN { print (r >= 1) ? ">= 1: met" : ">= 1: not met" }')
+			fi
+			printf '%-12s %-8s %12.3f %12.3f %8.3f %-17s %s\n' "$label" "$(human "$size")" \
+				"$fc" "$mp" "$rmed" "$range" "$aim"
+		else
+			printf '%-12s %-8s %12.3f %12s %8s %-17s %s\n' "$label" "$(human "$size")" \
+				"$fc" "-" "-" "" ""
+		fi
+	done
+done
+echo
+if ((mpi)); then
+	echo "Medians of $ROUNDS rounds; in each round both ran, the order alternating."
+else
+	echo "Medians of $ROUNDS rounds."
+fi
+echo "Latency: one way (round trip / 2), us. Bandwidth: 10^6 bytes/s, windows of 16."
+echo "fc/MPI: median (and range) of the per-round ratios; below 1 is faster for"
+echo "latency, above 1 is faster for bandwidth."
+((mpi)) || echo "Open MPI columns skipped: $mpi_why."
+echo "Took $((SECONDS - start)) s."
+
+# ---- Latency against hop count on the torus ----
+if ((torus)); then
+	echo
+	tstart=$SECONDS
+	# the first rank at each hop count from rank 0
+	peers=()
+	for ((h = 1; h <= 4; h++)); do
+		for ((b = 1; b < 16; b++)); do
+			if [[ $("$TOOLS/fpgacomm-route" hops "$TORUS" 0 "$b") == "$h" ]]; then
+				peers+=("$b")
+				break
+			fi
+		done
+	done
+	if ((${#peers[@]} != 4)); then
+		echo "$prog: no rank at each of 1-4 hops from 0 on $TORUS" >&2
+		exit 1
+	fi
+	declare -A hv=()
+	hop_sizes=$(sizes_of "$HOP_SIZES")
+	run_torus() {
+		"$TOOLS/fpgacomm-run" -n 16 --topology "$TORUS" --timeout "$RUN_TIMEOUT" -- \
+			"$TOOLS/fpgacomm-bench" pingpong -s "$HOP_SIZES" -p "$1"
+	}
+	run_torus "${peers[0]}" >/dev/null # untimed
+	for ((r = 1; r <= ROUNDS; r++)); do
+		# rotate the order of the peers from round to round
+		for ((k = 0; k < 4; k++)); do
+			i=$(((k + r - 1) % 4))
+			p=${peers[$i]}
+			out=$(run_torus "$p")
+			hops=$(sed -n 's/.*rank [0-9]*, \([0-9]*\) hop(s).*/\1/p' <<<"$out")
+			if [[ $hops != $((i + 1)) ]]; then
+				echo "$prog: rank $p: fpgacomm-bench says $hops hop(s), fpgacomm-route $((i + 1))" >&2
+				exit 1
+			fi
+			while read -r size v; do
+				hv["$hops $size"]+="$v"$'\n'
+				echo "round $r torus $hops-hops rank-$p $size $v" >>"$RAW"
+			done < <(data <<<"$out")
+		done
+	done
+	echo "Latency against hop count: $TORUS, 16 ranks on the 2 cores, rank 0 pinging"
+	printf '%-5s %-5s' "hops" "rank"
+	for size in $hop_sizes; do
+		printf ' %22s' "$(human "$size") us (range)"
+	done
+	echo
+	for ((h = 1; h <= 4; h++)); do
+		printf '%-5s %-5s' "$h" "${peers[$((h - 1))]}"
+		for size in $hop_sizes; do
+			vs=${hv[$h $size]%$'\n'}
+			printf ' %22s' "$(printf '%.3f (%s)' "$(median <<<"$vs")" \
+				"$(awk -F- '{ printf "%.1f-%.1f", $1, $2 }' <<<"$(lohi <<<"$vs")")")"
+		done
+		echo
+	done
+	echo
+	echo "Medians of $ROUNDS rounds of one-way latency (round trip / 2); the other 14"
+	echo "ranks wait in fc_barrier meanwhile, and all 16 processes share 2 cores."
+	echo "Took $((SECONDS - tstart)) s."
+fi
+echo
+echo "Tree at the start: $tree."
+echo "Raw figures: $RAW."
