@@ -407,15 +407,35 @@ static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
 
 /* ---- ioctls ---- */
 
+/*
+ * A fabric address in a host or peer region is a raw bus address, on this
+ * node or another: only CAP_SYS_RAWIO may name one, as only it may write
+ * the registers. Channels and board memory are the fabric's own.
+ */
+static bool fc_loc_raw_bus(const struct fc_ioc_loc *loc)
+{
+	u64 region = FC_FABRIC_REGION(loc->addr);
+
+	return loc->space == FC_SPACE_FABRIC &&
+	       (region == FC_REGION_HOST || region == FC_REGION_PEER);
+}
+
 static int fc_check_loc(struct fc_dev *fc, const struct fc_ioc_loc *loc,
 			u64 len)
 {
+	int ret;
+
 	if (loc->space == FC_SPACE_HOST)
 		return loc->addr + len < loc->addr ? -ERANGE : 0;
 	/* Board memory and the fabric are not registered memory. */
 	if (loc->handle)
 		return -EINVAL;
-	return fc_hw_span_check(loc->space, loc->addr, len, fc->mem_size);
+	ret = fc_hw_span_check(loc->space, loc->addr, len, fc->mem_size);
+	if (ret)
+		return ret;
+	if (fc_loc_raw_bus(loc) && !capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	return 0;
 }
 
 static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x)

@@ -295,7 +295,8 @@ long fc_ioctl_mem_info(struct fc_file *ff, void __user *arg)
 	if (!m)
 		return -EINVAL;
 	a.len = m->len;
-	if (m->alloc) {
+	/* A bus address is only of use to whoever may name one in a chain. */
+	if (m->alloc && capable(CAP_SYS_RAWIO)) {
 		a.out_flags = FC_MEM_INFO_CONTIG;
 		a.bus_addr = m->dma;
 	}

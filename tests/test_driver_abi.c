@@ -389,6 +389,49 @@ static void test_reg_privilege(void **state)
 	assert_int_equal(child_status(pid), 0);
 }
 
+/*
+ * A fabric address in a host or peer region is a raw bus address: without
+ * CAP_SYS_RAWIO, SUBMIT refuses it (-EPERM) and MEM_INFO gives none, while
+ * channels and board memory stay open to the group.
+ */
+static void test_raw_bus_privilege(void **state)
+{
+	static uint8_t buf[4096];
+	pid_t pid;
+	uint32_t h;
+
+	assert_ok(mem_register(fd, buf, sizeof(buf), &h));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct fc_ioc_loc raw = {
+			.space = FC_SPACE_FABRIC,
+			.addr = FC_FABRIC_ADDR(info.node_id, FC_REGION_HOST, 0x1000),
+		};
+		struct fc_ioc_loc peer = raw;
+		struct fc_ioc_xfer x;
+		uint64_t t;
+
+		peer.addr = FC_FABRIC_ADDR(info.node_id, FC_REGION_PEER, 0);
+		drop_caps(1ull << CAP_SYS_RAWIO);
+		x = xfer(raw, host(h, 0), 64);		/* read a bus address */
+		if (submit(&x, 1, &t) != -EPERM)
+			_exit(1);
+		x = xfer(host(h, 0), raw, 64);		/* write one */
+		if (submit(&x, 1, &t) != -EPERM)
+			_exit(2);
+		x = xfer(host(h, 0), peer, 64);
+		if (submit(&x, 1, &t) != -EPERM)
+			_exit(3);
+		x = xfer(host(h, 0), board(0), 64);	/* board memory is fine */
+		if (submit(&x, 1, &t))
+			_exit(4);
+		_exit(0);
+	}
+	assert_int_equal(child_status(pid), 0);
+	assert_ok(mem_unregister(fd, h));
+}
+
 static void test_mmap_regs(void **state)
 {
 	volatile uint32_t *r;
@@ -1054,6 +1097,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_commands),
 		cmocka_unit_test(test_reg),
 		cmocka_unit_test(test_reg_privilege),
+		cmocka_unit_test(test_raw_bus_privilege),
 		cmocka_unit_test(test_mmap_regs),
 		cmocka_unit_test(test_mem_register_bad),
 		cmocka_unit_test(test_memlock_limit),

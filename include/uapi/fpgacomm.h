@@ -187,6 +187,9 @@ struct fc_ioc_chan_head {
  * (MEM_ALLOC) has FC_MEM_INFO_CONTIG in out_flags and its bus address in
  * bus_addr: the offset of its first byte in this node's host window, to
  * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
+ * Bus addresses are given only to CAP_SYS_RAWIO, and only CAP_SYS_RAWIO may
+ * name a fabric address in FC_REGION_HOST or FC_REGION_PEER in SUBMIT
+ * (-EPERM): such an address reaches host memory directly.
  */
 #define FC_MEM_INFO_CONTIG	(1u << 0)
 
