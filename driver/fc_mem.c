@@ -168,16 +168,24 @@ int fc_mem_pin(struct fc_dev *fc, u64 addr, u64 len, bool write,
 	return fc_mem_pin_flags(fc, addr, len, write, false, out);
 }
 
-struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle)
+static struct fc_mem *fc_mem_lookup_kind(struct fc_file *ff, u32 handle,
+					 bool alloc_only)
 {
 	struct fc_mem *m;
 
 	xa_lock(&ff->mems);
 	m = xa_load(&ff->mems, handle);
+	if (m && alloc_only && !m->alloc)
+		m = NULL;
 	if (m)
 		kref_get(&m->ref);
 	xa_unlock(&ff->mems);
 	return m;
+}
+
+struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle)
+{
+	return fc_mem_lookup_kind(ff, handle, false);
 }
 
 /* Copies in the argument of a MEM_* ioctl and checks its unused fields. */
@@ -333,10 +341,14 @@ int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 	struct fc_mem *m;
 	int ret;
 
-	m = fc_mem_lookup(ff, handle);
+	/*
+	 * Only MEM_ALLOC buffers: the last reference to a pinned one may be
+	 * dropped here, and unpinning takes the mmap lock that we hold.
+	 */
+	m = fc_mem_lookup_kind(ff, handle, true);
 	if (!m)
 		return -EINVAL;
-	if (!m->alloc || in >= m->alloc_len || size > m->alloc_len - in) {
+	if (in >= m->alloc_len || size > m->alloc_len - in) {
 		ret = -EINVAL;
 		goto err_put;
 	}

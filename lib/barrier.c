@@ -5,7 +5,8 @@
  * rank r - 2^k; after ceil(log2 size) rounds everyone has heard, directly
  * or not, from everyone. A source only ever sends one round's tokens to a
  * given rank, and channels keep order, so tokens of consecutive barriers
- * cannot be confused; each carries its barrier number to make sure.
+ * cannot be confused; each carries its barrier number, and tokens of a
+ * barrier this rank abandoned on a timeout are skipped.
  */
 #include <endian.h>
 #include <errno.h>
@@ -56,6 +57,42 @@ static int wait_both(struct fc_req *send, struct fc_req *recv, uint64_t deadline
 	return ret ? ret : ret2;
 }
 
+static int64_t left_ms(uint64_t deadline, bool forever)
+{
+	int64_t left;
+
+	if (forever)
+		return -1;
+	left = (int64_t)(deadline - fc__now_ns()) / 1000000;
+	return left < 0 ? 0 : left;
+}
+
+/*
+ * A token from a barrier this rank gave up on (timed out) may still come:
+ * skip tokens of older epochs, waiting for the one of @epoch.
+ */
+static int skip_stale(struct fc_chan *from, uint32_t epoch, uint64_t deadline,
+		      bool forever, struct token *got)
+{
+	struct fc_req *rr;
+	size_t len = 0;
+	int ret;
+
+	while ((int32_t)(le32toh(got->epoch) - epoch) < 0) {
+		ret = fc__irecv(from, got, sizeof(*got), &rr);
+		if (ret)
+			return ret;
+		ret = fc__req_wait(rr, (int)left_ms(deadline, forever), &len);
+		if (ret == -ETIMEDOUT)
+			fc__req_cancel(rr);
+		if (ret)
+			return ret;
+		if (len != sizeof(*got))
+			return -EPROTO;
+	}
+	return 0;
+}
+
 FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
 {
 	struct fc__fabric *fab;
@@ -95,6 +132,9 @@ FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
 			break;
 		}
 		ret = wait_both(sr, rr, deadline, timeout_ms < 0, &got);
+		if (!ret)
+			ret = skip_stale(from, fab->barrier_epoch, deadline,
+					 timeout_ms < 0, &got);
 		if (ret)
 			break;
 		if (le32toh(got.epoch) != fab->barrier_epoch ||
