@@ -36,6 +36,10 @@ static void fc_mem_free(struct kref *ref)
 
 	if (m->alloc) {
 		dma_free_coherent(dev, m->alloc_len, m->cpu, m->dma);
+		if (m->mm) {
+			atomic64_sub(m->npages, &m->mm->pinned_vm);
+			mmdrop(m->mm);
+		}
 	} else {
 		if (m->mapped)
 			dma_unmap_sgtable(dev, &m->sgt.sgt, m->dir, 0);
@@ -239,6 +243,36 @@ long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg)
 	return fc_mem_publish(ff, m, &a, arg);
 }
 
+/*
+ * Driver-allocated buffers count against RLIMIT_MEMLOCK like pinned pages.
+ * The count is kept with atomics rather than account_locked_vm(): the last
+ * reference may go from munmap, which holds the mmap lock already.
+ */
+static int fc_mem_charge_alloc(struct fc_mem *m)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long npages = m->alloc_len >> PAGE_SHIFT;
+	s64 now;
+
+	now = atomic64_add_return(npages, &current->mm->pinned_vm);
+	if (now > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &current->mm->pinned_vm);
+		return -ENOMEM;
+	}
+	m->npages = npages;
+	m->mm = current->mm;
+	mmgrab(m->mm);
+	return 0;
+}
+
+static void fc_mem_uncharge_alloc(struct fc_mem *m)
+{
+	atomic64_sub(m->npages, &m->mm->pinned_vm);
+	mmdrop(m->mm);
+	m->mm = NULL;
+	m->npages = 0;
+}
+
 long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
 {
 	struct fc_dev *fc = ff->fc;
@@ -260,9 +294,16 @@ long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
 	m->alloc = true;
 	m->len = a.len;
 	m->alloc_len = PAGE_ALIGN(a.len);
+	ret = fc_mem_charge_alloc(m);
+	if (ret) {
+		m->alloc = false;
+		fc_mem_put(m);
+		return ret;
+	}
 	m->cpu = dma_alloc_coherent(&fc->pdev->dev, m->alloc_len, &m->dma,
 				    GFP_KERNEL | __GFP_NOWARN);
 	if (!m->cpu) {
+		fc_mem_uncharge_alloc(m);
 		m->alloc = false;
 		fc_mem_put(m);
 		return -ENOMEM;

@@ -529,6 +529,19 @@ static void test_memlock_limit(void **state)
 			_exit(2);
 		if (mem_unregister(fd, h))
 			_exit(3);
+		/* driver-allocated buffers count too */
+		if (info.features & FC_FEAT_MEM_ALLOC) {
+			struct fc_ioc_mem m = { .len = len };
+
+			if (ioctl(fd, FC_IOC_MEM_ALLOC, &m) != -1 ||
+			    errno != ENOMEM)
+				_exit(4);
+			m = (struct fc_ioc_mem){ .len = 64 << 10 };
+			if (ioctl(fd, FC_IOC_MEM_ALLOC, &m))
+				_exit(5);
+			if (mem_unregister(fd, m.handle))
+				_exit(6);
+		}
 		_exit(0);
 	}
 	assert_int_equal(child_status(pid), 0);
