@@ -85,6 +85,12 @@ struct fc_dev {
 	/* Held for reading by ioctls, for writing by remove. */
 	struct rw_semaphore remove_sem;
 	bool dead;		/* removed: every call gives -ENODEV */
+	/*
+	 * An engine reset went unacknowledged: the board may still be DMAing,
+	 * so no chain starts and SUBMIT gives -EIO until the board is removed
+	 * (under lock).
+	 */
+	bool broken;
 	struct mutex mmap_lock;	/* mmap against remove */
 
 	/* The DMA queue of engine FC_ENGINE, all under lock. */
@@ -92,6 +98,8 @@ struct fc_dev {
 	struct list_head files;		/* open fc_file */
 	struct list_head queue;		/* fc_chain waiting for the engine */
 	struct fc_chain *running;	/* on the engine, or NULL */
+	/* Ended chains the board may still reach (broken): kept to remove. */
+	struct list_head parked;
 	u32 seq;			/* last DOORBELL value written */
 	u32 reset_seq;			/* last RESET value written */
 	unsigned long deadline;		/* jiffies: the running chain's limit */
@@ -119,6 +127,7 @@ struct fc_mem {
 	struct sg_append_table sgt;
 	enum dma_data_direction dir;
 	bool mapped;
+	bool need_sync;			/* registered, and syncs are not no-ops */
 	bool dirty;			/* the board may have written it */
 	unsigned long npages;		/* pinned and accounted */
 	struct mm_struct *mm;		/* accounted to; mmgrab()bed */
@@ -158,6 +167,12 @@ struct fc_table {
 	unsigned int count;
 };
 
+/* Registered memory that a chain uses and syncs around its run. */
+struct fc_sync {
+	struct fc_mem *mem;		/* its reference is in fc_chain.mems */
+	bool write;			/* the board may write it */
+};
+
 /* One ticket: the chains of one SUBMIT, run in order on the engine. */
 struct fc_chain {
 	struct list_head node;		/* fc->queue, or a list to free */
@@ -166,6 +181,8 @@ struct fc_chain {
 	struct eventfd_ctx *efd;
 	unsigned int nmems;
 	struct fc_mem **mems;		/* references held */
+	unsigned int nsyncs;
+	struct fc_sync *syncs;		/* each need_sync mem once */
 	unsigned int ntables;
 	unsigned int cur;		/* table on the engine */
 	struct fc_table *tables;

@@ -6,7 +6,14 @@
  * tickets of all files queue on engine FC_ENGINE and run one hardware chain
  * at a time, in order; a ticket of more than FC_DMA_MAX_CHAIN descriptors
  * runs as several chains in a row. A chain that fails or overruns
- * dma_timeout_ms ends its ticket with -errno and the engine is reset.
+ * dma_timeout_ms ends its ticket with -errno and the engine is reset. If
+ * the board does not acknowledge a reset, it may go on reaching the memory
+ * of the chain it ran: that chain is parked, its pages pinned and its
+ * tables allocated, until the board is removed, and the engine is out of
+ * use (SUBMIT gives -EIO) until then.
+ *
+ * Registered memory stays mapped for DMA across chains: each chain syncs
+ * it for the board before it starts and for the CPU once it is over.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -220,6 +227,7 @@ static void fc_chain_free(struct fc_dev *fc, struct fc_chain *c)
 					      c->tables[i].dma);
 		kvfree(c->tables);
 	}
+	kvfree(c->syncs);
 	for (i = 0; i < c->nmems; i++)
 		fc_mem_put(c->mems[i]);
 	kvfree(c->mems);
@@ -250,18 +258,71 @@ static int fc_engine_reset(struct fc_dev *fc)
 	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET), seq);
 	fc_ring(fc);
 	while (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET_ACK)) != seq) {
-		if (time_after(jiffies, end)) {
-			dev_err(&fc->pdev->dev,
-				"DMA engine reset not acknowledged in %u ms\n",
-				FC_RESET_TIMEOUT_MS);
+		if (time_after(jiffies, end))
 			return -ETIMEDOUT;
-		}
 		if (round++ < 50)
 			usleep_range(20, 50);
 		else
 			usleep_range(500, 1000);
 	}
 	return 0;
+}
+
+/*
+ * Note registered memory @m that @c must sync, each once (@max: the most
+ * there can be). Only memory whose syncs do something is noted.
+ */
+static int fc_chain_add_sync(struct fc_chain *c, struct fc_mem *m,
+			     bool write, unsigned int max)
+{
+	unsigned int i;
+
+	if (!m || !m->need_sync)
+		return 0;
+	for (i = 0; i < c->nsyncs; i++) {
+		if (c->syncs[i].mem == m) {
+			c->syncs[i].write |= write;
+			return 0;
+		}
+	}
+	if (!c->syncs) {
+		c->syncs = kvcalloc(max, sizeof(*c->syncs), GFP_KERNEL);
+		if (!c->syncs)
+			return -ENOMEM;
+	}
+	c->syncs[c->nsyncs].mem = m;
+	c->syncs[c->nsyncs].write = write;
+	c->nsyncs++;
+	return 0;
+}
+
+/*
+ * Hand the registered memory of @c to the board before it starts. Memory
+ * the board writes goes bidirectional: swiotlb then fills its bounce
+ * buffer, so that the bytes the board leaves alone come back unchanged
+ * from the sync for the CPU.
+ */
+static void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nsyncs; i++)
+		dma_sync_sgtable_for_device(&fc->pdev->dev,
+					    &c->syncs[i].mem->sgt.sgt,
+					    c->syncs[i].write ?
+					    DMA_BIDIRECTIONAL : DMA_TO_DEVICE);
+}
+
+/* Give it back to the CPU once the board is done with it. */
+static void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nsyncs; i++)
+		dma_sync_sgtable_for_cpu(&fc->pdev->dev,
+					 &c->syncs[i].mem->sgt.sgt,
+					 c->syncs[i].write ?
+					 DMA_FROM_DEVICE : DMA_TO_DEVICE);
 }
 
 static void fc_hw_start(struct fc_dev *fc, struct fc_chain *c)
@@ -285,12 +346,13 @@ static void fc_dma_kick(struct fc_dev *fc)
 {
 	struct fc_chain *c;
 
-	if (fc->running || fc->dead || list_empty(&fc->queue))
+	if (fc->running || fc->dead || fc->broken || list_empty(&fc->queue))
 		return;
 	c = list_first_entry(&fc->queue, struct fc_chain, node);
 	list_del_init(&c->node);
 	fc->running = c;
 	c->cur = 0;
+	fc_chain_sync_for_device(fc, c);
 	fc_hw_start(fc, c);
 }
 
@@ -314,6 +376,46 @@ static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 	if (c->efd)
 		eventfd_signal(c->efd, 1);
 	list_add_tail(&c->node, done);
+}
+
+/*
+ * An engine reset went unacknowledged (fc->lock held): the board may still
+ * be running a chain. Take the engine out of use until the board is
+ * removed and end the queued chains with -EIO onto @done.
+ */
+static void fc_dma_set_broken(struct fc_dev *fc, struct list_head *done)
+{
+	struct fc_chain *c, *tmp;
+
+	if (!fc->broken)
+		dev_err(&fc->pdev->dev,
+			"DMA engine reset not acknowledged in %u ms: DMA disabled until the board is removed\n",
+			FC_RESET_TIMEOUT_MS);
+	fc->broken = true;
+	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
+		list_del_init(&c->node);
+		fc_chain_end(c, -EIO, FC_DMA_ERR_ABORTED, 0, done);
+	}
+}
+
+/*
+ * Stop the running chain @c by an engine reset and end it with @status
+ * (fc->lock held). Without the board's acknowledgement it may still be
+ * reaching the memory @c names: @c is parked on fc->parked rather than
+ * put on @done, keeping its pages pinned and mapped and its tables
+ * allocated until fc_dma_fini(), and the engine is out of use.
+ */
+static void fc_dma_stop(struct fc_dev *fc, struct fc_chain *c, int status,
+			u32 hw_error, u32 hw_index, struct list_head *done)
+{
+	fc->running = NULL;
+	if (fc_engine_reset(fc)) {
+		fc_chain_end(c, status, hw_error, hw_index, &fc->parked);
+		fc_dma_set_broken(fc, done);
+		return;
+	}
+	fc_chain_sync_for_cpu(fc, c);
+	fc_chain_end(c, status, hw_error, hw_index, done);
 }
 
 /* The transfer a failed descriptor belongs to, from its tag. */
@@ -345,24 +447,22 @@ void fc_dma_process(struct fc_dev *fc)
 			err = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERROR));
 			index = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX));
 			index = fc_failed_xfer(c, index);
-			fc_engine_reset(fc);
-			fc_chain_end(c, err ? fc_hw_dma_errno(err) : -EIO, err,
-				     index, &done);
+			fc_dma_stop(fc, c, err ? fc_hw_dma_errno(err) : -EIO,
+				    err, index, &done);
 		} else if (c->cur + 1 < c->ntables) {
 			c->cur++;
 			fc_hw_start(fc, c);
 			goto out_unlock;
 		} else {
+			fc->running = NULL;
+			fc_chain_sync_for_cpu(fc, c);
 			fc_chain_end(c, 0, FC_DMA_ERR_NONE, 0, &done);
 		}
-		fc->running = NULL;
 	} else if (time_after_eq(jiffies, READ_ONCE(fc->deadline))) {
 		dev_err(&fc->pdev->dev,
 			"DMA chain not done after %u ms: resetting the engine\n",
 			fc_param_dma_timeout_ms);
-		fc_engine_reset(fc);
-		fc_chain_end(c, -ETIMEDOUT, FC_DMA_ERR_ABORTED, 0, &done);
-		fc->running = NULL;
+		fc_dma_stop(fc, c, -ETIMEDOUT, FC_DMA_ERR_ABORTED, 0, &done);
 	} else if (!hrtimer_active(&fc->timer)) {
 		/* Woken early (a spurious interrupt): keep watching. */
 		fc_irq_arm(fc);
@@ -396,12 +496,11 @@ static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
 	}
 	c = fc->running;
 	if (c && (!ff || c->ff == ff)) {
-		fc_engine_reset(fc);
-		fc->running = NULL;
-		fc_chain_end(c, status, FC_DMA_ERR_ABORTED, 0, done);
-	} else if (!c && reset_idle) {
+		fc_dma_stop(fc, c, status, FC_DMA_ERR_ABORTED, 0, done);
+	} else if (!c && reset_idle && !fc->broken) {
 		/* An idle engine may still sit in an error state. */
-		fc_engine_reset(fc);
+		if (fc_engine_reset(fc))
+			fc_dma_set_broken(fc, done);
 	}
 }
 
@@ -547,6 +646,12 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 		ret = fc_resolve(ff, c, &x[i].dst, x[i].len, true, &res[i].dst);
 		if (ret)
 			goto out_free_chain;
+		ret = fc_chain_add_sync(c, res[i].src, false, 2 * s.count);
+		if (ret)
+			goto out_free_chain;
+		ret = fc_chain_add_sync(c, res[i].dst, true, 2 * s.count);
+		if (ret)
+			goto out_free_chain;
 	}
 
 	ndesc = fc_chain_walk(c, x, res, s.count, false);
@@ -567,6 +672,8 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	r = &ff->results[(ff->last_ticket + 1) & (FC_FILE_RESULTS - 1)];
 	if (fc->dead) {
 		ret = -ENODEV;
+	} else if (fc->broken) {
+		ret = -EIO;
 	} else if (ff->uncollected >= FC_FILE_MAX_UNCOLLECTED ||
 		   (r->ticket && !r->collected)) {
 		ret = -EAGAIN;
@@ -680,6 +787,7 @@ long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
 	struct fc_dev *fc = ff->fc;
 	struct fc_ioc_reset a;
 	LIST_HEAD(done);
+	int ret;
 
 	if (copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
@@ -689,9 +797,10 @@ long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
 	mutex_lock(&fc->lock);
 	fc_dma_cancel(fc, ff, -ECANCELED, true, &done);
 	fc_dma_kick(fc);
+	ret = fc->broken ? -EIO : 0;
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &done);
-	return 0;
+	return ret;
 }
 
 bool fc_dma_file_event(struct fc_file *ff)
@@ -745,6 +854,7 @@ void fc_dma_kill(struct fc_dev *fc)
 int fc_dma_init(struct fc_dev *fc)
 {
 	struct device *dev = &fc->pdev->dev;
+	LIST_HEAD(none);
 	u32 status, done;
 
 	fc->desc_pool = dma_pool_create(FC_DRV_NAME, dev, FC_TABLE_BYTES,
@@ -768,7 +878,8 @@ int fc_dma_init(struct fc_dev *fc)
 	if (status != FC_DMA_STATUS_IDLE || done != fc->seq) {
 		dev_info(dev, "DMA engine left busy or failed (status %u): resetting it\n",
 			 status);
-		fc_engine_reset(fc);
+		if (fc_engine_reset(fc))
+			fc_dma_set_broken(fc, &none);	/* nothing queued */
 	}
 	return 0;
 }
@@ -777,6 +888,14 @@ int fc_dma_init(struct fc_dev *fc)
 void fc_dma_fini(struct fc_dev *fc)
 {
 	cancel_work_sync(&fc->work);
+	/*
+	 * With bus mastering off the board can no longer reach the memory of
+	 * the chains parked by an unacknowledged reset: free them at last.
+	 */
+	if (!list_empty(&fc->parked)) {
+		pci_clear_master(fc->pdev);
+		fc_chains_free(fc, &fc->parked);
+	}
 	destroy_workqueue(fc->wq);
 	dma_pool_destroy(fc->desc_pool);
 }

@@ -29,6 +29,22 @@ static void fc_mem_unpin(struct fc_mem *m)
 	}
 }
 
+/*
+ * Does a mapping need dma_sync_*() calls (swiotlb bounce buffers, a
+ * non-coherent platform)? Not on coherent x86 without bouncing, where a
+ * chain's syncs are then skipped altogether.
+ */
+static bool fc_mem_need_sync(struct device *dev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		if (dma_need_sync(dev, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
 static void fc_mem_free(struct kref *ref)
 {
 	struct fc_mem *m = container_of(ref, struct fc_mem, ref);
@@ -155,6 +171,12 @@ static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
 	if (ret)
 		goto err_put;
 	m->mapped = true;
+	/*
+	 * A registration stays mapped (bidirectional) across many chains,
+	 * each of which syncs it; a pin for one chain is mapped for it.
+	 */
+	m->need_sync = longterm && fc_mem_need_sync(&fc->pdev->dev,
+						    &m->sgt.sgt);
 	*out = m;
 	return 0;
 

@@ -112,6 +112,7 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	mutex_init(&fc->chan_lock);
 	INIT_LIST_HEAD(&fc->files);
 	INIT_LIST_HEAD(&fc->queue);
+	INIT_LIST_HEAD(&fc->parked);
 
 	fc->minor = fc_minor_get();
 	if (fc->minor < 0) {
