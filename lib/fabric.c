@@ -405,32 +405,166 @@ static void finish(struct fc__port *pt, struct fc__src *s)
 	match(pt, s);
 }
 
-/* RETURN VALUE: 0 consumed, -ENOMEM (leave it in the ring for later). */
-static int take_packet(struct fc__fabric *fab, unsigned int port,
-		       const struct fc_hw_pkt *pkt)
+#define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
+			 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT))
+
+static size_t pkt_len(uint32_t hdr)
 {
-	uint32_t hdr = le32toh(pkt->hdr);
+	return (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+}
+
+/*
+ * Copy the payloads of ring slots @head..@head+n-1 to @dst, known to fit.
+ * Full packets (all but a message's last) copy a constant size, which the
+ * compiler does in a few wide moves. RETURN VALUE: bytes copied.
+ */
+static size_t copy_payloads(uint8_t *dst, const struct fc_hw_pkt *ring,
+			    uint32_t head, uint32_t n)
+{
+	const struct fc_hw_pkt *pkt;
+	size_t off = 0, len;
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		pkt = &ring[(head + k) % RING_SLOTS];
+		len = pkt_len(le32toh(pkt->hdr));
+		if (len == FC_PKT_PAYLOAD)
+			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + off, pkt->payload, len);
+		off += len;
+	}
+	return off;
+}
+
+/*
+ * Append a run of @n packets of one message (ring slots @head on) to the
+ * message @s is building, as append() one by one would, in one go: @bytes
+ * is their payload. The caller has cut the run so that no packet but the
+ * first would cross FC_CHAN_MAX_MSG or start above the port's limit.
+ * RETURN VALUE: packets consumed; *err -ENOMEM when one had to stay.
+ */
+static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
+			   const struct fc_hw_pkt *ring, uint32_t head,
+			   uint32_t n, size_t bytes, int *err)
+{
+	const struct fc_hw_pkt *pkt;
+	uint8_t *dst;
+	size_t len, cap;
+	uint32_t k;
+
+	*err = 0;
+	if (s->drop) {
+		s->cur_len += bytes;
+		return n;
+	}
+	if (s->into) {
+		dst = (uint8_t *)s->into->buf;
+		if (s->cur_len + bytes <= s->into->cap) {
+			s->cur_len += copy_payloads(dst + s->cur_len, ring,
+						    head, n);
+			return n;
+		}
+		/* Copy what fits; from the first that does not, drop. */
+		for (k = 0; k < n; k++) {
+			pkt = &ring[(head + k) % RING_SLOTS];
+			len = pkt_len(le32toh(pkt->hdr));
+			if (!s->drop && s->cur_len + len > s->into->cap)
+				s->drop = true;
+			if (!s->drop)
+				memcpy(dst + s->cur_len, pkt->payload, len);
+			s->cur_len += len;
+		}
+		return n;
+	}
+	if (n > 1 && s->cur_len + bytes <= FC_CHAN_MAX_MSG) {
+		cap = s->cur_cap;
+		if (!s->cur || s->cur_len + bytes > cap) {
+			/* The capacity append() would double its way to. */
+			if (!cap)
+				cap = MSG_MIN_CAP;
+			while (s->cur_len + bytes > cap)
+				cap *= 2;
+			dst = realloc(s->cur, sizeof(struct fc__msg) + cap);
+			if (!dst)
+				goto one_by_one;	/* find the packet that stays */
+			s->cur = dst;
+			s->cur_cap = cap;
+		}
+		s->cur_len += copy_payloads(cur_msg(s)->data + s->cur_len,
+					    ring, head, n);
+		pt->buffered += bytes;
+		return n;
+	}
+one_by_one:
+	for (k = 0; k < n; k++) {
+		pkt = &ring[(head + k) % RING_SLOTS];
+		*err = append(pt, s, pkt->payload, pkt_len(le32toh(pkt->hdr)));
+		if (*err)
+			break;
+	}
+	return k;
+}
+
+/*
+ * Take packets from @head on while they form a run: one source, one
+ * message, up to its end (EOM) or @tail. The source is looked up once and
+ * the payloads appended in one go. Within the run, as packet by packet,
+ * none is taken once the port holds FC_CHAN_BUFFERED in library buffers.
+ * RETURN VALUE: packets consumed; *stop when out of memory (the packet
+ * that could not be taken stays in the ring for later).
+ */
+static uint32_t take_run(struct fc__fabric *fab, unsigned int port,
+			 const struct fc_hw_pkt *ring, uint32_t head,
+			 uint32_t tail, bool *stop)
+{
+	uint32_t hdr = le32toh(ring[head % RING_SLOTS].hdr), h2, n;
 	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
 	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
-	size_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+	size_t len = pkt_len(hdr), bytes, l2, lim;
+	struct fc__port *pt;
 	struct fc__src *s;
-	int ret;
+	bool queue;
+	int err;
 
 	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
-		return 0;	/* not a channel packet: nothing for us */
+		return 1;	/* not a channel packet: nothing for us */
 	s = fc__src_get(fab, port, src);
-	if (!s)
-		return -ENOMEM;
+	if (!s) {
+		*stop = true;
+		return 0;
+	}
+	pt = fab->ports[port];
 	if (!s->active) {
 		s->active = true;
 		s->into = s->q_head ? NULL : s->posted_head;
 	}
-	ret = append(fab->ports[port], s, pkt->payload, len);
-	if (ret)
-		return ret;
+	/* Into a library buffer: the port's limit and the message's bound. */
+	queue = !s->drop && !s->into;
+	lim = FC_CHAN_MAX_MSG - (s->cur_len < FC_CHAN_MAX_MSG ?
+				 s->cur_len : FC_CHAN_MAX_MSG);
+	bytes = len;
+	for (n = 1; !(hdr & FC_PKT_EOM) && head + n != tail; n++) {
+		h2 = le32toh(ring[(head + n) % RING_SLOTS].hdr);
+		if ((h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
+			break;
+		l2 = pkt_len(h2);
+		if (l2 > FC_PKT_PAYLOAD)
+			break;
+		if (queue && (pt->buffered + bytes >= FC_CHAN_BUFFERED ||
+			      bytes + l2 > lim))
+			break;
+		bytes += l2;
+		hdr = h2;
+	}
+	n = append_run(pt, s, ring, head, n, bytes, &err);
+	if (err) {
+		*stop = true;
+		return n;
+	}
 	if (hdr & FC_PKT_EOM)
-		finish(fab->ports[port], s);
-	return 0;
+		finish(pt, s);
+	return n;
 }
 
 static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
@@ -440,16 +574,15 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 		((const uint8_t *)fab->rings->addr +
 		 (size_t)port * RING_SLOTS * FC_PKT_SIZE);
 	uint32_t head = fab->head[port];
+	bool stop = false;
 
-	while (head != tail) {
+	while (head != tail && !stop) {
 		struct fc__port *pt = fab->ports[port];
 
 		/* Past the limit the ring fills and the board holds back. */
 		if (pt && pt->buffered >= FC_CHAN_BUFFERED)
 			break;
-		if (take_packet(fab, port, &ring[head % RING_SLOTS]))
-			break;
-		head++;
+		head += take_run(fab, port, ring, head, tail, &stop);
 	}
 	if (head != tail)
 		fab->rescan = true;
