@@ -132,7 +132,8 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	uint32_t bad;
 	int err;
 
-	if (reset != dma->seen_reset) {
+	/* The deaf knob models a wedged board: the reset is never seen. */
+	if (reset != dma->seen_reset && !emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
 		dma->seen_reset = reset;
 		fcemu__dma_reset(emu, dma);
 		dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);

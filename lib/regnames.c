@@ -69,6 +69,7 @@ static const struct reg_family families[] = {
 	ONE("EMU_MAGIC", FC_EMU_MAGIC),
 	ONE("EMU_FAULT_DMA_STALL", FC_EMU_FAULT_DMA_STALL),
 	ONE("EMU_FAULT_DMA_ERROR", FC_EMU_FAULT_DMA_ERROR),
+	ONE("EMU_FAULT_RESET_DEAF", FC_EMU_FAULT_RESET_DEAF),
 };
 
 #define NFAMILIES	(sizeof(families) / sizeof(families[0]))

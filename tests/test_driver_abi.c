@@ -1030,6 +1030,90 @@ static int timeout_test(void)
 }
 
 /* PCI remove with the file open, then a rescan brings the board back. */
+/* /sys/class/fpgacomm/NAME/device/FILE of the board under test. */
+static void class_file(char *buf, size_t len, const char *file)
+{
+	const char *name = strrchr(path, '/');
+
+	snprintf(buf, len, "/sys/class/fpgacomm/%s/device%s%s",
+		 name ? name + 1 : path, *file ? "/" : "", file);
+}
+
+static int sysfs_write(const char *file)
+{
+	int f = open(file, O_WRONLY);
+	int ok = f >= 0 && write(f, "1", 1) == 1;
+
+	if (!ok)
+		perror(file);
+	if (f >= 0)
+		close(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * A board that never acknowledges an engine reset (the emulator's
+ * RESET_DEAF knob): the stalled chain still ends (-ETIMEDOUT), the device
+ * then refuses new chains (-EIO) rather than reuse memory the board may
+ * still write, and a PCI remove and rescan bring back a working board.
+ * Needs dma_timeout_ms set short by the caller.
+ */
+static int deaf_reset_test(void)
+{
+	static uint8_t buf[8192], back[8192];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x2000),
+				    sizeof(buf));
+	struct fc_ioc_info i = { 0 };
+	char remove[600];
+	struct fc_ioc_wait w;
+	uint64_t t;
+	int rc, tries;
+
+	if (!is_emulated()) {
+		printf("SKIP: needs the emulator's RESET_DEAF knob\n");
+		return EXIT_SKIP;
+	}
+	fill(buf, sizeof(buf), 9);
+	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) ||
+	    reg_write(FC_EMU_FAULT_RESET_DEAF, 1) || submit(&x, 1, &t))
+		return 1;
+	rc = wait_on(fd, t, -1, &w);
+	printf("stalled chain, reset unheeded: WAIT gave %d (%s)\n", rc,
+	       strerror(-rc));
+	if (rc != -ETIMEDOUT)
+		return 1;
+	rc = submit(&x, 1, &t);
+	printf("next SUBMIT on the broken device: %d (%s)\n", rc, strerror(-rc));
+	if (rc != -EIO || xioctl(fd, FC_IOC_INFO, &i))
+		return 1;
+	reg_write(FC_EMU_FAULT_RESET_DEAF, 0);
+	reg_write(FC_EMU_FAULT_DMA_STALL, 0);
+
+	/* Remove (freeing what was parked) and probe again. */
+	close(fd);
+	fd = -1;
+	class_file(remove, sizeof(remove), "remove");
+	if (sysfs_write(remove) ||
+	    sysfs_write("/sys/bus/pci/rescan"))
+		return 1;
+	for (tries = 0; fd < 0 && tries < 100; tries++) {
+		fd = open(path, O_RDWR);
+		if (fd < 0)
+			usleep(20000);
+	}
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	if (run_chain(&x, 1))
+		return 1;
+	x = xfer(board(0x2000), host(0, (uintptr_t)back), sizeof(back));
+	if (run_chain(&x, 1) || memcmp(buf, back, sizeof(buf)))
+		return 1;
+	printf("after remove and rescan: %s works again\n", path);
+	return 0;
+}
+
 static int remove_test(void)
 {
 	struct fc_ioc_info i = { 0 };
@@ -1043,12 +1127,12 @@ static int remove_test(void)
 	void *p;
 	int f, rc = 0;
 
-	n = readlink("/sys/class/fpgacomm/fpgacomm0/device", pcidir,
-		     sizeof(pcidir) - 1);
+	class_file(file, sizeof(file), "");
+	n = readlink(file, pcidir, sizeof(pcidir) - 1);
 	if (n < 0)
 		return 1;
 	pcidir[n] = 0;
-	snprintf(file, sizeof(file), "/sys/class/fpgacomm/fpgacomm0/device/remove");
+	class_file(file, sizeof(file), "remove");
 	if (mem_register(fd, buf, sizeof(buf), &h))
 		return 1;
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
@@ -1148,6 +1232,8 @@ int main(int argc, char **argv)
 		return timeout_test();
 	if (argc > 1 && !strcmp(argv[1], "--remove-test"))
 		return remove_test();
+	if (argc > 1 && !strcmp(argv[1], "--deaf-reset-test"))
+		return deaf_reset_test();
 	if (getenv("FPGACOMM_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;

@@ -412,6 +412,7 @@ struct fc_hw_pkt {
 #define FC_EMU_MAGIC		0xf000	/* B: FC_EMU_MAGIC_VALUE on the emulator */
 #define FC_EMU_FAULT_DMA_STALL	0xf004	/* H: non-zero: engines make no progress */
 #define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
+#define FC_EMU_FAULT_RESET_DEAF	0xf00c	/* H: non-zero: engine resets go unheeded */
 #define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
 
 /* ---- Derived facts, shared so that every side agrees ---- */
@@ -432,6 +433,7 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_ROUTER_FABRIC_TOPO:
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
+	case FC_EMU_FAULT_RESET_DEAF:
 		return 1;
 	}
 	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))

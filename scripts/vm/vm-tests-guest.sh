@@ -321,6 +321,36 @@ run_tool() {
 	return $_rc
 }
 
+# Recovery on the first board, which the last two steps remove and probe
+# again: a stalled chain times out and the next one works; rmmod is refused
+# while the device is open; a board deaf to resets leaves the device broken
+# (SUBMIT -EIO) until a PCI remove and rescan; a remove with the file open
+# makes its calls fail with -ENODEV.
+recovery_checks() {
+	_p=$1
+	_par=/sys/module/fpgacomm/parameters/dma_timeout_ms
+	_dev=/dev/fpgacomm$(dev_index_of 0)
+	echo 300 > $_par
+	FPGACOMM_TEST_DEVICE=$_dev run_tool \
+		"$_p: a stalled chain times out, the next one works" \
+		test_driver_abi --timeout-test
+	exec 3< "$_dev"
+	if rmmod fpgacomm 2> /dev/null; then
+		fail "$_p: rmmod with $_dev open succeeded"
+		exec 3<&-
+		return
+	fi
+	pass "$_p: rmmod refused while $_dev is open"
+	exec 3<&-
+	FPGACOMM_TEST_DEVICE=$_dev run_tool \
+		"$_p: a board deaf to resets: device broken, then remove and rescan" \
+		test_driver_abi --deaf-reset-test
+	echo 5000 > $_par
+	FPGACOMM_TEST_DEVICE=$_dev run_tool \
+		"$_p: PCI remove with the file open, then rescan" \
+		test_driver_abi --remove-test
+}
+
 driver_pass() {
 	p=$1
 	case $p in
@@ -430,6 +460,8 @@ driver_pass() {
 			shift
 		done
 	fi
+
+	recovery_checks "$p"
 
 	dmesg -c > /dev/null
 	if rmmod fpgacomm; then
