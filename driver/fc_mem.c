@@ -15,6 +15,17 @@
 
 #include "fc.h"
 
+/*
+ * The longest scatter-list segment: one descriptor's worth, and no more
+ * than the DMA layer can map at once (swiotlb bounces in small slabs).
+ */
+static unsigned int fc_max_segment(struct fc_dev *fc)
+{
+	size_t max = dma_max_mapping_size(&fc->pdev->dev);
+
+	return min_t(size_t, FC_DESC_MAX_LEN, max & PAGE_MASK);
+}
+
 /* Pages pinned per call, and appended to the scatter list at once. */
 #define FC_PIN_CHUNK	512
 
@@ -152,7 +163,7 @@ static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
 				   offset);
 		ret = sg_alloc_append_table_from_pages(&m->sgt, pages, got,
 						       offset, bytes,
-						       FC_DESC_MAX_LEN,
+						       fc_max_segment(m->fc),
 						       npages - done - got,
 						       GFP_KERNEL);
 		if (ret) {

@@ -154,7 +154,7 @@ rc=0
 # and overruns in the driver.
 "$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout "$timeout" \
 	--logdir "$logdir" "${vmargs[@]}" "${board_args[@]}" "${initrd_args[@]}" \
-	--append "slub_debug=FZPU,kmalloc-*" \
+	--append "slub_debug=FZPU,kmalloc-* ${FCVM_APPEND:-}" \
 	-- "$here/vm-tests-guest.sh" "${guest_args[@]}" "${nodes[@]}" |
 	tee "$work/output" || rc=$?
 
