@@ -90,14 +90,8 @@ if [ -z "$logdir" ]; then
 fi
 trap '[ "$keep_work" = 1 ] || rm -rf "$work"' EXIT
 
-build() {	# build WHAT COMMAND...
-	local what=$1
-	shift
-	if ! "$@" > "$work/build.log" 2>&1; then
-		cat "$work/build.log" >&2
-		die "build of $what"
-	fi
-}
+# shellcheck source=scripts/vm/common.sh
+. "$here/common.sh"
 build "the library and tools (make all)" make -C "$top" -j2 all
 build "fpgacomm.ko for $kver" env KDIR="/lib/modules/$kver/build" \
 	"$top/scripts/build-driver.sh"

@@ -95,14 +95,8 @@ fi
 trap '[ "$keep_logs" = 1 ] || rm -rf "$work"' EXIT
 
 # ---- Build: the tree, the driver, the fixture ----
-build() {	# build WHAT COMMAND...
-	local what=$1
-	shift
-	if ! "$@" > "$work/build.log" 2>&1; then
-		cat "$work/build.log" >&2
-		die "build of $what"
-	fi
-}
+# shellcheck source=scripts/vm/common.sh
+. "$here/common.sh"
 build "the library, tools and tests (make all)" make -C "$top" -j2 all
 build "fpgacomm.ko for $kver" env KDIR="$kdir" "$top/scripts/build-driver.sh"
 fixture=$top/build/vm/fcvm-msix
