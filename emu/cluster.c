@@ -438,6 +438,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 	}
 	nd->pid = getpid();
 	nd->starttime = proc_starttime(nd->pid);
+	fcemu__burst_offer(c, node);
 	cl_st(&nd->state, FCEMU_NODE_ALIVE);
 	fcemu__cluster_unlock(c, node);
 	return 0;
@@ -454,6 +455,7 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 		return;
 	if (nd->pid == getpid()) {
 		cl_st(&nd->state, FCEMU_NODE_EXITED);
+		cl_st(&nd->burst, 0);
 		nd->pid = 0;
 	}
 	fcemu__cluster_unlock(c, node);

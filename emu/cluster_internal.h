@@ -20,9 +20,12 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	1		/* bump on any change below */
+#define CL_LAYOUT	2		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
+/* The emulator's own packet type: a run of PUT packets as one record
+ * (emu/burst.c). Never seen by hosts. */
+#define CL_PKT_T_BURST	15
 
 /* Rings of one board: local port first, then link port p, VC v. */
 #define CL_RING_INJECT	0
@@ -48,6 +51,7 @@ struct cl_node {
 	uint32_t state;		/* enum fcemu_node_state */
 	int32_t pid;
 	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
+	uint32_t burst;		/* peers may read its process: bursts (burst.c) */
 	/* router state, under lock */
 	uint32_t rr;		/* input served first next time */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
@@ -160,6 +164,9 @@ struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);
+
+/* emu/burst.c: at claim, offer bursts if peers can read this process */
+void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);

@@ -26,6 +26,7 @@ struct fcemu_dma {
 	uint64_t fence_sent;		/* ... that have their FENCE */
 	uint64_t fence_wait;		/* ... whose FENCE_ACK is due */
 	uint32_t fence_token;		/* tells this chain's acks from stale ones */
+	uint32_t fence_err;		/* FC_DMA_ERR_* an ack reported */
 	struct fc_hw_desc chain[FC_DMA_MAX_CHAIN];
 };
 
@@ -33,6 +34,7 @@ struct fcemu_dma {
 struct fcemu_ack {
 	uint32_t token;
 	bool owed;
+	bool failed;			/* a burst from that engine was not applied */
 };
 
 struct fcemu {
@@ -50,6 +52,10 @@ struct fcemu {
 	unsigned int acks_owed;
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 };
+
+/* Region and offset of a PUT's destination (node bits zero). */
+#define FCEMU_PUT_ADDR_MASK	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
+				 FC_FABRIC_OFFSET_MASK)
 
 /* Single-writer registers in shared memory: plain 32-bit atomic accesses. */
 static inline uint32_t emu_rd(const struct fcemu *emu, uint32_t off)
@@ -102,6 +108,22 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 /* After the last descriptor: FENCE each node PUT to and wait for the acks.
  * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
+/* The memory a PUT to @addr (region, offset) writes, or NULL. */
+void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len);
+
+/* emu/burst.c: large PUTs as one record, applied with one copy */
+#define FCEMU_BURST_MIN		(4u << 10)	/* smaller PUTs go as packets */
+#define FCEMU_BURST_MAX		(1u << 20)	/* bytes per record */
+/* May this board send bursts to @node? */
+bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
+/* RETURN VALUE: 1 injected, 0 no room in the injection ring. */
+int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
+			unsigned int node, uint64_t dst, const void *src,
+			uint32_t len);
+/* Apply a burst record addressed to this board. RETURN VALUE: applied? */
+bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+			uint32_t hdr);
+
 /* Deliver packets addressed to this board. RETURN VALUE: packets taken. */
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget);
 

@@ -18,8 +18,6 @@
 
 #define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
 #define EJECT_MIN	256		/* packets per call, whatever the budget */
-#define PUT_ADDR_MASK	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
-			 FC_FABRIC_OFFSET_MASK)
 
 static unsigned int self(const struct fcemu *emu)
 {
@@ -81,13 +79,18 @@ int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
 			     const struct fc_hw_desc *next)
 {
 	uint64_t dst = le64toh(d->dst);
+	uint16_t flags = le16toh(d->flags);
+	bool to_chan = fcemu__fabric_packets(emu, d->dst_space, dst) &&
+		       FC_FABRIC_REGION(dst) == FC_REGION_CHAN;
 
-	if (!(le16toh(d->flags) & FC_DESC_F_MORE))
+	if ((flags & FC_DESC_F_CTRL) && !to_chan)
+		return FC_DMA_ERR_FLAGS;
+	if (!(flags & FC_DESC_F_MORE))
 		return FC_DMA_ERR_NONE;
 	/* A message goes on only to the same channel, and must end. */
-	if (!next || !fcemu__fabric_packets(emu, d->dst_space, dst) ||
-	    FC_FABRIC_REGION(dst) != FC_REGION_CHAN ||
-	    next->dst_space != d->dst_space || next->dst != d->dst)
+	if (!next || !to_chan || next->dst_space != d->dst_space ||
+	    next->dst != d->dst ||
+	    ((le16toh(next->flags) ^ flags) & FC_DESC_F_CTRL))
 		return FC_DMA_ERR_FLAGS;
 	return FC_DMA_ERR_NONE;
 }
@@ -99,6 +102,7 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->fence_sent = 0;
 	dma->fence_wait = 0;
 	dma->fence_token++;
+	dma->fence_err = FC_DMA_ERR_NONE;
 }
 
 static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
@@ -107,12 +111,14 @@ static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
 	return fcemu_cluster_inject(emu->cluster, self(emu), pkt);
 }
 
-/* Send the DATA packet being filled. RETURN VALUE: 1, 0 if no room. */
+/* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
 {
+	bool ctrl = le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL;
 	uint32_t hdr = FC_PKT_HDR(node, self(emu), chan, dma->part_len,
-				  FC_PKT_T_DATA) | (eom ? FC_PKT_EOM : 0);
+				  ctrl ? FC_PKT_T_CTRL : FC_PKT_T_DATA) |
+		       (eom ? FC_PKT_EOM : 0);
 
 	/* No stale bytes of an earlier message leave the board. */
 	memset(dma->part.payload + dma->part_len, 0,
@@ -135,7 +141,7 @@ typedef uint64_t (*send_span_fn)(struct fcemu *emu, struct fcemu_dma *dma,
 /* Up to @budget bytes of the current descriptor, a span at a time. */
 static uint64_t send_spans(struct fcemu *emu, struct fcemu_dma *dma,
 			   uint64_t budget, bool *blocked, int *err,
-			   send_span_fn send_span)
+			   send_span_fn send_span, uint64_t span_max)
 {
 	const struct fc_hw_desc *d = &dma->chain[dma->cur];
 	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
@@ -146,8 +152,8 @@ static uint64_t send_spans(struct fcemu *emu, struct fcemu_dma *dma,
 		span = len - dma->cur_off;
 		if (span > budget - moved)
 			span = budget - moved;
-		if (span > SPAN_MAX)
-			span = SPAN_MAX;
+		if (span > span_max)
+			span = span_max;
 		src = fcemu__resolve(emu, d->src_space,
 				     le64toh(d->src) + dma->cur_off, span);
 		if (!src) {
@@ -196,7 +202,8 @@ static uint64_t send_data(struct fcemu *emu, struct fcemu_dma *dma,
 	uint64_t dst = le64toh(d->dst), len = le32toh(d->len);
 	uint64_t moved;
 
-	moved = send_spans(emu, dma, budget, blocked, err, send_data_span);
+	moved = send_spans(emu, dma, budget, blocked, err, send_data_span,
+			   SPAN_MAX);
 	if (*err)
 		return moved;
 	/* The message's last packet; with F_MORE it goes on in the next one. */
@@ -212,13 +219,21 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 			      uint64_t span, bool *blocked)
 {
 	unsigned int node = FC_FABRIC_NODE(dst);
+	uint64_t at = (dst & FCEMU_PUT_ADDR_MASK) + dma->cur_off;
 	struct fc_hw_pkt pkt;
 	uint64_t done, n, a;
 
+	if (span >= FCEMU_BURST_MIN && fcemu__burst_usable(emu, node)) {
+		if (!fcemu__burst_inject(emu, dma, node, at, src, (uint32_t)span)) {
+			*blocked = true;
+			return 0;
+		}
+		return span;
+	}
 	for (done = 0; done < span; done += n) {
 		n = span - done < FC_PKT_PUT_DATA ? span - done : FC_PKT_PUT_DATA;
 		/* node bits zero: the receiver applies region + offset */
-		a = htole64((dst & PUT_ADDR_MASK) + dma->cur_off + done);
+		a = htole64(at + done);
 		memcpy(pkt.payload, &a, sizeof(a));
 		memcpy(pkt.payload + FC_PKT_PUT_ADDR_BYTES, src + done, n);
 		memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
@@ -236,9 +251,12 @@ static uint64_t send_put(struct fcemu *emu, struct fcemu_dma *dma,
 			 uint64_t budget, bool *blocked, int *err)
 {
 	uint64_t dst = le64toh(dma->chain[dma->cur].dst);
+	unsigned int node = FC_FABRIC_NODE(dst);
 
-	dma->fence_need |= 1ull << FC_FABRIC_NODE(dst);
-	return send_spans(emu, dma, budget, blocked, err, send_put_span);
+	dma->fence_need |= 1ull << node;
+	return send_spans(emu, dma, budget, blocked, err, send_put_span,
+			  fcemu__burst_usable(emu, node) ? FCEMU_BURST_MAX :
+							   SPAN_MAX);
 }
 
 uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
@@ -253,17 +271,21 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 	return send_put(emu, dma, budget, blocked, err);
 }
 
-/* FENCE and FENCE_ACK: chan = the fencing engine, payload = its token. */
+/* FENCE and FENCE_ACK: chan = the fencing engine, payload = its token
+ * (and an ack's status). */
 static int inject_fence(struct fcemu *emu, unsigned int type,
-			unsigned int node, unsigned int engine, uint32_t token)
+			unsigned int node, unsigned int engine, uint32_t token,
+			uint8_t status)
 {
 	struct fc_hw_pkt pkt;
 	uint32_t t = htole32(token);
+	unsigned int len = sizeof(t);
 
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &t, sizeof(t));
-	return inject(emu, &pkt, FC_PKT_HDR(node, self(emu), engine,
-					    sizeof(t), type));
+	if (type == FC_PKT_T_FENCE_ACK)
+		pkt.payload[len++] = status;
+	return inject(emu, &pkt, FC_PKT_HDR(node, self(emu), engine, len, type));
 }
 
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
@@ -275,13 +297,13 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
 		if (!(todo & 1))
 			continue;
 		if (!inject_fence(emu, FC_PKT_T_FENCE, node, dma->index,
-				  dma->fence_token))
+				  dma->fence_token, 0))
 			return 0;
 		dma->fence_sent |= 1ull << node;
 		dma->fence_wait |= 1ull << node;
 	}
 	if (!dma->fence_wait)
-		return 1;
+		return dma->fence_err ? -(int)dma->fence_err : 1;
 	/* A node that died will never answer: end the chain, do not hang. */
 	for (node = 0; node < FC_MAX_NODES; node++)
 		if ((dma->fence_wait & (1ull << node)) && cl_gone(emu->cluster, node))
@@ -363,19 +385,14 @@ drop:
 	return -1;
 }
 
-static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-			uint32_t hdr)
+/* The destination of a PUT or burst: NULL when it is not ours to write. */
+void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len)
 {
-	uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
 	unsigned int space;
-	uint64_t a;
-	void *to;
 
-	memcpy(&a, pkt->payload, sizeof(a));
-	a = le64toh(a);
-	if ((a & ~PUT_ADDR_MASK) || len > FC_PKT_PUT_DATA)
-		goto drop;
-	switch (FC_FABRIC_REGION(a)) {
+	if (addr & ~FCEMU_PUT_ADDR_MASK)
+		return NULL;
+	switch (FC_FABRIC_REGION(addr)) {
 	case FC_REGION_HOST:
 		space = FC_SPACE_HOST;
 		break;
@@ -383,15 +400,40 @@ static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 		space = FC_SPACE_BOARD;
 		break;
 	default:
-		goto drop;
+		return NULL;
 	}
-	to = fcemu__resolve(emu, space, FC_FABRIC_OFFSET(a), len);
-	if (!to)
-		goto drop;
+	return fcemu__resolve(emu, space, FC_FABRIC_OFFSET(addr), len);
+}
+
+static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+			uint32_t hdr)
+{
+	uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+	uint64_t a;
+	void *to;
+
+	memcpy(&a, pkt->payload, sizeof(a));
+	to = len <= FC_PKT_PUT_DATA ? fcemu__put_target(emu, le64toh(a), len) :
+				      NULL;
+	if (!to) {
+		eject_drop(emu);
+		return;
+	}
 	memcpy(to, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
-	return;
-drop:
+}
+
+/* A burst not applied fails its chain: the next FENCE_ACK says so. */
+static void deliver_burst(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+			  uint32_t hdr)
+{
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+
+	if (fcemu__burst_apply(emu, pkt, hdr))
+		return;
 	eject_drop(emu);
+	if (engine < FC_DMA_MAX_ENGINES)
+		emu->acks[src][engine].failed = true;
 }
 
 static void owe_ack(struct fcemu *emu, const struct fc_hw_pkt *pkt,
@@ -432,8 +474,11 @@ static void take_ack(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	dma = &emu->dma[engine];
 	memcpy(&token, pkt->payload, sizeof(token));
 	/* An ack for a chain since reset is stale: its token is older. */
-	if (dma->busy && le32toh(token) == dma->fence_token)
-		dma->fence_wait &= ~(1ull << src);
+	if (!dma->busy || le32toh(token) != dma->fence_token)
+		return;
+	dma->fence_wait &= ~(1ull << src);
+	if (pkt->payload[sizeof(token)] && !dma->fence_err)
+		dma->fence_err = pkt->payload[sizeof(token)];
 }
 
 static void send_acks(struct fcemu *emu)
@@ -446,9 +491,11 @@ static void send_acks(struct fcemu *emu)
 
 			if (!a->owed)
 				continue;
-			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e, a->token))
+			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e, a->token,
+					  a->failed ? FC_DMA_ERR_ADDR : 0))
 				return;
 			a->owed = false;
+			a->failed = false;
 			emu->acks_owed--;
 		}
 	}
@@ -471,6 +518,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		hdr = le32toh(pkt->hdr);
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
 		case FC_PKT_T_DATA:
+		case FC_PKT_T_CTRL:
 			r = deliver_data(emu, &rr, pkt, hdr);
 			if (r == 0)
 				goto out;	/* ring full: the fabric holds it */
@@ -479,6 +527,9 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 			break;
 		case FC_PKT_T_PUT:
 			deliver_put(emu, pkt, hdr);
+			break;
+		case CL_PKT_T_BURST:
+			deliver_burst(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE:
 			/* Everything before it has landed, TAIL included. */

@@ -197,12 +197,17 @@ struct fc_hw_desc {
 #define FC_DESC_F_EOC		(1u << 0)	/* last descriptor: exactly the last */
 #define FC_DESC_F_IRQ		(1u << 1)	/* count an interrupt when done */
 #define FC_DESC_F_MORE		(1u << 2)	/* channel message goes on in the next */
+#define FC_DESC_F_CTRL		(1u << 3)	/* channel message of the host's own protocol */
 /*
  * F_MORE is valid only on a descriptor whose destination is a channel
  * (FC_REGION_CHAN) and whose next descriptor names the same node and
- * channel; never on the last one (FC_DMA_ERR_FLAGS otherwise).
+ * channel, with the same F_CTRL; never on the last one (FC_DMA_ERR_FLAGS
+ * otherwise). F_CTRL, valid only towards a channel, sends the message as
+ * FC_PKT_T_CTRL packets instead of DATA: host software's control messages
+ * (rendezvous) travel in order with the data but are told apart from it.
  */
-#define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ | FC_DESC_F_MORE)
+#define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ | FC_DESC_F_MORE | \
+				 FC_DESC_F_CTRL)
 
 /* Address spaces a descriptor end may name. */
 #define FC_SPACE_HOST		0	/* host bus address (IOVA) */
@@ -362,10 +367,13 @@ struct fc_hw_desc {
 #define FC_PKT_T_ACK		3	/* link level (hardware links only) */
 #define FC_PKT_T_FENCE		4	/* answer with FENCE_ACK once all before it landed */
 #define FC_PKT_T_FENCE_ACK	5
+#define FC_PKT_T_CTRL		6	/* channel payload, as DATA, of a F_CTRL message */
 
 /*
  * FENCE and FENCE_ACK: channel = the sending DMA engine, payload bytes 0..3
- * = a little-endian token that the ack echoes (len 4). The receiving board
+ * = a little-endian token that the ack echoes (len 4). A FENCE_ACK's byte 4
+ * is its status: 0, or an FC_DMA_ERR_* when a remote write from that
+ * engine since the last fence could not be applied (len 5). The receiving board
  * answers a FENCE after applying every earlier packet from the same source;
  * packets from one source to one node keep their order (one path, FIFOs).
  *
