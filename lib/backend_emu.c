@@ -394,7 +394,9 @@ static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 		d[i].len = htole32((uint32_t)x->len);
 		d[i].flags = htole16((i == n - 1 ? FC_DESC_F_EOC : 0) |
 				     (x->flags & FC_XFER_F_MORE ?
-				      FC_DESC_F_MORE : 0));
+				      FC_DESC_F_MORE : 0) |
+				     (x->flags & FC_XFER_F_CTRL ?
+				      FC_DESC_F_CTRL : 0));
 		d[i].src_space = (uint8_t)x->src.space;
 		d[i].dst_space = (uint8_t)x->dst.space;
 		d[i].src = htole64(loc_bus(dev, &x->src));
@@ -535,4 +537,5 @@ const struct fc__backend fc__emu_backend = {
 	.hops = emu_hops,
 	.node_state = emu_node_state,
 	.mem_bus = emu_mem_bus,
+	.rendezvous = true,
 };

@@ -179,6 +179,9 @@ static int kernel_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 
 	memset(x, 0, n * sizeof(x[0]));
 	for (i = 0; i < n; i++) {
+		/* The ioctl ABI has no control messages yet. */
+		if (xfers[i].flags & FC_XFER_F_CTRL)
+			return -EOPNOTSUPP;
 		if (xfers[i].flags & FC_XFER_F_MORE) {
 			/* A driver older than the flag. */
 			if (!(kdev_of(dev)->info.features & FC_FEAT_XFER_MORE))

@@ -173,16 +173,21 @@ static int stage_get(struct fc__fabric *fab)
 	return i;
 }
 
-/* The chain of a message: pieces of at most max_xfer_len, F_MORE between. */
-static int build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
-		       uint64_t dst, uint64_t len, bool message)
+/*
+ * The chain of a message: pieces of at most max_xfer_len, F_MORE between;
+ * or of a remote write (!@message). @spare more transfers are left zeroed
+ * at the end for the caller (not counted in r->n).
+ */
+int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		    uint64_t dst, uint64_t len, bool message,
+		    unsigned int spare)
 {
 	uint64_t piece = dev->info.max_xfer_len, off = 0;
 	unsigned int i, n = (unsigned int)((len + piece - 1) / piece);
 
-	if (n > dev->info.max_chain)
+	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
-	r->xfers = calloc(n, sizeof(*r->xfers));
+	r->xfers = calloc(n + spare, sizeof(*r->xfers));
 	if (!r->xfers)
 		return -ENOMEM;
 	for (i = 0; i < n; i++, off += piece) {
@@ -219,7 +224,7 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 		    uint64_t dst, uint64_t len, bool message)
 {
-	int ret = build_chain(dev, r, src, dst, len, message);
+	int ret = fc__build_chain(dev, r, src, dst, len, message, 0);
 
 	if (ret)
 		return ret;
@@ -228,12 +233,58 @@ int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 	return 0;
 }
 
+/*
+ * Copy @len bytes at @buf into memory the board reads, for @r's chain: a
+ * staging slot, or a buffer of its own when large (r->stage, r->reg).
+ */
+int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
+		   size_t len, struct fc_loc *src)
+{
+	struct fc__fabric *fab = dev->fab;
+	int ret;
+
+	if (len <= STAGE_SLOT_LEN)
+		r->stage = stage_get(fab);
+	if (r->stage >= 0) {
+		*src = fc_host(fab->stage, (uint64_t)r->stage * STAGE_SLOT_LEN);
+		memcpy((uint8_t *)fab->stage->addr + src->addr, buf, len);
+		return 0;
+	}
+	ret = fc__spare_get(dev, len, &r->reg);
+	if (ret)
+		return ret;
+	memcpy(r->reg->addr, buf, len);
+	*src = fc_host(r->reg, 0);
+	return 0;
+}
+
+/* An eager send: the message is copied and sent as one chain. */
+static int eager_isend(struct fc_chan *ch, const void *buf, size_t len,
+		       struct fc_req *r)
+{
+	struct fc_dev *dev = ch->dev;
+	struct fc_loc src;
+	int ret;
+
+	/*
+	 * The copy lets the caller reuse @buf at once, and a send given up
+	 * on a timeout go on without it.
+	 */
+	ret = fc__stage_copy(dev, r, buf, len, &src);
+	if (!ret)
+		ret = fc__build_chain(dev, r, src,
+				      FC_FABRIC_CHAN(ch->peer, ch->port), len,
+				      true, 0);
+	if (ret)
+		fc__req_release(dev, r);
+	return ret;
+}
+
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
-	struct fc_loc src;
 	struct fc_req *r;
 	int ret;
 
@@ -247,42 +298,21 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
 	if (!r)
 		return -ENOMEM;
-	/*
-	 * The message is copied (a staging slot, or a buffer of its own when
-	 * large): the caller may reuse @buf at once, and a send given up on
-	 * a timeout can go on without it.
-	 */
-	if (len <= STAGE_SLOT_LEN)
-		r->stage = stage_get(fab);
-	if (r->stage >= 0) {
-		src = fc_host(fab->stage, (uint64_t)r->stage * STAGE_SLOT_LEN);
-		memcpy((uint8_t *)fab->stage->addr + src.addr, buf, len);
-	} else {
-		ret = fc__spare_get(dev, len, &r->reg);
-		if (ret)
-			goto err_free;
-		memcpy(r->reg->addr, buf, len);
-		src = fc_host(r->reg, 0);
+	/* Large messages go straight from @buf, once the peer has room. */
+	if (fc__rndv_wanted(dev, len))
+		ret = fc__rndv_isend(ch, buf, len, r);
+	else
+		ret = eager_isend(ch, buf, len, r);
+	if (ret) {
+		free(r);
+		return ret;
 	}
-	ret = build_chain(dev, r, src, FC_FABRIC_CHAN(ch->peer, ch->port), len,
-			  true);
-	if (ret)
-		goto err_release;
 	r->chan = ch;
 	ch->reqs++;
 	fc__req_queue(fab, r);
 	fc__progress(dev);
 	*reqp = r;
 	return 0;
-
-err_release:
-	if (r->reg)
-		fc_mem_free(dev, r->reg);
-	if (r->stage >= 0)
-		fab->stage_free |= 1u << r->stage;
-err_free:
-	free(r);
-	return ret;
 }
 
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
@@ -350,9 +380,15 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	ret = fc__isend(ch, buf, len, &r);
 	if (!ret) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
-		/* Not started: dropped; started: the board goes on with it. */
-		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
-			fc__req_orphan(r);
+		/* Not started: dropped; started: the board goes on with it,
+		 * unless it is reading @buf itself this moment (rendezvous):
+		 * that ends in bounded time, and is waited for. */
+		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY) {
+			if (r->rndv >= FC__RNDV_DATA)
+				ret = fc__req_wait(r, -1, NULL);
+			else
+				fc__req_orphan(r);
+		}
 	}
 	fc__fab_unlock(fab);
 	return ret;
@@ -377,9 +413,10 @@ FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
 	if (ret)
 		goto out_unlock;
 	ret = fc__req_wait(r, timeout_ms, &got);
-	if (ret == -ETIMEDOUT)
-		fc__req_cancel(r);
-	else
+	/* A message being written into @buf (rendezvous) is waited for. */
+	if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
+		ret = fc__req_wait(r, -1, &got);
+	if (ret != -ETIMEDOUT)
 		*len = got;
 out_unlock:
 	fc__fab_unlock(fab);

@@ -36,12 +36,15 @@ static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x, bool last)
 {
 	int ret;
 
-	if ((x->flags & ~FC_XFER_F_MORE) || x->reserved)
+	bool to_chan = x->dst.space == FC_SPACE_FABRIC &&
+		       FC_FABRIC_REGION(x->dst.addr) == FC_REGION_CHAN;
+
+	if ((x->flags & ~(FC_XFER_F_MORE | FC_XFER_F_CTRL)) || x->reserved)
 		return -EINVAL;
 	/* A message goes on only into the next transfer, to a channel. */
-	if (x->flags & FC_XFER_F_MORE &&
-	    (last || x->dst.space != FC_SPACE_FABRIC ||
-	     FC_FABRIC_REGION(x->dst.addr) != FC_REGION_CHAN))
+	if (x->flags & FC_XFER_F_MORE && (last || !to_chan))
+		return -EINVAL;
+	if (x->flags & FC_XFER_F_CTRL && !to_chan)
 		return -EINVAL;
 	if (!x->len || x->len > dev->info.max_xfer_len)
 		return -EINVAL;

@@ -13,6 +13,7 @@
 #include "fabric_internal.h"
 
 #define MSG_MIN_CAP	4096
+#define RNDV_ENV	"FPGACOMM_RNDV_MIN"	/* bytes; 0: no rendezvous */
 
 void fc__fab_lock(struct fc__fabric *fab)
 {
@@ -118,7 +119,9 @@ int fc__fabric_init(struct fc_dev *dev)
 	if (!fab)
 		return -ENOMEM;
 	pthread_mutex_init(&fab->lock, NULL);
+	fab->dev = dev;
 	fab->world = w;
+	fab->rndv_min = be->rendezvous ? fc__env_size(RNDV_ENV, RNDV_MIN) : 0;
 	ret = fc__mem_alloc_contig(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS *
 				   FC_PKT_SIZE, &fab->rings);
 	if (ret)
@@ -177,10 +180,15 @@ static void free_req_list(struct fc_req *r)
 static void free_src(struct fc__src *s)
 {
 	struct fc__msg *m;
+	struct fc_req *r;
 
 	while ((m = s->q_head)) {
 		s->q_head = m->next;
 		free(m);
+	}
+	while ((r = s->landing)) {
+		s->landing = r->rnext;
+		free(r);
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);
@@ -217,6 +225,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 	}
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
+	fc__rndv_fini(fab);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
 	pthread_mutex_destroy(&fab->lock);
@@ -245,8 +254,11 @@ struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
 			return NULL;
 		fab->ports[port] = pt;
 	}
-	if (!pt->src[node])
+	if (!pt->src[node]) {
 		pt->src[node] = calloc(1, sizeof(struct fc__src));
+		if (pt->src[node])
+			pt->src[node]->node = node;
+	}
 	return pt->src[node];
 }
 
@@ -259,6 +271,11 @@ static void posted_pop(struct fc__src *s)
 
 static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 {
+	if (m->state != FC__MSG_DATA) {
+		/* A rendezvous message: not ready, or in a buffer of its own. */
+		fc__rndv_deliver(pt, m, r);
+		return;
+	}
 	r->len = m->len;
 	if (m->len > r->cap) {
 		r->status = -EMSGSIZE;
@@ -270,20 +287,33 @@ static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 	free(m);
 }
 
-/* Hand queued messages to posted receives, oldest to oldest. */
-static void match(struct fc__port *pt, struct fc__src *s)
+/*
+ * Hand queued messages to posted receives, oldest to oldest. A message
+ * announced by rendezvous and not yet cleared is cleared into the receive
+ * it meets (fc__rndv_clear); one still landing holds up those behind it.
+ */
+void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 {
+	struct fc__port *pt = fab->ports[port];
+
 	while (s->q_head && s->posted_head && s->posted_head != s->into) {
 		struct fc__msg *m = s->q_head;
 		struct fc_req *r = s->posted_head;
 
+		if (m->state == FC__MSG_LANDING)
+			break;
 		s->q_head = m->next;
 		if (!s->q_head)
 			s->q_tail = NULL;
 		posted_pop(s);
 		r->next = NULL;
-		deliver(pt, m, r);
+		if (m->state == FC__MSG_DEFERRED)
+			fc__rndv_clear(fab->dev, port, s, m, r);
+		else
+			deliver(pt, m, r);
 	}
+	if (fab->rndv_min)
+		fc__rndv_land_deferred(fab->dev, port, s);
 }
 
 int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
@@ -320,7 +350,7 @@ void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 	else
 		s->posted_head = r;
 	s->posted_tail = r;
-	match(fab->ports[port], s);
+	fc__src_match(fab, port, s);
 }
 
 /* ---- Draining the receive rings ---- */
@@ -374,7 +404,7 @@ static int append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
 	return 0;
 }
 
-static void finish(struct fc__port *pt, struct fc__src *s)
+static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 {
 	struct fc_req *r = s->into;
 	struct fc__msg *m;
@@ -387,6 +417,7 @@ static void finish(struct fc__port *pt, struct fc__src *s)
 	} else if (s->cur && !s->drop) {
 		m = cur_msg(s);
 		m->len = s->cur_len;
+		m->state = FC__MSG_DATA;
 		m->next = NULL;
 		if (s->q_tail)
 			s->q_tail->next = m;
@@ -402,7 +433,7 @@ static void finish(struct fc__port *pt, struct fc__src *s)
 	s->cur = NULL;
 	s->cur_len = 0;
 	s->cur_cap = 0;
-	match(pt, s);
+	fc__src_match(fab, port, s);
 }
 
 #define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
@@ -527,6 +558,13 @@ static uint32_t take_run(struct fc__fabric *fab, unsigned int port,
 	bool queue;
 	int err;
 
+	if (type == FC_PKT_T_CTRL && len <= FC_PKT_PAYLOAD) {
+		/* The library's own: one packet each. */
+		if (hdr & FC_PKT_EOM)
+			fc__rndv_ctrl(fab->dev, port, src,
+				      ring[head % RING_SLOTS].payload, len);
+		return 1;
+	}
 	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
 		return 1;	/* not a channel packet: nothing for us */
 	s = fc__src_get(fab, port, src);
@@ -563,8 +601,15 @@ static uint32_t take_run(struct fc__fabric *fab, unsigned int port,
 		return n;
 	}
 	if (hdr & FC_PKT_EOM)
-		finish(pt, s);
+		finish(fab, port, s);
 	return n;
+}
+
+static bool is_ctrl(const struct fc_hw_pkt *pkt)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+
+	return ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) == FC_PKT_T_CTRL;
 }
 
 static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
@@ -579,8 +624,10 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 	while (head != tail && !stop) {
 		struct fc__port *pt = fab->ports[port];
 
-		/* Past the limit the ring fills and the board holds back. */
-		if (pt && pt->buffered >= FC_CHAN_BUFFERED)
+		/* Past the limit the ring fills and the board holds back;
+		 * control messages are taken still: they free buffers. */
+		if (pt && pt->buffered >= FC_CHAN_BUFFERED &&
+		    !is_ctrl(&ring[head % RING_SLOTS]))
 			break;
 		head += take_run(fab, port, ring, head, tail, &stop);
 	}
@@ -650,7 +697,7 @@ int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp)
 	return fc_mem_alloc(dev, len, 0, memp);
 }
 
-static void spare_put(struct fc_dev *dev, struct fc_mem *m)
+void fc__spare_put(struct fc_dev *dev, struct fc_mem *m)
 {
 	struct fc__fabric *fab = dev->fab;
 
@@ -662,7 +709,7 @@ static void spare_put(struct fc_dev *dev, struct fc_mem *m)
 	fab->spare_bytes += m->len;
 }
 
-static void release(struct fc_dev *dev, struct fc_req *r)
+void fc__req_release(struct fc_dev *dev, struct fc_req *r)
 {
 	struct fc__fabric *fab = dev->fab;
 
@@ -670,22 +717,24 @@ static void release(struct fc_dev *dev, struct fc_req *r)
 		fab->stage_free |= 1u << r->stage;
 	r->stage = -1;
 	if (r->reg)
-		spare_put(dev, r->reg);
+		fc__spare_put(dev, r->reg);
 	r->reg = NULL;
 	free(r->xfers);
 	r->xfers = NULL;
 }
 
-static void ended(struct fc_dev *dev, struct fc_req *r, int status)
+void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 {
 	struct fc__fabric *fab = dev->fab;
 
 	/* The board found no way to the node: it died or left. */
 	if (status == -EHOSTUNREACH && fc__peer_check(dev, r->node))
 		status = -EHOSTDOWN;
-	r->status = status;
 	r->next = NULL;
-	release(dev, r);
+	if (r->rndv && fc__rndv_chain_ended(dev, r, &status))
+		return;		/* the next step of a rendezvous is queued */
+	r->status = status;
+	fc__req_release(dev, r);
 	if (r->type == FC__REQ_PUT) {
 		fab->puts--;
 		if (status && !fab->put_error)
@@ -723,7 +772,7 @@ static bool submit_queued(struct fc_dev *dev)
 			fab->sendq_tail = NULL;
 		moved = true;
 		if (ret) {
-			ended(dev, r, ret);
+			fc__req_end(dev, r, ret);
 			continue;
 		}
 		r->submitted = true;
@@ -754,7 +803,7 @@ static bool reap(struct fc_dev *dev)
 		}
 		*pp = r->next;
 		moved = true;
-		ended(dev, r, ret == -ENOENT ? -EIO : ret);
+		fc__req_end(dev, r, ret == -ENOENT ? -EIO : ret);
 	}
 	fab->fly_tail = last;
 	return moved;
@@ -815,6 +864,8 @@ void fc__req_free(struct fc_req *r)
 {
 	if (r->chan)
 		r->chan->reqs--;
+	if (r->umem)
+		fc_mem_free(r->dev, r->umem);
 	free(r->xfers);
 	free(r);
 }
@@ -864,6 +915,12 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	struct fc__src *s;
 	int ret;
 
+	if (r->rndv) {
+		ret = fc__rndv_withdraw(dev, r, orphan);
+		if (ret != 2)
+			return ret;
+	}
+
 	if (r->type == FC__REQ_RECV) {
 		s = fc__src_find(fab, r->chan->port, r->chan->peer);
 		if (s->into == r) {
@@ -876,7 +933,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	}
 	if (!r->submitted) {
 		sendq_remove(fab, r);
-		release(dev, r);
+		fc__req_release(dev, r);
 		return 0;
 	}
 	if (!orphan)

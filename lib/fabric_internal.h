@@ -23,10 +23,33 @@
 #define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
+#define RNDV_MIN	(32u << 10)	/* messages from here on: rendezvous */
+
+/* A queued message that came by rendezvous (rndv.c) is in one of these. */
+enum fc__msg_state {
+	FC__MSG_DATA,			/* eager: data[] holds it */
+	FC__MSG_DEFERRED,		/* announced (RTS), nowhere to land yet */
+	FC__MSG_LANDING,		/* cleared (CTS) into @land, FIN due */
+	FC__MSG_LANDED,			/* in @land */
+};
+
+/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV: LAND). */
+enum fc__rndv_state {
+	FC__RNDV_NONE,
+	FC__RNDV_RTS,			/* its announcement's chain runs */
+	FC__RNDV_WAIT_CTS,		/* the receiver has not cleared it yet */
+	FC__RNDV_DATA,			/* the remote write's chain runs */
+	FC__RNDV_FIN,			/* the chain telling the receiver runs */
+	FC__RNDV_LAND,			/* receive: cleared, the data is coming */
+};
 
 struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
+	enum fc__msg_state state;
+	uint32_t cookie;		/* rendezvous: the sender's name for it */
+	struct fc_mem *land;		/* LANDING, LANDED: the library's buffer */
+	int status;			/* LANDED: 0, or the sender's error */
 	uint8_t data[];
 };
 
@@ -34,6 +57,7 @@ enum fc__req_type {
 	FC__REQ_SEND,
 	FC__REQ_RECV,
 	FC__REQ_PUT,
+	FC__REQ_CTRL,			/* the library's own control message */
 };
 
 struct fc_req {
@@ -55,10 +79,21 @@ struct fc_req {
 	/* RECV */
 	void *buf;
 	size_t cap;
+	/* rendezvous (rndv.c) */
+	enum fc__rndv_state rndv;
+	uint32_t cookie;
+	uint32_t port;
+	const void *sbuf;		/* SEND: the caller's buffer */
+	struct fc_mem *umem;		/* the caller's buffer, registered */
+	int data_status;		/* SEND: how the remote write ended */
+	bool cts_early;			/* SEND: the CTS came before its RTS ended */
+	uint64_t cts_addr;
+	struct fc_req *rnext;		/* waiting for CTS, or landing */
 };
 
 /* What arrives on one port from one source node. */
 struct fc__src {
+	uint32_t node;			/* where it comes from */
 	/* the message being reassembled */
 	bool active;
 	bool drop;			/* too long: counted, not kept */
@@ -69,6 +104,8 @@ struct fc__src {
 	struct fc__msg *q_head, *q_tail;
 	/* posted receives, oldest first (the oldest may be @into) */
 	struct fc_req *posted_head, *posted_tail;
+	/* receives cleared for a rendezvous, waiting for its FIN */
+	struct fc_req *landing;
 	struct fc_chan *chan;		/* the open channel, if any */
 };
 
@@ -90,6 +127,7 @@ struct fc__peer {
 
 struct fc__fabric {
 	pthread_mutex_t lock;
+	struct fc_dev *dev;
 	struct fc_world world;
 	struct fc_mem *rings;
 	uint64_t rings_bus;
@@ -108,6 +146,10 @@ struct fc__fabric {
 	unsigned int puts;		/* put requests not yet ended */
 	int put_error;			/* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
+	/* rendezvous */
+	size_t rndv_min;		/* 0: never */
+	uint32_t next_cookie;
+	struct fc_req *cts_wait;	/* sends waiting for CTS */
 	/* barrier */
 	uint32_t barrier_epoch;
 	struct fc_chan *barrier_chan[FC_MAX_NODES];
@@ -116,6 +158,7 @@ struct fc__fabric {
 /* fabric.c; the lock is held for all of these */
 /* A registered buffer of at least @len bytes for a large send. */
 int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
+void fc__spare_put(struct fc_dev *dev, struct fc_mem *m);
 void fc__fab_lock(struct fc__fabric *fab);
 void fc__fab_unlock(struct fc__fabric *fab);
 /* One round of progress. RETURN VALUE: true if anything moved. */
@@ -159,6 +202,40 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp);
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
 	      struct fc_req **reqp);
+int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
+		   size_t len, struct fc_loc *src);
+int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		    uint64_t dst, uint64_t len, bool message,
+		    unsigned int spare);
+/* fabric.c: queued messages to posted receives, in order */
+void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
+void fc__req_release(struct fc_dev *dev, struct fc_req *r);
+void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status);
+
+/* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
+bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+		   struct fc_req *r);
+/* A chain of a rendezvous send ended with *status. RETURN VALUE: true if
+ * the send goes on; else *status is how it ends. */
+bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status);
+/* A control message from @node on @port (drain). */
+void fc__rndv_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   const uint8_t *msg, size_t len);
+/* Announced message @m, taken off the queue, goes to posted receive @r. */
+void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		    struct fc__msg *m, struct fc_req *r);
+/* Landed message @m, taken off the queue, to receive @r. */
+void fc__rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r);
+/* Clear announced messages nobody has asked for into library buffers,
+ * while the port may keep that much. */
+void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
+			    struct fc__src *s);
+/* withdraw() of a rendezvous request. RETURN VALUE: as withdraw's, or 2
+ * when the request is not in a rendezvous state withdraw must handle. */
+int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan);
+void fc__rndv_fini(struct fc__fabric *fab);
+
 /* put.c */
 int fc__put_fence(struct fc_dev *dev, int timeout_ms);
 

@@ -99,6 +99,11 @@ struct fc__backend {
 	int (*chan_ring)(struct fc_dev *dev, uint32_t chan, struct fc__mem *mem,
 			 uint64_t off, uint32_t slots, uint32_t *head);
 	int (*chan_head)(struct fc_dev *dev, uint32_t chan, uint32_t head);
+	/*
+	 * Control messages (FC_XFER_F_CTRL) and remote writes into any
+	 * registered memory: large channel messages may go by rendezvous.
+	 */
+	bool rendezvous;
 };
 
 struct fc_dev {
@@ -129,6 +134,7 @@ void fc__fabric_fini(struct fc_dev *dev);
 
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);
+uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);
 void fc__backoff(unsigned int *round);
 

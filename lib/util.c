@@ -34,6 +34,14 @@ int fc__parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A size from environment variable @name, or @dflt if unset or malformed. */
+uint64_t fc__env_size(const char *name, uint64_t dflt)
+{
+	uint64_t v;
+
+	return fc__parse_size(getenv(name), &v) ? dflt : v;
+}
+
 uint64_t fc__now_ns(void)
 {
 	struct timespec ts;

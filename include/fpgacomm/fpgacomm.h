@@ -152,6 +152,16 @@ struct fc_xfer {
  * driver with FC_FEAT_XFER_MORE (-EOPNOTSUPP otherwise).
  */
 #define FC_XFER_F_MORE	(1u << 0)
+/*
+ * The channel message this transfer sends is a control message
+ * (FC_DESC_F_CTRL): it arrives as FC_PKT_T_CTRL packets, in order with the
+ * channel's data but told apart from it. The library's channels use it for
+ * their own protocol (a channel's peer drops control messages it does not
+ * understand). Only towards a fabric channel address; F_MORE only between
+ * transfers that both have it. Emulated boards only for now (-EOPNOTSUPP
+ * on the kernel backend).
+ */
+#define FC_XFER_F_CTRL	(1u << 1)
 
 static inline struct fc_loc fc_host(struct fc_mem *mem, uint64_t off)
 {

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Rendezvous: how a large channel message goes, as MPI libraries send
+ * theirs. An eager message is copied into a staging buffer, cut into
+ * packets and copied again out of the receive ring; for a large one the
+ * copies are the cost. So the sender only announces it (RTS: its length);
+ * the receiver clears it (CTS) into the buffer of the receive it matches,
+ * registered for the board, or into a library buffer when nobody has asked
+ * for it yet; the sender's board writes the caller's buffer straight there
+ * (a remote write, which ends once the data is in place) and then says so
+ * (FIN, with the write's status). The three are control messages
+ * (FC_XFER_F_CTRL) on the message's own channel, so an announcement keeps
+ * its place among the channel's eager messages.
+ *
+ * What the caller sees is as for eager messages: boundaries and order per
+ * channel, messages nobody asked for kept (within FC_CHAN_BUFFERED bytes
+ * per port; past that the sender waits for a receive), and a peer that
+ * dies ends the requests that depend on it with -EHOSTDOWN. Differences: a
+ * send is done only once the receiver has the data, and a receive whose
+ * data is on its way cannot be cancelled (it ends in bounded time).
+ *
+ * Used on backends that can write remotely into any registered memory and
+ * send control messages (emulated boards), from fab->rndv_min bytes on
+ * (RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_internal.h"
+
+enum ctrl_kind {
+	CTRL_RTS = 1,		/* val: the message's length */
+	CTRL_CTS,		/* val: fabric address to write to; 0: dropped */
+	CTRL_FIN,		/* val: 0, or the write's -errno */
+};
+
+/* A control message, little-endian. */
+struct ctrl_msg {
+	uint8_t kind;
+	uint8_t pad[3];
+	uint32_t cookie;	/* the sender's name for the message */
+	uint64_t val;
+};
+
+bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
+{
+	size_t min = dev->fab->rndv_min;
+
+	return min && len >= min;
+}
+
+/* Fill @x: a control message to (@node, @port), staged for @r's chain. */
+static int ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		     uint32_t port, enum ctrl_kind kind, uint32_t cookie,
+		     uint64_t val, struct fc_xfer *x)
+{
+	struct ctrl_msg m = {
+		.kind = (uint8_t)kind,
+		.cookie = htole32(cookie),
+		.val = htole64(val),
+	};
+	int ret = fc__stage_copy(dev, r, &m, sizeof(m), &x->src);
+
+	if (ret)
+		return ret;
+	x->dst.space = FC_SPACE_FABRIC;
+	x->dst.addr = FC_FABRIC_CHAN(node, port);
+	x->len = sizeof(m);
+	x->flags = FC_XFER_F_CTRL;
+	return 0;
+}
+
+/* Make @r's chain the one control message (the caller queues it). */
+static int ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		      uint32_t port, enum ctrl_kind kind, uint32_t cookie,
+		      uint64_t val)
+{
+	int ret;
+
+	r->xfers = calloc(1, sizeof(*r->xfers));
+	if (!r->xfers)
+		return -ENOMEM;
+	r->n = 1;
+	ret = ctrl_xfer(dev, r, node, port, kind, cookie, val, r->xfers);
+	if (ret)
+		fc__req_release(dev, r);
+	return ret;
+}
+
+/* A control message of the receiving side's, on a request of its own. */
+static int ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
+		     enum ctrl_kind kind, uint32_t cookie, uint64_t val)
+{
+	struct fc_req *r = fc__req_new(dev, FC__REQ_CTRL, node);
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->orphan = true;	/* nobody waits: freed when its chain ends */
+	ret = ctrl_chain(dev, r, node, port, kind, cookie, val);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	fc__req_queue(dev->fab, r);
+	return 0;
+}
+
+/* ---- Sending ---- */
+
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+		   struct fc_req *r)
+{
+	struct fc_dev *dev = ch->dev;
+	int ret;
+
+	/* The board reads @buf itself: no copy, and @buf stays the caller's
+	 * to keep unchanged until the request is done (fc_chan_isend). The
+	 * caller queues the announcement. */
+	ret = fc_mem_register(dev, (void *)buf, len, 0, &r->umem);
+	if (ret)
+		return ret;
+	r->rndv = FC__RNDV_RTS;
+	r->cookie = ++dev->fab->next_cookie;
+	r->port = ch->port;
+	r->sbuf = buf;
+	r->len = len;
+	ret = ctrl_chain(dev, r, ch->peer, ch->port, CTRL_RTS, r->cookie, len);
+	if (ret) {
+		fc_mem_free(dev, r->umem);
+		r->umem = NULL;
+	}
+	return ret;
+}
+
+/* The CTS came: write the data to @addr. RETURN VALUE: 0 or -errno. */
+static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
+{
+	int ret = fc__build_chain(dev, r, fc_host(r->umem, 0), addr, r->len,
+				  false, 0);
+
+	if (ret)
+		return ret;
+	r->rndv = FC__RNDV_DATA;
+	fc__req_queue(dev->fab, r);
+	return 0;
+}
+
+static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr);
+
+bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
+{
+	struct fc__fabric *fab = dev->fab;
+	int ret;
+
+	if (r->type != FC__REQ_SEND)
+		return false;
+	fc__req_release(dev, r);
+	switch (r->rndv) {
+	case FC__RNDV_RTS:
+		if (*status)
+			break;
+		if (r->cts_early) {
+			cleared(dev, r, r->cts_addr);
+			return true;
+		}
+		r->rndv = FC__RNDV_WAIT_CTS;
+		r->rnext = fab->cts_wait;
+		fab->cts_wait = r;
+		return true;
+	case FC__RNDV_DATA:
+		/* Written or not, the receiver must hear how it went. */
+		r->data_status = *status;
+		ret = ctrl_chain(dev, r, r->node, r->port, CTRL_FIN, r->cookie,
+				 (uint64_t)(int64_t)*status);
+		if (!ret) {
+			r->rndv = FC__RNDV_FIN;
+			fc__req_queue(fab, r);
+			return true;
+		}
+		*status = ret;
+		break;
+	case FC__RNDV_FIN:
+		if (r->data_status)
+			*status = r->data_status;
+		break;
+	default:
+		break;
+	}
+	r->rndv = FC__RNDV_NONE;
+	if (r->umem) {
+		fc_mem_free(dev, r->umem);
+		r->umem = NULL;
+	}
+	return false;
+}
+
+/* Receiver @r's CTS came with @addr: write there, or end (no address:
+ * the receiver dropped the message, longer than its buffer). */
+static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
+{
+	int ret = addr ? start_data(dev, r, addr) : 0;
+
+	if (!addr || ret) {
+		r->rndv = FC__RNDV_NONE;
+		fc_mem_free(dev, r->umem);
+		r->umem = NULL;
+		fc__req_end(dev, r, ret);
+	}
+}
+
+static bool is_sender(const struct fc_req *r, uint32_t port, uint32_t node,
+		      uint32_t cookie)
+{
+	return r->type == FC__REQ_SEND && r->cookie == cookie &&
+	       r->node == node && r->port == port;
+}
+
+static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t addr)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req **pp, *r;
+
+	for (pp = &fab->cts_wait; (r = *pp); pp = &r->rnext) {
+		if (is_sender(r, port, node, cookie)) {
+			*pp = r->rnext;
+			r->rnext = NULL;
+			cleared(dev, r, addr);
+			return;
+		}
+	}
+	/*
+	 * The RTS's chain may have ended on the board without the library
+	 * having seen it yet (the receiver was quicker): then on its end.
+	 */
+	for (r = fab->fly_head; r; r = r->next) {
+		if (r->rndv == FC__RNDV_RTS && is_sender(r, port, node, cookie)) {
+			r->cts_early = true;
+			r->cts_addr = addr;
+			return;
+		}
+	}
+}
+
+/* ---- Receiving ---- */
+
+static void queue_msg(struct fc__src *s, struct fc__msg *m)
+{
+	m->next = NULL;
+	if (s->q_tail)
+		s->q_tail->next = m;
+	else
+		s->q_head = m;
+	s->q_tail = m;
+}
+
+static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t len)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s = fc__src_get(fab, port, node);
+	struct fc__msg *m = s ? calloc(1, sizeof(*m)) : NULL;
+
+	if (!m) {
+		/* Tell the sender, or it would wait for ever. */
+		ctrl_send(dev, node, port, CTRL_CTS, cookie, 0);
+		return;
+	}
+	m->state = FC__MSG_DEFERRED;
+	m->cookie = cookie;
+	m->len = len;
+	queue_msg(s, m);
+	fc__src_match(fab, port, s);
+}
+
+void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		    struct fc__msg *m, struct fc_req *r)
+{
+	uint32_t node = r->node;
+	uint64_t addr = 0;
+	int ret = 0;
+
+	r->len = m->len;
+	if (m->len > r->cap) {
+		/* Consumed and dropped, as an eager one would be. */
+		ret = -EMSGSIZE;
+	} else {
+		ret = fc_mem_register(dev, r->buf, m->len, 0, &r->umem);
+		if (!ret)
+			ret = fc_mem_fabric_addr(dev, r->umem, 0, &addr);
+	}
+	if (!ret) {
+		r->rndv = FC__RNDV_LAND;
+		r->cookie = m->cookie;
+		r->rnext = s->landing;
+		s->landing = r;
+		ret = ctrl_send(dev, node, port, CTRL_CTS, m->cookie, addr);
+		if (ret) {
+			s->landing = r->rnext;
+			r->rndv = FC__RNDV_NONE;
+		}
+	}
+	if (ret) {
+		if (r->umem) {
+			fc_mem_free(dev, r->umem);
+			r->umem = NULL;
+		}
+		/* No address: the sender drops it (and must hear so). */
+		ctrl_send(dev, node, port, CTRL_CTS, m->cookie, 0);
+		r->status = ret;
+	}
+	free(m);
+}
+
+void fc__rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+{
+	r->len = m->len;
+	r->status = m->status ? m->status : m->len > r->cap ? -EMSGSIZE : 0;
+	if (!r->status)
+		memcpy(r->buf, m->land->addr, m->len);
+	pt->buffered -= m->len;
+	fc__spare_put(r->dev, m->land);
+	free(m);
+}
+
+void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
+			    struct fc__src *s)
+{
+	struct fc__port *pt = dev->fab->ports[port];
+	struct fc__msg *m;
+	uint64_t addr;
+
+	for (m = s->q_head; m; m = m->next) {
+		if (m->state != FC__MSG_DEFERRED)
+			continue;
+		if (pt->buffered + m->len > FC_CHAN_BUFFERED)
+			return;		/* the sender waits for a receive */
+		if (fc__spare_get(dev, m->len, &m->land))
+			return;
+		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
+		    ctrl_send(dev, s->node, port, CTRL_CTS, m->cookie, addr)) {
+			fc__spare_put(dev, m->land);
+			m->land = NULL;
+			return;
+		}
+		m->state = FC__MSG_LANDING;
+		pt->buffered += m->len;
+	}
+}
+
+static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, int status)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s = fc__src_find(fab, port, node);
+	struct fc_req **pp, *r;
+	struct fc__msg *m;
+
+	if (!s)
+		return;
+	for (pp = &s->landing; (r = *pp); pp = &r->rnext) {
+		if (r->cookie != cookie)
+			continue;
+		*pp = r->rnext;
+		r->rnext = NULL;
+		r->rndv = FC__RNDV_NONE;
+		fc_mem_free(dev, r->umem);
+		r->umem = NULL;
+		r->status = status;
+		return;
+	}
+	for (m = s->q_head; m; m = m->next) {
+		if (m->state == FC__MSG_LANDING && m->cookie == cookie) {
+			m->state = FC__MSG_LANDED;
+			m->status = status;
+			fc__src_match(fab, port, s);
+			return;
+		}
+	}
+}
+
+void fc__rndv_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   const uint8_t *msg, size_t len)
+{
+	struct ctrl_msg m;
+	uint64_t val;
+	int64_t err;
+
+	if (len != sizeof(m))
+		return;		/* not one of ours */
+	memcpy(&m, msg, sizeof(m));
+	val = le64toh(m.val);
+	switch (m.kind) {
+	case CTRL_RTS:
+		if (val && val <= FC_CHAN_MAX_MSG)
+			on_rts(dev, port, node, le32toh(m.cookie), val);
+		break;
+	case CTRL_CTS:
+		on_cts(dev, port, node, le32toh(m.cookie), val);
+		break;
+	case CTRL_FIN:
+		err = (int64_t)val;
+		on_fin(dev, port, node, le32toh(m.cookie),
+		       err < 0 && err > -4096 ? (int)err : err ? -EIO : 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- Giving up ---- */
+
+/* Copy the caller's data, for a send that goes on without the caller. */
+static int take_copy(struct fc_dev *dev, struct fc_req *r)
+{
+	struct fc_mem *copy;
+	int ret = fc_mem_alloc(dev, r->len, 0, &copy);
+
+	if (ret)
+		return ret;
+	memcpy(copy->addr, r->sbuf, r->len);
+	fc_mem_free(dev, r->umem);
+	r->umem = copy;
+	r->sbuf = NULL;
+	return 0;
+}
+
+int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req **pp;
+	struct fc__src *s;
+	int ret;
+
+	if (r->type == FC__REQ_RECV) {
+		if (r->rndv != FC__RNDV_LAND)
+			return 2;
+		/* Its data is on the way: only a dead sender gives it up. */
+		if (!orphan)
+			return -EBUSY;
+		s = fc__src_find(fab, r->chan->port, r->chan->peer);
+		for (pp = &s->landing; *pp && *pp != r; pp = &(*pp)->rnext)
+			;
+		if (*pp)
+			*pp = r->rnext;
+		r->rndv = FC__RNDV_NONE;
+		return 0;	/* the caller frees it, and unregisters */
+	}
+	if (r->type != FC__REQ_SEND)
+		return 2;
+	if (r->rndv == FC__RNDV_RTS && !r->submitted)
+		return 2;	/* not started: dropped as any send */
+	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
+		for (pp = &fab->cts_wait; *pp && *pp != r; pp = &(*pp)->rnext)
+			;
+		if (*pp)
+			*pp = r->rnext;
+		r->rndv = FC__RNDV_NONE;
+		return 0;
+	}
+	if (!orphan || r->rndv >= FC__RNDV_DATA)
+		return -EBUSY;	/* the board may be reading the caller's buffer */
+	ret = take_copy(dev, r);
+	if (ret)
+		return ret;
+	if (r->chan)
+		r->chan->reqs--;
+	r->chan = NULL;
+	r->orphan = true;
+	return 1;
+}
+
+void fc__rndv_fini(struct fc__fabric *fab)
+{
+	struct fc_req *r;
+
+	while ((r = fab->cts_wait)) {
+		fab->cts_wait = r->rnext;
+		free(r->xfers);
+		free(r);
+	}
+}
