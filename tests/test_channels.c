@@ -10,8 +10,12 @@
  * -ENOTCONN); and a rank that dies without closing (-EHOSTDOWN within a
  * bound, never a hang).
  *
+ * Large messages go by rendezvous (order with eager ones, too long for the
+ * receive, more than the port keeps unasked) and large puts as bursts.
+ *
  * Run alone, it starts itself as 4 ranks under build/tools/fpgacomm-run
- * three times: full mesh, a 2x2 torus, and with link faults
+ * three times: full mesh, a 2x2 torus with bursts off
+ * (FPGACOMM_EMU_BURST=0: remote writes as packets), and with link faults
  * (drop=0.01,corrupt=0.01: ping-pong, order, put and barrier, data
  * verified), and exits with the worst status. Without fpgacomm-run it
  * starts the ranks itself as an mpirun would (OMPI_COMM_WORLD_RANK/SIZE),
@@ -83,6 +87,17 @@ static void check_pattern(const void *got, size_t len, uint32_t s,
 {
 	pattern(sbuf, len, s);
 	assert_same(got, sbuf, len, what);
+}
+
+/* check_pattern for buffers larger than sbuf. */
+static void check_pattern_big(const void *got, size_t len, uint32_t s)
+{
+	uint8_t *want = malloc(len);
+
+	assert_non_null(want);
+	pattern(want, len, s);
+	assert_same(got, want, len, "large message");
+	free(want);
 }
 
 static double now_ms(void)
@@ -435,6 +450,189 @@ static void test_put_fence(void **state)
 	assert_ok(fc_mem_free(dev, win));
 }
 
+/* ---- large messages: rendezvous (lib/rndv.c) and bursts (emu/burst.c) ---- */
+
+/* Eager and rendezvous messages interleaved on one channel keep their
+ * order, whether the receive was posted before or after they came. */
+static void test_rndv_order(void **state)
+{
+	static const size_t sizes[] = {
+		100, 40000, 7, 300000, 32767, 32768, 1, 2u << 20, 60, 65536,
+	};
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	uint32_t p = partner(), i;
+	struct fc_req *req[N];
+	uint8_t *bufs[N];
+	size_t len;
+
+	if (p == world.rank)
+		goto out;
+	for (i = 0; i < N; i++) {
+		bufs[i] = malloc(sizes[i]);
+		assert_non_null(bufs[i]);
+	}
+	if (world.rank < p) {
+		for (i = 0; i < N; i++) {
+			pattern(bufs[i], sizes[i], salt(world.rank, p, i, 8));
+			assert_ok(fc_chan_isend(chan[p], bufs[i], sizes[i],
+						&req[i]));
+		}
+		for (i = 0; i < N; i++)
+			assert_ok(fc_req_wait(req[i], TMO, NULL));
+	} else {
+		/* The first half posted at once, the rest late. */
+		for (i = 0; i < N / 2; i++)
+			assert_ok(fc_chan_irecv(chan[p], bufs[i], sizes[i],
+						&req[i]));
+		for (i = 0; i < N / 2; i++)
+			assert_ok(fc_req_wait(req[i], TMO, &len));
+		usleep(50 * 1000);
+		for (i = N / 2; i < N; i++)
+			assert_ok(fc_chan_recv(chan[p], bufs[i], sizes[i], &len,
+					       TMO));
+		for (i = 0; i < N; i++)
+			check_pattern_big(bufs[i], sizes[i],
+					  salt(p, world.rank, i, 8));
+	}
+	for (i = 0; i < N; i++)
+		free(bufs[i]);
+out:
+	sync_all();
+}
+
+/* A large message longer than the receive: -EMSGSIZE and its length; the
+ * sender is not held up and the next message arrives whole. */
+static void test_rndv_too_long(void **state)
+{
+	const size_t big = 100000, next = 50000;
+	uint32_t p = partner();
+	size_t len = 0;
+
+	if (p == world.rank)
+		goto out;
+	if (world.rank < p) {
+		pattern(sbuf, big, salt(world.rank, p, 0, 9));
+		assert_ok(fc_chan_send(chan[p], sbuf, big, TMO));
+		pattern(sbuf, next, salt(world.rank, p, 1, 9));
+		assert_ok(fc_chan_send(chan[p], sbuf, next, TMO));
+	} else {
+		assert_rc(fc_chan_recv(chan[p], rbuf, 1000, &len, TMO),
+			  -EMSGSIZE);
+		assert_int_equal(len, big);
+		assert_ok(fc_chan_recv(chan[p], rbuf, MAX_MSG, &len, TMO));
+		assert_int_equal(len, next);
+		check_pattern(rbuf, next, salt(p, world.rank, 1, 9), "next");
+	}
+out:
+	sync_all();
+}
+
+/*
+ * Messages nobody asked for are landed in library buffers up to
+ * FC_CHAN_BUFFERED bytes per port; past that the sender waits for a
+ * receive, and nothing is lost.
+ */
+static void test_rndv_buffered(void **state)
+{
+	enum { N = 3 };
+	const size_t size = 12u << 20;	/* 3 x 12 MiB > FC_CHAN_BUFFERED */
+	uint32_t p = partner(), i;
+	struct fc_req *req[N];
+	uint8_t *bufs[N];
+	size_t len;
+
+	if (p == world.rank) {
+		sync_all();
+		sync_all();
+		goto out;
+	}
+	for (i = 0; i < N; i++) {
+		bufs[i] = malloc(size);
+		assert_non_null(bufs[i]);
+	}
+	if (world.rank < p) {
+		for (i = 0; i < N; i++) {
+			pattern(bufs[i], size, salt(world.rank, p, i, 10));
+			assert_ok(fc_chan_isend(chan[p], bufs[i], size,
+						&req[i]));
+		}
+		sync_all();	/* the receiver lands what it may keep */
+		assert_ok(fc_req_wait(req[0], TMO, NULL));
+		assert_ok(fc_req_wait(req[1], TMO, NULL));
+		usleep(100 * 1000);
+		assert_rc(fc_req_test(req[2], NULL), -EINPROGRESS);
+		sync_all();
+		assert_ok(fc_req_wait(req[2], TMO, NULL));
+	} else {
+		sync_all();
+		sync_all();
+		for (i = 0; i < N; i++) {
+			assert_ok(fc_chan_recv(chan[p], bufs[i], size, &len,
+					       TMO));
+			assert_int_equal(len, size);
+			check_pattern_big(bufs[i], size,
+					  salt(p, world.rank, i, 10));
+		}
+	}
+	for (i = 0; i < N; i++)
+		free(bufs[i]);
+out:
+	sync_all();
+}
+
+static uint64_t tx_packets(void)
+{
+	uint64_t sum = 0;
+	uint32_t port, v;
+
+	for (port = 1; port <= info.num_ports; port++) {
+		assert_ok(fc_reg_read(dev, FC_PORT_REG(port, FC_PORT_TX_PKTS),
+				      &v));
+		sum += v;
+	}
+	return sum;
+}
+
+/* A 1 MiB put leaves as a few burst records, or with
+ * FPGACOMM_EMU_BURST=0 as 52-byte PUT packets; the data is the same. */
+static void test_put_bursts(void **state)
+{
+	const char *env = getenv("FPGACOMM_EMU_BURST");
+	bool bursts = !(env && !strcmp(env, "0"));
+	const size_t len = (1u << 20) + 13;
+	uint32_t p = partner();
+	struct fc_mem *win, *src;
+	uint64_t addr, mine, before, sent;
+	size_t got;
+
+	assert_ok(fc_mem_alloc(dev, len, 0, &win));
+	assert_ok(fc_mem_alloc(dev, len, 0, &src));
+	assert_ok(fc_mem_fabric_addr(dev, win, 0, &mine));
+	/* Every rank tells its partner where its window is. */
+	assert_ok(fc_chan_send(chan[p], &mine, sizeof(mine), TMO));
+	assert_ok(fc_chan_recv(chan[p], &addr, sizeof(addr), &got, TMO));
+	sync_all();
+	if (world.rank == 0 && p != world.rank) {
+		pattern(src->addr, len, salt(0, p, 0, 11));
+		before = tx_packets();
+		assert_ok(fc_put(dev, addr, src, 0, len, TMO));
+		assert_ok(fc_fence(dev, TMO));
+		sent = tx_packets() - before;
+		print_message("put of %zu B: %" PRIu64 " link packets%s\n",
+			      len, sent, bursts ? "" : " (bursts off)");
+		if (bursts)
+			assert_true(sent < 1000);
+		else
+			assert_true(sent >= len / FC_PKT_PUT_DATA);
+	}
+	sync_all();
+	if (world.rank == p && p != 0)
+		check_pattern_big(win->addr, len, salt(0, p, 0, 11));
+	sync_all();
+	assert_ok(fc_mem_free(dev, src));
+	assert_ok(fc_mem_free(dev, win));
+}
+
 static void test_barrier(void **state)
 {
 	double t0, dt;
@@ -640,12 +838,15 @@ static int run_rank(void)
 		T(test_order_all_pairs), T(test_two_ports),
 		T(test_many_messages),	 T(test_nonblocking),
 		T(test_slow_receiver),	 T(test_put_fence),
+		T(test_rndv_order),	 T(test_rndv_too_long),
+		T(test_rndv_buffered),	 T(test_put_bursts),
 		T(test_barrier),	 T(test_bad_input),
 		T(test_dead_rank),
 	};
 	const struct CMUnitTest with_faults[] = {
 		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
-		T(test_put_fence), T(test_barrier),  T(test_faults_seen),
+		T(test_put_fence), T(test_rndv_order), T(test_put_bursts),
+		T(test_barrier),  T(test_faults_seen),
 	};
 	const char *name = getenv("FPGACOMM_DEVICE");
 	int rc;
@@ -680,7 +881,7 @@ static int status_of(int st)
 }
 
 static int launch(const char *run, const char *self, const char *topo,
-		  bool with_faults)
+		  bool with_faults, bool bursts)
 {
 	char n[8];
 	const char *argv[16];
@@ -704,7 +905,8 @@ static int launch(const char *run, const char *self, const char *topo,
 	argv[i++] = "--";
 	argv[i++] = self;
 	argv[i] = NULL;
-	printf("== %s -n %s%s%s%s -- test_channels\n", run, n,
+	printf("== %s%s -n %s%s%s%s -- test_channels\n",
+	       bursts ? "" : "FPGACOMM_EMU_BURST=0 ", run, n,
 	       topo ? " --topology " : "", topo ? topo : "",
 	       with_faults ? " --faults drop=0.01,corrupt=0.01" : "");
 	fflush(stdout);
@@ -714,6 +916,8 @@ static int launch(const char *run, const char *self, const char *topo,
 	if (pid == 0) {
 		if (with_faults)
 			setenv("FPGACOMM_TEST_FAULTS", "1", 1);
+		if (!bursts)
+			setenv("FPGACOMM_EMU_BURST", "0", 1);
 		execv(run, (char *const *)argv);
 		_exit(127);
 	}
@@ -791,11 +995,12 @@ int main(void)
 	if (access(run, X_OK))
 		return launch_as_job(self);
 
-	rc = launch(run, self, NULL, false);
+	rc = launch(run, self, NULL, false, true);
 	worst = rc > worst ? rc : worst;
-	rc = launch(run, self, "torus:2x2", false);
+	/* Remote writes as packets (no bursts) on the torus. */
+	rc = launch(run, self, "torus:2x2", false, false);
 	worst = rc > worst ? rc : worst;
-	rc = launch(run, self, NULL, true);
+	rc = launch(run, self, NULL, true, true);
 	worst = rc > worst ? rc : worst;
 	rc = launch_as_job(self);
 	worst = rc > worst ? rc : worst;
