@@ -121,7 +121,7 @@ int fc__fabric_init(struct fc_dev *dev)
 	pthread_mutex_init(&fab->lock, NULL);
 	fab->dev = dev;
 	fab->world = w;
-	fab->rndv_min = be->rendezvous ? fc__env_size(RNDV_ENV, RNDV_MIN) : 0;
+	fab->rndv_min = be->rendezvous ? fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) : 0;
 	ret = fc__mem_alloc_contig(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS *
 				   FC_PKT_SIZE, &fab->rings);
 	if (ret)

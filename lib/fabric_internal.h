@@ -23,7 +23,6 @@
 #define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
-#define RNDV_MIN	(32u << 10)	/* messages from here on: rendezvous */
 
 /* A queued message that came by rendezvous (rndv.c) is in one of these. */
 enum fc__msg_state {

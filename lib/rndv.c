@@ -21,7 +21,7 @@
  *
  * Used on backends that can write remotely into any registered memory and
  * send control messages (emulated boards), from fab->rndv_min bytes on
- * (RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off).
+ * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off).
  */
 #include <endian.h>
 #include <errno.h>

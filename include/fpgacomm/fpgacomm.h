@@ -269,11 +269,21 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * Progress is made by the caller: messages move while some process of the
  * cluster is in the library. A blocking call drives the board and sleeps
  * a little whenever nothing moved; fc_progress() is for callers that poll.
+ *
+ * Large messages (FC_CHAN_RNDV_MIN bytes and more, on emulated boards) go
+ * by rendezvous, as MPI libraries send theirs: the sender announces the
+ * message, the receiver's library clears it into the matching receive's
+ * buffer (or a buffer of its own when nobody asked yet, within
+ * FC_CHAN_BUFFERED), and the board writes it there straight from the
+ * sender's buffer: no staging copy, no receive-ring copy. So a large send
+ * is done once the receiver has the data, and the environment variable
+ * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold.
  */
 #define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 1)	/* 0..254 for users */
 #define FC_CHAN_PORT_BARRIER	(FC_MAX_CHANNELS - 1)
 #define FC_CHAN_MAX_MSG		(16u << 20)	/* bytes per message */
 #define FC_CHAN_BUFFERED	(32u << 20)	/* bytes kept per port unasked */
+#define FC_CHAN_RNDV_MIN	(32u << 10)	/* default rendezvous threshold */
 
 struct fc_chan;
 struct fc_req;
@@ -304,8 +314,10 @@ int fc_chan_close(struct fc_chan *chan);
  * sender back; nothing is dropped.
  * RETURN VALUE: 0; -EINVAL (NULL, @len 0); -EMSGSIZE @len above
  * FC_CHAN_MAX_MSG; -ETIMEDOUT (the message may still be delivered later:
- * the board goes on with it); -EHOSTDOWN the peer died or left; -ENOMEM;
- * or a DMA error of the board (see fc_dma_wait()).
+ * the board goes on with it, from a copy; a large message whose data the
+ * board is already reading from @buf is waited for instead, which takes
+ * bounded time); -EHOSTDOWN the peer died or left; -ENOMEM; or a DMA
+ * error of the board (see fc_dma_wait()).
  */
 int fc_chan_send(struct fc_chan *chan, const void *buf, size_t len,
 		 int timeout_ms);
@@ -316,7 +328,8 @@ int fc_chan_send(struct fc_chan *chan, const void *buf, size_t len,
  * the message's length.
  * RETURN VALUE: 0; -EINVAL on NULL; -EMSGSIZE the message is longer than
  * @cap: it is consumed and dropped (*len says how long it was; @buf may
- * hold its first bytes); -ETIMEDOUT no message yet; -EHOSTDOWN the peer
+ * hold its first bytes); -ETIMEDOUT no message yet (a large message already
+ * being written into @buf is waited for instead); -EHOSTDOWN the peer
  * died or left and nothing more from it is buffered or in flight.
  */
 int fc_chan_recv(struct fc_chan *chan, void *buf, size_t cap, size_t *len,
@@ -324,7 +337,8 @@ int fc_chan_recv(struct fc_chan *chan, void *buf, size_t cap, size_t *len,
 
 /*
  * Non-blocking forms. fc_chan_isend starts a send (@buf must stay
- * untouched until the request is done); fc_chan_irecv posts a receive
+ * untouched until the request is done: a large one is read from @buf by
+ * the board); fc_chan_irecv posts a receive
  * (messages go to posted receives in the order they were posted, before
  * any fc_chan_recv() called later). Both set *reqp.
  * RETURN VALUE: 0; the argument errors of the blocking forms; -ENOMEM.
@@ -350,7 +364,8 @@ int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len);
  * fc_req_cancel - give up a request and free it: a posted receive is
  * withdrawn, a send the board has not started is not sent.
  * RETURN VALUE: 0; -EINVAL on NULL; -EBUSY the board is moving its data
- * (wait for it instead).
+ * (a send under way, or a receive a large message is being written into):
+ * wait for it instead.
  */
 int fc_req_cancel(struct fc_req *req);
 
