@@ -34,8 +34,14 @@
  */
 #define FC_FILE_MAX_UNCOLLECTED	512
 #define FC_FILE_RESULTS		1024	/* a power of two */
-/* Descriptors one ticket may need, in hardware chains of 255 (32 MiB). */
-#define FC_TICKET_MAX_DESC	(1u << 20)
+/*
+ * Descriptor tables (FC_DMA_MAX_CHAIN descriptors, 8 KiB of the DMA pool
+ * each) that the tickets of one file may hold until they end: 8 MiB. A
+ * SUBMIT needing more than all of them gets -E2BIG; one that does not fit
+ * beside the file's tickets still queued or running, -EAGAIN.
+ */
+#define FC_FILE_MAX_TABLES	1024
+#define FC_FILE_MAX_DESC	(FC_FILE_MAX_TABLES * FC_DMA_MAX_CHAIN)
 /* Bytes of one hardware chain's descriptor table. */
 #define FC_TABLE_BYTES		(FC_DMA_MAX_CHAIN * FC_DESC_SIZE)
 /* Engine the driver runs chains on. */
@@ -154,8 +160,9 @@ struct fc_file {
 	struct xarray mems;		/* handle -> struct fc_mem */
 	wait_queue_head_t wq;		/* chain ends */
 	u64 last_ticket;		/* under fc->lock */
-	spinlock_t res_lock;		/* results, uncollected, event */
+	spinlock_t res_lock;		/* results, uncollected, event, tables */
 	unsigned int uncollected;
+	unsigned int tables;		/* held by tickets not ended */
 	bool event;			/* a chain ended since the last WAIT */
 	struct fc_result *results;	/* FC_FILE_RESULTS, by ticket */
 };
@@ -184,6 +191,7 @@ struct fc_chain {
 	unsigned int nsyncs;
 	struct fc_sync *syncs;		/* each need_sync mem once */
 	unsigned int ntables;
+	unsigned int charged;		/* tables counted in ff->tables */
 	unsigned int cur;		/* table on the engine */
 	struct fc_table *tables;
 };

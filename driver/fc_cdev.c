@@ -18,7 +18,7 @@
 			 FC_FEAT_MMAP_REGS | FC_FEAT_MMAP_APERTURE | \
 			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
-			 FC_FEAT_MEM_INFO)
+			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -101,6 +101,7 @@ static long fc_ioctl_info(struct fc_dev *fc, void __user *arg)
 	info.board_mem_size = fc->mem_size;
 	info.regs_size = FC_BAR0_SIZE;
 	info.aperture_size = fc->aper_size;
+	info.max_desc = FC_FILE_MAX_DESC;
 	if (copy_to_user(arg, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;

@@ -4,7 +4,8 @@
  * without the library: struct layouts, bad pointers, lengths, flags,
  * reserved fields, handles, spaces and ranges, unknown commands, register
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
- * transfers, chains longer than 255 descriptors, eventfd and poll(2),
+ * transfers, chains longer than 255 descriptors, the per-file descriptor
+ * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
  * MEM_ALLOC + mmap, fork() with a registered buffer, close with a chain in
  * flight; with the emulator, a stalled chain and RESET.
  *
@@ -227,7 +228,9 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct fc_ioc_info, board_mem_size), 56);
 	assert_int_equal(offsetof(struct fc_ioc_info, regs_size), 64);
 	assert_int_equal(offsetof(struct fc_ioc_info, aperture_size), 72);
-	assert_int_equal(offsetof(struct fc_ioc_info, reserved), 80);
+	assert_int_equal(offsetof(struct fc_ioc_info, max_desc), 80);
+	assert_int_equal(offsetof(struct fc_ioc_info, reserved0), 84);
+	assert_int_equal(offsetof(struct fc_ioc_info, reserved), 88);
 
 	assert_int_equal(sizeof(struct fc_ioc_mem), 48);
 	assert_int_equal(offsetof(struct fc_ioc_mem, flags), 0);
@@ -303,7 +306,12 @@ static void test_info(void **state)
 	assert_true(i.features & FC_FEAT_REG);
 	assert_true(i.irq_mode <= FC_IRQ_MODE_MSIX);
 	assert_true(i.numa_node >= -1);
-	for (int k = 0; k < 4; k++)
+	/* the per-file descriptor budget: whole tables of max_chain */
+	assert_true(i.features & FC_FEAT_DESC_LIMIT);
+	assert_true(i.max_desc >= i.max_chain);
+	assert_int_equal(i.max_desc % i.max_chain, 0);
+	assert_int_equal(i.reserved0, 0);
+	for (int k = 0; k < 3; k++)
 		assert_int_equal(i.reserved[k], 0);
 	print_message("features 0x%x irq_mode %u node %u mem %" PRIu64
 		      " aperture %" PRIu64 "\n", i.features, i.irq_mode,
@@ -747,6 +755,155 @@ static void test_many_descriptors(void **state)
 	assert_ok(mem_unregister(fd, ha));
 	munmap(a, len);
 	munmap(b, len);
+}
+
+/*
+ * @n pages at consecutive addresses, each page physically apart from the
+ * one before it (their PFNs read from /proc/self/pagemap, which gives them
+ * to root only): without an IOMMU each page is then a DMA segment of its
+ * own, and a transfer over all of them needs exactly @n descriptors. NULL
+ * when the PFNs cannot be read.
+ */
+static uint8_t *scattered_pages(size_t n)
+{
+	size_t npool = 2 * n + 64, i, k = 0;
+	uint64_t *pfn = calloc(npool, sizeof(*pfn)), prev = 0;
+	uint8_t *pool, *win;
+	int pm;
+
+	assert_non_null(pfn);
+	pool = mmap(NULL, npool * page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	win = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pool != MAP_FAILED && win != MAP_FAILED);
+	madvise(pool, npool * page, MADV_NOHUGEPAGE);
+	for (i = 0; i < npool; i++)
+		pool[i * page] = 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	assert_true(pm >= 0);
+	assert_int_equal(pread(pm, pfn, npool * sizeof(*pfn),
+			       (uintptr_t)pool / page * sizeof(*pfn)),
+			 (ssize_t)(npool * sizeof(*pfn)));
+	close(pm);
+	for (i = 0; i < npool && k < n; i++) {
+		uint64_t f = pfn[i] & ((1ull << 55) - 1);
+
+		if (!(pfn[i] >> 63) || !f)
+			break;	/* not present, or PFNs hidden */
+		if (k && f == prev + 1)
+			continue;
+		assert_true(mremap(pool + i * page, page, page,
+				   MREMAP_MAYMOVE | MREMAP_FIXED,
+				   win + k * page) == win + k * page);
+		prev = f;
+		k++;
+	}
+	munmap(pool, npool * page);
+	free(pfn);
+	if (k < n) {
+		munmap(win, n * page);
+		return NULL;
+	}
+	return win;
+}
+
+/*
+ * The descriptors a file's unfinished tickets hold are bounded
+ * (info.max_desc, in tables of max_chain): a ticket that needs more on its
+ * own gets -E2BIG; exactly the budget is accepted.
+ */
+static void test_desc_limit_ticket(void **state)
+{
+	size_t n = info.max_desc / info.max_chain + 1;
+	struct fc_ioc_xfer *x = calloc(info.max_chain, sizeof(*x));
+	struct fc_ioc_reset r = { 0 };
+	uint8_t *buf;
+	uint64_t t;
+	uint32_t h;
+	unsigned int i;
+
+	need_emulator();
+	buf = scattered_pages(n);
+	if (!buf) {
+		print_message("[   SKIP   ] PFNs unreadable (not root?)\n");
+		skip();
+	}
+	assert_ok(mem_register(fd, buf, n * page, &h));
+	/* max_chain transfers of n descriptors: max_desc + max_chain */
+	for (i = 0; i < info.max_chain; i++)
+		x[i] = xfer(host(h, 0), board(0), n * page);
+	assert_rc(submit(x, info.max_chain, &t), -E2BIG);
+	/* one page less each: max_desc exactly, accepted (and cancelled) */
+	for (i = 0; i < info.max_chain; i++)
+		x[i].len = (n - 1) * page;
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	assert_ok(submit(x, info.max_chain, &t));
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	assert_rc(wait_on(fd, t, WAIT_MS, NULL), -ECANCELED);
+	assert_ok(mem_unregister(fd, h));
+	munmap(buf, n * page);
+	free(x);
+}
+
+/*
+ * Tickets that fit on their own but not beside the file's unfinished ones
+ * get -EAGAIN until those end; other files have budgets of their own.
+ */
+static void test_desc_limit_file(void **state)
+{
+	size_t n = info.max_desc / info.max_chain + 1;
+	/* just over half the budget per ticket: two never fit together */
+	unsigned int nx = info.max_chain / 2 + 1, i;
+	struct fc_ioc_xfer *x = calloc(nx, sizeof(*x)), small;
+	struct fc_ioc_reset r = { 0 };
+	uint64_t t1, t2, t3, t4;
+	uint32_t h, h2;
+	uint8_t *buf;
+	int f2;
+
+	need_emulator();
+	buf = scattered_pages(n);
+	if (!buf) {
+		print_message("[   SKIP   ] PFNs unreadable (not root?)\n");
+		skip();
+	}
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_register(fd, buf, n * page, &h));
+	assert_ok(mem_register(f2, buf, n * page, &h2));
+	for (i = 0; i < nx; i++)
+		x[i] = xfer(host(h, 0), board(0), n * page);
+	small = xfer(board(0x1000), board(0x2000), 64);
+
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	assert_ok(submit(x, nx, &t1));
+	assert_rc(submit(x, nx, &t2), -EAGAIN);
+	assert_rc(submit(x, nx, &t2), -EAGAIN);
+	/* a small one still fits beside it */
+	assert_ok(submit(&small, 1, &t2));
+	/* another file's budget is its own */
+	for (i = 0; i < nx; i++)
+		x[i].src.handle = h2;
+	assert_ok(submit_on(f2, x, nx, &t3));
+	for (i = 0; i < nx; i++)
+		x[i].src.handle = h;
+	/* ended tickets give their tables back, collected or not */
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_rc(wait_on(fd, t1, 0, NULL), -ECANCELED);
+	assert_ok(submit(x, nx, &t4));
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_ok(xioctl(f2, FC_IOC_RESET, &r));
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	assert_rc(wait_on(fd, t2, 0, NULL), -ECANCELED);
+	assert_rc(wait_on(fd, t4, 0, NULL), -ECANCELED);
+	assert_rc(wait_on(f2, t3, 0, NULL), -ECANCELED);
+	assert_ok(run_chain(&small, 1));
+	close(f2);
+	assert_ok(mem_unregister(fd, h));
+	munmap(buf, n * page);
+	free(x);
 }
 
 static void test_eventfd_poll(void **state)
@@ -1202,6 +1359,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wait_bad),
 		cmocka_unit_test(test_user_address_roundtrip),
 		cmocka_unit_test(test_many_descriptors),
+		cmocka_unit_test(test_desc_limit_ticket),
+		cmocka_unit_test(test_desc_limit_file),
 		cmocka_unit_test(test_eventfd_poll),
 		cmocka_unit_test(test_mem_alloc_mmap),
 		cmocka_unit_test(test_fork),

@@ -31,6 +31,7 @@
 #define FC_FEAT_CHAN_RING	(1u << 8)	/* CHAN_RING, CHAN_HEAD */
 #define FC_FEAT_XFER_MORE	(1u << 9)	/* FC_XFER_MORE */
 #define FC_FEAT_MEM_INFO	(1u << 10)	/* MEM_INFO */
+#define FC_FEAT_DESC_LIMIT	(1u << 11)	/* fc_ioc_info.max_desc is set */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -55,7 +56,9 @@ struct fc_ioc_info {
 	__aligned_u64 board_mem_size;
 	__aligned_u64 regs_size;	/* bytes mappable at FC_MMAP_REGS */
 	__aligned_u64 aperture_size;	/* bytes mappable at FC_MMAP_APERTURE */
-	__aligned_u64 reserved[4];
+	__u32 max_desc;			/* descriptors per file (SUBMIT) */
+	__u32 reserved0;
+	__aligned_u64 reserved[3];
 };
 
 /*
@@ -103,6 +106,26 @@ struct fc_ioc_xfer {
 	__u32 reserved;
 };
 
+/*
+ * SUBMIT: queue @count transfers as one ticket; they run in order after
+ * the tickets submitted before. The driver builds one descriptor per
+ * bus-contiguous piece of each transfer, in tables of max_chain descriptors
+ * (one hardware chain each). What a file may hold is bounded, counted from
+ * SUBMIT until the ticket ends (not until WAIT):
+ *  - descriptors: a ticket of n descriptors holds ceil(n / max_chain)
+ *    tables, and a file's tickets together at most max_desc / max_chain
+ *    (fc_ioc_info, FC_FEAT_DESC_LIMIT; 1024 tables, 8 MiB of DMA memory);
+ *  - results: 512 tickets whose result no WAIT has collected.
+ * A ticket needing more than max_desc descriptors on its own gets -E2BIG,
+ * as does a count outside 1..max_chain: it never fits, split it. One
+ * that does not fit beside the file's tickets queued or running, or over
+ * the results limit, gets -EAGAIN: WAIT for an earlier ticket and retry.
+ * Other errors: -EINVAL (flags, reserved fields, lengths, spaces, handles),
+ * -ERANGE (outside a buffer or board memory), -EFAULT (user addresses),
+ * -EPERM (raw bus addresses), -EMSGSIZE (a channel message crossing a
+ * table), -ENOMEM (RLIMIT_MEMLOCK, no memory), -EIO (engine out of use
+ * until the board is removed), -ENODEV (board gone).
+ */
 #define FC_SUBMIT_EVENTFD	(1u << 0)	/* signal eventfd when it ends */
 
 struct fc_ioc_submit {
