@@ -63,6 +63,7 @@ enum fc_board_type {
 struct fc_chan_ep {
 	struct fc_file *owner;		/* NULL: switched off */
 	struct fc_mem *mem;		/* the ring's buffer, referenced */
+	u32 head;			/* last HEAD written */
 	bool stale;			/* off; mem still held for the grace */
 };
 

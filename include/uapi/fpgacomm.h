@@ -173,14 +173,20 @@ struct fc_ioc_reset {
 
 /*
  * CHAN_RING: give channel endpoint @chan (0..FC_MAX_CHANNELS-1) a receive
- * ring of @slots packets (a power of two) at @offset (a multiple of
- * FC_CHAN_SLOT_SIZE) in MEM_ALLOC buffer @handle, and switch it on; HEAD
- * starts at the board's TAIL, returned in @head (an empty ring). The driver
- * programs the board with the bus address; the buffer stays allocated
- * while the ring uses it. An endpoint belongs to the file that programmed
- * it until that file switches it off (FC_CHAN_RING_OFF, @handle, @slots and
- * @offset 0) or is closed; another file gets -EBUSY. -EOPNOTSUPP: the board
- * has no channel endpoints (FC_CAP_CHANNELS). Ring slots are laid out as
+ * ring of @slots packets (a power of two, at most 2^20) at @offset (a
+ * multiple of FC_CHAN_SLOT_SIZE) in MEM_ALLOC buffer @handle, and switch it
+ * on; HEAD starts at the board's TAIL, returned in @head (an empty ring).
+ * The driver programs the board with the bus address; the buffer stays
+ * allocated while the ring uses it, even unregistered. An endpoint belongs
+ * to the file that programmed it, which may program it again, until that
+ * file switches it off (FC_CHAN_RING_OFF, @handle, @slots and @offset 0) or
+ * is closed; another file gets -EBUSY. -EOPNOTSUPP: the board has no
+ * channel endpoints (FC_CAP_CHANNELS). -EINVAL: unknown flags, non-zero
+ * @head or reserved fields, @chan, @slots or @offset out of the above, a
+ * @handle that is not a MEM_ALLOC buffer of this file, or with
+ * FC_CHAN_RING_OFF any of @handle, @slots, @offset set. -ERANGE: the ring
+ * does not lie within the buffer's length. -EFAULT: @head could not be
+ * returned; the endpoint is then left off. Ring slots are laid out as
  * <fpgacomm/hw.h> says (FC_CHAN_SLOT_SIZE); TAIL is read with REG_READ of
  * FC_CHAN_REG(chan, FC_CHAN_TAIL).
  */
@@ -197,7 +203,14 @@ struct fc_ioc_chan_ring {
 	__aligned_u64 reserved[2];
 };
 
-/* CHAN_HEAD: the owner of endpoint @chan has consumed up to @head. */
+/*
+ * CHAN_HEAD: the owner of endpoint @chan has consumed up to @head. HEAD
+ * only moves forward, and not beyond TAIL: @head - HEAD <= TAIL - HEAD in
+ * 32-bit arithmetic, HEAD being the last value set (by CHAN_RING or
+ * CHAN_HEAD), else -ERANGE. -EPERM: this file does not own the endpoint.
+ * -EINVAL: non-zero flags or reserved, @chan out of range. -EOPNOTSUPP: no
+ * channel endpoints.
+ */
 struct fc_ioc_chan_head {
 	__u32 flags;			/* in: must be 0 */
 	__u32 chan;
@@ -212,7 +225,8 @@ struct fc_ioc_chan_head {
  * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
  * Bus addresses are given only to CAP_SYS_RAWIO, and only CAP_SYS_RAWIO may
  * name a fabric address in FC_REGION_HOST or FC_REGION_PEER in SUBMIT
- * (-EPERM): such an address reaches host memory directly.
+ * (-EPERM): such an address reaches host memory directly. -EINVAL: any
+ * field but @handle non-zero, or @handle not a buffer of this file.
  */
 #define FC_MEM_INFO_CONTIG	(1u << 0)
 
