@@ -6,7 +6,8 @@
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
  * transfers, chains longer than 255 descriptors, the per-file descriptor
  * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
- * MEM_ALLOC + mmap, fork() with a registered buffer, close with a chain in
+ * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD),
+ * fork() with a registered buffer, close with a chain in
  * flight; with the emulator, a stalled chain and RESET.
  *
  * FPGACOMM_TEST_DEVICE must name a /dev node, else the test is skipped.
@@ -116,6 +117,51 @@ static int mem_unregister(int f, uint32_t h)
 	struct fc_ioc_mem m = { .handle = h };
 
 	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
+}
+
+static int mem_alloc(int f, uint64_t len, uint32_t *h)
+{
+	struct fc_ioc_mem m = { .len = len };
+	int rc = xioctl(f, FC_IOC_MEM_ALLOC, &m);
+
+	*h = m.handle;
+	return rc;
+}
+
+static int mem_info(int f, uint32_t h, struct fc_ioc_mem_info *out)
+{
+	struct fc_ioc_mem_info mi = { .handle = h };
+	int rc = xioctl(f, FC_IOC_MEM_INFO, &mi);
+
+	if (out)
+		*out = mi;
+	return rc;
+}
+
+static int chan_ring(int f, uint32_t chan, uint32_t h, uint32_t slots,
+		     uint64_t off, uint32_t *head)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .handle = h,
+				      .slots = slots, .offset = off };
+	int rc = xioctl(f, FC_IOC_CHAN_RING, &r);
+
+	if (head)
+		*head = r.head;
+	return rc;
+}
+
+static int chan_off(int f, uint32_t chan)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .flags = FC_CHAN_RING_OFF };
+
+	return xioctl(f, FC_IOC_CHAN_RING, &r);
+}
+
+static int chan_head(int f, uint32_t chan, uint32_t head)
+{
+	struct fc_ioc_chan_head a = { .chan = chan, .head = head };
+
+	return xioctl(f, FC_IOC_CHAN_HEAD, &a);
 }
 
 static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
@@ -972,6 +1018,264 @@ static void test_mem_alloc_mmap(void **state)
 	free(q);
 }
 
+/* MEM_INFO: fields, handles of either kind, of other files, gone. */
+static void test_mem_info_bad(void **state)
+{
+	static uint8_t buf[5000];
+	struct fc_ioc_mem_info mi;
+	uint32_t ha, hr, h2[3];
+	int f2, k;
+	pid_t pid;
+
+	if (!(info.features & FC_FEAT_MEM_INFO) ||
+	    !(info.features & FC_FEAT_MEM_ALLOC))
+		skip();
+	assert_ok(mem_alloc(fd, 10000, &ha));
+	assert_ok(mem_register(fd, buf + 1, sizeof(buf) - 1, &hr));
+
+	/* an allocated buffer: contiguous, its bus address (to root) */
+	assert_ok(mem_info(fd, ha, &mi));
+	assert_int_equal(mi.len, 10000);
+	assert_int_equal(mi.out_flags, FC_MEM_INFO_CONTIG);
+	assert_true(mi.bus_addr != 0);
+	assert_true(mi.reserved0 == 0 && mi.reserved[0] == 0 &&
+		    mi.reserved[1] == 0);
+	/* a registered one: its length, nothing else */
+	assert_ok(mem_info(fd, hr, &mi));
+	assert_int_equal(mi.len, sizeof(buf) - 1);
+	assert_int_equal(mi.out_flags, 0);
+	assert_int_equal(mi.bus_addr, 0);
+
+	/* every field but the handle must be zero on the way in */
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .len = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .bus_addr = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha,
+				       .out_flags = FC_MEM_INFO_CONTIG };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved0 = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved[0] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved[1] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, NULL), -EFAULT);
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, (void *)16), -EFAULT);
+
+	/* unknown handles */
+	assert_rc(mem_info(fd, 0, NULL), -EINVAL);
+	assert_rc(mem_info(fd, 0xffffffffu, NULL), -EINVAL);
+	assert_rc(mem_info(fd, 1u << 20, NULL), -EINVAL);
+	assert_rc(mem_info(fd, ha + hr + 100, NULL), -EINVAL);
+	/* another file's handle, a number this file has not given out */
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	for (k = 0; k < 3; k++)
+		assert_ok(mem_alloc(f2, 4096, &h2[k]));
+	for (k = 0; k < 3 && (h2[k] == ha || h2[k] == hr); k++)
+		;
+	assert_true(k < 3);
+	assert_ok(mem_info(f2, h2[k], NULL));
+	assert_rc(mem_info(fd, h2[k], NULL), -EINVAL);
+	close(f2);
+
+	/* without CAP_SYS_RAWIO: no bus address */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		drop_caps(1ull << CAP_SYS_RAWIO);
+		if (mem_info(fd, ha, &mi) || mi.len != 10000)
+			_exit(1);
+		_exit(mi.out_flags || mi.bus_addr ? 2 : 0);
+	}
+	assert_int_equal(child_status(pid), 0);
+
+	/* gone after unregistering */
+	assert_ok(mem_unregister(fd, ha));
+	assert_ok(mem_unregister(fd, hr));
+	assert_rc(mem_info(fd, ha, NULL), -EINVAL);
+	assert_rc(mem_info(fd, hr, NULL), -EINVAL);
+}
+
+/* A free channel for the ring tests, far from those the library uses. */
+#define TEST_CHAN	211
+
+/*
+ * CHAN_RING and CHAN_HEAD: fields, channels, slots, offsets and ranges in
+ * the buffer, handles of the wrong kind or file, ownership between files,
+ * HEAD moving backwards or beyond TAIL, and a result that cannot be told.
+ */
+static void test_chan_ring_bad(void **state)
+{
+	static uint8_t rbuf[8192];
+	static const uint32_t bad_slots[] = { 0, 3, 6, 100, 1u << 21,
+					      1u << 31, 0xffffffffu };
+	static const uint32_t bad_chans[] = { FC_MAX_CHANNELS, 1000,
+					      0x80000000u, 0xffffffffu };
+	const uint64_t len = 64 << 10;	/* 1024 slots */
+	struct fc_ioc_chan_ring r;
+	struct fc_ioc_chan_head hd;
+	uint32_t h, hodd, hr, h2[4], head, head2, tail;
+	uint8_t *ro;
+	unsigned int i;
+	int f2, k;
+
+	if (!(info.features & FC_FEAT_CHAN_RING) ||
+	    !(info.features & FC_FEAT_MEM_ALLOC))
+		skip();
+	assert_ok(mem_alloc(fd, len, &h));
+	if (!(info.hw_caps & FC_CAP_CHANNELS)) {
+		assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 0, NULL), -EOPNOTSUPP);
+		assert_rc(chan_head(fd, TEST_CHAN, 0), -EOPNOTSUPP);
+		assert_ok(mem_unregister(fd, h));
+		print_message("[   SKIP   ] no channel endpoints\n");
+		skip();
+	}
+	assert_ok(mem_alloc(fd, 10000, &hodd));
+	assert_ok(mem_register(fd, rbuf, sizeof(rbuf), &hr));
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	for (k = 0; k < 4; k++)
+		assert_ok(mem_alloc(f2, len, &h2[k]));
+
+	/* fields */
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = h,
+				       .slots = 16, .flags = 2 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.flags = 0x80000000u;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.flags = 0;
+	r.head = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.head = 0;
+	r.reserved0 = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.reserved0 = 0;
+	r.reserved[0] = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.reserved[0] = 0;
+	r.reserved[1] = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, NULL), -EFAULT);
+	/* channels, slots, slot alignment */
+	for (i = 0; i < sizeof(bad_chans) / sizeof(bad_chans[0]); i++) {
+		assert_rc(chan_ring(fd, bad_chans[i], h, 16, 0, NULL), -EINVAL);
+		assert_rc(chan_off(fd, bad_chans[i]), -EINVAL);
+		assert_rc(chan_head(fd, bad_chans[i], 0), -EINVAL);
+	}
+	for (i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]); i++)
+		assert_rc(chan_ring(fd, TEST_CHAN, h, bad_slots[i], 0, NULL),
+			  -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 1, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, FC_CHAN_SLOT_SIZE / 2, NULL),
+		  -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, UINT64_MAX, NULL), -EINVAL);
+	/* the ring must lie within the buffer's length */
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 2048, 0, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1u << 20, 0, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1, len, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 2, len - FC_CHAN_SLOT_SIZE, NULL),
+		  -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1,
+			    UINT64_MAX & ~(uint64_t)(FC_CHAN_SLOT_SIZE - 1),
+			    NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1, 1ull << 63, NULL), -ERANGE);
+	/* the length asked for, not the pages behind it (10000 bytes) */
+	assert_rc(chan_ring(fd, TEST_CHAN, hodd, 128, 1856, NULL), -ERANGE);
+	/* handles: none, unknown, registered memory, another file's */
+	assert_rc(chan_ring(fd, TEST_CHAN, 0, 16, 0, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, 0xffffffffu, 16, 0, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, hr, 16, 0, NULL), -EINVAL);
+	for (k = 0; k < 4 && (h2[k] == h || h2[k] == hodd || h2[k] == hr); k++)
+		;
+	assert_true(k < 4);
+	assert_rc(chan_ring(fd, TEST_CHAN, h2[k], 16, 0, NULL), -EINVAL);
+	/* switching off takes no ring */
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .handle = h };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .slots = 16 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .offset = 64 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	/* HEAD of an endpoint nobody owns */
+	assert_rc(chan_head(fd, TEST_CHAN, 0), -EPERM);
+
+	/* the last fitting ring of the odd-sized buffer; then the full one */
+	assert_ok(chan_ring(fd, TEST_CHAN, hodd, 128, 1792, &head));
+	assert_ok(chan_ring(fd, TEST_CHAN, h, 1024, 0, &head));
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_TAIL), &tail));
+	assert_int_equal(head, tail);
+	/* owned: other files get -EBUSY, and may not move HEAD */
+	assert_rc(chan_ring(f2, TEST_CHAN, h2[0], 16, 0, NULL), -EBUSY);
+	assert_rc(chan_off(f2, TEST_CHAN), -EBUSY);
+	assert_rc(chan_head(f2, TEST_CHAN, head), -EPERM);
+	/* another endpoint is free for them */
+	assert_ok(chan_ring(f2, TEST_CHAN + 1, h2[0], 16, 0, NULL));
+	assert_rc(chan_head(fd, TEST_CHAN + 1, 0), -EPERM);
+	assert_rc(chan_ring(fd, TEST_CHAN + 1, h, 16, 0, NULL), -EBUSY);
+
+	/* CHAN_HEAD: fields; forward only, and never beyond TAIL */
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+					.flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+					.reserved = 1 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, NULL), -EFAULT);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 1), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 1024), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 0x80000000u), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head - 1), -ERANGE);
+	assert_ok(chan_head(fd, TEST_CHAN, head));
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_HEAD), &head2));
+	assert_int_equal(head2, head);
+
+	/* the owner programs it again; unregistering keeps the ring's memory */
+	assert_ok(chan_ring(fd, TEST_CHAN, h, 16, 64 * FC_CHAN_SLOT_SIZE,
+			    &head2));
+	assert_ok(mem_unregister(fd, h));
+	assert_ok(chan_head(fd, TEST_CHAN, head2));
+	assert_ok(chan_off(fd, TEST_CHAN));
+	assert_ok(chan_off(fd, TEST_CHAN));	/* off twice */
+	assert_rc(chan_head(fd, TEST_CHAN, head2), -EPERM);
+	/* free now: the other file takes it; closing gives both back */
+	assert_ok(chan_ring(f2, TEST_CHAN, h2[1], 16, 0, NULL));
+	assert_rc(chan_ring(fd, TEST_CHAN, hodd, 16, 0, NULL), -EBUSY);
+	close(f2);
+	assert_ok(chan_ring(fd, TEST_CHAN, hodd, 16, 0, NULL));
+	assert_ok(chan_ring(fd, TEST_CHAN + 1, hodd, 16, 1024, NULL));
+	assert_ok(chan_off(fd, TEST_CHAN + 1));
+
+	/*
+	 * A head that cannot be returned (read-only argument): -EFAULT, and
+	 * the endpoint is left off, free for another file.
+	 */
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ro != MAP_FAILED);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = hodd,
+				       .slots = 16 };
+	memcpy(ro, &r, sizeof(r));
+	assert_int_equal(mprotect(ro, page, PROT_READ), 0);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, ro), -EFAULT);
+	munmap(ro, page);
+	assert_rc(chan_head(fd, TEST_CHAN, head2), -EPERM);
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_alloc(f2, len, &h2[0]));
+	assert_ok(chan_ring(f2, TEST_CHAN, h2[0], 16, 0, NULL));
+	close(f2);
+
+	assert_ok(mem_unregister(fd, hodd));
+	assert_ok(mem_unregister(fd, hr));
+}
+
 /*
  * fork() with a registered buffer: the pinned pages stay the parent's, so
  * a transfer after the fork lands where the parent sees it, even after the
@@ -1363,6 +1667,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_desc_limit_file),
 		cmocka_unit_test(test_eventfd_poll),
 		cmocka_unit_test(test_mem_alloc_mmap),
+		cmocka_unit_test(test_mem_info_bad),
+		cmocka_unit_test(test_chan_ring_bad),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_stall_reset),
 		cmocka_unit_test(test_error_index),
