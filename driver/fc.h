@@ -98,7 +98,15 @@ struct fc_dev {
 	 * (under lock).
 	 */
 	bool broken;
-	struct mutex mmap_lock;	/* mmap against remove */
+	/*
+	 * mmap and BAR page faults against remove (dead), and mmap_mms:
+	 * every process (struct fc_mm) that mapped a MEM_ALLOC buffer.
+	 */
+	struct mutex mmap_lock;
+	struct list_head mmap_mms;
+	/* Live MEM_ALLOC buffers (fc_mem.alloc_node), to free at remove. */
+	struct mutex alloc_lock;
+	struct list_head allocs;
 
 	/* The DMA queue of engine FC_ENGINE, all under lock. */
 	struct mutex lock;
@@ -138,7 +146,8 @@ struct fc_mem {
 	bool dirty;			/* the board may have written it */
 	unsigned long npages;		/* pinned and accounted */
 	struct mm_struct *mm;		/* accounted to; mmgrab()bed */
-	/* MEM_ALLOC memory. */
+	/* MEM_ALLOC memory; cpu is NULL once freed (remove). */
+	struct list_head alloc_node;	/* in fc->allocs, under alloc_lock */
 	void *cpu;
 	dma_addr_t dma;
 	size_t alloc_len;
@@ -248,7 +257,9 @@ long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_info(struct fc_file *ff, void __user *arg);
 int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off);
+void fc_mmap_settle(struct list_head *mms);
 void fc_mem_release_all(struct fc_file *ff);
+void fc_mem_kill_allocs(struct fc_dev *fc);
 
 /* fc_dma.c */
 int fc_dma_init(struct fc_dev *fc);

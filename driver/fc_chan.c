@@ -248,10 +248,26 @@ void fc_chan_release_file(struct fc_file *ff)
 		fc_chan_put_stale(fc);
 }
 
-/* The board is gone (remove): nothing writes the rings any more. */
+/*
+ * The board is being removed (remove_sem held for writing): switch every
+ * endpoint off and let the board leave the rings before they are dropped;
+ * a board still on the bus could write them until then.
+ */
 void fc_chan_kill(struct fc_dev *fc)
 {
+	bool any = false;
 	unsigned int i;
+
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		if (!fc->chans[i].mem)
+			continue;
+		fc_chan_hw_off(fc, i);
+		any = true;
+	}
+	mutex_unlock(&fc->chan_lock);
+	if (any)
+		fc_chan_grace(fc);
 
 	mutex_lock(&fc->chan_lock);
 	for (i = 0; i < FC_MAX_CHANNELS; i++) {

@@ -254,8 +254,14 @@ struct fc_ioc_mem_info {
 #define FC_IOC_CHAN_HEAD	_IOW(FC_IOC_MAGIC, 0x0a, struct fc_ioc_chan_head)
 #define FC_IOC_MEM_INFO		_IOWR(FC_IOC_MAGIC, 0x0b, struct fc_ioc_mem_info)
 
-/* mmap offsets of the file (page multiples). Mapping the registers needs
- * CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need only the file. */
+/*
+ * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the
+ * registers needs CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need
+ * only the file. When the board is removed (PCI remove, hot unplug) with
+ * mappings in place, they stay but lose their pages: a load or store in
+ * any of them gets SIGBUS, and a new mmap -ENODEV. MEM_ALLOC memory is
+ * freed at the removal, not at munmap.
+ */
 #define FC_MMAP_REGS		0x0ull
 #define FC_MMAP_APERTURE	(1ull << 40)
 
