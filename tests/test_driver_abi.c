@@ -13,7 +13,7 @@
  * FPGACOMM_TEST_DEVICE must name a /dev node, else the test is skipped.
  * Extra modes for the VM scripts: --timeout-test (the driver's
  * dma_timeout_ms recovery, expects it set low) and --remove-test (PCI
- * remove with the file open, then rescan).
+ * remove with the file open and mapped, then rescan).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1490,7 +1490,6 @@ static int timeout_test(void)
 	return 0;
 }
 
-/* PCI remove with the file open, then a rescan brings the board back. */
 /* /sys/class/fpgacomm/NAME/device/FILE of the board under test. */
 static void class_file(char *buf, size_t len, const char *file)
 {
@@ -1575,17 +1574,87 @@ static int deaf_reset_test(void)
 	return 0;
 }
 
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Does a load (or a store, with @write) at @p raise SIGBUS? */
+static int sigbus_on(volatile uint8_t *p, int write)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	volatile int hit = 1;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		if (write)
+			*p = 0x5a;
+		else
+			(void)*p;
+		hit = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return hit;
+}
+
+/*
+ * Map, touch and unmap a register page and a MEM_ALLOC buffer over and
+ * over while the board is removed, until mmap says it is gone: a mapping
+ * made just before the remove must end up empty like the others. A touch
+ * may get SIGBUS; 0 when mmap ended with ENODEV.
+ */
+static int remove_hammer(uint64_t alloc_off, size_t alloc_len)
+{
+	unsigned long rounds;
+
+	for (rounds = 0; rounds < 10000000; rounds++) {
+		uint8_t *r, *a;
+
+		r = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+		if (r == MAP_FAILED)
+			return errno == ENODEV ? 0 : 1;
+		a = mmap(NULL, alloc_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, (off_t)alloc_off);
+		if (a == MAP_FAILED) {
+			munmap(r, page);
+			return errno == ENODEV ? 0 : 2;
+		}
+		sigbus_on(r, 0);
+		sigbus_on(a + alloc_len - 1, 1);
+		munmap(a, alloc_len);
+		munmap(r, page);
+	}
+	return 3;
+}
+
+/*
+ * PCI remove with the file open, a chain stalled and another queued, a
+ * channel ring, and mappings of the registers, the aperture and a
+ * MEM_ALLOC buffer, in this process and in a child (and a second child
+ * mapping and unmapping all along). After the remove every call gives
+ * -ENODEV, a touch of any mapping gets SIGBUS, and munmap and close are
+ * clean (the VM script checks the kernel log). Then a rescan brings the
+ * board back.
+ */
 static int remove_test(void)
 {
 	struct fc_ioc_info i = { 0 };
 	static uint8_t buf[8192];
 	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
 				    sizeof(buf));
+	const size_t alen = 3 * page;
+	struct fc_ioc_mem am = { .len = 3 * page };
 	char pcidir[512], file[600];
-	uint64_t t;
+	volatile uint32_t *regs;
+	uint8_t *ap = MAP_FAILED, *al;
+	uint64_t t, t2;
 	uint32_t h, v;
+	pid_t child, hammer;
+	int go[2], st;
 	ssize_t n;
-	void *p;
 	int f, rc = 0;
 
 	class_file(file, sizeof(file), "");
@@ -1598,7 +1667,58 @@ static int remove_test(void)
 		return 1;
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
 		return 1;
-	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+
+#define EXPECT(expr, want)                                                \
+	do {                                                              \
+		long _r = (long)(expr);                                   \
+		if (_r != (long)(want)) {                                 \
+			printf("FAIL: %s = %ld, expected %ld\n", #expr, _r, \
+			       (long)(want));                             \
+			rc = 1;                                           \
+		}                                                         \
+	} while (0)
+
+	/* Mappings of every kind, touched: their pages are in. */
+	regs = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    FC_MMAP_REGS);
+	if (regs == MAP_FAILED || xioctl(fd, FC_IOC_MEM_ALLOC, &am))
+		return 1;
+	EXPECT(regs[FC_REG_ID / 4], FC_HW_ID_MAGIC);
+	if (info.aperture_size) {
+		ap = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  FC_MMAP_APERTURE);
+		EXPECT(ap == MAP_FAILED, 0);
+		if (ap != MAP_FAILED)
+			EXPECT(sigbus_on(ap, 0), 0);
+	}
+	al = mmap(NULL, alen, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  (off_t)am.mmap_offset);
+	if (al == MAP_FAILED)
+		return 1;
+	memset(al, 0xa5, alen);
+	/* The buffer in a queued chain and under a channel ring. */
+	x = xfer(board(0x1000), host(am.handle, 0), 4096);
+	EXPECT(submit(&x, 1, &t2), 0);
+	if (info.hw_caps & FC_CAP_CHANNELS)
+		EXPECT(chan_ring(fd, TEST_CHAN, am.handle, 16, page, NULL), 0);
+
+	/* A child holding the buffer's mapping too, and one hammering. */
+	if (pipe(go))
+		return 1;
+	child = fork();
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(5);
+		_exit(sigbus_on(al + page, 1) ? 0 : 1);
+	}
+	close(go[0]);
+	hammer = fork();
+	if (hammer == 0)
+		_exit(remove_hammer(am.mmap_offset, alen));
+	usleep(50000);
 
 	f = open(file, O_WRONLY);
 	if (f < 0 || write(f, "1", 1) != 1) {
@@ -1606,25 +1726,37 @@ static int remove_test(void)
 		return 1;
 	}
 	close(f);
-	printf("removed %s with the file open\n", pcidir);
+	printf("removed %s with the file open and mapped\n", pcidir);
 
-#define EXPECT(expr, want)                                                \
-	do {                                                              \
-		int _r = (expr);                                          \
-		if (_r != (want)) {                                       \
-			printf("FAIL: %s = %d, expected %d\n", #expr, _r, \
-			       want);                                     \
-			rc = 1;                                           \
-		}                                                         \
-	} while (0)
 	EXPECT(xioctl(fd, FC_IOC_INFO, &i), -ENODEV);
 	EXPECT(reg_read(FC_REG_ID, &v), -ENODEV);
+	x = xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
 	EXPECT(submit(&x, 1, &t), -ENODEV);
 	EXPECT(wait_on(fd, t, -1, NULL), -ENODEV);
+	EXPECT(wait_on(fd, t2, -1, NULL), -ENODEV);
 	EXPECT(mem_unregister(fd, h), -ENODEV);
 	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
-	if (p != MAP_FAILED)
-		munmap(p, page);
+	EXPECT(mmap(NULL, alen, PROT_READ, MAP_SHARED, fd,
+		    (off_t)am.mmap_offset) == MAP_FAILED, 1);
+	/* The mappings are still there, emptied: touching them gets SIGBUS. */
+	EXPECT(sigbus_on((volatile uint8_t *)regs, 0), 1);
+	EXPECT(sigbus_on((volatile uint8_t *)regs, 1), 1);
+	if (ap != MAP_FAILED)
+		EXPECT(sigbus_on(ap, 0), 1);
+	EXPECT(sigbus_on(al, 0), 1);
+	EXPECT(sigbus_on(al + alen - 1, 1), 1);
+	printf("registers%s and MEM_ALLOC mappings: SIGBUS after the remove\n",
+	       ap != MAP_FAILED ? ", aperture" : "");
+	EXPECT(write(go[1], "x", 1), 1);
+	close(go[1]);
+	EXPECT(child_status(child), 0);
+	EXPECT(waitpid(hammer, &st, 0), hammer);
+	EXPECT(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+	/* The last references go: at munmap, and at close. */
+	EXPECT(munmap((void *)regs, page), 0);
+	if (ap != MAP_FAILED)
+		EXPECT(munmap(ap, page), 0);
+	EXPECT(munmap(al, alen), 0);
 	close(fd);
 	fd = -1;
 
