@@ -34,8 +34,14 @@
  */
 #define FC_FILE_MAX_UNCOLLECTED	512
 #define FC_FILE_RESULTS		1024	/* a power of two */
-/* Descriptors one ticket may need, in hardware chains of 255 (32 MiB). */
-#define FC_TICKET_MAX_DESC	(1u << 20)
+/*
+ * Descriptor tables (FC_DMA_MAX_CHAIN descriptors, 8 KiB of the DMA pool
+ * each) that the tickets of one file may hold until they end: 8 MiB. A
+ * SUBMIT needing more than all of them gets -E2BIG; one that does not fit
+ * beside the file's tickets still queued or running, -EAGAIN.
+ */
+#define FC_FILE_MAX_TABLES	1024
+#define FC_FILE_MAX_DESC	(FC_FILE_MAX_TABLES * FC_DMA_MAX_CHAIN)
 /* Bytes of one hardware chain's descriptor table. */
 #define FC_TABLE_BYTES		(FC_DMA_MAX_CHAIN * FC_DESC_SIZE)
 /* Engine the driver runs chains on. */
@@ -57,6 +63,7 @@ enum fc_board_type {
 struct fc_chan_ep {
 	struct fc_file *owner;		/* NULL: switched off */
 	struct fc_mem *mem;		/* the ring's buffer, referenced */
+	u32 head;			/* last HEAD written */
 	bool stale;			/* off; mem still held for the grace */
 };
 
@@ -91,7 +98,15 @@ struct fc_dev {
 	 * (under lock).
 	 */
 	bool broken;
-	struct mutex mmap_lock;	/* mmap against remove */
+	/*
+	 * mmap and BAR page faults against remove (dead), and mmap_mms:
+	 * every process (struct fc_mm) that mapped a MEM_ALLOC buffer.
+	 */
+	struct mutex mmap_lock;
+	struct list_head mmap_mms;
+	/* Live MEM_ALLOC buffers (fc_mem.alloc_node), to free at remove. */
+	struct mutex alloc_lock;
+	struct list_head allocs;
 
 	/* The DMA queue of engine FC_ENGINE, all under lock. */
 	struct mutex lock;
@@ -131,7 +146,8 @@ struct fc_mem {
 	bool dirty;			/* the board may have written it */
 	unsigned long npages;		/* pinned and accounted */
 	struct mm_struct *mm;		/* accounted to; mmgrab()bed */
-	/* MEM_ALLOC memory. */
+	/* MEM_ALLOC memory; cpu is NULL once freed (remove). */
+	struct list_head alloc_node;	/* in fc->allocs, under alloc_lock */
 	void *cpu;
 	dma_addr_t dma;
 	size_t alloc_len;
@@ -154,8 +170,9 @@ struct fc_file {
 	struct xarray mems;		/* handle -> struct fc_mem */
 	wait_queue_head_t wq;		/* chain ends */
 	u64 last_ticket;		/* under fc->lock */
-	spinlock_t res_lock;		/* results, uncollected, event */
+	spinlock_t res_lock;		/* results, uncollected, event, tables */
 	unsigned int uncollected;
+	unsigned int tables;		/* held by tickets not ended */
 	bool event;			/* a chain ended since the last WAIT */
 	struct fc_result *results;	/* FC_FILE_RESULTS, by ticket */
 };
@@ -184,6 +201,7 @@ struct fc_chain {
 	unsigned int nsyncs;
 	struct fc_sync *syncs;		/* each need_sync mem once */
 	unsigned int ntables;
+	unsigned int charged;		/* tables counted in ff->tables */
 	unsigned int cur;		/* table on the engine */
 	struct fc_table *tables;
 };
@@ -239,7 +257,9 @@ long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_info(struct fc_file *ff, void __user *arg);
 int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off);
+void fc_mmap_settle(struct list_head *mms);
 void fc_mem_release_all(struct fc_file *ff);
+void fc_mem_kill_allocs(struct fc_dev *fc);
 
 /* fc_dma.c */
 int fc_dma_init(struct fc_dev *fc);

@@ -18,7 +18,7 @@
 			 FC_FEAT_MMAP_REGS | FC_FEAT_MMAP_APERTURE | \
 			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
-			 FC_FEAT_MEM_INFO)
+			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -101,6 +101,7 @@ static long fc_ioctl_info(struct fc_dev *fc, void __user *arg)
 	info.board_mem_size = fc->mem_size;
 	info.regs_size = FC_BAR0_SIZE;
 	info.aperture_size = fc->aper_size;
+	info.max_desc = FC_FILE_MAX_DESC;
 	if (copy_to_user(arg, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
@@ -255,19 +256,74 @@ out_unlock:
 	return ret;
 }
 
-/* Map @size bytes of MMIO at @phys + @off, uncached. */
-static int fc_mmap_io(struct vm_area_struct *vma, phys_addr_t phys,
-		      u64 len, u64 off)
+/*
+ * Where file offset @off of a BAR mapping lands: the register file below
+ * FC_MMAP_APERTURE, then the aperture. -EINVAL beyond either.
+ */
+static int fc_io_window(struct fc_dev *fc, u64 off, phys_addr_t *phys,
+			u64 *left)
+{
+	u64 len;
+
+	if (off < FC_MMAP_APERTURE) {
+		*phys = fc->regs_phys;
+		len = FC_BAR0_SIZE;
+	} else if (off < FC_MMAP_ALLOC_BASE) {
+		off -= FC_MMAP_APERTURE;
+		*phys = fc->aper_phys;
+		len = fc->aper_size;
+	} else {
+		return -EINVAL;
+	}
+	if (off >= len)
+		return -EINVAL;
+	*phys += off;
+	*left = len - off;
+	return 0;
+}
+
+/*
+ * BAR pages go in one at a time, when touched, and only while the board is
+ * there (as vfio-pci does): remove sets fc->dead under mmap_lock, so no
+ * page goes in after that, then zaps every mapping of the file
+ * (fc_dma_kill()). A touch after the remove gets SIGBUS instead of
+ * reaching a BAR that is gone, or whatever the bus address holds next.
+ */
+static vm_fault_t fc_io_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct fc_file *ff = vma->vm_file->private_data;
+	struct fc_dev *fc = ff->fc;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	phys_addr_t phys;
+	u64 left;
+
+	mutex_lock(&fc->mmap_lock);
+	if (!fc->dead &&
+	    !fc_io_window(fc, (u64)vmf->pgoff << PAGE_SHIFT, &phys, &left))
+		ret = vmf_insert_pfn(vma, vmf->address, PHYS_PFN(phys));
+	mutex_unlock(&fc->mmap_lock);
+	return ret;
+}
+
+static const struct vm_operations_struct fc_io_vm_ops = {
+	.fault = fc_io_fault,
+};
+
+/* Map part of a BAR, uncached; the pages go in at fault time. */
+static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off)
 {
 	unsigned long size = vma->vm_end - vma->vm_start;
+	phys_addr_t phys;
+	u64 left;
 
-	if (off >= len || size > len - off)
+	if (fc_io_window(fc, off, &phys, &left) || size > left)
 		return -EINVAL;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	vma->vm_flags |= VM_DONTCOPY;
-	return io_remap_pfn_range(vma, vma->vm_start,
-				  (phys + off) >> PAGE_SHIFT, size,
-				  vma->vm_page_prot);
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			 VM_DONTCOPY;
+	vma->vm_ops = &fc_io_vm_ops;
+	return 0;
 }
 
 static int fc_mmap(struct file *file, struct vm_area_struct *vma)
@@ -282,18 +338,14 @@ static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 
 	/* Not remove_sem: mmap_lock is held here and ioctls pin under it. */
 	mutex_lock(&fc->mmap_lock);
-	if (fc->dead) {
+	if (fc->dead)
 		ret = -ENODEV;
-	} else if (off < FC_MMAP_APERTURE) {
-		ret = capable(CAP_SYS_RAWIO) ?
-		      fc_mmap_io(vma, fc->regs_phys, FC_BAR0_SIZE,
-				 off - FC_MMAP_REGS) : -EPERM;
-	} else if (off < FC_MMAP_ALLOC_BASE) {
-		ret = fc_mmap_io(vma, fc->aper_phys, fc->aper_size,
-				 off - FC_MMAP_APERTURE);
-	} else {
+	else if (off < FC_MMAP_APERTURE && !capable(CAP_SYS_RAWIO))
+		ret = -EPERM;
+	else if (off < FC_MMAP_ALLOC_BASE)
+		ret = fc_mmap_io(fc, vma, off);
+	else
 		ret = fc_mmap_alloc(ff, vma, off);
-	}
 	mutex_unlock(&fc->mmap_lock);
 	return ret;
 }

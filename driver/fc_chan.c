@@ -90,30 +90,26 @@ static int fc_chan_ring_check(struct fc_file *ff,
 	return 0;
 }
 
-long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
+/*
+ * Switch endpoint @a->chan of @ff off, then, with @m (its reference is
+ * taken over), on again with the ring @a describes; @a->head is set.
+ */
+static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
+			   struct fc_mem *m)
 {
 	struct fc_dev *fc = ff->fc;
-	struct fc_ioc_chan_ring a;
 	struct fc_chan_ep *ep;
-	struct fc_mem *m;
 	bool grace = false;
 	dma_addr_t bus;
-	int ret;
-
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	ret = fc_chan_ring_check(ff, &a, &m);
-	if (ret)
-		return ret;
 
 	mutex_lock(&fc->chan_lock);
-	ep = &fc->chans[a.chan];
+	ep = &fc->chans[a->chan];
 	if (ep->owner && ep->owner != ff) {
 		mutex_unlock(&fc->chan_lock);
 		fc_mem_put(m);
 		return -EBUSY;
 	}
-	fc_chan_hw_off(fc, a.chan);
+	fc_chan_hw_off(fc, a->chan);
 	if (ep->mem) {
 		/* The old ring may still be written: keep it for the grace. */
 		ep->stale = true;
@@ -135,19 +131,20 @@ long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
 		}
 	}
 	if (m) {
-		bus = m->dma + a.offset;
-		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_LO),
+		bus = m->dma + a->offset;
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_RING_LO),
 			lower_32_bits(bus));
-		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_HI),
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_RING_HI),
 			upper_32_bits(bus));
-		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_RING_SLOTS), a.slots);
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_RING_SLOTS), a->slots);
 		/* HEAD == TAIL: an empty ring, starting where the board is. */
-		a.head = fc_rd32(fc, FC_CHAN_REG(a.chan, FC_CHAN_TAIL));
-		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_HEAD), a.head);
-		fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_CTRL),
+		a->head = fc_rd32(fc, FC_CHAN_REG(a->chan, FC_CHAN_TAIL));
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_HEAD), a->head);
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_CTRL),
 			FC_CHAN_CTRL_ENABLE);
 		ep->owner = ff;
 		ep->mem = m;
+		ep->head = a->head;
 	}
 	mutex_unlock(&fc->chan_lock);
 	fc_ring(fc);
@@ -155,26 +152,71 @@ long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
 		fc_chan_grace(fc);
 		fc_chan_put_stale(fc);
 	}
-	if (copy_to_user(arg, &a, sizeof(a)))
-		return -EFAULT;
 	return 0;
 }
 
+long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_chan_ring a;
+	struct fc_mem *m;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_chan_ring_check(ff, &a, &m);
+	if (ret)
+		return ret;
+	ret = fc_chan_program(ff, &a, m);
+	if (ret)
+		return ret;
+	if (copy_to_user(arg, &a, sizeof(a))) {
+		/* The caller cannot learn HEAD: leave the endpoint off. */
+		if (m) {
+			a.flags = FC_CHAN_RING_OFF;
+			fc_chan_program(ff, &a, NULL);
+		}
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Only forward, and not past what the board has written: a HEAD beyond
+ * TAIL would let the board overwrite slots not yet read, or make the ring
+ * look full for good and hold up every packet behind it for this board.
+ */
 long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg)
 {
 	struct fc_dev *fc = ff->fc;
 	struct fc_ioc_chan_head a;
+	struct fc_chan_ep *ep;
+	u32 tail;
+	int ret = 0;
 
 	if (copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
 	if (a.flags || a.reserved || a.chan >= FC_MAX_CHANNELS)
 		return -EINVAL;
-	/* Only this file gives its endpoints away: no lock needed to look. */
-	if (READ_ONCE(fc->chans[a.chan].owner) != ff)
-		return -EPERM;
+	if (!(fc->caps & FC_CAP_CHANNELS))
+		return -EOPNOTSUPP;
+	ep = &fc->chans[a.chan];
+	mutex_lock(&fc->chan_lock);
+	if (ep->owner != ff) {
+		ret = -EPERM;
+		goto out_unlock;
+	}
+	tail = fc_rd32(fc, FC_CHAN_REG(a.chan, FC_CHAN_TAIL));
+	if (a.head - ep->head > tail - ep->head) {
+		ret = -ERANGE;
+		goto out_unlock;
+	}
 	fc_wr32(fc, FC_CHAN_REG(a.chan, FC_CHAN_HEAD), a.head);
-	fc_ring(fc);
-	return 0;
+	ep->head = a.head;
+out_unlock:
+	mutex_unlock(&fc->chan_lock);
+	if (!ret)
+		fc_ring(fc);
+	return ret;
 }
 
 /* The file is closed: switch its endpoints off, then free their rings. */
@@ -206,10 +248,26 @@ void fc_chan_release_file(struct fc_file *ff)
 		fc_chan_put_stale(fc);
 }
 
-/* The board is gone (remove): nothing writes the rings any more. */
+/*
+ * The board is being removed (remove_sem held for writing): switch every
+ * endpoint off and let the board leave the rings before they are dropped;
+ * a board still on the bus could write them until then.
+ */
 void fc_chan_kill(struct fc_dev *fc)
 {
+	bool any = false;
 	unsigned int i;
+
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		if (!fc->chans[i].mem)
+			continue;
+		fc_chan_hw_off(fc, i);
+		any = true;
+	}
+	mutex_unlock(&fc->chan_lock);
+	if (any)
+		fc_chan_grace(fc);
 
 	mutex_lock(&fc->chan_lock);
 	for (i = 0; i < FC_MAX_CHANNELS; i++) {

@@ -5,7 +5,10 @@
  * (one per bus-contiguous piece), in tables of up to FC_DMA_MAX_CHAIN. The
  * tickets of all files queue on engine FC_ENGINE and run one hardware chain
  * at a time, in order; a ticket of more than FC_DMA_MAX_CHAIN descriptors
- * runs as several chains in a row. A chain that fails or overruns
+ * runs as several chains in a row. The tables of a file's tickets that
+ * have not ended count against FC_FILE_MAX_TABLES, checked before they are
+ * allocated: a SUBMIT over it gets -EAGAIN, or -E2BIG if it could never
+ * fit. A chain that fails or overruns
  * dma_timeout_ms ends its ticket with -errno and the engine is reset. If
  * the board does not acknowledge a reset, it may go on reaching the memory
  * of the chain it ran: that chain is parked, its pages pinned and its
@@ -144,8 +147,9 @@ static long fc_chain_walk(struct fc_chain *c, const struct fc_ioc_xfer *x,
 			step = min_t(u64, step, FC_DESC_MAX_LEN);
 			if (!step || (s.sg && !s.left) || (d.sg && !d.left))
 				return -ERANGE;
-			if (count >= FC_TICKET_MAX_DESC)
-				return -ENOMEM;
+			/* More than a file may ever hold: never runs. */
+			if (count >= FC_FILE_MAX_DESC)
+				return -E2BIG;
 			if (fill) {
 				struct fc_hw_desc *h = fc_chain_desc(c, count);
 				u16 flags = 0;
@@ -244,6 +248,35 @@ static void fc_chains_free(struct fc_dev *fc, struct list_head *list)
 		list_del(&c->node);
 		fc_chain_free(fc, c);
 	}
+}
+
+/*
+ * Count the @ntables descriptor tables of a new ticket against the file's
+ * budget, before they are allocated. The ticket fits on its own (the walk
+ * stops at FC_FILE_MAX_DESC), so -EAGAIN means that tickets of the file
+ * are queued or running, and their end makes room.
+ */
+static int fc_file_charge(struct fc_file *ff, struct fc_chain *c,
+			  unsigned int ntables)
+{
+	int ret = 0;
+
+	spin_lock(&ff->res_lock);
+	if (ntables > FC_FILE_MAX_TABLES - ff->tables) {
+		ret = -EAGAIN;
+	} else {
+		ff->tables += ntables;
+		c->charged = ntables;
+	}
+	spin_unlock(&ff->res_lock);
+	return ret;
+}
+
+/* Give the tables of @c back to the file's budget (res_lock held). */
+static void fc_file_uncharge_locked(struct fc_file *ff, struct fc_chain *c)
+{
+	ff->tables -= c->charged;
+	c->charged = 0;
 }
 
 /* ---- the engine ---- */
@@ -370,6 +403,8 @@ static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 		r->hw_index = hw_index;
 		r->done = true;
 	}
+	/* Its tables are freed now, or parked with the board's memory. */
+	fc_file_uncharge_locked(ff, c);
 	ff->event = true;
 	spin_unlock(&ff->res_lock);
 	wake_up_interruptible_all(&ff->wq);
@@ -659,6 +694,9 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 		ret = ndesc;
 		goto out_free_chain;
 	}
+	ret = fc_file_charge(ff, c, DIV_ROUND_UP(ndesc, FC_DMA_MAX_CHAIN));
+	if (ret)
+		goto out_free_chain;
 	ret = fc_chain_alloc_tables(fc, c, ndesc);
 	if (ret)
 		goto out_free_chain;
@@ -698,8 +736,12 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 		ret = -EFAULT;
 
 out_free_chain:
-	if (c)
+	if (c) {
+		spin_lock(&ff->res_lock);
+		fc_file_uncharge_locked(ff, c);
+		spin_unlock(&ff->res_lock);
 		fc_chain_free(fc, c);
+	}
 	kfree(res);
 out_free_x:
 	kfree(x);

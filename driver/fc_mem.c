@@ -59,10 +59,17 @@ static bool fc_mem_need_sync(struct device *dev, struct sg_table *sgt)
 static void fc_mem_free(struct kref *ref)
 {
 	struct fc_mem *m = container_of(ref, struct fc_mem, ref);
-	struct device *dev = &m->fc->pdev->dev;
+	struct fc_dev *fc = m->fc;
+	struct device *dev = &fc->pdev->dev;
 
 	if (m->alloc) {
-		dma_free_coherent(dev, m->alloc_len, m->cpu, m->dma);
+		/* Unless the board's removal freed it already. */
+		mutex_lock(&fc->alloc_lock);
+		list_del_init(&m->alloc_node);
+		if (m->cpu)
+			dma_free_coherent(dev, m->alloc_len, m->cpu, m->dma);
+		m->cpu = NULL;
+		mutex_unlock(&fc->alloc_lock);
 		if (m->mm) {
 			atomic64_sub(m->npages, &m->mm->pinned_vm);
 			mmdrop(m->mm);
@@ -95,6 +102,7 @@ static struct fc_mem *fc_mem_new(struct fc_dev *fc)
 		return NULL;
 	kref_init(&m->ref);
 	m->fc = fc;
+	INIT_LIST_HEAD(&m->alloc_node);
 	get_device(&fc->dev);
 	return m;
 }
@@ -341,6 +349,10 @@ long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
 		fc_mem_put(m);
 		return -ENOMEM;
 	}
+	/* No removal meanwhile: ioctls hold it off. */
+	mutex_lock(&fc->alloc_lock);
+	list_add(&m->alloc_node, &fc->allocs);
+	mutex_unlock(&fc->alloc_lock);
 	return fc_mem_publish(ff, m, &a, arg);
 }
 
@@ -401,10 +413,80 @@ static void fc_alloc_vm_close(struct vm_area_struct *vma)
 	fc_mem_put(vma->vm_private_data);
 }
 
+/*
+ * Every page is mapped at mmap time; a page is missing only once the board
+ * was removed, which zapped the mapping and freed the memory.
+ */
+static vm_fault_t fc_alloc_vm_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
 static const struct vm_operations_struct fc_alloc_vm_ops = {
 	.open = fc_alloc_vm_open,
 	.close = fc_alloc_vm_close,
+	.fault = fc_alloc_vm_fault,
 };
+
+/* One process that mapped a MEM_ALLOC buffer: fc->mmap_mms. */
+struct fc_mm {
+	struct list_head node;
+	struct mm_struct *mm;		/* mmgrab()bed */
+};
+
+/*
+ * Note the calling process in fc->mmap_mms (fc->mmap_lock held), and
+ * forget those that have exited meanwhile.
+ */
+static int fc_mmap_note_mm(struct fc_dev *fc)
+{
+	struct fc_mm *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &fc->mmap_mms, node) {
+		if (e->mm == current->mm)
+			return 0;
+		if (!atomic_read(&e->mm->mm_users)) {
+			list_del(&e->node);
+			mmdrop(e->mm);
+			kfree(e);
+		}
+	}
+	e = kmalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->mm = current->mm;
+	mmgrab(e->mm);
+	list_add(&e->node, &fc->mmap_mms);
+	return 0;
+}
+
+/*
+ * mmap() of a MEM_ALLOC buffer maps its pages (dma_mmap_coherent()) before
+ * the mm links the vma into the file's address_space, which it does after
+ * ->mmap returns and before it drops its mmap_lock. Remove zaps mappings
+ * through the address_space: first it waits for the mmaps begun before
+ * fc->dead was set to be linked, by taking the mmap_lock of every process
+ * that mapped such a buffer (@mms, taken off fc->mmap_mms), and drops the
+ * list. A process that has exited has no mappings left to race with. The
+ * BARs need none of this: their pages go in at fault time, and only while
+ * the board is there.
+ */
+void fc_mmap_settle(struct list_head *mms)
+{
+	struct fc_mm *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, mms, node) {
+		if (mmget_not_zero(e->mm)) {
+			mmap_read_lock(e->mm);
+			mmap_read_unlock(e->mm);
+			/* Not the exit of an mm here, should it be the last. */
+			mmput_async(e->mm);
+		}
+		list_del(&e->node);
+		mmdrop(e->mm);
+		kfree(e);
+	}
+}
 
 int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 {
@@ -426,6 +508,9 @@ int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 		ret = -EINVAL;
 		goto err_put;
 	}
+	ret = fc_mmap_note_mm(ff->fc);
+	if (ret)
+		goto err_put;
 	vma->vm_pgoff = in >> PAGE_SHIFT;
 	ret = dma_mmap_coherent(&ff->fc->pdev->dev, vma, m->cpu, m->dma,
 				m->alloc_len);
@@ -439,6 +524,35 @@ int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 err_put:
 	fc_mem_put(m);
 	return ret;
+}
+
+/*
+ * The board is being removed, with bus mastering off: free the coherent
+ * memory of the MEM_ALLOC buffers that mappings still hold (their last
+ * reference would go at munmap, after the remove).
+ *
+ * Keeping the struct device referenced until then (as each fc_mem does)
+ * would keep the structure, not what dma_free_coherent() needs from it:
+ * once the device is gone from the bus it has left its IOMMU group
+ * (iommu_release_device()), and 6.1's iommu_dma_free() reaches the domain
+ * to unmap from through dev->iommu_group, then NULL; the DMA API expects
+ * a driver to have freed a device's DMA memory before it is unbound. So
+ * the memory goes here, while the device is still bound, after
+ * fc_dma_kill() zapped every user mapping of it (fc_mmap_settle() made
+ * sure none escapes): the vmas stay, without pages, and a touch gets
+ * SIGBUS (fc_alloc_vm_fault()).
+ */
+void fc_mem_kill_allocs(struct fc_dev *fc)
+{
+	struct fc_mem *m, *tmp;
+
+	mutex_lock(&fc->alloc_lock);
+	list_for_each_entry_safe(m, tmp, &fc->allocs, alloc_node) {
+		dma_free_coherent(&fc->pdev->dev, m->alloc_len, m->cpu, m->dma);
+		m->cpu = NULL;
+		list_del_init(&m->alloc_node);
+	}
+	mutex_unlock(&fc->alloc_lock);
 }
 
 /* Drop every handle of a file (close, or the board went away). */

@@ -108,6 +108,9 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	fc->irq = -1;
 	init_rwsem(&fc->remove_sem);
 	mutex_init(&fc->mmap_lock);
+	INIT_LIST_HEAD(&fc->mmap_mms);
+	mutex_init(&fc->alloc_lock);
+	INIT_LIST_HEAD(&fc->allocs);
 	mutex_init(&fc->lock);
 	mutex_init(&fc->chan_lock);
 	INIT_LIST_HEAD(&fc->files);
@@ -241,19 +244,26 @@ err_free:
 /*
  * The board goes away, possibly with files open: they keep fc (the device's
  * refcount) but every call on them returns -ENODEV from now on, their
- * chains end with -ENODEV and their memory is unpinned here.
+ * chains end with -ENODEV and their memory is unpinned here. Their
+ * mappings stay, emptied: a touch of a BAR or a MEM_ALLOC buffer gets
+ * SIGBUS, and the coherent memory is freed here, not at munmap.
  */
 void fc_pci_remove(struct pci_dev *pdev)
 {
 	struct fc_dev *fc = pci_get_drvdata(pdev);
+	LIST_HEAD(mms);
 
 	/* No new opens, no sysfs readers of the registers. */
 	cdev_device_del(&fc->cdev, &fc->dev);
 
 	down_write(&fc->remove_sem);
+	/* No new mapping, no BAR page faulted in from here on. */
 	mutex_lock(&fc->mmap_lock);
 	fc->dead = true;
+	list_splice_init(&fc->mmap_mms, &mms);
 	mutex_unlock(&fc->mmap_lock);
+	fc_mmap_settle(&mms);
+	/* Chains end, handles go, every mapping of the files is zapped. */
 	fc_dma_kill(fc);
 	fc_chan_kill(fc);
 	up_write(&fc->remove_sem);
@@ -262,6 +272,7 @@ void fc_pci_remove(struct pci_dev *pdev)
 	fc_dma_fini(fc);
 
 	pci_clear_master(pdev);
+	fc_mem_kill_allocs(fc);
 	if (fc->ivregs)
 		pci_iounmap(pdev, fc->ivregs);
 	pci_iounmap(pdev, fc->regs);

@@ -4,14 +4,16 @@
  * without the library: struct layouts, bad pointers, lengths, flags,
  * reserved fields, handles, spaces and ranges, unknown commands, register
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
- * transfers, chains longer than 255 descriptors, eventfd and poll(2),
- * MEM_ALLOC + mmap, fork() with a registered buffer, close with a chain in
+ * transfers, chains longer than 255 descriptors, the per-file descriptor
+ * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
+ * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD),
+ * fork() with a registered buffer, close with a chain in
  * flight; with the emulator, a stalled chain and RESET.
  *
  * FPGACOMM_TEST_DEVICE must name a /dev node, else the test is skipped.
  * Extra modes for the VM scripts: --timeout-test (the driver's
  * dma_timeout_ms recovery, expects it set low) and --remove-test (PCI
- * remove with the file open, then rescan).
+ * remove with the file open and mapped, then rescan).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +117,51 @@ static int mem_unregister(int f, uint32_t h)
 	struct fc_ioc_mem m = { .handle = h };
 
 	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
+}
+
+static int mem_alloc(int f, uint64_t len, uint32_t *h)
+{
+	struct fc_ioc_mem m = { .len = len };
+	int rc = xioctl(f, FC_IOC_MEM_ALLOC, &m);
+
+	*h = m.handle;
+	return rc;
+}
+
+static int mem_info(int f, uint32_t h, struct fc_ioc_mem_info *out)
+{
+	struct fc_ioc_mem_info mi = { .handle = h };
+	int rc = xioctl(f, FC_IOC_MEM_INFO, &mi);
+
+	if (out)
+		*out = mi;
+	return rc;
+}
+
+static int chan_ring(int f, uint32_t chan, uint32_t h, uint32_t slots,
+		     uint64_t off, uint32_t *head)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .handle = h,
+				      .slots = slots, .offset = off };
+	int rc = xioctl(f, FC_IOC_CHAN_RING, &r);
+
+	if (head)
+		*head = r.head;
+	return rc;
+}
+
+static int chan_off(int f, uint32_t chan)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .flags = FC_CHAN_RING_OFF };
+
+	return xioctl(f, FC_IOC_CHAN_RING, &r);
+}
+
+static int chan_head(int f, uint32_t chan, uint32_t head)
+{
+	struct fc_ioc_chan_head a = { .chan = chan, .head = head };
+
+	return xioctl(f, FC_IOC_CHAN_HEAD, &a);
 }
 
 static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
@@ -227,7 +274,9 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct fc_ioc_info, board_mem_size), 56);
 	assert_int_equal(offsetof(struct fc_ioc_info, regs_size), 64);
 	assert_int_equal(offsetof(struct fc_ioc_info, aperture_size), 72);
-	assert_int_equal(offsetof(struct fc_ioc_info, reserved), 80);
+	assert_int_equal(offsetof(struct fc_ioc_info, max_desc), 80);
+	assert_int_equal(offsetof(struct fc_ioc_info, reserved0), 84);
+	assert_int_equal(offsetof(struct fc_ioc_info, reserved), 88);
 
 	assert_int_equal(sizeof(struct fc_ioc_mem), 48);
 	assert_int_equal(offsetof(struct fc_ioc_mem, flags), 0);
@@ -303,7 +352,12 @@ static void test_info(void **state)
 	assert_true(i.features & FC_FEAT_REG);
 	assert_true(i.irq_mode <= FC_IRQ_MODE_MSIX);
 	assert_true(i.numa_node >= -1);
-	for (int k = 0; k < 4; k++)
+	/* the per-file descriptor budget: whole tables of max_chain */
+	assert_true(i.features & FC_FEAT_DESC_LIMIT);
+	assert_true(i.max_desc >= i.max_chain);
+	assert_int_equal(i.max_desc % i.max_chain, 0);
+	assert_int_equal(i.reserved0, 0);
+	for (int k = 0; k < 3; k++)
 		assert_int_equal(i.reserved[k], 0);
 	print_message("features 0x%x irq_mode %u node %u mem %" PRIu64
 		      " aperture %" PRIu64 "\n", i.features, i.irq_mode,
@@ -749,6 +803,155 @@ static void test_many_descriptors(void **state)
 	munmap(b, len);
 }
 
+/*
+ * @n pages at consecutive addresses, each page physically apart from the
+ * one before it (their PFNs read from /proc/self/pagemap, which gives them
+ * to root only): without an IOMMU each page is then a DMA segment of its
+ * own, and a transfer over all of them needs exactly @n descriptors. NULL
+ * when the PFNs cannot be read.
+ */
+static uint8_t *scattered_pages(size_t n)
+{
+	size_t npool = 2 * n + 64, i, k = 0;
+	uint64_t *pfn = calloc(npool, sizeof(*pfn)), prev = 0;
+	uint8_t *pool, *win;
+	int pm;
+
+	assert_non_null(pfn);
+	pool = mmap(NULL, npool * page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	win = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pool != MAP_FAILED && win != MAP_FAILED);
+	madvise(pool, npool * page, MADV_NOHUGEPAGE);
+	for (i = 0; i < npool; i++)
+		pool[i * page] = 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	assert_true(pm >= 0);
+	assert_int_equal(pread(pm, pfn, npool * sizeof(*pfn),
+			       (uintptr_t)pool / page * sizeof(*pfn)),
+			 (ssize_t)(npool * sizeof(*pfn)));
+	close(pm);
+	for (i = 0; i < npool && k < n; i++) {
+		uint64_t f = pfn[i] & ((1ull << 55) - 1);
+
+		if (!(pfn[i] >> 63) || !f)
+			break;	/* not present, or PFNs hidden */
+		if (k && f == prev + 1)
+			continue;
+		assert_true(mremap(pool + i * page, page, page,
+				   MREMAP_MAYMOVE | MREMAP_FIXED,
+				   win + k * page) == win + k * page);
+		prev = f;
+		k++;
+	}
+	munmap(pool, npool * page);
+	free(pfn);
+	if (k < n) {
+		munmap(win, n * page);
+		return NULL;
+	}
+	return win;
+}
+
+/*
+ * The descriptors a file's unfinished tickets hold are bounded
+ * (info.max_desc, in tables of max_chain): a ticket that needs more on its
+ * own gets -E2BIG; exactly the budget is accepted.
+ */
+static void test_desc_limit_ticket(void **state)
+{
+	size_t n = info.max_desc / info.max_chain + 1;
+	struct fc_ioc_xfer *x = calloc(info.max_chain, sizeof(*x));
+	struct fc_ioc_reset r = { 0 };
+	uint8_t *buf;
+	uint64_t t;
+	uint32_t h;
+	unsigned int i;
+
+	need_emulator();
+	buf = scattered_pages(n);
+	if (!buf) {
+		print_message("[   SKIP   ] PFNs unreadable (not root?)\n");
+		skip();
+	}
+	assert_ok(mem_register(fd, buf, n * page, &h));
+	/* max_chain transfers of n descriptors: max_desc + max_chain */
+	for (i = 0; i < info.max_chain; i++)
+		x[i] = xfer(host(h, 0), board(0), n * page);
+	assert_rc(submit(x, info.max_chain, &t), -E2BIG);
+	/* one page less each: max_desc exactly, accepted (and cancelled) */
+	for (i = 0; i < info.max_chain; i++)
+		x[i].len = (n - 1) * page;
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	assert_ok(submit(x, info.max_chain, &t));
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	assert_rc(wait_on(fd, t, WAIT_MS, NULL), -ECANCELED);
+	assert_ok(mem_unregister(fd, h));
+	munmap(buf, n * page);
+	free(x);
+}
+
+/*
+ * Tickets that fit on their own but not beside the file's unfinished ones
+ * get -EAGAIN until those end; other files have budgets of their own.
+ */
+static void test_desc_limit_file(void **state)
+{
+	size_t n = info.max_desc / info.max_chain + 1;
+	/* just over half the budget per ticket: two never fit together */
+	unsigned int nx = info.max_chain / 2 + 1, i;
+	struct fc_ioc_xfer *x = calloc(nx, sizeof(*x)), small;
+	struct fc_ioc_reset r = { 0 };
+	uint64_t t1, t2, t3, t4;
+	uint32_t h, h2;
+	uint8_t *buf;
+	int f2;
+
+	need_emulator();
+	buf = scattered_pages(n);
+	if (!buf) {
+		print_message("[   SKIP   ] PFNs unreadable (not root?)\n");
+		skip();
+	}
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_register(fd, buf, n * page, &h));
+	assert_ok(mem_register(f2, buf, n * page, &h2));
+	for (i = 0; i < nx; i++)
+		x[i] = xfer(host(h, 0), board(0), n * page);
+	small = xfer(board(0x1000), board(0x2000), 64);
+
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	assert_ok(submit(x, nx, &t1));
+	assert_rc(submit(x, nx, &t2), -EAGAIN);
+	assert_rc(submit(x, nx, &t2), -EAGAIN);
+	/* a small one still fits beside it */
+	assert_ok(submit(&small, 1, &t2));
+	/* another file's budget is its own */
+	for (i = 0; i < nx; i++)
+		x[i].src.handle = h2;
+	assert_ok(submit_on(f2, x, nx, &t3));
+	for (i = 0; i < nx; i++)
+		x[i].src.handle = h;
+	/* ended tickets give their tables back, collected or not */
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_rc(wait_on(fd, t1, 0, NULL), -ECANCELED);
+	assert_ok(submit(x, nx, &t4));
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	assert_ok(xioctl(f2, FC_IOC_RESET, &r));
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	assert_rc(wait_on(fd, t2, 0, NULL), -ECANCELED);
+	assert_rc(wait_on(fd, t4, 0, NULL), -ECANCELED);
+	assert_rc(wait_on(f2, t3, 0, NULL), -ECANCELED);
+	assert_ok(run_chain(&small, 1));
+	close(f2);
+	assert_ok(mem_unregister(fd, h));
+	munmap(buf, n * page);
+	free(x);
+}
+
 static void test_eventfd_poll(void **state)
 {
 	int efd = eventfd(0, EFD_CLOEXEC);
@@ -813,6 +1016,264 @@ static void test_mem_alloc_mmap(void **state)
 	p[0] ^= 1;
 	munmap(p, 3 * page);
 	free(q);
+}
+
+/* MEM_INFO: fields, handles of either kind, of other files, gone. */
+static void test_mem_info_bad(void **state)
+{
+	static uint8_t buf[5000];
+	struct fc_ioc_mem_info mi;
+	uint32_t ha, hr, h2[3];
+	int f2, k;
+	pid_t pid;
+
+	if (!(info.features & FC_FEAT_MEM_INFO) ||
+	    !(info.features & FC_FEAT_MEM_ALLOC))
+		skip();
+	assert_ok(mem_alloc(fd, 10000, &ha));
+	assert_ok(mem_register(fd, buf + 1, sizeof(buf) - 1, &hr));
+
+	/* an allocated buffer: contiguous, its bus address (to root) */
+	assert_ok(mem_info(fd, ha, &mi));
+	assert_int_equal(mi.len, 10000);
+	assert_int_equal(mi.out_flags, FC_MEM_INFO_CONTIG);
+	assert_true(mi.bus_addr != 0);
+	assert_true(mi.reserved0 == 0 && mi.reserved[0] == 0 &&
+		    mi.reserved[1] == 0);
+	/* a registered one: its length, nothing else */
+	assert_ok(mem_info(fd, hr, &mi));
+	assert_int_equal(mi.len, sizeof(buf) - 1);
+	assert_int_equal(mi.out_flags, 0);
+	assert_int_equal(mi.bus_addr, 0);
+
+	/* every field but the handle must be zero on the way in */
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .len = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .bus_addr = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha,
+				       .out_flags = FC_MEM_INFO_CONTIG };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved0 = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved[0] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	mi = (struct fc_ioc_mem_info){ .handle = ha, .reserved[1] = 1 };
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, &mi), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, NULL), -EFAULT);
+	assert_rc(xioctl(fd, FC_IOC_MEM_INFO, (void *)16), -EFAULT);
+
+	/* unknown handles */
+	assert_rc(mem_info(fd, 0, NULL), -EINVAL);
+	assert_rc(mem_info(fd, 0xffffffffu, NULL), -EINVAL);
+	assert_rc(mem_info(fd, 1u << 20, NULL), -EINVAL);
+	assert_rc(mem_info(fd, ha + hr + 100, NULL), -EINVAL);
+	/* another file's handle, a number this file has not given out */
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	for (k = 0; k < 3; k++)
+		assert_ok(mem_alloc(f2, 4096, &h2[k]));
+	for (k = 0; k < 3 && (h2[k] == ha || h2[k] == hr); k++)
+		;
+	assert_true(k < 3);
+	assert_ok(mem_info(f2, h2[k], NULL));
+	assert_rc(mem_info(fd, h2[k], NULL), -EINVAL);
+	close(f2);
+
+	/* without CAP_SYS_RAWIO: no bus address */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		drop_caps(1ull << CAP_SYS_RAWIO);
+		if (mem_info(fd, ha, &mi) || mi.len != 10000)
+			_exit(1);
+		_exit(mi.out_flags || mi.bus_addr ? 2 : 0);
+	}
+	assert_int_equal(child_status(pid), 0);
+
+	/* gone after unregistering */
+	assert_ok(mem_unregister(fd, ha));
+	assert_ok(mem_unregister(fd, hr));
+	assert_rc(mem_info(fd, ha, NULL), -EINVAL);
+	assert_rc(mem_info(fd, hr, NULL), -EINVAL);
+}
+
+/* A free channel for the ring tests, far from those the library uses. */
+#define TEST_CHAN	211
+
+/*
+ * CHAN_RING and CHAN_HEAD: fields, channels, slots, offsets and ranges in
+ * the buffer, handles of the wrong kind or file, ownership between files,
+ * HEAD moving backwards or beyond TAIL, and a result that cannot be told.
+ */
+static void test_chan_ring_bad(void **state)
+{
+	static uint8_t rbuf[8192];
+	static const uint32_t bad_slots[] = { 0, 3, 6, 100, 1u << 21,
+					      1u << 31, 0xffffffffu };
+	static const uint32_t bad_chans[] = { FC_MAX_CHANNELS, 1000,
+					      0x80000000u, 0xffffffffu };
+	const uint64_t len = 64 << 10;	/* 1024 slots */
+	struct fc_ioc_chan_ring r;
+	struct fc_ioc_chan_head hd;
+	uint32_t h, hodd, hr, h2[4], head, head2, tail;
+	uint8_t *ro;
+	unsigned int i;
+	int f2, k;
+
+	if (!(info.features & FC_FEAT_CHAN_RING) ||
+	    !(info.features & FC_FEAT_MEM_ALLOC))
+		skip();
+	assert_ok(mem_alloc(fd, len, &h));
+	if (!(info.hw_caps & FC_CAP_CHANNELS)) {
+		assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 0, NULL), -EOPNOTSUPP);
+		assert_rc(chan_head(fd, TEST_CHAN, 0), -EOPNOTSUPP);
+		assert_ok(mem_unregister(fd, h));
+		print_message("[   SKIP   ] no channel endpoints\n");
+		skip();
+	}
+	assert_ok(mem_alloc(fd, 10000, &hodd));
+	assert_ok(mem_register(fd, rbuf, sizeof(rbuf), &hr));
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	for (k = 0; k < 4; k++)
+		assert_ok(mem_alloc(f2, len, &h2[k]));
+
+	/* fields */
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = h,
+				       .slots = 16, .flags = 2 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.flags = 0x80000000u;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.flags = 0;
+	r.head = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.head = 0;
+	r.reserved0 = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.reserved0 = 0;
+	r.reserved[0] = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r.reserved[0] = 0;
+	r.reserved[1] = 1;
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, NULL), -EFAULT);
+	/* channels, slots, slot alignment */
+	for (i = 0; i < sizeof(bad_chans) / sizeof(bad_chans[0]); i++) {
+		assert_rc(chan_ring(fd, bad_chans[i], h, 16, 0, NULL), -EINVAL);
+		assert_rc(chan_off(fd, bad_chans[i]), -EINVAL);
+		assert_rc(chan_head(fd, bad_chans[i], 0), -EINVAL);
+	}
+	for (i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]); i++)
+		assert_rc(chan_ring(fd, TEST_CHAN, h, bad_slots[i], 0, NULL),
+			  -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 1, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, FC_CHAN_SLOT_SIZE / 2, NULL),
+		  -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 16, UINT64_MAX, NULL), -EINVAL);
+	/* the ring must lie within the buffer's length */
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 2048, 0, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1u << 20, 0, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1, len, NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 2, len - FC_CHAN_SLOT_SIZE, NULL),
+		  -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1,
+			    UINT64_MAX & ~(uint64_t)(FC_CHAN_SLOT_SIZE - 1),
+			    NULL), -ERANGE);
+	assert_rc(chan_ring(fd, TEST_CHAN, h, 1, 1ull << 63, NULL), -ERANGE);
+	/* the length asked for, not the pages behind it (10000 bytes) */
+	assert_rc(chan_ring(fd, TEST_CHAN, hodd, 128, 1856, NULL), -ERANGE);
+	/* handles: none, unknown, registered memory, another file's */
+	assert_rc(chan_ring(fd, TEST_CHAN, 0, 16, 0, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, 0xffffffffu, 16, 0, NULL), -EINVAL);
+	assert_rc(chan_ring(fd, TEST_CHAN, hr, 16, 0, NULL), -EINVAL);
+	for (k = 0; k < 4 && (h2[k] == h || h2[k] == hodd || h2[k] == hr); k++)
+		;
+	assert_true(k < 4);
+	assert_rc(chan_ring(fd, TEST_CHAN, h2[k], 16, 0, NULL), -EINVAL);
+	/* switching off takes no ring */
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .handle = h };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .slots = 16 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .flags = FC_CHAN_RING_OFF, .offset = 64 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	/* HEAD of an endpoint nobody owns */
+	assert_rc(chan_head(fd, TEST_CHAN, 0), -EPERM);
+
+	/* the last fitting ring of the odd-sized buffer; then the full one */
+	assert_ok(chan_ring(fd, TEST_CHAN, hodd, 128, 1792, &head));
+	assert_ok(chan_ring(fd, TEST_CHAN, h, 1024, 0, &head));
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_TAIL), &tail));
+	assert_int_equal(head, tail);
+	/* owned: other files get -EBUSY, and may not move HEAD */
+	assert_rc(chan_ring(f2, TEST_CHAN, h2[0], 16, 0, NULL), -EBUSY);
+	assert_rc(chan_off(f2, TEST_CHAN), -EBUSY);
+	assert_rc(chan_head(f2, TEST_CHAN, head), -EPERM);
+	/* another endpoint is free for them */
+	assert_ok(chan_ring(f2, TEST_CHAN + 1, h2[0], 16, 0, NULL));
+	assert_rc(chan_head(fd, TEST_CHAN + 1, 0), -EPERM);
+	assert_rc(chan_ring(fd, TEST_CHAN + 1, h, 16, 0, NULL), -EBUSY);
+
+	/* CHAN_HEAD: fields; forward only, and never beyond TAIL */
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+					.flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+					.reserved = 1 };
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, NULL), -EFAULT);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 1), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 1024), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head + 0x80000000u), -ERANGE);
+	assert_rc(chan_head(fd, TEST_CHAN, head - 1), -ERANGE);
+	assert_ok(chan_head(fd, TEST_CHAN, head));
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_HEAD), &head2));
+	assert_int_equal(head2, head);
+
+	/* the owner programs it again; unregistering keeps the ring's memory */
+	assert_ok(chan_ring(fd, TEST_CHAN, h, 16, 64 * FC_CHAN_SLOT_SIZE,
+			    &head2));
+	assert_ok(mem_unregister(fd, h));
+	assert_ok(chan_head(fd, TEST_CHAN, head2));
+	assert_ok(chan_off(fd, TEST_CHAN));
+	assert_ok(chan_off(fd, TEST_CHAN));	/* off twice */
+	assert_rc(chan_head(fd, TEST_CHAN, head2), -EPERM);
+	/* free now: the other file takes it; closing gives both back */
+	assert_ok(chan_ring(f2, TEST_CHAN, h2[1], 16, 0, NULL));
+	assert_rc(chan_ring(fd, TEST_CHAN, hodd, 16, 0, NULL), -EBUSY);
+	close(f2);
+	assert_ok(chan_ring(fd, TEST_CHAN, hodd, 16, 0, NULL));
+	assert_ok(chan_ring(fd, TEST_CHAN + 1, hodd, 16, 1024, NULL));
+	assert_ok(chan_off(fd, TEST_CHAN + 1));
+
+	/*
+	 * A head that cannot be returned (read-only argument): -EFAULT, and
+	 * the endpoint is left off, free for another file.
+	 */
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ro != MAP_FAILED);
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = hodd,
+				       .slots = 16 };
+	memcpy(ro, &r, sizeof(r));
+	assert_int_equal(mprotect(ro, page, PROT_READ), 0);
+	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, ro), -EFAULT);
+	munmap(ro, page);
+	assert_rc(chan_head(fd, TEST_CHAN, head2), -EPERM);
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_alloc(f2, len, &h2[0]));
+	assert_ok(chan_ring(f2, TEST_CHAN, h2[0], 16, 0, NULL));
+	close(f2);
+
+	assert_ok(mem_unregister(fd, hodd));
+	assert_ok(mem_unregister(fd, hr));
 }
 
 /*
@@ -1029,7 +1490,6 @@ static int timeout_test(void)
 	return 0;
 }
 
-/* PCI remove with the file open, then a rescan brings the board back. */
 /* /sys/class/fpgacomm/NAME/device/FILE of the board under test. */
 static void class_file(char *buf, size_t len, const char *file)
 {
@@ -1114,17 +1574,87 @@ static int deaf_reset_test(void)
 	return 0;
 }
 
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Does a load (or a store, with @write) at @p raise SIGBUS? */
+static int sigbus_on(volatile uint8_t *p, int write)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	volatile int hit = 1;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		if (write)
+			*p = 0x5a;
+		else
+			(void)*p;
+		hit = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return hit;
+}
+
+/*
+ * Map, touch and unmap a register page and a MEM_ALLOC buffer over and
+ * over while the board is removed, until mmap says it is gone: a mapping
+ * made just before the remove must end up empty like the others. A touch
+ * may get SIGBUS; 0 when mmap ended with ENODEV.
+ */
+static int remove_hammer(uint64_t alloc_off, size_t alloc_len)
+{
+	unsigned long rounds;
+
+	for (rounds = 0; rounds < 10000000; rounds++) {
+		uint8_t *r, *a;
+
+		r = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+		if (r == MAP_FAILED)
+			return errno == ENODEV ? 0 : 1;
+		a = mmap(NULL, alloc_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, (off_t)alloc_off);
+		if (a == MAP_FAILED) {
+			munmap(r, page);
+			return errno == ENODEV ? 0 : 2;
+		}
+		sigbus_on(r, 0);
+		sigbus_on(a + alloc_len - 1, 1);
+		munmap(a, alloc_len);
+		munmap(r, page);
+	}
+	return 3;
+}
+
+/*
+ * PCI remove with the file open, a chain stalled and another queued, a
+ * channel ring, and mappings of the registers, the aperture and a
+ * MEM_ALLOC buffer, in this process and in a child (and a second child
+ * mapping and unmapping all along). After the remove every call gives
+ * -ENODEV, a touch of any mapping gets SIGBUS, and munmap and close are
+ * clean (the VM script checks the kernel log). Then a rescan brings the
+ * board back.
+ */
 static int remove_test(void)
 {
 	struct fc_ioc_info i = { 0 };
 	static uint8_t buf[8192];
 	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
 				    sizeof(buf));
+	const size_t alen = 3 * page;
+	struct fc_ioc_mem am = { .len = 3 * page };
 	char pcidir[512], file[600];
-	uint64_t t;
+	volatile uint32_t *regs;
+	uint8_t *ap = MAP_FAILED, *al;
+	uint64_t t, t2;
 	uint32_t h, v;
+	pid_t child, hammer;
+	int go[2], st;
 	ssize_t n;
-	void *p;
 	int f, rc = 0;
 
 	class_file(file, sizeof(file), "");
@@ -1137,7 +1667,58 @@ static int remove_test(void)
 		return 1;
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
 		return 1;
-	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+
+#define EXPECT(expr, want)                                                \
+	do {                                                              \
+		long _r = (long)(expr);                                   \
+		if (_r != (long)(want)) {                                 \
+			printf("FAIL: %s = %ld, expected %ld\n", #expr, _r, \
+			       (long)(want));                             \
+			rc = 1;                                           \
+		}                                                         \
+	} while (0)
+
+	/* Mappings of every kind, touched: their pages are in. */
+	regs = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    FC_MMAP_REGS);
+	if (regs == MAP_FAILED || xioctl(fd, FC_IOC_MEM_ALLOC, &am))
+		return 1;
+	EXPECT(regs[FC_REG_ID / 4], FC_HW_ID_MAGIC);
+	if (info.aperture_size) {
+		ap = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  FC_MMAP_APERTURE);
+		EXPECT(ap == MAP_FAILED, 0);
+		if (ap != MAP_FAILED)
+			EXPECT(sigbus_on(ap, 0), 0);
+	}
+	al = mmap(NULL, alen, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  (off_t)am.mmap_offset);
+	if (al == MAP_FAILED)
+		return 1;
+	memset(al, 0xa5, alen);
+	/* The buffer in a queued chain and under a channel ring. */
+	x = xfer(board(0x1000), host(am.handle, 0), 4096);
+	EXPECT(submit(&x, 1, &t2), 0);
+	if (info.hw_caps & FC_CAP_CHANNELS)
+		EXPECT(chan_ring(fd, TEST_CHAN, am.handle, 16, page, NULL), 0);
+
+	/* A child holding the buffer's mapping too, and one hammering. */
+	if (pipe(go))
+		return 1;
+	child = fork();
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(5);
+		_exit(sigbus_on(al + page, 1) ? 0 : 1);
+	}
+	close(go[0]);
+	hammer = fork();
+	if (hammer == 0)
+		_exit(remove_hammer(am.mmap_offset, alen));
+	usleep(50000);
 
 	f = open(file, O_WRONLY);
 	if (f < 0 || write(f, "1", 1) != 1) {
@@ -1145,25 +1726,37 @@ static int remove_test(void)
 		return 1;
 	}
 	close(f);
-	printf("removed %s with the file open\n", pcidir);
+	printf("removed %s with the file open and mapped\n", pcidir);
 
-#define EXPECT(expr, want)                                                \
-	do {                                                              \
-		int _r = (expr);                                          \
-		if (_r != (want)) {                                       \
-			printf("FAIL: %s = %d, expected %d\n", #expr, _r, \
-			       want);                                     \
-			rc = 1;                                           \
-		}                                                         \
-	} while (0)
 	EXPECT(xioctl(fd, FC_IOC_INFO, &i), -ENODEV);
 	EXPECT(reg_read(FC_REG_ID, &v), -ENODEV);
+	x = xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
 	EXPECT(submit(&x, 1, &t), -ENODEV);
 	EXPECT(wait_on(fd, t, -1, NULL), -ENODEV);
+	EXPECT(wait_on(fd, t2, -1, NULL), -ENODEV);
 	EXPECT(mem_unregister(fd, h), -ENODEV);
 	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
-	if (p != MAP_FAILED)
-		munmap(p, page);
+	EXPECT(mmap(NULL, alen, PROT_READ, MAP_SHARED, fd,
+		    (off_t)am.mmap_offset) == MAP_FAILED, 1);
+	/* The mappings are still there, emptied: touching them gets SIGBUS. */
+	EXPECT(sigbus_on((volatile uint8_t *)regs, 0), 1);
+	EXPECT(sigbus_on((volatile uint8_t *)regs, 1), 1);
+	if (ap != MAP_FAILED)
+		EXPECT(sigbus_on(ap, 0), 1);
+	EXPECT(sigbus_on(al, 0), 1);
+	EXPECT(sigbus_on(al + alen - 1, 1), 1);
+	printf("registers%s and MEM_ALLOC mappings: SIGBUS after the remove\n",
+	       ap != MAP_FAILED ? ", aperture" : "");
+	EXPECT(write(go[1], "x", 1), 1);
+	close(go[1]);
+	EXPECT(child_status(child), 0);
+	EXPECT(waitpid(hammer, &st, 0), hammer);
+	EXPECT(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+	/* The last references go: at munmap, and at close. */
+	EXPECT(munmap((void *)regs, page), 0);
+	if (ap != MAP_FAILED)
+		EXPECT(munmap(ap, page), 0);
+	EXPECT(munmap(al, alen), 0);
 	close(fd);
 	fd = -1;
 
@@ -1202,8 +1795,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wait_bad),
 		cmocka_unit_test(test_user_address_roundtrip),
 		cmocka_unit_test(test_many_descriptors),
+		cmocka_unit_test(test_desc_limit_ticket),
+		cmocka_unit_test(test_desc_limit_file),
 		cmocka_unit_test(test_eventfd_poll),
 		cmocka_unit_test(test_mem_alloc_mmap),
+		cmocka_unit_test(test_mem_info_bad),
+		cmocka_unit_test(test_chan_ring_bad),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_stall_reset),
 		cmocka_unit_test(test_error_index),

@@ -31,6 +31,7 @@
 #define FC_FEAT_CHAN_RING	(1u << 8)	/* CHAN_RING, CHAN_HEAD */
 #define FC_FEAT_XFER_MORE	(1u << 9)	/* FC_XFER_MORE */
 #define FC_FEAT_MEM_INFO	(1u << 10)	/* MEM_INFO */
+#define FC_FEAT_DESC_LIMIT	(1u << 11)	/* fc_ioc_info.max_desc is set */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -55,7 +56,9 @@ struct fc_ioc_info {
 	__aligned_u64 board_mem_size;
 	__aligned_u64 regs_size;	/* bytes mappable at FC_MMAP_REGS */
 	__aligned_u64 aperture_size;	/* bytes mappable at FC_MMAP_APERTURE */
-	__aligned_u64 reserved[4];
+	__u32 max_desc;			/* descriptors per file (SUBMIT) */
+	__u32 reserved0;
+	__aligned_u64 reserved[3];
 };
 
 /*
@@ -103,6 +106,26 @@ struct fc_ioc_xfer {
 	__u32 reserved;
 };
 
+/*
+ * SUBMIT: queue @count transfers as one ticket; they run in order after
+ * the tickets submitted before. The driver builds one descriptor per
+ * bus-contiguous piece of each transfer, in tables of max_chain descriptors
+ * (one hardware chain each). What a file may hold is bounded, counted from
+ * SUBMIT until the ticket ends (not until WAIT):
+ *  - descriptors: a ticket of n descriptors holds ceil(n / max_chain)
+ *    tables, and a file's tickets together at most max_desc / max_chain
+ *    (fc_ioc_info, FC_FEAT_DESC_LIMIT; 1024 tables, 8 MiB of DMA memory);
+ *  - results: 512 tickets whose result no WAIT has collected.
+ * A ticket needing more than max_desc descriptors on its own gets -E2BIG,
+ * as does a count outside 1..max_chain: it never fits, split it. One
+ * that does not fit beside the file's tickets queued or running, or over
+ * the results limit, gets -EAGAIN: WAIT for an earlier ticket and retry.
+ * Other errors: -EINVAL (flags, reserved fields, lengths, spaces, handles),
+ * -ERANGE (outside a buffer or board memory), -EFAULT (user addresses),
+ * -EPERM (raw bus addresses), -EMSGSIZE (a channel message crossing a
+ * table), -ENOMEM (RLIMIT_MEMLOCK, no memory), -EIO (engine out of use
+ * until the board is removed), -ENODEV (board gone).
+ */
 #define FC_SUBMIT_EVENTFD	(1u << 0)	/* signal eventfd when it ends */
 
 struct fc_ioc_submit {
@@ -150,14 +173,20 @@ struct fc_ioc_reset {
 
 /*
  * CHAN_RING: give channel endpoint @chan (0..FC_MAX_CHANNELS-1) a receive
- * ring of @slots packets (a power of two) at @offset (a multiple of
- * FC_CHAN_SLOT_SIZE) in MEM_ALLOC buffer @handle, and switch it on; HEAD
- * starts at the board's TAIL, returned in @head (an empty ring). The driver
- * programs the board with the bus address; the buffer stays allocated
- * while the ring uses it. An endpoint belongs to the file that programmed
- * it until that file switches it off (FC_CHAN_RING_OFF, @handle, @slots and
- * @offset 0) or is closed; another file gets -EBUSY. -EOPNOTSUPP: the board
- * has no channel endpoints (FC_CAP_CHANNELS). Ring slots are laid out as
+ * ring of @slots packets (a power of two, at most 2^20) at @offset (a
+ * multiple of FC_CHAN_SLOT_SIZE) in MEM_ALLOC buffer @handle, and switch it
+ * on; HEAD starts at the board's TAIL, returned in @head (an empty ring).
+ * The driver programs the board with the bus address; the buffer stays
+ * allocated while the ring uses it, even unregistered. An endpoint belongs
+ * to the file that programmed it, which may program it again, until that
+ * file switches it off (FC_CHAN_RING_OFF, @handle, @slots and @offset 0) or
+ * is closed; another file gets -EBUSY. -EOPNOTSUPP: the board has no
+ * channel endpoints (FC_CAP_CHANNELS). -EINVAL: unknown flags, non-zero
+ * @head or reserved fields, @chan, @slots or @offset out of the above, a
+ * @handle that is not a MEM_ALLOC buffer of this file, or with
+ * FC_CHAN_RING_OFF any of @handle, @slots, @offset set. -ERANGE: the ring
+ * does not lie within the buffer's length. -EFAULT: @head could not be
+ * returned; the endpoint is then left off. Ring slots are laid out as
  * <fpgacomm/hw.h> says (FC_CHAN_SLOT_SIZE); TAIL is read with REG_READ of
  * FC_CHAN_REG(chan, FC_CHAN_TAIL).
  */
@@ -174,7 +203,14 @@ struct fc_ioc_chan_ring {
 	__aligned_u64 reserved[2];
 };
 
-/* CHAN_HEAD: the owner of endpoint @chan has consumed up to @head. */
+/*
+ * CHAN_HEAD: the owner of endpoint @chan has consumed up to @head. HEAD
+ * only moves forward, and not beyond TAIL: @head - HEAD <= TAIL - HEAD in
+ * 32-bit arithmetic, HEAD being the last value set (by CHAN_RING or
+ * CHAN_HEAD), else -ERANGE. -EPERM: this file does not own the endpoint.
+ * -EINVAL: non-zero flags or reserved, @chan out of range. -EOPNOTSUPP: no
+ * channel endpoints.
+ */
 struct fc_ioc_chan_head {
 	__u32 flags;			/* in: must be 0 */
 	__u32 chan;
@@ -189,7 +225,8 @@ struct fc_ioc_chan_head {
  * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
  * Bus addresses are given only to CAP_SYS_RAWIO, and only CAP_SYS_RAWIO may
  * name a fabric address in FC_REGION_HOST or FC_REGION_PEER in SUBMIT
- * (-EPERM): such an address reaches host memory directly.
+ * (-EPERM): such an address reaches host memory directly. -EINVAL: any
+ * field but @handle non-zero, or @handle not a buffer of this file.
  */
 #define FC_MEM_INFO_CONTIG	(1u << 0)
 
@@ -217,8 +254,14 @@ struct fc_ioc_mem_info {
 #define FC_IOC_CHAN_HEAD	_IOW(FC_IOC_MAGIC, 0x0a, struct fc_ioc_chan_head)
 #define FC_IOC_MEM_INFO		_IOWR(FC_IOC_MAGIC, 0x0b, struct fc_ioc_mem_info)
 
-/* mmap offsets of the file (page multiples). Mapping the registers needs
- * CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need only the file. */
+/*
+ * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the
+ * registers needs CAP_SYS_RAWIO; the aperture and MEM_ALLOC buffers need
+ * only the file. When the board is removed (PCI remove, hot unplug) with
+ * mappings in place, they stay but lose their pages: a load or store in
+ * any of them gets SIGBUS, and a new mmap -ENODEV. MEM_ALLOC memory is
+ * freed at the removal, not at munmap.
+ */
 #define FC_MMAP_REGS		0x0ull
 #define FC_MMAP_APERTURE	(1ull << 40)
 

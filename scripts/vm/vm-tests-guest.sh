@@ -325,7 +325,8 @@ run_tool() {
 # again: a stalled chain times out and the next one works; rmmod is refused
 # while the device is open; a board deaf to resets leaves the device broken
 # (SUBMIT -EIO) until a PCI remove and rescan; a remove with the file open
-# makes its calls fail with -ENODEV.
+# makes its calls fail with -ENODEV and its mappings (registers, aperture,
+# MEM_ALLOC buffers) fault with SIGBUS.
 recovery_checks() {
 	_p=$1
 	_par=/sys/module/fpgacomm/parameters/dma_timeout_ms
@@ -347,7 +348,7 @@ recovery_checks() {
 		test_driver_abi --deaf-reset-test
 	echo 5000 > $_par
 	FPGACOMM_TEST_DEVICE=$_dev run_tool \
-		"$_p: PCI remove with the file open, then rescan" \
+		"$_p: PCI remove with the file open and mapped, then rescan" \
 		test_driver_abi --remove-test
 }
 
