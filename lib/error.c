@@ -11,7 +11,7 @@ static const char *own_text(int err)
 	case EPROTO:
 		return "board identity or version not supported by this library";
 	case E2BIG:
-		return "chain length out of range (1..255 transfers)";
+		return "chain too long (1..255 transfers, and within the driver's descriptor budget)";
 	case ERANGE:
 		return "address range outside its buffer or board memory";
 	case EFAULT:

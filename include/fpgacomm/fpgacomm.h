@@ -182,7 +182,9 @@ static inline struct fc_loc fc_board(uint64_t addr)
  * doorbell for all of them. Chains run in submission order.
  * @ticket: set to the chain's ticket for fc_dma_wait()/fc_dma_poll().
  * RETURN VALUE: 0; -EINVAL (NULL, unknown flags or spaces, non-zero
- * reserved fields, zero or too long a transfer), -E2BIG (n out of range),
+ * reserved fields, zero or too long a transfer), -E2BIG (n out of range,
+ * or on the kernel backend more descriptors than the driver lets one
+ * file hold: fc_info has no field for it yet, see the driver's INFO),
  * -ERANGE (an address outside its buffer or board memory), -EAGAIN (too
  * many chains queued: wait for one), -ENODEV (board gone).
  */
