@@ -42,6 +42,7 @@ static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 {
 	dma->busy = false;
 	if (err) {
+		fcemu__fabric_abort(emu, dma);
 		dma_wr(emu, dma, FC_DMA_ERROR, err);
 		dma_wr(emu, dma, FC_DMA_ERR_INDEX, index);
 		dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_ERROR);
@@ -56,6 +57,7 @@ static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma)
 {
+	fcemu__fabric_abort(emu, dma);
 	dma->busy = false;
 	dma->seen_doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
 	dma_wr(emu, dma, FC_DMA_ERROR, FC_DMA_ERR_NONE);

@@ -27,6 +27,10 @@ struct fcemu_dma {
 	uint64_t fence_wait;		/* ... whose FENCE_ACK is due */
 	uint32_t fence_token;		/* tells this chain's acks from stale ones */
 	uint32_t fence_err;		/* FC_DMA_ERR_* an ack reported */
+	/* a message left unfinished by a reset or error is ABORTed */
+	bool msg_open;			/* packets of a message are out, EOM not */
+	bool abort_owed;
+	uint8_t msg_node, msg_chan;
 	struct fc_hw_desc chain[FC_DMA_MAX_CHAIN];
 };
 
@@ -50,6 +54,7 @@ struct fcemu {
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
 	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
 	unsigned int acks_owed;
+	unsigned int aborts_owed;	/* engines with abort_owed */
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 };
 
@@ -105,6 +110,8 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma);
  */
 uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 			    uint64_t budget, bool *blocked, int *err);
+/* The engine stops (reset, error): a message it left open is aborted. */
+void fcemu__fabric_abort(struct fcemu *emu, struct fcemu_dma *dma);
 /* After the last descriptor: FENCE each node PUT to and wait for the acks.
  * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);

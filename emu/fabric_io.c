@@ -111,6 +111,33 @@ static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
 	return fcemu_cluster_inject(emu->cluster, self(emu), pkt);
 }
 
+void fcemu__fabric_abort(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	if (!dma->msg_open)
+		return;
+	dma->msg_open = false;
+	if (!dma->abort_owed)
+		emu->aborts_owed++;
+	dma->abort_owed = true;
+}
+
+/* An owed ABORT goes before anything else of the engine's. RETURN VALUE:
+ * 1 none owed (any more), 0 no room for it yet. */
+static int flush_abort(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	struct fc_hw_pkt pkt;
+
+	if (!dma->abort_owed)
+		return 1;
+	memset(&pkt, 0, sizeof(pkt));
+	if (!inject(emu, &pkt, FC_PKT_HDR(dma->msg_node, self(emu), dma->msg_chan,
+					  0, FC_PKT_T_ABORT) | FC_PKT_EOM))
+		return 0;
+	dma->abort_owed = false;
+	emu->aborts_owed--;
+	return 1;
+}
+
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
@@ -126,6 +153,9 @@ static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 	if (!inject(emu, &dma->part, hdr))
 		return 0;
 	dma->part_len = 0;
+	dma->msg_open = !eom;
+	dma->msg_node = (uint8_t)node;
+	dma->msg_chan = (uint8_t)chan;
 	return 1;
 }
 
@@ -266,6 +296,10 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 
 	*blocked = false;
 	*err = FC_DMA_ERR_NONE;
+	if (!flush_abort(emu, dma)) {
+		*blocked = true;
+		return 0;
+	}
 	if (FC_FABRIC_REGION(dst) == FC_REGION_CHAN)
 		return send_data(emu, dma, budget, blocked, err);
 	return send_put(emu, dma, budget, blocked, err);
@@ -505,7 +539,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
-	unsigned int taken = 0, landed = 0;
+	unsigned int taken = 0, landed = 0, e;
 	const struct fc_hw_pkt *pkt;
 	uint32_t hdr;
 	int r;
@@ -519,6 +553,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
 		case FC_PKT_T_DATA:
 		case FC_PKT_T_CTRL:
+		case FC_PKT_T_ABORT:
 			r = deliver_data(emu, &rr, pkt, hdr);
 			if (r == 0)
 				goto out;	/* ring full: the fabric holds it */
@@ -549,8 +584,10 @@ out:
 	ring_leave(emu, &rr);
 	if (taken)
 		fcemu_cluster_eject_done(c, self(emu), taken);
-	if (emu->acks_owed) {
+	if (emu->acks_owed || emu->aborts_owed) {
 		send_acks(emu);
+		for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
+			flush_abort(emu, &emu->dma[e]);
 		fcemu_cluster_inject_commit(c, self(emu));
 	}
 	/* One event per batch: the host scans every ring on the vector. */

@@ -436,6 +436,29 @@ static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 	fc__src_match(fab, port, s);
 }
 
+/*
+ * The sender's board stopped in the middle of a message (a reset, an
+ * error): what came of it is dropped, and a receive it was filling stays
+ * posted for the next message.
+ */
+static void abort_msg(struct fc__fabric *fab, uint32_t port, uint32_t node)
+{
+	struct fc__src *s = fc__src_find(fab, port, node);
+
+	if (!s || !s->active)
+		return;
+	if (s->cur && !s->into && !s->drop)
+		fab->ports[port]->buffered -= s->cur_len;
+	free(s->cur);
+	s->cur = NULL;
+	s->cur_len = 0;
+	s->cur_cap = 0;
+	s->into = NULL;
+	s->drop = false;
+	s->active = false;
+	fc__src_match(fab, port, s);
+}
+
 #define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
 			 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT))
 
@@ -558,6 +581,10 @@ static uint32_t take_run(struct fc__fabric *fab, unsigned int port,
 	bool queue;
 	int err;
 
+	if (type == FC_PKT_T_ABORT) {
+		abort_msg(fab, port, src);
+		return 1;
+	}
 	if (type == FC_PKT_T_CTRL && len <= FC_PKT_PAYLOAD) {
 		/* The library's own: one packet each. */
 		if (hdr & FC_PKT_EOM)

@@ -368,6 +368,7 @@ struct fc_hw_desc {
 #define FC_PKT_T_FENCE		4	/* answer with FENCE_ACK once all before it landed */
 #define FC_PKT_T_FENCE_ACK	5
 #define FC_PKT_T_CTRL		6	/* channel payload, as DATA, of a F_CTRL message */
+#define FC_PKT_T_ABORT		7	/* the source's message on chan ends unfinished */
 
 /*
  * FENCE and FENCE_ACK: channel = the sending DMA engine, payload bytes 0..3
