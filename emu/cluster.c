@@ -144,6 +144,20 @@ static void init_board(struct fcemu_cluster *c, unsigned int n)
 	cl_st(cl_reg(c, n, FC_ROUTER_STATUS), FC_ROUTER_STATUS_UP);
 }
 
+/* The fixed facts of the layout, once per mapping (cluster_internal.h). */
+static void cache_layout(struct fcemu_cluster *c)
+{
+	unsigned int n;
+
+	c->nodes = c->hdr->topo.nodes;
+	c->ports = c->hdr->ports;
+	for (n = 0; n < c->nodes; n++) {
+		c->regs[n] = (uint32_t *)(c->base + c->hdr->node[n].bar0_off);
+		c->rings[n] = (struct cl_ring *)(c->base +
+						 c->hdr->node[n].rings_off);
+	}
+}
+
 static int map_object(struct fcemu_cluster **cp, const char *name, int fd,
 		      size_t size)
 {
@@ -228,6 +242,7 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 		h->node[n].rings_off = off;
 		off += ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
 	}
+	cache_layout(c);
 	for (n = 0; n < t->nodes; n++)
 		init_board(c, n);
 	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
@@ -289,6 +304,7 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 	    h->size != object_size(&h->topo, h->ports) ||
 	    h->ring_slots != CL_RING_SLOTS)
 		goto err_proto;
+	cache_layout(c);
 	*cp = c;
 	return 0;
 
@@ -325,7 +341,7 @@ const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *
 
 volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node)
 {
-	if (node >= c->hdr->topo.nodes)
+	if (node >= c->nodes)
 		return NULL;
 	return (volatile uint32_t *)cl_reg(c, node, 0);
 }
@@ -340,7 +356,7 @@ int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
 	uint8_t *bar, *tmp;
 	unsigned int i;
 
-	if (!c || node >= c->hdr->topo.nodes || fd < 0 || off % PAGE)
+	if (!c || node >= c->nodes || fd < 0 || off % PAGE)
 		return -EINVAL;
 	bar = (uint8_t *)cl_reg(c, node, 0);
 	tmp = mmap(NULL, FC_BAR0_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -378,7 +394,7 @@ static void repair(struct fcemu_cluster *c, unsigned int node)
 	 * packet without flagging the receiver, so flag all neighbours.
 	 */
 	cl_set_pending(c, node);
-	for (p = 1; p <= c->hdr->ports; p++)
+	for (p = 1; p <= c->ports; p++)
 		if (c->hdr->node[node].peer[p] != CL_NO_PEER)
 			cl_set_pending(c, c->hdr->node[node].peer[p]);
 }
@@ -425,7 +441,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 	struct cl_node *nd;
 	int ret;
 
-	if (!c || node >= c->hdr->topo.nodes)
+	if (!c || node >= c->nodes)
 		return -EINVAL;
 	nd = &c->hdr->node[node];
 	ret = fcemu__cluster_lock(c, node, true);
@@ -448,7 +464,7 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 {
 	struct cl_node *nd;
 
-	if (!c || node >= c->hdr->topo.nodes)
+	if (!c || node >= c->nodes)
 		return;
 	nd = &c->hdr->node[node];
 	if (fcemu__cluster_lock(c, node, true))
@@ -483,7 +499,7 @@ static enum fcemu_node_state check_node(struct fcemu_cluster *c,
 enum fcemu_node_state fcemu_cluster_node_state(struct fcemu_cluster *c,
 					       unsigned int node)
 {
-	if (!c || node >= c->hdr->topo.nodes)
+	if (!c || node >= c->nodes)
 		return FCEMU_NODE_FREE;
 	return check_node(c, node, true);
 }
@@ -499,7 +515,7 @@ void fcemu__cluster_scan(struct fcemu_cluster *c)
 		return;
 	c->next_scan_ns = now + SCAN_NS;
 	reuse = ++c->scans % SCAN_REUSE == 0;
-	for (n = 0; n < c->hdr->topo.nodes; n++)
+	for (n = 0; n < c->nodes; n++)
 		check_node(c, n, reuse);
 }
 

@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	2		/* bump on any change below */
+#define CL_LAYOUT	3		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -46,21 +46,28 @@ struct cl_ring {
 	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
 };
 
+/*
+ * A board's entry in the header, in cache lines by who writes them: the
+ * wiring never changes, liveness rarely, the router's state on every pass.
+ * A reader of one (cl_gone() for every run routed) then does not miss
+ * each time another process takes the router lock.
+ */
 struct cl_node {
-	pthread_mutex_t lock;	/* robust, process-shared: the router */
-	uint32_t state;		/* enum fcemu_node_state */
-	int32_t pid;
-	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
-	uint32_t burst;		/* peers may read its process: bursts (burst.c) */
-	/* router state, under lock */
-	uint32_t rr;		/* input served first next time */
-	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
 	/* wiring, fixed at create */
 	uint8_t peer[FC_MAX_PORTS + 1];
 	uint8_t peer_port[FC_MAX_PORTS + 1];
 	uint64_t bar0_off;	/* from the start of the object */
 	uint64_t rings_off;
-};
+	/* liveness */
+	uint32_t state __attribute__((aligned(64)));	/* enum fcemu_node_state */
+	int32_t pid;
+	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
+	uint32_t burst;		/* peers may read its process: bursts (burst.c) */
+	/* the router, under lock */
+	pthread_mutex_t lock __attribute__((aligned(64)));	/* robust, shared */
+	uint32_t rr;		/* input served first next time */
+	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
+} __attribute__((aligned(64)));
 
 struct cl_header {
 	uint32_t magic;
@@ -70,15 +77,25 @@ struct cl_header {
 	struct fcemu_faults faults;
 	uint32_t ports;		/* link ports per board */
 	uint32_t ring_slots;
-	uint64_t pending;	/* bit n: board n's router has input waiting */
+	/* bit n: board n's router has input waiting; every router writes it */
+	uint64_t pending __attribute__((aligned(64)));
 	struct cl_node node[FC_MAX_NODES];
 };
 
+/*
+ * One process's mapping. What never changes after create (sizes, where
+ * each board's registers and rings are) is kept here too, so that the hot
+ * paths read no shared line for it.
+ */
 struct fcemu_cluster {
 	char name[FCEMU_CLUSTER_NAME_MAX];
 	struct cl_header *hdr;
 	uint8_t *base;
 	size_t size;
+	unsigned int nodes;	/* hdr->topo.nodes */
+	unsigned int ports;	/* hdr->ports */
+	uint32_t *regs[FC_MAX_NODES];		/* each board's BAR0 */
+	struct cl_ring *rings[FC_MAX_NODES];	/* ... and its rings */
 	uint64_t rng;		/* fault draws; private to this mapping */
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
@@ -101,13 +118,13 @@ static inline void cl_st(uint32_t *p, uint32_t v)
 static inline struct cl_ring *cl_ring(struct fcemu_cluster *c,
 				      unsigned int node, unsigned int ring)
 {
-	return (struct cl_ring *)(c->base + c->hdr->node[node].rings_off) + ring;
+	return c->rings[node] + ring;
 }
 
 static inline uint32_t *cl_reg(struct fcemu_cluster *c, unsigned int node,
 			       uint32_t off)
 {
-	return (uint32_t *)(c->base + c->hdr->node[node].bar0_off + off);
+	return c->regs[node] + off / 4;
 }
 
 static inline uint32_t cl_rd(struct fcemu_cluster *c, unsigned int node,

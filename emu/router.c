@@ -36,7 +36,7 @@ static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	unsigned int dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
 	unsigned int port;
 
-	if (dst >= c->hdr->topo.nodes || cl_gone(c, dst))
+	if (dst >= c->nodes || cl_gone(c, dst))
 		return -1;
 	*entry = cl_rd(c, n, FC_ROUTE_TABLE(dst));
 	if (!(*entry & FC_ROUTE_VALID))
@@ -44,7 +44,7 @@ static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	port = *entry & FC_ROUTE_PORT_MASK;
 	if (port == FC_PORT_LOCAL)
 		return dst == n ? 0 : -1;
-	if (port > c->hdr->ports || c->hdr->node[n].peer[port] == CL_NO_PEER)
+	if (port > c->ports || c->hdr->node[n].peer[port] == CL_NO_PEER)
 		return -1;
 	return (int)port;
 }
@@ -144,7 +144,7 @@ static bool has_input(struct fcemu_cluster *c, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < CL_RINGS(c->hdr->ports); i++)
+	for (i = 0; i < CL_RINGS(c->ports); i++)
 		if (i != CL_RING_EJECT && !fcemu__ring_empty(cl_ring(c, n, i)))
 			return true;
 	return false;
@@ -157,7 +157,7 @@ static void update_credits(struct fcemu_cluster *c, unsigned int n)
 	unsigned int p, peer;
 	uint32_t free;
 
-	for (p = 1; p <= c->hdr->ports; p++) {
+	for (p = 1; p <= c->ports; p++) {
 		peer = nd->peer[p];
 		if (peer == CL_NO_PEER)
 			continue;
@@ -172,7 +172,7 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 				unsigned int budget)
 {
 	struct cl_node *nd = &c->hdr->node[n];
-	unsigned int inputs = 1 + 2 * c->hdr->ports;
+	unsigned int inputs = 1 + 2 * c->ports;
 	unsigned int moved = 0, k, i, got;
 	bool again = true;
 
@@ -203,7 +203,7 @@ out:
 
 uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 {
-	unsigned int nodes = c->hdr->topo.nodes;
+	unsigned int nodes = c->nodes;
 	unsigned int pass, k, n, moved;
 	uint64_t total = 0, pending;
 	bool again = true;
