@@ -47,7 +47,8 @@ static void init_regs(struct fcemu *emu)
 	uint32_t caps = FC_CAP_DMA | FC_CAP_BOARD_MEM | FC_CAP_EMULATED;
 
 	if (emu->cluster)
-		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA;
+		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
+			FC_CAP_CHAN_EVENTS;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);

@@ -365,9 +365,12 @@ struct rx_ring {
 
 static void ring_leave(struct fcemu *emu, struct rx_ring *rr)
 {
-	/* TAIL after the slots; then the event, one per batch. */
-	if (rr->chan >= 0 && rr->tail != rr->start)
+	/* TAIL after the slots, its group's count after TAIL; then the
+	 * vector's event, one per batch. */
+	if (rr->chan >= 0 && rr->tail != rr->start) {
 		emu_wr(emu, FC_CHAN_REG(rr->chan, FC_CHAN_TAIL), rr->tail);
+		emu_inc(emu, FC_REG_CHAN_EVENTS(rr->chan / FC_CHAN_GROUP_SIZE));
+	}
 	rr->chan = -1;
 }
 

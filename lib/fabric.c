@@ -14,6 +14,10 @@
 
 #define MSG_MIN_CAP	4096
 #define RNDV_ENV	"FPGACOMM_RNDV_MIN"	/* bytes; 0: no rendezvous */
+#define ALL_GROUPS	((uint32_t)((1ull << FC_CHAN_GROUPS) - 1))
+
+_Static_assert(FC_CHAN_GROUPS * FC_CHAN_GROUP_SIZE == FC_MAX_CHANNELS &&
+	       FC_CHAN_GROUPS <= 32, "channel groups: a 32-bit mask");
 
 void fc__fab_lock(struct fc__fabric *fab)
 {
@@ -135,7 +139,8 @@ int fc__fabric_init(struct fc_dev *dev)
 	if (ret)
 		goto err_free_rings;
 	fab->stage_free = STAGE_SLOTS >= 32 ? ~0u : (1u << STAGE_SLOTS) - 1;
-	fab->rescan = true;
+	fab->chan_events = dev->info.caps & FC_CAP_CHAN_EVENTS;
+	fab->rescan = ALL_GROUPS;
 
 	dev->fab = fab;
 	for (p = 0; p < FC_MAX_CHANNELS && !ret; p++)
@@ -659,7 +664,7 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 		head += take_run(fab, port, ring, head, tail, &stop);
 	}
 	if (head != tail)
-		fab->rescan = true;
+		fab->rescan |= 1u << port / FC_CHAN_GROUP_SIZE;
 	if (head == fab->head[port])
 		return false;
 	fab->head[port] = head;
@@ -667,18 +672,47 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 	return true;
 }
 
+/*
+ * The groups of rings with news (FC_REG_CHAN_EVENTS), and those left
+ * unread. A board without the counters: all of them. Called with dev->lock.
+ */
+static uint32_t groups_moved(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t groups = fab->rescan, ev;
+	unsigned int g;
+
+	if (!fab->chan_events)
+		return ALL_GROUPS;
+	for (g = 0; g < FC_CHAN_GROUPS; g++) {
+		dev->be->reg_read(dev, FC_REG_CHAN_EVENTS(g), &ev);
+		if (ev != fab->group_events[g]) {
+			fab->group_events[g] = ev;
+			groups |= 1u << g;
+		}
+	}
+	return groups;
+}
+
+/* The first channel of the lowest group in @groups. */
+static unsigned int group_first(uint32_t groups)
+{
+	return (unsigned int)__builtin_ctz(groups) * FC_CHAN_GROUP_SIZE;
+}
+
 static bool drain_all(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	uint32_t tail[FC_MAX_CHANNELS], irqs = 0;
+	uint32_t tail[FC_MAX_CHANNELS], irqs = 0, groups, left;
 	bool moved = false;
-	unsigned int p;
+	unsigned int p, end;
 
 	/*
 	 * The board counts an event on the channel vector after packets land
-	 * (after TAIL): with the count unchanged and nothing left unread,
-	 * no ring has news, and 256 TAIL reads are saved. Counter first,
-	 * then the tails, so nothing that landed before it is missed.
+	 * (after TAIL and its group's count): with the count unchanged and
+	 * nothing left unread, no ring has news. Else only the groups whose
+	 * count moved are read. Counter first, then the groups, then the
+	 * tails, so nothing that landed before it is missed.
 	 */
 	pthread_mutex_lock(&dev->lock);
 	dev->be->reg_read(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN), &irqs);
@@ -687,14 +721,22 @@ static bool drain_all(struct fc_dev *dev)
 		return false;
 	}
 	fab->chan_irqs = irqs;
-	fab->rescan = false;
+	groups = groups_moved(dev);
+	fab->rescan = 0;
 	/* One lock round for all the tails; TAIL is read before the slots. */
-	for (p = 0; p < FC_MAX_CHANNELS; p++)
-		dev->be->reg_read(dev, FC_CHAN_REG(p, FC_CHAN_TAIL), &tail[p]);
+	for (left = groups; left; left &= left - 1) {
+		end = group_first(left) + FC_CHAN_GROUP_SIZE;
+		for (p = group_first(left); p < end; p++)
+			dev->be->reg_read(dev, FC_CHAN_REG(p, FC_CHAN_TAIL),
+					  &tail[p]);
+	}
 	pthread_mutex_unlock(&dev->lock);
-	for (p = 0; p < FC_MAX_CHANNELS; p++)
-		if (tail[p] != fab->head[p])
-			moved |= drain(dev, p, tail[p]);
+	for (left = groups; left; left &= left - 1) {
+		end = group_first(left) + FC_CHAN_GROUP_SIZE;
+		for (p = group_first(left); p < end; p++)
+			if (tail[p] != fab->head[p])
+				moved |= drain(dev, p, tail[p]);
+	}
 	return moved;
 }
 

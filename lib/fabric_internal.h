@@ -138,7 +138,10 @@ struct fc__fabric {
 	uint64_t spare_bytes;
 	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
 	uint32_t chan_irqs;		/* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
-	bool rescan;			/* a ring was left unread: look again */
+	bool chan_events;		/* the board has FC_REG_CHAN_EVENTS */
+	uint32_t group_events[FC_CHAN_GROUPS];	/* ... last seen */
+	uint32_t rescan;		/* bit g: a ring of group g was left
+					 * unread, look again */
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;

@@ -477,8 +477,10 @@ static void check_wiring(struct rig *r)
 		assert_int_equal(rd(r, n, FC_REG_NODE_ID), n);
 		assert_int_equal(rd(r, n, FC_REG_NUM_PORTS), ports);
 		assert_int_equal(rd(r, n, FC_REG_CAPS) &
-				 (FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA),
-				 FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA);
+				 (FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
+				  FC_CAP_CHAN_EVENTS),
+				 FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
+				 FC_CAP_CHAN_EVENTS);
 		assert_true(rd(r, n, FC_ROUTER_STATUS) & FC_ROUTER_STATUS_UP);
 		links = 0;
 		for (p = 1; p <= ports; p++) {
@@ -537,6 +539,7 @@ static void test_more_gather(void **state)
 	const uint64_t to = FC_FABRIC_CHAN(5, 7);
 	uint8_t want[10 + 50 + 7 + 100 + 1 + 120];
 	struct rx *x = rx_open(r, 5, 7, 256);
+	unsigned int g;
 
 	(void)state;
 	fill(h, 65536, 42);
@@ -565,6 +568,11 @@ static void test_more_gather(void **state)
 	assert_int_equal(x->src[0].msg_pkts[0], 2);
 	assert_int_equal(x->src[0].msg_pkts[1], 2);
 	assert_int_equal(x->src[0].msg_pkts[2], 2);
+	/* the summary names channel 7's group, and no other */
+	assert_true(rd(r, 5, FC_REG_CHAN_EVENTS(7 / FC_CHAN_GROUP_SIZE)) != 0);
+	for (g = 0; g < FC_CHAN_GROUPS; g++)
+		if (g != 7 / FC_CHAN_GROUP_SIZE)
+			assert_int_equal(rd(r, 5, FC_REG_CHAN_EVENTS(g)), 0);
 	rig_free(r);
 }
 

@@ -322,6 +322,7 @@ static const struct {
 	{ FC_CAP_FABRIC_DMA, "fabric-dma" },
 	{ FC_CAP_HBM_STREAMS, "hbm-streams" },
 	{ FC_CAP_PEER_MAP, "peer-map" },
+	{ FC_CAP_CHAN_EVENTS, "chan-events" },
 	{ FC_CAP_EMULATED, "emulated" },
 };
 

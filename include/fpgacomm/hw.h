@@ -89,6 +89,7 @@
 #define FC_CAP_FABRIC_DMA	(1u << 4)	/* descriptors may name remote nodes */
 #define FC_CAP_HBM_STREAMS	(1u << 5)	/* local stores and stream programs */
 #define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
+#define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
 #define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
 
 /* ---- Interrupts ---- */
@@ -107,6 +108,18 @@
 #define FC_REG_IRQ_ENABLE	0x0800	/* H: bit v enables vector v */
 #define FC_REG_IRQ_COUNT(v)	(0x0810 + 4 * (v))	/* B */
 #define FC_REG_IRQ_ACK(v)	(0x0820 + 4 * (v))	/* H */
+
+/*
+ * Which channel receive rings have news, without reading every TAIL
+ * (FC_CAP_CHAN_EVENTS): group g counts the TAIL updates of channels
+ * FC_CHAN_GROUP_SIZE * g .. FC_CHAN_GROUP_SIZE * (g + 1) - 1. The board
+ * advances it after those TAILs and before the FC_IRQ_VEC_CHAN event that
+ * follows them, so a host that saw the event and remembers each group's
+ * last value reads the TAILs of the groups that moved, and no others.
+ */
+#define FC_CHAN_GROUPS		16
+#define FC_CHAN_GROUP_SIZE	16	/* FC_MAX_CHANNELS / FC_CHAN_GROUPS */
+#define FC_REG_CHAN_EVENTS(g)	(0x0840 + 4 * (g))	/* B: wraps */
 
 /* ---- Chaining DMA engines ---- */
 /*
