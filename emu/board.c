@@ -171,13 +171,31 @@ bool fcemu_host_writable(uint32_t off)
 	return fc_hw_host_writable(off);
 }
 
+/*
+ * Does a write to @off command the board (a doorbell, a reset, the echo)?
+ * The other host registers hold state the board reads when it needs it: a
+ * chain's DESC_* at its doorbell, a ring's registers at ejection.
+ */
+static bool is_command(uint32_t off)
+{
+	uint32_t r = off - FC_DMA_BASE;
+
+	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
+		return r % FC_DMA_STRIDE == FC_DMA_DOORBELL ||
+		       r % FC_DMA_STRIDE == FC_DMA_RESET;
+	/* the fault knobs too: a reset held by a deaf engine goes through */
+	return off == FC_REG_SCRATCH || off == FC_REG_BOARD_RESET ||
+	       off >= FC_EMU_BASE;
+}
+
 void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 {
 	/* Like the hardware: writes to board-owned registers are dropped. */
 	if (off >= FC_BAR0_SIZE || off % 4 || !fcemu_host_writable(off))
 		return;
 	emu_wr(emu, off, val);
-	fcemu_notice(emu);
+	if (is_command(off))
+		fcemu_notice(emu);
 }
 
 void fcemu_notice(struct fcemu *emu)

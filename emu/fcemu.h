@@ -63,7 +63,8 @@ void *fcemu_board_mem(struct fcemu *emu, uint64_t *size);
 bool fcemu_host_writable(uint32_t off);
 
 /* A host write trapped by an in-process host: dropped for board-owned
- * registers, as the hardware drops it; else stored, then noticed. */
+ * registers, as the hardware drops it; else stored, then noticed if it
+ * is a command (a doorbell, a reset, SCRATCH, a fault knob). */
 void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val);
 
 /* The host wrote registers: act on new doorbells, resets and acks. */
