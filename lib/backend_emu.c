@@ -34,6 +34,7 @@ struct emu_fail {
 
 struct emu_board {
 	struct fcemu *emu;
+	volatile uint32_t *bar0;	/* fcemu_bar0(emu) */
 	struct fc__iommu mmu;
 	struct fc_hw_desc *tables;	/* EMU_QUEUE_DEPTH descriptor tables */
 	uint16_t count[EMU_QUEUE_DEPTH];	/* descriptors in each table */
@@ -58,7 +59,7 @@ static struct emu_board *board_of(struct fc_dev *dev)
 
 static uint32_t rd(struct emu_board *b, uint32_t off)
 {
-	return __atomic_load_n(&fcemu_bar0(b->emu)[off / 4], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&b->bar0[off / 4], __ATOMIC_ACQUIRE);
 }
 
 /* A host write, seen by the board as a bus write would be. */
@@ -221,6 +222,7 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 	ret = fcemu_create(&b->emu, &cfg, &emu_host_ops, b);
 	if (ret)
 		goto err_leave_cluster;
+	b->bar0 = fcemu_bar0(b->emu);
 
 	b->tables = mmap(NULL, tables_len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -233,6 +235,7 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 		goto err_unmap_tables;
 
 	dev->be_priv = b;
+	dev->regs = fcemu_bar0(b->emu);
 	snprintf(dev->info.name, sizeof(dev->info.name), "emu:%s/%u",
 		 b->cluster, b->index);
 	dev->info.numa_node = numa_available() >= 0 ? 0 : -1;

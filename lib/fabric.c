@@ -673,8 +673,35 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 }
 
 /*
+ * Polling reads of board registers: straight from the register file where
+ * the backend maps it (no lock), else through the backend under dev->lock,
+ * held from regs_hold() to regs_release().
+ */
+static void regs_hold(struct fc_dev *dev)
+{
+	if (!dev->regs)
+		pthread_mutex_lock(&dev->lock);
+}
+
+static void regs_release(struct fc_dev *dev)
+{
+	if (!dev->regs)
+		pthread_mutex_unlock(&dev->lock);
+}
+
+static inline uint32_t reg_get(struct fc_dev *dev, uint32_t off)
+{
+	uint32_t val = 0;
+
+	if (dev->regs)
+		return __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE);
+	dev->be->reg_read(dev, off, &val);
+	return val;
+}
+
+/*
  * The groups of rings with news (FC_REG_CHAN_EVENTS), and those left
- * unread. A board without the counters: all of them. Called with dev->lock.
+ * unread. A board without the counters: all of them.
  */
 static uint32_t groups_moved(struct fc_dev *dev)
 {
@@ -685,7 +712,7 @@ static uint32_t groups_moved(struct fc_dev *dev)
 	if (!fab->chan_events)
 		return ALL_GROUPS;
 	for (g = 0; g < FC_CHAN_GROUPS; g++) {
-		dev->be->reg_read(dev, FC_REG_CHAN_EVENTS(g), &ev);
+		ev = reg_get(dev, FC_REG_CHAN_EVENTS(g));
 		if (ev != fab->group_events[g]) {
 			fab->group_events[g] = ev;
 			groups |= 1u << g;
@@ -703,7 +730,7 @@ static unsigned int group_first(uint32_t groups)
 static bool drain_all(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	uint32_t tail[FC_MAX_CHANNELS], irqs = 0, groups, left;
+	uint32_t tail[FC_MAX_CHANNELS], irqs, groups, left;
 	bool moved = false;
 	unsigned int p, end;
 
@@ -714,23 +741,22 @@ static bool drain_all(struct fc_dev *dev)
 	 * count moved are read. Counter first, then the groups, then the
 	 * tails, so nothing that landed before it is missed.
 	 */
-	pthread_mutex_lock(&dev->lock);
-	dev->be->reg_read(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN), &irqs);
+	regs_hold(dev);
+	irqs = reg_get(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
 	if (irqs == fab->chan_irqs && !fab->rescan) {
-		pthread_mutex_unlock(&dev->lock);
+		regs_release(dev);
 		return false;
 	}
 	fab->chan_irqs = irqs;
 	groups = groups_moved(dev);
 	fab->rescan = 0;
-	/* One lock round for all the tails; TAIL is read before the slots. */
+	/* All the tails in one go; TAIL is read before the slots. */
 	for (left = groups; left; left &= left - 1) {
 		end = group_first(left) + FC_CHAN_GROUP_SIZE;
 		for (p = group_first(left); p < end; p++)
-			dev->be->reg_read(dev, FC_CHAN_REG(p, FC_CHAN_TAIL),
-					  &tail[p]);
+			tail[p] = reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL));
 	}
-	pthread_mutex_unlock(&dev->lock);
+	regs_release(dev);
 	for (left = groups; left; left &= left - 1) {
 		end = group_first(left) + FC_CHAN_GROUP_SIZE;
 		for (p = group_first(left); p < end; p++)

@@ -110,6 +110,12 @@ struct fc_dev {
 	pthread_mutex_t lock;
 	const struct fc__backend *be;
 	void *be_priv;
+	/*
+	 * The register file, where the backend has it mapped: polling paths
+	 * read it directly, with no call and no lock (each register is one
+	 * 32-bit word with a single writer). NULL: through reg_read.
+	 */
+	const volatile uint32_t *regs;
 	struct fc_info info;
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__join join;	/* set by fc_open before the backend opens */
