@@ -924,11 +924,11 @@ bool fc__progress(struct fc_dev *dev)
 
 /* ---- Peers ---- */
 
-bool fc__peer_down(struct fc_dev *dev, uint32_t node)
+/* fc__peer_down() at time @now. */
+static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__peer *p = &fab->peers[node];
-	uint64_t now = fc__now_ns();
 	int state;
 
 	if (node == fab->world.rank || node >= FC_MAX_NODES)
@@ -944,6 +944,11 @@ bool fc__peer_down(struct fc_dev *dev, uint32_t node)
 	}
 	/* Seen down: packets it sent may still be on the way; drain first. */
 	return p->down_ns && now - p->down_ns >= PEER_GRACE_NS;
+}
+
+bool fc__peer_down(struct fc_dev *dev, uint32_t node)
+{
+	return peer_down_at(dev, node, fc__now_ns());
 }
 
 /* A peer may come back (closed, then opened its board again). */
@@ -1057,8 +1062,11 @@ int fc__req_cancel(struct fc_req *r)
 	return ret;
 }
 
-/* One look at @r. RETURN VALUE: -EINPROGRESS, or its end (r freed). */
-static int req_step(struct fc_req *r, size_t *len, bool *moved)
+/*
+ * One look at @r. *now: the time, read here when @r is still going, for
+ * the caller to reuse. RETURN VALUE: -EINPROGRESS, or its end (r freed).
+ */
+static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now)
 {
 	struct fc_dev *dev = r->dev;
 	int ret;
@@ -1067,7 +1075,8 @@ static int req_step(struct fc_req *r, size_t *len, bool *moved)
 	if (r->status == -EINPROGRESS)
 		*moved = fc__progress(dev);
 	if (r->status == -EINPROGRESS) {
-		if (!fc__peer_down(dev, r->node))
+		*now = fc__now_ns();
+		if (!peer_down_at(dev, r->node, *now))
 			return -EINPROGRESS;
 		ret = withdraw(dev, r, true);
 		if (ret < 0)
@@ -1085,33 +1094,39 @@ static int req_step(struct fc_req *r, size_t *len, bool *moved)
 
 int fc__req_test(struct fc_req *r, size_t *len)
 {
+	uint64_t now;
 	bool moved;
 
-	return req_step(r, len, &moved);
+	return req_step(r, len, &moved, &now);
 }
 
+/*
+ * One clock read per round serves the peer check, the timeout and the
+ * backoff; the timeout counts from the first round that did not end it.
+ */
 int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 {
 	struct fc__fabric *fab = r->dev->fab;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, now;
 	unsigned int round = 0;
-	bool moved;
+	bool moved, started = false;
 	int ret;
 
-	if (timeout_ms >= 0)
-		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		ret = req_step(r, len, &moved);
+		ret = req_step(r, len, &moved, &now);
 		if (ret != -EINPROGRESS)
 			return ret;
-		if (timeout_ms >= 0 && fc__now_ns() >= deadline)
+		if (timeout_ms >= 0 && !started)
+			deadline = now + (uint64_t)timeout_ms * 1000000ull;
+		started = true;
+		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
 		if (moved) {
 			round = 0;
 			continue;
 		}
 		fc__fab_unlock(fab);
-		fc__backoff(&round);
+		fc__backoff_at(&round, now);
 		fc__fab_lock(fab);
 	}
 }

@@ -143,5 +143,7 @@ int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);
 void fc__backoff(unsigned int *round);
+/* The same, for a caller that has just read the clock: @now. */
+void fc__backoff_at(unsigned int *round, uint64_t now);
 
 #endif /* FC_INTERNAL_H */

@@ -79,20 +79,18 @@ static inline void cpu_relax(void)
 
 static __thread uint64_t spin_start_ns, spin_yield_ns;
 
-void fc__backoff(unsigned int *round)
+void fc__backoff_at(unsigned int *round, uint64_t now)
 {
 	struct timespec ts = { 0, 0 };
 	unsigned int r = *round, i;
-	uint64_t now;
 
 	if (r == 0) {
-		spin_start_ns = spin_yield_ns = fc__now_ns();
+		spin_start_ns = spin_yield_ns = now;
 		*round = 1;
 	}
 	if (r <= 1) {
 		for (i = 0; i < SPIN_PAUSES; i++)
 			cpu_relax();
-		now = fc__now_ns();
 		if (now - spin_start_ns >= SPIN_NS) {
 			*round = 2;
 		} else if (now - spin_yield_ns >= SPIN_YIELD_NS) {
@@ -111,4 +109,9 @@ void fc__backoff(unsigned int *round)
 	r -= YIELD_ROUNDS;
 	ts.tv_nsec = 1000L << (r < 10 ? r : 10);	/* 1 us .. ~1 ms */
 	nanosleep(&ts, NULL);
+}
+
+void fc__backoff(unsigned int *round)
+{
+	fc__backoff_at(round, fc__now_ns());
 }
