@@ -456,6 +456,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 	nd->starttime = proc_starttime(nd->pid);
 	fcemu__burst_offer(c, node);
 	cl_st(&nd->state, FCEMU_NODE_ALIVE);
+	c->mine |= 1ull << node;
 	fcemu__cluster_unlock(c, node);
 	return 0;
 }
@@ -474,6 +475,7 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 		cl_st(&nd->burst, 0);
 		nd->pid = 0;
 	}
+	c->mine &= ~(1ull << node);
 	fcemu__cluster_unlock(c, node);
 }
 

@@ -100,6 +100,10 @@ struct fcemu_cluster {
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
 	unsigned int next_board;	/* round-robin start of progress */
+	uint64_t mine;		/* the boards this mapping claimed */
+	/* others' boards seen pending, and for how many calls in a row */
+	uint64_t waiting;
+	uint8_t waited[FC_MAX_NODES];
 	/* injected, not yet published (fcemu_cluster_inject_commit) */
 	uint64_t inject_dirty;
 	uint32_t inject_tail[FC_MAX_NODES];

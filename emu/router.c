@@ -16,6 +16,7 @@
 #define BURST		64	/* packets from one input before the next */
 #define BOARD_BUDGET	512	/* packets per board per pass */
 #define PASSES		4	/* passes per call: several hops in one call */
+#define WAIT_CALLS	3	/* calls that leave another's board to it */
 
 /* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
  * the same dimension, and 0 when it enters or turns. */
@@ -201,17 +202,49 @@ out:
 	return moved;
 }
 
+/*
+ * The boards to route in this call: those this mapping claimed, and
+ * another only once it has been pending for WAIT_CALLS of our calls in a
+ * row. Its own process is polling, most likely, and a router run in the
+ * owner's process keeps the router's state and rings in that core's cache
+ * instead of moving them between cores at every packet; a board whose
+ * owner is busy, asleep or dead is routed by the others soon enough. A
+ * mapping that claimed no board (a tool) routes them all.
+ */
+static uint64_t boards_to_route(struct fcemu_cluster *c, uint64_t pending)
+{
+	uint64_t others = pending & ~c->mine, route = c->mine, b;
+	unsigned int n;
+
+	if (!c->mine)
+		return ~0ull;
+	for (b = c->waiting & ~others; b; b &= b - 1)
+		c->waited[__builtin_ctzll(b)] = 0;	/* routed meanwhile */
+	for (b = others; b; b &= b - 1) {
+		n = (unsigned int)__builtin_ctzll(b);
+		if (c->waited[n] < WAIT_CALLS)
+			c->waited[n]++;
+		else
+			route |= 1ull << n;
+	}
+	c->waiting = others;
+	return route;
+}
+
 uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 {
 	unsigned int nodes = c->nodes;
 	unsigned int pass, k, n, moved;
-	uint64_t total = 0, pending;
+	uint64_t total = 0, pending, route;
 	bool again = true;
 
 	fcemu__cluster_scan(c);
+	route = boards_to_route(c, __atomic_load_n(&c->hdr->pending,
+						   __ATOMIC_SEQ_CST));
 	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
 		again = false;
-		pending = __atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST);
+		pending = __atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) &
+			  route;
 		for (k = 0; k < nodes && pending && total < budget; k++) {
 			n = (c->next_board + k) % nodes;
 			if (!(pending & (1ull << n)))
