@@ -18,6 +18,12 @@
 #define PASSES		4	/* passes per call: several hops in one call */
 #define WAIT_CALLS	3	/* calls that leave another's board to it */
 
+/* @i mod @n for @i < 2n: round-robin without a division per step. */
+static unsigned int wrap(unsigned int i, unsigned int n)
+{
+	return i >= n ? i - n : i;
+}
+
 /* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
  * the same dimension, and 0 when it enters or turns. */
 static unsigned int out_vc(uint32_t entry, unsigned int in, unsigned int vc,
@@ -141,6 +147,14 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	return k;
 }
 
+/* The ring of input @i: 0 injection, else link port (i + 1) / 2, VC (i + 1) % 2. */
+static struct cl_ring *input_ring(struct fcemu_cluster *c, unsigned int n,
+				  unsigned int i)
+{
+	return cl_ring(c, n, i ? CL_RING_LINK((i + 1) / 2, (i + 1) % 2) :
+				 CL_RING_INJECT);
+}
+
 static bool has_input(struct fcemu_cluster *c, unsigned int n)
 {
 	unsigned int i;
@@ -184,15 +198,15 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 	while (again && moved < budget) {
 		again = false;
 		for (k = 0; k < inputs && moved < budget; k++) {
-			i = (nd->rr + k) % inputs;
+			i = wrap(nd->rr + k, inputs);
 			got = forward_run(c, n, i, budget - moved < BURST ?
 						    budget - moved : BURST);
-			if (got) {
-				moved += got;
+			moved += got;
+			/* Another sweep only for an input with more behind. */
+			if (got && !fcemu__ring_empty(input_ring(c, n, i)))
 				again = true;
-			}
 		}
-		nd->rr = (nd->rr + 1) % inputs;
+		nd->rr = wrap(nd->rr + 1, inputs);
 	}
 	if (moved)
 		update_credits(c, n);
@@ -246,7 +260,7 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 		pending = __atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) &
 			  route;
 		for (k = 0; k < nodes && pending && total < budget; k++) {
-			n = (c->next_board + k) % nodes;
+			n = wrap(c->next_board + k, nodes);
 			if (!(pending & (1ull << n)))
 				continue;
 			/* Someone else is routing it: no need to wait. */
@@ -259,7 +273,7 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 			if (moved)
 				again = true;
 		}
-		c->next_board = (c->next_board + 1) % nodes;
+		c->next_board = wrap(c->next_board + 1, nodes);
 	}
 	return total;
 }
