@@ -187,7 +187,8 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 
 	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
-	r->xfers = calloc(n + spare, sizeof(*r->xfers));
+	r->xfers = n + spare == 1 ? &r->xfer1 :
+				      calloc(n + spare, sizeof(*r->xfers));
 	if (!r->xfers)
 		return -ENOMEM;
 	for (i = 0; i < n; i++, off += piece) {
@@ -208,10 +209,18 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 			      uint32_t node)
 {
-	struct fc_req *r = calloc(1, sizeof(*r));
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req *r = fab->req_cache;
 
-	if (!r)
-		return NULL;
+	if (r) {
+		fab->req_cache = r->next;
+		fab->req_cached--;
+		memset(r, 0, sizeof(*r));
+	} else {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
 	r->type = type;
 	r->dev = dev;
 	r->node = node;

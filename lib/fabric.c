@@ -176,7 +176,7 @@ static void free_req_list(struct fc_req *r)
 	while (r) {
 		struct fc_req *next = r->next;
 
-		free(r->xfers);
+		fc__xfers_free(r);
 		free(r);
 		r = next;
 	}
@@ -231,6 +231,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
 	fc__rndv_fini(fab);
+	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
 	pthread_mutex_destroy(&fab->lock);
@@ -814,8 +815,7 @@ void fc__req_release(struct fc_dev *dev, struct fc_req *r)
 	if (r->reg)
 		fc__spare_put(dev, r->reg);
 	r->reg = NULL;
-	free(r->xfers);
-	r->xfers = NULL;
+	fc__xfers_free(r);
 }
 
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
@@ -836,7 +836,7 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 			fab->put_error = status;
 	}
 	if (r->orphan)
-		free(r);
+		fc__req_free(r);
 }
 
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
@@ -962,12 +962,20 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 
 void fc__req_free(struct fc_req *r)
 {
+	struct fc__fabric *fab = r->dev->fab;
+
 	if (r->chan)
 		r->chan->reqs--;
 	if (r->umem)
 		fc_mem_free(r->dev, r->umem);
-	free(r->xfers);
-	free(r);
+	fc__xfers_free(r);
+	if (fab->req_cached == REQ_CACHE) {
+		free(r);
+		return;
+	}
+	r->next = fab->req_cache;
+	fab->req_cache = r;
+	fab->req_cached++;
 }
 
 static void posted_remove(struct fc__src *s, struct fc_req *r)

@@ -14,6 +14,8 @@
 #ifndef FC_FABRIC_INTERNAL_H
 #define FC_FABRIC_INTERNAL_H
 
+#include <stdlib.h>
+
 #include "internal.h"
 
 #define RING_SLOTS	256		/* packets per port's receive ring */
@@ -23,6 +25,7 @@
 #define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
+#define REQ_CACHE	32		/* ended requests kept for the next */
 
 /* A queued message that came by rendezvous (rndv.c) is in one of these. */
 enum fc__msg_state {
@@ -72,7 +75,8 @@ struct fc_req {
 	bool orphan;			/* given up by its caller: free when ended */
 	uint64_t ticket;
 	unsigned int n;
-	struct fc_xfer *xfers;
+	struct fc_xfer *xfers;		/* &xfer1 for a one-piece chain */
+	struct fc_xfer xfer1;
 	int stage;			/* staging slot, or -1 */
 	struct fc_mem *reg;		/* a large send's own copy */
 	/* RECV */
@@ -145,6 +149,9 @@ struct fc__fabric {
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;
+	/* freed requests, reused: a message costs no allocation */
+	struct fc_req *req_cache;
+	unsigned int req_cached;
 	unsigned int puts;		/* put requests not yet ended */
 	int put_error;			/* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
@@ -185,6 +192,14 @@ int fc__peer_check(struct fc_dev *dev, uint32_t node);
 /* Queue a SEND or PUT request; progress submits it. */
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *req);
 void fc__req_free(struct fc_req *req);
+/* Free the transfers of @req's chain (none in memory of their own when
+ * the chain is one piece). */
+static inline void fc__xfers_free(struct fc_req *r)
+{
+	if (r->xfers != &r->xfer1)
+		free(r->xfers);
+	r->xfers = NULL;
+}
 /* fc_req_test/wait/cancel with the lock held (wait drops it to sleep). */
 int fc__req_test(struct fc_req *req, size_t *len);
 int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);

@@ -479,7 +479,7 @@ void fc__rndv_fini(struct fc__fabric *fab)
 
 	while ((r = fab->cts_wait)) {
 		fab->cts_wait = r->rnext;
-		free(r->xfers);
+		fc__xfers_free(r);
 		free(r);
 	}
 }
