@@ -248,7 +248,7 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 		pkts = 4096;
 	moved = FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
 	moved += engines_progress(emu, budget);
-	fcemu_cluster_inject_commit(emu->cluster, emu->cfg.node_id);
+	fcemu_cluster_inject_route(emu->cluster, emu->cfg.node_id);
 	moved += FC_PKT_SIZE * fcemu_cluster_progress(emu->cluster, (unsigned int)pkts < 256 ? 256 : (unsigned int)pkts);
 	moved += FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
 	return moved;

@@ -539,17 +539,30 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	return 1;
 }
 
-void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node)
+/* Publish what was injected. RETURN VALUE: true if there was any. */
+static bool inject_publish(struct fcemu_cluster *c, unsigned int node)
 {
 	uint64_t bit = 1ull << node;
 
 	if (!(c->inject_dirty & bit))
-		return;
+		return false;
 	c->inject_dirty &= ~bit;
 	if (c->inject_tail[node] == fcemu__ring_tail(cl_ring(c, node, CL_RING_INJECT)))
-		return;
+		return false;
 	fcemu__ring_publish(cl_ring(c, node, CL_RING_INJECT), c->inject_tail[node]);
-	cl_set_pending(c, node);
+	return true;
+}
+
+void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node)
+{
+	if (inject_publish(c, node))
+		cl_set_pending(c, node);
+}
+
+void fcemu_cluster_inject_route(struct fcemu_cluster *c, unsigned int node)
+{
+	if (inject_publish(c, node))
+		c->kicked |= 1ull << node;
 }
 
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,

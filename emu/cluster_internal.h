@@ -106,6 +106,8 @@ struct fcemu_cluster {
 	uint8_t waited[FC_MAX_NODES];
 	/* injected, not yet published (fcemu_cluster_inject_commit) */
 	uint64_t inject_dirty;
+	/* published, not flagged pending: the next progress routes them */
+	uint64_t kicked;
 	uint32_t inject_tail[FC_MAX_NODES];
 };
 

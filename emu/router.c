@@ -191,8 +191,11 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 	unsigned int moved = 0, k, i, got;
 	bool again = true;
 
-	/* Cleared before looking: a packet pushed after this sets it again. */
-	__atomic_fetch_and(&c->hdr->pending, ~(1ull << n), __ATOMIC_SEQ_CST);
+	/* Cleared before looking: a packet pushed after this sets it again.
+	 * Clear already (a kicked board): nothing to write. */
+	if (__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) & (1ull << n))
+		__atomic_fetch_and(&c->hdr->pending, ~(1ull << n),
+				   __ATOMIC_SEQ_CST);
 	if (!(cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
 		goto out;
 	while (again && moved < budget) {
@@ -249,16 +252,17 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 {
 	unsigned int nodes = c->nodes;
 	unsigned int pass, k, n, moved;
-	uint64_t total = 0, pending, route;
+	uint64_t total = 0, pending, route, kicked = c->kicked;
 	bool again = true;
 
+	c->kicked = 0;
 	fcemu__cluster_scan(c);
 	route = boards_to_route(c, __atomic_load_n(&c->hdr->pending,
-						   __ATOMIC_SEQ_CST));
+						   __ATOMIC_SEQ_CST)) | kicked;
 	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
 		again = false;
-		pending = __atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) &
-			  route;
+		pending = (__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) |
+			   kicked) & route;
 		for (k = 0; k < nodes && pending && total < budget; k++) {
 			n = wrap(c->next_board + k, nodes);
 			if (!(pending & (1ull << n)))
@@ -266,6 +270,7 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 			/* Someone else is routing it: no need to wait. */
 			if (fcemu__cluster_lock(c, n, false))
 				continue;
+			kicked &= ~(1ull << n);
 			moved = route_board(c, n, budget - total < BOARD_BUDGET ?
 					    (unsigned int)(budget - total) : BOARD_BUDGET);
 			fcemu__cluster_unlock(c, n);
@@ -275,5 +280,8 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 		}
 		c->next_board = wrap(c->next_board + 1, nodes);
 	}
+	/* Kicked boards not routed here are left to anyone, as usual. */
+	for (; kicked; kicked &= kicked - 1)
+		cl_set_pending(c, (unsigned int)__builtin_ctzll(kicked));
 	return total;
 }
