@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -519,6 +522,63 @@ void fcemu__cluster_scan(struct fcemu_cluster *c)
 	reuse = ++c->scans % SCAN_REUSE == 0;
 	for (n = 0; n < c->nodes; n++)
 		check_node(c, n, reuse);
+}
+
+/* ---- The bell: waking a sleeping host ---- */
+
+static long futex(uint32_t *word, int op, uint32_t val,
+		  const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/*
+ * Called after publishing something for @node, with a full barrier
+ * between the two (a locked operation): that orders the publication
+ * before the look at sleepers, and fcemu_cluster_wait() counts itself
+ * before it looks for news, so one of the two sees the other.
+ */
+void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node)
+{
+	struct cl_node *nd = &c->hdr->node[node];
+
+	if (!__atomic_load_n(&nd->sleepers, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&nd->bell, 1, __ATOMIC_SEQ_CST);
+	futex(&nd->bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node)
+{
+	uint32_t own = 0;
+
+	/* A locked operation on a line of our own: a cheaper barrier than
+	 * mfence, and no line of the peer's is written. */
+	__atomic_fetch_or(&own, 0, __ATOMIC_SEQ_CST);
+	fcemu__cluster_ring_fenced(c, node);
+}
+
+void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
+			uint64_t max_ns)
+{
+	struct cl_node *nd;
+	struct cl_ring *ej;
+	struct timespec ts;
+	uint32_t bell;
+
+	if (!c || node >= c->nodes)
+		return;
+	nd = &c->hdr->node[node];
+	ej = cl_ring(c, node, CL_RING_EJECT);
+	ts.tv_sec = (time_t)(max_ns / 1000000000ull);
+	ts.tv_nsec = (long)(max_ns % 1000000000ull);
+	__atomic_fetch_add(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
+	bell = __atomic_load_n(&nd->bell, __ATOMIC_SEQ_CST);
+	/* News that came before we were counted: no sleep. */
+	if (!(__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) & (1ull << node)) &&
+	    fcemu__ring_empty(ej))
+		futex(&nd->bell, FUTEX_WAIT, bell, &ts);
+	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---- The local port ---- */

@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	3		/* bump on any change below */
+#define CL_LAYOUT	4		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -63,6 +63,9 @@ struct cl_node {
 	int32_t pid;
 	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
 	uint32_t burst;		/* peers may read its process: bursts (burst.c) */
+	/* the board's bell: a sleeping host waits on it (fcemu_cluster_wait) */
+	uint32_t bell __attribute__((aligned(64)));	/* futex word, rung */
+	uint32_t sleepers;
 	/* the router, under lock */
 	pthread_mutex_t lock __attribute__((aligned(64)));	/* robust, shared */
 	uint32_t rr;		/* input served first next time */
@@ -148,9 +151,15 @@ static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
 	cl_st(r, cl_ld(r) + 1);
 }
 
+/* emu/cluster.c: wake @node's host if it sleeps (news for its board);
+ * _fenced when a locked operation came after the news was published. */
+void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
+void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);
+
 static inline void cl_set_pending(struct fcemu_cluster *c, unsigned int node)
 {
 	__atomic_fetch_or(&c->hdr->pending, 1ull << node, __ATOMIC_SEQ_CST);
+	fcemu__cluster_ring_fenced(c, node);
 }
 
 /* Packets for a board that left, or whose process died, go nowhere. */

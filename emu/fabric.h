@@ -107,6 +107,13 @@ volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node
  */
 int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
 			   uint64_t off);
+/*
+ * Sleep until board @node has news (packets for its router or its host,
+ * credit back on its links) or @max_ns pass: the interrupt an idle host
+ * waits for. Spurious returns are allowed; the caller polls afterwards.
+ */
+void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
+			uint64_t max_ns);
 /* Bit n set: board n's router has packets waiting (traffic in flight). */
 uint64_t fcemu_cluster_pending(const struct fcemu_cluster *c);
 

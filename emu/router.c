@@ -143,6 +143,8 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	fcemu__ring_publish(to, tail + k);
 	if (out != FC_PORT_LOCAL)
 		fcemu__link_sent(c, n, (unsigned int)out, k);
+	else
+		fcemu__cluster_ring(c, n);	/* for its host to eject */
 	input_done(c, n, in, vc, k);
 	return k;
 }

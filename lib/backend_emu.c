@@ -505,6 +505,21 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
+/* The cluster's bell wakes us when packets or credit come for our board. */
+static void emu_idle(struct fc_dev *dev, uint64_t max_ns)
+{
+	struct emu_board *b = board_of(dev);
+	struct timespec ts;
+
+	if (b->fabric) {
+		fcemu_cluster_wait(b->fabric, b->index, max_ns);
+		return;
+	}
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)max_ns;
+	nanosleep(&ts, NULL);
+}
+
 static int emu_node_state(struct fc_dev *dev, uint32_t node)
 {
 	struct emu_board *b = board_of(dev);
@@ -546,4 +561,5 @@ const struct fc__backend fc__emu_backend = {
 	.node_state = emu_node_state,
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,
+	.idle = emu_idle,
 };

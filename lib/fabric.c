@@ -1134,7 +1134,7 @@ int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 			continue;
 		}
 		fc__fab_unlock(fab);
-		fc__backoff_at(&round, now);
+		fc__backoff_dev(r->dev, &round, now);
 		fc__fab_lock(fab);
 	}
 }

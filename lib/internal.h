@@ -104,6 +104,8 @@ struct fc__backend {
 	 * registered memory: large channel messages may go by rendezvous.
 	 */
 	bool rendezvous;
+	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
+	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 };
 
 struct fc_dev {
@@ -145,5 +147,7 @@ uint64_t fc__now_ns(void);
 void fc__backoff(unsigned int *round);
 /* The same, for a caller that has just read the clock: @now. */
 void fc__backoff_at(unsigned int *round, uint64_t now);
+/* The same, sleeping in the backend's idle op where it has one. */
+void fc__backoff_dev(struct fc_dev *dev, unsigned int *round, uint64_t now);
 
 #endif /* FC_INTERNAL_H */

@@ -155,7 +155,7 @@ int fc__put_fence(struct fc_dev *dev, int timeout_ms)
 		if (timeout_ms >= 0 && fc__now_ns() >= deadline)
 			return -ETIMEDOUT;
 		fc__fab_unlock(fab);
-		fc__backoff(&round);
+		fc__backoff_dev(dev, &round, fc__now_ns());
 		fc__fab_lock(fab);
 	}
 	ret = fab->put_error;

@@ -79,10 +79,11 @@ static inline void cpu_relax(void)
 
 static __thread uint64_t spin_start_ns, spin_yield_ns;
 
-void fc__backoff_at(unsigned int *round, uint64_t now)
+void fc__backoff_dev(struct fc_dev *dev, unsigned int *round, uint64_t now)
 {
 	struct timespec ts = { 0, 0 };
 	unsigned int r = *round, i;
+	uint64_t ns;
 
 	if (r == 0) {
 		spin_start_ns = spin_yield_ns = now;
@@ -107,8 +108,19 @@ void fc__backoff_at(unsigned int *round, uint64_t now)
 		return;
 	}
 	r -= YIELD_ROUNDS;
-	ts.tv_nsec = 1000L << (r < 10 ? r : 10);	/* 1 us .. ~1 ms */
+	ns = 1000ull << (r < 10 ? r : 10);	/* 1 us .. ~1 ms */
+	/* A board that can wake us when news comes: no need to oversleep. */
+	if (dev && dev->be->idle) {
+		dev->be->idle(dev, ns);
+		return;
+	}
+	ts.tv_nsec = (long)ns;
 	nanosleep(&ts, NULL);
+}
+
+void fc__backoff_at(unsigned int *round, uint64_t now)
+{
+	fc__backoff_dev(NULL, round, now);
 }
 
 void fc__backoff(unsigned int *round)
