@@ -246,6 +246,7 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 	 */
 	if (pkts > 4096)
 		pkts = 4096;
+	fcemu_cluster_note_down(emu->cluster, emu->cfg.node_id);
 	moved = FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
 	moved += engines_progress(emu, budget);
 	fcemu_cluster_inject_route(emu->cluster, emu->cfg.node_id);

@@ -459,6 +459,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 	nd->starttime = proc_starttime(nd->pid);
 	fcemu__burst_offer(c, node);
 	cl_st(&nd->state, FCEMU_NODE_ALIVE);
+	__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
 	c->mine |= 1ull << node;
 	fcemu__cluster_unlock(c, node);
 	return 0;
@@ -475,6 +476,7 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 		return;
 	if (nd->pid == getpid()) {
 		cl_st(&nd->state, FCEMU_NODE_EXITED);
+		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
 		cl_st(&nd->burst, 0);
 		nd->pid = 0;
 	}
@@ -494,8 +496,10 @@ static enum fcemu_node_state check_node(struct fcemu_cluster *c,
 		return s;
 	if (fcemu__cluster_lock(c, node, true))
 		return s;
-	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && owner_gone(nd, reuse))
+	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && owner_gone(nd, reuse)) {
 		cl_st(&nd->state, FCEMU_NODE_DEAD);
+		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
+	}
 	s = cl_ld(&nd->state);
 	fcemu__cluster_unlock(c, node);
 	return s;
@@ -522,6 +526,27 @@ void fcemu__cluster_scan(struct fcemu_cluster *c)
 	reuse = ++c->scans % SCAN_REUSE == 0;
 	for (n = 0; n < c->nodes; n++)
 		check_node(c, n, reuse);
+}
+
+/*
+ * Board @node's FC_ROUTER_NODES_DOWN, from the boards' states: written by
+ * the board's own process when a state moved since it last looked.
+ */
+void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node)
+{
+	uint32_t gen = __atomic_load_n(&c->hdr->state_gen, __ATOMIC_ACQUIRE);
+	uint64_t down = 0;
+	unsigned int n;
+
+	if (gen == c->down_gen[node] && c->down_known & (1ull << node))
+		return;
+	c->down_gen[node] = gen;
+	c->down_known |= 1ull << node;
+	for (n = 0; n < c->nodes; n++)
+		if (cl_gone(c, n))
+			down |= 1ull << n;
+	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_LO), (uint32_t)down);
+	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_HI), (uint32_t)(down >> 32));
 }
 
 /* ---- The bell: waking a sleeping host ---- */

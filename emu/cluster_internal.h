@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	4		/* bump on any change below */
+#define CL_LAYOUT	5		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -82,6 +82,8 @@ struct cl_header {
 	uint32_t ring_slots;
 	/* bit n: board n's router has input waiting; every router writes it */
 	uint64_t pending __attribute__((aligned(64)));
+	/* moves whenever a board's state does (claim, release, death) */
+	uint32_t state_gen __attribute__((aligned(64)));
 	struct cl_node node[FC_MAX_NODES];
 };
 
@@ -112,6 +114,9 @@ struct fcemu_cluster {
 	/* published, not flagged pending: the next progress routes them */
 	uint64_t kicked;
 	uint32_t inject_tail[FC_MAX_NODES];
+	/* FC_ROUTER_NODES_DOWN written for state_gen (fcemu_cluster_note_down) */
+	uint64_t down_known;
+	uint32_t down_gen[FC_MAX_NODES];
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)

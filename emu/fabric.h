@@ -114,6 +114,8 @@ int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
  */
 void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 			uint64_t max_ns);
+/* Keep board @node's FC_ROUTER_NODES_DOWN up to date (its own process). */
+void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node);
 /* Bit n set: board n's router has packets waiting (traffic in flight). */
 uint64_t fcemu_cluster_pending(const struct fcemu_cluster *c);
 

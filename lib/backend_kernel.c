@@ -327,6 +327,21 @@ static int kernel_chan_head(struct fc_dev *dev, uint32_t chan, uint32_t head)
 	return k_ioctl(kdev_of(dev), FC_IOC_CHAN_HEAD, &h);
 }
 
+/* What the board knows of the node: down (left or died), else alive. */
+static int kernel_node_state(struct fc_dev *dev, uint32_t node)
+{
+	uint32_t off = node < 32 ? FC_ROUTER_NODES_DOWN_LO : FC_ROUTER_NODES_DOWN_HI;
+	uint32_t down = 0;
+	int ret;
+
+	if (node >= FC_MAX_NODES)
+		return -EINVAL;
+	ret = kernel_reg_read(dev, off, &down);
+	if (ret)
+		return ret;
+	return down & (1u << (node % 32)) ? FC__NODE_DEAD : FC__NODE_ALIVE;
+}
+
 const struct fc__backend fc__kernel_backend = {
 	.name = "kernel",
 	.open = kernel_open,
@@ -342,7 +357,7 @@ const struct fc__backend fc__kernel_backend = {
 	.progress = kernel_progress,
 	.world = kernel_world,
 	.hops = kernel_hops,
-	/* no node_state: the driver cannot tell a peer's liveness (yet) */
+	.node_state = kernel_node_state,
 	.mem_bus = kernel_mem_bus,
 	.mem_alloc_contig = kernel_mem_alloc_contig,
 	.chan_ring = kernel_chan_ring,

@@ -892,6 +892,7 @@ static void test_dead_board(void **state)
 		pump(r);
 	assert_false(chain_ended(r, 0, 0));
 	assert_int_equal(sum_drops(r), 0);
+	assert_int_equal(rd(r, 0, FC_ROUTER_NODES_DOWN_LO), 0);
 
 	end_child(child);
 	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_DEAD);
@@ -901,6 +902,10 @@ static void test_dead_board(void **state)
 	assert_memory_equal(r->b[4].rx[0]->src[2].buf, r->b[2].host + SEND_OFF, 5000);
 	assert_true(sum_drops(r) > 0);
 	assert_true(sum_drops(r) <= (len + 59) / 60);
+	/* every board tells its host (a kernel driver's user asks it) */
+	for (round = 0; round < 6; round++)
+		if (round != 3)
+			assert_int_equal(rd(r, round, FC_ROUTER_NODES_DOWN_LO), 1u << 3);
 	/* new chains to the dead board are refused */
 	kick(r, 0, 0, 1);
 	run_until(r, one_chain_ended, &(struct chain_ref){ 0, 0 });
@@ -909,8 +914,12 @@ static void test_dead_board(void **state)
 	/* the board can be claimed again */
 	assert_int_equal(fcemu_cluster_claim(r->c, 3), 0);
 	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_ALIVE);
+	pump(r);
+	assert_int_equal(rd(r, 0, FC_ROUTER_NODES_DOWN_LO), 0);
 	fcemu_cluster_release(r->c, 3);
 	assert_int_equal(fcemu_cluster_node_state(r->c, 3), FCEMU_NODE_EXITED);
+	pump(r);
+	assert_int_equal(rd(r, 5, FC_ROUTER_NODES_DOWN_LO), 1u << 3);
 	rig_free(r);
 }
 

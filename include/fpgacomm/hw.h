@@ -280,6 +280,13 @@ struct fc_hw_desc {
  */
 #define FC_ROUTER_FABRIC_NODES	0x4010	/* H: nodes in the fabric, 0 = none */
 #define FC_ROUTER_FABRIC_TOPO	0x4014	/* H: FC_TOPO_* kind, nx, ny */
+/*
+ * Nodes this board knows to be down (left the fabric, or died): bit n of
+ * the 64-bit value. A host that cannot ask the fabric manager (a kernel
+ * driver's user) fails requests to such a node instead of waiting.
+ */
+#define FC_ROUTER_NODES_DOWN_LO	0x4018	/* B */
+#define FC_ROUTER_NODES_DOWN_HI	0x401c	/* B */
 #define FC_TOPO_NONE		0
 #define FC_TOPO_RING		1	/* nx nodes, ny = 1 */
 #define FC_TOPO_MESH		2
