@@ -599,9 +599,14 @@ void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 	ts.tv_nsec = (long)(max_ns % 1000000000ull);
 	__atomic_fetch_add(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 	bell = __atomic_load_n(&nd->bell, __ATOMIC_SEQ_CST);
-	/* News that came before we were counted: no sleep. */
-	if (!(__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) & (1ull << node)) &&
-	    fcemu__ring_empty(ej))
+	/*
+	 * Packets for our host that came before we were counted: no sleep.
+	 * (Transit traffic through our router is not news: others route it,
+	 * and a sleeper that woke for it would take the core from them. A
+	 * packet for us still on our inputs is seen at the end of the sleep
+	 * at worst, or when someone else routes it to our ejection ring.)
+	 */
+	if (fcemu__ring_empty(ej))
 		futex(&nd->bell, FUTEX_WAIT, bell, &ts);
 	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }

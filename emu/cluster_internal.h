@@ -164,7 +164,6 @@ void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);
 static inline void cl_set_pending(struct fcemu_cluster *c, unsigned int node)
 {
 	__atomic_fetch_or(&c->hdr->pending, 1ull << node, __ATOMIC_SEQ_CST);
-	fcemu__cluster_ring_fenced(c, node);
 }
 
 /* Packets for a board that left, or whose process died, go nowhere. */

@@ -229,6 +229,4 @@ void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 
 	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + n);
 	cl_st(rx, cl_ld(rx) + n);
-	/* Credit back: a sender held back may go on. */
-	fcemu__cluster_ring(c, c->hdr->node[node].peer[port]);
 }

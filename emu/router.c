@@ -84,6 +84,25 @@ static void input_done(struct fcemu_cluster *c, unsigned int n,
 }
 
 /*
+ * Wake the hosts that must act on a run just moved at board @n, if they
+ * sleep (the bell, cluster.c): the destination's, when the run reached it
+ * or its last link (it routes its own input first, then ejects), and
+ * @n's, when room was made in its injection ring (its engine may wait for
+ * it). Boards on the way are not woken: whoever runs routes them. A
+ * board of this process is awake already.
+ */
+static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
+		     int out, unsigned int dnode)
+{
+	unsigned int to = out == FC_PORT_LOCAL ? n : c->hdr->node[n].peer[out];
+
+	if (to == dnode && !(c->mine & (1ull << to)))
+		fcemu__cluster_ring(c, to);
+	if (in == FC_PORT_LOCAL && to != n && !(c->mine & (1ull << n)))
+		fcemu__cluster_ring(c, n);
+}
+
+/*
  * Forward a run of packets from the head of input @i (0: injection; else a
  * link port's ring) that go the same way: one routing decision, one credit
  * check and one index update for the run, as a cut-through router streams
@@ -143,9 +162,8 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	fcemu__ring_publish(to, tail + k);
 	if (out != FC_PORT_LOCAL)
 		fcemu__link_sent(c, n, (unsigned int)out, k);
-	else
-		fcemu__cluster_ring(c, n);	/* for its host to eject */
 	input_done(c, n, in, vc, k);
+	wake_for(c, n, in, out, dst >> FC_PKT_DST_SHIFT);
 	return k;
 }
 
