@@ -255,6 +255,26 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 	return moved;
 }
 
+/* Moves whenever a chain ends, well or not (each engine's DONE_SEQ). */
+static uint32_t chains_done(struct fcemu *emu)
+{
+	uint32_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < emu->cfg.dma_engines; i++)
+		sum += emu_rd(emu, FC_DMA_REG(i, FC_DMA_DONE_SEQ));
+	return sum;
+}
+
+bool fcemu_progress_news(struct fcemu *emu, uint64_t budget)
+{
+	uint64_t ejected = emu->ejected;
+	uint32_t done = chains_done(emu);
+
+	fcemu_progress(emu, budget);
+	return emu->ejected != ejected || chains_done(emu) != done;
+}
+
 bool fcemu_busy(struct fcemu *emu)
 {
 	unsigned int i;

@@ -584,29 +584,26 @@ void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node)
 }
 
 void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
-			uint64_t max_ns)
+			uint64_t max_ns, bool (*news)(void *arg), void *arg)
 {
 	struct cl_node *nd;
-	struct cl_ring *ej;
 	struct timespec ts;
 	uint32_t bell;
 
 	if (!c || node >= c->nodes)
 		return;
 	nd = &c->hdr->node[node];
-	ej = cl_ring(c, node, CL_RING_EJECT);
 	ts.tv_sec = (time_t)(max_ns / 1000000000ull);
 	ts.tv_nsec = (long)(max_ns % 1000000000ull);
 	__atomic_fetch_add(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 	bell = __atomic_load_n(&nd->bell, __ATOMIC_SEQ_CST);
 	/*
-	 * Packets for our host that came before we were counted: no sleep.
-	 * (Transit traffic through our router is not news: others route it,
-	 * and a sleeper that woke for it would take the core from them. A
-	 * packet for us still on our inputs is seen at the end of the sleep
-	 * at worst, or when someone else routes it to our ejection ring.)
+	 * What came before we were counted is seen by @news; what comes
+	 * after rings and changes @bell. Transit traffic through our router
+	 * is not news: others route it, and a sleeper that stayed up for it
+	 * would take the core from them.
 	 */
-	if (fcemu__ring_empty(ej))
+	if (!news || !news(arg))
 		futex(&nd->bell, FUTEX_WAIT, bell, &ts);
 	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }

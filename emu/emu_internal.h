@@ -55,6 +55,7 @@ struct fcemu {
 	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
 	unsigned int acks_owed;
 	unsigned int aborts_owed;	/* engines with abort_owed */
+	uint64_t ejected;		/* packets taken from the ejection ring */
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 };
 

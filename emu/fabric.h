@@ -7,6 +7,7 @@
 #ifndef FCEMU_FABRIC_H
 #define FCEMU_FABRIC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,12 +109,15 @@ volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node
 int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
 			   uint64_t off);
 /*
- * Sleep until board @node has news (packets for its router or its host,
- * credit back on its links) or @max_ns pass: the interrupt an idle host
- * waits for. Spurious returns are allowed; the caller polls afterwards.
+ * Sleep until board @node's bell rings (packets reached it, or room came
+ * in its injection ring) or @max_ns pass: the interrupt an idle host
+ * waits for. @news, called once the sleeper is counted, runs the board
+ * and says whether anything came for the host meanwhile (then no sleep):
+ * what arrived before the count is seen by it, what arrives after rings.
+ * Spurious returns are allowed; the caller polls afterwards.
  */
 void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
-			uint64_t max_ns);
+			uint64_t max_ns, bool (*news)(void *arg), void *arg);
 /* Keep board @node's FC_ROUTER_NODES_DOWN up to date (its own process). */
 void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node);
 /* Bit n set: board n's router has packets waiting (traffic in flight). */

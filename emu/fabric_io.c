@@ -585,8 +585,10 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 	}
 out:
 	ring_leave(emu, &rr);
-	if (taken)
+	if (taken) {
 		fcemu_cluster_eject_done(c, self(emu), taken);
+		emu->ejected += taken;
+	}
 	if (emu->acks_owed || emu->aborts_owed) {
 		send_acks(emu);
 		for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)

@@ -81,6 +81,12 @@ void fcemu_notice(struct fcemu *emu);
  */
 uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget);
 
+/*
+ * fcemu_progress(), and say whether anything came for the host: packets
+ * taken from the ejection ring, or a chain ended.
+ */
+bool fcemu_progress_news(struct fcemu *emu, uint64_t budget);
+
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
 

@@ -505,14 +505,26 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
-/* The cluster's bell wakes us when packets or credit come for our board. */
+/* One more look at the board, once counted as a sleeper. */
+static bool emu_news(void *arg)
+{
+	struct fc_dev *dev = arg;
+	bool news;
+
+	pthread_mutex_lock(&dev->lock);
+	news = fcemu_progress_news(board_of(dev)->emu, EMU_STEP_BYTES);
+	pthread_mutex_unlock(&dev->lock);
+	return news;
+}
+
+/* The cluster's bell wakes us when packets come for our board. */
 static void emu_idle(struct fc_dev *dev, uint64_t max_ns)
 {
 	struct emu_board *b = board_of(dev);
 	struct timespec ts;
 
 	if (b->fabric) {
-		fcemu_cluster_wait(b->fabric, b->index, max_ns);
+		fcemu_cluster_wait(b->fabric, b->index, max_ns, emu_news, dev);
 		return;
 	}
 	ts.tv_sec = 0;
