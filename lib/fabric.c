@@ -347,6 +347,16 @@ int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 	return 0;
 }
 
+void fc__src_queue(struct fc__src *s, struct fc__msg *m)
+{
+	m->next = NULL;
+	if (s->q_tail)
+		s->q_tail->next = m;
+	else
+		s->q_head = m;
+	s->q_tail = m;
+}
+
 void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r)
 {
@@ -424,12 +434,7 @@ static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		m = cur_msg(s);
 		m->len = s->cur_len;
 		m->state = FC__MSG_DATA;
-		m->next = NULL;
-		if (s->q_tail)
-			s->q_tail->next = m;
-		else
-			s->q_head = m;
-		s->q_tail = m;
+		fc__src_queue(s, m);
 	} else {
 		free(s->cur);
 	}
@@ -1046,11 +1051,16 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	}
 	if (!orphan)
 		return -EBUSY;
+	fc__req_disown(r);
+	return 1;
+}
+
+void fc__req_disown(struct fc_req *r)
+{
 	if (r->chan)
 		r->chan->reqs--;
 	r->chan = NULL;
 	r->orphan = true;
-	return 1;
 }
 
 void fc__req_orphan(struct fc_req *r)

@@ -178,6 +178,8 @@ struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
 			    uint32_t node);
 struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
 			     uint32_t node);
+/* Queue the complete (or announced) message @m on @s, last. */
+void fc__src_queue(struct fc__src *s, struct fc__msg *m);
 /* Post receive @r on @s; it may end at once with a queued message. */
 void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r);
@@ -206,6 +208,8 @@ int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 int fc__req_cancel(struct fc_req *req);
 /* Give up waiting for @req: freed now, or when its chain ends. */
 void fc__req_orphan(struct fc_req *req);
+/* Nobody waits for @req any more: its channel lets go, its end frees it. */
+void fc__req_disown(struct fc_req *req);
 
 /* chan.c: open a channel on any port, the library's own included */
 int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,

@@ -247,16 +247,6 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 /* ---- Receiving ---- */
 
-static void queue_msg(struct fc__src *s, struct fc__msg *m)
-{
-	m->next = NULL;
-	if (s->q_tail)
-		s->q_tail->next = m;
-	else
-		s->q_head = m;
-	s->q_tail = m;
-}
-
 static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   uint32_t cookie, uint64_t len)
 {
@@ -272,7 +262,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	m->state = FC__MSG_DEFERRED;
 	m->cookie = cookie;
 	m->len = len;
-	queue_msg(s, m);
+	fc__src_queue(s, m);
 	fc__src_match(fab, port, s);
 }
 
@@ -428,10 +418,21 @@ static int take_copy(struct fc_dev *dev, struct fc_req *r)
 	return 0;
 }
 
+/* Take @r off a list of requests linked by rnext. */
+static void unlink_req(struct fc_req **head, struct fc_req *r)
+{
+	struct fc_req **pp;
+
+	for (pp = head; *pp && *pp != r; pp = &(*pp)->rnext)
+		;
+	if (*pp)
+		*pp = r->rnext;
+	r->rnext = NULL;
+}
+
 int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 {
 	struct fc__fabric *fab = dev->fab;
-	struct fc_req **pp;
 	struct fc__src *s;
 	int ret;
 
@@ -442,10 +443,7 @@ int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		if (!orphan)
 			return -EBUSY;
 		s = fc__src_find(fab, r->chan->port, r->chan->peer);
-		for (pp = &s->landing; *pp && *pp != r; pp = &(*pp)->rnext)
-			;
-		if (*pp)
-			*pp = r->rnext;
+		unlink_req(&s->landing, r);
 		r->rndv = FC__RNDV_NONE;
 		return 0;	/* the caller frees it, and unregisters */
 	}
@@ -454,10 +452,7 @@ int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	if (r->rndv == FC__RNDV_RTS && !r->submitted)
 		return 2;	/* not started: dropped as any send */
 	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
-		for (pp = &fab->cts_wait; *pp && *pp != r; pp = &(*pp)->rnext)
-			;
-		if (*pp)
-			*pp = r->rnext;
+		unlink_req(&fab->cts_wait, r);
 		r->rndv = FC__RNDV_NONE;
 		return 0;
 	}
@@ -466,10 +461,7 @@ int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	ret = take_copy(dev, r);
 	if (ret)
 		return ret;
-	if (r->chan)
-		r->chan->reqs--;
-	r->chan = NULL;
-	r->orphan = true;
+	fc__req_disown(r);
 	return 1;
 }
 
