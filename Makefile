@@ -81,7 +81,7 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
-$(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h $(EMU_A)
+$(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 

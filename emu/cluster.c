@@ -608,6 +608,31 @@ void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }
 
+void fcemu_cluster_watch(struct fcemu_cluster *c, unsigned int node, bool on)
+{
+	if (!c || node >= c->nodes)
+		return;
+	__atomic_fetch_add(&c->hdr->node[node].sleepers, on ? 1 : -1,
+			   __ATOMIC_SEQ_CST);
+}
+
+uint32_t fcemu_cluster_bell_wait(struct fcemu_cluster *c, unsigned int node,
+				 uint32_t seen, uint64_t max_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(max_ns / 1000000000ull),
+		.tv_nsec = (long)(max_ns % 1000000000ull),
+	};
+	uint32_t *bell;
+
+	if (!c || node >= c->nodes)
+		return seen;
+	bell = &c->hdr->node[node].bell;
+	if (__atomic_load_n(bell, __ATOMIC_SEQ_CST) == seen)
+		futex(bell, FUTEX_WAIT, seen, &ts);
+	return __atomic_load_n(bell, __ATOMIC_SEQ_CST);
+}
+
 /* ---- The local port ---- */
 
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,

@@ -118,6 +118,15 @@ int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
  */
 void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 			uint64_t max_ns, bool (*news)(void *arg), void *arg);
+/*
+ * For a host that watches the bell from a thread of its own (the daemon
+ * behind a VM): while watched, every arrival rings. bell_wait sleeps while
+ * the bell still reads @seen, at most @max_ns, and returns its value.
+ */
+void fcemu_cluster_watch(struct fcemu_cluster *c, unsigned int node, bool on);
+uint32_t fcemu_cluster_bell_wait(struct fcemu_cluster *c, unsigned int node,
+				 uint32_t seen, uint64_t max_ns);
+
 /* Keep board @node's FC_ROUTER_NODES_DOWN up to date (its own process). */
 void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node);
 /* Bit n set: board n's router has packets waiting (traffic in flight). */

@@ -18,9 +18,10 @@
  * ivshmem memory (fcemu_cluster_map_regs()), so the guest sees them as the
  * board writes them. The guest's copy of the router and port blocks is a
  * mirror the daemon keeps in step on every round (sync_shared()). Packets
- * for the board arrive without a doorbell: while the cluster has traffic
- * in flight the daemon polls, and it sleeps (CLUSTER_IDLE_MS ticks) when
- * idle.
+ * for the board ring its bell in the cluster, which a thread turns into an
+ * event for the loop (bell.c); transit traffic does not, so while the
+ * cluster has traffic in flight the daemon also looks every millisecond,
+ * and every CLUSTER_IDLE_MS when it is quiet.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include <fpgacomm/hw.h>
+#include "bell.h"
 #include "fabric.h"
 #include "fcemu.h"
 #include "ivshmem.h"
@@ -65,6 +67,7 @@ struct emud {
 	const char *topology;
 	struct fcemu_cluster *cluster;
 	unsigned int node;
+	struct bell bell;		/* packets for us wake the loop */
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
 };
 
@@ -219,7 +222,7 @@ static int add_fd(int ep, int fd, uint64_t tag)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT };
+enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT, TAG_BELL };
 
 /*
  * How long to sleep before looking again. While an engine moves data, only
@@ -232,10 +235,10 @@ enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT };
 #define PLAIN_FAST_ROUNDS	1000	/* about a second at 1 ms */
 #define PLAIN_SLOW_MS		10
 /*
- * In a cluster, packets for us arrive with no doorbell: while any router
- * has input waiting, look every millisecond at most; when the cluster is
- * quiet, every CLUSTER_IDLE_MS (the first packet of a burst waits that
- * long at worst, the rest move at once).
+ * In a cluster, packets for us ring the board's bell (bell.c), which wakes
+ * the loop; transit traffic through our router does not: while any router
+ * has input waiting, look every millisecond at most, and when the cluster
+ * is quiet every CLUSTER_IDLE_MS.
  */
 #define CLUSTER_IDLE_MS		20
 
@@ -318,6 +321,9 @@ static void join_cluster(struct emud *d, struct fcemu_config *cfg)
 	if (ret)
 		die("cluster %s node %u: %s", d->cluster_name, d->node,
 		    ret == -EBUSY ? "taken by a live process" : strerror(-ret));
+	ret = bell_start(&d->bell, d->cluster, d->node);
+	if (ret)
+		die("cluster %s: bell: %s", d->cluster_name, strerror(-ret));
 	cfg->cluster = d->cluster;
 	cfg->node_id = d->node;
 }
@@ -328,6 +334,7 @@ static void leave_cluster(struct emud *d)
 	const struct fcemu_topology *t = fcemu_cluster_topology(d->cluster);
 	unsigned int n;
 
+	bell_stop(&d->bell);
 	fcemu_cluster_release(d->cluster, d->node);
 	for (n = 0; n < t->nodes; n++) {
 		enum fcemu_node_state s = fcemu_cluster_node_state(d->cluster, n);
@@ -376,6 +383,8 @@ static void run(struct emud *d, int sfd)
 			if (add_fd(ep, d->srv.self_efd[v], v))
 				die("epoll: %s", strerror(errno));
 	}
+	if (d->cluster && add_fd(ep, d->bell.fd, TAG_BELL))
+		die("epoll: %s", strerror(errno));
 
 	for (;;) {
 		bool rung = false;
@@ -392,6 +401,8 @@ static void run(struct emud *d, int sfd)
 			if (tag == TAG_SIGNAL) {
 				close(ep);
 				return;
+			} else if (tag == TAG_BELL) {
+				bell_drain(&d->bell);
 			} else if (tag == TAG_LISTEN) {
 				accept_guest(d, ep);
 			} else if (tag == TAG_CLIENT) {
