@@ -87,13 +87,14 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 			unsigned int node, uint64_t dst, const void *src,
 			uint32_t len)
 {
-	struct burst_rec rec = {
-		.dst = htole64(dst),
-		.src = htole64((uintptr_t)src),
-		.len = htole32(len),
-	};
+	struct burst_rec rec;
 	struct fc_hw_pkt pkt;
 
+	/* No stale byte leaves the board, padding included. */
+	memset(&rec, 0, sizeof(rec));
+	rec.dst = htole64(dst);
+	rec.src = htole64((uintptr_t)src);
+	rec.len = htole32(len);
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
 	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, dma->index,
