@@ -48,7 +48,7 @@ static void init_regs(struct fcemu *emu)
 
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-			FC_CAP_CHAN_EVENTS;
+			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);
@@ -194,8 +194,18 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	if (off >= FC_BAR0_SIZE || off % 4 || !fcemu_host_writable(off))
 		return;
 	emu_wr(emu, off, val);
-	if (is_command(off))
+	if (off == FC_PIO_TAIL)
+		fcemu__pio_notice(emu);
+	else if (is_command(off))
 		fcemu_notice(emu);
+}
+
+void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
+{
+	if (off < FC_PIO_WINDOW || off >= FC_PIO_SLOT(FC_PIO_SLOTS - 1) + 1 ||
+	    (off - FC_PIO_WINDOW) % FC_PKT_SIZE)
+		return;
+	memcpy((uint8_t *)emu->bar0 + off, line, FC_PKT_SIZE);
 }
 
 void fcemu_notice(struct fcemu *emu)
@@ -208,8 +218,12 @@ void fcemu_notice(struct fcemu *emu)
 		emu->seen_board_reset = reset;
 		for (i = 0; i < emu->cfg.dma_engines; i++)
 			fcemu__dma_reset(emu, &emu->dma[i]);
+		fcemu__pio_reset(emu);
 		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
 	}
+	/* Behind a VM the window's TAIL is seen here, at the doorbell. */
+	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
+		fcemu__pio_notice(emu);
 	for (i = 0; i < emu->cfg.dma_engines; i++)
 		fcemu__dma_notice(emu, &emu->dma[i]);
 }
@@ -248,6 +262,9 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 		pkts = 4096;
 	fcemu_cluster_note_down(emu->cluster, emu->cfg.node_id);
 	moved = FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
+	/* Window packets the injection queue had no room for. */
+	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
+		fcemu__pio_notice(emu);
 	moved += engines_progress(emu, budget);
 	fcemu_cluster_inject_route(emu->cluster, emu->cfg.node_id);
 	moved += FC_PKT_SIZE * fcemu_cluster_progress(emu->cluster, (unsigned int)pkts < 256 ? 256 : (unsigned int)pkts);

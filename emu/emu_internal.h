@@ -81,6 +81,10 @@ static inline void emu_inc(struct fcemu *emu, uint32_t off)
 
 void fcemu__raise_irq(struct fcemu *emu, unsigned int vector);
 
+/* emu/pio.c: take the packets the host wrote into the window; empty it */
+void fcemu__pio_notice(struct fcemu *emu);
+void fcemu__pio_reset(struct fcemu *emu);
+
 /* emu/dma.c */
 void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int index);
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);

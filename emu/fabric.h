@@ -166,6 +166,12 @@ void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node);
  * writes of the flag word every other process reads.
  */
 void fcemu_cluster_inject_route(struct fcemu_cluster *c, unsigned int node);
+/*
+ * Publish what board @node injected and route its board now, in this
+ * process (its own: it moves its packets on at once, as a router would).
+ * Another process routing it meanwhile leaves them to that one.
+ */
+void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node);
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);

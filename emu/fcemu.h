@@ -66,6 +66,9 @@ bool fcemu_host_writable(uint32_t off);
  * registers, as the hardware drops it; else stored, then noticed if it
  * is a command (a doorbell, a reset, SCRATCH, a fault knob). */
 void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val);
+/* One 64-byte store at @off (a write-combined line): the PIO window's
+ * slots only; dropped elsewhere. */
+void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line);
 
 /* The host wrote registers: act on new doorbells, resets and acks. */
 void fcemu_notice(struct fcemu *emu);

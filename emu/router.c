@@ -305,3 +305,19 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 		cl_set_pending(c, (unsigned int)__builtin_ctzll(kicked));
 	return total;
 }
+
+void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
+{
+	fcemu_cluster_inject_route(c, node);
+	if (!(c->kicked & (1ull << node)))
+		return;
+	/* Busy elsewhere: its router is running, flag what is left for it. */
+	if (fcemu__cluster_lock(c, node, false)) {
+		c->kicked &= ~(1ull << node);
+		cl_set_pending(c, node);
+		return;
+	}
+	c->kicked &= ~(1ull << node);
+	route_board(c, node, BOARD_BUDGET);
+	fcemu__cluster_unlock(c, node);
+}

@@ -7,7 +7,9 @@
  * order; F_MORE gathering; PUTs into a peer's host and board memory seen
  * when the chain ends; a slow receiver stalling the sender without loss;
  * drop and corrupt faults without loss; all-to-all without deadlock; a
- * dead board's packets dropped and counted; chains the check refuses.
+ * dead board's packets dropped and counted; chains the check refuses;
+ * the PIO window (packets the host writes, checked and sourced by the
+ * board).
  */
 #include <endian.h>
 #include <errno.h>
@@ -436,6 +438,87 @@ static void send_sizes(struct rig *r, unsigned int src, unsigned int dst,
 
 static const uint32_t sizes[] = { 1, 59, 60, 61, 4096, 1u << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* Write @n packets into @src's PIO window and hand them over. */
+static void pio_write(struct rig *r, unsigned int src,
+		      const struct fc_hw_pkt *pkts, unsigned int n)
+{
+	uint32_t tail = rd(r, src, FC_PIO_TAIL);
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		fcemu_host_write_line(r->b[src].emu, FC_PIO_SLOT(tail + i),
+				      &pkts[i]);
+	wr(r, src, FC_PIO_TAIL, tail + n);
+}
+
+static void pio_pkt(struct fc_hw_pkt *p, unsigned int dst, unsigned int fake_src,
+		    unsigned int ch, unsigned int len, unsigned int type,
+		    uint32_t flags, uint64_t seed)
+{
+	memset(p, 0, sizeof(*p));
+	p->hdr = htole32(FC_PKT_HDR(dst, fake_src, ch, len, type) | flags);
+	fill(p->payload, FC_PKT_PAYLOAD, seed);
+}
+
+/*
+ * The PIO window: packets written by the host arrive as messages, with the
+ * board's own node as source whatever the host wrote; packets of another
+ * type, an empty one without EOM and a len over 60 are refused and counted;
+ * more than the window holds is refused whole; a board reset empties it.
+ */
+static void test_pio_window(void **state)
+{
+	struct rig *r = rig_new("torus:2x2", 0, 0, 0);
+	struct fc_hw_pkt p[FC_PIO_SLOTS + 1];
+	struct rx *x = rx_open(r, 3, 2, 256);
+	struct rx_src *xs = &x->src[0];
+	uint32_t caps = rd(r, 0, FC_REG_CAPS), head;
+	unsigned int i;
+
+	(void)state;
+	assert_true(caps & FC_CAP_PIO_SEND);
+	/* a 3-packet message to a node 2 hops away, claiming to be node 2 */
+	for (i = 0; i < 3; i++)
+		pio_pkt(&p[i], 3, 2, 2, i < 2 ? 60 : 7, FC_PKT_T_DATA,
+			i == 2 ? FC_PKT_EOM : 0, 100 + i);
+	pio_write(r, 0, p, 3);
+	assert_int_equal(rd(r, 0, FC_PIO_HEAD), rd(r, 0, FC_PIO_TAIL));
+	wait_msgs(r, 3, 2, 1);
+	assert_int_equal(xs->msgs, 1);
+	assert_int_equal(xs->msg_end[0], 127);
+	assert_int_equal(x->src[2].msgs, 0);
+	for (i = 0; i < 3; i++)
+		assert_memory_equal(xs->buf + 60 * i, p[i].payload, i < 2 ? 60 : 7);
+
+	/* refused: a PUT, a FENCE, len 61, an empty packet without EOM */
+	pio_pkt(&p[0], 3, 0, 2, 8, FC_PKT_T_PUT, FC_PKT_EOM, 1);
+	pio_pkt(&p[1], 3, 0, 2, 8, FC_PKT_T_FENCE, 0, 2);
+	pio_pkt(&p[2], 3, 0, 2, 61, FC_PKT_T_DATA, FC_PKT_EOM, 3);
+	pio_pkt(&p[3], 3, 0, 2, 0, FC_PKT_T_DATA, 0, 4);
+	pio_pkt(&p[4], 3, 0, 2, 5, FC_PKT_T_DATA, FC_PKT_EOM, 5);
+	pio_write(r, 0, p, 5);
+	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 4);
+	wait_msgs(r, 3, 2, 2);
+	assert_int_equal(xs->msg_end[1], 127 + 5);
+	assert_memory_equal(xs->buf + 127, p[4].payload, 5);
+
+	/* a host that writes past the window: all of it refused */
+	head = rd(r, 0, FC_PIO_HEAD);
+	wr(r, 0, FC_PIO_TAIL, head + FC_PIO_SLOTS + 1);
+	assert_int_equal(rd(r, 0, FC_PIO_HEAD), head + FC_PIO_SLOTS + 1);
+	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 4 + FC_PIO_SLOTS + 1);
+
+	/* a full window: as many packets as it holds, then all delivered */
+	for (i = 0; i < FC_PIO_SLOTS; i++)
+		pio_pkt(&p[i], 1, 0, 2, 1, FC_PKT_T_DATA, FC_PKT_EOM, 200 + i);
+	rx_open(r, 1, 2, 256);
+	pio_write(r, 0, p, FC_PIO_SLOTS);
+	wait_msgs(r, 1, 2, FC_PIO_SLOTS);
+	for (i = 0; i < FC_PIO_SLOTS; i++)
+		assert_int_equal(r->b[1].rx[2]->src[0].buf[i], p[i].payload[0]);
+	rig_free(r);
+}
 
 static void test_neighbours(void **state)
 {
@@ -1127,6 +1210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_cluster_objects, unlink_clusters),
 		cmocka_unit_test_teardown(test_neighbours, unlink_clusters),
+		cmocka_unit_test_teardown(test_pio_window, unlink_clusters),
 		cmocka_unit_test_teardown(test_multihop, unlink_clusters),
 		cmocka_unit_test_teardown(test_topologies, unlink_clusters),
 		cmocka_unit_test_teardown(test_more_gather, unlink_clusters),

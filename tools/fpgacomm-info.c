@@ -323,6 +323,7 @@ static const struct {
 	{ FC_CAP_HBM_STREAMS, "hbm-streams" },
 	{ FC_CAP_PEER_MAP, "peer-map" },
 	{ FC_CAP_CHAN_EVENTS, "chan-events" },
+	{ FC_CAP_PIO_SEND, "pio-send" },
 	{ FC_CAP_EMULATED, "emulated" },
 };
 

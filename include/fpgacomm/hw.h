@@ -90,6 +90,7 @@
 #define FC_CAP_HBM_STREAMS	(1u << 5)	/* local stores and stream programs */
 #define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
 #define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
+#define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
 #define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
 
 /* ---- Interrupts ---- */
@@ -415,6 +416,36 @@ struct fc_hw_pkt {
 	 (((__u32)(len) & FC_PKT_LEN_MASK) << FC_PKT_LEN_SHIFT) | \
 	 (((__u32)(type) & FC_PKT_TYPE_MASK) << FC_PKT_TYPE_SHIFT))
 
+/* ---- PIO send: channel packets the host writes itself ---- */
+/*
+ * A small message costs a descriptor fetch and a payload read when it goes
+ * by DMA; through the PIO window the host writes its packets into the
+ * board and the board injects them as they are (PEACH2's PIO path, CIRCUS's
+ * host-written channel FIFO). The window is a ring of FC_PIO_SLOTS packet
+ * slots: the host writes whole packets (struct fc_hw_pkt, one 64-byte
+ * write-combined store each on hardware) into slots TAIL % FC_PIO_SLOTS
+ * onwards, then advances PIO_TAIL by their number. The board takes them in
+ * order into its injection queue and advances PIO_HEAD; the host keeps
+ * TAIL - HEAD <= FC_PIO_SLOTS. A slot is the host's again once HEAD has
+ * passed it.
+ *
+ * Only DATA and CTRL packets are taken, with len 1..60 (0 with EOM); the
+ * board writes its own node into the source field and clears VC. Others
+ * are skipped and counted in PIO_ERRORS. A host's messages through the
+ * window and through its DMA engines enter the router by separate queues:
+ * their order is the host's to keep (a message goes by PIO only once the
+ * chains before it have ended). A board reset empties the window (HEAD =
+ * TAIL). The block and the window are two pages of their own, so that a
+ * driver may map them for a user that may not map the other registers.
+ */
+#define FC_PIO_BASE		0xa000
+#define FC_PIO_TAIL		0xa000	/* H: packets written to the window */
+#define FC_PIO_HEAD		0xa004	/* B: packets taken */
+#define FC_PIO_ERRORS		0xa008	/* B: packets refused (wraps) */
+#define FC_PIO_WINDOW		0xb000	/* H: FC_PIO_SLOTS x FC_PKT_SIZE */
+#define FC_PIO_SLOTS		64
+#define FC_PIO_SLOT(i)		(FC_PIO_WINDOW + FC_PKT_SIZE * ((i) % FC_PIO_SLOTS))
+
 /* ---- HBM controller and local stores ---- */
 #define FC_HBM_BASE		0x8000
 #define FC_HBM_PCHANNELS	0x8000	/* B: pseudo-channels (32 on Stratix 10 MX) */
@@ -460,6 +491,7 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_ROUTER_CTRL:
 	case FC_ROUTER_FABRIC_NODES:
 	case FC_ROUTER_FABRIC_TOPO:
+	case FC_PIO_TAIL:
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
 	case FC_EMU_FAULT_RESET_DEAF:
@@ -468,6 +500,8 @@ static inline int fc_hw_host_writable(__u32 off)
 	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))
 		return 1;
 	if (off >= FC_ROUTE_TABLE(0) && off < FC_ROUTE_TABLE(FC_MAX_NODES))
+		return 1;
+	if (off >= FC_PIO_WINDOW && off < FC_PIO_SLOT(FC_PIO_SLOTS - 1) + FC_PKT_SIZE)
 		return 1;
 	r = off - FC_DMA_BASE;
 	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
