@@ -505,6 +505,22 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
+/* Packets into the PIO window, then its TAIL: the board takes them. */
+static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
+			unsigned int n)
+{
+	struct emu_board *b = board_of(dev);
+	uint32_t tail = rd(b, FC_PIO_TAIL);
+	unsigned int i;
+
+	if (FC_PIO_SLOTS - (tail - rd(b, FC_PIO_HEAD)) < n)
+		return -EAGAIN;
+	for (i = 0; i < n; i++)
+		fcemu_host_write_line(b->emu, FC_PIO_SLOT(tail + i), &pkts[i]);
+	wr(b, FC_PIO_TAIL, tail + n);
+	return 0;
+}
+
 /* One more look at the board, once counted as a sleeper. */
 static bool emu_news(void *arg)
 {
@@ -574,4 +590,5 @@ const struct fc__backend fc__emu_backend = {
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,
 	.idle = emu_idle,
+	.pio_send = emu_pio_send,
 };

@@ -106,6 +106,13 @@ struct fc__backend {
 	bool rendezvous;
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
+	/*
+	 * Write @n whole packets into the PIO window (FC_CAP_PIO_SEND) and
+	 * hand them to the board, under dev->lock. RETURN VALUE: 0, or
+	 * -EAGAIN when the window has no room for all of them (none sent).
+	 */
+	int (*pio_send)(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
+			unsigned int n);
 };
 
 struct fc_dev {

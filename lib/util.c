@@ -73,7 +73,7 @@ static inline void cpu_relax(void)
  * and every loop starts with *round = 0.
  */
 #define SPIN_NS		(50 * 1000ull)
-#define SPIN_PAUSES	8	/* per round: the caller polls in between */
+#define SPIN_PAUSES	2	/* per round: the caller polls in between */
 #define SPIN_YIELD_NS	(5 * 1000ull)	/* within the spin, yield this often */
 #define YIELD_ROUNDS	16
 

@@ -225,6 +225,59 @@ static void test_order_all_pairs(void **state)
 	sync_all();
 }
 
+/*
+ * Small messages go through the board's PIO window when no chain of ours
+ * is queued or running, larger ones as chains: posted back to back without
+ * waiting, none may pass another. On an emulated board the small blocking
+ * sends must have taken the window (its TAIL moved).
+ */
+static void test_order_mixed_paths(void **state)
+{
+	/* 30000 B: eager, and more packets than the rings on the way hold */
+	static const size_t mix[] = { 4096, 8, 961, 1, 960, 30000, 3, 30000, 60,
+				      30000, 1000, 2, 70000, 5 };
+	enum { N = sizeof(mix) / sizeof(mix[0]) };
+	uint32_t p = partner(), i, tail0, tail1;
+	struct fc_req *req[N];
+	uint8_t *bufs[N];
+	size_t len;
+
+	if (p == world.rank) {
+		sync_all();
+		return;
+	}
+	for (i = 0; i < N; i++) {
+		bufs[i] = malloc(mix[i]);
+		assert_non_null(bufs[i]);
+		pattern(bufs[i], mix[i], salt(world.rank, p, i, 7));
+	}
+	for (i = 0; i < N; i++)
+		assert_ok(fc_chan_isend(chan[p], bufs[i], mix[i], &req[i]));
+	for (i = 0; i < N; i++) {
+		assert_ok(fc_chan_recv(chan[p], rbuf, MAX_MSG, &len, TMO));
+		assert_int_equal(len, mix[i]);
+		check_pattern(rbuf, len, salt(p, world.rank, i, 7), "mixed");
+	}
+	for (i = 0; i < N; i++) {
+		assert_ok(fc_req_wait(req[i], TMO, NULL));
+		free(bufs[i]);
+	}
+	/* nothing of ours in flight now: small sends take the window */
+	assert_ok(fc_reg_read(dev, FC_PIO_TAIL, &tail0));
+	for (i = 0; i < 4; i++)
+		assert_ok(fc_chan_send(chan[p], &i, sizeof(i), TMO));
+	assert_ok(fc_reg_read(dev, FC_PIO_TAIL, &tail1));
+	if (info.caps & FC_CAP_PIO_SEND)
+		assert_int_equal(tail1 - tail0, 4);
+	for (i = 0; i < 4; i++) {
+		uint32_t v;
+
+		assert_ok(fc_chan_recv(chan[p], &v, sizeof(v), &len, TMO));
+		assert_int_equal(v, i);
+	}
+	sync_all();
+}
+
 /* Two ports to the same peer are independent channels. */
 static void test_two_ports(void **state)
 {
@@ -835,7 +888,8 @@ static int run_rank(void)
 {
 	const struct CMUnitTest all[] = {
 		T(test_world),		 T(test_pingpong),
-		T(test_order_all_pairs), T(test_two_ports),
+		T(test_order_all_pairs), T(test_order_mixed_paths),
+		T(test_two_ports),
 		T(test_many_messages),	 T(test_nonblocking),
 		T(test_slow_receiver),	 T(test_put_fence),
 		T(test_rndv_order),	 T(test_rndv_too_long),
@@ -845,6 +899,7 @@ static int run_rank(void)
 	};
 	const struct CMUnitTest with_faults[] = {
 		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
+		T(test_order_mixed_paths),
 		T(test_put_fence), T(test_rndv_order), T(test_put_bursts),
 		T(test_barrier),  T(test_faults_seen),
 	};
