@@ -50,8 +50,8 @@
 #include "emu_internal.h"
 #include "cluster_internal.h"
 
-#define CHUNK		(256u << 10)	/* a share of a burst; larger than a
-					 * syscall's fixed cost by far */
+#define CHUNK_MIN	(32u << 10)	/* shares of a burst: well above a */
+#define CHUNK_MAX	(256u << 10)	/* syscall's fixed cost, about 4 */
 #define HELP_SPIN_NS	(50ull * 1000)	/* waiting for the sender's last chunk */
 #define HELP_SLEEP_NS	(1000ull * 1000)
 
@@ -148,16 +148,28 @@ static int cma_copy(pid_t pid, void *local, uint64_t remote, size_t len,
 
 /* ---- Sharing a burst between receiver and sender ---- */
 
-static uint32_t chunks_of(uint32_t len)
+/* The share of a burst of @len bytes: about a quarter, whole pages. */
+static uint32_t chunk_of(uint32_t len)
 {
-	return (len + CHUNK - 1) / CHUNK;
+	uint32_t chunk = (len / 4 + 4095) & ~4095u;
+
+	return chunk < CHUNK_MIN ? CHUNK_MIN : chunk > CHUNK_MAX ? CHUNK_MAX : chunk;
 }
 
-static size_t chunk_len(uint32_t len, uint32_t i)
+static uint32_t chunks_of(uint32_t len)
 {
-	uint32_t off = i * CHUNK;
+	uint32_t chunk = chunk_of(len);
 
-	return len - off < CHUNK ? len - off : CHUNK;
+	return (len + chunk - 1) / chunk;
+}
+
+/* Chunk @i of a burst of @len bytes: its offset, and its length. */
+static size_t chunk_at(uint32_t len, uint32_t i, size_t *n)
+{
+	size_t chunk = chunk_of(len), off = (size_t)i * chunk;
+
+	*n = len - off < chunk ? len - off : chunk;
+	return off;
 }
 
 static uint64_t ld64(const uint64_t *p)
@@ -243,6 +255,7 @@ static int shared_apply(struct fcemu_cluster *c, unsigned int self,
 	struct cl_burst_job *job = &c->hdr->node[self].job;
 	pid_t pid = c->hdr->node[src].pid;
 	uint32_t n = chunks_of(len), mine = 0, seq, i;
+	size_t off, cn;
 	int ret = 0, r;
 
 	seq = (uint32_t)(ld64(&job->claim) >> 32) + 1;
@@ -257,9 +270,8 @@ static int shared_apply(struct fcemu_cluster *c, unsigned int self,
 	__atomic_exchange_n(&job->claim, (uint64_t)seq << 32, __ATOMIC_SEQ_CST);
 	fcemu__cluster_ring_fenced(c, src);
 	while ((i = take_chunk(job, seq, n)) < n) {
-		r = cma_copy(pid, (uint8_t *)to + (size_t)i * CHUNK,
-			     from + (uint64_t)i * CHUNK, chunk_len(len, i),
-			     false);
+		off = chunk_at(len, i, &cn);
+		r = cma_copy(pid, (uint8_t *)to + off, from + off, cn, false);
 		if (r && !ret)
 			ret = r;
 		mine++;
@@ -276,6 +288,7 @@ static void help_node(struct fcemu *emu, unsigned int node)
 	struct cl_burst_job *job = &c->hdr->node[node].job;
 	uint32_t len, n, i;
 	uint64_t cl, to, from;
+	size_t off, cn;
 	pid_t pid;
 
 	for (;;) {
@@ -293,8 +306,9 @@ static void help_node(struct fcemu *emu, unsigned int node)
 		i = take_chunk(job, (uint32_t)(cl >> 32), n);
 		if (i >= n)
 			return;
-		if (cma_copy(pid, (uint8_t *)(uintptr_t)from + (size_t)i * CHUNK,
-			     to + (uint64_t)i * CHUNK, chunk_len(len, i), true))
+		off = chunk_at(len, i, &cn);
+		if (cma_copy(pid, (uint8_t *)(uintptr_t)from + off, to + off,
+			     cn, true))
 			cl_st(&job->failed, 1);
 		__atomic_fetch_add(&job->helped, 1, __ATOMIC_SEQ_CST);
 		fcemu__cluster_ring_fenced(c, node);
@@ -303,7 +317,7 @@ static void help_node(struct fcemu *emu, unsigned int node)
 
 bool fcemu__burst_shared(uint64_t len)
 {
-	return len > CHUNK && help_wanted();
+	return len >= 2 * CHUNK_MIN && help_wanted();
 }
 
 void fcemu__burst_help(struct fcemu *emu, uint64_t nodes)
