@@ -20,6 +20,18 @@
  * gone, or the kernel refusing the access) is counted in EJECT_DROPS and
  * fails the sending chain through the FENCE_ACK's status.
  *
+ * Copying is the cost of a burst, and in the kernel most of it is pinning
+ * the other process's pages one by one, not moving bytes. Meanwhile the
+ * sending process only waits for its fence. So the receiver shares the
+ * work out: it publishes the burst as a job in its entry of the cluster,
+ * rings the sender, and both take chunks of it until none is left, the
+ * receiver reading (process_vm_readv), the sender writing
+ * (process_vm_writev). The receiver goes on only when every chunk is done,
+ * so packets from that source are still applied in order. A sender that
+ * does not come (busy, asleep, on the same core) leaves the receiver to
+ * take every chunk itself; one that dies mid-chunk fails the burst.
+ * FPGACOMM_EMU_BURST_HELP=0 turns the sharing off.
+ *
  * Cross-memory attach needs the receiver to be allowed to read the
  * sender (same user; under Yama, a declared ptracer): a board offers
  * bursts only after checking that it can, and FPGACOMM_EMU_BURST=0 turns
@@ -29,12 +41,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu_internal.h"
 #include "cluster_internal.h"
+
+#define CHUNK_MIN	(32u << 10)	/* shares of a burst: well above a */
+#define CHUNK_MAX	(256u << 10)	/* syscall's fixed cost, about 4 */
+#define HELP_SPIN_NS	(50ull * 1000)	/* waiting for the sender's last chunk */
+#define HELP_SLEEP_NS	(1000ull * 1000)
 
 /* The record's payload, little-endian. */
 struct burst_rec {
@@ -72,6 +91,9 @@ void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node)
 		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 		on = cma_works();
 	}
+	/* A job a dead owner left open must not be taken by anyone. */
+	__atomic_fetch_or(&c->hdr->node[node].job.claim, 0xffffffffull,
+			  __ATOMIC_SEQ_CST);
 	cl_st(&c->hdr->node[node].burst, on);
 }
 
@@ -102,23 +124,211 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	return fcemu_cluster_inject(emu->cluster, emu->cfg.node_id, &pkt);
 }
 
-/* Copy @len bytes at @src in @pid's memory to @to. RETURN VALUE: 0/-errno. */
-static int cma_read(pid_t pid, void *to, uint64_t src, size_t len)
+/* Copy @len bytes between @pid's memory at @remote and ours at @local,
+ * reading or writing. RETURN VALUE: 0 or -errno. */
+static int cma_copy(pid_t pid, void *local, uint64_t remote, size_t len,
+		    bool write)
 {
-	struct iovec local, remote;
+	struct iovec l, r;
 	ssize_t n;
 
 	while (len) {
-		local = (struct iovec){ to, len };
-		remote = (struct iovec){ (void *)(uintptr_t)src, len };
-		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		l = (struct iovec){ local, len };
+		r = (struct iovec){ (void *)(uintptr_t)remote, len };
+		n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) :
+			    process_vm_readv(pid, &l, 1, &r, 1, 0);
 		if (n <= 0)
 			return n < 0 ? -errno : -EFAULT;
-		to = (uint8_t *)to + n;
-		src += (uint64_t)n;
+		local = (uint8_t *)local + n;
+		remote += (uint64_t)n;
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* ---- Sharing a burst between receiver and sender ---- */
+
+/* The share of a burst of @len bytes: about a quarter, whole pages. */
+static uint32_t chunk_of(uint32_t len)
+{
+	uint32_t chunk = (len / 4 + 4095) & ~4095u;
+
+	return chunk < CHUNK_MIN ? CHUNK_MIN : chunk > CHUNK_MAX ? CHUNK_MAX : chunk;
+}
+
+static uint32_t chunks_of(uint32_t len)
+{
+	uint32_t chunk = chunk_of(len);
+
+	return (len + chunk - 1) / chunk;
+}
+
+/* Chunk @i of a burst of @len bytes: its offset, and its length. */
+static size_t chunk_at(uint32_t len, uint32_t i, size_t *n)
+{
+	size_t chunk = chunk_of(len), off = (size_t)i * chunk;
+
+	*n = len - off < chunk ? len - off : chunk;
+	return off;
+}
+
+static uint64_t ld64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Take the next chunk of job @seq of @n chunks. RETURN VALUE: its index,
+ * or @n when none is left (or the job is no longer @seq). */
+static uint32_t take_chunk(struct cl_burst_job *job, uint32_t seq, uint32_t n)
+{
+	uint64_t cl = ld64(&job->claim);
+
+	while ((uint32_t)(cl >> 32) == seq && (uint32_t)cl < n) {
+		if (__atomic_compare_exchange_n(&job->claim, &cl, cl + 1, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return (uint32_t)cl;
+	}
+	return n;
+}
+
+static bool help_wanted(void)
+{
+	static int on = -1;
+	const char *env;
+
+	if (on < 0) {
+		env = getenv("FPGACOMM_EMU_BURST_HELP");
+		on = !(env && !strcmp(env, "0"));
+	}
+	return on;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct helped_wait {
+	struct cl_burst_job *job;
+	uint32_t theirs;
+};
+
+static bool helped_all(void *arg)
+{
+	struct helped_wait *w = arg;
+
+	return cl_ld(&w->job->helped) >= w->theirs;
+}
+
+/* Wait for the sender's @theirs chunks: a chunk's time at most, unless
+ * the sender was taken off its core (then sleep on our bell, which it
+ * rings) or died. RETURN VALUE: false if it died. */
+static bool wait_helper(struct fcemu_cluster *c, unsigned int self,
+			unsigned int src, struct cl_burst_job *job,
+			uint32_t theirs)
+{
+	struct helped_wait w = { job, theirs };
+	uint64_t start = mono_ns();
+
+	while (!helped_all(&w)) {
+		fcemu__cluster_scan(c);
+		if (cl_gone(c, src))
+			return false;
+		if (mono_ns() - start < HELP_SPIN_NS)
+			sched_yield();
+		else
+			fcemu_cluster_wait(c, self, HELP_SLEEP_NS, helped_all, &w);
+	}
+	return true;
+}
+
+/* Apply a burst of @len bytes from @src (@from in its process) to @to
+ * together with the sender. RETURN VALUE: 0 or -errno. */
+static int shared_apply(struct fcemu_cluster *c, unsigned int self,
+			unsigned int src, void *to, uint64_t from,
+			uint32_t len)
+{
+	struct cl_burst_job *job = &c->hdr->node[self].job;
+	pid_t pid = c->hdr->node[src].pid;
+	uint32_t n = chunks_of(len), mine = 0, seq, i;
+	size_t off, cn;
+	int ret = 0, r;
+
+	seq = (uint32_t)(ld64(&job->claim) >> 32) + 1;
+	__atomic_store_n(&job->to, (uintptr_t)to, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->from, from, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->src, src, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->pid, (int32_t)getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&job->helped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->failed, 0, __ATOMIC_RELAXED);
+	/* Locked: the job is out before the look at the sender's sleepers. */
+	__atomic_exchange_n(&job->claim, (uint64_t)seq << 32, __ATOMIC_SEQ_CST);
+	fcemu__cluster_ring_fenced(c, src);
+	while ((i = take_chunk(job, seq, n)) < n) {
+		off = chunk_at(len, i, &cn);
+		r = cma_copy(pid, (uint8_t *)to + off, from + off, cn, false);
+		if (r && !ret)
+			ret = r;
+		mine++;
+	}
+	if (!wait_helper(c, self, src, job, n - mine))
+		return -ESRCH;
+	return ret ? ret : cl_ld(&job->failed) ? -EFAULT : 0;
+}
+
+/* Take chunks of @node's job if it is a burst of ours. */
+static void help_node(struct fcemu *emu, unsigned int node)
+{
+	struct fcemu_cluster *c = emu->cluster;
+	struct cl_burst_job *job = &c->hdr->node[node].job;
+	uint32_t len, n, i;
+	uint64_t cl, to, from;
+	size_t off, cn;
+	pid_t pid;
+
+	for (;;) {
+		cl = ld64(&job->claim);
+		if (cl_ld(&job->src) != emu->cfg.node_id)
+			return;
+		len = cl_ld(&job->len);
+		n = chunks_of(len);
+		if ((uint32_t)cl >= n)
+			return;
+		to = __atomic_load_n(&job->to, __ATOMIC_RELAXED);
+		from = __atomic_load_n(&job->from, __ATOMIC_RELAXED);
+		pid = __atomic_load_n(&job->pid, __ATOMIC_RELAXED);
+		/* Taken only if the job is still the one just read. */
+		i = take_chunk(job, (uint32_t)(cl >> 32), n);
+		if (i >= n)
+			return;
+		off = chunk_at(len, i, &cn);
+		if (cma_copy(pid, (uint8_t *)(uintptr_t)from + off, to + off,
+			     cn, true))
+			cl_st(&job->failed, 1);
+		__atomic_fetch_add(&job->helped, 1, __ATOMIC_SEQ_CST);
+		fcemu__cluster_ring_fenced(c, node);
+	}
+}
+
+bool fcemu__burst_shared(uint64_t len)
+{
+	return len >= 2 * CHUNK_MIN && help_wanted();
+}
+
+void fcemu__burst_help(struct fcemu *emu, uint64_t nodes)
+{
+	unsigned int node;
+
+	/* Only nodes a running chain wrote to: its source is still ours. */
+	for (; nodes; nodes &= nodes - 1) {
+		node = (unsigned int)__builtin_ctzll(nodes);
+		help_node(emu, node);
+	}
 }
 
 bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
@@ -127,12 +337,17 @@ bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	struct fcemu_cluster *c = emu->cluster;
 	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
 	struct burst_rec rec;
+	uint32_t len;
+	uint64_t from;
 	void *to;
 
 	memcpy(&rec, pkt->payload, sizeof(rec));
-	to = fcemu__put_target(emu, le64toh(rec.dst), le32toh(rec.len));
+	len = le32toh(rec.len);
+	from = le64toh(rec.src);
+	to = fcemu__put_target(emu, le64toh(rec.dst), len);
 	if (!to || cl_gone(c, src))
 		return false;
-	return !cma_read(c->hdr->node[src].pid, to, le64toh(rec.src),
-			 le32toh(rec.len));
+	if (fcemu__burst_shared(len))
+		return !shared_apply(c, emu->cfg.node_id, src, to, from, len);
+	return !cma_copy(c->hdr->node[src].pid, to, from, len, false);
 }

@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	5		/* bump on any change below */
+#define CL_LAYOUT	6		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -47,6 +47,23 @@ struct cl_ring {
 };
 
 /*
+ * A burst being applied by the board that owns this entry, shared out in
+ * chunks with the sending board's process (emu/burst.c). @claim is the
+ * job's sequence number (high half) and the next chunk to take (low half);
+ * the rest is written before a new sequence number is published.
+ */
+struct cl_burst_job {
+	uint64_t claim __attribute__((aligned(64)));
+	uint64_t to;		/* destination, in the owner's process */
+	uint64_t from;		/* source, in the sender's process */
+	uint32_t len;
+	uint32_t src;		/* the sending node */
+	int32_t pid;		/* the owner's process */
+	uint32_t helped __attribute__((aligned(64)));	/* chunks the sender did */
+	uint32_t failed;	/* ... and could not write */
+};
+
+/*
  * A board's entry in the header, in cache lines by who writes them: the
  * wiring never changes, liveness rarely, the router's state on every pass.
  * A reader of one (cl_gone() for every run routed) then does not miss
@@ -70,6 +87,7 @@ struct cl_node {
 	pthread_mutex_t lock __attribute__((aligned(64)));	/* robust, shared */
 	uint32_t rr;		/* input served first next time */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
+	struct cl_burst_job job;	/* written by the board's process */
 } __attribute__((aligned(64)));
 
 struct cl_header {

@@ -27,6 +27,7 @@ struct fcemu_dma {
 	uint64_t fence_wait;		/* ... whose FENCE_ACK is due */
 	uint32_t fence_token;		/* tells this chain's acks from stale ones */
 	uint32_t fence_err;		/* FC_DMA_ERR_* an ack reported */
+	bool bursts_shared;		/* receivers may share its bursts out */
 	/* a message left unfinished by a reset or error is ABORTed */
 	bool msg_open;			/* packets of a message are out, EOM not */
 	bool abort_owed;
@@ -132,6 +133,11 @@ bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 			unsigned int node, uint64_t dst, const void *src,
 			uint32_t len);
+/* Take shares of the bursts this board sent to @nodes that their
+ * receivers are applying now. */
+void fcemu__burst_help(struct fcemu *emu, uint64_t nodes);
+/* Is a burst of @len bytes shared out by its receiver? */
+bool fcemu__burst_shared(uint64_t len);
 /* Apply a burst record addressed to this board. RETURN VALUE: applied? */
 bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr);

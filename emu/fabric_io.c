@@ -103,6 +103,7 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->fence_wait = 0;
 	dma->fence_token++;
 	dma->fence_err = FC_DMA_ERR_NONE;
+	dma->bursts_shared = false;
 }
 
 static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
@@ -258,6 +259,7 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 			*blocked = true;
 			return 0;
 		}
+		dma->bursts_shared |= fcemu__burst_shared(span);
 		return span;
 	}
 	for (done = 0; done < span; done += n) {
@@ -336,6 +338,9 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
 		dma->fence_sent |= 1ull << node;
 		dma->fence_wait |= 1ull << node;
 	}
+	/* Waiting: lend the receivers a hand with our bursts. */
+	if (dma->fence_wait && dma->bursts_shared)
+		fcemu__burst_help(emu, dma->fence_wait);
 	if (!dma->fence_wait)
 		return dma->fence_err ? -(int)dma->fence_err : 1;
 	/* A node that died will never answer: end the chain, do not hang. */

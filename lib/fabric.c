@@ -861,27 +861,34 @@ static bool submit_queued(struct fc_dev *dev)
 	struct fc__fabric *fab = dev->fab;
 	bool moved = false;
 	struct fc_req *r;
+	unsigned int n;
 	int ret;
 
 	while ((r = fab->sendq_head)) {
-		ret = fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+		/* Rendezvous writes may go several to a chain (rndv.c). */
+		n = 1;
+		ret = r->rndv == FC__RNDV_DATA ? fc__rndv_submit(dev, r, &n) :
+			fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
 		if (ret == -EAGAIN)
 			break;
-		fab->sendq_head = r->next;
-		if (!fab->sendq_head)
-			fab->sendq_tail = NULL;
 		moved = true;
-		if (ret) {
-			fc__req_end(dev, r, ret);
-			continue;
+		for (; n; n--) {
+			r = fab->sendq_head;
+			fab->sendq_head = r->next;
+			if (!fab->sendq_head)
+				fab->sendq_tail = NULL;
+			if (ret) {
+				fc__req_end(dev, r, ret);
+				continue;
+			}
+			r->submitted = true;
+			r->next = NULL;
+			if (fab->fly_tail)
+				fab->fly_tail->next = r;
+			else
+				fab->fly_head = r;
+			fab->fly_tail = r;
 		}
-		r->submitted = true;
-		r->next = NULL;
-		if (fab->fly_tail)
-			fab->fly_tail->next = r;
-		else
-			fab->fly_head = r;
-		fab->fly_tail = r;
 	}
 	return moved;
 }

@@ -162,6 +162,9 @@ struct fc__fabric {
 	size_t rndv_min;		/* 0: never */
 	uint32_t next_cookie;
 	struct fc_req *cts_wait;	/* sends waiting for CTS */
+	/* cleared sends whose write waits for the chain in flight */
+	struct fc_req *data_head, *data_tail;
+	unsigned int data_fly;		/* writes in the send queue or flying */
 	/* barrier */
 	uint32_t barrier_epoch;
 	struct fc_chan *barrier_chan[FC_MAX_NODES];
@@ -243,6 +246,11 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 /* A chain of a rendezvous send ended with *status. RETURN VALUE: true if
  * the send goes on; else *status is how it ends. */
 bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status);
+/* Submit the remote write of @r, at the head of the send queue, and of
+ * the rendezvous writes to the same node right behind it, as one chain.
+ * RETURN VALUE: as fc_dma_submit's; *n the requests taken (each has the
+ * chain's ticket), 1 when it failed. */
+int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n);
 /* A control message from @node on @port (drain). */
 void fc__rndv_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   const uint8_t *msg, size_t len);

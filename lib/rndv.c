@@ -135,16 +135,104 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	return ret;
 }
 
+/* Sends whose writes share a chain, at most (a batch ends with one fence:
+ * the first of them is done no sooner than the last). */
+#define BATCH_MAX	16
+#define BATCH_BYTES	(16u << 20)
+
+/*
+ * Queue the writes waiting, up to a batch, for the same node as the first:
+ * fc__rndv_submit makes them one chain. Only one batch is out at a time,
+ * so those cleared meanwhile gather behind it and go together next.
+ */
+static void launch_data(struct fc__fabric *fab)
+{
+	struct fc_req **pp = &fab->data_head, *r, *first = fab->data_head;
+	size_t bytes = 0;
+
+	while ((r = *pp) && fab->data_fly < BATCH_MAX) {
+		if (r->node != first->node ||
+		    (fab->data_fly && bytes + r->len > BATCH_BYTES)) {
+			pp = &r->rnext;
+			continue;
+		}
+		*pp = r->rnext;
+		r->rnext = NULL;
+		bytes += r->len;
+		fab->data_fly++;
+		fc__req_queue(fab, r);
+	}
+	fab->data_tail = NULL;
+	for (r = fab->data_head; r; r = r->rnext)
+		fab->data_tail = r;
+}
+
 /* The CTS came: write the data to @addr. RETURN VALUE: 0 or -errno. */
 static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
+	struct fc__fabric *fab = dev->fab;
 	int ret = fc__build_chain(dev, r, fc_host(r->umem, 0), addr, r->len,
 				  false, 0);
 
 	if (ret)
 		return ret;
 	r->rndv = FC__RNDV_DATA;
-	fc__req_queue(dev->fab, r);
+	r->rnext = NULL;
+	if (fab->data_tail)
+		fab->data_tail->rnext = r;
+	else
+		fab->data_head = r;
+	fab->data_tail = r;
+	if (!fab->data_fly)
+		launch_data(fab);
+	return 0;
+}
+
+/* May @q's write join a chain that has @n transfers and @bytes so far? */
+static bool joins(struct fc_dev *dev, const struct fc_req *r,
+		  const struct fc_req *q, unsigned int n, size_t bytes)
+{
+	return q && q->type == FC__REQ_SEND && q->rndv == FC__RNDV_DATA &&
+	       q->node == r->node && n + q->n <= dev->info.max_chain &&
+	       bytes + q->len <= BATCH_BYTES;
+}
+
+int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n)
+{
+	unsigned int k = 1, xn = r->n, i;
+	size_t bytes = r->len;
+	struct fc_xfer *x;
+	struct fc_req *q;
+	uint64_t ticket;
+	int ret;
+
+	/*
+	 * A chain of writes ends only when the receiver's FENCE_ACK is back;
+	 * one chain per message leaves the receiver idle for that round trip
+	 * before each. Writes queued together go as one chain, back to back.
+	 */
+	for (q = r->next; k < BATCH_MAX && joins(dev, r, q, xn, bytes);
+	     q = q->next, k++) {
+		xn += q->n;
+		bytes += q->len;
+	}
+	*n = 1;
+	if (k == 1)
+		return fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+	x = malloc(xn * sizeof(*x));
+	if (!x)
+		return fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+	for (q = r, xn = 0, i = 0; i < k; q = q->next, i++) {
+		memcpy(x + xn, q->xfers, q->n * sizeof(*x));
+		xn += q->n;
+	}
+	ret = fc_dma_submit(dev, x, xn, 0, &ticket);
+	free(x);
+	if (ret)
+		return ret;
+	for (q = r, i = 0; i < k; q = q->next, i++)
+		q->ticket = ticket;
+	*n = k;
 	return 0;
 }
 
@@ -171,6 +259,8 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		fab->cts_wait = r;
 		return true;
 	case FC__RNDV_DATA:
+		if (!--fab->data_fly && fab->data_head)
+			launch_data(fab);
 		/* Written or not, the receiver must hear how it went. */
 		r->data_status = *status;
 		ret = ctrl_chain(dev, r, r->node, r->port, CTRL_FIN, r->cookie,
@@ -474,4 +564,10 @@ void fc__rndv_fini(struct fc__fabric *fab)
 		fc__xfers_free(r);
 		free(r);
 	}
+	while ((r = fab->data_head)) {
+		fab->data_head = r->rnext;
+		fc__xfers_free(r);
+		free(r);
+	}
+	fab->data_tail = NULL;
 }

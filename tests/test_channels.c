@@ -17,7 +17,8 @@
  * three times: full mesh, a 2x2 torus with bursts off
  * (FPGACOMM_EMU_BURST=0: remote writes as packets), and with link faults
  * (drop=0.01,corrupt=0.01: ping-pong, order, put and barrier, data
- * verified), and exits with the worst status. Without fpgacomm-run it
+ * verified; FPGACOMM_EMU_BURST_HELP=0: bursts applied by the receiver
+ * alone), and exits with the worst status. Without fpgacomm-run it
  * starts the ranks itself as an mpirun would (OMPI_COMM_WORLD_RANK/SIZE),
  * which tests the library's job join. As a rank (FPGACOMM_RANK or
  * OMPI_COMM_WORLD_RANK set) it runs the tests on its board.
@@ -553,6 +554,60 @@ out:
 	sync_all();
 }
 
+/*
+ * A stream of rendezvous messages in flight at once, of sizes around the
+ * burst chunks (64 KiB, shared in two; 1 MiB + 13, in four): their writes
+ * go several to a chain, their bursts shared between the two boards, and
+ * they arrive whole and in order, posted before or after they came.
+ */
+static void test_rndv_stream(void **state)
+{
+	static const size_t sizes[] = {
+		65536, 65537, 300000, (1u << 20) + 13,
+	};
+	enum { N = 24, K = sizeof(sizes) / sizeof(sizes[0]) };
+	uint32_t p = partner(), i;
+	struct fc_req *req[N];
+	uint8_t *bufs[N];
+	size_t len;
+
+	if (p == world.rank)
+		goto out;
+	for (i = 0; i < N; i++) {
+		bufs[i] = malloc(sizes[i % K]);
+		assert_non_null(bufs[i]);
+	}
+	if (world.rank < p) {
+		for (i = 0; i < N; i++) {
+			pattern(bufs[i], sizes[i % K], salt(world.rank, p, i, 12));
+			assert_ok(fc_chan_isend(chan[p], bufs[i], sizes[i % K],
+						&req[i]));
+		}
+		for (i = 0; i < N; i++)
+			assert_ok(fc_req_wait(req[i], TMO, NULL));
+	} else {
+		for (i = 0; i < N - 4; i++)
+			assert_ok(fc_chan_irecv(chan[p], bufs[i], sizes[i % K],
+						&req[i]));
+		for (i = 0; i < N - 4; i++) {
+			assert_ok(fc_req_wait(req[i], TMO, &len));
+			assert_int_equal(len, sizes[i % K]);
+		}
+		for (i = N - 4; i < N; i++) {
+			assert_ok(fc_chan_recv(chan[p], bufs[i], sizes[i % K],
+					       &len, TMO));
+			assert_int_equal(len, sizes[i % K]);
+		}
+		for (i = 0; i < N; i++)
+			check_pattern_big(bufs[i], sizes[i % K],
+					  salt(p, world.rank, i, 12));
+	}
+	for (i = 0; i < N; i++)
+		free(bufs[i]);
+out:
+	sync_all();
+}
+
 /* A large message longer than the receive: -EMSGSIZE and its length; the
  * sender is not held up and the next message arrives whole. */
 static void test_rndv_too_long(void **state)
@@ -824,6 +879,72 @@ static void test_faults_seen(void **state)
 	sync_all();
 }
 
+/* Messages rank 0 streams to the dying rank: two it takes, two it keeps
+ * unasked (FC_CHAN_BUFFERED), two that must wait for a receive. */
+#define DEAD_STREAM	6
+#define DEAD_MSG	FC_CHAN_MAX_MSG
+
+/*
+ * The dying rank: takes two of rank 0's stream, sends rank 0 one large
+ * message whole and starts another, then dies without closing its board.
+ */
+static void die_mid_stream(void)
+{
+	uint8_t *buf = malloc(DEAD_MSG);
+	struct fc_req *r;
+	size_t len;
+	int i;
+
+	if (!buf)
+		_exit(1);
+	for (i = 0; i < 2; i++)
+		if (fc_chan_recv(chan[0], buf, DEAD_MSG, &len, TMO) ||
+		    len != DEAD_MSG)
+			_exit(1);
+	pattern(sbuf, MAX_MSG, salt(world.rank, 0, 0, 13));
+	if (fc_chan_send(chan[0], sbuf, MAX_MSG, TMO) ||
+	    fc_chan_isend(chan[0], sbuf, MAX_MSG, &r))
+		_exit(1);
+	fflush(NULL);
+	_exit(0);
+}
+
+/* Rank 0's side of it: the sends in flight end, well or with -EHOSTDOWN
+ * (those past what the dead rank kept, for sure), and the receive whose
+ * sender died mid-way with -EHOSTDOWN; never a hang. */
+static void stream_to_dead(uint32_t dead)
+{
+	uint8_t *buf = malloc(DEAD_MSG);
+	struct fc_req *r[DEAD_STREAM];
+	int i, ret, lost = 0;
+	double t0;
+	size_t len;
+
+	assert_non_null(buf);
+	memset(buf, 0x5a, DEAD_MSG);
+	for (i = 0; i < DEAD_STREAM; i++)
+		assert_ok(fc_chan_isend(chan[dead], buf, DEAD_MSG, &r[i]));
+	assert_ok(fc_chan_recv(chan[dead], rbuf, MAX_MSG, &len, TMO));
+	assert_int_equal(len, MAX_MSG);
+	check_pattern(rbuf, MAX_MSG, salt(dead, 0, 0, 13), "before death");
+	t0 = now_ms();
+	assert_rc(fc_chan_recv(chan[dead], rbuf, MAX_MSG, &len, 3 * TMO),
+		  -EHOSTDOWN);
+	for (i = 0; i < DEAD_STREAM; i++) {
+		ret = fc_req_wait(r[i], 3 * TMO, NULL);
+		if (i < 2)
+			assert_ok(ret);
+		else if (ret)
+			assert_rc(ret, -EHOSTDOWN);
+		lost += ret != 0;
+	}
+	print_message("dead rank: %d of %d sends lost, all ended after %.0f ms\n",
+		      lost, DEAD_STREAM, now_ms() - t0);
+	assert_true(lost >= DEAD_STREAM - 4);
+	assert_true(now_ms() - t0 < DEAD_BOUND_MS);
+	free(buf);
+}
+
 /* Last: the highest rank dies without closing its board. */
 static void test_dead_rank(void **state)
 {
@@ -834,10 +955,10 @@ static void test_dead_rank(void **state)
 	int v = 0;
 
 	sync_all();
-	if (world.rank == dead) {
-		fflush(NULL);
-		_exit(0);
-	}
+	if (world.rank == dead)
+		die_mid_stream();
+	if (world.rank == 0)
+		stream_to_dead(dead);
 	t0 = now_ms();
 	assert_rc(fc_chan_recv(chan[dead], &v, sizeof(v), &len, 3 * TMO),
 		  -EHOSTDOWN);
@@ -892,15 +1013,17 @@ static int run_rank(void)
 		T(test_two_ports),
 		T(test_many_messages),	 T(test_nonblocking),
 		T(test_slow_receiver),	 T(test_put_fence),
-		T(test_rndv_order),	 T(test_rndv_too_long),
-		T(test_rndv_buffered),	 T(test_put_bursts),
+		T(test_rndv_order),	 T(test_rndv_stream),
+		T(test_rndv_too_long),	 T(test_rndv_buffered),
+		T(test_put_bursts),
 		T(test_barrier),	 T(test_bad_input),
 		T(test_dead_rank),
 	};
 	const struct CMUnitTest with_faults[] = {
 		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
 		T(test_order_mixed_paths),
-		T(test_put_fence), T(test_rndv_order), T(test_put_bursts),
+		T(test_put_fence), T(test_rndv_order), T(test_rndv_stream),
+		T(test_put_bursts),
 		T(test_barrier),  T(test_faults_seen),
 	};
 	const char *name = getenv("FPGACOMM_DEVICE");
@@ -960,8 +1083,9 @@ static int launch(const char *run, const char *self, const char *topo,
 	argv[i++] = "--";
 	argv[i++] = self;
 	argv[i] = NULL;
-	printf("== %s%s -n %s%s%s%s -- test_channels\n",
-	       bursts ? "" : "FPGACOMM_EMU_BURST=0 ", run, n,
+	printf("== %s%s%s -n %s%s%s%s -- test_channels\n",
+	       bursts ? "" : "FPGACOMM_EMU_BURST=0 ",
+	       with_faults ? "FPGACOMM_EMU_BURST_HELP=0 " : "", run, n,
 	       topo ? " --topology " : "", topo ? topo : "",
 	       with_faults ? " --faults drop=0.01,corrupt=0.01" : "");
 	fflush(stdout);
@@ -969,8 +1093,11 @@ static int launch(const char *run, const char *self, const char *topo,
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
-		if (with_faults)
+		if (with_faults) {
 			setenv("FPGACOMM_TEST_FAULTS", "1", 1);
+			/* and the receiver applies every burst alone */
+			setenv("FPGACOMM_EMU_BURST_HELP", "0", 1);
+		}
 		if (!bursts)
 			setenv("FPGACOMM_EMU_BURST", "0", 1);
 		execv(run, (char *const *)argv);
