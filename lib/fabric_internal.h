@@ -27,7 +27,7 @@
 #define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
 #define REQ_CACHE	32		/* ended requests kept for the next */
 /* Messages up to this size go through the PIO window when they can. */
-#define PIO_MAX_PKTS	16
+#define PIO_MAX_PKTS	48
 #define PIO_MAX_MSG	(PIO_MAX_PKTS * FC_PKT_PAYLOAD)
 
 /* A queued message that came by rendezvous (rndv.c) is in one of these. */
