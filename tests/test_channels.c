@@ -235,7 +235,7 @@ static void test_order_all_pairs(void **state)
 static void test_order_mixed_paths(void **state)
 {
 	/* 30000 B: eager, and more packets than the rings on the way hold */
-	static const size_t mix[] = { 4096, 8, 961, 1, 960, 30000, 3, 30000, 60,
+	static const size_t mix[] = { 4096, 8, 2881, 1, 2880, 30000, 3, 30000, 60,
 				      30000, 1000, 2, 70000, 5 };
 	enum { N = sizeof(mix) / sizeof(mix[0]) };
 	uint32_t p = partner(), i, tail0, tail1;
