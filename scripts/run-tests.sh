@@ -18,6 +18,12 @@
 
 timeout_s=${FPGACOMM_TEST_TIMEOUT:-300}
 
+case $1 in
+-h | --help)
+	sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+	;;
+esac
 if [ $# -eq 0 ]; then
 	echo "usage: $0 TEST_PROGRAM..." >&2
 	exit 2
