@@ -30,12 +30,14 @@ void fcemu__pio_notice(struct fcemu *emu)
 	uint32_t tail = emu_rd(emu, FC_PIO_TAIL);
 	uint32_t head = emu_rd(emu, FC_PIO_HEAD);
 	uint32_t src = emu->cfg.node_id << FC_PKT_SRC_SHIFT;
-	const uint32_t keep = ~((FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | FC_PKT_VC);
+	const uint32_t keep =
+		~((FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | FC_PKT_VC);
 	bool taken = false;
 
 	/* A host that wrote past the window lost what it overwrote. */
 	if (tail - head > FC_PIO_SLOTS || !c) {
-		emu_wr(emu, FC_PIO_ERRORS, emu_rd(emu, FC_PIO_ERRORS) + (tail - head));
+		emu_wr(emu, FC_PIO_ERRORS,
+		       emu_rd(emu, FC_PIO_ERRORS) + (tail - head));
 		emu_wr(emu, FC_PIO_HEAD, tail);
 		return;
 	}
@@ -52,7 +54,7 @@ void fcemu__pio_notice(struct fcemu *emu)
 		}
 		pkt.hdr = htole32((hdr & keep) | src);
 		if (!fcemu_cluster_inject(c, emu->cfg.node_id, &pkt))
-			break;	/* the injection queue is full: next progress */
+			break; /* the injection queue is full: next progress */
 		taken = true;
 	}
 	emu_wr(emu, FC_PIO_HEAD, head);
