@@ -104,6 +104,8 @@ struct fc_dev {
 	 */
 	struct mutex mmap_lock;
 	struct list_head mmap_mms;
+	/* The file holding the PIO send pages (FC_MMAP_PIO), under mmap_lock. */
+	struct fc_file *pio_owner;
 	/* Live MEM_ALLOC buffers (fc_mem.alloc_node), to free at remove. */
 	struct mutex alloc_lock;
 	struct list_head allocs;
@@ -276,6 +278,14 @@ bool fc_dma_file_event(struct fc_file *ff);
 long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg);
 long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg);
 void fc_chan_release_file(struct fc_file *ff);
+
+/* fc_pio.c */
+bool fc_pio_offered(const struct fc_dev *fc);
+int fc_pio_window(const struct fc_dev *fc, u64 off, phys_addr_t *phys,
+		  u64 *left);
+int fc_pio_claim(struct fc_file *ff);
+void fc_pio_release_file(struct fc_file *ff);
+long fc_ioctl_pio_kick(struct fc_file *ff, void __user *arg);
 void fc_chan_kill(struct fc_dev *fc);
 
 /* fc_irq.c */

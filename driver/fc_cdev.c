@@ -69,6 +69,7 @@ static int fc_release(struct inode *inode, struct file *file)
 
 	fc_dma_release_file(ff);
 	fc_chan_release_file(ff);
+	fc_pio_release_file(ff);
 	fc_mem_release_all(ff);
 	xa_destroy(&ff->mems);
 	kvfree(ff->results);
@@ -88,6 +89,8 @@ static long fc_ioctl_info(struct fc_dev *fc, void __user *arg)
 	memset(&info, 0, sizeof(info));
 	info.abi_version = FC_ABI_VERSION;
 	info.features = FC_FEATURES;
+	if (fc_pio_offered(fc))
+		info.features |= FC_FEAT_PIO | (fc->ivregs ? FC_FEAT_PIO_KICK : 0);
 	info.irq_mode = fc->irq_mode;
 	info.hw_id = fc->id;
 	info.hw_version = fc->version;
@@ -196,6 +199,7 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_CHAN_RING:
 	case FC_IOC_CHAN_HEAD:
 	case FC_IOC_MEM_INFO:
+	case FC_IOC_PIO_KICK:
 		break;
 	default:
 		return -ENOTTY;
@@ -247,6 +251,9 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_MEM_INFO:
 		ret = fc_ioctl_mem_info(ff, uarg);
 		break;
+	case FC_IOC_PIO_KICK:
+		ret = fc_ioctl_pio_kick(ff, uarg);
+		break;
 	default:
 		ret = -ENOTTY;
 		break;
@@ -257,14 +264,17 @@ out_unlock:
 }
 
 /*
- * Where file offset @off of a BAR mapping lands: the register file below
- * FC_MMAP_APERTURE, then the aperture. -EINVAL beyond either.
+ * Where file offset @off of a BAR mapping lands: the PIO pages at
+ * FC_MMAP_PIO, the register file below FC_MMAP_APERTURE, then the
+ * aperture. -EINVAL beyond them.
  */
 static int fc_io_window(struct fc_dev *fc, u64 off, phys_addr_t *phys,
 			u64 *left)
 {
 	u64 len;
 
+	if (off >= FC_MMAP_PIO && off < FC_MMAP_PIO + FC_MMAP_PIO_SIZE)
+		return fc_pio_window(fc, off, phys, left);
 	if (off < FC_MMAP_APERTURE) {
 		*phys = fc->regs_phys;
 		len = FC_BAR0_SIZE;
@@ -310,8 +320,12 @@ static const struct vm_operations_struct fc_io_vm_ops = {
 	.fault = fc_io_fault,
 };
 
-/* Map part of a BAR, uncached; the pages go in at fault time. */
-static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off)
+/*
+ * Map part of a BAR, uncached (write-combined: the PIO pages, written a
+ * packet at a time); the pages go in at fault time.
+ */
+static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off,
+		      bool wc)
 {
 	unsigned long size = vma->vm_end - vma->vm_start;
 	phys_addr_t phys;
@@ -319,7 +333,8 @@ static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off)
 
 	if (fc_io_window(fc, off, &phys, &left) || size > left)
 		return -EINVAL;
-	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :
+				 pgprot_noncached(vma->vm_page_prot);
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
 			 VM_DONTCOPY;
 	vma->vm_ops = &fc_io_vm_ops;
@@ -340,10 +355,13 @@ static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 	mutex_lock(&fc->mmap_lock);
 	if (fc->dead)
 		ret = -ENODEV;
+	else if (off >= FC_MMAP_PIO && off < FC_MMAP_PIO + FC_MMAP_PIO_SIZE)
+		ret = off != FC_MMAP_PIO ? -EINVAL :
+		      fc_pio_claim(ff) ?: fc_mmap_io(fc, vma, off, true);
 	else if (off < FC_MMAP_APERTURE && !capable(CAP_SYS_RAWIO))
 		ret = -EPERM;
 	else if (off < FC_MMAP_ALLOC_BASE)
-		ret = fc_mmap_io(fc, vma, off);
+		ret = fc_mmap_io(fc, vma, off, false);
 	else
 		ret = fc_mmap_alloc(ff, vma, off);
 	mutex_unlock(&fc->mmap_lock);

@@ -25,6 +25,10 @@ struct kdev {
 	struct fc_ioc_info info;
 	bool fabric;			/* the board is part of a fabric */
 	struct fcemu_topology topo;	/* ... this one */
+	/* The PIO send pages (FC_MMAP_PIO), mapped at the first PIO send. */
+	volatile uint32_t *pio;
+	bool pio_tried;
+	uint32_t pio_tail;		/* we are PIO_TAIL's only writer */
 };
 
 static struct kdev *kdev_of(struct fc_dev *dev)
@@ -83,6 +87,8 @@ static void kernel_close(struct fc_dev *dev)
 {
 	struct kdev *k = kdev_of(dev);
 
+	if (k->pio)
+		munmap((void *)k->pio, FC_MMAP_PIO_SIZE);
 	close(k->fd);
 	free(k);
 }
@@ -342,6 +348,59 @@ static int kernel_node_state(struct fc_dev *dev, uint32_t node)
 	return down & (1u << (node % 32)) ? FC__NODE_DEAD : FC__NODE_ALIVE;
 }
 
+/*
+ * Map the PIO pages once, at the first small send: a board's pages go to
+ * the first file that maps them, and a tool that opens the board for a
+ * look should not take them from the program that sends.
+ */
+static int pio_map(struct kdev *k)
+{
+	void *p;
+
+	if (k->pio)
+		return 0;
+	if (k->pio_tried)
+		return -EOPNOTSUPP;
+	k->pio_tried = true;
+	if (!(k->info.features & FC_FEAT_PIO) ||
+	    !(k->info.hw_caps & FC_CAP_PIO_SEND))
+		return -EOPNOTSUPP;
+	p = mmap(NULL, FC_MMAP_PIO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 k->fd, FC_MMAP_PIO);
+	if (p == MAP_FAILED)
+		return -errno;	/* -EBUSY: another file of this board has them */
+	k->pio = p;
+	k->pio_tail = k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4];
+	return 0;
+}
+
+/* Packets into the window, then PIO_TAIL (and a kick where it is needed). */
+static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
+			   unsigned int n)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_pio_kick kick = { 0 };
+	uint32_t head;
+	unsigned int i;
+	int ret = pio_map(k);
+
+	if (ret)
+		return -EAGAIN;
+	head = k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4];
+	if (FC_PIO_SLOTS - (k->pio_tail - head) < n)
+		return -EAGAIN;
+	for (i = 0; i < n; i++)
+		memcpy((uint8_t *)k->pio + FC_PIO_SLOT(k->pio_tail + i) - FC_PIO_BASE,
+		       &pkts[i], sizeof(pkts[i]));
+	k->pio_tail += n;
+	/* The write-combined packets reach the board before the TAIL. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4] = k->pio_tail;
+	if (k->info.features & FC_FEAT_PIO_KICK)
+		return k_ioctl(k, FC_IOC_PIO_KICK, &kick);
+	return 0;
+}
+
 const struct fc__backend fc__kernel_backend = {
 	.name = "kernel",
 	.open = kernel_open,
@@ -362,4 +421,5 @@ const struct fc__backend fc__kernel_backend = {
 	.mem_alloc_contig = kernel_mem_alloc_contig,
 	.chan_ring = kernel_chan_ring,
 	.chan_head = kernel_chan_head,
+	.pio_send = kernel_pio_send,
 };

@@ -293,13 +293,17 @@ static int eager_isend(struct fc_chan *ch, const void *buf, size_t len,
 /*
  * Is @node known to be down by the board (FC_ROUTER_NODES_DOWN)? A chain
  * to it fails with the engine's route check; a PIO packet would only be
- * dropped by the router, so such a send takes the chain's way.
+ * dropped by the router, so such a send takes the chain's way. Where the
+ * registers are not mapped (the kernel driver) a register read would cost
+ * a system call per message: the peer check before every send does.
  */
 static bool board_says_down(struct fc_dev *dev, uint32_t node)
 {
 	uint32_t off = node < 32 ? FC_ROUTER_NODES_DOWN_LO :
 				   FC_ROUTER_NODES_DOWN_HI;
 
+	if (!dev->regs)
+		return false;
 	return __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE) &
 	       (1u << (node % 32));
 }
@@ -322,7 +326,7 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 	uint32_t hdr;
 	int ret;
 
-	if (!dev->be->pio_send || !dev->regs || len > PIO_MAX_MSG ||
+	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
 	    fab->sendq_head || fab->fly_head || board_says_down(dev, ch->peer))
 		return -EAGAIN;
 	for (off = 0; off < len; off += piece, n++) {

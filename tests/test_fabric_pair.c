@@ -5,7 +5,7 @@
  * (scripts/vm/vm-tests-guest.sh) the boards are /dev/fpgacomm0 and
  * /dev/fpgacomm1 behind fpgacomm.ko, two fpgacomm-emud of one emulated
  * cluster: the channel goes through the driver (CHAN_RING, CHAN_HEAD,
- * SUBMIT to a channel). On the host, two emulated boards of a cluster this
+ * SUBMIT to a channel, and the PIO window for small messages). On the host, two emulated boards of a cluster this
  * program makes.
  *
  * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
@@ -196,12 +196,16 @@ static void test_channel_both_ways(void **state)
 	static const size_t sizes[] = { 1, 59, 60, 61, 1000, 4096, 65539,
 					200000 };
 	struct fc_chan *c0, *c1;
+	struct fc_info inf;
+	uint32_t tail0, tail1, pkts = 0;
 	char what[64];
 	unsigned int i;
 
 	(void)state;
 	need_pair();
 	rng_reset("channel_both_ways");
+	assert_ok(fc_query(bd[0], &inf));
+	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail0));
 	assert_ok(fc_world_query(bd[0], &world[0]));
 	assert_ok(fc_world_query(bd[1], &world[1]));
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, &c0));
@@ -211,7 +215,13 @@ static void test_channel_both_ways(void **state)
 		one_message(c0, c1, sizes[i], what);
 		snprintf(what, sizeof(what), "%zu bytes, 1 -> 0", sizes[i]);
 		one_message(c1, c0, sizes[i], what);
+		if (sizes[i] <= 48 * FC_PKT_PAYLOAD)
+			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD;
 	}
+	/* Sent one at a time, the small ones went through the PIO window. */
+	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));
+	if (inf.caps & FC_CAP_PIO_SEND)
+		assert_int_equal(tail1 - tail0, pkts);
 	print_message("%u messages each way, %zu to %zu bytes\n", i, sizes[0],
 		      sizes[i - 1]);
 	assert_ok(fc_chan_close(c0));

@@ -32,6 +32,8 @@
 #define FC_FEAT_XFER_MORE	(1u << 9)	/* FC_XFER_MORE */
 #define FC_FEAT_MEM_INFO	(1u << 10)	/* MEM_INFO */
 #define FC_FEAT_DESC_LIMIT	(1u << 11)	/* fc_ioc_info.max_desc is set */
+#define FC_FEAT_PIO		(1u << 12)	/* mmap of the PIO send pages at FC_MMAP_PIO */
+#define FC_FEAT_PIO_KICK	(1u << 13)	/* PIO_KICK after each PIO_TAIL write */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -240,6 +242,19 @@ struct fc_ioc_mem_info {
 	__aligned_u64 reserved[2];
 };
 
+/*
+ * PIO_KICK: tell the board that FC_PIO_TAIL moved, where it does not see
+ * the write by itself (FC_FEAT_PIO_KICK: a board emulated behind QEMU
+ * ivshmem; a real board sees it and the driver does not offer this).
+ * -EINVAL: non-zero flags or reserved. -EACCES: this file does not hold
+ * the PIO pages (FC_MMAP_PIO). -EOPNOTSUPP: no PIO on this board.
+ */
+struct fc_ioc_pio_kick {
+	__u32 flags;			/* in: must be 0 */
+	__u32 reserved0;
+	__aligned_u64 reserved[1];
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -253,6 +268,7 @@ struct fc_ioc_mem_info {
 #define FC_IOC_CHAN_RING	_IOWR(FC_IOC_MAGIC, 0x09, struct fc_ioc_chan_ring)
 #define FC_IOC_CHAN_HEAD	_IOW(FC_IOC_MAGIC, 0x0a, struct fc_ioc_chan_head)
 #define FC_IOC_MEM_INFO		_IOWR(FC_IOC_MAGIC, 0x0b, struct fc_ioc_mem_info)
+#define FC_IOC_PIO_KICK		_IOW(FC_IOC_MAGIC, 0x0c, struct fc_ioc_pio_kick)
 
 /*
  * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the
@@ -264,6 +280,15 @@ struct fc_ioc_mem_info {
  */
 #define FC_MMAP_REGS		0x0ull
 #define FC_MMAP_APERTURE	(1ull << 40)
+/*
+ * The PIO send block and window of the hardware contract (FC_PIO_BASE, then
+ * FC_PIO_WINDOW: FC_MMAP_PIO_SIZE bytes, write-combined), where the board
+ * has them (FC_FEAT_PIO). No capability is needed: the board checks every
+ * packet and sets its source. The first file that maps them holds them
+ * until it is closed; another file's mmap gets -EBUSY meanwhile.
+ */
+#define FC_MMAP_PIO		(1ull << 39)
+#define FC_MMAP_PIO_SIZE	0x2000ull
 
 /*
  * poll(2): POLLIN when a chain submitted through this file has ended since
