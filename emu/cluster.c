@@ -651,6 +651,16 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	return 1;
 }
 
+unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
+				       unsigned int node)
+{
+	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
+	uint32_t tail = c->inject_dirty & (1ull << node) ?
+				c->inject_tail[node] : fcemu__ring_tail(r);
+
+	return CL_RING_SLOTS - (tail - cl_ld(&r->head));
+}
+
 /* Publish what was injected. RETURN VALUE: true if there was any. */
 static bool inject_publish(struct fcemu_cluster *c, unsigned int node)
 {

@@ -159,6 +159,9 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget);
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 			 const struct fc_hw_pkt *pkt);
 void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node);
+/* Packets the injection ring of @node can take now. */
+unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
+				       unsigned int node);
 /*
  * The same for a caller that calls fcemu_cluster_progress() next, on the
  * same mapping: that call routes the packets, and flags the board pending

@@ -507,7 +507,7 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 
 /* Packets into the PIO window, then its TAIL: the board takes them. */
 static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			unsigned int n)
+			unsigned int n, uint32_t *end)
 {
 	struct emu_board *b = board_of(dev);
 	uint32_t tail = rd(b, FC_PIO_TAIL);
@@ -517,8 +517,14 @@ static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 		return -EAGAIN;
 	for (i = 0; i < n; i++)
 		fcemu_host_write_line(b->emu, FC_PIO_SLOT(tail + i), &pkts[i]);
-	wr(b, FC_PIO_TAIL, tail + n);
+	*end = tail + n;
+	wr(b, FC_PIO_TAIL, *end);
 	return 0;
+}
+
+static uint32_t emu_pio_head(struct fc_dev *dev)
+{
+	return rd(board_of(dev), FC_PIO_HEAD);
 }
 
 /* One more look at the board, once counted as a sleeper. */
@@ -591,4 +597,5 @@ const struct fc__backend fc__emu_backend = {
 	.rendezvous = true,
 	.idle = emu_idle,
 	.pio_send = emu_pio_send,
+	.pio_head = emu_pio_head,
 };

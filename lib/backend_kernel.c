@@ -376,7 +376,7 @@ static int pio_map(struct kdev *k)
 
 /* Packets into the window, then PIO_TAIL (and a kick where it is needed). */
 static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			   unsigned int n)
+			   unsigned int n, uint32_t *end)
 {
 	struct kdev *k = kdev_of(dev);
 	struct fc_ioc_pio_kick kick = { 0 };
@@ -393,12 +393,22 @@ static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 		memcpy((uint8_t *)k->pio + FC_PIO_SLOT(k->pio_tail + i) - FC_PIO_BASE,
 		       &pkts[i], sizeof(pkts[i]));
 	k->pio_tail += n;
+	*end = k->pio_tail;
 	/* The write-combined packets reach the board before the TAIL. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4] = k->pio_tail;
 	if (k->info.features & FC_FEAT_PIO_KICK)
 		return k_ioctl(k, FC_IOC_PIO_KICK, &kick);
 	return 0;
+}
+
+static uint32_t kernel_pio_head(struct fc_dev *dev)
+{
+	struct kdev *k = kdev_of(dev);
+
+	return k->pio ? __atomic_load_n(&k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4],
+					__ATOMIC_ACQUIRE) :
+			0;
 }
 
 const struct fc__backend fc__kernel_backend = {
@@ -422,4 +432,5 @@ const struct fc__backend fc__kernel_backend = {
 	.chan_ring = kernel_chan_ring,
 	.chan_head = kernel_chan_head,
 	.pio_send = kernel_pio_send,
+	.pio_head = kernel_pio_head,
 };

@@ -310,10 +310,12 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
 
 /*
  * A small message through the PIO window: the packets written straight
- * into the board, no staging copy, no descriptor, no chain to wait for.
- * Only while no chain of ours is queued or running, so that it cannot pass
- * an earlier message (hw.h: the host keeps that order). RETURN VALUE: 0
- * sent (@r has ended); -EAGAIN: send it as a chain instead.
+ * into the board, no staging copy, no descriptor, no chain. Only while no
+ * chain of ours is queued or running, so that it cannot pass an earlier
+ * message (hw.h: the host keeps that order); chains wait in turn until the
+ * board has taken the window's messages (submit_queued()). The send ends
+ * once the board has taken the packets, at once most of the time.
+ * RETURN VALUE: 0 sent; -EAGAIN: send it as a chain instead.
  */
 static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 		     struct fc_req *r)
@@ -323,7 +325,7 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 	struct fc_hw_pkt pkts[PIO_MAX_PKTS];
 	unsigned int n = 0;
 	size_t off, piece;
-	uint32_t hdr;
+	uint32_t hdr, end;
 	int ret;
 
 	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
@@ -336,13 +338,21 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 			hdr |= FC_PKT_EOM;
 		pkts[n].hdr = htole32(hdr);
 		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
+		/* no stray bytes of our stack go out with the last one */
+		memset(pkts[n].payload + piece, 0, FC_PKT_PAYLOAD - piece);
 	}
 	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->pio_send(dev, pkts, n);
+	ret = dev->be->pio_send(dev, pkts, n, &end);
 	pthread_mutex_unlock(&dev->lock);
-	if (!ret)
+	if (ret)
+		return ret;
+	r->submitted = true;
+	r->pio_end = end;
+	if ((int32_t)(dev->be->pio_head(dev) - end) >= 0)
 		r->status = 0;
-	return ret;
+	else
+		fc__pio_queue(fab, r);
+	return 0;
 }
 
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
@@ -367,6 +377,8 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 		r->chan = ch;
 		ch->reqs++;
 		*reqp = r;
+		if (r->status == -EINPROGRESS)
+			fc__progress(dev);
 		return 0;
 	}
 	/* Large messages go straight from @buf, once the peer has room. */

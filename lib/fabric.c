@@ -230,6 +230,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 	}
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
+	free_req_list(fab->pio_head);
 	fc__rndv_fini(fab);
 	free_req_list(fab->req_cache);
 	while (fab->spares)
@@ -856,6 +857,34 @@ void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
 		fab->puts++;
 }
 
+void fc__pio_queue(struct fc__fabric *fab, struct fc_req *r)
+{
+	r->next = NULL;
+	if (fab->pio_tail)
+		fab->pio_tail->next = r;
+	else
+		fab->pio_head = r;
+	fab->pio_tail = r;
+}
+
+/* End the PIO sends whose packets the board has taken, in order. */
+static bool reap_pio(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t head = dev->be->pio_head(dev);
+	bool moved = false;
+	struct fc_req *r;
+
+	while ((r = fab->pio_head) && (int32_t)(head - r->pio_end) >= 0) {
+		fab->pio_head = r->next;
+		if (!fab->pio_head)
+			fab->pio_tail = NULL;
+		fc__req_end(dev, r, 0);
+		moved = true;
+	}
+	return moved;
+}
+
 static bool submit_queued(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -863,6 +892,10 @@ static bool submit_queued(struct fc_dev *dev)
 	struct fc_req *r;
 	unsigned int n;
 	int ret;
+
+	/* Not past messages still in the PIO window (see pio_isend()). */
+	if (fab->pio_head)
+		return false;
 
 	while ((r = fab->sendq_head)) {
 		/* Rendezvous writes may go several to a chain (rndv.c). */
@@ -928,6 +961,8 @@ bool fc__progress(struct fc_dev *dev)
 	pthread_mutex_unlock(&dev->lock);
 	if (fab->fly_head)
 		moved |= reap(dev);
+	if (fab->pio_head)
+		moved |= reap_pio(dev);
 	moved |= drain_all(dev);
 	if (fab->sendq_head)
 		moved |= submit_queued(dev);

@@ -74,7 +74,8 @@ struct fc_req {
 	int status;			/* -EINPROGRESS until it ends */
 	size_t len;			/* RECV: the message's length */
 	/* SEND, PUT */
-	bool submitted;
+	bool submitted;			/* its chain or its PIO packets are the board's */
+	uint32_t pio_end;		/* PIO: taken once FC_PIO_HEAD is here */
 	bool orphan;			/* given up by its caller: free when ended */
 	uint64_t ticket;
 	unsigned int n;
@@ -152,6 +153,8 @@ struct fc__fabric {
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;
+	/* sends in the PIO window the board has not taken yet, oldest first */
+	struct fc_req *pio_head, *pio_tail;
 	/* freed requests, reused: a message costs no allocation */
 	struct fc_req *req_cache;
 	unsigned int req_cached;
@@ -196,6 +199,9 @@ int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 
 /* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. */
 int fc__peer_check(struct fc_dev *dev, uint32_t node);
+
+/* A send whose packets are in the PIO window: it ends once they are taken. */
+void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);
 
 /* Queue a SEND or PUT request; progress submits it. */
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *req);

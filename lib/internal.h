@@ -107,12 +107,15 @@ struct fc__backend {
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
-	 * Write @n whole packets into the PIO window (FC_CAP_PIO_SEND) and
-	 * hand them to the board, under dev->lock. RETURN VALUE: 0, or
-	 * -EAGAIN when the window has no room for all of them (none sent).
+	 * Write @n packets, whole messages, into the PIO window
+	 * (FC_CAP_PIO_SEND) and hand them to the board, under dev->lock;
+	 * *end: PIO_TAIL after them. RETURN VALUE: 0, or -EAGAIN when the
+	 * window has no room for all of them (none sent).
 	 */
 	int (*pio_send)(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			unsigned int n);
+			unsigned int n, uint32_t *end);
+	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
+	uint32_t (*pio_head)(struct fc_dev *dev);
 };
 
 struct fc_dev {

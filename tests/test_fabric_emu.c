@@ -463,9 +463,10 @@ static void pio_pkt(struct fc_hw_pkt *p, unsigned int dst, unsigned int fake_src
 
 /*
  * The PIO window: packets written by the host arrive as messages, with the
- * board's own node as source whatever the host wrote; packets of another
- * type, an empty one without EOM and a len over 60 are refused and counted;
- * more than the window holds is refused whole; a board reset empties it.
+ * board's own node as source whatever the host wrote; a message is taken
+ * only once its EOM is written; one with a packet of another type, an
+ * empty one without EOM or a len over 60 is refused whole and counted;
+ * more than the window holds is refused; a full window is all delivered.
  */
 static void test_pio_window(void **state)
 {
@@ -491,23 +492,38 @@ static void test_pio_window(void **state)
 	for (i = 0; i < 3; i++)
 		assert_memory_equal(xs->buf + 60 * i, p[i].payload, i < 2 ? 60 : 7);
 
-	/* refused: a PUT, a FENCE, len 61, an empty packet without EOM */
+	/* not taken before its end is written */
+	head = rd(r, 0, FC_PIO_HEAD);
+	pio_pkt(&p[0], 3, 0, 2, 60, FC_PKT_T_DATA, 0, 11);
+	pio_pkt(&p[1], 3, 0, 2, 2, FC_PKT_T_DATA, FC_PKT_EOM, 12);
+	pio_write(r, 0, p, 1);
+	pump(r);
+	assert_int_equal(rd(r, 0, FC_PIO_HEAD), head);
+	pio_write(r, 0, &p[1], 1);
+	assert_int_equal(rd(r, 0, FC_PIO_HEAD), head + 2);
+	wait_msgs(r, 3, 2, 2);
+	assert_int_equal(xs->msg_end[1], 127 + 62);
+
+	/* refused whole: a PUT, a FENCE, len 61, an empty packet without
+	 * EOM (and the good one after it, in the same message) */
 	pio_pkt(&p[0], 3, 0, 2, 8, FC_PKT_T_PUT, FC_PKT_EOM, 1);
-	pio_pkt(&p[1], 3, 0, 2, 8, FC_PKT_T_FENCE, 0, 2);
+	pio_pkt(&p[1], 3, 0, 2, 8, FC_PKT_T_FENCE, FC_PKT_EOM, 2);
 	pio_pkt(&p[2], 3, 0, 2, 61, FC_PKT_T_DATA, FC_PKT_EOM, 3);
 	pio_pkt(&p[3], 3, 0, 2, 0, FC_PKT_T_DATA, 0, 4);
 	pio_pkt(&p[4], 3, 0, 2, 5, FC_PKT_T_DATA, FC_PKT_EOM, 5);
-	pio_write(r, 0, p, 5);
-	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 4);
-	wait_msgs(r, 3, 2, 2);
-	assert_int_equal(xs->msg_end[1], 127 + 5);
-	assert_memory_equal(xs->buf + 127, p[4].payload, 5);
+	pio_pkt(&p[5], 3, 0, 2, 5, FC_PKT_T_DATA, FC_PKT_EOM, 6);
+	pio_write(r, 0, p, 6);
+	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 5);
+	wait_msgs(r, 3, 2, 3);
+	assert_int_equal(xs->msgs, 3);
+	assert_int_equal(xs->msg_end[2], 127 + 62 + 5);
+	assert_memory_equal(xs->buf + 127 + 62, p[5].payload, 5);
 
 	/* a host that writes past the window: all of it refused */
 	head = rd(r, 0, FC_PIO_HEAD);
 	wr(r, 0, FC_PIO_TAIL, head + FC_PIO_SLOTS + 1);
 	assert_int_equal(rd(r, 0, FC_PIO_HEAD), head + FC_PIO_SLOTS + 1);
-	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 4 + FC_PIO_SLOTS + 1);
+	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), 5 + FC_PIO_SLOTS + 1);
 
 	/* a full window: as many packets as it holds, then all delivered */
 	for (i = 0; i < FC_PIO_SLOTS; i++)
@@ -517,6 +533,14 @@ static void test_pio_window(void **state)
 	wait_msgs(r, 1, 2, FC_PIO_SLOTS);
 	for (i = 0; i < FC_PIO_SLOTS; i++)
 		assert_int_equal(r->b[1].rx[2]->src[0].buf[i], p[i].payload[0]);
+
+	/* a board reset drops a message not taken yet, and counts it */
+	head = rd(r, 0, FC_PIO_ERRORS);
+	pio_pkt(&p[0], 1, 0, 2, 60, FC_PKT_T_DATA, 0, 300);
+	pio_write(r, 0, p, 1);		/* no EOM: waits in the window */
+	wr(r, 0, FC_REG_BOARD_RESET, rd(r, 0, FC_REG_BOARD_RESET_ACK) + 1);
+	assert_int_equal(rd(r, 0, FC_PIO_HEAD), rd(r, 0, FC_PIO_TAIL));
+	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), head + 1);
 	rig_free(r);
 }
 
