@@ -393,9 +393,12 @@ static void repair(struct fcemu_cluster *c, unsigned int node)
 
 	/*
 	 * The holder died inside the router. Every ring index moves after
-	 * its slot is written, so the rings are whole; at worst it pushed a
-	 * packet without flagging the receiver, so flag all neighbours.
+	 * its slot is written, so the rings are whole; a run it had
+	 * published but not taken off its input is taken off now; and it
+	 * may have pushed packets without flagging the receiver, so flag all
+	 * neighbours.
 	 */
+	fcemu__router_repair(c, node);
 	cl_set_pending(c, node);
 	for (p = 1; p <= c->ports; p++)
 		if (c->hdr->node[node].peer[p] != CL_NO_PEER)

@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	6		/* bump on any change below */
+#define CL_LAYOUT	7		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -86,6 +86,15 @@ struct cl_node {
 	/* the router, under lock */
 	pthread_mutex_t lock __attribute__((aligned(64)));	/* robust, shared */
 	uint32_t rr;		/* input served first next time */
+	/*
+	 * The run being moved (router.c forward_run): if its router dies
+	 * between publishing the output and taking the input, repair()
+	 * finishes the move instead of letting the run go out twice.
+	 */
+	uint32_t move_count;	/* packets; 0: no move under way */
+	uint32_t move_in;	/* the input */
+	uint32_t move_tail;	/* the output's tail once published */
+	uint64_t move_ring;	/* the output ring: offset in the object */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
 	struct cl_burst_job job;	/* written by the board's process */
 } __attribute__((aligned(64)));
@@ -173,6 +182,12 @@ static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
 
 	cl_st(r, cl_ld(r) + 1);
 }
+
+/* emu/router.c: a run's move, finished for a router that died in it */
+void fcemu__router_repair(struct fcemu_cluster *c, unsigned int node);
+/* Tests only: the router's process dies right after publishing a run (a
+ * kill at the worst moment for it). */
+extern bool fcemu__die_after_publish;
 
 /* emu/cluster.c: wake @node's host if it sleeps (news for its board);
  * _fenced when a locked operation came after the news was published. */

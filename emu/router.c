@@ -10,6 +10,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <unistd.h>
 
 #include "cluster_internal.h"
 
@@ -102,6 +103,12 @@ static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
 		fcemu__cluster_ring(c, n);
 }
 
+bool fcemu__die_after_publish;
+
+static void move_begin(struct fcemu_cluster *c, unsigned int n,
+		       unsigned int i, struct cl_ring *to, uint32_t tail,
+		       uint32_t k);
+
 /*
  * Forward a run of packets from the head of input @i (0: injection; else a
  * link port's ring) that go the same way: one routing decision, one credit
@@ -159,12 +166,49 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	}
 	if (!k)
 		return 0;
+	move_begin(c, n, i, to, tail + k, k);
 	fcemu__ring_publish(to, tail + k);
+	if (fcemu__die_after_publish)
+		_exit(0);
 	if (out != FC_PORT_LOCAL)
 		fcemu__link_sent(c, n, (unsigned int)out, k);
 	input_done(c, n, in, vc, k);
+	c->hdr->node[n].move_count = 0;
 	wake_for(c, n, in, out, dst >> FC_PKT_DST_SHIFT);
 	return k;
+}
+
+/*
+ * A run's move, noted under the router lock before its output is
+ * published: a process killed after the publication but before it took
+ * the run off its input would otherwise leave it there to be sent again.
+ */
+static void move_begin(struct fcemu_cluster *c, unsigned int n,
+		       unsigned int i, struct cl_ring *to, uint32_t tail,
+		       uint32_t k)
+{
+	struct cl_node *nd = &c->hdr->node[n];
+
+	nd->move_in = i;
+	nd->move_tail = tail;
+	nd->move_ring = (uint64_t)((uint8_t *)to - c->base);
+	__atomic_store_n(&nd->move_count, k, __ATOMIC_RELEASE);
+}
+
+void fcemu__router_repair(struct fcemu_cluster *c, unsigned int n)
+{
+	struct cl_node *nd = &c->hdr->node[n];
+	unsigned int i = nd->move_in;
+	struct cl_ring *to;
+
+	if (!nd->move_count)
+		return;
+	/* Only this router advances that tail: at it means published. */
+	to = (struct cl_ring *)(c->base + nd->move_ring);
+	if (cl_ld(&to->tail) == nd->move_tail)
+		input_done(c, n, i ? (i + 1) / 2 : FC_PORT_LOCAL,
+			   i ? (i + 1) % 2 : 0, nd->move_count);
+	nd->move_count = 0;
 }
 
 /* The ring of input @i: 0 injection, else link port (i + 1) / 2, VC (i + 1) % 2. */

@@ -33,6 +33,8 @@
 
 /* emu/cluster.c, internal: lets a child die holding a router lock. */
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
+/* emu/router.c, internal: a router's process dies right after publishing. */
+extern bool fcemu__die_after_publish;
 
 #define HOST_BUS	0x10000000ull
 #define HOST_LEN	(8u << 20)
@@ -1047,6 +1049,65 @@ static void test_dead_lock_holder(void **state)
 	rig_free(r);
 }
 
+/*
+ * A router killed at the worst moment: it has published a run on its output
+ * but not taken it off its input. The next router to lock the board takes
+ * it off (nothing goes out twice) and the messages arrive once, whole.
+ */
+static void test_router_dies_mid_move(void **state)
+{
+	struct rig *r = rig_new("ring:4", 0, 0, 1ull << 2);
+	struct rx *x = rx_open(r, 3, 0, 256);
+	int up[2], down[2], status;
+	const uint32_t len = 600;	/* 10 packets */
+	unsigned int i;
+	pid_t pid;
+	char ch;
+
+	(void)state;
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct fcemu_cluster *c;
+
+		if (fcemu_cluster_attach(&c, r->name) ||
+		    fcemu_cluster_claim(c, 2) || write(up[1], "x", 1) != 1 ||
+		    read(down[0], &ch, 1) != 1)
+			_exit(1);
+		fcemu__die_after_publish = true;
+		fcemu_cluster_progress(c, 1024);	/* routes board 2: dies */
+		_exit(2);
+	}
+	assert_int_equal(read(up[0], &ch, 1), 1);
+	/* 1 -> 3 on ring:4 goes through 2; 2's input gets the message */
+	fill(r->b[1].host + SEND_OFF, len, 77);
+	set_desc(&table(r, 1, 0)[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
+	kick(r, 1, 0, 1);
+	for (i = 0; i < 2; i++)
+		fcemu_progress(r->b[1].emu, 1u << 20);	/* not yet 2's turn */
+	assert_true(chain_ended(r, 1, 0));
+	assert_int_equal(write(down[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the others' scan finds it dead (and repairs its router) */
+	assert_int_equal(fcemu_cluster_node_state(r->c, 2), FCEMU_NODE_DEAD);
+	wait_msgs(r, 3, 0, 1);
+	for (i = 0; i < 100; i++)
+		pump(r);
+	assert_int_equal(x->src[1].msgs, 1);
+	assert_int_equal(x->src[1].len, len);
+	assert_int_equal(x->pkts, 10);
+	assert_memory_equal(x->src[1].buf, r->b[1].host + SEND_OFF, len);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	rig_free(r);
+}
+
 static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
 			   uint32_t code, uint32_t index)
 {
@@ -1246,6 +1307,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_all_to_all, unlink_clusters),
 		cmocka_unit_test_teardown(test_dead_board, unlink_clusters),
 		cmocka_unit_test_teardown(test_dead_lock_holder, unlink_clusters),
+		cmocka_unit_test_teardown(test_router_dies_mid_move, unlink_clusters),
 		cmocka_unit_test_teardown(test_bad_chains, unlink_clusters),
 		cmocka_unit_test_teardown(test_link_rate, unlink_clusters),
 	};
