@@ -15,35 +15,71 @@
 /* Largest ring: 2^20 slots of FC_CHAN_SLOT_SIZE bytes (64 MiB). */
 #define FC_CHAN_MAX_SLOTS	(1u << 20)
 /*
- * After CTRL is cleared, how long an emulated board may still be writing a
- * packet it took before it saw the write (fpgacomm-emud acts on register
- * writes between rounds, each far shorter than this); a real board has
- * stopped once the read-back of CTRL returns.
+ * A board without FC_CAP_CHAN_SEEN: after CTRL is cleared, how long an
+ * emulated one may still be writing a packet it took before it saw the
+ * write (a real one has stopped once the read-back of CTRL returns).
  */
 #define FC_CHAN_GRACE_MS	20
+/* A board with it: how long it may take to say so before we give up. */
+#define FC_CHAN_LEAVE_MS	2000
 
 static void fc_chan_hw_off(struct fc_dev *fc, u32 chan)
 {
 	fc_wr32(fc, FC_CHAN_REG(chan, FC_CHAN_CTRL), 0);
 }
 
-/* Wait until the board no longer writes rings it was told to drop. */
-static void fc_chan_grace(struct fc_dev *fc)
+/*
+ * Has the board left every ring of @off (its SEEN without ENABLE)? One
+ * that reads all ones is off the bus: it writes nothing any more.
+ */
+static bool fc_chan_left(struct fc_dev *fc, const unsigned long *off)
 {
-	fc_ring(fc);
-	fc_rd32(fc, FC_CHAN_REG(0, FC_CHAN_CTRL));	/* flush posted writes */
-	if (fc->type == FC_BOARD_IVSHMEM)
-		msleep(FC_CHAN_GRACE_MS);
+	unsigned int c;
+	u32 seen;
+
+	for_each_set_bit(c, off, FC_MAX_CHANNELS) {
+		seen = fc_rd32(fc, FC_CHAN_REG(c, FC_CHAN_SEEN));
+		if (seen != ~0u && (seen & FC_CHAN_CTRL_ENABLE))
+			return false;
+	}
+	return true;
 }
 
-/* Drop the buffers of endpoints switched off, once the grace is over. */
-static void fc_chan_put_stale(struct fc_dev *fc)
+/*
+ * Wait until the board no longer writes the rings of the endpoints in
+ * @off, switched off. RETURN VALUE: true once it has left them; false if
+ * it never said so: their memory must then stay until the board goes.
+ */
+static bool fc_chan_grace(struct fc_dev *fc, const unsigned long *off)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FC_CHAN_LEAVE_MS);
+
+	fc_ring(fc);
+	fc_rd32(fc, FC_CHAN_REG(0, FC_CHAN_CTRL));	/* flush posted writes */
+	if (!(fc->caps & FC_CAP_CHAN_SEEN)) {
+		if (fc->type == FC_BOARD_IVSHMEM)
+			msleep(FC_CHAN_GRACE_MS);
+		return true;
+	}
+	while (!fc_chan_left(fc, off)) {
+		if (time_after(jiffies, end)) {
+			dev_warn(&fc->pdev->dev,
+				 "board did not leave its receive rings; keeping their memory\n");
+			return false;
+		}
+		usleep_range(100, 1000);
+	}
+	return true;
+}
+
+/* Drop the buffers of the endpoints in @off, once the board has left them. */
+static void fc_chan_put_stale(struct fc_dev *fc, const unsigned long *off)
 {
 	struct fc_mem *m;
 	unsigned int i;
 
 	mutex_lock(&fc->chan_lock);
-	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+	for_each_set_bit(i, off, FC_MAX_CHANNELS) {
 		struct fc_chan_ep *ep = &fc->chans[i];
 
 		if (!ep->stale)
@@ -98,10 +134,13 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 			   struct fc_mem *m)
 {
 	struct fc_dev *fc = ff->fc;
+	DECLARE_BITMAP(off, FC_MAX_CHANNELS);
 	struct fc_chan_ep *ep;
-	bool grace = false;
+	bool grace = false, left;
 	dma_addr_t bus;
 
+	bitmap_zero(off, FC_MAX_CHANNELS);
+	set_bit(a->chan, off);
 	mutex_lock(&fc->chan_lock);
 	ep = &fc->chans[a->chan];
 	if (ep->owner && ep->owner != ff) {
@@ -119,10 +158,17 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 	if (m && grace) {
 		/* Let the board leave the old ring before using the new one. */
 		mutex_unlock(&fc->chan_lock);
-		fc_chan_grace(fc);
-		fc_chan_put_stale(fc);
+		left = fc_chan_grace(fc, off);
+		if (left)
+			fc_chan_put_stale(fc, off);
 		grace = false;
 		mutex_lock(&fc->chan_lock);
+		if (!left) {
+			/* It may still write the old one: that stays. */
+			mutex_unlock(&fc->chan_lock);
+			fc_mem_put(m);
+			return -EIO;
+		}
 		if (ep->owner || ep->mem) {
 			/* Another file took it meanwhile. */
 			mutex_unlock(&fc->chan_lock);
@@ -148,10 +194,8 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 	}
 	mutex_unlock(&fc->chan_lock);
 	fc_ring(fc);
-	if (grace) {
-		fc_chan_grace(fc);
-		fc_chan_put_stale(fc);
-	}
+	if (grace && fc_chan_grace(fc, off))
+		fc_chan_put_stale(fc, off);
 	return 0;
 }
 
@@ -223,9 +267,11 @@ out_unlock:
 void fc_chan_release_file(struct fc_file *ff)
 {
 	struct fc_dev *fc = ff->fc;
-	bool any = false;
+	DECLARE_BITMAP(off, FC_MAX_CHANNELS);
+	bool any = false, left = true;
 	unsigned int i;
 
+	bitmap_zero(off, FC_MAX_CHANNELS);
 	/* The registers stay mapped while we hold off a removal. */
 	down_read(&fc->remove_sem);
 	mutex_lock(&fc->chan_lock);
@@ -238,14 +284,15 @@ void fc_chan_release_file(struct fc_file *ff)
 			fc_chan_hw_off(fc, i);
 		ep->owner = NULL;
 		ep->stale = true;
+		set_bit(i, off);
 		any = true;
 	}
 	mutex_unlock(&fc->chan_lock);
 	if (any && !fc->dead)
-		fc_chan_grace(fc);
+		left = fc_chan_grace(fc, off);
 	up_read(&fc->remove_sem);
-	if (any)
-		fc_chan_put_stale(fc);
+	if (any && left)
+		fc_chan_put_stale(fc, off);
 }
 
 /*
@@ -255,19 +302,23 @@ void fc_chan_release_file(struct fc_file *ff)
  */
 void fc_chan_kill(struct fc_dev *fc)
 {
+	DECLARE_BITMAP(off, FC_MAX_CHANNELS);
 	bool any = false;
 	unsigned int i;
 
+	bitmap_zero(off, FC_MAX_CHANNELS);
 	mutex_lock(&fc->chan_lock);
 	for (i = 0; i < FC_MAX_CHANNELS; i++) {
 		if (!fc->chans[i].mem)
 			continue;
 		fc_chan_hw_off(fc, i);
+		set_bit(i, off);
 		any = true;
 	}
 	mutex_unlock(&fc->chan_lock);
+	/* The memory goes at the removal all the same (fc_mem.c). */
 	if (any)
-		fc_chan_grace(fc);
+		fc_chan_grace(fc, off);
 
 	mutex_lock(&fc->chan_lock);
 	for (i = 0; i < FC_MAX_CHANNELS; i++) {

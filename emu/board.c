@@ -48,7 +48,7 @@ static void init_regs(struct fcemu *emu)
 
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND;
+			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND | FC_CAP_CHAN_SEEN;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);
@@ -188,6 +188,33 @@ static bool is_command(uint32_t off)
 	       off >= FC_EMU_BASE;
 }
 
+/*
+ * Endpoints whose CTRL changed: acknowledged in SEEN. The board's own
+ * process ejects between calls, never during one, so from here on it
+ * works by the new value.
+ */
+static void chan_seen(struct fcemu *emu)
+{
+	unsigned int c;
+	uint32_t ctrl;
+
+	for (c = 0; c < FC_MAX_CHANNELS; c++) {
+		ctrl = emu_rd(emu, FC_CHAN_REG(c, FC_CHAN_CTRL));
+		if (ctrl != emu_rd(emu, FC_CHAN_REG(c, FC_CHAN_SEEN)))
+			emu_wr(emu, FC_CHAN_REG(c, FC_CHAN_SEEN), ctrl);
+	}
+}
+
+static void command_notice(struct fcemu *emu);
+
+static bool is_chan_ctrl(uint32_t off)
+{
+	uint32_t r = off - FC_CHAN_BASE;
+
+	return off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS &&
+	       r % FC_CHAN_STRIDE == FC_CHAN_CTRL;
+}
+
 void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 {
 	/* Like the hardware: writes to board-owned registers are dropped. */
@@ -196,8 +223,10 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	emu_wr(emu, off, val);
 	if (off == FC_PIO_TAIL)
 		fcemu__pio_notice(emu);
+	else if (is_chan_ctrl(off))
+		emu_wr(emu, off - FC_CHAN_CTRL + FC_CHAN_SEEN, val);
 	else if (is_command(off))
-		fcemu_notice(emu);
+		command_notice(emu);
 }
 
 void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
@@ -208,7 +237,8 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 	memcpy((uint8_t *)emu->bar0 + off, line, FC_PKT_SIZE);
 }
 
-void fcemu_notice(struct fcemu *emu)
+/* Doorbells, resets and the echo: what a trapped write of a command does. */
+static void command_notice(struct fcemu *emu)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	unsigned int i;
@@ -221,11 +251,21 @@ void fcemu_notice(struct fcemu *emu)
 		fcemu__pio_reset(emu);
 		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
 	}
-	/* Behind a VM the window's TAIL is seen here, at the doorbell. */
-	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
-		fcemu__pio_notice(emu);
 	for (i = 0; i < emu->cfg.dma_engines; i++)
 		fcemu__dma_notice(emu, &emu->dma[i]);
+}
+
+/*
+ * A host that does not trap its writes (a VM's, behind ivshmem): every
+ * register may have changed, a ring's CTRL and the window's TAIL too.
+ */
+void fcemu_notice(struct fcemu *emu)
+{
+	command_notice(emu);
+	if (emu->cluster)
+		chan_seen(emu);
+	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
+		fcemu__pio_notice(emu);
 }
 
 static uint64_t engines_progress(struct fcemu *emu, uint64_t budget)

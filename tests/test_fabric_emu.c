@@ -742,6 +742,38 @@ static void test_disabled_endpoint(void **state)
 	rig_free(r);
 }
 
+/*
+ * FC_CHAN_SEEN says which CTRL the board works by: at once for a trapped
+ * write, at the next notice for a host that stores into the registers
+ * itself (a VM's); the driver frees a ring's memory only after it.
+ */
+static void test_chan_seen(void **state)
+{
+	struct rig *r = rig_new("ring:2", 0, 0, 0);
+	volatile uint32_t *bar = fcemu_bar0(r->b[0].emu);
+
+	(void)state;
+	assert_true(rd(r, 0, FC_REG_CAPS) & FC_CAP_CHAN_SEEN);
+	rx_open(r, 0, 3, 16);
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(3, FC_CHAN_SEEN)),
+			 FC_CHAN_CTRL_ENABLE);
+	wr(r, 0, FC_CHAN_REG(3, FC_CHAN_CTRL), 0);
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(3, FC_CHAN_SEEN)), 0);
+	/* the host cannot write SEEN itself */
+	wr(r, 0, FC_CHAN_REG(3, FC_CHAN_SEEN), FC_CHAN_CTRL_ENABLE);
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(3, FC_CHAN_SEEN)), 0);
+	/* untrapped: seen only once noticed */
+	bar[FC_CHAN_REG(5, FC_CHAN_CTRL) / 4] = FC_CHAN_CTRL_ENABLE;
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(5, FC_CHAN_SEEN)), 0);
+	fcemu_notice(r->b[0].emu);
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(5, FC_CHAN_SEEN)),
+			 FC_CHAN_CTRL_ENABLE);
+	bar[FC_CHAN_REG(5, FC_CHAN_CTRL) / 4] = 0;
+	fcemu_notice(r->b[0].emu);
+	assert_int_equal(rd(r, 0, FC_CHAN_REG(5, FC_CHAN_SEEN)), 0);
+	rig_free(r);
+}
+
 static void test_slow_receiver(void **state)
 {
 	struct rig *r = rig_new("ring:4", 0, 0, 0);
@@ -1301,6 +1333,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_more_gather, unlink_clusters),
 		cmocka_unit_test_teardown(test_put, unlink_clusters),
 		cmocka_unit_test_teardown(test_disabled_endpoint, unlink_clusters),
+		cmocka_unit_test_teardown(test_chan_seen, unlink_clusters),
 		cmocka_unit_test_teardown(test_slow_receiver, unlink_clusters),
 		cmocka_unit_test_teardown(test_abort_mid_message, unlink_clusters),
 		cmocka_unit_test_teardown(test_faults, unlink_clusters),

@@ -91,6 +91,7 @@
 #define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
 #define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
 #define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
+#define FC_CAP_CHAN_SEEN	(1u << 9)	/* FC_CHAN_SEEN acknowledges CTRL */
 #define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
 
 /* ---- Interrupts ---- */
@@ -346,6 +347,12 @@ struct fc_hw_desc {
 #define FC_CHAN_HEAD		0x10	/* H: slots consumed by the host */
 #define FC_CHAN_TAIL		0x14	/* B: slots written by the board */
 #define FC_CHAN_DROPS		0x18	/* B: packets dropped: endpoint off (wraps) */
+/*
+ * B (FC_CAP_CHAN_SEEN): the CTRL value the board works by, written once it
+ * has stopped working by the one before: with ENABLE clear here, the
+ * board writes the ring no more and its memory may be freed.
+ */
+#define FC_CHAN_SEEN		0x1c
 #define FC_CHAN_CTRL_ENABLE	(1u << 0)
 /*
  * A receive-ring slot is one whole DATA packet as it arrived (struct

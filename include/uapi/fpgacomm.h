@@ -188,7 +188,9 @@ struct fc_ioc_reset {
  * @handle that is not a MEM_ALLOC buffer of this file, or with
  * FC_CHAN_RING_OFF any of @handle, @slots, @offset set. -ERANGE: the ring
  * does not lie within the buffer's length. -EFAULT: @head could not be
- * returned; the endpoint is then left off. Ring slots are laid out as
+ * returned; the endpoint is then left off. -EIO: the board did not say it
+ * left the endpoint's ring before (FC_CHAN_SEEN): that memory is kept
+ * until the board goes, and the endpoint stays off. Ring slots are laid out as
  * <fpgacomm/hw.h> says (FC_CHAN_SLOT_SIZE); TAIL is read with REG_READ of
  * FC_CHAN_REG(chan, FC_CHAN_TAIL).
  */
