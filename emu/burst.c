@@ -54,11 +54,14 @@
 #define CHUNK_MAX	(256u << 10)	/* syscall's fixed cost, about 4 */
 #define HELP_SPIN_NS	(50ull * 1000)	/* waiting for the sender's last chunk */
 #define HELP_SLEEP_NS	(1000ull * 1000)
+#define HELP_BOUND_NS	(1000ull * 1000 * 1000)	/* the sender's chunks, at least */
 
 /* The record's payload, little-endian. */
 struct burst_rec {
 	uint64_t dst;		/* region and offset, as in a PUT packet */
 	uint64_t src;		/* the bytes, in the sending board's process */
+	uint64_t start;		/* that process's start time, and pid: the */
+	int32_t pid;		/* node may be claimed anew before it is read */
 	uint32_t len;
 };
 
@@ -116,6 +119,8 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	memset(&rec, 0, sizeof(rec));
 	rec.dst = htole64(dst);
 	rec.src = htole64((uintptr_t)src);
+	rec.start = htole64(emu->cluster->hdr->node[emu->cfg.node_id].starttime);
+	rec.pid = (int32_t)htole32((uint32_t)getpid());
 	rec.len = htole32(len);
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
@@ -178,7 +183,7 @@ static uint64_t ld64(const uint64_t *p)
 }
 
 /* Take the next chunk of job @seq of @n chunks. RETURN VALUE: its index,
- * or @n when none is left (or the job is no longer @seq). */
+ * or @n when none is left (or the job is no longer @seq, or closed). */
 static uint32_t take_chunk(struct cl_burst_job *job, uint32_t seq, uint32_t n)
 {
 	uint64_t cl = ld64(&job->claim);
@@ -190,6 +195,20 @@ static uint32_t take_chunk(struct cl_burst_job *job, uint32_t seq, uint32_t n)
 			return (uint32_t)cl;
 	}
 	return n;
+}
+
+/* Count a chunk the sender did in job @seq, unless the job moved on (its
+ * owner gave up waiting and failed it). */
+static void count_helped(struct cl_burst_job *job, uint32_t seq, bool failed)
+{
+	uint64_t h = ld64(&job->helped);
+
+	while ((uint32_t)(h >> 32) == seq &&
+	       !__atomic_compare_exchange_n(&job->helped, &h,
+					    (h + 1) | (failed ? CL_JOB_FAILED : 0),
+					    false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
 }
 
 static bool help_wanted(void)
@@ -212,73 +231,118 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Tests: interleave with the sharing (stage: enum fcemu_burst_stage). */
+int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
+
+static int hook(struct fcemu_cluster *c, int stage)
+{
+	return fcemu__burst_hook ? fcemu__burst_hook(c, stage) : 0;
+}
+
+/* Is the process of @node still the one that sent the burst? A node
+ * claimed anew, even under the same pid, is not. */
+static bool sender_is(struct fcemu_cluster *c, unsigned int node, pid_t pid,
+		      uint64_t start)
+{
+	const struct cl_node *nd = &c->hdr->node[node];
+
+	return !cl_gone(c, node) &&
+	       __atomic_load_n(&nd->pid, __ATOMIC_ACQUIRE) == pid &&
+	       __atomic_load_n(&nd->starttime, __ATOMIC_ACQUIRE) == start;
+}
+
 struct helped_wait {
 	struct cl_burst_job *job;
-	uint32_t theirs;
+	uint64_t want;		/* seq << 32 | chunks */
 };
 
 static bool helped_all(void *arg)
 {
 	struct helped_wait *w = arg;
 
-	return cl_ld(&w->job->helped) >= w->theirs;
+	return (ld64(&w->job->helped) & ~CL_JOB_FAILED) >= w->want;
 }
 
-/* Wait for the sender's @theirs chunks: a chunk's time at most, unless
- * the sender was taken off its core (then sleep on our bell, which it
- * rings) or died. RETURN VALUE: false if it died. */
-static bool wait_helper(struct fcemu_cluster *c, unsigned int self,
-			unsigned int src, struct cl_burst_job *job,
-			uint32_t theirs)
+/*
+ * Wait for the sender's chunks: a chunk's time at most, unless the sender
+ * was taken off its core (then sleep on our bell, which it rings). Bounded:
+ * a sender that died, was claimed anew or is stopped must not hold up this
+ * board (its router lock, everyone's traffic behind it) for ever.
+ * RETURN VALUE: 0, -ESRCH (the sender is gone) or -ETIMEDOUT.
+ */
+static int wait_helper(struct fcemu_cluster *c, unsigned int self,
+		       unsigned int src, struct cl_burst_job *job,
+		       uint32_t seq, uint32_t theirs, uint64_t bound_ns)
 {
-	struct helped_wait w = { job, theirs };
-	uint64_t start = mono_ns();
+	struct helped_wait w = { job, (uint64_t)seq << 32 | theirs };
+	pid_t pid = job->src_pid;
+	uint64_t start = mono_ns(), now, st = job->src_start;
 
 	while (!helped_all(&w)) {
 		fcemu__cluster_scan(c);
-		if (cl_gone(c, src))
-			return false;
-		if (mono_ns() - start < HELP_SPIN_NS)
+		if (!sender_is(c, src, pid, st))
+			return -ESRCH;
+		now = mono_ns();
+		if (now - start >= bound_ns)
+			return -ETIMEDOUT;
+		if (now - start < HELP_SPIN_NS)
 			sched_yield();
 		else
 			fcemu_cluster_wait(c, self, HELP_SLEEP_NS, helped_all, &w);
 	}
-	return true;
+	return 0;
 }
 
-/* Apply a burst of @len bytes from @src (@from in its process) to @to
+/* Apply a burst of @len bytes from @src (@from in process @spid) to @to
  * together with the sender. RETURN VALUE: 0 or -errno. */
 static int shared_apply(struct fcemu_cluster *c, unsigned int self,
-			unsigned int src, void *to, uint64_t from,
-			uint32_t len)
+			unsigned int src, pid_t spid, uint64_t sstart,
+			void *to, uint64_t from, uint32_t len)
 {
 	struct cl_burst_job *job = &c->hdr->node[self].job;
-	pid_t pid = c->hdr->node[src].pid;
 	uint32_t n = chunks_of(len), mine = 0, seq, i;
+	uint64_t t0 = mono_ns(), bound;
 	size_t off, cn;
 	int ret = 0, r;
 
+	/* Closed first, as a seqlock: no helper takes a chunk of this job
+	 * on the last one's claim while the fields are half rewritten. */
 	seq = (uint32_t)(ld64(&job->claim) >> 32) + 1;
+	__atomic_store_n(&job->claim, (uint64_t)seq << 32 | CL_JOB_CLOSED,
+			 __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&job->to, (uintptr_t)to, __ATOMIC_RELAXED);
 	__atomic_store_n(&job->from, from, __ATOMIC_RELAXED);
 	__atomic_store_n(&job->len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&job->src, src, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->src_pid, (int32_t)spid, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->src_start, sstart, __ATOMIC_RELAXED);
 	__atomic_store_n(&job->pid, (int32_t)getpid(), __ATOMIC_RELAXED);
-	__atomic_store_n(&job->helped, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&job->failed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&job->helped, (uint64_t)seq << 32, __ATOMIC_RELAXED);
+	hook(c, FCEMU_BURST_STAGE_FIELDS);
 	/* Locked: the job is out before the look at the sender's sleepers. */
 	__atomic_exchange_n(&job->claim, (uint64_t)seq << 32, __ATOMIC_SEQ_CST);
 	fcemu__cluster_ring_fenced(c, src);
+	hook(c, FCEMU_BURST_STAGE_PUBLISHED);
 	while ((i = take_chunk(job, seq, n)) < n) {
 		off = chunk_at(len, i, &cn);
-		r = cma_copy(pid, (uint8_t *)to + off, from + off, cn, false);
+		r = cma_copy(spid, (uint8_t *)to + off, from + off, cn, false);
 		if (r && !ret)
 			ret = r;
 		mine++;
 	}
-	if (!wait_helper(c, self, src, job, n - mine))
-		return -ESRCH;
-	return ret ? ret : cl_ld(&job->failed) ? -EFAULT : 0;
+	/* Generous: 16 times our own pace for each of theirs, 1 s at least. */
+	bound = mine ? (mono_ns() - t0) / mine * 16 * (n - mine) : 0;
+	if (bound < HELP_BOUND_NS)
+		bound = HELP_BOUND_NS;
+	r = wait_helper(c, self, src, job, seq, n - mine, bound);
+	/* A chunk still out is not ours to finish: its sender may be
+	 * writing it. Move @helped on, so that it no longer counts. */
+	if (r)
+		__atomic_store_n(&job->helped, 0, __ATOMIC_RELEASE);
+	if (r)
+		return r;
+	return ret ? ret : ld64(&job->helped) & CL_JOB_FAILED ? -EFAULT : 0;
 }
 
 /* Take chunks of @node's job if it is a burst of ours. */
@@ -286,31 +350,44 @@ static void help_node(struct fcemu *emu, unsigned int node)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct cl_burst_job *job = &c->hdr->node[node].job;
-	uint32_t len, n, i;
+	unsigned int self = emu->cfg.node_id;
+	uint32_t len, n, i, seq;
 	uint64_t cl, to, from;
 	size_t off, cn;
+	bool ours;
 	pid_t pid;
 
 	for (;;) {
 		cl = ld64(&job->claim);
-		if (cl_ld(&job->src) != emu->cfg.node_id)
+		if ((uint32_t)cl == CL_JOB_CLOSED)
 			return;
-		len = cl_ld(&job->len);
-		n = chunks_of(len);
-		if ((uint32_t)cl >= n)
-			return;
+		seq = (uint32_t)(cl >> 32);
+		ours = __atomic_load_n(&job->src, __ATOMIC_RELAXED) == self &&
+		       __atomic_load_n(&job->src_pid, __ATOMIC_RELAXED) ==
+			       (int32_t)getpid() &&
+		       __atomic_load_n(&job->src_start, __ATOMIC_RELAXED) ==
+			       c->hdr->node[self].starttime;
+		len = __atomic_load_n(&job->len, __ATOMIC_RELAXED);
 		to = __atomic_load_n(&job->to, __ATOMIC_RELAXED);
 		from = __atomic_load_n(&job->from, __ATOMIC_RELAXED);
 		pid = __atomic_load_n(&job->pid, __ATOMIC_RELAXED);
-		/* Taken only if the job is still the one just read. */
-		i = take_chunk(job, (uint32_t)(cl >> 32), n);
+		/* The fields are job @seq's only if the claim did not move. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&job->claim, __ATOMIC_RELAXED) >> 32 != seq)
+			continue;
+		n = chunks_of(len);
+		if (!ours || (uint32_t)cl >= n)
+			return;
+		/* Taken only if the job is still @seq, and open. */
+		i = take_chunk(job, seq, n);
 		if (i >= n)
 			return;
+		if (hook(c, FCEMU_BURST_STAGE_TAKEN))
+			return;		/* tests: a helper stopped mid-chunk */
 		off = chunk_at(len, i, &cn);
-		if (cma_copy(pid, (uint8_t *)(uintptr_t)from + off, to + off,
-			     cn, true))
-			cl_st(&job->failed, 1);
-		__atomic_fetch_add(&job->helped, 1, __ATOMIC_SEQ_CST);
+		count_helped(job, seq,
+			     cma_copy(pid, (uint8_t *)(uintptr_t)from + off,
+				      to + off, cn, true) != 0);
 		fcemu__cluster_ring_fenced(c, node);
 	}
 }
@@ -337,17 +414,22 @@ bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	struct fcemu_cluster *c = emu->cluster;
 	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
 	struct burst_rec rec;
+	uint64_t from, start;
 	uint32_t len;
-	uint64_t from;
+	pid_t pid;
 	void *to;
 
 	memcpy(&rec, pkt->payload, sizeof(rec));
 	len = le32toh(rec.len);
 	from = le64toh(rec.src);
+	start = le64toh(rec.start);
+	pid = (pid_t)le32toh((uint32_t)rec.pid);
 	to = fcemu__put_target(emu, le64toh(rec.dst), len);
-	if (!to || cl_gone(c, src))
+	/* Not another process's memory at the dead sender's addresses. */
+	if (!to || !sender_is(c, src, pid, start))
 		return false;
 	if (fcemu__burst_shared(len))
-		return !shared_apply(c, emu->cfg.node_id, src, to, from, len);
-	return !cma_copy(c->hdr->node[src].pid, to, from, len, false);
+		return !shared_apply(c, emu->cfg.node_id, src, pid, start, to,
+				     from, len);
+	return !cma_copy(pid, to, from, len, false);
 }

@@ -49,18 +49,25 @@ struct cl_ring {
 /*
  * A burst being applied by the board that owns this entry, shared out in
  * chunks with the sending board's process (emu/burst.c). @claim is the
- * job's sequence number (high half) and the next chunk to take (low half);
- * the rest is written before a new sequence number is published.
+ * job's sequence number (high half) and the next chunk to take (low half;
+ * CL_JOB_CLOSED while the owner rewrites the rest, as a seqlock: a helper
+ * reading the fields of a job it did not take a chunk of must not count).
+ * @helped carries the sequence number too, so that a chunk of an earlier
+ * job, finished late, is not counted in this one.
  */
+#define CL_JOB_CLOSED	0xffffffffu
+#define CL_JOB_FAILED	(1ull << 31)	/* in @helped: a chunk not written */
 struct cl_burst_job {
 	uint64_t claim __attribute__((aligned(64)));
 	uint64_t to;		/* destination, in the owner's process */
 	uint64_t from;		/* source, in the sender's process */
+	uint64_t src_start;	/* the sender's process start time ... */
+	int32_t src_pid;	/* ... and pid: only it may help */
 	uint32_t len;
 	uint32_t src;		/* the sending node */
 	int32_t pid;		/* the owner's process */
-	uint32_t helped __attribute__((aligned(64)));	/* chunks the sender did */
-	uint32_t failed;	/* ... and could not write */
+	/* sequence number (high half), chunks the sender did, CL_JOB_FAILED */
+	uint64_t helped __attribute__((aligned(64)));
 };
 
 /*
@@ -236,6 +243,14 @@ void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 
 /* emu/burst.c: at claim, offer bursts if peers can read this process */
 void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node);
+/* Tests only: called at these points of a shared burst; non-zero at TAKEN
+ * makes the helper walk away from the chunk it took. */
+enum fcemu_burst_stage {
+	FCEMU_BURST_STAGE_FIELDS,	/* receiver: job written, not published */
+	FCEMU_BURST_STAGE_PUBLISHED,	/* receiver: job out, no chunk taken */
+	FCEMU_BURST_STAGE_TAKEN,	/* helper: took a chunk, not copied */
+};
+extern int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);

@@ -9,7 +9,10 @@
  * drop and corrupt faults without loss; all-to-all without deadlock; a
  * dead board's packets dropped and counted; chains the check refuses;
  * the PIO window (packets the host writes, checked and sourced by the
- * board).
+ * board); a burst shared between receiver and sender, interleaved at set
+ * points: no chunk of a job not yet published, none for a sender node
+ * claimed anew, and a helper that never finishes its chunk fails the
+ * burst in bounded time.
  */
 #include <endian.h>
 #include <errno.h>
@@ -30,6 +33,8 @@
 #include <fpgacomm/hw.h>
 #include "fcemu.h"
 #include "fabric.h"
+#include "emu_internal.h"		/* bursts (emu/burst.c) */
+#include "cluster_internal.h"	/* the burst job, and its test hook */
 
 /* emu/cluster.c, internal: lets a child die holding a router lock. */
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
@@ -1321,6 +1326,145 @@ static void test_link_rate(void **state)
 	rig_free(r);
 }
 
+/* ---- Bursts shared between receiver and sender (emu/burst.c) ---- */
+
+#define BURST_DST	(1u << 20)	/* in board 1's memory */
+#define BURST_SMALL	(64u << 10)	/* two chunks */
+#define BURST_BIG	(1u << 20)	/* four chunks */
+
+static struct {
+	struct rig *r;
+	int stage;		/* where the test steps in */
+	bool stall;		/* the helper walks away from its chunk */
+	bool reclaim;		/* board 0's node looks claimed anew */
+	bool busy;
+	unsigned int calls;
+	unsigned int changed;	/* times the helper wrote during a hook */
+	uint8_t *snap;
+} bh;
+
+/* At @stage of the receiver (board 1), run the sender's (board 0's) help
+ * as if it came in at that moment, and see what it wrote. */
+static int burst_hook(struct fcemu_cluster *c, int stage)
+{
+	uint8_t *dst = bh.r->b[1].mem + BURST_DST;
+	struct cl_node *nd = &c->hdr->node[0];
+	const size_t len = BURST_SMALL + BURST_BIG;
+
+	if (stage == FCEMU_BURST_STAGE_TAKEN)
+		return bh.stall;
+	if (stage != bh.stage || bh.busy)
+		return 0;
+	bh.busy = true;
+	bh.calls++;
+	memcpy(bh.snap, dst, len);
+	if (bh.reclaim)
+		nd->starttime ^= 1;
+	fcemu__burst_help(bh.r->b[0].emu, 1ull << 1);
+	if (bh.reclaim)
+		nd->starttime ^= 1;
+	bh.changed += memcmp(bh.snap, dst, len) != 0;
+	bh.busy = false;
+	return 0;
+}
+
+/* Board 0 PUTs 64 KiB then 1 MiB to board 1 as two shared bursts. */
+static struct rig *burst_rig(int stage, bool stall, bool reclaim)
+{
+	struct rig *r = rig_new("full:2", 0, 0, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	const uint64_t bus = HOST_BUS + SEND_OFF;
+
+	if (!fcemu__burst_usable(r->b[0].emu, 1) ||
+	    !fcemu__burst_shared(BURST_BIG)) {
+		rig_free(r);
+		skip();		/* bursts or their sharing turned off */
+	}
+	memset(&bh, 0, sizeof(bh));
+	bh.r = r;
+	bh.stage = stage;
+	bh.stall = stall;
+	bh.reclaim = reclaim;
+	bh.snap = malloc(BURST_SMALL + BURST_BIG);
+	assert_non_null(bh.snap);
+	fill(r->b[0].host + SEND_OFF, BURST_SMALL + BURST_BIG, 21);
+	set_desc(&t[0], BURST_SMALL, FC_SPACE_HOST, bus, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BURST_DST), 0);
+	set_desc(&t[1], BURST_BIG, FC_SPACE_HOST, bus + BURST_SMALL,
+		 FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BURST_DST + BURST_SMALL),
+		 FC_DESC_F_EOC);
+	fcemu__burst_hook = burst_hook;
+	kick(r, 0, 0, 2);
+	return r;
+}
+
+static void burst_rig_free(struct rig *r)
+{
+	fcemu__burst_hook = NULL;
+	free(bh.snap);
+	bh.snap = NULL;
+	rig_free(r);
+}
+
+/*
+ * The sender looks in while the receiver rewrites its job for the second
+ * burst: the claim of the first still stands, with fewer chunks than the
+ * second has. Taking a chunk there would copy with stale words and count
+ * it in the wrong job; the job is closed instead.
+ */
+static void test_burst_job_rewrite(void **state)
+{
+	struct rig *r = burst_rig(FCEMU_BURST_STAGE_FIELDS, false, false);
+
+	(void)state;
+	wait_chain(r, 0, 0);
+	assert_true(bh.calls >= 2);	/* a record per span, 1 MiB at most */
+	assert_int_equal(bh.changed, 0);
+	assert_memory_equal(r->b[1].mem + BURST_DST, r->b[0].host + SEND_OFF,
+			    BURST_SMALL + BURST_BIG);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), 0);
+	burst_rig_free(r);
+}
+
+/* The sender's node claimed anew (another start time) after the burst was
+ * published: that process is not the sender and must not help. */
+static void test_burst_sender_reclaimed(void **state)
+{
+	struct rig *r = burst_rig(FCEMU_BURST_STAGE_PUBLISHED, false, true);
+
+	(void)state;
+	wait_chain(r, 0, 0);
+	assert_true(bh.calls >= 2);	/* a record per span, 1 MiB at most */
+	assert_int_equal(bh.changed, 0);
+	assert_memory_equal(r->b[1].mem + BURST_DST, r->b[0].host + SEND_OFF,
+			    BURST_SMALL + BURST_BIG);
+	burst_rig_free(r);
+}
+
+/*
+ * The sender takes a chunk and never finishes it (stopped, or gone with
+ * its node still alive): the receiver gives up after its bound (1 s at
+ * least) and fails the burst, the chain ends with an error; no hang.
+ */
+static void test_burst_helper_stalls(void **state)
+{
+	struct rig *r = burst_rig(FCEMU_BURST_STAGE_PUBLISHED, true, false);
+	struct chain_ref cr = { 0, 0 };
+	double t0 = now_s(), dt;
+
+	(void)state;
+	run_until(r, one_chain_ended, &cr);
+	dt = now_s() - t0;
+	assert_int_not_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)),
+			     FC_DMA_ERR_NONE);
+	assert_true(bh.calls >= 2);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), bh.calls);
+	assert_true(dt >= 0.9 * bh.calls && dt < 5.0 * bh.calls);
+	reset_engine(r, 0, 0);
+	burst_rig_free(r);
+}
+
 int main(void)
 {
 	const char *dev = getenv("FPGACOMM_TEST_DEVICE");
@@ -1342,6 +1486,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_dead_lock_holder, unlink_clusters),
 		cmocka_unit_test_teardown(test_router_dies_mid_move, unlink_clusters),
 		cmocka_unit_test_teardown(test_bad_chains, unlink_clusters),
+		cmocka_unit_test_teardown(test_burst_job_rewrite, unlink_clusters),
+		cmocka_unit_test_teardown(test_burst_sender_reclaimed,
+					  unlink_clusters),
+		cmocka_unit_test_teardown(test_burst_helper_stalls,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_link_rate, unlink_clusters),
 	};
 
