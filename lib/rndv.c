@@ -259,17 +259,19 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		fab->cts_wait = r;
 		return true;
 	case FC__RNDV_DATA:
-		if (!--fab->data_fly && fab->data_head)
-			launch_data(fab);
-		/* Written or not, the receiver must hear how it went. */
+		/* Written or not, the receiver must hear how it went. The FIN
+		 * is queued before the next batch, not behind its fence. */
 		r->data_status = *status;
 		ret = ctrl_chain(dev, r, r->node, r->port, CTRL_FIN, r->cookie,
 				 (uint64_t)(int64_t)*status);
 		if (!ret) {
 			r->rndv = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
-			return true;
 		}
+		if (!--fab->data_fly && fab->data_head)
+			launch_data(fab);
+		if (!ret)
+			return true;
 		*status = ret;
 		break;
 	case FC__RNDV_FIN:
