@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	7		/* bump on any change below */
+#define CL_LAYOUT	8		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
