@@ -29,6 +29,18 @@ void fc__fab_unlock(struct fc__fabric *fab)
 	pthread_mutex_unlock(&fab->lock);
 }
 
+/* Append @r to the list @head .. @tail, linked by next. */
+static void req_append(struct fc_req **head, struct fc_req **tail,
+		       struct fc_req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
 static uint32_t reg_rd(struct fc_dev *dev, uint32_t off)
 {
 	uint32_t val = 0;
@@ -361,12 +373,7 @@ void fc__src_queue(struct fc__src *s, struct fc__msg *m)
 void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r)
 {
-	r->next = NULL;
-	if (s->posted_tail)
-		s->posted_tail->next = r;
-	else
-		s->posted_head = r;
-	s->posted_tail = r;
+	req_append(&s->posted_head, &s->posted_tail, r);
 	fc__src_match(fab, port, s);
 }
 
@@ -847,24 +854,14 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
 {
-	r->next = NULL;
-	if (fab->sendq_tail)
-		fab->sendq_tail->next = r;
-	else
-		fab->sendq_head = r;
-	fab->sendq_tail = r;
+	req_append(&fab->sendq_head, &fab->sendq_tail, r);
 	if (r->type == FC__REQ_PUT)
 		fab->puts++;
 }
 
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *r)
 {
-	r->next = NULL;
-	if (fab->pio_tail)
-		fab->pio_tail->next = r;
-	else
-		fab->pio_head = r;
-	fab->pio_tail = r;
+	req_append(&fab->pio_head, &fab->pio_tail, r);
 }
 
 /* End the PIO sends whose packets the board has taken, in order. */
@@ -915,12 +912,7 @@ static bool submit_queued(struct fc_dev *dev)
 				continue;
 			}
 			r->submitted = true;
-			r->next = NULL;
-			if (fab->fly_tail)
-				fab->fly_tail->next = r;
-			else
-				fab->fly_head = r;
-			fab->fly_tail = r;
+			req_append(&fab->fly_head, &fab->fly_tail, r);
 		}
 	}
 	return moved;
