@@ -397,8 +397,13 @@ static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 	/* The write-combined packets reach the board before the TAIL. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4] = k->pio_tail;
+	/*
+	 * The packets are the board's now, kicked or not (sending them again
+	 * as a chain would send them twice): a board that missed the kick
+	 * finds them at its next look.
+	 */
 	if (k->info.features & FC_FEAT_PIO_KICK)
-		return k_ioctl(k, FC_IOC_PIO_KICK, &kick);
+		k_ioctl(k, FC_IOC_PIO_KICK, &kick);
 	return 0;
 }
 
