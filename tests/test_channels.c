@@ -18,10 +18,11 @@
  * (FPGACOMM_EMU_BURST=0: remote writes as packets), and with link faults
  * (drop=0.01,corrupt=0.01: ping-pong, order, put and barrier, data
  * verified; FPGACOMM_EMU_BURST_HELP=0: bursts applied by the receiver
- * alone), and exits with the worst status. Without fpgacomm-run it
- * starts the ranks itself as an mpirun would (OMPI_COMM_WORLD_RANK/SIZE),
- * which tests the library's job join. As a rank (FPGACOMM_RANK or
- * OMPI_COMM_WORLD_RANK set) it runs the tests on its board.
+ * alone); then it starts the ranks itself as an mpirun would
+ * (OMPI_COMM_WORLD_RANK/SIZE) and as srun would (SLURM_PROCID/NTASKS),
+ * which tests the library's job join (without fpgacomm-run, only the
+ * mpirun way), and exits with the worst status. As a rank (FPGACOMM_RANK,
+ * OMPI_COMM_WORLD_RANK or SLURM_PROCID set) it runs the tests on its board.
  *
  * FPGACOMM_TEST_SEED is accepted for symmetry; the data is a function of
  * (sender, size, index) so that every rank can check what it receives.
@@ -1122,17 +1123,17 @@ static int launch(const char *run, const char *self, const char *topo,
 	return status_of(st);
 }
 
-/* Without the launcher: start the ranks as mpirun would. */
-static int launch_as_job(const char *self)
+/* Without the launcher: start the ranks as mpirun (or srun) would. */
+static int launch_as_job(const char *self, bool slurm)
 {
-	char job[32], rank[8], size[8], shm[64];
+	char job[32], rank[8], size[8], shm[80];
 	pid_t pid;
 	int i, st, worst = 0, s;
 
 	snprintf(job, sizeof(job), "tc%ld", (long)getpid());
 	snprintf(size, sizeof(size), "%d", RANKS);
-	printf("== %d ranks as an Open MPI job %s (no fpgacomm-run)\n", RANKS,
-	       job);
+	printf("== %d ranks as %s job %s (no fpgacomm-run)\n", RANKS,
+	       slurm ? "a SLURM" : "an Open MPI", job);
 	fflush(stdout);
 	for (i = 0; i < RANKS; i++) {
 		pid = fork();
@@ -1141,9 +1142,16 @@ static int launch_as_job(const char *self)
 		if (pid == 0) {
 			snprintf(rank, sizeof(rank), "%d", i);
 			unsetenv("FPGACOMM_DEVICE");
-			setenv("OMPI_COMM_WORLD_RANK", rank, 1);
-			setenv("OMPI_COMM_WORLD_SIZE", size, 1);
-			setenv("OMPI_MCA_ess_base_jobid", job, 1);
+			if (slurm) {
+				setenv("SLURM_PROCID", rank, 1);
+				setenv("SLURM_NTASKS", size, 1);
+				setenv("SLURM_JOB_ID", job, 1);
+				setenv("SLURM_STEP_ID", "3", 1);
+			} else {
+				setenv("OMPI_COMM_WORLD_RANK", rank, 1);
+				setenv("OMPI_COMM_WORLD_SIZE", size, 1);
+				setenv("OMPI_MCA_ess_base_jobid", job, 1);
+			}
 			execl(self, self, (char *)NULL);
 			_exit(127);
 		}
@@ -1156,7 +1164,10 @@ static int launch_as_job(const char *self)
 		worst = s > worst ? s : worst;
 	}
 	/* The last rank to leave removes the cluster: check that it did. */
-	snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-ompi-%s", job);
+	if (slurm)
+		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-slurm-%s.3", job);
+	else
+		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-ompi-%s", job);
 	if (!access(shm, F_OK)) {
 		printf("== %s left behind\n", shm);
 		unlink(shm);
@@ -1173,7 +1184,8 @@ int main(void)
 	ssize_t n;
 	int rc, worst = 0;
 
-	if (getenv("FPGACOMM_RANK") || getenv("OMPI_COMM_WORLD_RANK"))
+	if (getenv("FPGACOMM_RANK") || getenv("OMPI_COMM_WORLD_RANK") ||
+	    getenv("SLURM_PROCID"))
 		return run_rank();
 
 	printf("test_channels: channels, puts and barriers across ranks\n");
@@ -1188,7 +1200,7 @@ int main(void)
 	strcpy(dir, self);
 	snprintf(run, sizeof(run), "%s/../tools/fpgacomm-run", dirname(dir));
 	if (access(run, X_OK))
-		return launch_as_job(self);
+		return launch_as_job(self, false);
 
 	rc = launch(run, self, NULL, false, true);
 	worst = rc > worst ? rc : worst;
@@ -1197,7 +1209,9 @@ int main(void)
 	worst = rc > worst ? rc : worst;
 	rc = launch(run, self, NULL, true, true);
 	worst = rc > worst ? rc : worst;
-	rc = launch_as_job(self);
+	rc = launch_as_job(self, false);
+	worst = rc > worst ? rc : worst;
+	rc = launch_as_job(self, true);
 	worst = rc > worst ? rc : worst;
 	return worst;
 }
