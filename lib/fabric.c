@@ -744,9 +744,10 @@ static unsigned int group_first(uint32_t groups)
 static bool drain_all(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	uint32_t tail[FC_MAX_CHANNELS], irqs, groups, left;
+	uint32_t tail[FC_MAX_CHANNELS], irqs, groups, left, t;
+	uint8_t news[FC_MAX_CHANNELS];
+	unsigned int p, end, n = 0, i;
 	bool moved = false;
-	unsigned int p, end;
 
 	/*
 	 * The board counts an event on the channel vector after packets land
@@ -764,19 +765,21 @@ static bool drain_all(struct fc_dev *dev)
 	fab->chan_irqs = irqs;
 	groups = groups_moved(dev);
 	fab->rescan = 0;
-	/* All the tails in one go; TAIL is read before the slots. */
+	/* All the tails in one go, TAIL read before the slots: the rings
+	 * with news, in order. */
 	for (left = groups; left; left &= left - 1) {
 		end = group_first(left) + FC_CHAN_GROUP_SIZE;
-		for (p = group_first(left); p < end; p++)
-			tail[p] = reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL));
+		for (p = group_first(left); p < end; p++) {
+			t = reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL));
+			if (t != fab->head[p]) {
+				tail[p] = t;
+				news[n++] = (uint8_t)p;
+			}
+		}
 	}
 	regs_release(dev);
-	for (left = groups; left; left &= left - 1) {
-		end = group_first(left) + FC_CHAN_GROUP_SIZE;
-		for (p = group_first(left); p < end; p++)
-			if (tail[p] != fab->head[p])
-				moved |= drain(dev, p, tail[p]);
-	}
+	for (i = 0; i < n; i++)
+		moved |= drain(dev, news[i], tail[news[i]]);
 	return moved;
 }
 
