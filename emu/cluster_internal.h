@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	8		/* bump on any change below */
+#define CL_LAYOUT	9		/* bump on any change below */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -100,6 +100,7 @@ struct cl_node {
 	 */
 	uint32_t move_count;	/* packets; 0: no move under way */
 	uint32_t move_in;	/* the input */
+	uint32_t move_head;	/* ... its head before the run is taken off */
 	uint32_t move_tail;	/* the output's tail once published */
 	uint64_t move_ring;	/* the output ring: offset in the object */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
@@ -192,9 +193,9 @@ static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
 
 /* emu/router.c: a run's move, finished for a router that died in it */
 void fcemu__router_repair(struct fcemu_cluster *c, unsigned int node);
-/* Tests only: the router's process dies right after publishing a run (a
- * kill at the worst moment for it). */
-extern bool fcemu__die_after_publish;
+/* Tests only: the router's process dies right after publishing a run (1)
+ * or after taking it off its input too (2): kills at the worst moments. */
+extern int fcemu__die_in_move;
 
 /* emu/cluster.c: wake @node's host if it sleeps (news for its board);
  * _fenced when a locked operation came after the news was published. */

@@ -103,7 +103,15 @@ static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
 		fcemu__cluster_ring(c, n);
 }
 
-bool fcemu__die_after_publish;
+/* The ring of input @i: 0 injection, else link port (i + 1) / 2, VC (i + 1) % 2. */
+static struct cl_ring *input_ring(struct fcemu_cluster *c, unsigned int n,
+				  unsigned int i)
+{
+	return cl_ring(c, n, i ? CL_RING_LINK((i + 1) / 2, (i + 1) % 2) :
+				 CL_RING_INJECT);
+}
+
+int fcemu__die_in_move;
 
 static void move_begin(struct fcemu_cluster *c, unsigned int n,
 		       unsigned int i, struct cl_ring *to, uint32_t tail,
@@ -168,11 +176,13 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 		return 0;
 	move_begin(c, n, i, to, tail + k, k);
 	fcemu__ring_publish(to, tail + k);
-	if (fcemu__die_after_publish)
+	if (fcemu__die_in_move == 1)
 		_exit(0);
 	if (out != FC_PORT_LOCAL)
 		fcemu__link_sent(c, n, (unsigned int)out, k);
 	input_done(c, n, in, vc, k);
+	if (fcemu__die_in_move == 2)
+		_exit(0);
 	c->hdr->node[n].move_count = 0;
 	wake_for(c, n, in, out, dst >> FC_PKT_DST_SHIFT);
 	return k;
@@ -190,6 +200,8 @@ static void move_begin(struct fcemu_cluster *c, unsigned int n,
 	struct cl_node *nd = &c->hdr->node[n];
 
 	nd->move_in = i;
+	nd->move_head = __atomic_load_n(&input_ring(c, n, i)->head,
+					__ATOMIC_RELAXED);
 	nd->move_tail = tail;
 	nd->move_ring = (uint64_t)((uint8_t *)to - c->base);
 	__atomic_store_n(&nd->move_count, k, __ATOMIC_RELEASE);
@@ -203,21 +215,19 @@ void fcemu__router_repair(struct fcemu_cluster *c, unsigned int n)
 
 	if (!nd->move_count)
 		return;
-	/* Only this router advances that tail: at it means published. */
+	/*
+	 * Only this router advances that tail and that head: the tail at
+	 * its mark means published, the head still at its own means not
+	 * taken off yet.
+	 */
 	to = (struct cl_ring *)(c->base + nd->move_ring);
-	if (cl_ld(&to->tail) == nd->move_tail)
+	if (cl_ld(&to->tail) == nd->move_tail &&
+	    cl_ld(&input_ring(c, n, i)->head) == nd->move_head)
 		input_done(c, n, i ? (i + 1) / 2 : FC_PORT_LOCAL,
 			   i ? (i + 1) % 2 : 0, nd->move_count);
 	nd->move_count = 0;
 }
 
-/* The ring of input @i: 0 injection, else link port (i + 1) / 2, VC (i + 1) % 2. */
-static struct cl_ring *input_ring(struct fcemu_cluster *c, unsigned int n,
-				  unsigned int i)
-{
-	return cl_ring(c, n, i ? CL_RING_LINK((i + 1) / 2, (i + 1) % 2) :
-				 CL_RING_INJECT);
-}
 
 static bool has_input(struct fcemu_cluster *c, unsigned int n)
 {

@@ -38,8 +38,8 @@
 
 /* emu/cluster.c, internal: lets a child die holding a router lock. */
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
-/* emu/router.c, internal: a router's process dies right after publishing. */
-extern bool fcemu__die_after_publish;
+/* emu/router.c, internal: a router's process dies in the middle of a move. */
+extern int fcemu__die_in_move;
 
 #define HOST_BUS	0x10000000ull
 #define HOST_LEN	(8u << 20)
@@ -1087,11 +1087,12 @@ static void test_dead_lock_holder(void **state)
 }
 
 /*
- * A router killed at the worst moment: it has published a run on its output
- * but not taken it off its input. The next router to lock the board takes
- * it off (nothing goes out twice) and the messages arrive once, whole.
+ * A router killed at the worst moments: it has published a run on its
+ * output but not taken it off its input (@stage 1), or taken it off but
+ * not yet said so (2). The next router to lock the board finishes the move
+ * once, and the message arrives once, whole: not twice, not cut.
  */
-static void test_router_dies_mid_move(void **state)
+static void router_dies_mid_move(int stage)
 {
 	struct rig *r = rig_new("ring:4", 0, 0, 1ull << 2);
 	struct rx *x = rx_open(r, 3, 0, 256);
@@ -1101,7 +1102,6 @@ static void test_router_dies_mid_move(void **state)
 	pid_t pid;
 	char ch;
 
-	(void)state;
 	assert_int_equal(pipe(up), 0);
 	assert_int_equal(pipe(down), 0);
 	pid = fork();
@@ -1113,7 +1113,7 @@ static void test_router_dies_mid_move(void **state)
 		    fcemu_cluster_claim(c, 2) || write(up[1], "x", 1) != 1 ||
 		    read(down[0], &ch, 1) != 1)
 			_exit(1);
-		fcemu__die_after_publish = true;
+		fcemu__die_in_move = stage;
 		fcemu_cluster_progress(c, 1024);	/* routes board 2: dies */
 		_exit(2);
 	}
@@ -1138,11 +1138,27 @@ static void test_router_dies_mid_move(void **state)
 	assert_int_equal(x->src[1].len, len);
 	assert_int_equal(x->pkts, 10);
 	assert_memory_equal(x->src[1].buf, r->b[1].host + SEND_OFF, len);
+	/* and the link through the dead board goes on as before */
+	fill(r->b[1].host + SEND_OFF + len, len, 78);
+	set_desc(&table(r, 1, 0)[0], len, FC_SPACE_HOST,
+		 HOST_BUS + SEND_OFF + len, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
+	kick(r, 1, 0, 1);
+	wait_msgs(r, 3, 0, 2);
+	assert_int_equal(x->pkts, 20);
+	assert_memory_equal(x->src[1].buf, r->b[1].host + SEND_OFF, 2 * len);
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
 	close(down[1]);
 	rig_free(r);
+}
+
+static void test_router_dies_mid_move(void **state)
+{
+	(void)state;
+	router_dies_mid_move(1);
+	router_dies_mid_move(2);
 }
 
 static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
