@@ -130,6 +130,8 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 {
 	if (!dev)
 		return -EINVAL;
+	if (dev->on_close)
+		dev->on_close(dev);
 	fc__fabric_fini(dev);
 	pthread_mutex_lock(&dev->lock);
 	dev->be->reset(dev);

@@ -132,6 +132,8 @@ struct fc_dev {
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__join join;	/* set by fc_open before the backend opens */
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
+	/* Set by a layer above that keeps state per device (groups). */
+	void (*on_close)(struct fc_dev *dev);
 };
 
 extern const struct fc__backend fc__emu_backend;

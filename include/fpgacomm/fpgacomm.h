@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define FC_API_VERSION_MAJOR	0
-#define FC_API_VERSION_MINOR	2
+#define FC_API_VERSION_MINOR	3
 
 struct fc_dev;
 
@@ -281,7 +281,8 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * is done once the receiver has the data, and the environment variable
  * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold.
  */
-#define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 1)	/* 0..254 for users */
+#define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 17)	/* 0..238 for users */
+#define FC_CHAN_PORT_GROUP0	FC_CHAN_PORTS	/* 239..254: groups (fc_group_*) */
 #define FC_CHAN_PORT_BARRIER	(FC_MAX_CHANNELS - 1)
 #define FC_CHAN_MAX_MSG		(16u << 20)	/* bytes per message */
 #define FC_CHAN_BUFFERED	(32u << 20)	/* bytes kept per port unasked */
@@ -425,6 +426,238 @@ int fc_barrier(struct fc_dev *dev, int timeout_ms);
  * RETURN VALUE: 1 something moved, 0 nothing did; -EINVAL on NULL.
  */
 int fc_progress(struct fc_dev *dev);
+
+/* ---- Groups and collectives (0.3) ---- */
+
+/*
+ * A group is an ordered set of ranks of the world that run collectives
+ * together: the world itself, or groups made from one by splitting or
+ * duplicating it. Every member must call the same collectives on a group,
+ * in the same order, with matching arguments; a signature travels with
+ * every message, so a mismatch is reported (-EBADMSG) instead of
+ * exchanging the wrong data. An error in a collective (a mismatch, a rank
+ * that died, a timeout, a cancel) breaks the group: the other members are
+ * told, and every later collective on it returns that error on every
+ * rank. A broken group can only be freed.
+ *
+ * Collectives of one group run one after the other, in the order they
+ * were started; collectives of different groups run at the same time.
+ * A group needs a library port on every member (FC_CHAN_PORT_GROUP0 and
+ * up: 16 ports; groups with no member in common share ports).
+ */
+struct fc_group;
+struct fc_coll_req;
+
+/* Element types. 16-bit floats are summed (and multiplied) in float32. */
+enum fc_dtype {
+	FC_INT8, FC_INT16, FC_INT32, FC_INT64,
+	FC_UINT8, FC_UINT16, FC_UINT32, FC_UINT64,
+	FC_FLOAT16, FC_BFLOAT16, FC_FLOAT32, FC_FLOAT64,
+	FC_DTYPE_COUNT
+};
+
+/* Reduction operators; the bitwise ones are for integer types only. */
+enum fc_redop {
+	FC_SUM, FC_PROD, FC_MIN, FC_MAX, FC_BAND, FC_BOR, FC_BXOR,
+	FC_REDOP_COUNT
+};
+
+/* Give as the send buffer to work in place (see each collective). */
+#define FC_IN_PLACE	((const void *)1)
+
+/* fc_group_split() color of a rank that joins no new group. */
+#define FC_GROUP_NONE	(-1)
+
+/* Bytes of one element of @dtype, or -EINVAL for an unknown type. */
+int fc_dtype_size(enum fc_dtype dtype);
+
+/*
+ * fc_group_world - the world as a group (the same handle each time; each
+ * call needs its fc_group_free()).
+ * RETURN VALUE: 0 and *groupp set; -EINVAL on NULL; -ENOTCONN the board
+ * is in no cluster; -ENOMEM.
+ */
+int fc_group_world(struct fc_dev *dev, struct fc_group **groupp);
+
+/*
+ * fc_group_split - collective over @group: the members that give the same
+ * @color (>= 0) form a new group, ranked by @key, ties by their rank in
+ * @group (as MPI_Comm_split). A member giving FC_GROUP_NONE gets NULL.
+ * fc_group_dup - a new group of the same members, for collectives that
+ * must not be ordered with @group's (as MPI_Comm_dup).
+ * Both wait at most @timeout_ms (negative: no limit).
+ * RETURN VALUE: 0 and *newp set; -EINVAL (NULL, color below
+ * FC_GROUP_NONE); -ENOSPC no group port is free on every member; the
+ * errors of the collectives (-EBADMSG, -EHOSTDOWN, -ETIMEDOUT, ...).
+ */
+int fc_group_split(struct fc_group *group, int color, int key,
+		   int timeout_ms, struct fc_group **newp);
+int fc_group_dup(struct fc_group *group, int timeout_ms,
+		 struct fc_group **newp);
+
+/*
+ * fc_group_free - leave a group (local: no other member waits). Its
+ * collectives still running are given up, which breaks it for the others.
+ * RETURN VALUE: 0; -EINVAL on NULL or a group already freed.
+ */
+int fc_group_free(struct fc_group *group);
+
+/* This rank's rank in @group, and the number of members. RETURN VALUE:
+ * the number (>= 0, resp. >= 1), or -EINVAL on NULL. */
+int fc_group_rank(const struct fc_group *group);
+int fc_group_size(const struct fc_group *group);
+/* The world rank of @group's member @rank. RETURN VALUE: 0 and *world set;
+ * -EINVAL (NULL, @rank out of range). */
+int fc_group_world_rank(const struct fc_group *group, uint32_t rank,
+			uint32_t *world);
+
+/*
+ * The collectives. Each has a blocking form, which waits at most
+ * @timeout_ms (negative: no limit), and a non-blocking form (fc_i...)
+ * that returns a request for fc_coll_test/wait/cancel. Counts are in
+ * elements of @dtype; buffers are host memory of the caller, untouched by
+ * the caller until the collective ends. A count may be 0.
+ *
+ * RETURN VALUE (all of them): 0; -EINVAL (NULL buffers with a non-zero
+ * count, unknown type or operator, a bitwise operator on floats, root
+ * out of range, FC_IN_PLACE where it has no meaning); -EOVERFLOW counts
+ * too large for memory; -ENOMEM; -EBADMSG the members disagree (another
+ * collective, root, count, type or operator); -EHOSTDOWN a member died
+ * or left; -ETIMEDOUT; -ECANCELED the group was broken by a cancel; the
+ * error that broke the group earlier.
+ *
+ * In place: FC_IN_PLACE as @sendbuf (allreduce, reduce at the root,
+ * scan, exscan, reduce_scatter: the input is taken from @recvbuf; for
+ * reduce_scatter from the whole of @recvbuf, size * count elements;
+ * gather(v) at the root, allgather(v), alltoall(v): this rank's
+ * contribution is already in place in @recvbuf).
+ */
+int fc_barrier_group(struct fc_group *g, int timeout_ms);
+int fc_bcast(struct fc_group *g, void *buf, size_t count,
+	     enum fc_dtype dtype, uint32_t root, int timeout_ms);
+int fc_reduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	      size_t count, enum fc_dtype dtype, enum fc_redop op,
+	      uint32_t root, int timeout_ms);
+int fc_allreduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		 size_t count, enum fc_dtype dtype, enum fc_redop op,
+		 int timeout_ms);
+/* recvbuf holds size * count elements; rank i gets block i of the sum. */
+int fc_reduce_scatter(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		      size_t count, enum fc_dtype dtype, enum fc_redop op,
+		      int timeout_ms);
+/* Inclusive and exclusive prefix reductions in rank order (exscan leaves
+ * rank 0's @recvbuf untouched). */
+int fc_scan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	    size_t count, enum fc_dtype dtype, enum fc_redop op,
+	    int timeout_ms);
+int fc_exscan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	      size_t count, enum fc_dtype dtype, enum fc_redop op,
+	      int timeout_ms);
+/* @count elements from each rank; recvbuf (at the root) holds size * count. */
+int fc_gather(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	      size_t count, enum fc_dtype dtype, uint32_t root,
+	      int timeout_ms);
+int fc_scatter(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	       size_t count, enum fc_dtype dtype, uint32_t root,
+	       int timeout_ms);
+int fc_allgather(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		 size_t count, enum fc_dtype dtype, int timeout_ms);
+/* The v forms: per-rank @counts and @displs (in elements), as MPI's. */
+int fc_gatherv(struct fc_group *g, const void *sendbuf, size_t sendcount,
+	       void *recvbuf, const size_t *counts, const size_t *displs,
+	       enum fc_dtype dtype, uint32_t root, int timeout_ms);
+int fc_scatterv(struct fc_group *g, const void *sendbuf, const size_t *counts,
+		const size_t *displs, void *recvbuf, size_t recvcount,
+		enum fc_dtype dtype, uint32_t root, int timeout_ms);
+int fc_allgatherv(struct fc_group *g, const void *sendbuf, size_t sendcount,
+		  void *recvbuf, const size_t *counts, const size_t *displs,
+		  enum fc_dtype dtype, int timeout_ms);
+/* @count elements to each rank, from each rank. */
+int fc_alltoall(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		size_t count, enum fc_dtype dtype, int timeout_ms);
+int fc_alltoallv(struct fc_group *g, const void *sendbuf,
+		 const size_t *sendcounts, const size_t *sdispls,
+		 void *recvbuf, const size_t *recvcounts,
+		 const size_t *rdispls, enum fc_dtype dtype, int timeout_ms);
+
+int fc_ibarrier_group(struct fc_group *g, struct fc_coll_req **reqp);
+int fc_ibcast(struct fc_group *g, void *buf, size_t count,
+	      enum fc_dtype dtype, uint32_t root, struct fc_coll_req **reqp);
+int fc_ireduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	       size_t count, enum fc_dtype dtype, enum fc_redop op,
+	       uint32_t root, struct fc_coll_req **reqp);
+int fc_iallreduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		  size_t count, enum fc_dtype dtype, enum fc_redop op,
+		  struct fc_coll_req **reqp);
+int fc_ireduce_scatter(struct fc_group *g, const void *sendbuf,
+		       void *recvbuf, size_t count, enum fc_dtype dtype,
+		       enum fc_redop op, struct fc_coll_req **reqp);
+int fc_iscan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	     size_t count, enum fc_dtype dtype, enum fc_redop op,
+	     struct fc_coll_req **reqp);
+int fc_iexscan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	       size_t count, enum fc_dtype dtype, enum fc_redop op,
+	       struct fc_coll_req **reqp);
+int fc_igather(struct fc_group *g, const void *sendbuf, void *recvbuf,
+	       size_t count, enum fc_dtype dtype, uint32_t root,
+	       struct fc_coll_req **reqp);
+int fc_iscatter(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		size_t count, enum fc_dtype dtype, uint32_t root,
+		struct fc_coll_req **reqp);
+int fc_iallgather(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		  size_t count, enum fc_dtype dtype,
+		  struct fc_coll_req **reqp);
+int fc_igatherv(struct fc_group *g, const void *sendbuf, size_t sendcount,
+		void *recvbuf, const size_t *counts, const size_t *displs,
+		enum fc_dtype dtype, uint32_t root,
+		struct fc_coll_req **reqp);
+int fc_iscatterv(struct fc_group *g, const void *sendbuf,
+		 const size_t *counts, const size_t *displs, void *recvbuf,
+		 size_t recvcount, enum fc_dtype dtype, uint32_t root,
+		 struct fc_coll_req **reqp);
+int fc_iallgatherv(struct fc_group *g, const void *sendbuf,
+		   size_t sendcount, void *recvbuf, const size_t *counts,
+		   const size_t *displs, enum fc_dtype dtype,
+		   struct fc_coll_req **reqp);
+int fc_ialltoall(struct fc_group *g, const void *sendbuf, void *recvbuf,
+		 size_t count, enum fc_dtype dtype,
+		 struct fc_coll_req **reqp);
+int fc_ialltoallv(struct fc_group *g, const void *sendbuf,
+		  const size_t *sendcounts, const size_t *sdispls,
+		  void *recvbuf, const size_t *recvcounts,
+		  const size_t *rdispls, enum fc_dtype dtype,
+		  struct fc_coll_req **reqp);
+
+/*
+ * fc_coll_test - has the collective ended? Moves it (and the collectives
+ * queued before it on its group) along once. fc_coll_wait - the same,
+ * waiting at most @timeout_ms (negative: no limit).
+ * RETURN VALUE: 0 done (the request is freed); -EINPROGRESS not yet
+ * (test), -ETIMEDOUT not yet (wait; the request stays); any other value is
+ * the collective's error (the request is freed).
+ * Collectives move only while some call of their group's members is in
+ * the library: a member that never tests or waits holds the others up.
+ */
+int fc_coll_test(struct fc_coll_req *req);
+int fc_coll_wait(struct fc_coll_req *req, int timeout_ms);
+
+/*
+ * fc_coll_cancel - give up a collective and free the request. The other
+ * members cannot finish it without this rank, so the group is broken
+ * (-ECANCELED for them and for every later collective).
+ * RETURN VALUE: 0; -EINVAL on NULL.
+ */
+int fc_coll_cancel(struct fc_coll_req *req);
+
+/*
+ * The algorithm of each collective is chosen by group size, message size
+ * and topology (docs/collectives.md). $FPGACOMM_COLL_ALGO forces one,
+ * e.g. "allreduce=ring,bcast=binomial"; a name a collective does not have
+ * is ignored. fc_coll_algo_name() tells what a collective would use.
+ * RETURN VALUE: the name, or NULL for an unknown collective.
+ */
+const char *fc_coll_algo_name(struct fc_group *g, const char *coll,
+			      size_t bytes);
 
 /* ---- Errors ---- */
 

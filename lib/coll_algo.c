@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Collective algorithms: each records a schedule (coll_sched.c) for one
+ * rank. A round is: sends and receives, then reductions and copies, then
+ * fc__sched_round(). docs/collectives.md has the choice table.
+ *
+ * Reductions that every rank ends with (allreduce) compute each element
+ * once and copy it around (ring), or compute it on both partners from the
+ * same operands in the same order, lower ranks first (recursive
+ * doubling): the result is bitwise the same on every rank.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+enum algo {
+	A_DISSEMINATION, A_BINOMIAL, A_SCATTER_ALLGATHER, A_RECURSIVE_DOUBLING,
+	A_RING, A_LINEAR, A_PAIRWISE, A_DIRECT, A_COUNT
+};
+
+static const char *const algo_names[A_COUNT] = {
+	"dissemination", "binomial", "scatter_allgather",
+	"recursive_doubling", "ring", "linear", "pairwise", "direct",
+};
+
+const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
+	"barrier", "bcast", "reduce", "allreduce", "reduce_scatter", "scan",
+	"exscan", "gather", "scatter", "allgather", "alltoall", "split",
+};
+
+#define BIT(a) (1u << (a))
+/* The algorithms each collective has. */
+static const uint32_t algos_of[FC__KIND_COUNT] = {
+	[FC__BARRIER] = BIT(A_DISSEMINATION),
+	[FC__BCAST] = BIT(A_BINOMIAL) | BIT(A_SCATTER_ALLGATHER),
+	[FC__REDUCE] = BIT(A_BINOMIAL),
+	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING),
+	[FC__REDUCE_SCATTER] = BIT(A_RING),
+	[FC__SCAN] = BIT(A_RECURSIVE_DOUBLING),
+	[FC__EXSCAN] = BIT(A_RECURSIVE_DOUBLING),
+	[FC__GATHER] = BIT(A_LINEAR),
+	[FC__SCATTER] = BIT(A_LINEAR),
+	[FC__ALLGATHER] = BIT(A_RING) | BIT(A_RECURSIVE_DOUBLING),
+	[FC__ALLTOALL] = BIT(A_PAIRWISE) | BIT(A_DIRECT),
+	[FC__SPLIT] = BIT(A_RING),
+};
+
+/* ---- Forcing: FPGACOMM_COLL_ALGO=kind=name,... ---- */
+
+static int forced[FC__KIND_COUNT];
+static pthread_once_t forced_once = PTHREAD_ONCE_INIT;
+
+static int name_index(const char *const *names, int n, const char *s,
+		      size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !strncmp(names[i], s, len))
+			return i;
+	return -1;
+}
+
+static void forced_parse(void)
+{
+	const char *env = getenv("FPGACOMM_COLL_ALGO"), *p, *eq, *end;
+
+	for (int k = 0; k < FC__KIND_COUNT; k++)
+		forced[k] = -1;
+	for (p = env; p && *p; p = *end ? end + 1 : end) {
+		int k, a;
+
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (!eq)
+			continue;
+		k = name_index(fc__coll_kind_names, FC__KIND_COUNT, p,
+			       (size_t)(eq - p));
+		a = name_index(algo_names, A_COUNT, eq + 1,
+			       (size_t)(end - eq - 1));
+		if (k >= 0 && a >= 0 && (algos_of[k] & BIT(a)))
+			forced[k] = a;
+	}
+}
+
+static bool pow2(uint32_t n)
+{
+	return !(n & (n - 1));
+}
+
+static bool full_mesh(struct fc_group *g)
+{
+	struct fc_world w;
+
+	return !fc_world_query(g->dev, &w) && !strncmp(w.topology, "full:", 5);
+}
+
+/* Whether @a can run on @g with algorithm @algo. */
+static bool usable(struct fc_group *g, enum fc__coll_kind kind, bool vector,
+		   int algo)
+{
+	if (kind == FC__ALLGATHER && algo == A_RECURSIVE_DOUBLING)
+		return pow2(g->size) && !vector;
+	return true;
+}
+
+static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
+		  size_t bytes)
+{
+	pthread_once(&forced_once, forced_parse);
+	if (forced[kind] >= 0 && usable(g, kind, vector, forced[kind]))
+		return forced[kind];
+	switch (kind) {
+	case FC__BCAST:
+		return bytes >= (256u << 10) && g->size > 2 ?
+			       A_SCATTER_ALLGATHER : A_BINOMIAL;
+	case FC__ALLREDUCE:
+		return bytes <= (16u << 10) || bytes < g->size ?
+			       A_RECURSIVE_DOUBLING : A_RING;
+	case FC__ALLGATHER:
+		return usable(g, kind, vector, A_RECURSIVE_DOUBLING) &&
+				       bytes <= (16u << 10) ?
+			       A_RECURSIVE_DOUBLING : A_RING;
+	case FC__ALLTOALL:
+		return g->size <= 8 || full_mesh(g) ? A_DIRECT : A_PAIRWISE;
+	default:
+		return __builtin_ctz(algos_of[kind]);
+	}
+}
+
+const char *fc__coll_algo(struct fc_group *g, enum fc__coll_kind kind,
+			  size_t bytes)
+{
+	return algo_names[choose(g, kind, false, bytes)];
+}
+
+/* ---- Shapes ---- */
+
+struct shape {
+	struct fc_group *g;
+	struct fc__sched *s;
+	const struct fc__coll_args *a;
+	uint32_t n, r;
+	size_t es;
+};
+
+static uint32_t left(const struct shape *x)
+{
+	return (x->r + x->n - 1) % x->n;
+}
+
+static uint32_t right(const struct shape *x)
+{
+	return (x->r + 1) % x->n;
+}
+
+/* Block @i of @count elements cut into @n nearly equal blocks. */
+static size_t blk_off(size_t count, uint32_t n, uint32_t i)
+{
+	size_t q = count / n, rem = count % n;
+
+	return i * q + (i < rem ? i : rem);
+}
+
+static size_t blk_cnt(size_t count, uint32_t n, uint32_t i)
+{
+	return count / n + (i < count % n);
+}
+
+/* ---- Barrier ---- */
+
+static void barrier_dissemination(struct shape *x)
+{
+	for (uint32_t k = 1; k < x->n; k <<= 1) {
+		fc__sched_send(x->s, (x->r + k) % x->n, NULL, 0);
+		fc__sched_recv(x->s, (x->r + x->n - k) % x->n, NULL, 0);
+		fc__sched_round(x->s);
+	}
+}
+
+/* ---- Broadcast ---- */
+
+static uint32_t real(const struct shape *x, uint32_t v)
+{
+	return (v + x->a->root) % x->n;
+}
+
+static void bcast_binomial(struct shape *x, void *buf, size_t bytes)
+{
+	uint32_t vr = (x->r + x->n - x->a->root) % x->n, mask, m;
+
+	if (vr) {
+		mask = vr & -vr;
+		fc__sched_recv(x->s, real(x, vr - mask), buf, bytes);
+		fc__sched_round(x->s);
+	} else {
+		for (mask = 1; mask < x->n; mask <<= 1)
+			;
+	}
+	for (m = mask >> 1; m; m >>= 1)
+		if (vr + m < x->n)
+			fc__sched_send(x->s, real(x, vr + m), buf, bytes);
+	fc__sched_round(x->s);
+}
+
+/* Van de Geijn: scatter the blocks from the root, then a ring allgather. */
+static void bcast_scatter_allgather(struct shape *x, char *buf)
+{
+	uint32_t n = x->n, vr = (x->r + n - x->a->root) % n, i, s;
+	size_t c = x->a->count, es = x->es;
+
+	for (i = 1; i < n && !vr; i++)
+		fc__sched_send(x->s, real(x, i), buf + blk_off(c, n, i) * es,
+			       blk_cnt(c, n, i) * es);
+	if (vr)
+		fc__sched_recv(x->s, real(x, 0), buf + blk_off(c, n, vr) * es,
+			       blk_cnt(c, n, vr) * es);
+	fc__sched_round(x->s);
+	for (s = 0; s + 1 < n; s++) {
+		uint32_t out = (vr + n - s) % n, in = (vr + 2 * n - s - 1) % n;
+
+		fc__sched_send(x->s, real(x, vr + 1), buf + blk_off(c, n, out) * es,
+			       blk_cnt(c, n, out) * es);
+		fc__sched_recv(x->s, real(x, vr + n - 1),
+			       buf + blk_off(c, n, in) * es,
+			       blk_cnt(c, n, in) * es);
+		fc__sched_round(x->s);
+	}
+}
+
+/* ---- Reductions ---- */
+
+/* The input of a reduction: @sendbuf, or @recvbuf in place. */
+static const void *input(const struct shape *x)
+{
+	return x->a->in_place ? x->a->recvbuf : x->a->sendbuf;
+}
+
+static void reduce_binomial(struct shape *x)
+{
+	uint32_t vr = (x->r + x->n - x->a->root) % x->n, mask;
+	size_t bytes = x->a->count * x->es;
+	const void *acc = input(x);
+	void *tmp = NULL, *sum = NULL;
+
+	if (vr + 1 < x->n && !(vr & 1)) {	/* has children */
+		sum = vr ? fc__sched_scratch(x->s, bytes) : x->a->recvbuf;
+		tmp = fc__sched_scratch(x->s, bytes);
+		if (!sum || !tmp)
+			return;
+		fc__sched_copy(x->s, sum, acc, bytes);
+		fc__sched_round(x->s);
+		acc = sum;
+	} else if (!vr) {			/* a root alone */
+		fc__sched_copy(x->s, x->a->recvbuf, acc, bytes);
+		fc__sched_round(x->s);
+	}
+	for (mask = 1; mask < x->n; mask <<= 1) {
+		if (vr & mask) {
+			fc__sched_send(x->s, real(x, vr - mask), acc, bytes);
+			fc__sched_round(x->s);
+			return;
+		}
+		if (vr + mask < x->n) {
+			fc__sched_recv(x->s, real(x, vr + mask), tmp, bytes);
+			fc__sched_reduce(x->s, sum, tmp, bytes, false);
+			fc__sched_round(x->s);
+		}
+	}
+}
+
+static void allreduce_recursive_doubling(struct shape *x)
+{
+	uint32_t n = x->n, r = x->r, p2 = 1, rem, mask;
+	size_t bytes = x->a->count * x->es;
+	void *acc = x->a->recvbuf, *tmp = fc__sched_scratch(x->s, bytes);
+	int nr;
+
+	if (!tmp)
+		return;
+	fc__sched_copy(x->s, acc, input(x), bytes);
+	fc__sched_round(x->s);
+	while (p2 * 2 <= n)
+		p2 *= 2;
+	rem = n - p2;
+	/* The first 2 * rem ranks pair up: the even one hands its part in. */
+	if (r < 2 * rem) {
+		if (!(r & 1)) {
+			fc__sched_send(x->s, r + 1, acc, bytes);
+			fc__sched_round(x->s);
+			nr = -1;
+		} else {
+			fc__sched_recv(x->s, r - 1, tmp, bytes);
+			fc__sched_reduce(x->s, acc, tmp, bytes, true);
+			fc__sched_round(x->s);
+			nr = (int)(r / 2);
+		}
+	} else {
+		nr = (int)(r - rem);
+	}
+	for (mask = 1; nr >= 0 && mask < p2; mask <<= 1) {
+		uint32_t pn = (uint32_t)nr ^ mask;
+		uint32_t peer = pn < rem ? 2 * pn + 1 : pn + rem;
+
+		fc__sched_send(x->s, peer, acc, bytes);
+		fc__sched_recv(x->s, peer, tmp, bytes);
+		fc__sched_reduce(x->s, acc, tmp, bytes, peer < r);
+		fc__sched_round(x->s);
+	}
+	if (r < 2 * rem) {
+		if (r & 1)
+			fc__sched_send(x->s, r - 1, acc, bytes);
+		else
+			fc__sched_recv(x->s, r + 1, acc, bytes);
+		fc__sched_round(x->s);
+	}
+}
+
+/*
+ * Ring reduce-scatter over @acc (@count elements in n blocks; block i
+ * at blk_off): after it, rank r holds block r reduced over every rank.
+ */
+static void ring_reduce_scatter(struct shape *x, char *acc, size_t count)
+{
+	uint32_t n = x->n, r = x->r, s;
+	size_t es = x->es;
+	char *tmp = fc__sched_scratch(x->s, blk_cnt(count, n, 0) * es);
+
+	if (!tmp)
+		return;
+	for (s = 0; s + 1 < n; s++) {
+		uint32_t out = (r + 2 * n - s - 1) % n;
+		uint32_t in = (r + 2 * n - s - 2) % n;
+		size_t in_len = blk_cnt(count, n, in) * es;
+
+		fc__sched_send(x->s, right(x), acc + blk_off(count, n, out) * es,
+			       blk_cnt(count, n, out) * es);
+		fc__sched_recv(x->s, left(x), tmp, in_len);
+		fc__sched_reduce(x->s, acc + blk_off(count, n, in) * es, tmp,
+				 in_len, false);
+		fc__sched_round(x->s);
+	}
+}
+
+/* Ring allgather of blocks at @offs/@cnts (elements) in @buf: rank r
+ * starts with block r. */
+static void ring_allgather(struct shape *x, char *buf, const size_t *offs,
+			   const size_t *cnts)
+{
+	uint32_t n = x->n, r = x->r, s;
+	size_t es = x->es;
+
+	for (s = 0; s + 1 < n; s++) {
+		uint32_t out = (r + n - s) % n, in = (r + 2 * n - s - 1) % n;
+
+		fc__sched_send(x->s, right(x), buf + offs[out] * es,
+			       cnts[out] * es);
+		fc__sched_recv(x->s, left(x), buf + offs[in] * es,
+			       cnts[in] * es);
+		fc__sched_round(x->s);
+	}
+}
+
+/* Block offsets and counts of @count elements in n blocks. */
+static int even_blocks(struct shape *x, size_t count, size_t **offs,
+		       size_t **cnts)
+{
+	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	if (!*offs || !*cnts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->n; i++) {
+		(*offs)[i] = blk_off(count, x->n, i);
+		(*cnts)[i] = blk_cnt(count, x->n, i);
+	}
+	return 0;
+}
+
+static void allreduce_ring(struct shape *x)
+{
+	size_t count = x->a->count, *offs, *cnts;
+	char *acc = x->a->recvbuf;
+
+	if (even_blocks(x, count, &offs, &cnts))
+		return;
+	fc__sched_copy(x->s, acc, input(x), count * x->es);
+	fc__sched_round(x->s);
+	ring_reduce_scatter(x, acc, count);
+	ring_allgather(x, acc, offs, cnts);
+}
+
+static void reduce_scatter_ring(struct shape *x)
+{
+	size_t count = x->a->count, bytes = count * x->es, all = bytes * x->n;
+	char *acc = fc__sched_scratch(x->s, all);
+
+	if (!acc)
+		return;
+	fc__sched_copy(x->s, acc, input(x), all);
+	fc__sched_round(x->s);
+	ring_reduce_scatter(x, acc, count * x->n);
+	fc__sched_copy(x->s, x->a->recvbuf, acc + x->r * bytes, bytes);
+	fc__sched_round(x->s);
+}
+
+/* Hillis and Steele: in round k, pass the sum of the 2^k ranks up to
+ * this one on to rank r + 2^k. */
+static void scan_recursive_doubling(struct shape *x, bool exclusive)
+{
+	size_t bytes = x->a->count * x->es;
+	uint32_t mask, r = x->r;
+	void *part = fc__sched_scratch(x->s, bytes);
+	void *tmp = fc__sched_scratch(x->s, bytes);
+	char *res = x->a->recvbuf;
+
+	if (!part || !tmp)
+		return;
+	fc__sched_copy(x->s, part, input(x), bytes);
+	if (!exclusive)
+		fc__sched_copy(x->s, res, input(x), bytes);
+	fc__sched_round(x->s);
+	for (mask = 1; mask < x->n; mask <<= 1) {
+		if (r + mask < x->n)
+			fc__sched_send(x->s, r + mask, part, bytes);
+		if (r >= mask) {
+			fc__sched_recv(x->s, r - mask, tmp, bytes);
+			if (exclusive && mask == 1)
+				fc__sched_copy(x->s, res, tmp, bytes);
+			else
+				fc__sched_reduce(x->s, res, tmp, bytes, true);
+			fc__sched_reduce(x->s, part, tmp, bytes, true);
+		}
+		fc__sched_round(x->s);
+	}
+}
+
+/* ---- Gather, scatter, allgather, alltoall ---- */
+
+/* Per-rank counts and displacements of @a's receive side (elements). */
+static int layout(struct shape *x, size_t **offs, size_t **cnts)
+{
+	if (x->a->vector) {
+		*offs = (size_t *)x->a->displs;
+		*cnts = (size_t *)x->a->counts;
+		return 0;
+	}
+	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	if (!*offs || !*cnts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->n; i++) {
+		(*offs)[i] = i * x->a->count;
+		(*cnts)[i] = x->a->count;
+	}
+	return 0;
+}
+
+static void gather_linear(struct shape *x)
+{
+	size_t *offs, *cnts, es = x->es;
+	char *rb = x->a->recvbuf;
+	uint32_t i;
+
+	if (x->r != x->a->root) {
+		fc__sched_send(x->s, x->a->root, x->a->sendbuf,
+			       x->a->sendcount * es);
+		fc__sched_round(x->s);
+		return;
+	}
+	if (layout(x, &offs, &cnts))
+		return;
+	for (i = 0; i < x->n; i++)
+		if (i != x->r)
+			fc__sched_recv(x->s, i, rb + offs[i] * es,
+				       cnts[i] * es);
+	if (!x->a->in_place)
+		fc__sched_copy(x->s, rb + offs[x->r] * es, x->a->sendbuf,
+			       cnts[x->r] * es);
+	fc__sched_round(x->s);
+}
+
+static void scatter_linear(struct shape *x)
+{
+	size_t *offs, *cnts, es = x->es;
+	const char *sb = x->a->sendbuf;
+	uint32_t i;
+
+	if (x->r != x->a->root) {
+		fc__sched_recv(x->s, x->a->root, x->a->recvbuf,
+			       x->a->sendcount * es);
+		fc__sched_round(x->s);
+		return;
+	}
+	if (layout(x, &offs, &cnts))
+		return;
+	for (i = 0; i < x->n; i++)
+		if (i != x->r)
+			fc__sched_send(x->s, i, sb + offs[i] * es,
+				       cnts[i] * es);
+	if (!x->a->in_place)
+		fc__sched_copy(x->s, x->a->recvbuf, sb + offs[x->r] * es,
+			       cnts[x->r] * es);
+	fc__sched_round(x->s);
+}
+
+static void allgather(struct shape *x, int algo)
+{
+	size_t *offs, *cnts, es = x->es, c = x->a->count;
+	char *rb = x->a->recvbuf;
+	uint32_t mask, r = x->r;
+
+	if (layout(x, &offs, &cnts))
+		return;
+	if (!x->a->in_place)
+		fc__sched_copy(x->s, rb + offs[r] * es, x->a->sendbuf,
+			       cnts[r] * es);
+	fc__sched_round(x->s);
+	if (algo == A_RING) {
+		ring_allgather(x, rb, offs, cnts);
+		return;
+	}
+	for (mask = 1; mask < x->n; mask <<= 1) {
+		uint32_t peer = r ^ mask;
+
+		fc__sched_send(x->s, peer, rb + (r & ~(mask - 1)) * c * es,
+			       mask * c * es);
+		fc__sched_recv(x->s, peer, rb + (peer & ~(mask - 1)) * c * es,
+			       mask * c * es);
+		fc__sched_round(x->s);
+	}
+}
+
+static void alltoall(struct shape *x, int algo)
+{
+	const struct fc__coll_args *a = x->a;
+	size_t *roffs, *rcnts, *soffs, *scnts, es = x->es, end = 0;
+	const char *sb = a->sendbuf;
+	char *rb = a->recvbuf;
+	uint32_t i, r = x->r, n = x->n;
+
+	if (layout(x, &roffs, &rcnts))
+		return;
+	soffs = a->vector ? (size_t *)a->sdispls : roffs;
+	scnts = a->vector ? (size_t *)a->scounts : rcnts;
+	if (a->in_place) {
+		/* send from a copy of what will be overwritten */
+		for (i = 0; i < n; i++)
+			if (roffs[i] + rcnts[i] > end)
+				end = roffs[i] + rcnts[i];
+		sb = fc__sched_scratch(x->s, end * es);
+		if (!sb)
+			return;
+		fc__sched_copy(x->s, (void *)sb, rb, end * es);
+		fc__sched_round(x->s);
+		soffs = roffs;
+		scnts = rcnts;
+	} else {
+		fc__sched_copy(x->s, rb + roffs[r] * es, sb + soffs[r] * es,
+			       rcnts[r] * es);
+	}
+	for (i = 1; i < n; i++) {
+		uint32_t to = (r + i) % n, from = (r + n - i) % n;
+
+		fc__sched_send(x->s, to, sb + soffs[to] * es, scnts[to] * es);
+		fc__sched_recv(x->s, from, rb + roffs[from] * es,
+			       rcnts[from] * es);
+		if (algo == A_PAIRWISE)
+			fc__sched_round(x->s);
+	}
+	fc__sched_round(x->s);
+}
+
+int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
+		    struct fc__sched *s)
+{
+	struct shape x = { g, s, a, g->size, g->rank, fc__dtype_size(a->dtype) };
+	size_t bytes = a->count * x.es;
+	int algo = choose(g, a->kind, a->vector, bytes);
+
+	switch (a->kind) {
+	case FC__BARRIER:
+		barrier_dissemination(&x);
+		break;
+	case FC__BCAST:
+		if (algo == A_BINOMIAL)
+			bcast_binomial(&x, a->recvbuf, bytes);
+		else
+			bcast_scatter_allgather(&x, a->recvbuf);
+		break;
+	case FC__REDUCE:
+		reduce_binomial(&x);
+		break;
+	case FC__ALLREDUCE:
+		if (algo == A_RING)
+			allreduce_ring(&x);
+		else
+			allreduce_recursive_doubling(&x);
+		break;
+	case FC__REDUCE_SCATTER:
+		reduce_scatter_ring(&x);
+		break;
+	case FC__SCAN:
+	case FC__EXSCAN:
+		scan_recursive_doubling(&x, a->kind == FC__EXSCAN);
+		break;
+	case FC__GATHER:
+		gather_linear(&x);
+		break;
+	case FC__SCATTER:
+		scatter_linear(&x);
+		break;
+	case FC__ALLGATHER:
+	case FC__SPLIT:
+		allgather(&x, algo);
+		break;
+	case FC__ALLTOALL:
+		alltoall(&x, algo);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (x.n > 1 && (a->kind == FC__BCAST || a->kind == FC__REDUCE ||
+			a->kind == FC__GATHER || a->kind == FC__SCATTER))
+		fc__sched_check(s, right(&x), left(&x));
+	return s->err;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Groups and collectives: private to lib/group.c, lib/coll*.c.
+ *
+ * Layers: the public entry points (coll.c) check arguments and pick an
+ * algorithm (coll_algo_*.c); an algorithm records a schedule, rounds of
+ * sends and receives followed by local reductions and copies; the engine
+ * (coll_sched.c) runs schedules over the group's channels, one collective
+ * of a group at a time, and frames every message with a header that names
+ * the group, the collective's number and its signature. Nothing here is
+ * called from below: the channel layer knows nothing of groups.
+ */
+#ifndef FC_COLL_INTERNAL_H
+#define FC_COLL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fpgacomm/fpgacomm.h>
+
+#define FC__GROUP_PORTS	(FC_CHAN_PORT_BARRIER - FC_CHAN_PORT_GROUP0)
+
+/* The collectives, as they appear in signatures and algorithm names. */
+enum fc__coll_kind {
+	FC__BARRIER, FC__BCAST, FC__REDUCE, FC__ALLREDUCE, FC__REDUCE_SCATTER,
+	FC__SCAN, FC__EXSCAN, FC__GATHER, FC__SCATTER, FC__ALLGATHER,
+	FC__ALLTOALL, FC__SPLIT, FC__KIND_COUNT
+};
+
+/* What a collective was asked to do: all that its signature and its
+ * algorithm need. Counts are in elements; v-forms keep their arrays. */
+struct fc__coll_args {
+	enum fc__coll_kind kind;
+	bool vector;			/* gatherv, scatterv, ... */
+	bool in_place;
+	enum fc_dtype dtype;
+	enum fc_redop op;
+	uint32_t root;
+	size_t count;
+	const void *sendbuf;
+	void *recvbuf;
+	size_t sendcount;
+	const size_t *counts, *displs;		/* receive side (or scatterv's) */
+	const size_t *scounts, *sdispls;	/* alltoallv's send side */
+};
+
+/* One action of a schedule. */
+enum fc__step_kind { FC__ST_SEND, FC__ST_RECV, FC__ST_REDUCE, FC__ST_COPY };
+
+struct fc__step {
+	uint8_t kind;
+	bool round_end;		/* the last step of its round */
+	bool src_first;		/* REDUCE: dst = src op dst (src ranks lower) */
+	uint32_t peer;		/* SEND/RECV: member of the group */
+	void *dst;
+	const void *src;
+	size_t len;		/* bytes (REDUCE: of dst) */
+	/* while posted */
+	struct fc_req *req[2];	/* header (or header + payload), payload */
+	void *stage;		/* header + small payload */
+};
+
+struct fc__sched {
+	struct fc__step *steps;
+	unsigned int n, cap;
+	unsigned int cur;	/* first step of the running round */
+	bool posted;		/* the running round's messages are posted */
+	void *scratch;		/* memory the schedule's steps point into */
+	int err;		/* recording failed (-ENOMEM) */
+};
+
+/* One collective in flight (or queued) on a group. */
+struct fc_coll_req {
+	struct fc_group *group;
+	struct fc_coll_req *next;	/* the group's queue */
+	struct fc__sched sched;
+	enum fc_dtype dtype;
+	enum fc_redop op;
+	uint32_t seq;		/* the collective's number in the group */
+	uint32_t sig;		/* its signature */
+	int status;		/* -EINPROGRESS until it ends */
+};
+
+struct fc_group {
+	struct fc_dev *dev;
+	struct fc__coll_dev *cd;
+	uint32_t rank, size;
+	uint32_t *world;	/* member -> world rank */
+	uint32_t port;		/* the channel endpoint of its messages */
+	uint32_t ctx;		/* names the group in every header */
+	uint32_t seq;		/* collectives started */
+	uint32_t children;	/* groups made from it, for their ctx */
+	struct fc_chan **chans;	/* per member, opened on first use */
+	struct fc_coll_req *head, *tail;	/* running, then queued */
+	int err;		/* what broke it; 0 while usable */
+	unsigned int refs;	/* the world group is shared */
+	bool aborted;		/* the others were told */
+	struct fc_group *next;	/* the device's groups */
+};
+
+/* Per-device state: which group ports are taken. */
+struct fc__coll_dev {
+	struct fc_dev *dev;
+	uint32_t ports_used;	/* bit i: FC_CHAN_PORT_GROUP0 + i */
+	uint32_t last_port;	/* round robin, so a port is reused late */
+	struct fc_group *world;
+	struct fc_group *groups;
+	struct fc__coll_dev *next;
+};
+
+/* group.c */
+struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create);
+bool fc__group_live(const struct fc_group *g);
+int fc__group_chan(struct fc_group *g, uint32_t member, struct fc_chan **chp);
+void fc__coll_lock(void);
+void fc__coll_unlock(void);
+
+/* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
+size_t fc__dtype_size(enum fc_dtype dtype);
+bool fc__redop_valid(enum fc_dtype dtype, enum fc_redop op);
+void fc__reduce(void *dst, const void *src, size_t count,
+		enum fc_dtype dtype, enum fc_redop op, bool src_first);
+
+/* coll_sched.c: recording */
+void fc__sched_send(struct fc__sched *s, uint32_t peer, const void *buf,
+		    size_t len);
+void fc__sched_recv(struct fc__sched *s, uint32_t peer, void *buf,
+		    size_t len);
+void fc__sched_reduce(struct fc__sched *s, void *dst, const void *src,
+		      size_t len, bool src_first);
+void fc__sched_copy(struct fc__sched *s, void *dst, const void *src,
+		    size_t len);
+/*
+ * Header-only messages to @to and from @from, put first in the first
+ * round: where the members' data alone might not flow (two ranks that
+ * both think they are the root), these still meet and compare signatures.
+ */
+void fc__sched_check(struct fc__sched *s, uint32_t to, uint32_t from);
+/* End the round: its messages must all be done before what follows. */
+void fc__sched_round(struct fc__sched *s);
+/* Scratch memory that lives as long as the schedule. RETURN VALUE: it,
+ * or NULL (the schedule then fails with -ENOMEM). */
+void *fc__sched_scratch(struct fc__sched *s, size_t len);
+
+/* coll_sched.c: running. fc__coll_start queues @req on its group. */
+int fc__coll_start(struct fc_group *g, struct fc_coll_req *req);
+int fc__coll_test(struct fc_coll_req *req);
+int fc__coll_wait(struct fc_coll_req *req, int timeout_ms);
+void fc__coll_req_free(struct fc_coll_req *req);
+/* Break @g with @err: everything queued fails, the members are told. */
+void fc__group_break(struct fc_group *g, int err);
+/* Give up everything in flight on @g (group free). */
+void fc__group_drop(struct fc_group *g);
+uint32_t fc__coll_signature(const struct fc__coll_args *a);
+
+/* coll_algo.c: record the schedule of @a on @g into @s. */
+int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
+		    struct fc__sched *s);
+const char *fc__coll_algo(struct fc_group *g, enum fc__coll_kind kind,
+			  size_t bytes);
+extern const char *const fc__coll_kind_names[FC__KIND_COUNT];
+
+/* coll.c: run a collective described by @a, blocking or not. */
+int fc__coll_run(struct fc_group *g, const struct fc__coll_args *a,
+		 int timeout_ms, struct fc_coll_req **reqp);
+
+#endif /* FC_COLL_INTERNAL_H */

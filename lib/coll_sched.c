@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collective engine: runs schedules over a group's channels.
+ *
+ * A schedule is a list of rounds. A round's sends and receives are posted
+ * together; once all of them are done its reductions and copies run, in
+ * order, and the next round starts. Each group runs one collective at a
+ * time, so that on every channel the messages of consecutive collectives
+ * follow one another in the order both ends expect.
+ *
+ * Every message starts with a header: the group's context, the
+ * collective's number and signature, and the payload's length. A payload
+ * of up to COMBINE_MAX bytes travels in the same message, copied once;
+ * a larger one follows as a message of its own, straight from and into
+ * the caller's buffers (the channel sends it by rendezvous). Payloads are
+ * cut into pieces of at most PIECE_MAX bytes when the schedule is made,
+ * the same way on both ends.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+#include "internal.h"
+
+#define COMBINE_MAX	(8u << 10)
+#define PIECE_MAX	(8u << 20)
+#define HDR_SPLIT	(1u << 31)	/* the payload is the next message */
+#define HDR_ABORT	(1u << 30)	/* sender's group broke; len = -errno */
+#define HDR_LEN		((1u << 28) - 1)
+
+struct hdr {
+	uint32_t ctx, seq, sig, len;	/* little endian */
+};
+
+struct scratch {
+	struct scratch *next;
+	max_align_t data[];
+};
+
+/* ---- Recording ---- */
+
+static struct fc__step *step_add(struct fc__sched *s, enum fc__step_kind kind)
+{
+	struct fc__step *st;
+
+	if (s->err)
+		return NULL;
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap ? 2 * s->cap : 16;
+		struct fc__step *p = realloc(s->steps, cap * sizeof(*p));
+
+		if (!p) {
+			s->err = -ENOMEM;
+			return NULL;
+		}
+		s->steps = p;
+		s->cap = cap;
+	}
+	st = &s->steps[s->n++];
+	memset(st, 0, sizeof(*st));
+	st->kind = (uint8_t)kind;
+	return st;
+}
+
+static void comm_add(struct fc__sched *s, enum fc__step_kind kind,
+		     uint32_t peer, void *dst, const void *src, size_t len)
+{
+	do {
+		size_t piece = len < PIECE_MAX ? len : PIECE_MAX;
+		struct fc__step *st = step_add(s, kind);
+
+		if (!st)
+			return;
+		st->peer = peer;
+		st->dst = dst;
+		st->src = src;
+		st->len = piece;
+		len -= piece;
+		if (dst)
+			dst = (char *)dst + piece;
+		if (src)
+			src = (const char *)src + piece;
+	} while (len);
+}
+
+void fc__sched_send(struct fc__sched *s, uint32_t peer, const void *buf,
+		    size_t len)
+{
+	comm_add(s, FC__ST_SEND, peer, NULL, buf, len);
+}
+
+void fc__sched_recv(struct fc__sched *s, uint32_t peer, void *buf, size_t len)
+{
+	comm_add(s, FC__ST_RECV, peer, buf, NULL, len);
+}
+
+void fc__sched_reduce(struct fc__sched *s, void *dst, const void *src,
+		      size_t len, bool src_first)
+{
+	struct fc__step *st;
+
+	if (!len)
+		return;
+	st = step_add(s, FC__ST_REDUCE);
+	if (st) {
+		st->dst = dst;
+		st->src = src;
+		st->len = len;
+		st->src_first = src_first;
+	}
+}
+
+void fc__sched_copy(struct fc__sched *s, void *dst, const void *src,
+		    size_t len)
+{
+	struct fc__step *st;
+
+	if (!len || dst == src)
+		return;
+	st = step_add(s, FC__ST_COPY);
+	if (st) {
+		st->dst = dst;
+		st->src = src;
+		st->len = len;
+	}
+}
+
+void fc__sched_check(struct fc__sched *s, uint32_t to, uint32_t from)
+{
+	unsigned int n = s->n;
+
+	fc__sched_send(s, to, NULL, 0);
+	fc__sched_recv(s, from, NULL, 0);
+	if (s->err || !n)
+		return;
+	/* move the two new steps to the front: they join the first round */
+	struct fc__step pair[2] = { s->steps[n], s->steps[n + 1] };
+
+	memmove(&s->steps[2], &s->steps[0], n * sizeof(*s->steps));
+	s->steps[0] = pair[0];
+	s->steps[1] = pair[1];
+}
+
+void fc__sched_round(struct fc__sched *s)
+{
+	if (s->n && !s->err)
+		s->steps[s->n - 1].round_end = true;
+}
+
+void *fc__sched_scratch(struct fc__sched *s, size_t len)
+{
+	struct scratch *sc;
+
+	if (s->err)
+		return NULL;
+	sc = malloc(sizeof(*sc) + (len ? len : 1));
+	if (!sc) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	sc->next = s->scratch;
+	s->scratch = sc;
+	return sc->data;
+}
+
+static void sched_free(struct fc__sched *s)
+{
+	struct scratch *sc, *next;
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->steps[i].stage);
+	free(s->steps);
+	for (sc = s->scratch; sc; sc = next) {
+		next = sc->next;
+		free(sc);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- Signatures ---- */
+
+static uint32_t fnv(uint32_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		h = (h ^ (uint8_t)v) * 16777619u;
+	return h;
+}
+
+uint32_t fc__coll_signature(const struct fc__coll_args *a)
+{
+	uint32_t h = 2166136261u;
+
+	h = fnv(h, a->kind);
+	h = fnv(h, a->vector);
+	h = fnv(h, a->root);
+	h = fnv(h, a->dtype);
+	h = fnv(h, a->op);
+	if (!a->vector)
+		h = fnv(h, a->count);
+	return h;
+}
+
+/* ---- Running ---- */
+
+static bool comm(const struct fc__step *st)
+{
+	return st->kind == FC__ST_SEND || st->kind == FC__ST_RECV;
+}
+
+static bool combined(const struct fc__step *st)
+{
+	return st->len <= COMBINE_MAX;
+}
+
+static void hdr_fill(struct hdr *h, const struct fc_coll_req *req, uint32_t len)
+{
+	h->ctx = htole32(req->group->ctx);
+	h->seq = htole32(req->seq);
+	h->sig = htole32(req->sig);
+	h->len = htole32(len);
+}
+
+static int post(struct fc_coll_req *req, struct fc__step *st)
+{
+	struct fc_group *g = req->group;
+	size_t hl = sizeof(struct hdr);
+	struct fc_chan *ch;
+	int ret;
+
+	ret = fc__group_chan(g, st->peer, &ch);
+	if (ret)
+		return ret;
+	st->stage = malloc(combined(st) ? hl + st->len : hl);
+	if (!st->stage)
+		return -ENOMEM;
+	if (st->kind == FC__ST_SEND) {
+		if (combined(st)) {
+			hdr_fill(st->stage, req, (uint32_t)st->len);
+			memcpy((char *)st->stage + hl, st->src, st->len);
+			return fc_chan_isend(ch, st->stage, hl + st->len,
+					     &st->req[0]);
+		}
+		hdr_fill(st->stage, req, (uint32_t)st->len | HDR_SPLIT);
+		ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
+		if (!ret)
+			ret = fc_chan_isend(ch, st->src, st->len, &st->req[1]);
+		return ret;
+	}
+	if (combined(st))
+		return fc_chan_irecv(ch, st->stage, hl + st->len, &st->req[0]);
+	ret = fc_chan_irecv(ch, st->stage, hl, &st->req[0]);
+	if (!ret)
+		ret = fc_chan_irecv(ch, st->dst, st->len, &st->req[1]);
+	return ret;
+}
+
+/* A header received for @st. RETURN VALUE: 0, or what it says went wrong. */
+static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
+		     size_t got)
+{
+	const struct hdr *h = st->stage;
+	uint32_t len = le32toh(h->len), want = (uint32_t)st->len;
+	int err;
+
+	if (got < sizeof(*h))
+		return -EBADMSG;
+	if (le32toh(h->ctx) == req->group->ctx && (len & HDR_ABORT)) {
+		err = -(int)(len & HDR_LEN);
+		/* the sender's reason, where it is one a collective gives */
+		return err == -EHOSTDOWN || err == -ETIMEDOUT ||
+			       err == -ECANCELED || err == -ENOMEM ?
+			       err : -EBADMSG;
+	}
+	if (!combined(st))
+		want |= HDR_SPLIT;
+	if (le32toh(h->ctx) != req->group->ctx ||
+	    le32toh(h->seq) != req->seq || le32toh(h->sig) != req->sig ||
+	    len != want)
+		return -EBADMSG;
+	if (combined(st) && got != sizeof(*h) + st->len)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Test the requests of one posted step. RETURN VALUE: 1 done, 0 not yet,
+ * or the step's error. */
+static int step_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
+{
+	size_t got = 0;
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		if (!st->req[i])
+			continue;
+		ret = fc_req_test(st->req[i], &got);
+		if (ret == -EINPROGRESS)
+			return 0;
+		st->req[i] = NULL;
+		*moved = true;
+		if (ret == -EMSGSIZE && st->kind == FC__ST_RECV)
+			return -EBADMSG;	/* longer than the members agreed */
+		if (ret)
+			return ret;
+		if (st->kind != FC__ST_RECV)
+			continue;
+		if (i == 0) {
+			ret = hdr_check(req, st, got);
+			if (ret)
+				return ret;
+			if (combined(st) && st->len)
+				memcpy(st->dst, (char *)st->stage +
+						sizeof(struct hdr), st->len);
+		} else if (got != st->len) {
+			return -EBADMSG;
+		}
+	}
+	return 1;
+}
+
+static void step_unpost(struct fc__step *st)
+{
+	for (int i = 1; i >= 0; i--) {
+		if (!st->req[i])
+			continue;
+		/* -EBUSY: the board is moving the data; it ends in bounded time */
+		if (fc_req_cancel(st->req[i]) == -EBUSY &&
+		    fc_req_wait(st->req[i], 5000, NULL) == -ETIMEDOUT)
+			fc_req_cancel(st->req[i]);
+		st->req[i] = NULL;
+	}
+}
+
+static unsigned int round_end(const struct fc__sched *s)
+{
+	unsigned int i = s->cur;
+
+	while (i < s->n && !s->steps[i].round_end)
+		i++;
+	return i < s->n ? i + 1 : s->n;
+}
+
+static void run_local(struct fc_coll_req *req, struct fc__step *st)
+{
+	size_t es = fc__dtype_size(req->dtype);
+
+	if (st->kind == FC__ST_COPY)
+		memmove(st->dst, st->src, st->len);
+	else if (st->kind == FC__ST_REDUCE)
+		fc__reduce(st->dst, st->src, st->len / es, req->dtype,
+			   req->op, st->src_first);
+}
+
+static void round_unpost(struct fc__sched *s)
+{
+	unsigned int i, end = round_end(s);
+
+	for (i = s->cur; i < end; i++) {
+		step_unpost(&s->steps[i]);
+		if (s->steps[i].stage) {
+			free(s->steps[i].stage);
+			s->steps[i].stage = NULL;
+		}
+	}
+	s->posted = false;
+}
+
+/*
+ * Move @req along as far as it goes without waiting.
+ * RETURN VALUE: 0 ended, -EINPROGRESS not yet, or its error.
+ */
+static int sched_step(struct fc_coll_req *req, bool *moved)
+{
+	struct fc__sched *s = &req->sched;
+	unsigned int i, end;
+	int ret, done;
+
+	while (s->cur < s->n) {
+		end = round_end(s);
+		if (!s->posted) {
+			s->posted = true;
+			for (i = s->cur; i < end; i++) {
+				if (!comm(&s->steps[i]))
+					continue;
+				ret = post(req, &s->steps[i]);
+				if (ret)
+					return ret;
+			}
+			*moved = true;
+		}
+		done = 1;
+		for (i = s->cur; i < end; i++) {
+			if (!comm(&s->steps[i]))
+				continue;
+			ret = step_test(req, &s->steps[i], moved);
+			if (ret < 0)
+				return ret;
+			done &= ret;
+		}
+		if (!done)
+			return -EINPROGRESS;
+		for (i = s->cur; i < end; i++)
+			run_local(req, &s->steps[i]);
+		round_unpost(s);
+		s->cur = end;
+	}
+	return 0;
+}
+
+/* ---- Requests and groups ---- */
+
+static void req_end(struct fc_coll_req *req, int status)
+{
+	struct fc_group *g = req->group;
+
+	if (req->sched.posted)
+		round_unpost(&req->sched);
+	req->status = status;
+	if (g->head == req) {
+		g->head = req->next;
+		if (!g->head)
+			g->tail = NULL;
+	}
+	req->next = NULL;
+}
+
+void fc__group_break(struct fc_group *g, int err)
+{
+	struct fc_coll_req *req;
+	struct hdr h;
+	uint32_t m;
+
+	if (!g->err)
+		g->err = err;
+	while ((req = g->head))
+		req_end(req, g->err);
+	if (g->aborted)
+		return;
+	g->aborted = true;
+	/* Tell every member, so that none waits for us until its timeout.
+	 * The board goes on with a send timed out at 0 ms, from a copy. */
+	h.ctx = htole32(g->ctx);
+	h.seq = htole32(g->seq);
+	h.sig = 0;
+	h.len = htole32(HDR_ABORT | ((uint32_t)-err & HDR_LEN));
+	for (m = 0; m < g->size; m++) {
+		struct fc_chan *ch;
+
+		if (m != g->rank && !fc__group_chan(g, m, &ch))
+			fc_chan_send(ch, &h, sizeof(h), 0);
+	}
+}
+
+void fc__group_drop(struct fc_group *g)
+{
+	if (g->head)
+		fc__group_break(g, -ECANCELED);
+}
+
+int fc__coll_start(struct fc_group *g, struct fc_coll_req *req)
+{
+	req->group = g;
+	req->seq = g->seq++;
+	req->status = -EINPROGRESS;
+	if (g->err) {
+		req->status = g->err;
+		return 0;
+	}
+	if (g->tail)
+		g->tail->next = req;
+	else
+		g->head = req;
+	g->tail = req;
+	return 0;
+}
+
+/* Move the group's collectives along, up to and including @req; *moved
+ * says whether anything happened. */
+static int coll_test_moved(struct fc_coll_req *req, bool *moved)
+{
+	struct fc_group *g = req->group;
+	int ret;
+
+	*moved = false;
+	while (req->status == -EINPROGRESS && g->head) {
+		struct fc_coll_req *head = g->head;
+
+		ret = sched_step(head, moved);
+		if (ret == -EINPROGRESS)
+			break;
+		if (ret) {
+			req_end(head, ret);
+			fc__group_break(g, ret);
+			break;
+		}
+		req_end(head, 0);
+	}
+	return req->status;
+}
+
+int fc__coll_test(struct fc_coll_req *req)
+{
+	bool moved;
+
+	return coll_test_moved(req, &moved);
+}
+
+int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
+{
+	uint64_t deadline = 0, now;
+	unsigned int round = 0;
+	bool moved;
+	int ret;
+
+	if (timeout_ms >= 0)
+		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		ret = coll_test_moved(req, &moved);
+		if (ret != -EINPROGRESS)
+			return ret;
+		now = fc__now_ns();
+		if (timeout_ms >= 0 && now >= deadline)
+			return -ETIMEDOUT;
+		if (moved) {
+			round = 0;
+			continue;
+		}
+		fc__coll_unlock();
+		fc__backoff_dev(req->group->dev, &round, now);
+		fc__coll_lock();
+	}
+}
+
+void fc__coll_req_free(struct fc_coll_req *req)
+{
+	sched_free(&req->sched);
+	free(req);
+}

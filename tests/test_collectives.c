@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_collectives: groups and every collective across the ranks of an
+ * emulated cluster, against references each rank computes itself:
+ * every type x operator at counts 0, 1, odd and large, in place and not;
+ * roots; v forms with uneven and zero counts; split and dup groups with
+ * collectives in flight on two groups at once; non-blocking collectives
+ * overlapping; allreduce results bitwise equal on every rank; members that
+ * disagree (count, collective, root) get -EBADMSG on every rank; bad
+ * arguments change nothing; a rank that dies mid-collective gives the
+ * others an error in bounded time.
+ *
+ * Run alone, it starts itself under build/tools/fpgacomm-run in several
+ * shapes (ranks x topology x forced algorithms x link faults) and exits
+ * with the worst status. FPGACOMM_TEST_FULL=1 (make check-full) runs
+ * more shapes and larger counts.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fpgacomm/fpgacomm.h>
+
+#define EXIT_SKIP	77
+#define T_MS		60000
+
+static struct fc_dev *dev;
+static struct fc_group *world;
+static uint32_t rank, size;
+static int failures;
+static bool full;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "rank %u: %s:%d: ", rank, __func__, \
+				__LINE__);                                 \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fprintf(stderr, "\n");                             \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+#define CHECK_RC(expr, want)                                                  \
+	do {                                                                  \
+		int _rc = (expr), _want = (want);                             \
+		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
+		      fc_strerror(_rc), _want);                               \
+	} while (0)
+
+/* ---- Data every rank can recompute ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint16_t to_half(float f, bool brain)
+{
+	/* exact for the small integers used here */
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if (brain)
+		return (uint16_t)(u >> 16);
+	if (f == 0)
+		return (uint16_t)((u >> 16) & 0x8000);
+	return (uint16_t)(((u >> 16) & 0x8000) | (((u >> 23 & 0xff) - 112) << 10) |
+			  ((u >> 13) & 0x3ff));
+}
+
+static double from_half(uint16_t h, bool brain)
+{
+	uint32_t u;
+	float f;
+
+	if (brain) {
+		u = (uint32_t)h << 16;
+	} else if (!(h & 0x7fff)) {
+		u = (uint32_t)(h & 0x8000) << 16;
+	} else {
+		u = (uint32_t)(h & 0x8000) << 16 | ((h >> 10 & 0x1f) + 112u) << 23 |
+		    (uint32_t)(h & 0x3ff) << 13;
+	}
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/*
+ * Element @i of rank @r's input for @op (@seed varies the test). Small
+ * integers, so that float sums and products are exact in any order; for
+ * products only 1, -1 and (on two ranks) 2.
+ */
+static int64_t value(uint32_t r, size_t i, enum fc_redop op, uint64_t seed)
+{
+	uint64_t x = mix(seed ^ (uint64_t)r << 40 ^ i);
+
+	if (op == FC_PROD)
+		return (x & 1 ? -1 : 1) * ((r < 2 && (x & 6) == 6) ? 2 : 1);
+	return (int64_t)(x % 15) - 7;
+}
+
+static bool is_float(enum fc_dtype t)
+{
+	return t >= FC_FLOAT16;
+}
+
+static void put_elem(void *buf, size_t i, enum fc_dtype t, int64_t v)
+{
+	switch (t) {
+	case FC_INT8: case FC_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+	case FC_INT16: case FC_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+	case FC_INT32: case FC_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+	case FC_INT64: case FC_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
+	case FC_FLOAT16: ((uint16_t *)buf)[i] = to_half((float)v, false); break;
+	case FC_BFLOAT16: ((uint16_t *)buf)[i] = to_half((float)v, true); break;
+	case FC_FLOAT32: ((float *)buf)[i] = (float)v; break;
+	case FC_FLOAT64: ((double *)buf)[i] = (double)v; break;
+	default: break;
+	}
+}
+
+/* Element @i as a double (integers: as the type holds it). */
+static double get_elem(const void *buf, size_t i, enum fc_dtype t)
+{
+	switch (t) {
+	case FC_INT8: return ((const int8_t *)buf)[i];
+	case FC_INT16: return ((const int16_t *)buf)[i];
+	case FC_INT32: return ((const int32_t *)buf)[i];
+	case FC_INT64: return (double)((const int64_t *)buf)[i];
+	case FC_UINT8: return ((const uint8_t *)buf)[i];
+	case FC_UINT16: return ((const uint16_t *)buf)[i];
+	case FC_UINT32: return ((const uint32_t *)buf)[i];
+	case FC_UINT64: return (double)((const uint64_t *)buf)[i];
+	case FC_FLOAT16: return from_half(((const uint16_t *)buf)[i], false);
+	case FC_BFLOAT16: return from_half(((const uint16_t *)buf)[i], true);
+	case FC_FLOAT32: return ((const float *)buf)[i];
+	default: return ((const double *)buf)[i];
+	}
+}
+
+static void fill(void *buf, size_t count, enum fc_dtype t, enum fc_redop op,
+		 uint32_t r, uint64_t seed)
+{
+	for (size_t i = 0; i < count; i++)
+		put_elem(buf, i, t, value(r, i, op, seed));
+}
+
+/* The reduction of ranks [from, to] at element @i, stored as type @t. */
+static void reference(void *out, size_t i, enum fc_dtype t, enum fc_redop op,
+		      uint32_t from, uint32_t to, uint64_t seed)
+{
+	int64_t acc = value(from, i, op, seed);
+
+	for (uint32_t r = from + 1; r <= to; r++) {
+		int64_t v = value(r, i, op, seed);
+
+		switch (op) {
+		case FC_SUM: acc += v; break;
+		case FC_PROD: acc *= v; break;
+		case FC_MIN: acc = v < acc ? v : acc; break;
+		case FC_MAX: acc = v > acc ? v : acc; break;
+		case FC_BAND: acc &= v; break;
+		case FC_BOR: acc |= v; break;
+		default: acc ^= v; break;
+		}
+	}
+	/* min/max of unsigned types compare the stored (wrapped) values */
+	if (!is_float(t) && t >= FC_UINT8 && (op == FC_MIN || op == FC_MAX)) {
+		uint64_t m = 0, mask = t == FC_UINT64 ? ~0ull :
+				       (1ull << (8 * fc_dtype_size(t))) - 1;
+
+		for (uint32_t r = from; r <= to; r++) {
+			uint64_t v = (uint64_t)value(r, i, op, seed) & mask;
+
+			if (r == from || (op == FC_MIN ? v < m : v > m))
+				m = v;
+		}
+		acc = (int64_t)m;
+	}
+	put_elem(out, 0, t, acc);
+}
+
+static bool same_elem(const void *got, size_t i, const void *want,
+		      enum fc_dtype t)
+{
+	size_t es = (size_t)fc_dtype_size(t);
+
+	return !memcmp((const char *)got + i * es, want, es);
+}
+
+static const char *tname(enum fc_dtype t)
+{
+	static const char *const n[] = { "int8", "int16", "int32", "int64",
+		"uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
+		"float32", "float64" };
+	return n[t];
+}
+
+/* Check @count elements of @got against the reduction of [from, to]. */
+static void check_reduced(const char *what, const void *got, size_t count,
+			  enum fc_dtype t, enum fc_redop op, uint32_t from,
+			  uint32_t to, uint64_t seed, size_t base)
+{
+	uint64_t want;
+
+	for (size_t i = 0; i < count; i++) {
+		reference(&want, base + i, t, op, from, to, seed);
+		if (!same_elem(got, i, &want, t)) {
+			CHECK(0, "%s %s op %d count %zu: element %zu is %g, want %g",
+			      what, tname(t), op, count, i,
+			      get_elem(got, i, t), get_elem(&want, 0, t));
+			return;
+		}
+	}
+}
+
+/* ---- Reductions ---- */
+
+static bool op_valid(enum fc_dtype t, enum fc_redop op)
+{
+	return !(is_float(t) && op >= FC_BAND);
+}
+
+static void test_reductions(void)
+{
+	size_t counts[] = { 0, 1, 7, 61, 1000 }, big = full ? 300000 : 70000;
+	char *in = malloc(big * 8 * size), *out = malloc(big * 8 * size);
+	uint64_t seed = 1;
+
+	for (int t = 0; t < FC_DTYPE_COUNT; t++) {
+		for (int op = 0; op < FC_REDOP_COUNT; op++) {
+			if (!op_valid(t, op))
+				continue;
+			for (size_t k = 0; k <= 5; k++, seed++) {
+				size_t c = k < 5 ? counts[k] : big;
+				uint32_t root = (uint32_t)(seed % size);
+
+				if (k == 5 && t != FC_FLOAT32 && t != FC_INT32 &&
+				    !full)
+					continue;
+				fill(in, c, t, op, rank, seed);
+				CHECK_RC(fc_allreduce(world, in, out, c, t, op, T_MS), 0);
+				check_reduced("allreduce", out, c, t, op, 0,
+					      size - 1, seed, 0);
+				/* in place */
+				fill(out, c, t, op, rank, seed);
+				CHECK_RC(fc_allreduce(world, FC_IN_PLACE, out, c, t,
+						      op, T_MS), 0);
+				check_reduced("allreduce in place", out, c, t, op,
+					      0, size - 1, seed, 0);
+				CHECK_RC(fc_reduce(world, in, out, c, t, op, root,
+						   T_MS), 0);
+				if (rank == root)
+					check_reduced("reduce", out, c, t, op, 0,
+						      size - 1, seed, 0);
+				CHECK_RC(fc_scan(world, in, out, c, t, op, T_MS), 0);
+				check_reduced("scan", out, c, t, op, 0, rank,
+					      seed, 0);
+				CHECK_RC(fc_exscan(world, in, out, c, t, op, T_MS),
+					 0);
+				if (rank)
+					check_reduced("exscan", out, c, t, op, 0,
+						      rank - 1, seed, 0);
+				/* reduce_scatter: c elements per rank */
+				fill(in, c * size, t, op, rank, seed);
+				CHECK_RC(fc_reduce_scatter(world, in, out, c, t, op,
+							   T_MS), 0);
+				check_reduced("reduce_scatter", out, c, t, op, 0,
+					      size - 1, seed, rank * c);
+			}
+		}
+	}
+	free(in);
+	free(out);
+}
+
+/* Allreduce of random (inexact) floats: the same bits on every rank. */
+static void test_bitwise_identical(void)
+{
+	size_t c = 50000;
+	float *in = malloc(c * 4), *out = malloc(c * 4);
+	uint64_t h = 1469598103934665603ull, *all = calloc(size, 8);
+
+	for (size_t i = 0; i < c; i++)
+		in[i] = (float)(mix(rank * 7919u + i) % 1000003) / 997.0f;
+	CHECK_RC(fc_allreduce(world, in, out, c, FC_FLOAT32, FC_SUM, T_MS), 0);
+	for (size_t i = 0; i < c; i++) {
+		uint32_t u;
+
+		memcpy(&u, &out[i], 4);
+		h = (h ^ u) * 1099511628211ull;
+	}
+	CHECK_RC(fc_allgather(world, &h, all, 1, FC_UINT64, T_MS), 0);
+	for (uint32_t r = 0; r < size; r++)
+		CHECK(all[r] == h, "rank %u's result differs from ours", r);
+	free(in);
+	free(out);
+	free(all);
+}
+
+/* ---- Data movement ---- */
+
+static uint32_t word(uint32_t from, uint32_t to, size_t i)
+{
+	return (uint32_t)mix((uint64_t)from << 48 ^ (uint64_t)to << 32 ^ i);
+}
+
+static void test_bcast(void)
+{
+	size_t sizes[] = { 0, 1, 13, 4096, 300001 };
+
+	for (size_t k = 0; k < 5; k++) {
+		for (uint32_t root = 0; root < size; root++) {
+			size_t c = sizes[k];
+			uint32_t *b = calloc(c + 1, 4);
+
+			for (size_t i = 0; i < c && rank == root; i++)
+				b[i] = word(root, 0, i);
+			CHECK_RC(fc_bcast(world, b, c, FC_UINT32, root, T_MS), 0);
+			for (size_t i = 0; i < c; i++)
+				if (b[i] != word(root, 0, i)) {
+					CHECK(0, "bcast %zu from %u: word %zu", c,
+					      root, i);
+					break;
+				}
+			free(b);
+		}
+	}
+}
+
+static void test_gather_scatter(void)
+{
+	size_t sizes[] = { 0, 1, 9, 20000 };
+
+	for (size_t k = 0; k < 4; k++) {
+		size_t c = sizes[k];
+		uint32_t root = (uint32_t)k % size;
+		uint32_t *mine = malloc(c * 4 + 4), *all = malloc(c * 4 * size + 4);
+
+		for (size_t i = 0; i < c; i++)
+			mine[i] = word(rank, 0, i);
+		CHECK_RC(fc_gather(world, mine, all, c, FC_UINT32, root, T_MS), 0);
+		for (uint32_t r = 0; r < size && rank == root; r++)
+			for (size_t i = 0; i < c; i++)
+				if (all[r * c + i] != word(r, 0, i)) {
+					CHECK(0, "gather %zu: rank %u word %zu", c,
+					      r, i);
+					r = size;
+					break;
+				}
+		CHECK_RC(fc_allgather(world, mine, all, c, FC_UINT32, T_MS), 0);
+		for (uint32_t r = 0; r < size; r++)
+			for (size_t i = 0; i < c; i++)
+				if (all[r * c + i] != word(r, 0, i)) {
+					CHECK(0, "allgather %zu: rank %u word %zu",
+					      c, r, i);
+					r = size;
+					break;
+				}
+		/* allgather in place: our block is already there */
+		memset(all, 0, c * 4 * size);
+		memcpy(all + rank * c, mine, c * 4);
+		CHECK_RC(fc_allgather(world, FC_IN_PLACE, all, c, FC_UINT32, T_MS),
+			 0);
+		for (uint32_t r = 0; r < size && c; r++)
+			CHECK(all[r * c + c - 1] == word(r, 0, c - 1),
+			      "allgather in place %zu: rank %u", c, r);
+		for (uint32_t r = 0; r < size && rank == root; r++)
+			for (size_t i = 0; i < c; i++)
+				all[r * c + i] = word(root, r, i);
+		CHECK_RC(fc_scatter(world, all, mine, c, FC_UINT32, root, T_MS), 0);
+		for (size_t i = 0; i < c; i++)
+			if (mine[i] != word(root, rank, i)) {
+				CHECK(0, "scatter %zu: word %zu", c, i);
+				break;
+			}
+		free(mine);
+		free(all);
+	}
+}
+
+/* Uneven counts, some zero, blocks in reverse order with gaps. */
+static size_t vcount(uint32_t from, uint32_t to, uint64_t seed)
+{
+	uint64_t x = mix(seed ^ from * 131u ^ to);
+
+	return x % 4 == 0 ? 0 : (size_t)(x % 3000);
+}
+
+static void test_vector(void)
+{
+	size_t *cnt = calloc(size, sizeof(size_t)), *dsp = calloc(size, sizeof(size_t));
+	size_t *scnt = calloc(size, sizeof(size_t)), *sdsp = calloc(size, sizeof(size_t));
+	size_t total = 0, stotal = 0;
+	uint32_t *in, *out, r;
+	uint64_t seed = 77;
+
+	/* alltoallv: from each rank vcount(r, rank) words, to each vcount(rank, r) */
+	for (r = size; r-- > 0;) {
+		cnt[r] = vcount(r, rank, seed);
+		dsp[r] = total + 5;
+		total += cnt[r] + 5;
+		scnt[r] = vcount(rank, r, seed);
+		sdsp[r] = stotal;
+		stotal += scnt[r];
+	}
+	in = malloc(stotal * 4 + 4);
+	out = calloc(total + 1, 4);
+	for (r = 0; r < size; r++)
+		for (size_t i = 0; i < scnt[r]; i++)
+			in[sdsp[r] + i] = word(rank, r, i);
+	CHECK_RC(fc_alltoallv(world, in, scnt, sdsp, out, cnt, dsp, FC_UINT32,
+			      T_MS), 0);
+	for (r = 0; r < size; r++)
+		for (size_t i = 0; i < cnt[r]; i++)
+			if (out[dsp[r] + i] != word(r, rank, i)) {
+				CHECK(0, "alltoallv: from %u word %zu of %zu", r, i,
+				      cnt[r]);
+				break;
+			}
+	/* gatherv / allgatherv / scatterv: rank r gives vcount(r, 0) words */
+	total = 0;
+	for (r = size; r-- > 0;) {
+		cnt[r] = vcount(r, 0, seed + 1);
+		dsp[r] = total;
+		total += cnt[r] + 3;
+	}
+	free(out);
+	out = calloc(total + 1, 4);
+	for (size_t i = 0; i < cnt[rank]; i++)
+		in[i] = word(rank, 1, i);
+	CHECK_RC(fc_allgatherv(world, in, cnt[rank], out, cnt, dsp, FC_UINT32,
+			       T_MS), 0);
+	for (r = 0; r < size; r++)
+		for (size_t i = 0; i < cnt[r]; i++)
+			if (out[dsp[r] + i] != word(r, 1, i)) {
+				CHECK(0, "allgatherv: rank %u word %zu", r, i);
+				break;
+			}
+	memset(out, 0, total * 4);
+	CHECK_RC(fc_gatherv(world, in, cnt[rank], out, cnt, dsp, FC_UINT32,
+			    size - 1, T_MS), 0);
+	for (r = 0; r < size && rank == size - 1; r++)
+		for (size_t i = 0; i < cnt[r]; i++)
+			if (out[dsp[r] + i] != word(r, 1, i)) {
+				CHECK(0, "gatherv: rank %u word %zu", r, i);
+				break;
+			}
+	if (rank == 0)
+		for (r = 0; r < size; r++)
+			for (size_t i = 0; i < cnt[r]; i++)
+				out[dsp[r] + i] = word(9, r, i);
+	memset(in, 0, stotal * 4);
+	CHECK_RC(fc_scatterv(world, out, cnt, dsp, in, cnt[rank], FC_UINT32, 0,
+			     T_MS), 0);
+	for (size_t i = 0; i < cnt[rank]; i++)
+		if (in[i] != word(9, rank, i)) {
+			CHECK(0, "scatterv: word %zu", i);
+			break;
+		}
+	free(in);
+	free(out);
+	free(cnt);
+	free(dsp);
+	free(scnt);
+	free(sdsp);
+}
+
+static void test_alltoall(void)
+{
+	size_t sizes[] = { 0, 1, 17, 70000 };
+
+	for (size_t k = 0; k < 4; k++) {
+		size_t c = sizes[k];
+		uint32_t *in = malloc(c * 4 * size + 4), *out = malloc(c * 4 * size + 4);
+
+		for (uint32_t r = 0; r < size; r++)
+			for (size_t i = 0; i < c; i++)
+				in[r * c + i] = word(rank, r, i);
+		CHECK_RC(fc_alltoall(world, in, out, c, FC_UINT32, T_MS), 0);
+		for (uint32_t r = 0; r < size; r++)
+			for (size_t i = 0; i < c; i++)
+				if (out[r * c + i] != word(r, rank, i)) {
+					CHECK(0, "alltoall %zu: from %u word %zu",
+					      c, r, i);
+					r = size;
+					break;
+				}
+		CHECK_RC(fc_alltoall(world, FC_IN_PLACE, in, c, FC_UINT32, T_MS), 0);
+		CHECK(!memcmp(in, out, c * 4 * size), "alltoall in place %zu", c);
+		free(in);
+		free(out);
+	}
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+}
+
+/* ---- Groups and non-blocking collectives ---- */
+
+static void test_groups(void)
+{
+	struct fc_group *half = NULL, *dup = NULL, *none = (void *)1;
+	struct fc_coll_req *r1, *r2, *r3;
+	int64_t a = rank, b = 0, c = 0, d[2] = { 0, 0 };
+	uint32_t w;
+	int n;
+
+	/* split by parity, ranked backwards */
+	CHECK_RC(fc_group_split(world, (int)(rank % 2), -(int)rank, T_MS, &half), 0);
+	if (!half)
+		return;
+	n = fc_group_size(half);
+	CHECK(n == (int)((size + 1 - rank % 2) / 2), "split size %d", n);
+	CHECK(fc_group_rank(half) == n - 1 - (int)(rank / 2), "split rank %d",
+	      fc_group_rank(half));
+	CHECK_RC(fc_group_world_rank(half, 0, &w), 0);
+	CHECK(w % 2 == rank % 2 && w >= rank, "member 0 is world rank %u", w);
+	CHECK_RC(fc_group_dup(world, T_MS, &dup), 0);
+	/* collectives on three groups in flight at once */
+	CHECK_RC(fc_iallreduce(half, &a, &b, 1, FC_INT64, FC_SUM, &r1), 0);
+	CHECK_RC(fc_iallreduce(dup, &a, &c, 1, FC_INT64, FC_MAX, &r2), 0);
+	CHECK_RC(fc_iallgather(world, &a, NULL, 0, FC_INT64, &r3), 0);
+	CHECK_RC(fc_coll_wait(r2, T_MS), 0);
+	CHECK_RC(fc_coll_wait(r3, T_MS), 0);
+	CHECK_RC(fc_coll_wait(r1, T_MS), 0);
+	{
+		int64_t want = 0;
+
+		for (uint32_t r = rank % 2; r < size; r += 2)
+			want += r;
+		CHECK(b == want, "sum over the parity group %" PRId64 ", want %" PRId64,
+		      b, want);
+	}
+	CHECK(c == (int64_t)size - 1, "max over dup %" PRId64, c);
+	/* several outstanding on one group: they run in order */
+	if (rank == size - 1)
+		d[1] = 42;
+	CHECK_RC(fc_iallreduce(dup, &a, &d[0], 1, FC_INT64, FC_MIN, &r1), 0);
+	CHECK_RC(fc_ibcast(dup, &d[1], 1, FC_INT64, size - 1, &r2), 0);
+	CHECK_RC(fc_coll_wait(r2, T_MS), 0);	/* the later one first */
+	CHECK_RC(fc_coll_wait(r1, T_MS), 0);
+	CHECK(d[0] == 0 && d[1] == 42, "min %" PRId64 ", bcast %" PRId64, d[0],
+	      d[1]);
+	CHECK_RC(fc_coll_test(r1), -EINVAL);	/* a freed request */
+	/* a rank that joins no group gets NULL */
+	CHECK_RC(fc_group_split(world, rank == 0 ? FC_GROUP_NONE : 3, 0, T_MS,
+				&none), 0);
+	CHECK(rank == 0 ? none == NULL : fc_group_size(none) == (int)size - 1,
+	      "split with FC_GROUP_NONE");
+	if (none)
+		CHECK_RC(fc_group_free(none), 0);
+	CHECK_RC(fc_group_free(half), 0);
+	CHECK_RC(fc_group_free(dup), 0);
+	CHECK_RC(fc_group_free(dup), -EINVAL);
+}
+
+/* ---- Errors ---- */
+
+static void test_bad_args(void)
+{
+	int32_t x = 1, y;
+	size_t cnt[64] = { 0 }, dsp[64] = { 0 };
+
+	CHECK_RC(fc_allreduce(NULL, &x, &y, 1, FC_INT32, FC_SUM, T_MS), -EINVAL);
+	CHECK_RC(fc_allreduce(world, NULL, &y, 1, FC_INT32, FC_SUM, T_MS), -EINVAL);
+	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_DTYPE_COUNT, FC_SUM, T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_INT32, FC_REDOP_COUNT, T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_FLOAT32, FC_BXOR, T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_allreduce(world, &x, &y, SIZE_MAX / 2, FC_INT32, FC_SUM, T_MS),
+		 -EOVERFLOW);
+	CHECK_RC(fc_bcast(world, &x, 1, FC_INT32, size, T_MS), -EINVAL);
+	CHECK_RC(fc_bcast(world, NULL, 1, FC_INT32, 0, T_MS), -EINVAL);
+	CHECK_RC(fc_scatter(world, FC_IN_PLACE, &y, 1, FC_INT32, 0, T_MS), -EINVAL);
+	CHECK_RC(fc_allgatherv(world, &x, 2, &y, cnt, dsp, FC_INT32, T_MS),
+		 -EINVAL);	/* sendcount is not counts[rank] */
+	CHECK_RC(fc_alltoallv(world, &x, NULL, dsp, &y, cnt, dsp, FC_INT32, T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_iallreduce(world, &x, &y, 1, FC_INT32, FC_SUM, NULL), -EINVAL);
+	CHECK_RC(fc_coll_wait(NULL, 0), -EINVAL);
+	CHECK_RC(fc_group_split(world, -2, 0, T_MS, &(struct fc_group *){ 0 }),
+		 -EINVAL);
+	/* none of it counted: the group still agrees */
+	x = (int32_t)rank;
+	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_INT32, FC_SUM, T_MS), 0);
+	CHECK(y == (int32_t)(size * (size - 1) / 2), "sum after bad args %d", y);
+}
+
+/*
+ * Members that disagree are all told: by the collective itself where they
+ * see it, else (a leaf that finished its part) by the next collective on
+ * the group at the latest. Each case on a group of its own.
+ */
+static void expect_mismatch(const char *what, struct fc_group *g, int rc)
+{
+	if (rc == 0)
+		rc = fc_barrier_group(g, T_MS);
+	CHECK(rc == -EBADMSG, "%s: %d (%s)", what, rc, fc_strerror(rc));
+	CHECK_RC(fc_barrier_group(g, T_MS), -EBADMSG);	/* stays broken */
+	CHECK_RC(fc_group_free(g), 0);
+}
+
+static void test_mismatch(void)
+{
+	struct fc_group *g;
+	int32_t buf[8] = { 0 }, out[8];
+
+	if (size < 2)
+		return;
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	expect_mismatch("count", g, fc_allreduce(g, buf, out, rank == 0 ? 5 : 6,
+						 FC_INT32, FC_SUM, T_MS));
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	expect_mismatch("collective", g,
+			rank == size - 1 ?
+				fc_bcast(g, buf, 4, FC_INT32, 0, T_MS) :
+				fc_allreduce(g, buf, out, 4, FC_INT32, FC_SUM,
+					     T_MS));
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	expect_mismatch("root", g, fc_reduce(g, buf, out, 4, FC_INT32, FC_SUM,
+					     rank == 0 ? 0 : 1, T_MS));
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	expect_mismatch("type", g, fc_allgather(g, buf, out, 2, rank == 0 ?
+						FC_INT32 : FC_FLOAT32, T_MS));
+	/* the world is untouched */
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+}
+
+/* The last rank dies in the middle of an allreduce; the others must hear. */
+static void test_rank_dies(void)
+{
+	size_t c = 1 << 16;
+	float *in = calloc(c, 4), *out = calloc(c, 4);
+	int rc;
+
+	if (size < 2)
+		return;
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	if (rank == size - 1)
+		_exit(0);
+	rc = fc_allreduce(world, in, out, c, FC_FLOAT32, FC_SUM, 30000);
+	CHECK(rc == -EHOSTDOWN, "allreduce with a dead rank: %d (%s)", rc,
+	      fc_strerror(rc));
+	free(in);
+	free(out);
+}
+
+static int run_rank(void)
+{
+	const char *only = getenv("FPGACOMM_COLL_TEST");
+	int rc;
+
+	full = getenv("FPGACOMM_TEST_FULL") && atoi(getenv("FPGACOMM_TEST_FULL"));
+	rc = fc_open(&dev, NULL);
+	if (rc) {
+		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
+		return 1;
+	}
+	rc = fc_group_world(dev, &world);
+	if (rc) {
+		fprintf(stderr, "fc_group_world: %s\n", fc_strerror(rc));
+		return 1;
+	}
+	rank = (uint32_t)fc_group_rank(world);
+	size = (uint32_t)fc_group_size(world);
+	if (only && !strcmp(only, "dies")) {
+		test_rank_dies();
+	} else {
+		test_groups();
+		test_reductions();
+		test_bitwise_identical();
+		test_bcast();
+		test_gather_scatter();
+		test_vector();
+		test_alltoall();
+		test_bad_args();
+		test_mismatch();
+	}
+	if (rank == 0 || failures)
+		printf("rank %u: %s (%d failures)\n", rank,
+		       failures ? "FAIL" : "ok", failures);
+	fc_group_free(world);
+	fc_close(dev);
+	return failures ? 1 : 0;
+}
+
+/* ---- The launcher ---- */
+
+struct shape {
+	int ranks;
+	const char *topo, *algo, *faults, *test;
+	bool full_only;
+};
+
+static const struct shape shapes[] = {
+	{ 1, NULL, NULL, NULL, NULL, false },
+	{ 2, NULL, NULL, NULL, NULL, false },
+	{ 3, "ring:3", "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise",
+	  NULL, NULL, false },
+	{ 4, "torus:2x2", "allreduce=ring,allgather=recursive_doubling,"
+	  "bcast=scatter_allgather", NULL, NULL, false },
+	{ 4, "full:4", "allreduce=recursive_doubling,allgather=ring,"
+	  "alltoall=direct,bcast=binomial", "drop=0.01,corrupt=0.01", NULL,
+	  false },
+	{ 5, "mesh:5x1", NULL, NULL, NULL, false },
+	{ 8, "full:8", "allreduce=ring", NULL, NULL, true },
+	{ 16, "torus:4x4", NULL, NULL, NULL, true },
+	{ 3, "full:3", NULL, NULL, "dies", false },
+};
+
+static int launch(const char *run, const char *self, const struct shape *s)
+{
+	char n[8];
+	const char *argv[16];
+	int i = 0, st;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", s->ranks);
+	argv[i++] = run;
+	argv[i++] = "-n";
+	argv[i++] = n;
+	argv[i++] = "--timeout";
+	argv[i++] = "300";
+	if (s->topo) {
+		argv[i++] = "--topology";
+		argv[i++] = s->topo;
+	}
+	if (s->faults) {
+		argv[i++] = "--faults";
+		argv[i++] = s->faults;
+	}
+	argv[i++] = "--";
+	argv[i++] = self;
+	argv[i] = NULL;
+	printf("== %d ranks, %s%s%s%s%s\n", s->ranks, s->topo ? s->topo : "default",
+	       s->algo ? ", FPGACOMM_COLL_ALGO=" : "", s->algo ? s->algo : "",
+	       s->faults ? ", faults " : "", s->faults ? s->faults : "");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		if (s->algo)
+			setenv("FPGACOMM_COLL_ALGO", s->algo, 1);
+		if (s->test)
+			setenv("FPGACOMM_COLL_TEST", s->test, 1);
+		execv(run, (char *const *)argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return 1;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	printf("== status %d\n", st);
+	return st;
+}
+
+int main(void)
+{
+	char self[PATH_MAX], run[PATH_MAX + 32], dir[PATH_MAX];
+	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");
+	bool want_full = getenv("FPGACOMM_TEST_FULL") &&
+			 atoi(getenv("FPGACOMM_TEST_FULL"));
+	int worst = 0, rc;
+	ssize_t len;
+
+	if (getenv("FPGACOMM_RANK"))
+		return run_rank();
+	printf("test_collectives: groups and collectives across ranks\n");
+	if (tdev && *tdev && strncmp(tdev, "emu:", 4)) {
+		printf("SKIP: %s: the ranks need an emulated cluster\n", tdev);
+		return EXIT_SKIP;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0)
+		return 1;
+	self[len] = 0;
+	strcpy(dir, self);
+	snprintf(run, sizeof(run), "%s/../tools/fpgacomm-run", dirname(dir));
+	if (access(run, X_OK)) {
+		printf("SKIP: no %s\n", run);
+		return EXIT_SKIP;
+	}
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		if (shapes[i].full_only && !want_full)
+			continue;
+		rc = launch(run, self, &shapes[i]);
+		worst = rc > worst ? rc : worst;
+	}
+	return worst;
+}
