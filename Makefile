@@ -37,7 +37,7 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests check demo bench install uninstall driver deps \
+.PHONY: all lib tools tests check check-full demo bench install uninstall driver deps \
         clean format FORCE
 
 all: lib tools tests
@@ -78,7 +78,11 @@ tools: $(TOOLS)
 $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< $(TOOL_EXTRA) -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+
+# fpgacomm-bench's collectives live in a file of their own.
+$(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
@@ -98,6 +102,11 @@ deps:
 check: deps
 	$(MAKE) all
 	scripts/check.sh $(TESTS)
+
+# The whole collectives matrix (more shapes and sizes than make check's cut).
+check-full: all
+	FPGACOMM_TEST_FULL=1 FPGACOMM_TEST_TIMEOUT=3600 \
+		scripts/run-tests.sh $(B)/tests/test_collectives
 
 demo: deps
 	$(MAKE) all

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fpgacomm-bench COLLECTIVE: collectives over the world, in nccl-tests'
+ * columns. Every rank runs it (fpgacomm-run -n N -- fpgacomm-bench
+ * allreduce); rank 0 prints. scripts/bench/coll-mpi.c measures MPI's
+ * collectives the same way, so that scripts/bench-coll.sh can set them
+ * side by side: the same sizes, warm-up, iteration counts, input values
+ * and checks.
+ *
+ * Size is the bytes of each rank's send buffer (of its receive buffer for
+ * allgather and bcast), as in nccl-tests; time is the mean of one
+ * collective over the iterations, the largest of the ranks'; algbw is
+ * size / time; busbw scales it by what each rank must move (2(n-1)/n for
+ * allreduce, (n-1)/n for allgather, reduce_scatter and alltoall, 1 for
+ * bcast and reduce). #wrong counts elements that differ from the
+ * expected result after one more collective, summed over the ranks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <fpgacomm/fpgacomm.h>
+
+#include "bench_coll.h"
+#include "tool_util.h"
+
+#define COLL_MAX_SIZES	32
+#define COLL_TIMEOUT_MS	600000
+
+enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALLTOALL, BCAST, REDUCE,
+	    SCAN, COLL_COUNT };
+
+static const char *const coll_names[COLL_COUNT] = {
+	"allreduce", "reduce_scatter", "allgather", "alltoall", "bcast",
+	"reduce", "scan",
+};
+
+struct bench {
+	struct fc_group *g;
+	enum coll coll;
+	enum fc_dtype type;
+	enum fc_redop op;
+	uint32_t root, rank, n;
+	size_t es;
+};
+
+static void coll_die(const char *what, int err)
+{
+	fprintf(stderr, "%s: %s: %s\n", prog, what, fc_strerror(err));
+	exit(1);
+}
+
+bool bench_coll_is(const char *name)
+{
+	for (int c = 0; c < COLL_COUNT; c++)
+		if (!strcmp(name, coll_names[c]))
+			return true;
+	return false;
+}
+
+static void coll_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
+		"          [options]\n"
+		"A collective over the world, in nccl-tests' columns; run it as\n"
+		"every rank, e.g. fpgacomm-run -n 4 -- %s allreduce\n"
+		"\n"
+		"Options:\n"
+		"  -s, --sizes LIST   bytes of each rank's buffer, comma separated,\n"
+		"                     suffixes K/M (default 8,1K,64K,1M)\n"
+		"  -i, --iters N      iterations per size (default: 200, fewer for\n"
+		"                     large sizes, at least 5)\n"
+		"  -t, --type T       float32 (default), float64, int32, int64\n"
+		"  -o, --op OP        sum (default), min, max\n"
+		"  -r, --root R       root of bcast and reduce (default 0)\n"
+		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
+		"  -h, --help         show this help\n",
+		prog, prog);
+}
+
+/* The input value of element @i on rank @r: small integers, exact in any
+ * order of summation. */
+static long coll_value(uint32_t r, size_t i)
+{
+	return (long)((r * 7 + i * 3) % 11) - 5;
+}
+
+static void store(void *buf, size_t i, enum fc_dtype t, long v)
+{
+	switch (t) {
+	case FC_FLOAT64: ((double *)buf)[i] = (double)v; break;
+	case FC_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+	case FC_INT64: ((int64_t *)buf)[i] = v; break;
+	default: ((float *)buf)[i] = (float)v; break;
+	}
+}
+
+static long load(const void *buf, size_t i, enum fc_dtype t)
+{
+	switch (t) {
+	case FC_FLOAT64: return (long)((const double *)buf)[i];
+	case FC_INT32: return ((const int32_t *)buf)[i];
+	case FC_INT64: return (long)((const int64_t *)buf)[i];
+	default: return (long)((const float *)buf)[i];
+	}
+}
+
+static long combine(enum fc_redop op, long a, long b)
+{
+	if (op == FC_MIN)
+		return a < b ? a : b;
+	if (op == FC_MAX)
+		return a > b ? a : b;
+	return a + b;
+}
+
+/* The reduction over ranks 0..@last of element @i. */
+static long reduced(const struct bench *b, uint32_t last, size_t i)
+{
+	long acc = coll_value(0, i);
+
+	for (uint32_t r = 1; r <= last; r++)
+		acc = combine(b->op, acc, coll_value(r, i));
+	return acc;
+}
+
+/* Elements of the send and receive buffers for @size bytes. */
+static void counts_of(const struct bench *b, size_t size, size_t *scount,
+		      size_t *rcount, size_t *count)
+{
+	size_t c = size / b->es;
+
+	switch (b->coll) {
+	case ALLGATHER:
+		*count = c / b->n;
+		*scount = *count;
+		*rcount = *count * b->n;
+		break;
+	case REDUCE_SCATTER:
+		*count = c / b->n;
+		*scount = *count * b->n;
+		*rcount = *count;
+		break;
+	case ALLTOALL:
+		*count = c / b->n;
+		*scount = *rcount = *count * b->n;
+		break;
+	default:
+		*count = *scount = *rcount = c;
+	}
+}
+
+static int run_once(const struct bench *b, const void *sb, void *rb,
+		    size_t count, bool in_place)
+{
+	const void *s = in_place ? FC_IN_PLACE : sb;
+
+	switch (b->coll) {
+	case ALLREDUCE:
+		return fc_allreduce(b->g, s, rb, count, b->type, b->op,
+				    COLL_TIMEOUT_MS);
+	case REDUCE_SCATTER:
+		return fc_reduce_scatter(b->g, s, rb, count, b->type, b->op,
+					 COLL_TIMEOUT_MS);
+	case ALLGATHER:
+		return fc_allgather(b->g, s, rb, count, b->type,
+				    COLL_TIMEOUT_MS);
+	case ALLTOALL:
+		return fc_alltoall(b->g, s, rb, count, b->type,
+				   COLL_TIMEOUT_MS);
+	case BCAST:
+		return fc_bcast(b->g, rb, count, b->type, b->root,
+				COLL_TIMEOUT_MS);
+	case REDUCE:
+		return fc_reduce(b->g, in_place && b->rank != b->root ? sb : s,
+				 rb, count, b->type, b->op, b->root,
+				 COLL_TIMEOUT_MS);
+	default:
+		return fc_scan(b->g, s, rb, count, b->type, b->op,
+			       COLL_TIMEOUT_MS);
+	}
+}
+
+/* Fill the buffers for one run: in place, the input goes where the
+ * collective reads it from. */
+static void prepare(const struct bench *b, void *sb, void *rb, size_t scount,
+		    size_t count, bool in_place)
+{
+	size_t i;
+
+	for (i = 0; i < scount; i++)
+		store(sb, i, b->type, coll_value(b->rank, i));
+	if (b->coll == BCAST)
+		for (i = 0; i < count; i++)
+			store(rb, i, b->type,
+			      b->rank == b->root ? coll_value(b->root, i) : 0);
+	if (!in_place)
+		return;
+	if (b->coll == ALLGATHER)
+		memcpy((char *)rb + b->rank * count * b->es, sb, count * b->es);
+	else if (b->coll != BCAST && (b->coll != REDUCE || b->rank == b->root))
+		memcpy(rb, sb, scount * b->es);
+}
+
+/* Elements of @rb that are not what the collective should give. */
+static size_t wrong(const struct bench *b, const void *rb, size_t count)
+{
+	size_t i, bad = 0, n = b->n;
+	uint32_t r;
+
+	switch (b->coll) {
+	case ALLREDUCE:
+		for (i = 0; i < count; i++)
+			bad += load(rb, i, b->type) != reduced(b, b->n - 1, i);
+		break;
+	case REDUCE_SCATTER:
+		for (i = 0; i < count; i++)
+			bad += load(rb, i, b->type) !=
+			       reduced(b, b->n - 1, b->rank * count + i);
+		break;
+	case ALLGATHER:
+		for (r = 0; r < n; r++)
+			for (i = 0; i < count; i++)
+				bad += load(rb, r * count + i, b->type) !=
+				       coll_value(r, i);
+		break;
+	case ALLTOALL:
+		for (r = 0; r < n; r++)
+			for (i = 0; i < count; i++)
+				bad += load(rb, r * count + i, b->type) !=
+				       coll_value(r, b->rank * count + i);
+		break;
+	case BCAST:
+		for (i = 0; i < count; i++)
+			bad += load(rb, i, b->type) != coll_value(b->root, i);
+		break;
+	case REDUCE:
+		for (i = 0; i < count && b->rank == b->root; i++)
+			bad += load(rb, i, b->type) != reduced(b, b->n - 1, i);
+		break;
+	default:
+		for (i = 0; i < count; i++)
+			bad += load(rb, i, b->type) != reduced(b, b->rank, i);
+	}
+	return bad;
+}
+
+static double coll_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static double bus_factor(const struct bench *b)
+{
+	double n = b->n;
+
+	switch (b->coll) {
+	case ALLREDUCE:
+		return 2 * (n - 1) / n;
+	case BCAST:
+	case REDUCE:
+	case SCAN:
+		return 1;
+	default:
+		return (n - 1) / n;
+	}
+}
+
+/* One size, out of place or in place: prints time, algbw, busbw, #wrong. */
+static void measure(const struct bench *b, void *sb, void *rb, size_t size,
+		    unsigned int iters, bool in_place)
+{
+	size_t scount, rcount, count, bad;
+	double t0, t, tmax;
+	uint64_t bad_all;
+	unsigned int i;
+	int ret;
+
+	counts_of(b, size, &scount, &rcount, &count);
+	prepare(b, sb, rb, scount, count, in_place);
+	for (i = 0; i < 2; i++) {		/* warm-up */
+		ret = run_once(b, sb, rb, count, in_place);
+		if (ret)
+			coll_die(coll_names[b->coll], ret);
+	}
+	ret = fc_barrier_group(b->g, COLL_TIMEOUT_MS);
+	if (ret)
+		coll_die("barrier", ret);
+	t0 = coll_now_us();
+	for (i = 0; i < iters; i++) {
+		ret = run_once(b, sb, rb, count, in_place);
+		if (ret)
+			coll_die(coll_names[b->coll], ret);
+	}
+	t = (coll_now_us() - t0) / iters;
+	prepare(b, sb, rb, scount, count, in_place);
+	ret = run_once(b, sb, rb, count, in_place);
+	if (ret)
+		coll_die(coll_names[b->coll], ret);
+	bad = wrong(b, rb, count);
+	bad_all = bad;
+	ret = fc_allreduce(b->g, &t, &tmax, 1, FC_FLOAT64, FC_MAX,
+			   COLL_TIMEOUT_MS);
+	if (!ret)
+		ret = fc_allreduce(b->g, FC_IN_PLACE, &bad_all, 1, FC_UINT64,
+				   FC_SUM, COLL_TIMEOUT_MS);
+	if (ret)
+		coll_die("allreduce of the results", ret);
+	if (b->rank == 0)
+		printf("  %10.2f %7.3f %7.3f %6llu", tmax, size / tmax / 1e3,
+		       size / tmax / 1e3 * bus_factor(b),
+		       (unsigned long long)bad_all);
+}
+
+int bench_coll_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sizes", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "type", required_argument, NULL, 't' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const tnames[] = { "float32", "float64", "int32",
+					      "int64" };
+	static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64,
+					       FC_INT32, FC_INT64 };
+	static const char *const onames[] = { "sum", "min", "max" };
+	static const enum fc_redop ops[] = { FC_SUM, FC_MIN, FC_MAX };
+	uint64_t sizes[COLL_MAX_SIZES] = { 8, 1024, 65536, 1048576 }, v, max = 0;
+	unsigned int nsizes = 4, iters = 200, s, ti = 0, oi = 0;
+	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
+	const char *devname = NULL, *list;
+	bool iters_given = false;
+	struct fc_dev *dev;
+	char *sb, *rb, *copy, *tok, *save = NULL;
+	int c, ret;
+
+	for (b.coll = 0; strcmp(argv[1], coll_names[b.coll]); b.coll++)
+		;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "s:i:t:o:r:d:h", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 's':
+			list = optarg;
+			copy = strdup(list);
+			nsizes = 0;
+			for (tok = strtok_r(copy, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (nsizes == COLL_MAX_SIZES ||
+				    parse_size(tok, &sizes[nsizes], "KM", true))
+					usage_error("bad size '%s'", tok);
+				nsizes++;
+			}
+			free(copy);
+			break;
+		case 'i':
+			if (parse_u64(optarg, &v) || !v || v > 1000000)
+				usage_error("bad iteration count '%s'", optarg);
+			iters = (unsigned int)v;
+			iters_given = true;
+			break;
+		case 't':
+			for (ti = 0; ti < 4 && strcmp(optarg, tnames[ti]); ti++)
+				;
+			if (ti == 4)
+				usage_error("unknown type '%s'", optarg);
+			b.type = types[ti];
+			break;
+		case 'o':
+			for (oi = 0; oi < 3 && strcmp(optarg, onames[oi]); oi++)
+				;
+			if (oi == 3)
+				usage_error("unknown op '%s'", optarg);
+			b.op = ops[oi];
+			break;
+		case 'r':
+			if (parse_u64(optarg, &v) || v >= FC_MAX_NODES)
+				usage_error("bad root '%s'", optarg);
+			b.root = (uint32_t)v;
+			break;
+		case 'd':
+			devname = optarg;
+			break;
+		default:
+			other_option(c, coll_usage);
+		}
+	}
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	ret = fc_open(&dev, devname);
+	if (ret)
+		coll_die("open", ret);
+	ret = fc_group_world(dev, &b.g);
+	if (ret)
+		coll_die("world (run it under fpgacomm-run, mpirun or srun)",
+			 ret);
+	b.rank = (uint32_t)fc_group_rank(b.g);
+	b.n = (uint32_t)fc_group_size(b.g);
+	b.es = (size_t)fc_dtype_size(b.type);
+	if (b.root >= b.n)
+		usage_error("root %u: the world has ranks 0..%u", b.root,
+			    b.n - 1);
+	for (s = 0; s < nsizes; s++)
+		if (sizes[s] > max)
+			max = sizes[s];
+	sb = calloc(1, max + b.es);
+	rb = calloc(1, max + b.es);
+	if (!sb || !rb)
+		coll_die("buffers", -ENOMEM);
+	if (b.rank == 0) {
+		printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n",
+		       prog, coll_names[b.coll], b.n, tnames[ti], onames[oi],
+		       fc_coll_algo_name(b.g, coll_names[b.coll], 1u << 20));
+		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
+		       "", "", "", "", "", "out-of-place", "", "", "",
+		       "in-place", "", "", "");
+		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
+		       "size", "count", "type", "redop", "root", "time(us)",
+		       "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
+		       "#wrong");
+	}
+	for (s = 0; s < nsizes; s++) {
+		size_t sc, rc, count;
+		uint64_t cap = (512ull << 20) / (sizes[s] ? sizes[s] : 1);
+		unsigned int n = iters_given ? iters :
+				 cap < 5 ? 5 : cap < iters ? (unsigned int)cap :
+							     iters;
+
+		counts_of(&b, sizes[s], &sc, &rc, &count);
+		if (b.rank == 0)
+			printf("  %10llu %12zu %8s %6s %4d",
+			       (unsigned long long)sizes[s], count, tnames[ti],
+			       onames[oi],
+			       b.coll == BCAST || b.coll == REDUCE ?
+				       (int)b.root : -1);
+		measure(&b, sb, rb, sizes[s], n, false);
+		if (b.coll != BCAST)
+			measure(&b, sb, rb, sizes[s], n, true);
+		if (b.rank == 0) {
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+	free(sb);
+	free(rb);
+	fc_group_free(b.g);
+	fc_close(dev);
+	return 0;
+}
