@@ -135,6 +135,9 @@ bench: deps
 	@scripts/install-deps.sh --mpi || \
 		echo "bench: Open MPI could not be installed; the fabric bench runs without it"
 	scripts/bench-fabric.sh
+	@echo
+	@echo "== Collectives beside Open MPI on 2, 4 and 8 ranks (scripts/bench-coll.sh)"
+	scripts/bench-coll.sh
 
 driver:
 	@scripts/build-driver.sh
