@@ -30,6 +30,7 @@ TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c)) \
            $(B)/tools/fpgacomm-emud
 EMUD_SRC := $(wildcard tools/emud/*.c)
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 LIB_SO     := $(B)/libfpgacomm.so.$(VERSION)
 LIB_SONAME := libfpgacomm.so.$(SOVERSION)
@@ -37,10 +38,10 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests check check-full demo bench install uninstall driver deps \
+.PHONY: all lib tools tests examples check check-full demo bench install uninstall driver deps \
         clean format FORCE
 
-all: lib tools tests
+all: lib tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
@@ -88,6 +89,12 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
+
+# Programs a user starts from: only the public header and the library.
+examples: $(EXAMPLES)
+$(B)/examples/%: examples/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(ALL_CFLAGS) $< -o $@ $(LIB_A) $(LIB_LIBS) -lm
 
 tests: $(TESTS)
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
@@ -163,7 +170,7 @@ uninstall:
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c)
+	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c examples/*.c)
 
 clean:
 	rm -rf $(B)
