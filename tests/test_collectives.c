@@ -11,9 +11,10 @@
  * others an error in bounded time.
  *
  * Run alone, it starts itself under build/tools/fpgacomm-run in several
- * shapes (ranks x topology x forced algorithms x link faults) and exits
- * with the worst status. FPGACOMM_TEST_FULL=1 (make check-full) runs
- * more shapes and larger counts.
+ * shapes (1, 2, 3, 4, 5, 8 and 16 ranks; ring, mesh, 2x2 and 4x4 torus,
+ * full mesh; every algorithm forced somewhere; link faults) and exits
+ * with the worst status. FPGACOMM_TEST_FULL=1 (make check-full) adds
+ * shapes and larger counts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -715,8 +716,14 @@ static const struct shape shapes[] = {
 	  "alltoall=direct,bcast=binomial", "drop=0.01,corrupt=0.01", NULL,
 	  false },
 	{ 5, "mesh:5x1", NULL, NULL, NULL, false },
-	{ 8, "full:8", "allreduce=ring", NULL, NULL, true },
-	{ 16, "torus:4x4", NULL, NULL, NULL, true },
+	{ 8, "full:8", "allreduce=ring", NULL, NULL, false },
+	{ 16, "torus:4x4", NULL, NULL, NULL, false },
+	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
+	  NULL, true },
+	{ 8, "ring:8", "alltoall=pairwise,bcast=scatter_allgather,"
+	  "allgather=recursive_doubling", NULL, NULL, true },
+	{ 16, "torus:4x4", "allreduce=recursive_doubling,allgather=ring,"
+	  "bcast=binomial", "drop=0.01,corrupt=0.01", NULL, true },
 	{ 3, "full:3", NULL, NULL, "dies", false },
 };
 
