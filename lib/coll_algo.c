@@ -379,16 +379,44 @@ static int even_blocks(struct shape *x, size_t count, size_t **offs,
 	return 0;
 }
 
+/*
+ * Ring allreduce. Out of place, the caller's input is read where it lies:
+ * each block is received straight into @recvbuf and the rank's own part
+ * added from @sendbuf, with no copy of the input and no scratch; in place,
+ * blocks arrive in a scratch block and are added into @recvbuf. Both add
+ * in the order own op incoming, so that mixed calls agree to the bit.
+ */
 static void allreduce_ring(struct shape *x)
 {
-	size_t count = x->a->count, *offs, *cnts;
+	size_t count = x->a->count, *offs, *cnts, es = x->es;
+	const char *own = x->a->sendbuf;
 	char *acc = x->a->recvbuf;
+	uint32_t n = x->n, r = x->r, s;
 
 	if (even_blocks(x, count, &offs, &cnts))
 		return;
-	fc__sched_copy(x->s, acc, input(x), count * x->es);
-	fc__sched_round(x->s);
-	ring_reduce_scatter(x, acc, count);
+	if (x->a->in_place) {
+		ring_reduce_scatter(x, acc, count);
+	} else {
+		for (s = 0; s + 1 < n; s++) {
+			uint32_t out = (r + 2 * n - s - 1) % n;
+			uint32_t in = (r + 2 * n - s - 2) % n;
+
+			fc__sched_send(x->s, right(x),
+				       (s ? acc : own) + offs[out] * es,
+				       cnts[out] * es);
+			fc__sched_recv(x->s, left(x), acc + offs[in] * es,
+				       cnts[in] * es);
+			fc__sched_reduce(x->s, acc + offs[in] * es,
+					 own + offs[in] * es, cnts[in] * es,
+					 true);
+			fc__sched_round(x->s);
+		}
+		if (n == 1) {
+			fc__sched_copy(x->s, acc, own, count * es);
+			fc__sched_round(x->s);
+		}
+	}
 	ring_allgather(x, acc, offs, cnts);
 }
 
