@@ -18,12 +18,13 @@
 
 enum algo {
 	A_DISSEMINATION, A_BINOMIAL, A_SCATTER_ALLGATHER, A_RECURSIVE_DOUBLING,
-	A_RING, A_LINEAR, A_PAIRWISE, A_DIRECT, A_COUNT
+	A_RING, A_LINEAR, A_PAIRWISE, A_DIRECT, A_RABENSEIFNER, A_COUNT
 };
 
 static const char *const algo_names[A_COUNT] = {
 	"dissemination", "binomial", "scatter_allgather",
 	"recursive_doubling", "ring", "linear", "pairwise", "direct",
+	"rabenseifner",
 };
 
 const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
@@ -37,7 +38,8 @@ static const uint32_t algos_of[FC__KIND_COUNT] = {
 	[FC__BARRIER] = BIT(A_DISSEMINATION),
 	[FC__BCAST] = BIT(A_BINOMIAL) | BIT(A_SCATTER_ALLGATHER),
 	[FC__REDUCE] = BIT(A_BINOMIAL),
-	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING),
+	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING) |
+			  BIT(A_RABENSEIFNER),
 	[FC__REDUCE_SCATTER] = BIT(A_RING),
 	[FC__SCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__EXSCAN] = BIT(A_RECURSIVE_DOUBLING),
@@ -118,8 +120,10 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 		return bytes >= (256u << 10) && g->size > 2 ?
 			       A_SCATTER_ALLGATHER : A_BINOMIAL;
 	case FC__ALLREDUCE:
-		return bytes <= (16u << 10) || bytes < g->size ?
-			       A_RECURSIVE_DOUBLING : A_RING;
+		if (bytes <= (16u << 10) || bytes < g->size)
+			return A_RECURSIVE_DOUBLING;
+		return bytes <= (1u << 20) && g->size > 2 ? A_RABENSEIFNER :
+							    A_RING;
 	case FC__ALLGATHER:
 		return usable(g, kind, vector, A_RECURSIVE_DOUBLING) &&
 				       bytes <= (16u << 10) ?
@@ -168,6 +172,27 @@ static size_t blk_off(size_t count, uint32_t n, uint32_t i)
 static size_t blk_cnt(size_t count, uint32_t n, uint32_t i)
 {
 	return count / n + (i < count % n);
+}
+
+/* One past the last element of block @i. */
+static size_t blk_end(const size_t *offs, const size_t *cnts, uint32_t i)
+{
+	return offs[i] + cnts[i];
+}
+
+/* Block offsets and counts of @count elements in n blocks. */
+static int even_blocks(struct shape *x, size_t count, size_t **offs,
+		       size_t **cnts)
+{
+	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	if (!*offs || !*cnts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->n; i++) {
+		(*offs)[i] = blk_off(count, x->n, i);
+		(*cnts)[i] = blk_cnt(count, x->n, i);
+	}
+	return 0;
 }
 
 /* ---- Barrier ---- */
@@ -272,9 +297,53 @@ static void reduce_binomial(struct shape *x)
 	}
 }
 
+/*
+ * Non-powers of two: the first 2 * rem ranks pair up and the even one
+ * hands its part to the odd one, leaving p2 ranks, renumbered. RETURN
+ * VALUE: this rank's new number, or -1 for a rank that handed in.
+ */
+static int fold_in(struct shape *x, void *acc, void *tmp, size_t bytes,
+		   uint32_t *p2, uint32_t *rem)
+{
+	uint32_t r = x->r;
+
+	for (*p2 = 1; *p2 * 2 <= x->n; *p2 *= 2)
+		;
+	*rem = x->n - *p2;
+	if (r >= 2 * *rem)
+		return (int)(r - *rem);
+	if (!(r & 1)) {
+		fc__sched_send(x->s, r + 1, acc, bytes);
+		fc__sched_round(x->s);
+		return -1;
+	}
+	fc__sched_recv(x->s, r - 1, tmp, bytes);
+	fc__sched_reduce(x->s, acc, tmp, bytes, true);
+	fc__sched_round(x->s);
+	return (int)(r / 2);
+}
+
+/* The real rank of new number @nr (fold_in's inverse). */
+static uint32_t unfolded(uint32_t nr, uint32_t rem)
+{
+	return nr < rem ? 2 * nr + 1 : nr + rem;
+}
+
+/* The result back to the ranks that handed their part in. */
+static void fold_out(struct shape *x, void *acc, size_t bytes, uint32_t rem)
+{
+	if (x->r >= 2 * rem)
+		return;
+	if (x->r & 1)
+		fc__sched_send(x->s, x->r - 1, acc, bytes);
+	else
+		fc__sched_recv(x->s, x->r + 1, acc, bytes);
+	fc__sched_round(x->s);
+}
+
 static void allreduce_recursive_doubling(struct shape *x)
 {
-	uint32_t n = x->n, r = x->r, p2 = 1, rem, mask;
+	uint32_t p2, rem, mask, r = x->r;
 	size_t bytes = x->a->count * x->es;
 	void *acc = x->a->recvbuf, *tmp = fc__sched_scratch(x->s, bytes);
 	int nr;
@@ -283,40 +352,80 @@ static void allreduce_recursive_doubling(struct shape *x)
 		return;
 	fc__sched_copy(x->s, acc, input(x), bytes);
 	fc__sched_round(x->s);
-	while (p2 * 2 <= n)
-		p2 *= 2;
-	rem = n - p2;
-	/* The first 2 * rem ranks pair up: the even one hands its part in. */
-	if (r < 2 * rem) {
-		if (!(r & 1)) {
-			fc__sched_send(x->s, r + 1, acc, bytes);
-			fc__sched_round(x->s);
-			nr = -1;
-		} else {
-			fc__sched_recv(x->s, r - 1, tmp, bytes);
-			fc__sched_reduce(x->s, acc, tmp, bytes, true);
-			fc__sched_round(x->s);
-			nr = (int)(r / 2);
-		}
-	} else {
-		nr = (int)(r - rem);
-	}
+	nr = fold_in(x, acc, tmp, bytes, &p2, &rem);
 	for (mask = 1; nr >= 0 && mask < p2; mask <<= 1) {
-		uint32_t pn = (uint32_t)nr ^ mask;
-		uint32_t peer = pn < rem ? 2 * pn + 1 : pn + rem;
+		uint32_t peer = unfolded((uint32_t)nr ^ mask, rem);
 
 		fc__sched_send(x->s, peer, acc, bytes);
 		fc__sched_recv(x->s, peer, tmp, bytes);
 		fc__sched_reduce(x->s, acc, tmp, bytes, peer < r);
 		fc__sched_round(x->s);
 	}
-	if (r < 2 * rem) {
-		if (r & 1)
-			fc__sched_send(x->s, r - 1, acc, bytes);
-		else
-			fc__sched_recv(x->s, r + 1, acc, bytes);
-		fc__sched_round(x->s);
+	fold_out(x, acc, bytes, rem);
+}
+
+/*
+ * Rabenseifner: reduce-scatter by recursive halving (each step keeps half
+ * of what is left and sends the other half to the partner), then an
+ * allgather by recursive doubling: the bytes of the ring in 2 log2(p)
+ * steps instead of 2 (p - 1). Each block is reduced once, by its owner,
+ * lower ranks' parts first, and copied to the others.
+ */
+static void allreduce_rabenseifner(struct shape *x)
+{
+	size_t count = x->a->count, es = x->es, bytes = count * es, *offs, *cnts;
+	uint32_t p2, rem, mask, lo = 0, hi, r = x->r;
+	char *acc = x->a->recvbuf, *tmp = fc__sched_scratch(x->s, bytes);
+	int nr;
+
+	if (!tmp)
+		return;
+	fc__sched_copy(x->s, acc, input(x), bytes);
+	fc__sched_round(x->s);
+	nr = fold_in(x, acc, tmp, bytes, &p2, &rem);
+	if (nr >= 0) {
+		/* p2 blocks; offs has p2 + 1 entries so that offs[hi] ends */
+		struct shape sub = *x;
+
+		sub.n = p2;
+		if (even_blocks(&sub, count, &offs, &cnts))
+			return;
+		hi = p2;
+		for (mask = p2 / 2; mask; mask /= 2) {
+			uint32_t peer = unfolded((uint32_t)nr ^ mask, rem);
+			uint32_t mid = lo + mask, klo, khi, slo, shi;
+			size_t kb, sb;
+
+			if ((uint32_t)nr & mask) {	/* keep the upper half */
+				klo = mid, khi = hi, slo = lo, shi = mid;
+			} else {
+				klo = lo, khi = mid, slo = mid, shi = hi;
+			}
+			kb = (blk_end(offs, cnts, khi - 1) - offs[klo]) * es;
+			sb = (blk_end(offs, cnts, shi - 1) - offs[slo]) * es;
+			fc__sched_send(x->s, peer, acc + offs[slo] * es, sb);
+			fc__sched_recv(x->s, peer, tmp, kb);
+			fc__sched_reduce(x->s, acc + offs[klo] * es, tmp, kb,
+					 peer < r);
+			fc__sched_round(x->s);
+			lo = klo;
+			hi = khi;
+		}
+		for (mask = 1; mask < p2; mask *= 2) {
+			uint32_t peer = unfolded((uint32_t)nr ^ mask, rem);
+			uint32_t plo = lo ^ mask;	/* the partner's range */
+
+			fc__sched_send(x->s, peer, acc + offs[lo] * es,
+				       (blk_end(offs, cnts, lo + mask - 1) -
+					offs[lo]) * es);
+			fc__sched_recv(x->s, peer, acc + offs[plo] * es,
+				       (blk_end(offs, cnts, plo + mask - 1) -
+					offs[plo]) * es);
+			fc__sched_round(x->s);
+			lo = lo < plo ? lo : plo;
+		}
 	}
+	fold_out(x, acc, bytes, rem);
 }
 
 /*
@@ -362,21 +471,6 @@ static void ring_allgather(struct shape *x, char *buf, const size_t *offs,
 			       cnts[in] * es);
 		fc__sched_round(x->s);
 	}
-}
-
-/* Block offsets and counts of @count elements in n blocks. */
-static int even_blocks(struct shape *x, size_t count, size_t **offs,
-		       size_t **cnts)
-{
-	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	if (!*offs || !*cnts)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < x->n; i++) {
-		(*offs)[i] = blk_off(count, x->n, i);
-		(*cnts)[i] = blk_cnt(count, x->n, i);
-	}
-	return 0;
 }
 
 /*
@@ -624,6 +718,8 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 	case FC__ALLREDUCE:
 		if (algo == A_RING)
 			allreduce_ring(&x);
+		else if (algo == A_RABENSEIFNER)
+			allreduce_rabenseifner(&x);
 		else
 			allreduce_recursive_doubling(&x);
 		break;

@@ -715,7 +715,7 @@ static const struct shape shapes[] = {
 	{ 4, "full:4", "allreduce=recursive_doubling,allgather=ring,"
 	  "alltoall=direct,bcast=binomial", "drop=0.01,corrupt=0.01", NULL,
 	  false },
-	{ 5, "mesh:5x1", NULL, NULL, NULL, false },
+	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false },
 	{ 8, "full:8", "allreduce=ring", NULL, NULL, false },
 	{ 16, "torus:4x4", NULL, NULL, NULL, false },
 	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
