@@ -43,8 +43,8 @@ static const uint32_t algos_of[FC__KIND_COUNT] = {
 	[FC__REDUCE_SCATTER] = BIT(A_RING),
 	[FC__SCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__EXSCAN] = BIT(A_RECURSIVE_DOUBLING),
-	[FC__GATHER] = BIT(A_LINEAR),
-	[FC__SCATTER] = BIT(A_LINEAR),
+	[FC__GATHER] = BIT(A_LINEAR) | BIT(A_BINOMIAL),
+	[FC__SCATTER] = BIT(A_LINEAR) | BIT(A_BINOMIAL),
 	[FC__ALLGATHER] = BIT(A_RING) | BIT(A_RECURSIVE_DOUBLING),
 	[FC__ALLTOALL] = BIT(A_PAIRWISE) | BIT(A_DIRECT),
 	[FC__SPLIT] = BIT(A_RING),
@@ -106,6 +106,8 @@ static bool usable(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 {
 	if (kind == FC__ALLGATHER && algo == A_RECURSIVE_DOUBLING)
 		return pow2(g->size) && !vector;
+	if ((kind == FC__GATHER || kind == FC__SCATTER) && algo == A_BINOMIAL)
+		return !vector;
 	return true;
 }
 
@@ -130,6 +132,10 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 			       A_RECURSIVE_DOUBLING : A_RING;
 	case FC__ALLTOALL:
 		return g->size <= 8 || full_mesh(g) ? A_DIRECT : A_PAIRWISE;
+	case FC__GATHER:
+	case FC__SCATTER:
+		return !vector && g->size > 2 && bytes <= (16u << 10) ?
+			       A_BINOMIAL : A_LINEAR;
 	default:
 		return __builtin_ctz(algos_of[kind]);
 	}
@@ -628,6 +634,86 @@ static void scatter_linear(struct shape *x)
 	fc__sched_round(x->s);
 }
 
+/* Members in the subtree of relative rank @vr of a binomial tree. */
+static uint32_t subtree(const struct shape *x, uint32_t vr)
+{
+	uint32_t m = vr & -vr;
+
+	if (!vr)
+		for (m = 1; m < x->n; m <<= 1)
+			;
+	return m < x->n - vr ? m : x->n - vr;
+}
+
+/*
+ * Binomial gather: each rank collects its subtree's blocks, in relative
+ * rank order, and passes them up in one message; the root turns them back
+ * into rank order. log2(n) messages on the root's path instead of n - 1.
+ */
+static void gather_binomial(struct shape *x)
+{
+	uint32_t n = x->n, root = x->a->root, vr = (x->r + n - root) % n, mask;
+	size_t blk = x->a->count * x->es;
+	char *tmp = fc__sched_scratch(x->s, subtree(x, vr) * blk);
+	char *rb = x->a->recvbuf;
+
+	if (!tmp)
+		return;
+	fc__sched_copy(x->s, tmp, x->a->in_place ? rb + root * blk :
+						   x->a->sendbuf, blk);
+	fc__sched_round(x->s);
+	for (mask = 1; mask < n; mask <<= 1) {
+		if (vr & mask) {
+			fc__sched_send(x->s, real(x, vr - mask), tmp,
+				       subtree(x, vr) * blk);
+			fc__sched_round(x->s);
+			return;
+		}
+		if (vr + mask < n) {
+			fc__sched_recv(x->s, real(x, vr + mask), tmp + mask * blk,
+				       subtree(x, vr + mask) * blk);
+			fc__sched_round(x->s);
+		}
+	}
+	/* the root: relative rank v is rank (v + root) % n */
+	fc__sched_copy(x->s, rb + root * blk, tmp, (n - root) * blk);
+	fc__sched_copy(x->s, rb, tmp + (n - root) * blk, root * blk);
+	fc__sched_round(x->s);
+}
+
+/* Binomial scatter: gather_binomial backwards. */
+static void scatter_binomial(struct shape *x)
+{
+	uint32_t n = x->n, root = x->a->root, vr = (x->r + n - root) % n, m;
+	size_t blk = x->a->count * x->es;
+	char *tmp = fc__sched_scratch(x->s, subtree(x, vr) * blk);
+	const char *sb = x->a->sendbuf;
+
+	if (!tmp)
+		return;
+	if (!vr) {
+		fc__sched_copy(x->s, tmp, sb + root * blk, (n - root) * blk);
+		fc__sched_copy(x->s, tmp + (n - root) * blk, sb, root * blk);
+		fc__sched_round(x->s);
+	} else {
+		fc__sched_recv(x->s, real(x, vr - (vr & -vr)), tmp,
+			       subtree(x, vr) * blk);
+		fc__sched_round(x->s);
+	}
+	if (vr) {
+		m = vr & -vr;
+	} else {
+		for (m = 1; m < n; m <<= 1)
+			;
+	}
+	while ((m >>= 1))
+		if (vr + m < n)
+			fc__sched_send(x->s, real(x, vr + m), tmp + m * blk,
+				       subtree(x, vr + m) * blk);
+	fc__sched_copy(x->s, x->a->recvbuf, tmp, blk);
+	fc__sched_round(x->s);
+}
+
 static void allgather(struct shape *x, int algo)
 {
 	size_t *offs, *cnts, es = x->es, c = x->a->count;
@@ -731,10 +817,10 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		scan_recursive_doubling(&x, a->kind == FC__EXSCAN);
 		break;
 	case FC__GATHER:
-		gather_linear(&x);
+		(algo == A_BINOMIAL ? gather_binomial : gather_linear)(&x);
 		break;
 	case FC__SCATTER:
-		scatter_linear(&x);
+		(algo == A_BINOMIAL ? scatter_binomial : scatter_linear)(&x);
 		break;
 	case FC__ALLGATHER:
 	case FC__SPLIT:

@@ -38,6 +38,8 @@ static struct fc_group *world;
 static uint32_t rank, size;
 static int failures;
 static bool full;
+/* Through the kernel driver, messages stay small (see run_pair). */
+static bool small;
 
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
@@ -235,7 +237,7 @@ static bool op_valid(enum fc_dtype t, enum fc_redop op)
 
 static void test_reductions(void)
 {
-	size_t counts[] = { 0, 1, 7, 61, 1000 }, big = full ? 300000 : 70000;
+	size_t counts[] = { 0, 1, 7, 61, 1000 }, big = full ? 300000 : small ? 5000 : 70000;
 	char *in = malloc(big * 8 * size), *out = malloc(big * 8 * size);
 	uint64_t seed = 1;
 
@@ -289,7 +291,7 @@ static void test_reductions(void)
 /* Allreduce of random (inexact) floats: the same bits on every rank. */
 static void test_bitwise_identical(void)
 {
-	size_t c = 50000;
+	size_t c = small ? 5000 : 50000;
 	float *in = malloc(c * 4), *out = malloc(c * 4);
 	uint64_t h = 1469598103934665603ull, *all = calloc(size, 8);
 
@@ -321,7 +323,7 @@ static void test_bcast(void)
 {
 	size_t sizes[] = { 0, 1, 13, 4096, 300001 };
 
-	for (size_t k = 0; k < 5; k++) {
+	for (size_t k = 0; k < (small ? 4u : 5u); k++) {
 		for (uint32_t root = 0; root < size; root++) {
 			size_t c = sizes[k];
 			uint32_t *b = calloc(c + 1, 4);
@@ -482,7 +484,7 @@ static void test_alltoall(void)
 {
 	size_t sizes[] = { 0, 1, 17, 70000 };
 
-	for (size_t k = 0; k < 4; k++) {
+	for (size_t k = 0; k < (small ? 3u : 4u); k++) {
 		size_t c = sizes[k];
 		uint32_t *in = malloc(c * 4 * size + 4), *out = malloc(c * 4 * size + 4);
 
@@ -664,6 +666,7 @@ static int run_rank(void)
 	int rc;
 
 	full = getenv("FPGACOMM_TEST_FULL") && atoi(getenv("FPGACOMM_TEST_FULL"));
+	small = only && !strcmp(only, "small");
 	rc = fc_open(&dev, NULL);
 	if (rc) {
 		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
@@ -708,10 +711,11 @@ struct shape {
 static const struct shape shapes[] = {
 	{ 1, NULL, NULL, NULL, NULL, false },
 	{ 2, NULL, NULL, NULL, NULL, false },
-	{ 3, "ring:3", "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise",
-	  NULL, NULL, false },
+	{ 3, "ring:3", "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise,"
+	  "gather=binomial,scatter=binomial", NULL, NULL, false },
 	{ 4, "torus:2x2", "allreduce=ring,allgather=recursive_doubling,"
-	  "bcast=scatter_allgather", NULL, NULL, false },
+	  "bcast=scatter_allgather,gather=linear,scatter=linear", NULL, NULL,
+	  false },
 	{ 4, "full:4", "allreduce=recursive_doubling,allgather=ring,"
 	  "alltoall=direct,bcast=binomial", "drop=0.01,corrupt=0.01", NULL,
 	  false },
@@ -773,6 +777,45 @@ static int launch(const char *run, const char *self, const struct shape *s)
 	return st;
 }
 
+/*
+ * FPGACOMM_TEST_PAIR="DEV0 DEV1": two boards of one cluster behind the
+ * kernel driver (the VM of make check), one rank per board, each in a
+ * process of its own. Messages through the driver go as chains of pinned
+ * user pages (no rendezvous there yet), so the sizes stay small.
+ */
+static int run_pair(const char *pair)
+{
+	char dev_name[2][128];
+	int st, worst = 0;
+	pid_t pid[2];
+
+	if (sscanf(pair, "%127s %127s", dev_name[0], dev_name[1]) != 2) {
+		fprintf(stderr, "FPGACOMM_TEST_PAIR: two device names\n");
+		return 2;
+	}
+	printf("== 2 ranks on %s and %s\n", dev_name[0], dev_name[1]);
+	fflush(stdout);
+	for (int i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			return 1;
+		if (pid[i] == 0) {
+			setenv("FPGACOMM_DEVICE", dev_name[i], 1);
+			setenv("FPGACOMM_RANK", i ? "1" : "0", 1);
+			setenv("FPGACOMM_COLL_TEST", "small", 1);
+			_exit(run_rank());
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		if (waitpid(pid[i], &st, 0) < 0)
+			return 1;
+		st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		worst = st > worst ? st : worst;
+	}
+	printf("== status %d\n", worst);
+	return worst;
+}
+
 int main(void)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32], dir[PATH_MAX];
@@ -782,9 +825,13 @@ int main(void)
 	int worst = 0, rc;
 	ssize_t len;
 
+	const char *pair = getenv("FPGACOMM_TEST_PAIR");
+
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_collectives: groups and collectives across ranks\n");
+	if (pair && *pair)
+		return run_pair(pair);
 	if (tdev && *tdev && strncmp(tdev, "emu:", 4)) {
 		printf("SKIP: %s: the ranks need an emulated cluster\n", tdev);
 		return EXIT_SKIP;

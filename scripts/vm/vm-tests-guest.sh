@@ -420,6 +420,8 @@ driver_pass() {
 		export FPGACOMM_TEST_PAIR="$pair"
 		run_tool "$p: channel and put between $pair through the driver (test_fabric_pair)" \
 			test_fabric_pair
+		run_tool "$p: collectives between $pair through the driver (test_collectives)" \
+			test_collectives
 		unset FPGACOMM_TEST_PAIR
 	fi
 
