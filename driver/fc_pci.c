@@ -266,7 +266,10 @@ void fc_pci_remove(struct pci_dev *pdev)
 	/* Chains end, handles go, every mapping of the files is zapped. */
 	fc_dma_kill(fc);
 	fc_chan_kill(fc);
+	fc_export_kill(fc);
 	up_write(&fc->remove_sem);
+	/* Peer regions let go above are unmapped while the device is here. */
+	fc_peer_flush();
 
 	fc_irq_fini(fc);
 	fc_dma_fini(fc);

@@ -88,7 +88,7 @@
 #define FC_CAP_CHANNELS		(1u << 3)	/* channel endpoints */
 #define FC_CAP_FABRIC_DMA	(1u << 4)	/* descriptors may name remote nodes */
 #define FC_CAP_HBM_STREAMS	(1u << 5)	/* local stores and stream programs */
-#define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
+#define FC_CAP_PEER_MAP		(1u << 6)	/* DMA reaches peer devices' BARs (P2P) */
 #define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
 #define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
 #define FC_CAP_CHAN_SEEN	(1u << 9)	/* FC_CHAN_SEEN acknowledges CTRL */
@@ -249,7 +249,16 @@ struct fc_hw_desc {
 #define FC_FABRIC_RSVD_MASK	(~((1ull << 48) - 1))
 #define FC_REGION_HOST		0
 #define FC_REGION_BOARD		1
-#define FC_REGION_PEER		2
+#define FC_REGION_PEER		2	/* reserved: refused, FC_DMA_ERR_ROUTE */
+/*
+ * Peer memory (another PCIe device's: a GPU's, another board's aperture)
+ * is bus space like host memory: once the host has mapped it for the board
+ * (a dma-buf import), a descriptor names it as FC_SPACE_HOST at the bus
+ * address of that mapping, and a remote node as FC_REGION_HOST. The board
+ * reaches a peer's BAR that way only with FC_CAP_PEER_MAP (its requests
+ * may go peer-to-peer). FC_REGION_PEER stays reserved for a future peer
+ * window with its own base registers; boards refuse it.
+ */
 #define FC_REGION_CHAN		3
 #define FC_FABRIC_CHAN_SHIFT	32
 #define FC_FABRIC_CHAN(node, chan) \
