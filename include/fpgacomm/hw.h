@@ -490,6 +490,14 @@ struct fc_hw_pkt {
 #define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
 #define FC_EMU_FAULT_RESET_DEAF	0xf00c	/* H: non-zero: engine resets go unheeded */
 #define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
+/*
+ * Behind QEMU ivshmem only: the bus (guest-physical) address of the
+ * ivshmem shared memory BAR, written by the host driver at probe, so that
+ * the daemons of the VM's other boards can resolve DMA to this board's
+ * aperture, as PCIe peers reach a BAR (fpgacomm-emud --peer).
+ */
+#define FC_EMU_SHM_BUS_LO	0xf010	/* H: bits 31..0 */
+#define FC_EMU_SHM_BUS_HI	0xf014	/* H: bits 63..32 */
 
 /* ---- Derived facts, shared so that every side agrees ---- */
 
@@ -511,6 +519,8 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
 	case FC_EMU_FAULT_RESET_DEAF:
+	case FC_EMU_SHM_BUS_LO:
+	case FC_EMU_SHM_BUS_HI:
 		return 1;
 	}
 	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))

@@ -143,8 +143,14 @@ if [ "$plain" = 1 ]; then
 	board_args+=(--host-cmd "exec '$emud' -v --shm \"\$FCVM_BAR\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[0]}")
 else
 	for i in "${!nodes[@]}"; do
+		# Each board's memory in a file that the others map (--peer),
+		# so that their DMA reaches its aperture, as PCIe peers do.
+		peers=''
+		for j in "${!nodes[@]}"; do
+			[ "$j" = "$i" ] || peers="$peers --peer '$work/board$j.shm'"
+		done
 		board_args+=(--board-socket "$work/board$i.sock"
-			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
+			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --shm '$work/board$i.shm'$peers --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
 	done
 fi
 
