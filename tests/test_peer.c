@@ -14,7 +14,9 @@
  * aperture written by the second board's DMA.
  *
  * Needs FPGACOMM_TEST_DEVICE naming a /dev node and /dev/fcvm_dmabuf (the
- * test VM loads it); skips otherwise.
+ * test VM loads it); skips otherwise. --remove-test (for the VM script):
+ * the exporting board removed from the PCI bus under its importer and
+ * mapping, then rescanned.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -576,7 +579,113 @@ static void test_nothing_left(void **state)
 	assert_int_equal(settle("live_attach", 0), 0);
 }
 
-int main(void)
+/* ---- --remove-test: the exporting board removed under its importer ---- */
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Does a load at @p get SIGBUS? */
+static int sigbus_on(volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	int hit;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_jmp, 1)) {
+		hit = 1;
+	} else {
+		(void)*p;
+		hit = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return hit;
+}
+
+#define EXPECT(expr, want)                                                 \
+	do {                                                               \
+		long _got = (long)(expr), _want = (long)(want);            \
+		if (_got != _want) {                                       \
+			printf("%s:%d: %s = %ld, expected %ld\n", __FILE__, \
+			       __LINE__, #expr, _got, _want);              \
+			rc = 1;                                            \
+		}                                                          \
+	} while (0)
+
+/*
+ * Board A (FPGACOMM_TEST_DEVICE) exports its aperture, board B (the second
+ * of FPGACOMM_TEST_PAIR) imports it and writes it; then A is removed from
+ * the PCI bus: the dma-buf's CPU mapping gets SIGBUS, B's SUBMIT into the
+ * region -ENOLINK (the importer was told), and A comes back on a rescan.
+ */
+static int remove_test(void)
+{
+	const char *pair = getenv("FPGACOMM_TEST_PAIR");
+	const char *name = strrchr(path, '/');
+	uint8_t src[4096];
+	char other[64], file[256];
+	struct fc_ioc_xfer x;
+	volatile uint8_t *exp;
+	uint32_t hp, hs;
+	uint64_t t;
+	int rc = 0, f2, e, f;
+
+	if (!pair || sscanf(pair, "%*s %63s", other) != 1) {
+		printf("SKIP: FPGACOMM_TEST_PAIR names no second board\n");
+		return EXIT_SKIP;
+	}
+	f2 = open(other, O_RDWR | O_CLOEXEC);
+	if (f2 < 0 || export_on(fd, 0, page, &e)) {
+		printf("%s: open or PEER_EXPORT failed\n", other);
+		return 1;
+	}
+	exp = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, e, 0);
+	EXPECT(exp == MAP_FAILED, 0);
+	EXPECT(import_on(f2, e, 0, page, &hp), 0);
+	memset(src, 0x5a, sizeof(src));
+	EXPECT(mem_register(f2, src, sizeof(src), &hs), 0);
+	x = xfer(host(hs, 0), host(hp, 0), page);
+	EXPECT(run_on(f2, &x, 1), 0);
+	EXPECT(exp[page - 1], 0x5a);
+
+	snprintf(file, sizeof(file), "/sys/class/fpgacomm/%s/device/remove",
+		 name ? name + 1 : path);
+	f = open(file, O_WRONLY);
+	if (f < 0 || write(f, "1", 1) != 1) {
+		perror(file);
+		return 1;
+	}
+	close(f);
+	printf("removed %s with its aperture exported, imported and mapped\n",
+	       path);
+	EXPECT(sigbus_on(exp), 1);
+	EXPECT(submit_on(f2, &x, 1, &t), -ENOLINK);
+	EXPECT(export_on(fd, 0, page, &f), -ENODEV);
+	printf("after the remove: the mapping SIGBUS, the importer -ENOLINK\n");
+	EXPECT(unregister(f2, hp), 0);
+	EXPECT(unregister(f2, hs), 0);
+	munmap((void *)exp, page);
+	close(e);
+	close(f2);
+	close(fd);
+
+	f = open("/sys/bus/pci/rescan", O_WRONLY);
+	if (f < 0 || write(f, "1", 1) != 1) {
+		perror("rescan");
+		return 1;
+	}
+	close(f);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	EXPECT(fd >= 0, 1);
+	EXPECT(xioctl(fd, FC_IOC_INFO, &info), 0);
+	printf("after rescan: %s is back\n", path);
+	return rc;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_import_dma),
@@ -621,6 +730,8 @@ int main(void)
 		       FIXTURE);
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--remove-test"))
+		return remove_test();
 	if (getenv("FPGACOMM_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;

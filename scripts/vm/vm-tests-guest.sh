@@ -434,6 +434,10 @@ driver_pass() {
 		FPGACOMM_TEST_PAIR="$pair" FPGACOMM_TEST_FILTER=test_export_import \
 			run_tool "$p: board 0's aperture written by board 1's DMA through a dma-buf (test_peer)" \
 			test_peer
+		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 0 removed while board 1 imports its aperture and it is mapped, then rescan (test_peer --remove-test)" \
+			test_peer --remove-test
 	fi
 
 	# The boards outlive each test program, unlike an in-process emulated
