@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <linux/dma-buf.h>
 
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
@@ -90,6 +91,20 @@ static int all_zero(const void *p, size_t len)
 			return 0;
 	return 1;
 }
+
+/*
+ * CPU access to a dma-buf's mmap is bracketed by DMA_BUF_IOCTL_SYNC, so
+ * that the exporter syncs its mappings (bounce buffers: swiotlb=force).
+ */
+static void dmabuf_sync(int dbuf, uint64_t flags)
+{
+	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_RW };
+
+	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
+}
+
+#define cpu_begin(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
+#define cpu_end(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_END)
 
 /* A dma-buf of @len zeroed pages from the fixture; its fd. */
 static int dmabuf_new(uint64_t len)
@@ -265,6 +280,7 @@ static void test_import_dma(void **state)
 	/* Into the peer: offset 100 of the region is byte off + 100. */
 	x[0] = xfer(host(hs, 0), host(hp, 100), len - 200);
 	assert_ok(run(x, 1));
+	cpu_begin(dbuf);
 	assert_memory_equal(peer + off + 100, src, len - 200);
 	assert_true(all_zero(peer, off + 100));
 	assert_true(all_zero(peer + off + len - 100, BUF_LEN - off - len + 100));
@@ -277,6 +293,7 @@ static void test_import_dma(void **state)
 
 	/* The CPU's writes through the dma-buf reach the board too. */
 	fill(peer + off, len);
+	cpu_end(dbuf);
 	x[0] = xfer(host(hp, 0), host(hb, 0), len);
 	assert_ok(run(x, 1));
 	assert_memory_equal(back, peer + off, len);
@@ -433,7 +450,9 @@ static void test_revoke(void **state)
 	assert_rc(wait_on(fd, ta, 0), -ETIMEDOUT);	/* still stalled */
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	assert_ok(wait_on(fd, ta, WAIT_MS));
+	cpu_begin(dbuf);
 	assert_true(all_zero(peer, BUF_LEN));
+	cpu_end(dbuf);
 	assert_true(all_zero(back, BUF_LEN));
 	x = xfer(host(hs, 0), host(hp, 0), page);
 	assert_rc(submit_on(fd, &x, 1, &td), -ENOLINK);
@@ -452,7 +471,9 @@ static void test_revoke(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	assert_ok(wait_on(fd, tb, WAIT_MS));	/* the next one runs */
 	usleep(50000);
+	cpu_begin(dbuf);
 	assert_true(all_zero(peer, BUF_LEN));
+	cpu_end(dbuf);
 	assert_ok(unregister(fd, hp));
 
 	assert_ok(unregister(fd, hs));

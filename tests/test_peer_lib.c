@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <linux/dma-buf.h>
+
 #include "harness.h"
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
@@ -169,6 +171,20 @@ static void test_cuda(void **state)
 
 /* ---- dma-bufs of the VM's fixture ---- */
 
+/*
+ * CPU access to a dma-buf's mmap is bracketed by DMA_BUF_IOCTL_SYNC, so
+ * that the exporter syncs its mappings (bounce buffers: swiotlb=force).
+ */
+static void dmabuf_sync(int dbuf, uint64_t flags)
+{
+	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_RW };
+
+	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
+}
+
+#define cpu_begin(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
+#define cpu_end(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_END)
+
 static int fixture_buf(uint64_t len, uint8_t **map)
 {
 	struct fcvm_dmabuf_create c = { .size = len };
@@ -202,15 +218,16 @@ static void test_dmabuf_import(void **state)
 	assert_rc(fc_peer_import(dev, dbuf, BUF_LEN - page, 2 * page, 0, &m),
 		  -ERANGE);
 	assert_ok(fc_peer_import(dev, dbuf, off, len, 0, &m));
-	close(dbuf);
 	assert_null(m->addr);
 	assert_int_equal(m->len, len);
 
 	rnd_fill(src, BUF_LEN);
 	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 0), len);
 	assert_ok(fc_dma_run(dev, x, 1, WAIT_MS));
+	cpu_begin(dbuf);
 	assert_same(peer + off, src, len, "host -> dma-buf");
 	assert_true(peer[off - 1] == 0 && peer[off + len] == 0);
+	cpu_end(dbuf);
 
 	memset(back, 0, BUF_LEN);
 	x[0] = xfer(fc_host(m, 10), fc_board(0x2000), len - 10);
@@ -222,6 +239,7 @@ static void test_dmabuf_import(void **state)
 	assert_ok(fc_mem_free(dev, m));
 	assert_rc(fc_mem_free(dev, m), -EINVAL);
 	munmap(peer, BUF_LEN);
+	close(dbuf);
 }
 
 /* The aperture exported, imported back, written by the board's DMA. */

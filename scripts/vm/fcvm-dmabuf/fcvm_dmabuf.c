@@ -8,6 +8,8 @@
  * (live_bufs, live_attach), so that a test can tell that the importer let
  * go of everything. Behind QEMU without an IOMMU, the pages' bus addresses
  * are guest-physical, which fpgacomm-emud reaches in the guest's RAM file.
+ * CPU access through the mmap is bracketed by DMA_BUF_IOCTL_SYNC, which
+ * syncs every attachment's mapping (bounce buffers under swiotlb=force).
  *
  * Built and loaded only by scripts/vm/run-vm-tests.sh.
  */
@@ -36,6 +38,16 @@ module_param_named(live_attach, live_attach.counter, int, 0444);
 struct fcvm_buf {
 	unsigned long npages;
 	struct page **pages;
+	struct mutex lock;		/* maps */
+	struct list_head maps;
+};
+
+/* One attachment's mapping, synced around CPU access (swiotlb bounces). */
+struct fcvm_map {
+	struct list_head node;		/* in fcvm_buf.maps */
+	struct device *dev;
+	struct sg_table sgt;
+	enum dma_data_direction dir;
 };
 
 static int fcvm_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *at)
@@ -53,34 +65,70 @@ static struct sg_table *fcvm_map(struct dma_buf_attachment *at,
 				 enum dma_data_direction dir)
 {
 	struct fcvm_buf *b = at->dmabuf->priv;
-	struct sg_table *sgt;
+	struct fcvm_map *m;
 	int ret;
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
-	if (!sgt)
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
 		return ERR_PTR(-ENOMEM);
-	ret = sg_alloc_table_from_pages(sgt, b->pages, b->npages, 0,
+	m->dev = at->dev;
+	m->dir = dir;
+	ret = sg_alloc_table_from_pages(&m->sgt, b->pages, b->npages, 0,
 					b->npages << PAGE_SHIFT, GFP_KERNEL);
 	if (ret)
 		goto err_free;
-	ret = dma_map_sgtable(at->dev, sgt, dir, 0);
+	ret = dma_map_sgtable(at->dev, &m->sgt, dir, 0);
 	if (ret)
 		goto err_free_table;
-	return sgt;
+	mutex_lock(&b->lock);
+	list_add(&m->node, &b->maps);
+	mutex_unlock(&b->lock);
+	return &m->sgt;
 
 err_free_table:
-	sg_free_table(sgt);
+	sg_free_table(&m->sgt);
 err_free:
-	kfree(sgt);
+	kfree(m);
 	return ERR_PTR(ret);
 }
 
 static void fcvm_unmap(struct dma_buf_attachment *at, struct sg_table *sgt,
 		       enum dma_data_direction dir)
 {
+	struct fcvm_map *m = container_of(sgt, struct fcvm_map, sgt);
+	struct fcvm_buf *b = at->dmabuf->priv;
+
+	mutex_lock(&b->lock);
+	list_del(&m->node);
+	mutex_unlock(&b->lock);
 	dma_unmap_sgtable(at->dev, sgt, dir, 0);
 	sg_free_table(sgt);
-	kfree(sgt);
+	kfree(m);
+}
+
+/* DMA_BUF_IOCTL_SYNC: what the devices wrote, to the CPU's view, and back. */
+static int fcvm_begin_cpu(struct dma_buf *dmabuf, enum dma_data_direction dir)
+{
+	struct fcvm_buf *b = dmabuf->priv;
+	struct fcvm_map *m;
+
+	mutex_lock(&b->lock);
+	list_for_each_entry(m, &b->maps, node)
+		dma_sync_sgtable_for_cpu(m->dev, &m->sgt, m->dir);
+	mutex_unlock(&b->lock);
+	return 0;
+}
+
+static int fcvm_end_cpu(struct dma_buf *dmabuf, enum dma_data_direction dir)
+{
+	struct fcvm_buf *b = dmabuf->priv;
+	struct fcvm_map *m;
+
+	mutex_lock(&b->lock);
+	list_for_each_entry(m, &b->maps, node)
+		dma_sync_sgtable_for_device(m->dev, &m->sgt, m->dir);
+	mutex_unlock(&b->lock);
+	return 0;
 }
 
 static void fcvm_free(struct fcvm_buf *b)
@@ -114,6 +162,8 @@ static const struct dma_buf_ops fcvm_ops = {
 	.unmap_dma_buf = fcvm_unmap,
 	.release = fcvm_release,
 	.mmap = fcvm_mmap,
+	.begin_cpu_access = fcvm_begin_cpu,
+	.end_cpu_access = fcvm_end_cpu,
 };
 
 static long fcvm_create(void __user *arg)
@@ -135,6 +185,8 @@ static long fcvm_create(void __user *arg)
 	if (!b)
 		return -ENOMEM;
 	b->npages = c.size >> PAGE_SHIFT;
+	mutex_init(&b->lock);
+	INIT_LIST_HEAD(&b->maps);
 	b->pages = kvcalloc(b->npages, sizeof(*b->pages), GFP_KERNEL);
 	if (!b->pages) {
 		kfree(b);
