@@ -105,6 +105,11 @@ FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
 			    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	if (r != CU_SUCCESS)
 		return cuda_errno(r);
+	/* Only the driver imports GPU memory; an emulated board would map it. */
+	if (dev->be != &fc__kernel_backend) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
 	ret = fc__peer_import(dev, fd, dptr - start, len, memp);
 	close(fd);			/* the driver holds the dma-buf */
 	return ret;

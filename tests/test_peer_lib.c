@@ -2,7 +2,9 @@
 /*
  * test_peer_lib: the library's peer memory API (fc_peer_import,
  * fc_peer_export, fc_peer_import_cuda). Everywhere: bad arguments
- * (-EINVAL, -ERANGE); on an emulated board in this process, -EOPNOTSUPP.
+ * (-EINVAL, -ERANGE); a memfd: on an emulated board in this process a
+ * peer region written and read by DMA (checked through its own mapping),
+ * export -EOPNOTSUPP; through the driver -EINVAL (not a dma-buf).
  * With CUDA and a GPU: a device buffer goes through the CUDA driver's
  * dma-buf export (a host pointer is refused by CUDA, -EINVAL; device
  * memory gets as far as the board: -EOPNOTSUPP on an emulated one, a DMA
@@ -61,20 +63,60 @@ static void test_bad_args(void **state)
 		  -ERANGE);
 }
 
-/* An emulated board in this process has no kernel to import through. */
-static void test_emulated_refuses(void **state)
+/*
+ * Shared memory that is not a dma-buf (a memfd): an emulated board maps it
+ * and reaches it by DMA; the driver refuses it (-EINVAL).
+ */
+static void test_memfd(void **state)
 {
+	uint8_t *src = host_a->addr, *back = host_b->addr, *shm;
+	uint64_t off = page + 100, len = 3 * page;
+	struct fc_xfer x[2];
 	struct fc_mem *m;
-	int fd = -1, p[2];
+	int fd = -1, mfd, p[2];
 
-	if (kernel_board())
-		skip_because("a kernel board imports; see test_dmabuf_*");
-	assert_int_equal(pipe(p), 0);
-	assert_rc(fc_peer_import(dev, p[0], 0, 4096, 0, &m), -EOPNOTSUPP);
+	mfd = memfd_create("test_peer_lib", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, BUF_LEN), 0);
+	shm = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	assert_true(shm != MAP_FAILED);
+	if (kernel_board()) {
+		assert_rc(fc_peer_import(dev, mfd, 0, page, 0, &m), -EINVAL);
+		goto out;
+	}
 	assert_rc(fc_peer_export(dev, 0, 4096, 0, &fd), -EOPNOTSUPP);
 	assert_int_equal(fd, -1);
+	assert_int_equal(pipe(p), 0);
+	assert_rc(fc_peer_import(dev, p[0], 0, page, 0, &m), -EACCES);
 	close(p[0]);
 	close(p[1]);
+	p[0] = open("/dev/null", O_RDWR | O_CLOEXEC);	/* no mmap */
+	assert_true(p[0] >= 0);
+	assert_rc(fc_peer_import(dev, p[0], 0, page, 0, &m), -EINVAL);
+	close(p[0]);
+	assert_rc(fc_peer_import(dev, mfd, BUF_LEN - page, 2 * page, 0, &m),
+		  -ERANGE);
+	assert_rc(fc_peer_import(dev, mfd, BUF_LEN, page, 0, &m), -ERANGE);
+
+	assert_ok(fc_peer_import(dev, mfd, off, len, 0, &m));
+	assert_null(m->addr);
+	rnd_fill(src, BUF_LEN);
+	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 0), len);
+	assert_ok(fc_dma_run(dev, x, 1, WAIT_MS));
+	assert_same(shm + off, src, len, "host -> memfd");
+	assert_true(shm[off - 1] == 0 && shm[off + len] == 0);
+	memset(back, 0, BUF_LEN);
+	x[0] = xfer(fc_host(m, 7), fc_board(0x4000), len - 7);
+	x[1] = xfer(fc_board(0x4000), fc_host(host_b, 0), len - 7);
+	assert_ok(fc_dma_run(dev, x, 2, WAIT_MS));
+	assert_same(back, shm + off + 7, len - 7, "memfd -> board -> host");
+	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 1), len);
+	assert_rc(fc_dma_submit(dev, x, 1, 0, &(uint64_t){ 0 }), -ERANGE);
+	assert_ok(fc_mem_free(dev, m));
+	assert_rc(fc_mem_free(dev, m), -EINVAL);
+out:
+	munmap(shm, BUF_LEN);
+	close(mfd);
 }
 
 /* ---- CUDA, through the driver API loaded here as the library does ---- */
@@ -148,7 +190,7 @@ static void test_cuda(void **state)
 		  -EINVAL);
 	rc = fc_peer_import_cuda(dev, dp + 100, BUF_LEN - 200, 0, &m);
 	if (!kernel_board()) {
-		/* CUDA gave a dma-buf; the emulated board cannot import it. */
+		/* CUDA gave a dma-buf; the emulated board does not take it. */
 		assert_rc(rc, -EOPNOTSUPP);
 		assert_int_equal(cu.free(dp), 0);
 		return;
@@ -289,7 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_args),
-		cmocka_unit_test(test_emulated_refuses),
+		cmocka_unit_test(test_memfd),
 		cmocka_unit_test(test_cuda),
 		cmocka_unit_test(test_dmabuf_import),
 		cmocka_unit_test(test_export_import),

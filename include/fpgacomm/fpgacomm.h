@@ -438,11 +438,16 @@ int fc_progress(struct fc_dev *dev);
  * can (FC_CAP_PEER_MAP), and pins it; @fd may be closed afterwards.
  * fc_mem_free() releases it. Should the exporter take the memory back,
  * chains naming the buffer end with -ENOLINK, and so do later submits:
- * free it. Needs the kernel driver (FC_FEAT_PEER_IMPORT).
+ * free it. On a board emulated in this process, @fd is any file the
+ * process can map shared and read-write (a memfd, a file, a dma-buf): the
+ * emulated board reaches that mapping, so that another process's or
+ * device's shared memory can stand in for a peer's.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, negative @fd, zero
- * length, flags, @fd not a dma-buf), -EBADF (@fd not open), -ERANGE (past
- * the dma-buf's end), -EOPNOTSUPP (an emulated board in this process, or
- * a driver without PEER_IMPORT), -ENOMEM, or the exporter's error.
+ * length, flags, @fd not a dma-buf or, emulated, not mappable), -EBADF
+ * (@fd not open), -EACCES (emulated: @fd not open read-write), -ERANGE
+ * (past the dma-buf's or file's end),
+ * -EOPNOTSUPP (a driver without PEER_IMPORT), -ENOMEM, or the exporter's
+ * error.
  */
 int fc_peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 		   unsigned int flags, struct fc_mem **memp);
@@ -469,8 +474,8 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
  * Call it from a thread with the pointer's CUDA context current.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
  * memory), -ERANGE (wraps), -ENODEV (no CUDA driver or no GPU),
- * -EOPNOTSUPP (no dma-buf from this driver or GPU, or a board that cannot
- * import: an emulated one), -EIO (another CUDA error), or as
+ * -EOPNOTSUPP (no dma-buf from this driver or GPU, or an emulated board,
+ * which cannot map GPU memory), -EIO (another CUDA error), or as
  * fc_peer_import().
  */
 int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
