@@ -301,7 +301,7 @@ long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg);
 void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m);
 /* fc_mem.c, for peer regions */
 struct fc_mem *fc_mem_new(struct fc_dev *fc);
-long fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle);
+int fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle);
 
 /* fc_export.c: the aperture exported as dma-bufs */
 long fc_ioctl_peer_export(struct fc_file *ff, void __user *arg);

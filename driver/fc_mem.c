@@ -246,32 +246,8 @@ static int fc_mem_get_arg(struct fc_ioc_mem *a, void __user *arg)
 	return 0;
 }
 
-static long fc_mem_publish(struct fc_file *ff, struct fc_mem *m,
-			   struct fc_ioc_mem *a, void __user *arg)
-{
-	u32 handle;
-	int ret;
-
-	ret = xa_alloc(&ff->mems, &handle, m, XA_LIMIT(1, FC_MAX_HANDLE),
-		       GFP_KERNEL);
-	if (ret) {
-		fc_mem_put(m);
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
-	a->handle = handle;
-	if (m->alloc)
-		a->mmap_offset = FC_MMAP_ALLOC_BASE +
-				 ((u64)handle << FC_MMAP_ALLOC_SHIFT);
-	if (copy_to_user(arg, a, sizeof(*a))) {
-		m = xa_erase(&ff->mems, handle);
-		fc_mem_put(m);
-		return -EFAULT;
-	}
-	return 0;
-}
-
 /* A new handle for @m, which it takes over (dropped on error). */
-long fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle)
+int fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle)
 {
 	int ret;
 
@@ -280,6 +256,27 @@ long fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle)
 	if (ret) {
 		fc_mem_put(m);
 		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	return 0;
+}
+
+static long fc_mem_publish(struct fc_file *ff, struct fc_mem *m,
+			   struct fc_ioc_mem *a, void __user *arg)
+{
+	u32 handle;
+	int ret;
+
+	ret = fc_mem_publish_handle(ff, m, &handle);
+	if (ret)
+		return ret;
+	a->handle = handle;
+	if (m->alloc)
+		a->mmap_offset = FC_MMAP_ALLOC_BASE +
+				 ((u64)handle << FC_MMAP_ALLOC_SHIFT);
+	if (copy_to_user(arg, a, sizeof(*a))) {
+		m = xa_erase(&ff->mems, handle);
+		fc_mem_put(m);
+		return -EFAULT;
 	}
 	return 0;
 }

@@ -44,7 +44,7 @@ static void cuda_load(void)
 		cuda.status = -ENODEV;		/* no NVIDIA driver here */
 		return;
 	}
-	cuda.init = (fc__cu_result (*)(unsigned int))dlsym(lib, "cuInit");
+	*(void **)&cuda.init = dlsym(lib, "cuInit");
 	*(void **)&cuda.get_handle = dlsym(lib, "cuMemGetHandleForAddressRange");
 	if (!cuda.init) {
 		cuda.status = -ENODEV;

@@ -352,6 +352,11 @@ static void test_import_bad(void **state)
 	assert_rc(xioctl(fd, FC_IOC_PEER_IMPORT, &a), -EINVAL);
 	a.reserved[1] = 0;
 	assert_rc(xioctl(fd, FC_IOC_PEER_IMPORT, NULL), -EFAULT);
+	/* The number with another size or direction is another command. */
+	assert_rc(xioctl(fd, _IOWR(FC_IOC_MAGIC, 0x0d, struct fc_ioc_reg), &a),
+		  -ENOTTY);
+	assert_rc(xioctl(fd, _IOW(FC_IOC_MAGIC, 0x0e,
+				  struct fc_ioc_peer_export), &a), -ENOTTY);
 	/* Nothing was left attached by the refusals; the good one works. */
 	assert_int_equal(settle("live_attach", 0), 0);
 	assert_ok(xioctl(fd, FC_IOC_PEER_IMPORT, &a));
