@@ -10,8 +10,9 @@
  * queued and running: they end with -ENOLINK, no byte lands, SUBMIT
  * refuses it; PEER_EXPORT of the aperture (its mmap shows the same bytes
  * as the aperture's mmap; bad arguments); the export imported back and
- * written by the board; with FPGACOMM_TEST_PAIR, the first board's
- * aperture written by the second board's DMA.
+ * written by the board, or with FPGACOMM_TEST_PAIR by the second board's
+ * DMA, the bytes then read as board memory at APERTURE_BASE by the first
+ * board's DMA, and board memory written by DMA seen through the aperture.
  *
  * Needs FPGACOMM_TEST_DEVICE naming a /dev node and /dev/fcvm_dmabuf (the
  * test VM loads it); skips otherwise. --remove-test (for the VM script):
@@ -223,6 +224,17 @@ static int reg_write(uint32_t off, uint32_t val)
 	struct fc_ioc_reg r = { .offset = off, .value = val };
 
 	return xioctl(fd, FC_IOC_REG_WRITE, &r);
+}
+
+/* The board address that aperture byte 0 shows. */
+static uint64_t aperture_base(void)
+{
+	struct fc_ioc_reg lo = { .offset = FC_REG_APERTURE_BASE_LO };
+	struct fc_ioc_reg hi = { .offset = FC_REG_APERTURE_BASE_HI };
+
+	assert_ok(xioctl(fd, FC_IOC_REG_READ, &lo));
+	assert_ok(xioctl(fd, FC_IOC_REG_READ, &hi));
+	return (uint64_t)hi.value << 32 | lo.value;
 }
 
 /* One counter of the fixture (live_bufs, live_attach). */
@@ -570,11 +582,11 @@ static void test_export_mmap(void **state)
 static void test_export_import(void **state)
 {
 	const char *pair = getenv("FPGACOMM_TEST_PAIR");
-	uint64_t len = 4 * page;
-	uint8_t *aper, *src = host_buf(len);
+	uint64_t len = 4 * page, base;
+	uint8_t *aper, *back, *src = host_buf(len);
 	struct fc_ioc_xfer x;
 	char other[64] = "";
-	uint32_t hp, hs;
+	uint32_t hp, hs, hb;
 	int e, f2 = fd;
 
 	if (!info.aperture_size || !(info.features & FC_FEAT_PEER_EXPORT)) {
@@ -600,6 +612,23 @@ static void test_export_import(void **state)
 	assert_true(all_zero(aper + 3 * page, page));
 	assert_ok(unregister(f2, hp));
 	assert_ok(unregister(f2, hs));
+
+	/* The aperture is board memory from APERTURE_BASE: both ways. */
+	base = aperture_base();
+	back = host_buf(len);
+	memset(back, 0, len);
+	assert_ok(mem_register(fd, back, len, &hb));
+	x = xfer(board(base + page + 8), host(hb, 0), 2 * page - 8);
+	assert_ok(run(&x, 1));
+	assert_memory_equal(back, src, 2 * page - 8);
+	fill(src, len);
+	assert_ok(mem_register(fd, src, len, &hs));
+	x = xfer(host(hs, 0), board(base + 3 * page), page);
+	assert_ok(run(&x, 1));
+	assert_memory_equal(aper + 3 * page, src, page);
+	assert_ok(unregister(fd, hs));
+	assert_ok(unregister(fd, hb));
+	free(back);
 	munmap(aper, info.aperture_size);
 	if (f2 != fd)
 		close(f2);

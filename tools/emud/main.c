@@ -6,6 +6,7 @@
  * The board's register file is the ivshmem shared memory (the guest's BAR2),
  * and the guest's RAM is a shared memory-backend file mapped here, so a
  * descriptor's bus address (a guest-physical address) is an offset into it.
+ * The aperture part of that memory is the first MiB of board memory.
  * With --socket the daemon is the ivshmem server for an ivshmem-doorbell
  * device: the guest rings us after writing registers and we raise MSI-X
  * vectors. With only --shm (ivshmem-plain) we watch the registers, spinning
@@ -242,6 +243,26 @@ static void *translate(void *ctx, uint64_t bus, uint64_t len)
 			return p;
 	}
 	return NULL;
+}
+
+/*
+ * The aperture (BAR2 from FC_IVSHMEM_APERTURE_OFF) shows board memory: the
+ * first bytes of board memory are the aperture's pages of the shared
+ * memory, mapped over it, so that a store by the guest or a DMA from a
+ * peer board lands in board memory and the engines see it. The window
+ * stays at board address 0: an APERTURE_BASE of another value is not
+ * followed (docs/hardware.md, section 16).
+ */
+static void back_aperture(struct emud *d)
+{
+	uint64_t size, len = SHM_SIZE - FC_IVSHMEM_APERTURE_OFF;
+	void *mem = fcemu_board_mem(d->emu, &size);
+
+	if (size < len)
+		len = size;
+	if (mmap(mem, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 d->shm_fd, FC_IVSHMEM_APERTURE_OFF) == MAP_FAILED)
+		die("aperture: %s", strerror(errno));
 }
 
 static void raise_irq(void *ctx, unsigned int vector)
@@ -570,6 +591,7 @@ int main(int argc, char **argv)
 	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
 	if (ret)
 		die("board: %s", strerror(-ret));
+	back_aperture(&d);
 	if (d.cluster) {
 		/* Our blocks into the guest's memory, the shared ones mirrored. */
 		ret = fcemu_cluster_map_regs(d.cluster, d.node, d.shm_fd,
