@@ -153,6 +153,9 @@ struct fc_mem {
 	void *cpu;
 	dma_addr_t dma;
 	size_t alloc_len;
+	/* PEER_IMPORT: a dma-buf range, its bus addresses in sgt.sgt. */
+	struct fc_peer *peer;
+	bool revoked;			/* the exporter took it back (fc->lock) */
 };
 
 struct fc_result {
@@ -287,6 +290,22 @@ int fc_pio_claim(struct fc_file *ff);
 void fc_pio_release_file(struct fc_file *ff);
 long fc_ioctl_pio_kick(struct fc_file *ff, void __user *arg);
 void fc_chan_kill(struct fc_dev *fc);
+
+/* fc_peer.c: dma-bufs imported as peer regions */
+int fc_peer_init(void);
+void fc_peer_exit(void);
+void fc_peer_flush(void);
+void fc_peer_release(struct fc_mem *m);
+long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg);
+/* fc_dma.c, for peer regions */
+void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m);
+/* fc_mem.c, for peer regions */
+struct fc_mem *fc_mem_new(struct fc_dev *fc);
+int fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle);
+
+/* fc_export.c: the aperture exported as dma-bufs */
+long fc_ioctl_peer_export(struct fc_file *ff, void __user *arg);
+void fc_export_kill(struct fc_dev *fc);
 
 /* fc_irq.c */
 int fc_irq_init(struct fc_dev *fc);

@@ -18,7 +18,8 @@
 			 FC_FEAT_MMAP_REGS | FC_FEAT_MMAP_APERTURE | \
 			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
-			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT)
+			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT | \
+			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -200,6 +201,8 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_CHAN_HEAD:
 	case FC_IOC_MEM_INFO:
 	case FC_IOC_PIO_KICK:
+	case FC_IOC_PEER_IMPORT:
+	case FC_IOC_PEER_EXPORT:
 		break;
 	default:
 		return -ENOTTY;
@@ -253,6 +256,12 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case FC_IOC_PIO_KICK:
 		ret = fc_ioctl_pio_kick(ff, uarg);
+		break;
+	case FC_IOC_PEER_IMPORT:
+		ret = fc_ioctl_peer_import(ff, uarg);
+		break;
+	case FC_IOC_PEER_EXPORT:
+		ret = fc_ioctl_peer_export(ff, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -539,6 +539,47 @@ static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
 	}
 }
 
+/* Does @c name memory @m, or a peer region taken back (fc->lock held)? */
+static bool fc_chain_uses(const struct fc_chain *c, const struct fc_mem *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nmems; i++)
+		if (c->mems[i] == m || (!m && c->mems[i]->revoked))
+			return true;
+	return false;
+}
+
+/*
+ * The exporter of peer region @m takes its memory back (move_notify, with
+ * the dma-buf's reservation held): from now on no chain may reach it. The
+ * queued chains naming it end with -ENOLINK, the running one is stopped by
+ * an engine reset, and SUBMIT refuses it. Nothing here takes the
+ * reservation, and the chains' references go after fc->lock is dropped:
+ * the region's own teardown, should they hold its last, is deferred.
+ */
+void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m)
+{
+	struct fc_chain *c, *tmp;
+	LIST_HEAD(done);
+
+	mutex_lock(&fc->lock);
+	m->revoked = true;
+	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
+		if (!fc_chain_uses(c, m))
+			continue;
+		list_del_init(&c->node);
+		fc_chain_end(c, -ENOLINK, FC_DMA_ERR_ABORTED, 0, &done);
+	}
+	c = fc->running;
+	if (c && !fc->dead && fc_chain_uses(c, m)) {
+		fc_dma_stop(fc, c, -ENOLINK, FC_DMA_ERR_ABORTED, 0, &done);
+		fc_dma_kick(fc);
+	}
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+}
+
 /* ---- ioctls ---- */
 
 /*
@@ -712,6 +753,8 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 		ret = -ENODEV;
 	} else if (fc->broken) {
 		ret = -EIO;
+	} else if (fc_chain_uses(c, NULL)) {
+		ret = -ENOLINK;		/* a peer region taken back */
 	} else if (ff->uncollected >= FC_FILE_MAX_UNCOLLECTED ||
 		   (r->ticket && !r->collected)) {
 		ret = -EAGAIN;

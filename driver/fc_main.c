@@ -66,9 +66,13 @@ static int __init fc_init(void)
 		goto err_unregister_chrdev;
 	}
 
-	ret = pci_register_driver(&fc_pci_driver);
+	ret = fc_peer_init();
 	if (ret)
 		goto err_destroy_class;
+
+	ret = pci_register_driver(&fc_pci_driver);
+	if (ret)
+		goto err_peer_exit;
 
 	/*
 	 * ivshmem is a generic QEMU device, so it is not in fc_pci_ids: that
@@ -86,6 +90,8 @@ static int __init fc_init(void)
 
 err_unregister_driver:
 	pci_unregister_driver(&fc_pci_driver);
+err_peer_exit:
+	fc_peer_exit();
 err_destroy_class:
 	class_destroy(fc_class);
 err_unregister_chrdev:
@@ -96,6 +102,7 @@ err_unregister_chrdev:
 static void __exit fc_exit(void)
 {
 	pci_unregister_driver(&fc_pci_driver);
+	fc_peer_exit();		/* after the last file: every region freed */
 	class_destroy(fc_class);
 	unregister_chrdev_region(fc_devt, FC_MAX_BOARDS);
 	ida_destroy(&fc_minors);

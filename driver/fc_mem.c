@@ -62,7 +62,10 @@ static void fc_mem_free(struct kref *ref)
 	struct fc_dev *fc = m->fc;
 	struct device *dev = &fc->pdev->dev;
 
-	if (m->alloc) {
+	if (m->peer) {
+		fc_peer_release(m);	/* frees m, later */
+		return;
+	} else if (m->alloc) {
 		/* Unless the board's removal freed it already. */
 		mutex_lock(&fc->alloc_lock);
 		list_del_init(&m->alloc_node);
@@ -94,7 +97,7 @@ void fc_mem_put(struct fc_mem *m)
 		kref_put(&m->ref, fc_mem_free);
 }
 
-static struct fc_mem *fc_mem_new(struct fc_dev *fc)
+struct fc_mem *fc_mem_new(struct fc_dev *fc)
 {
 	struct fc_mem *m = kzalloc(sizeof(*m), GFP_KERNEL);
 
@@ -243,18 +246,29 @@ static int fc_mem_get_arg(struct fc_ioc_mem *a, void __user *arg)
 	return 0;
 }
 
+/* A new handle for @m, which it takes over (dropped on error). */
+int fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle)
+{
+	int ret;
+
+	ret = xa_alloc(&ff->mems, handle, m, XA_LIMIT(1, FC_MAX_HANDLE),
+		       GFP_KERNEL);
+	if (ret) {
+		fc_mem_put(m);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	return 0;
+}
+
 static long fc_mem_publish(struct fc_file *ff, struct fc_mem *m,
 			   struct fc_ioc_mem *a, void __user *arg)
 {
 	u32 handle;
 	int ret;
 
-	ret = xa_alloc(&ff->mems, &handle, m, XA_LIMIT(1, FC_MAX_HANDLE),
-		       GFP_KERNEL);
-	if (ret) {
-		fc_mem_put(m);
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
+	ret = fc_mem_publish_handle(ff, m, &handle);
+	if (ret)
+		return ret;
 	a->handle = handle;
 	if (m->alloc)
 		a->mmap_offset = FC_MMAP_ALLOC_BASE +

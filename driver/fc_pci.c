@@ -168,6 +168,13 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		goto err_iounmap;
 	fc_find_windows(fc);
+	/* The VM's other emulated boards reach our aperture by this. */
+	if (fc->type == FC_BOARD_IVSHMEM && fc->caps & FC_CAP_EMULATED) {
+		u64 bus = pci_bus_address(pdev, FC_IVSHMEM_BAR_SHM);
+
+		fc_wr32(fc, FC_EMU_SHM_BUS_LO, lower_32_bits(bus));
+		fc_wr32(fc, FC_EMU_SHM_BUS_HI, upper_32_bits(bus));
+	}
 
 	pci_set_master(pdev);
 	pci_set_drvdata(pdev, fc);
@@ -266,7 +273,10 @@ void fc_pci_remove(struct pci_dev *pdev)
 	/* Chains end, handles go, every mapping of the files is zapped. */
 	fc_dma_kill(fc);
 	fc_chan_kill(fc);
+	fc_export_kill(fc);
 	up_write(&fc->remove_sem);
+	/* Peer regions let go above are unmapped while the device is here. */
+	fc_peer_flush();
 
 	fc_irq_fini(fc);
 	fc_dma_fini(fc);

@@ -44,7 +44,8 @@ static uint32_t link_state(struct fcemu *emu)
 static void init_regs(struct fcemu *emu)
 {
 	const struct fcemu_config *cfg = &emu->cfg;
-	uint32_t caps = FC_CAP_DMA | FC_CAP_BOARD_MEM | FC_CAP_EMULATED;
+	uint32_t caps = FC_CAP_DMA | FC_CAP_BOARD_MEM | FC_CAP_PEER_MAP |
+			FC_CAP_EMULATED;
 
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -308,13 +309,52 @@ static int emu_mem_map(struct fc_dev *dev, struct fc__mem *mem)
 
 static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 {
-	fc__iommu_unmap(&board_of(dev)->mmu, mem->handle);
+	struct emu_board *b = board_of(dev);
+
+	if (mem->peer)
+		munmap(fc__iommu_translate(&b->mmu, mem->handle, 1),
+		       mem->map_len);
+	fc__iommu_unmap(&b->mmu, mem->handle);
+}
+
+/*
+ * Peer memory of an emulated board: any file it can map shared (a memfd,
+ * a file, a dma-buf with mmap), which the board then reaches like
+ * registered memory. [off, off + peer_off + len) of @fd; @off page-aligned.
+ */
+static int emu_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
+			   uint64_t off)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (mem->peer_off + mem->pub.len + page - 1) & ~(page - 1);
+	struct stat st;
+	void *p;
+	int ret;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size > 0 && (off >= (uint64_t)st.st_size ||
+			       len > (uint64_t)st.st_size - off))
+		return -ERANGE;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return errno == ENODEV ? -EINVAL : -errno;	/* not mappable */
+	ret = fc__iommu_map(&board_of(dev)->mmu, p, len, &mem->handle);
+	if (ret) {
+		munmap(p, len);
+		return ret;
+	}
+	mem->map_len = len;
+	return 0;
 }
 
 static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)
 {
-	if (loc->space == FC_SPACE_HOST)
-		return fc__mem_find(dev, loc->mem)->handle + loc->addr;
+	if (loc->space == FC_SPACE_HOST) {
+		struct fc__mem *m = fc__mem_find(dev, loc->mem);
+
+		return m->handle + m->peer_off + loc->addr;
+	}
 	return loc->addr;
 }
 
@@ -574,7 +614,7 @@ static int emu_node_state(struct fc_dev *dev, uint32_t node)
 
 static int emu_mem_bus(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus)
 {
-	*bus = mem->handle;
+	*bus = mem->handle + mem->peer_off;
 	return 0;
 }
 
@@ -598,4 +638,5 @@ const struct fc__backend fc__emu_backend = {
 	.idle = emu_idle,
 	.pio_send = emu_pio_send,
 	.pio_head = emu_pio_head,
+	.peer_import = emu_peer_import,
 };

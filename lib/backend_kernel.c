@@ -168,8 +168,48 @@ static void to_ioc_loc(struct fc_dev *dev, const struct fc_loc *loc,
 	out->space = loc->space;
 	out->handle = 0;
 	out->addr = loc->addr;
-	if (loc->space == FC_SPACE_HOST)
-		out->handle = (uint32_t)fc__mem_find(dev, loc->mem)->handle;
+	if (loc->space == FC_SPACE_HOST) {
+		struct fc__mem *m = fc__mem_find(dev, loc->mem);
+
+		out->handle = (uint32_t)m->handle;
+		out->addr += m->peer_off;
+	}
+}
+
+/* A dma-buf range as a region of the driver (PEER_IMPORT). */
+static int kernel_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
+			      uint64_t off)
+{
+	struct kdev *k = kdev_of(dev);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fc_ioc_peer_import a = {
+		.fd = fd,
+		.offset = off,
+		.len = (mem->peer_off + mem->pub.len + page - 1) & ~(page - 1),
+	};
+	int ret;
+
+	if (!(k->info.features & FC_FEAT_PEER_IMPORT))
+		return -EOPNOTSUPP;
+	ret = k_ioctl(k, FC_IOC_PEER_IMPORT, &a);
+	if (!ret)
+		mem->handle = a.handle;
+	return ret;
+}
+
+static int kernel_peer_export(struct fc_dev *dev, uint64_t off, uint64_t len,
+			      int *fd)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_peer_export a = { .offset = off, .len = len };
+	int ret;
+
+	if (!(k->info.features & FC_FEAT_PEER_EXPORT))
+		return -EOPNOTSUPP;
+	ret = k_ioctl(k, FC_IOC_PEER_EXPORT, &a);
+	if (!ret)
+		*fd = a.fd;
+	return ret;
 }
 
 static int kernel_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
@@ -438,4 +478,6 @@ const struct fc__backend fc__kernel_backend = {
 	.chan_head = kernel_chan_head,
 	.pio_send = kernel_pio_send,
 	.pio_head = kernel_pio_head,
+	.peer_import = kernel_peer_import,
+	.peer_export = kernel_peer_export,
 };

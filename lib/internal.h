@@ -50,6 +50,8 @@ struct fc__mem {
 	uint64_t handle;	/* the backend's name for it: emu bus address,
 				 * or the driver's registration handle */
 	uint64_t last_ticket;	/* newest chain naming this buffer */
+	bool peer;		/* fc_peer_import: another device's memory */
+	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
 };
 
 /*
@@ -116,6 +118,16 @@ struct fc__backend {
 			unsigned int n, uint32_t *end);
 	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
 	uint32_t (*pio_head)(struct fc_dev *dev);
+	/*
+	 * Peer memory (NULL: -EOPNOTSUPP). peer_import makes [off, off +
+	 * mem->pub.len + mem->peer_off) of dma-buf @fd a region named by
+	 * mem->handle, released by mem_unmap; peer_export gives a dma-buf of
+	 * [off, off + len) of the aperture in *fd.
+	 */
+	int (*peer_import)(struct fc_dev *dev, struct fc__mem *mem, int fd,
+			   uint64_t off);
+	int (*peer_export)(struct fc_dev *dev, uint64_t off, uint64_t len,
+			   int *fd);
 };
 
 struct fc_dev {
@@ -144,6 +156,10 @@ struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 /* fc_mem_alloc() of bus-contiguous memory where the backend tells apart. */
 int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__mem_release_all(struct fc_dev *dev);
+
+/* lib/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
+int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
+		    struct fc_mem **memp);
 
 /* lib/world.c */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len);

@@ -79,6 +79,8 @@ static const struct reg_family families[] = {
 	ONE("EMU_FAULT_DMA_STALL", FC_EMU_FAULT_DMA_STALL),
 	ONE("EMU_FAULT_DMA_ERROR", FC_EMU_FAULT_DMA_ERROR),
 	ONE("EMU_FAULT_RESET_DEAF", FC_EMU_FAULT_RESET_DEAF),
+	ONE("EMU_SHM_BUS_LO", FC_EMU_SHM_BUS_LO),
+	ONE("EMU_SHM_BUS_HI", FC_EMU_SHM_BUS_HI),
 };
 
 #define NFAMILIES	(sizeof(families) / sizeof(families[0]))

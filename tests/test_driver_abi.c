@@ -331,6 +331,26 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct fc_ioc_pio_kick, reserved), 8);
 	assert_int_equal(_IOC_NR(FC_IOC_PIO_KICK), 0x0c);
 
+	assert_int_equal(sizeof(struct fc_ioc_peer_import), 48);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, fd), 4);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, offset), 8);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, len), 16);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, handle), 24);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, reserved0), 28);
+	assert_int_equal(offsetof(struct fc_ioc_peer_import, reserved), 32);
+	assert_int_equal(_IOC_NR(FC_IOC_PEER_IMPORT), 0x0d);
+	assert_int_equal(_IOC_DIR(FC_IOC_PEER_IMPORT), _IOC_READ | _IOC_WRITE);
+
+	assert_int_equal(sizeof(struct fc_ioc_peer_export), 40);
+	assert_int_equal(offsetof(struct fc_ioc_peer_export, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_peer_export, fd), 4);
+	assert_int_equal(offsetof(struct fc_ioc_peer_export, offset), 8);
+	assert_int_equal(offsetof(struct fc_ioc_peer_export, len), 16);
+	assert_int_equal(offsetof(struct fc_ioc_peer_export, reserved), 24);
+	assert_int_equal(_IOC_NR(FC_IOC_PEER_EXPORT), 0x0e);
+	assert_int_equal(_IOC_DIR(FC_IOC_PEER_EXPORT), _IOC_READ | _IOC_WRITE);
+
 	assert_int_equal(_IOC_SIZE(FC_IOC_INFO), sizeof(struct fc_ioc_info));
 	assert_int_equal(_IOC_SIZE(FC_IOC_SUBMIT), sizeof(struct fc_ioc_submit));
 	assert_int_equal(_IOC_SIZE(FC_IOC_WAIT), sizeof(struct fc_ioc_wait));

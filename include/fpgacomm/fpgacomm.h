@@ -126,6 +126,60 @@ int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
  */
 int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem);
 
+/* ---- Peer memory: dma-bufs and GPU memory ---- */
+
+/*
+ * fc_peer_import - let the board reach [off, off + len) of another
+ * device's memory, given as a dma-buf file descriptor @fd (a GPU's, a
+ * NIC's, another board's from fc_peer_export()): the result is a buffer
+ * like a registered one, named fc_host(*memp, o) as source or destination
+ * of fc_dma_submit(); its addr is NULL (map the dma-buf to see it). The
+ * board's driver attaches to the dma-buf, peer-to-peer where the board
+ * can (FC_CAP_PEER_MAP), and pins it; @fd may be closed afterwards.
+ * fc_mem_free() releases it. Should the exporter take the memory back,
+ * chains naming the buffer end with -ENOLINK, and so do later submits:
+ * free it. On a board emulated in this process, @fd is any file the
+ * process can map shared and read-write (a memfd, a file, a dma-buf): the
+ * emulated board reaches that mapping, so that another process's or
+ * device's shared memory can stand in for a peer's.
+ * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, negative @fd, zero
+ * length, flags, @fd not a dma-buf or, emulated, not mappable), -EBADF
+ * (@fd not open), -EACCES (emulated: @fd not open read-write), -ERANGE
+ * (past the dma-buf's or file's end), -EOPNOTSUPP (a driver without
+ * PEER_IMPORT), -ENOMEM, or the exporter's error.
+ */
+int fc_peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
+		   unsigned int flags, struct fc_mem **memp);
+
+/*
+ * fc_peer_export - a dma-buf of [off, off + len) of the board's aperture
+ * (its window onto board memory) for another device's driver to import
+ * (peer-to-peer), or to mmap. @off and @len are multiples of the page
+ * size. The caller owns *fd and closes it; the dma-buf outlives the
+ * device handle, not the board: when the board is removed, its importers
+ * are told and its mappings fault (SIGBUS).
+ * RETURN VALUE: 0 and *fd set (close-on-exec); -EINVAL (NULL, zero
+ * length, flags, unaligned), -ERANGE (past the aperture), -EOPNOTSUPP (an
+ * emulated board in this process, no aperture, or no PEER_EXPORT).
+ */
+int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
+		   unsigned int flags, int *fd);
+
+/*
+ * fc_peer_import_cuda - fc_peer_import() of CUDA device memory
+ * [dptr, dptr + len) (a CUdeviceptr; any alignment): the CUDA driver,
+ * loaded at run time (libcuda.so.1; no build dependency), makes a dma-buf
+ * of it (cuMemGetHandleForAddressRange), which the board's driver imports.
+ * Call it from a thread with the pointer's CUDA context current.
+ * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
+ * memory), -ERANGE (wraps), -ENODEV (no CUDA driver or no GPU),
+ * -EOPNOTSUPP (no dma-buf from this driver or GPU, or an emulated board,
+ * which cannot map GPU memory), -EIO (another CUDA error), or as
+ * fc_peer_import().
+ */
+int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
+			unsigned int flags, struct fc_mem **memp);
+
 /* ---- Chaining DMA ---- */
 
 /* Where one end of a transfer is (an address space of hw.h). */

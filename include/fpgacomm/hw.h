@@ -88,7 +88,7 @@
 #define FC_CAP_CHANNELS		(1u << 3)	/* channel endpoints */
 #define FC_CAP_FABRIC_DMA	(1u << 4)	/* descriptors may name remote nodes */
 #define FC_CAP_HBM_STREAMS	(1u << 5)	/* local stores and stream programs */
-#define FC_CAP_PEER_MAP		(1u << 6)	/* peer (GPU) windows in host space */
+#define FC_CAP_PEER_MAP		(1u << 6)	/* DMA reaches peer devices' BARs (P2P) */
 #define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
 #define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
 #define FC_CAP_CHAN_SEEN	(1u << 9)	/* FC_CHAN_SEEN acknowledges CTRL */
@@ -249,7 +249,16 @@ struct fc_hw_desc {
 #define FC_FABRIC_RSVD_MASK	(~((1ull << 48) - 1))
 #define FC_REGION_HOST		0
 #define FC_REGION_BOARD		1
-#define FC_REGION_PEER		2
+#define FC_REGION_PEER		2	/* reserved: refused, FC_DMA_ERR_ROUTE */
+/*
+ * Peer memory (another PCIe device's: a GPU's, another board's aperture)
+ * is bus space like host memory: once the host has mapped it for the board
+ * (a dma-buf import), a descriptor names it as FC_SPACE_HOST at the bus
+ * address of that mapping, and a remote node as FC_REGION_HOST. The board
+ * reaches a peer's BAR that way only with FC_CAP_PEER_MAP (its requests
+ * may go peer-to-peer). FC_REGION_PEER stays reserved for a future peer
+ * window with its own base registers; boards refuse it.
+ */
 #define FC_REGION_CHAN		3
 #define FC_FABRIC_CHAN_SHIFT	32
 #define FC_FABRIC_CHAN(node, chan) \
@@ -481,6 +490,14 @@ struct fc_hw_pkt {
 #define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
 #define FC_EMU_FAULT_RESET_DEAF	0xf00c	/* H: non-zero: engine resets go unheeded */
 #define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
+/*
+ * Behind QEMU ivshmem only: the bus (guest-physical) address of the
+ * ivshmem shared memory BAR, written by the host driver at probe, so that
+ * the daemons of the VM's other boards can resolve DMA to this board's
+ * aperture, as PCIe peers reach a BAR (fpgacomm-emud --peer).
+ */
+#define FC_EMU_SHM_BUS_LO	0xf010	/* H: bits 31..0 */
+#define FC_EMU_SHM_BUS_HI	0xf014	/* H: bits 63..32 */
 
 /* ---- Derived facts, shared so that every side agrees ---- */
 
@@ -502,6 +519,8 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
 	case FC_EMU_FAULT_RESET_DEAF:
+	case FC_EMU_SHM_BUS_LO:
+	case FC_EMU_SHM_BUS_HI:
 		return 1;
 	}
 	if (off >= FC_REG_IRQ_ACK(0) && off < FC_REG_IRQ_ACK(FC_IRQ_VECTORS))

@@ -34,6 +34,8 @@
 #define FC_FEAT_DESC_LIMIT	(1u << 11)	/* fc_ioc_info.max_desc is set */
 #define FC_FEAT_PIO		(1u << 12)	/* mmap of the PIO send pages at FC_MMAP_PIO */
 #define FC_FEAT_PIO_KICK	(1u << 13)	/* PIO_KICK after each PIO_TAIL write */
+#define FC_FEAT_PEER_IMPORT	(1u << 14)	/* PEER_IMPORT: a dma-buf as a handle */
+#define FC_FEAT_PEER_EXPORT	(1u << 15)	/* PEER_EXPORT: the aperture as a dma-buf */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -257,6 +259,56 @@ struct fc_ioc_pio_kick {
 	__aligned_u64 reserved[1];
 };
 
+/*
+ * PEER_IMPORT: make bytes [offset, offset + len) of dma-buf @fd (memory of
+ * another device: a GPU, another board's aperture, pages of a driver) a
+ * peer region of this file, named by the returned @handle as a registered
+ * buffer is: FC_SPACE_HOST with @handle, addr an offset in the region, as
+ * source or destination of SUBMIT. The driver attaches to the dma-buf
+ * dynamically, allowing peer-to-peer where the board reaches peers
+ * (FC_CAP_PEER_MAP), pins it and maps it for the board; the descriptors
+ * carry the bus addresses of that mapping (<fpgacomm/hw.h>, FC_REGION_PEER).
+ * MEM_UNREGISTER of @handle releases it, as does close; chains that use it
+ * keep it until they end. Should the exporter take the memory back
+ * (move_notify), chains naming the region end with -ENOLINK (the running
+ * one is stopped by an engine reset) and a SUBMIT naming it gets -ENOLINK
+ * from then on: unregister the handle. -EINVAL: unknown flags, non-zero
+ * @handle or reserved fields, @offset or @len not a multiple of the page
+ * size, @len 0, or @fd not a dma-buf. -EBADF: @fd is no open file.
+ * -ERANGE: the range does not lie within the dma-buf. Errors of the
+ * exporter's attach or map (-EOPNOTSUPP, -ENOMEM, ...) are passed on.
+ */
+struct fc_ioc_peer_import {
+	__u32 flags;			/* in: must be 0 */
+	__s32 fd;			/* in: the dma-buf */
+	__aligned_u64 offset;		/* in */
+	__aligned_u64 len;		/* in */
+	__u32 handle;			/* out */
+	__u32 reserved0;
+	__aligned_u64 reserved[2];
+};
+
+/*
+ * PEER_EXPORT: a dma-buf of bytes [offset, offset + len) of the board's
+ * aperture (BAR2: board memory from FC_REG_APERTURE_BASE on), returned in
+ * @fd (close-on-exec), for another device's driver to import, or to mmap
+ * (uncached). Importers must allow peer-to-peer; each gets the range
+ * mapped for its device. The dma-buf holds the board, not the file: it
+ * lives until its last user lets go. When the board is removed its
+ * importers are told (move_notify), new maps fail with -ENODEV and its
+ * CPU mappings fault with SIGBUS. -EINVAL: unknown flags, non-zero @fd or
+ * reserved fields, @offset or @len not a multiple of the page size, @len
+ * 0. -ERANGE: beyond aperture_size. -EOPNOTSUPP: the board has no
+ * aperture. -EFAULT: @fd could not be returned (nothing was made).
+ */
+struct fc_ioc_peer_export {
+	__u32 flags;			/* in: must be 0 */
+	__s32 fd;			/* out */
+	__aligned_u64 offset;		/* in */
+	__aligned_u64 len;		/* in */
+	__aligned_u64 reserved[2];
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -271,6 +323,8 @@ struct fc_ioc_pio_kick {
 #define FC_IOC_CHAN_HEAD	_IOW(FC_IOC_MAGIC, 0x0a, struct fc_ioc_chan_head)
 #define FC_IOC_MEM_INFO		_IOWR(FC_IOC_MAGIC, 0x0b, struct fc_ioc_mem_info)
 #define FC_IOC_PIO_KICK		_IOW(FC_IOC_MAGIC, 0x0c, struct fc_ioc_pio_kick)
+#define FC_IOC_PEER_IMPORT	_IOWR(FC_IOC_MAGIC, 0x0d, struct fc_ioc_peer_import)
+#define FC_IOC_PEER_EXPORT	_IOWR(FC_IOC_MAGIC, 0x0e, struct fc_ioc_peer_export)
 
 /*
  * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the

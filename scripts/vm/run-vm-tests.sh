@@ -105,6 +105,13 @@ for f in fcvm_msix.c Kbuild; do
 	cmp -s "$here/fcvm-msix/$f" "$fixture/$f" || cp "$here/fcvm-msix/$f" "$fixture/$f"
 done
 build "fcvm_msix.ko for $kver" make -C "$kdir" M="$fixture" modules
+dmabuf_fixture=$top/build/vm/fcvm-dmabuf
+mkdir -p "$dmabuf_fixture"
+for f in fcvm_dmabuf.c fcvm_dmabuf.h Kbuild; do
+	cmp -s "$here/fcvm-dmabuf/$f" "$dmabuf_fixture/$f" ||
+		cp "$here/fcvm-dmabuf/$f" "$dmabuf_fixture/$f"
+done
+build "fcvm_dmabuf.ko for $kver" make -C "$kdir" M="$dmabuf_fixture" modules
 echo "$prog: built in $(elapsed)s" >&2
 
 ko=$top/driver/fpgacomm.ko
@@ -122,6 +129,7 @@ if [ "$plain" = 1 ]; then
 fi
 
 initrd_args=(--module "$ko" --module "$fixture/fcvm_msix.ko"
+	     --module "$dmabuf_fixture/fcvm_dmabuf.ko"
 	     --prog /bin/dash --prog /usr/bin/timeout
 	     --prog "$top/build/tools/fpgacomm-info"
 	     --prog "$top/build/tools/fpgacomm-dma"
@@ -135,8 +143,14 @@ if [ "$plain" = 1 ]; then
 	board_args+=(--host-cmd "exec '$emud' -v --shm \"\$FCVM_BAR\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[0]}")
 else
 	for i in "${!nodes[@]}"; do
+		# Each board's memory in a file that the others map (--peer),
+		# so that their DMA reaches its aperture, as PCIe peers do.
+		peers=''
+		for j in "${!nodes[@]}"; do
+			[ "$j" = "$i" ] || peers="$peers --peer '$work/board$j.shm'"
+		done
 		board_args+=(--board-socket "$work/board$i.sock"
-			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
+			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --shm '$work/board$i.shm'$peers --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
 	done
 fi
 

@@ -29,6 +29,7 @@
 
 ko=/fcvm/ko/fpgacomm.ko
 msix_ko=/fcvm/ko/fcvm_msix.ko
+dmabuf_ko=/fcvm/ko/fcvm_dmabuf.ko
 drv=/sys/bus/pci/drivers/fpgacomm
 passes='' test_timeout=300 plain=0
 
@@ -399,6 +400,12 @@ driver_pass() {
 		irq_before="$irq_before $(irq_sum $irqs)"
 	done
 
+	# Peer mapping (test_peer) imports dma-bufs of this fixture's pages.
+	if [ ! -e /sys/module/fcvm_dmabuf ]; then
+		check "$p: insmod fcvm_dmabuf.ko (dma-bufs of kernel pages)" \
+			insmod "$dmabuf_ko"
+	fi
+
 	# The library's test programs on the first board.
 	echo "== pass $p: scripts/run-tests.sh on /dev/fpgacomm0"
 	# Under dash: busybox sh would run its own timeout applet, which has
@@ -423,6 +430,16 @@ driver_pass() {
 		run_tool "$p: collectives between $pair through the driver (test_collectives)" \
 			test_collectives
 		unset FPGACOMM_TEST_PAIR
+		# Board 0's aperture exported, imported into board 1, written
+		# by board 1's DMA (peer-to-peer).
+		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
+		FPGACOMM_TEST_PAIR="$pair" FPGACOMM_TEST_FILTER=test_export_import \
+			run_tool "$p: board 0's aperture written by board 1's DMA through a dma-buf (test_peer)" \
+			test_peer
+		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 0 removed while board 1 imports its aperture and it is mapped, then rescan (test_peer --remove-test)" \
+			test_peer --remove-test
 	fi
 
 	# The boards outlive each test program, unlike an in-process emulated
@@ -477,6 +494,13 @@ driver_pass() {
 			[ -z "$(dev_irqs "$(board_field "$b" bdf)")" ] ||
 				left="$left vectors($b)"
 		done
+		if [ -e /sys/module/fcvm_dmabuf ]; then
+			for _c in live_bufs live_attach; do
+				_n=$(cat /sys/module/fcvm_dmabuf/parameters/$_c)
+				[ "$_n" = 0 ] || left="$left fcvm_dmabuf:$_c=$_n"
+			done
+			rmmod fcvm_dmabuf || left="$left fcvm_dmabuf(busy)"
+		fi
 		if [ -z "$left" ]; then
 			pass "$p: rmmod fpgacomm leaves nothing behind"
 		else

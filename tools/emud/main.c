@@ -6,6 +6,7 @@
  * The board's register file is the ivshmem shared memory (the guest's BAR2),
  * and the guest's RAM is a shared memory-backend file mapped here, so a
  * descriptor's bus address (a guest-physical address) is an offset into it.
+ * The aperture part of that memory is the first MiB of board memory.
  * With --socket the daemon is the ivshmem server for an ivshmem-doorbell
  * device: the guest rings us after writing registers and we raise MSI-X
  * vectors. With only --shm (ivshmem-plain) we watch the registers, spinning
@@ -49,6 +50,7 @@
 #define SHM_SIZE	FC_IVSHMEM_SHM_SIZE
 #define STEP_BYTES	(4ull << 20)
 #define MAX_EVENTS	(IVSHMEM_MAX_VECTORS + 4)
+#define MAX_PEERS	8
 
 struct emud {
 	const char *socket_path;
@@ -68,6 +70,10 @@ struct emud {
 	struct fcemu_cluster *cluster;
 	unsigned int node;
 	struct bell bell;		/* packets for us wake the loop */
+	/* --peer: other boards' shared memory, mapped once it exists */
+	unsigned int npeers;
+	const char *peer_path[MAX_PEERS];
+	uint8_t *peer_shm[MAX_PEERS];
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
 };
 
@@ -107,6 +113,8 @@ static void usage(FILE *f, int status)
 		"  -t, --topology T      ring:N, mesh:XxY, torus:XxY or full:N\n"
 		"  -e, --engines N       DMA engines (default 2)\n"
 		"  -V, --vectors N       interrupt vectors (default %d)\n"
+		"  -p, --peer PATH       the shared memory (--shm) of another board of the\n"
+		"                        VM, whose aperture our DMA may reach (repeatable)\n"
 		"      --bad-id          fault: the ID register reads all-ones\n"
 		"  -v, --verbose\n"
 		"  -h, --help\n", prog, FC_IRQ_VECTORS);
@@ -171,14 +179,90 @@ static void *map_file(const char *path, uint64_t *size, uint64_t create_size,
 	return p;
 }
 
-/* A guest-physical range to a pointer into the RAM file, or NULL. */
+/*
+ * The aperture of the board whose shared memory is @shm, if [bus, bus +
+ * len) lies in it: its guest driver wrote where the BAR is (FC_EMU_SHM_BUS).
+ */
+static void *aperture_at(const uint8_t *shm, uint64_t bus, uint64_t len)
+{
+	const volatile uint32_t *regs =
+		(const volatile uint32_t *)(shm + FC_IVSHMEM_REGS_OFF);
+	uint64_t base = regs[FC_EMU_SHM_BUS_LO / 4] |
+			(uint64_t)regs[FC_EMU_SHM_BUS_HI / 4] << 32;
+	uint64_t lo = base + FC_IVSHMEM_APERTURE_OFF;
+
+	if (!base || bus < lo || bus - lo > SHM_SIZE - FC_IVSHMEM_APERTURE_OFF ||
+	    len > SHM_SIZE - FC_IVSHMEM_APERTURE_OFF - (bus - lo))
+		return NULL;
+	return (uint8_t *)shm + FC_IVSHMEM_APERTURE_OFF + (bus - lo);
+}
+
+/* Map peer @i's shared memory, if its daemon has made it yet. */
+static uint8_t *peer_shm(struct emud *d, unsigned int i)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (d->peer_shm[i])
+		return d->peer_shm[i];
+	fd = open(d->peer_path[i], O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_size < SHM_SIZE) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	d->peer_shm[i] = p;
+	return p;
+}
+
+/*
+ * A guest-physical range to a pointer: into the RAM file, or, as a PCIe
+ * peer would reach a BAR, into the aperture of this board or of a --peer
+ * board of the same VM. NULL if none holds it.
+ */
 static void *translate(void *ctx, uint64_t bus, uint64_t len)
 {
 	struct emud *d = ctx;
+	unsigned int i;
+	uint8_t *shm;
+	void *p;
 
-	if (!d->ram || bus > d->ram_size || len > d->ram_size - bus)
-		return NULL;
-	return d->ram + bus;
+	if (d->ram && bus <= d->ram_size && len <= d->ram_size - bus)
+		return d->ram + bus;
+	if (d->shm && (p = aperture_at(d->shm, bus, len)))
+		return p;
+	for (i = 0; i < d->npeers; i++) {
+		shm = peer_shm(d, i);
+		if (shm && (p = aperture_at(shm, bus, len)))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * The aperture (BAR2 from FC_IVSHMEM_APERTURE_OFF) shows board memory: the
+ * first bytes of board memory are the aperture's pages of the shared
+ * memory, mapped over it, so that a store by the guest or a DMA from a
+ * peer board lands in board memory and the engines see it. The window
+ * stays at board address 0: an APERTURE_BASE of another value is not
+ * followed (docs/hardware.md, section 16).
+ */
+static void back_aperture(struct emud *d)
+{
+	uint64_t size, len = SHM_SIZE - FC_IVSHMEM_APERTURE_OFF;
+	void *mem = fcemu_board_mem(d->emu, &size);
+
+	if (size < len)
+		len = size;
+	if (mmap(mem, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 d->shm_fd, FC_IVSHMEM_APERTURE_OFF) == MAP_FAILED)
+		die("aperture: %s", strerror(errno));
 }
 
 static void raise_irq(void *ctx, unsigned int vector)
@@ -452,6 +536,7 @@ int main(int argc, char **argv)
 		{ "engines", required_argument, NULL, 'e' },
 		{ "vectors", required_argument, NULL, 'V' },
 		{ "bad-id", no_argument, NULL, 'B' },
+		{ "peer", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -465,7 +550,7 @@ int main(int argc, char **argv)
 
 	fcemu_config_default(&cfg);
 	cfg.board_mem_size = 1ull << 30;
-	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': d.socket_path = optarg; break;
 		case 'S': d.shm_path = optarg; break;
@@ -478,6 +563,11 @@ int main(int argc, char **argv)
 		case 'e': cfg.dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
 		case 'V': vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
 		case 'B': cfg.bad_id = 1; break;
+		case 'p':
+			if (d.npeers == MAX_PEERS)
+				die("at most %d --peer", MAX_PEERS);
+			d.peer_path[d.npeers++] = optarg;
+			break;
 		case 'v': d.verbose = true; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
@@ -501,6 +591,7 @@ int main(int argc, char **argv)
 	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
 	if (ret)
 		die("board: %s", strerror(-ret));
+	back_aperture(&d);
 	if (d.cluster) {
 		/* Our blocks into the guest's memory, the shared ones mirrored. */
 		ret = fcemu_cluster_map_regs(d.cluster, d.node, d.shm_fd,
@@ -553,6 +644,9 @@ int main(int argc, char **argv)
 	munmap(d.shm, SHM_SIZE);
 	if (d.ram)
 		munmap(d.ram, d.ram_size);
+	for (unsigned int i = 0; i < d.npeers; i++)
+		if (d.peer_shm[i])
+			munmap(d.peer_shm[i], SHM_SIZE);
 	close(sfd);
 	close(d.shm_fd);
 	return 0;
