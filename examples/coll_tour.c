@@ -68,8 +68,10 @@ int main(void)
 	rb = malloc((rd[size - 1] + rc[size - 1] + 1) * sizeof(*rb));
 	for (r = 0; r < size; r++)
 		for (size_t k = 0; k < sc[r]; k++)
-			sb[sd[r] + k] = (unsigned int)(rank << 24 | r << 16) + k;
-	ret = fc_alltoallv(world, sb, sc, sd, rb, rc, rd, FC_UINT32, TIMEOUT_MS);
+			sb[sd[r] + k] =
+				(unsigned int)(rank << 24 | r << 16) + k;
+	ret = fc_alltoallv(world, sb, sc, sd, rb, rc, rd, FC_UINT32,
+			   TIMEOUT_MS);
 	if (ret)
 		return fail("alltoallv", ret);
 	for (r = 0; r < size; r++)

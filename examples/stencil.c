@@ -28,9 +28,9 @@
 #define OMEGA	   0.8f
 
 struct slab {
-	int nx, ny, nz;		/* global grid */
-	int x0, lx;		/* first global plane and planes of this rank */
-	float *p, *w;		/* lx + 2 planes: a halo on each side */
+	int nx, ny, nz; /* global grid */
+	int x0, lx;	/* first global plane and planes of this rank */
+	float *p, *w;	/* lx + 2 planes: a halo on each side */
 };
 
 static void die(const char *what, int err)
@@ -44,16 +44,17 @@ static float *plane(const struct slab *s, float *a, int x)
 	return a + (size_t)x * s->ny * s->nz;
 }
 
-#define AT(s, a, x, y, z) \
-	((a)[((size_t)(x) * (s)->ny + (y)) * (s)->nz + (z)])
+#define AT(s, a, x, y, z) ((a)[((size_t)(x) * (s)->ny + (y)) * (s)->nz + (z)])
 
 /* Himeno's initial pressure: (i / (nx - 1))^2 along the global x. */
 static void init(struct slab *s)
 {
 	for (int x = 0; x < s->lx + 2; x++) {
 		int gx = s->x0 + x - 1;
-		float v = gx < 0 || gx >= s->nx ? 0 :
-			  (float)(gx * gx) / ((s->nx - 1) * (s->nx - 1));
+		float v =
+			gx < 0 || gx >= s->nx ?
+				0 :
+				(float)(gx * gx) / ((s->nx - 1) * (s->nx - 1));
 
 		for (int y = 0; y < s->ny; y++)
 			for (int z = 0; z < s->nz; z++)
@@ -71,10 +72,12 @@ static void halo(struct slab *s, struct fc_chan *lo, struct fc_chan *hi)
 	if (lo) {
 		ret = fc_chan_irecv(lo, plane(s, s->p, 0), bytes, &r[n++]);
 		if (!ret)
-			ret = fc_chan_isend(lo, plane(s, s->p, 1), bytes, &r[n++]);
+			ret = fc_chan_isend(lo, plane(s, s->p, 1), bytes,
+					    &r[n++]);
 	}
 	if (hi && !ret) {
-		ret = fc_chan_irecv(hi, plane(s, s->p, s->lx + 1), bytes, &r[n++]);
+		ret = fc_chan_irecv(hi, plane(s, s->p, s->lx + 1), bytes,
+				    &r[n++]);
 		if (!ret)
 			ret = fc_chan_isend(hi, plane(s, s->p, s->lx), bytes,
 					    &r[n++]);
@@ -95,7 +98,7 @@ static double sweep(struct slab *s)
 		int gx = s->x0 + x - 1;
 
 		if (gx == 0 || gx == s->nx - 1)
-			continue;	/* the global boundary stays fixed */
+			continue; /* the global boundary stays fixed */
 		for (int y = 1; y < s->ny - 1; y++)
 			for (int z = 1; z < s->nz - 1; z++) {
 				float s0 = AT(s, s->p, x + 1, y, z) +
@@ -107,8 +110,8 @@ static double sweep(struct slab *s)
 				float ss = s0 * a3 - AT(s, s->p, x, y, z);
 
 				gosa += (double)ss * ss;
-				AT(s, s->w, x, y, z) = AT(s, s->p, x, y, z) +
-						       OMEGA * ss;
+				AT(s, s->w, x, y, z) =
+					AT(s, s->p, x, y, z) + OMEGA * ss;
 			}
 	}
 	for (int x = 1; x <= s->lx; x++)
@@ -135,7 +138,8 @@ int main(int argc, char **argv)
 	int iters = 200, c, ret, rank, size;
 
 	while ((c = getopt(argc, argv, "s:n:h")) != -1) {
-		if (c == 's' && sscanf(optarg, "%dx%dx%d", &s.nx, &s.ny, &s.nz) == 3 &&
+		if (c == 's' &&
+		    sscanf(optarg, "%dx%dx%d", &s.nx, &s.ny, &s.nz) == 3 &&
 		    s.nx > 2 && s.ny > 2 && s.nz > 2)
 			continue;
 		if (c == 'n' && (iters = atoi(optarg)) > 0)
@@ -166,7 +170,8 @@ int main(int argc, char **argv)
 	init(&s);
 	if (rank > 0 && (ret = fc_chan_open(dev, rank - 1, PORT, 0, &lo)))
 		die("channel", ret);
-	if (rank < size - 1 && (ret = fc_chan_open(dev, rank + 1, PORT, 0, &hi)))
+	if (rank < size - 1 &&
+	    (ret = fc_chan_open(dev, rank + 1, PORT, 0, &hi)))
 		die("channel", ret);
 	ret = fc_barrier_group(world, TIMEOUT_MS);
 	if (ret)
@@ -187,16 +192,18 @@ int main(int argc, char **argv)
 		for (int y = 0; y < s.ny; y++)
 			for (int z = 0; z < s.nz; z++)
 				sum += AT(&s, s.p, x, y, z) *
-				       (1 + ((s.x0 + x - 1) * 7 + y * 3 + z) % 13);
-	ret = fc_allreduce(world, &sum, &check, 1, FC_FLOAT64, FC_SUM, TIMEOUT_MS);
+				       (1 +
+					((s.x0 + x - 1) * 7 + y * 3 + z) % 13);
+	ret = fc_allreduce(world, &sum, &check, 1, FC_FLOAT64, FC_SUM,
+			   TIMEOUT_MS);
 	if (ret)
 		die("allreduce", ret);
 	if (rank == 0)
 		printf("stencil: %dx%dx%d, %d iterations on %d rank(s): gosa %.9e, "
 		       "field checksum %.9e, %.3f s, %.1f MFLOPS\n",
 		       s.nx, s.ny, s.nz, iters, size, gosa, check, t,
-		       34.0 * (s.nx - 2) * (s.ny - 2) * (s.nz - 2) * iters /
-			       t / 1e6);
+		       34.0 * (s.nx - 2) * (s.ny - 2) * (s.nz - 2) * iters / t /
+			       1e6);
 	if (lo)
 		fc_chan_close(lo);
 	if (hi)

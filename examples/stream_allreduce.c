@@ -132,10 +132,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < count; i++)
 		in[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)rank * 40503u;
 	if (size > 1) {
-		ret = fc_chan_open(dev, (rank + size - 1) % size, PORT, 0, &left);
-		right = left;	/* two ranks: one neighbour both ways */
+		ret = fc_chan_open(dev, (rank + size - 1) % size, PORT, 0,
+				   &left);
+		right = left; /* two ranks: one neighbour both ways */
 		if (!ret && size > 2)
-			ret = fc_chan_open(dev, (rank + 1) % size, PORT, 0, &right);
+			ret = fc_chan_open(dev, (rank + 1) % size, PORT, 0,
+					   &right);
 		if (ret)
 			die("channel", ret);
 	}
@@ -152,7 +154,8 @@ int main(int argc, char **argv)
 	if (ret)
 		die("barrier", ret);
 	t_coll = now_us();
-	ret = fc_allreduce(world, in, ref, count, FC_UINT32, FC_SUM, TIMEOUT_MS);
+	ret = fc_allreduce(world, in, ref, count, FC_UINT32, FC_SUM,
+			   TIMEOUT_MS);
 	if (ret)
 		die("allreduce", ret);
 	t_coll = now_us() - t_coll;

@@ -21,7 +21,7 @@ struct live_req {
 	struct fc_coll_req *req;
 };
 
-static struct live_req *live_reqs;	/* under fc__coll_lock */
+static struct live_req *live_reqs; /* under fc__coll_lock */
 
 static bool req_live(struct fc_coll_req *req)
 {
@@ -134,8 +134,8 @@ static int check_vector(const struct fc_group *g, const struct fc__coll_args *a,
 	}
 	/* this rank's own block, given apart from the arrays */
 	if ((a->kind == FC__GATHER || a->kind == FC__ALLGATHER ||
-	     a->kind == FC__SCATTER) && !a->in_place &&
-	    a->sendcount != a->counts[g->rank])
+	     a->kind == FC__SCATTER) &&
+	    !a->in_place && a->sendcount != a->counts[g->rank])
 		return -EINVAL;
 	return 0;
 }
@@ -180,7 +180,8 @@ static int check(const struct fc_group *g, const struct fc__coll_args *a)
 			return -EINVAL;
 		return total && !a->recvbuf &&
 				       (at_root || a->kind == FC__ALLGATHER) ?
-			       -EINVAL : 0;
+			       -EINVAL :
+			       0;
 	case FC__SCATTER:
 		if (total && at_root && !a->sendbuf)
 			return -EINVAL;
@@ -191,8 +192,9 @@ static int check(const struct fc_group *g, const struct fc__coll_args *a)
 		if (total && !a->recvbuf)
 			return -EINVAL;
 		return !a->vector && total && !a->in_place && !a->sendbuf ?
-			       -EINVAL : 0;
-	default:	/* allreduce, reduce_scatter, scan, exscan */
+			       -EINVAL :
+			       0;
+	default: /* allreduce, reduce_scatter, scan, exscan */
 		if (a->kind == FC__REDUCE_SCATTER)
 			bytes = total;
 		if (bytes && ((!a->in_place && !a->sendbuf) || !a->recvbuf))
@@ -331,8 +333,13 @@ static struct fc__coll_args red(enum fc__coll_kind kind, const void *sendbuf,
 				uint32_t root)
 {
 	struct fc__coll_args a = {
-		.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf,
-		.count = count, .dtype = dtype, .op = op, .root = root,
+		.kind = kind,
+		.sendbuf = sendbuf,
+		.recvbuf = recvbuf,
+		.count = count,
+		.dtype = dtype,
+		.op = op,
+		.root = root,
 	};
 	return a;
 }
@@ -343,9 +350,15 @@ static struct fc__coll_args vec(enum fc__coll_kind kind, const void *sendbuf,
 				enum fc_dtype dtype, uint32_t root)
 {
 	struct fc__coll_args a = {
-		.kind = kind, .vector = true, .sendbuf = sendbuf,
-		.sendcount = sendcount, .recvbuf = recvbuf, .counts = counts,
-		.displs = displs, .dtype = dtype, .root = root,
+		.kind = kind,
+		.vector = true,
+		.sendbuf = sendbuf,
+		.sendcount = sendcount,
+		.recvbuf = recvbuf,
+		.counts = counts,
+		.displs = displs,
+		.dtype = dtype,
+		.root = root,
 	};
 	return a;
 }
@@ -386,9 +399,9 @@ FC__EXPORT int fc_ibcast(struct fc_group *g, void *buf, size_t count,
 	return start(g, red(FC__BCAST, NULL, buf, count, dtype, 0, root), reqp);
 }
 
-FC__EXPORT int fc_reduce(struct fc_group *g, const void *sendbuf,
-			 void *recvbuf, size_t count, enum fc_dtype dtype,
-			 enum fc_redop op, uint32_t root, int timeout_ms)
+FC__EXPORT int fc_reduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
+			 size_t count, enum fc_dtype dtype, enum fc_redop op,
+			 uint32_t root, int timeout_ms)
 {
 	return run(g, red(FC__REDUCE, sendbuf, recvbuf, count, dtype, op, root),
 		   timeout_ms);
@@ -399,24 +412,26 @@ FC__EXPORT int fc_ireduce(struct fc_group *g, const void *sendbuf,
 			  enum fc_redop op, uint32_t root,
 			  struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__REDUCE, sendbuf, recvbuf, count, dtype, op,
-			    root), reqp);
+	return start(g,
+		     red(FC__REDUCE, sendbuf, recvbuf, count, dtype, op, root),
+		     reqp);
 }
 
 FC__EXPORT int fc_allreduce(struct fc_group *g, const void *sendbuf,
 			    void *recvbuf, size_t count, enum fc_dtype dtype,
 			    enum fc_redop op, int timeout_ms)
 {
-	return run(g, red(FC__ALLREDUCE, sendbuf, recvbuf, count, dtype, op,
-			  0), timeout_ms);
+	return run(g, red(FC__ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_iallreduce(struct fc_group *g, const void *sendbuf,
 			     void *recvbuf, size_t count, enum fc_dtype dtype,
 			     enum fc_redop op, struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__ALLREDUCE, sendbuf, recvbuf, count, dtype, op,
-			    0), reqp);
+	return start(g,
+		     red(FC__ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0),
+		     reqp);
 }
 
 FC__EXPORT int fc_reduce_scatter(struct fc_group *g, const void *sendbuf,
@@ -424,8 +439,10 @@ FC__EXPORT int fc_reduce_scatter(struct fc_group *g, const void *sendbuf,
 				 enum fc_dtype dtype, enum fc_redop op,
 				 int timeout_ms)
 {
-	return run(g, red(FC__REDUCE_SCATTER, sendbuf, recvbuf, count, dtype,
-			  op, 0), timeout_ms);
+	return run(g,
+		   red(FC__REDUCE_SCATTER, sendbuf, recvbuf, count, dtype, op,
+		       0),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_ireduce_scatter(struct fc_group *g, const void *sendbuf,
@@ -433,8 +450,10 @@ FC__EXPORT int fc_ireduce_scatter(struct fc_group *g, const void *sendbuf,
 				  enum fc_dtype dtype, enum fc_redop op,
 				  struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__REDUCE_SCATTER, sendbuf, recvbuf, count,
-			    dtype, op, 0), reqp);
+	return start(g,
+		     red(FC__REDUCE_SCATTER, sendbuf, recvbuf, count, dtype, op,
+			 0),
+		     reqp);
 }
 
 FC__EXPORT int fc_scan(struct fc_group *g, const void *sendbuf, void *recvbuf,
@@ -445,17 +464,17 @@ FC__EXPORT int fc_scan(struct fc_group *g, const void *sendbuf, void *recvbuf,
 		   timeout_ms);
 }
 
-FC__EXPORT int fc_iscan(struct fc_group *g, const void *sendbuf,
-			void *recvbuf, size_t count, enum fc_dtype dtype,
-			enum fc_redop op, struct fc_coll_req **reqp)
+FC__EXPORT int fc_iscan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+			size_t count, enum fc_dtype dtype, enum fc_redop op,
+			struct fc_coll_req **reqp)
 {
 	return start(g, red(FC__SCAN, sendbuf, recvbuf, count, dtype, op, 0),
 		     reqp);
 }
 
-FC__EXPORT int fc_exscan(struct fc_group *g, const void *sendbuf,
-			 void *recvbuf, size_t count, enum fc_dtype dtype,
-			 enum fc_redop op, int timeout_ms)
+FC__EXPORT int fc_exscan(struct fc_group *g, const void *sendbuf, void *recvbuf,
+			 size_t count, enum fc_dtype dtype, enum fc_redop op,
+			 int timeout_ms)
 {
 	return run(g, red(FC__EXSCAN, sendbuf, recvbuf, count, dtype, op, 0),
 		   timeout_ms);
@@ -469,9 +488,9 @@ FC__EXPORT int fc_iexscan(struct fc_group *g, const void *sendbuf,
 		     reqp);
 }
 
-FC__EXPORT int fc_gather(struct fc_group *g, const void *sendbuf,
-			 void *recvbuf, size_t count, enum fc_dtype dtype,
-			 uint32_t root, int timeout_ms)
+FC__EXPORT int fc_gather(struct fc_group *g, const void *sendbuf, void *recvbuf,
+			 size_t count, enum fc_dtype dtype, uint32_t root,
+			 int timeout_ms)
 {
 	return run(g, red(FC__GATHER, sendbuf, recvbuf, count, dtype, 0, root),
 		   timeout_ms);
@@ -481,24 +500,26 @@ FC__EXPORT int fc_igather(struct fc_group *g, const void *sendbuf,
 			  void *recvbuf, size_t count, enum fc_dtype dtype,
 			  uint32_t root, struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__GATHER, sendbuf, recvbuf, count, dtype, 0,
-			    root), reqp);
+	return start(g,
+		     red(FC__GATHER, sendbuf, recvbuf, count, dtype, 0, root),
+		     reqp);
 }
 
 FC__EXPORT int fc_scatter(struct fc_group *g, const void *sendbuf,
 			  void *recvbuf, size_t count, enum fc_dtype dtype,
 			  uint32_t root, int timeout_ms)
 {
-	return run(g, red(FC__SCATTER, sendbuf, recvbuf, count, dtype, 0,
-			  root), timeout_ms);
+	return run(g, red(FC__SCATTER, sendbuf, recvbuf, count, dtype, 0, root),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_iscatter(struct fc_group *g, const void *sendbuf,
 			   void *recvbuf, size_t count, enum fc_dtype dtype,
 			   uint32_t root, struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__SCATTER, sendbuf, recvbuf, count, dtype, 0,
-			    root), reqp);
+	return start(g,
+		     red(FC__SCATTER, sendbuf, recvbuf, count, dtype, 0, root),
+		     reqp);
 }
 
 FC__EXPORT int fc_allgather(struct fc_group *g, const void *sendbuf,
@@ -513,8 +534,9 @@ FC__EXPORT int fc_iallgather(struct fc_group *g, const void *sendbuf,
 			     void *recvbuf, size_t count, enum fc_dtype dtype,
 			     struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__ALLGATHER, sendbuf, recvbuf, count, dtype, 0,
-			    0), reqp);
+	return start(g,
+		     red(FC__ALLGATHER, sendbuf, recvbuf, count, dtype, 0, 0),
+		     reqp);
 }
 
 FC__EXPORT int fc_gatherv(struct fc_group *g, const void *sendbuf,
@@ -522,8 +544,10 @@ FC__EXPORT int fc_gatherv(struct fc_group *g, const void *sendbuf,
 			  const size_t *displs, enum fc_dtype dtype,
 			  uint32_t root, int timeout_ms)
 {
-	return run(g, vec(FC__GATHER, sendbuf, sendcount, recvbuf, counts,
-			  displs, dtype, root), timeout_ms);
+	return run(g,
+		   vec(FC__GATHER, sendbuf, sendcount, recvbuf, counts, displs,
+		       dtype, root),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_igatherv(struct fc_group *g, const void *sendbuf,
@@ -532,8 +556,10 @@ FC__EXPORT int fc_igatherv(struct fc_group *g, const void *sendbuf,
 			   enum fc_dtype dtype, uint32_t root,
 			   struct fc_coll_req **reqp)
 {
-	return start(g, vec(FC__GATHER, sendbuf, sendcount, recvbuf, counts,
-			    displs, dtype, root), reqp);
+	return start(g,
+		     vec(FC__GATHER, sendbuf, sendcount, recvbuf, counts,
+			 displs, dtype, root),
+		     reqp);
 }
 
 /* scatterv: the arrays describe the root's send buffer; recvcount is this
@@ -552,8 +578,10 @@ FC__EXPORT int fc_scatterv(struct fc_group *g, const void *sendbuf,
 			   void *recvbuf, size_t recvcount, enum fc_dtype dtype,
 			   uint32_t root, int timeout_ms)
 {
-	return run(g, scatterv(sendbuf, counts, displs, recvbuf, recvcount,
-			       dtype, root), timeout_ms);
+	return run(g,
+		   scatterv(sendbuf, counts, displs, recvbuf, recvcount, dtype,
+			    root),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_iscatterv(struct fc_group *g, const void *sendbuf,
@@ -562,8 +590,10 @@ FC__EXPORT int fc_iscatterv(struct fc_group *g, const void *sendbuf,
 			    enum fc_dtype dtype, uint32_t root,
 			    struct fc_coll_req **reqp)
 {
-	return start(g, scatterv(sendbuf, counts, displs, recvbuf, recvcount,
-				 dtype, root), reqp);
+	return start(g,
+		     scatterv(sendbuf, counts, displs, recvbuf, recvcount,
+			      dtype, root),
+		     reqp);
 }
 
 FC__EXPORT int fc_allgatherv(struct fc_group *g, const void *sendbuf,
@@ -571,8 +601,10 @@ FC__EXPORT int fc_allgatherv(struct fc_group *g, const void *sendbuf,
 			     const size_t *counts, const size_t *displs,
 			     enum fc_dtype dtype, int timeout_ms)
 {
-	return run(g, vec(FC__ALLGATHER, sendbuf, sendcount, recvbuf, counts,
-			  displs, dtype, 0), timeout_ms);
+	return run(g,
+		   vec(FC__ALLGATHER, sendbuf, sendcount, recvbuf, counts,
+		       displs, dtype, 0),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_iallgatherv(struct fc_group *g, const void *sendbuf,
@@ -580,8 +612,10 @@ FC__EXPORT int fc_iallgatherv(struct fc_group *g, const void *sendbuf,
 			      const size_t *counts, const size_t *displs,
 			      enum fc_dtype dtype, struct fc_coll_req **reqp)
 {
-	return start(g, vec(FC__ALLGATHER, sendbuf, sendcount, recvbuf,
-			    counts, displs, dtype, 0), reqp);
+	return start(g,
+		     vec(FC__ALLGATHER, sendbuf, sendcount, recvbuf, counts,
+			 displs, dtype, 0),
+		     reqp);
 }
 
 FC__EXPORT int fc_alltoall(struct fc_group *g, const void *sendbuf,
@@ -596,16 +630,14 @@ FC__EXPORT int fc_ialltoall(struct fc_group *g, const void *sendbuf,
 			    void *recvbuf, size_t count, enum fc_dtype dtype,
 			    struct fc_coll_req **reqp)
 {
-	return start(g, red(FC__ALLTOALL, sendbuf, recvbuf, count, dtype, 0,
-			    0), reqp);
+	return start(g, red(FC__ALLTOALL, sendbuf, recvbuf, count, dtype, 0, 0),
+		     reqp);
 }
 
-static struct fc__coll_args alltoallv(const void *sendbuf,
-				      const size_t *sendcounts,
-				      const size_t *sdispls, void *recvbuf,
-				      const size_t *recvcounts,
-				      const size_t *rdispls,
-				      enum fc_dtype dtype)
+static struct fc__coll_args
+alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+	  void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+	  enum fc_dtype dtype)
 {
 	struct fc__coll_args a = vec(FC__ALLTOALL, sendbuf, 0, recvbuf,
 				     recvcounts, rdispls, dtype, 0);
@@ -621,8 +653,10 @@ FC__EXPORT int fc_alltoallv(struct fc_group *g, const void *sendbuf,
 			    const size_t *rdispls, enum fc_dtype dtype,
 			    int timeout_ms)
 {
-	return run(g, alltoallv(sendbuf, sendcounts, sdispls, recvbuf,
-				recvcounts, rdispls, dtype), timeout_ms);
+	return run(g,
+		   alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+			     rdispls, dtype),
+		   timeout_ms);
 }
 
 FC__EXPORT int fc_ialltoallv(struct fc_group *g, const void *sendbuf,
@@ -631,6 +665,8 @@ FC__EXPORT int fc_ialltoallv(struct fc_group *g, const void *sendbuf,
 			     const size_t *rdispls, enum fc_dtype dtype,
 			     struct fc_coll_req **reqp)
 {
-	return start(g, alltoallv(sendbuf, sendcounts, sdispls, recvbuf,
-				  recvcounts, rdispls, dtype), reqp);
+	return start(g,
+		     alltoallv(sendbuf, sendcounts, sdispls, recvbuf,
+			       recvcounts, rdispls, dtype),
+		     reqp);
 }

@@ -17,19 +17,27 @@
 #include "coll_internal.h"
 
 enum algo {
-	A_DISSEMINATION, A_BINOMIAL, A_SCATTER_ALLGATHER, A_RECURSIVE_DOUBLING,
-	A_RING, A_LINEAR, A_PAIRWISE, A_DIRECT, A_RABENSEIFNER, A_COUNT
+	A_DISSEMINATION,
+	A_BINOMIAL,
+	A_SCATTER_ALLGATHER,
+	A_RECURSIVE_DOUBLING,
+	A_RING,
+	A_LINEAR,
+	A_PAIRWISE,
+	A_DIRECT,
+	A_RABENSEIFNER,
+	A_COUNT
 };
 
 static const char *const algo_names[A_COUNT] = {
-	"dissemination", "binomial", "scatter_allgather",
-	"recursive_doubling", "ring", "linear", "pairwise", "direct",
-	"rabenseifner",
+	"dissemination",      "binomial", "scatter_allgather",
+	"recursive_doubling", "ring",	  "linear",
+	"pairwise",	      "direct",	  "rabenseifner",
 };
 
 const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
-	"barrier", "bcast", "reduce", "allreduce", "reduce_scatter", "scan",
-	"exscan", "gather", "scatter", "allgather", "alltoall", "split",
+	"barrier", "bcast",  "reduce",	"allreduce", "reduce_scatter", "scan",
+	"exscan",  "gather", "scatter", "allgather", "alltoall",       "split",
 };
 
 #define BIT(a) (1u << (a))
@@ -120,7 +128,8 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 	switch (kind) {
 	case FC__BCAST:
 		return bytes >= (256u << 10) && g->size > 2 ?
-			       A_SCATTER_ALLGATHER : A_BINOMIAL;
+			       A_SCATTER_ALLGATHER :
+			       A_BINOMIAL;
 	case FC__ALLREDUCE:
 		if (bytes <= (16u << 10) || bytes < g->size)
 			return A_RECURSIVE_DOUBLING;
@@ -129,13 +138,15 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 	case FC__ALLGATHER:
 		return usable(g, kind, vector, A_RECURSIVE_DOUBLING) &&
 				       bytes <= (16u << 10) ?
-			       A_RECURSIVE_DOUBLING : A_RING;
+			       A_RECURSIVE_DOUBLING :
+			       A_RING;
 	case FC__ALLTOALL:
 		return g->size <= 8 || full_mesh(g) ? A_DIRECT : A_PAIRWISE;
 	case FC__GATHER:
 	case FC__SCATTER:
 		return !vector && g->size > 2 && bytes <= (16u << 10) ?
-			       A_BINOMIAL : A_LINEAR;
+			       A_BINOMIAL :
+			       A_LINEAR;
 	default:
 		return __builtin_ctz(algos_of[kind]);
 	}
@@ -253,7 +264,8 @@ static void bcast_scatter_allgather(struct shape *x, char *buf)
 	for (s = 0; s + 1 < n; s++) {
 		uint32_t out = (vr + n - s) % n, in = (vr + 2 * n - s - 1) % n;
 
-		fc__sched_send(x->s, real(x, vr + 1), buf + blk_off(c, n, out) * es,
+		fc__sched_send(x->s, real(x, vr + 1),
+			       buf + blk_off(c, n, out) * es,
 			       blk_cnt(c, n, out) * es);
 		fc__sched_recv(x->s, real(x, vr + n - 1),
 			       buf + blk_off(c, n, in) * es,
@@ -277,7 +289,7 @@ static void reduce_binomial(struct shape *x)
 	const void *acc = input(x);
 	void *tmp = NULL, *sum = NULL;
 
-	if (vr + 1 < x->n && !(vr & 1)) {	/* has children */
+	if (vr + 1 < x->n && !(vr & 1)) { /* has children */
 		sum = vr ? fc__sched_scratch(x->s, bytes) : x->a->recvbuf;
 		tmp = fc__sched_scratch(x->s, bytes);
 		if (!sum || !tmp)
@@ -285,7 +297,7 @@ static void reduce_binomial(struct shape *x)
 		fc__sched_copy(x->s, sum, acc, bytes);
 		fc__sched_round(x->s);
 		acc = sum;
-	} else if (!vr) {			/* a root alone */
+	} else if (!vr) { /* a root alone */
 		fc__sched_copy(x->s, x->a->recvbuf, acc, bytes);
 		fc__sched_round(x->s);
 	}
@@ -379,7 +391,8 @@ static void allreduce_recursive_doubling(struct shape *x)
  */
 static void allreduce_rabenseifner(struct shape *x)
 {
-	size_t count = x->a->count, es = x->es, bytes = count * es, *offs, *cnts;
+	size_t count = x->a->count, es = x->es, bytes = count * es, *offs,
+	       *cnts;
 	uint32_t p2, rem, mask, lo = 0, hi, r = x->r;
 	char *acc = x->a->recvbuf, *tmp = fc__sched_scratch(x->s, bytes);
 	int nr;
@@ -402,7 +415,7 @@ static void allreduce_rabenseifner(struct shape *x)
 			uint32_t mid = lo + mask, klo, khi, slo, shi;
 			size_t kb, sb;
 
-			if ((uint32_t)nr & mask) {	/* keep the upper half */
+			if ((uint32_t)nr & mask) { /* keep the upper half */
 				klo = mid, khi = hi, slo = lo, shi = mid;
 			} else {
 				klo = lo, khi = mid, slo = mid, shi = hi;
@@ -419,14 +432,16 @@ static void allreduce_rabenseifner(struct shape *x)
 		}
 		for (mask = 1; mask < p2; mask *= 2) {
 			uint32_t peer = unfolded((uint32_t)nr ^ mask, rem);
-			uint32_t plo = lo ^ mask;	/* the partner's range */
+			uint32_t plo = lo ^ mask; /* the partner's range */
 
 			fc__sched_send(x->s, peer, acc + offs[lo] * es,
 				       (blk_end(offs, cnts, lo + mask - 1) -
-					offs[lo]) * es);
+					offs[lo]) *
+					       es);
 			fc__sched_recv(x->s, peer, acc + offs[plo] * es,
 				       (blk_end(offs, cnts, plo + mask - 1) -
-					offs[plo]) * es);
+					offs[plo]) *
+					       es);
 			fc__sched_round(x->s);
 			lo = lo < plo ? lo : plo;
 		}
@@ -451,7 +466,8 @@ static void ring_reduce_scatter(struct shape *x, char *acc, size_t count)
 		uint32_t in = (r + 2 * n - s - 2) % n;
 		size_t in_len = blk_cnt(count, n, in) * es;
 
-		fc__sched_send(x->s, right(x), acc + blk_off(count, n, out) * es,
+		fc__sched_send(x->s, right(x),
+			       acc + blk_off(count, n, out) * es,
 			       blk_cnt(count, n, out) * es);
 		fc__sched_recv(x->s, left(x), tmp, in_len);
 		fc__sched_reduce(x->s, acc + blk_off(count, n, in) * es, tmp,
@@ -659,8 +675,8 @@ static void gather_binomial(struct shape *x)
 
 	if (!tmp)
 		return;
-	fc__sched_copy(x->s, tmp, x->a->in_place ? rb + root * blk :
-						   x->a->sendbuf, blk);
+	fc__sched_copy(x->s, tmp,
+		       x->a->in_place ? rb + root * blk : x->a->sendbuf, blk);
 	fc__sched_round(x->s);
 	for (mask = 1; mask < n; mask <<= 1) {
 		if (vr & mask) {
@@ -670,7 +686,8 @@ static void gather_binomial(struct shape *x)
 			return;
 		}
 		if (vr + mask < n) {
-			fc__sched_recv(x->s, real(x, vr + mask), tmp + mask * blk,
+			fc__sched_recv(x->s, real(x, vr + mask),
+				       tmp + mask * blk,
 				       subtree(x, vr + mask) * blk);
 			fc__sched_round(x->s);
 		}

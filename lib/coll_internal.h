@@ -19,20 +19,30 @@
 
 #include <fpgacomm/fpgacomm.h>
 
-#define FC__GROUP_PORTS	(FC_CHAN_PORT_BARRIER - FC_CHAN_PORT_GROUP0)
+#define FC__GROUP_PORTS (FC_CHAN_PORT_BARRIER - FC_CHAN_PORT_GROUP0)
 
 /* The collectives, as they appear in signatures and algorithm names. */
 enum fc__coll_kind {
-	FC__BARRIER, FC__BCAST, FC__REDUCE, FC__ALLREDUCE, FC__REDUCE_SCATTER,
-	FC__SCAN, FC__EXSCAN, FC__GATHER, FC__SCATTER, FC__ALLGATHER,
-	FC__ALLTOALL, FC__SPLIT, FC__KIND_COUNT
+	FC__BARRIER,
+	FC__BCAST,
+	FC__REDUCE,
+	FC__ALLREDUCE,
+	FC__REDUCE_SCATTER,
+	FC__SCAN,
+	FC__EXSCAN,
+	FC__GATHER,
+	FC__SCATTER,
+	FC__ALLGATHER,
+	FC__ALLTOALL,
+	FC__SPLIT,
+	FC__KIND_COUNT
 };
 
 /* What a collective was asked to do: all that its signature and its
  * algorithm need. Counts are in elements; v-forms keep their arrays. */
 struct fc__coll_args {
 	enum fc__coll_kind kind;
-	bool vector;			/* gatherv, scatterv, ... */
+	bool vector; /* gatherv, scatterv, ... */
 	bool in_place;
 	enum fc_dtype dtype;
 	enum fc_redop op;
@@ -41,45 +51,50 @@ struct fc__coll_args {
 	const void *sendbuf;
 	void *recvbuf;
 	size_t sendcount;
-	const size_t *counts, *displs;		/* receive side (or scatterv's) */
-	const size_t *scounts, *sdispls;	/* alltoallv's send side */
+	const size_t *counts, *displs;	 /* receive side (or scatterv's) */
+	const size_t *scounts, *sdispls; /* alltoallv's send side */
 };
 
 /* One action of a schedule. */
-enum fc__step_kind { FC__ST_SEND, FC__ST_RECV, FC__ST_REDUCE, FC__ST_COPY };
+enum fc__step_kind {
+	FC__ST_SEND,
+	FC__ST_RECV,
+	FC__ST_REDUCE,
+	FC__ST_COPY
+};
 
 struct fc__step {
 	uint8_t kind;
-	bool round_end;		/* the last step of its round */
-	bool src_first;		/* REDUCE: dst = src op dst (src ranks lower) */
-	uint32_t peer;		/* SEND/RECV: member of the group */
+	bool round_end; /* the last step of its round */
+	bool src_first; /* REDUCE: dst = src op dst (src ranks lower) */
+	uint32_t peer;	/* SEND/RECV: member of the group */
 	void *dst;
 	const void *src;
-	size_t len;		/* bytes (REDUCE: of dst) */
+	size_t len; /* bytes (REDUCE: of dst) */
 	/* while posted */
-	struct fc_req *req[2];	/* header (or header + payload), payload */
-	void *stage;		/* header + small payload */
+	struct fc_req *req[2]; /* header (or header + payload), payload */
+	void *stage;	       /* header + small payload */
 };
 
 struct fc__sched {
 	struct fc__step *steps;
 	unsigned int n, cap;
-	unsigned int cur;	/* first step of the running round */
-	bool posted;		/* the running round's messages are posted */
-	void *scratch;		/* memory the schedule's steps point into */
-	int err;		/* recording failed (-ENOMEM) */
+	unsigned int cur; /* first step of the running round */
+	bool posted;	  /* the running round's messages are posted */
+	void *scratch;	  /* memory the schedule's steps point into */
+	int err;	  /* recording failed (-ENOMEM) */
 };
 
 /* One collective in flight (or queued) on a group. */
 struct fc_coll_req {
 	struct fc_group *group;
-	struct fc_coll_req *next;	/* the group's queue */
+	struct fc_coll_req *next; /* the group's queue */
 	struct fc__sched sched;
 	enum fc_dtype dtype;
 	enum fc_redop op;
-	uint32_t seq;		/* the collective's number in the group */
-	uint32_t sig;		/* its signature */
-	int status;		/* -EINPROGRESS until it ends */
+	uint32_t seq; /* the collective's number in the group */
+	uint32_t sig; /* its signature */
+	int status;   /* -EINPROGRESS until it ends */
 };
 
 struct fc_group {
@@ -91,19 +106,19 @@ struct fc_group {
 	uint32_t ctx;		/* names the group in every header */
 	uint32_t seq;		/* collectives started */
 	uint32_t children;	/* groups made from it, for their ctx */
-	struct fc_chan **chans;	/* per member, opened on first use */
-	struct fc_coll_req *head, *tail;	/* running, then queued */
-	int err;		/* what broke it; 0 while usable */
-	unsigned int refs;	/* the world group is shared */
-	bool aborted;		/* the others were told */
-	struct fc_group *next;	/* the device's groups */
+	struct fc_chan **chans; /* per member, opened on first use */
+	struct fc_coll_req *head, *tail; /* running, then queued */
+	int err;			 /* what broke it; 0 while usable */
+	unsigned int refs;		 /* the world group is shared */
+	bool aborted;			 /* the others were told */
+	struct fc_group *next;		 /* the device's groups */
 };
 
 /* Per-device state: which group ports are taken. */
 struct fc__coll_dev {
 	struct fc_dev *dev;
-	uint32_t ports_used;	/* bit i: FC_CHAN_PORT_GROUP0 + i */
-	uint32_t last_port;	/* round robin, so a port is reused late */
+	uint32_t ports_used; /* bit i: FC_CHAN_PORT_GROUP0 + i */
+	uint32_t last_port;  /* round robin, so a port is reused late */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -119,14 +134,13 @@ void fc__coll_unlock(void);
 /* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
 size_t fc__dtype_size(enum fc_dtype dtype);
 bool fc__redop_valid(enum fc_dtype dtype, enum fc_redop op);
-void fc__reduce(void *dst, const void *src, size_t count,
-		enum fc_dtype dtype, enum fc_redop op, bool src_first);
+void fc__reduce(void *dst, const void *src, size_t count, enum fc_dtype dtype,
+		enum fc_redop op, bool src_first);
 
 /* coll_sched.c: recording */
 void fc__sched_send(struct fc__sched *s, uint32_t peer, const void *buf,
 		    size_t len);
-void fc__sched_recv(struct fc__sched *s, uint32_t peer, void *buf,
-		    size_t len);
+void fc__sched_recv(struct fc__sched *s, uint32_t peer, void *buf, size_t len);
 void fc__sched_reduce(struct fc__sched *s, void *dst, const void *src,
 		      size_t len, bool src_first);
 void fc__sched_copy(struct fc__sched *s, void *dst, const void *src,

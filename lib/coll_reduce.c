@@ -74,9 +74,9 @@ static uint16_t f32_to_bf16(float f)
 {
 	uint32_t u = f32_bits(f);
 
-	if ((u & 0x7fffffff) > 0x7f800000)	/* NaN: keep it quiet */
+	if ((u & 0x7fffffff) > 0x7f800000) /* NaN: keep it quiet */
 		return (uint16_t)((u >> 16) | 0x40);
-	u += 0x7fff + ((u >> 16) & 1);		/* round to nearest even */
+	u += 0x7fff + ((u >> 16) & 1); /* round to nearest even */
 	return (uint16_t)(u >> 16);
 }
 
@@ -85,9 +85,9 @@ static float f16_to_f32(uint16_t h)
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
 	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
 
-	if (exp == 0x1f)			/* infinity, NaN */
+	if (exp == 0x1f) /* infinity, NaN */
 		return f32_from_bits(sign | 0x7f800000 | man << 13);
-	if (exp == 0) {				/* zero, subnormal */
+	if (exp == 0) { /* zero, subnormal */
 		float v = (float)man * 0x1p-24f;
 
 		return sign ? -v : v;
@@ -100,11 +100,11 @@ static uint16_t f32_to_f16(float f)
 	uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000;
 	uint32_t a = u & 0x7fffffff, man, exp, half, rest;
 
-	if (a > 0x7f800000)			/* NaN */
+	if (a > 0x7f800000) /* NaN */
 		return (uint16_t)(sign | 0x7e00 | (a >> 13 & 0x3ff));
-	if (a >= 0x477ff000)			/* rounds past 65504: inf */
+	if (a >= 0x477ff000) /* rounds past 65504: inf */
 		return (uint16_t)(sign | 0x7c00);
-	if (a < 0x38800000) {			/* below 2^-14: subnormal */
+	if (a < 0x38800000) { /* below 2^-14: subnormal */
 		/* in units of 2^-24, rounded to nearest even */
 		float v = f32_from_bits(a) * 0x1p24f;
 		uint32_t q = (uint32_t)v;
@@ -119,7 +119,7 @@ static uint16_t f32_to_f16(float f)
 	half = (exp << 10) | (man >> 13);
 	rest = man & 0x1fff;
 	if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
-		half++;				/* may carry into the exponent */
+		half++; /* may carry into the exponent */
 	return (uint16_t)(sign | half);
 }
 
@@ -129,66 +129,66 @@ static uint16_t f32_to_f16(float f)
 #define PROD(a, b) ((a) * (b))
 /* 1u: uint16_t operands would be multiplied as int, and overflow. */
 #define UPROD(a, b) (1u * (a) * (b))
-#define IMIN(a, b) ((a) < (b) ? (a) : (b))
-#define IMAX(a, b) ((a) > (b) ? (a) : (b))
-#define FMIN(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : (a) < (b) ? (a) : (b))
-#define FMAX(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : (a) > (b) ? (a) : (b))
-#define BAND(a, b) ((a) & (b))
-#define BOR(a, b)  ((a) | (b))
-#define BXOR(a, b) ((a) ^ (b))
+#define IMIN(a, b)  ((a) < (b) ? (a) : (b))
+#define IMAX(a, b)  ((a) > (b) ? (a) : (b))
+#define FMIN(a, b)  (isnan(a) ? (a) : isnan(b) ? (b) : (a) < (b) ? (a) : (b))
+#define FMAX(a, b)  (isnan(a) ? (a) : isnan(b) ? (b) : (a) > (b) ? (a) : (b))
+#define BAND(a, b)  ((a) & (b))
+#define BOR(a, b)   ((a) | (b))
+#define BXOR(a, b)  ((a) ^ (b))
 
 /* Integer arithmetic wraps: done in the unsigned type of the same width. */
-#define LOOP(T, F)                                                        \
-	do {                                                              \
-		T *d = dst;                                               \
-		const T *s = src;                                         \
-		for (size_t i = 0; i < count; i++)                        \
+#define LOOP(T, F)                                                          \
+	do {                                                                \
+		T *d = dst;                                                 \
+		const T *s = src;                                           \
+		for (size_t i = 0; i < count; i++)                          \
 			d[i] = first ? (T)F(s[i], d[i]) : (T)F(d[i], s[i]); \
 	} while (0)
 
-#define INT_OPS(T, U)                                   \
-	switch (op) {                                   \
-	case FC_SUM:                                    \
-		LOOP(U, SUM);                           \
-		return;                                 \
-	case FC_PROD:                                   \
-		LOOP(U, UPROD);                         \
-		return;                                 \
-	case FC_MIN:                                    \
-		LOOP(T, IMIN);                          \
-		return;                                 \
-	case FC_MAX:                                    \
-		LOOP(T, IMAX);                          \
-		return;                                 \
-	case FC_BAND:                                   \
-		LOOP(U, BAND);                          \
-		return;                                 \
-	case FC_BOR:                                    \
-		LOOP(U, BOR);                           \
-		return;                                 \
-	case FC_BXOR:                                   \
-		LOOP(U, BXOR);                          \
-		return;                                 \
-	default:                                        \
-		return;                                 \
+#define INT_OPS(T, U)           \
+	switch (op) {           \
+	case FC_SUM:            \
+		LOOP(U, SUM);   \
+		return;         \
+	case FC_PROD:           \
+		LOOP(U, UPROD); \
+		return;         \
+	case FC_MIN:            \
+		LOOP(T, IMIN);  \
+		return;         \
+	case FC_MAX:            \
+		LOOP(T, IMAX);  \
+		return;         \
+	case FC_BAND:           \
+		LOOP(U, BAND);  \
+		return;         \
+	case FC_BOR:            \
+		LOOP(U, BOR);   \
+		return;         \
+	case FC_BXOR:           \
+		LOOP(U, BXOR);  \
+		return;         \
+	default:                \
+		return;         \
 	}
 
-#define FLOAT_OPS(T)                   \
-	switch (op) {                  \
-	case FC_SUM:                   \
-		LOOP(T, SUM);          \
-		return;                \
-	case FC_PROD:                  \
-		LOOP(T, PROD);         \
-		return;                \
-	case FC_MIN:                   \
-		LOOP(T, FMIN);         \
-		return;                \
-	case FC_MAX:                   \
-		LOOP(T, FMAX);         \
-		return;                \
-	default:                       \
-		return;                \
+#define FLOAT_OPS(T)           \
+	switch (op) {          \
+	case FC_SUM:           \
+		LOOP(T, SUM);  \
+		return;        \
+	case FC_PROD:          \
+		LOOP(T, PROD); \
+		return;        \
+	case FC_MIN:           \
+		LOOP(T, FMIN); \
+		return;        \
+	case FC_MAX:           \
+		LOOP(T, FMAX); \
+		return;        \
+	default:               \
+		return;        \
 	}
 
 static float op_f32(float a, float b, enum fc_redop op)

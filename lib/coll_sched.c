@@ -24,14 +24,14 @@
 #include "coll_internal.h"
 #include "internal.h"
 
-#define COMBINE_MAX	(8u << 10)
-#define PIECE_MAX	(8u << 20)
-#define HDR_SPLIT	(1u << 31)	/* the payload is the next message */
-#define HDR_ABORT	(1u << 30)	/* sender's group broke; len = -errno */
-#define HDR_LEN		((1u << 28) - 1)
+#define COMBINE_MAX (8u << 10)
+#define PIECE_MAX   (8u << 20)
+#define HDR_SPLIT   (1u << 31) /* the payload is the next message */
+#define HDR_ABORT   (1u << 30) /* sender's group broke; len = -errno */
+#define HDR_LEN	    ((1u << 28) - 1)
 
 struct hdr {
-	uint32_t ctx, seq, sig, len;	/* little endian */
+	uint32_t ctx, seq, sig, len; /* little endian */
 };
 
 struct scratch {
@@ -112,8 +112,7 @@ void fc__sched_reduce(struct fc__sched *s, void *dst, const void *src,
 	}
 }
 
-void fc__sched_copy(struct fc__sched *s, void *dst, const void *src,
-		    size_t len)
+void fc__sched_copy(struct fc__sched *s, void *dst, const void *src, size_t len)
 {
 	struct fc__step *st;
 
@@ -271,14 +270,14 @@ static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
 		err = -(int)(len & HDR_LEN);
 		/* the sender's reason, where it is one a collective gives */
 		return err == -EHOSTDOWN || err == -ETIMEDOUT ||
-			       err == -ECANCELED || err == -ENOMEM ?
-			       err : -EBADMSG;
+				       err == -ECANCELED || err == -ENOMEM ?
+			       err :
+			       -EBADMSG;
 	}
 	if (!combined(st))
 		want |= HDR_SPLIT;
-	if (le32toh(h->ctx) != req->group->ctx ||
-	    le32toh(h->seq) != req->seq || le32toh(h->sig) != req->sig ||
-	    len != want)
+	if (le32toh(h->ctx) != req->group->ctx || le32toh(h->seq) != req->seq ||
+	    le32toh(h->sig) != req->sig || len != want)
 		return -EBADMSG;
 	if (combined(st) && got != sizeof(*h) + st->len)
 		return -EBADMSG;
@@ -301,7 +300,7 @@ static int step_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
 		st->req[i] = NULL;
 		*moved = true;
 		if (ret == -EMSGSIZE && st->kind == FC__ST_RECV)
-			return -EBADMSG;	/* longer than the members agreed */
+			return -EBADMSG; /* longer than the members agreed */
 		if (ret)
 			return ret;
 		if (st->kind != FC__ST_RECV)
@@ -311,8 +310,9 @@ static int step_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
 			if (ret)
 				return ret;
 			if (combined(st) && st->len)
-				memcpy(st->dst, (char *)st->stage +
-						sizeof(struct hdr), st->len);
+				memcpy(st->dst,
+				       (char *)st->stage + sizeof(struct hdr),
+				       st->len);
 		} else if (got != st->len) {
 			return -EBADMSG;
 		}
@@ -349,8 +349,8 @@ static void run_local(struct fc_coll_req *req, struct fc__step *st)
 	if (st->kind == FC__ST_COPY)
 		memmove(st->dst, st->src, st->len);
 	else if (st->kind == FC__ST_REDUCE)
-		fc__reduce(st->dst, st->src, st->len / es, req->dtype,
-			   req->op, st->src_first);
+		fc__reduce(st->dst, st->src, st->len / es, req->dtype, req->op,
+			   st->src_first);
 }
 
 static void round_unpost(struct fc__sched *s)

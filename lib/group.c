@@ -17,7 +17,7 @@
 #include "coll_internal.h"
 #include "fabric_internal.h"
 
-#define WORLD_PORT_BIT	1u
+#define WORLD_PORT_BIT 1u
 
 static pthread_mutex_t coll_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fc__coll_dev *coll_devs;
@@ -234,12 +234,13 @@ static int split_locked(struct fc_group *parent, int color, int key,
 			int timeout_ms, struct fc_group **newp)
 {
 	struct fc__coll_dev *cd = parent->cd;
-	struct split_entry mine = {
-		color, key, cd->ports_used, cd->last_port
-	}, *all;
+	struct split_entry mine = { color, key, cd->ports_used, cd->last_port },
+			   *all;
 	struct fc__coll_args a = {
-		.kind = FC__SPLIT, .dtype = FC_UINT8,
-		.count = sizeof(mine), .sendbuf = &mine,
+		.kind = FC__SPLIT,
+		.dtype = FC_UINT8,
+		.count = sizeof(mine),
+		.sendbuf = &mine,
 	};
 	uint64_t *order = NULL;
 	struct fc_group *g;
@@ -271,8 +272,10 @@ static int split_locked(struct fc_group *parent, int color, int key,
 		goto out;
 	for (i = 0; i < parent->size; i++)
 		if (all[i].color == color)
-			order[n++] = (uint64_t)((uint32_t)all[i].key ^
-						0x80000000u) << 32 | i;
+			order[n++] =
+				(uint64_t)((uint32_t)all[i].key ^ 0x80000000u)
+					<< 32 |
+				i;
 	qsort(order, n, sizeof(*order), by_key);
 	g = group_new(cd, n);
 	if (!g)
@@ -306,9 +309,9 @@ FC__EXPORT int fc_group_split(struct fc_group *group, int color, int key,
 	if (!newp || color < FC_GROUP_NONE)
 		return -EINVAL;
 	fc__coll_lock();
-	ret = fc__group_live(group) ? split_locked(group, color, key,
-						   timeout_ms, newp) :
-				      -EINVAL;
+	ret = fc__group_live(group) ?
+		      split_locked(group, color, key, timeout_ms, newp) :
+		      -EINVAL;
 	fc__coll_unlock();
 	return ret;
 }
@@ -321,8 +324,7 @@ FC__EXPORT int fc_group_dup(struct fc_group *group, int timeout_ms,
 	if (!newp)
 		return -EINVAL;
 	fc__coll_lock();
-	ret = fc__group_live(group) ? split_locked(group, 0,
-						   (int)group->rank,
+	ret = fc__group_live(group) ? split_locked(group, 0, (int)group->rank,
 						   timeout_ms, newp) :
 				      -EINVAL;
 	fc__coll_unlock();
@@ -362,8 +364,8 @@ FC__EXPORT int fc_group_size(const struct fc_group *group)
 	return ret;
 }
 
-FC__EXPORT int fc_group_world_rank(const struct fc_group *group,
-				   uint32_t rank, uint32_t *world)
+FC__EXPORT int fc_group_world_rank(const struct fc_group *group, uint32_t rank,
+				   uint32_t *world)
 {
 	int ret = -EINVAL;
 

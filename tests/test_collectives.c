@@ -30,8 +30,8 @@
 
 #include <fpgacomm/fpgacomm.h>
 
-#define EXIT_SKIP	77
-#define T_MS		60000
+#define EXIT_SKIP 77
+#define T_MS	  60000
 
 static struct fc_dev *dev;
 static struct fc_group *world;
@@ -41,21 +41,21 @@ static bool full;
 /* Through the kernel driver, messages stay small (see run_pair). */
 static bool small;
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond)) {                                              \
 			fprintf(stderr, "rank %u: %s:%d: ", rank, __func__, \
-				__LINE__);                                 \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fprintf(stderr, "\n");                             \
-			failures++;                                        \
-		}                                                          \
+				__LINE__);                                  \
+			fprintf(stderr, __VA_ARGS__);                       \
+			fprintf(stderr, "\n");                              \
+			failures++;                                         \
+		}                                                           \
 	} while (0)
-#define CHECK_RC(expr, want)                                                  \
-	do {                                                                  \
-		int _rc = (expr), _want = (want);                             \
+#define CHECK_RC(expr, want)                                                 \
+	do {                                                                 \
+		int _rc = (expr), _want = (want);                            \
 		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
-		      fc_strerror(_rc), _want);                               \
+		      fc_strerror(_rc), _want);                              \
 	} while (0)
 
 /* ---- Data every rank can recompute ---- */
@@ -78,7 +78,8 @@ static uint16_t to_half(float f, bool brain)
 		return (uint16_t)(u >> 16);
 	if (f == 0)
 		return (uint16_t)((u >> 16) & 0x8000);
-	return (uint16_t)(((u >> 16) & 0x8000) | (((u >> 23 & 0xff) - 112) << 10) |
+	return (uint16_t)(((u >> 16) & 0x8000) |
+			  (((u >> 23 & 0xff) - 112) << 10) |
 			  ((u >> 13) & 0x3ff));
 }
 
@@ -92,7 +93,8 @@ static double from_half(uint16_t h, bool brain)
 	} else if (!(h & 0x7fff)) {
 		u = (uint32_t)(h & 0x8000) << 16;
 	} else {
-		u = (uint32_t)(h & 0x8000) << 16 | ((h >> 10 & 0x1f) + 112u) << 23 |
+		u = (uint32_t)(h & 0x8000) << 16 |
+		    ((h >> 10 & 0x1f) + 112u) << 23 |
 		    (uint32_t)(h & 0x3ff) << 13;
 	}
 	memcpy(&f, &u, 4);
@@ -121,15 +123,36 @@ static bool is_float(enum fc_dtype t)
 static void put_elem(void *buf, size_t i, enum fc_dtype t, int64_t v)
 {
 	switch (t) {
-	case FC_INT8: case FC_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-	case FC_INT16: case FC_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
-	case FC_INT32: case FC_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-	case FC_INT64: case FC_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-	case FC_FLOAT16: ((uint16_t *)buf)[i] = to_half((float)v, false); break;
-	case FC_BFLOAT16: ((uint16_t *)buf)[i] = to_half((float)v, true); break;
-	case FC_FLOAT32: ((float *)buf)[i] = (float)v; break;
-	case FC_FLOAT64: ((double *)buf)[i] = (double)v; break;
-	default: break;
+	case FC_INT8:
+	case FC_UINT8:
+		((uint8_t *)buf)[i] = (uint8_t)v;
+		break;
+	case FC_INT16:
+	case FC_UINT16:
+		((uint16_t *)buf)[i] = (uint16_t)v;
+		break;
+	case FC_INT32:
+	case FC_UINT32:
+		((uint32_t *)buf)[i] = (uint32_t)v;
+		break;
+	case FC_INT64:
+	case FC_UINT64:
+		((uint64_t *)buf)[i] = (uint64_t)v;
+		break;
+	case FC_FLOAT16:
+		((uint16_t *)buf)[i] = to_half((float)v, false);
+		break;
+	case FC_BFLOAT16:
+		((uint16_t *)buf)[i] = to_half((float)v, true);
+		break;
+	case FC_FLOAT32:
+		((float *)buf)[i] = (float)v;
+		break;
+	case FC_FLOAT64:
+		((double *)buf)[i] = (double)v;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -137,18 +160,30 @@ static void put_elem(void *buf, size_t i, enum fc_dtype t, int64_t v)
 static double get_elem(const void *buf, size_t i, enum fc_dtype t)
 {
 	switch (t) {
-	case FC_INT8: return ((const int8_t *)buf)[i];
-	case FC_INT16: return ((const int16_t *)buf)[i];
-	case FC_INT32: return ((const int32_t *)buf)[i];
-	case FC_INT64: return (double)((const int64_t *)buf)[i];
-	case FC_UINT8: return ((const uint8_t *)buf)[i];
-	case FC_UINT16: return ((const uint16_t *)buf)[i];
-	case FC_UINT32: return ((const uint32_t *)buf)[i];
-	case FC_UINT64: return (double)((const uint64_t *)buf)[i];
-	case FC_FLOAT16: return from_half(((const uint16_t *)buf)[i], false);
-	case FC_BFLOAT16: return from_half(((const uint16_t *)buf)[i], true);
-	case FC_FLOAT32: return ((const float *)buf)[i];
-	default: return ((const double *)buf)[i];
+	case FC_INT8:
+		return ((const int8_t *)buf)[i];
+	case FC_INT16:
+		return ((const int16_t *)buf)[i];
+	case FC_INT32:
+		return ((const int32_t *)buf)[i];
+	case FC_INT64:
+		return (double)((const int64_t *)buf)[i];
+	case FC_UINT8:
+		return ((const uint8_t *)buf)[i];
+	case FC_UINT16:
+		return ((const uint16_t *)buf)[i];
+	case FC_UINT32:
+		return ((const uint32_t *)buf)[i];
+	case FC_UINT64:
+		return (double)((const uint64_t *)buf)[i];
+	case FC_FLOAT16:
+		return from_half(((const uint16_t *)buf)[i], false);
+	case FC_BFLOAT16:
+		return from_half(((const uint16_t *)buf)[i], true);
+	case FC_FLOAT32:
+		return ((const float *)buf)[i];
+	default:
+		return ((const double *)buf)[i];
 	}
 }
 
@@ -169,19 +204,35 @@ static void reference(void *out, size_t i, enum fc_dtype t, enum fc_redop op,
 		int64_t v = value(r, i, op, seed);
 
 		switch (op) {
-		case FC_SUM: acc += v; break;
-		case FC_PROD: acc *= v; break;
-		case FC_MIN: acc = v < acc ? v : acc; break;
-		case FC_MAX: acc = v > acc ? v : acc; break;
-		case FC_BAND: acc &= v; break;
-		case FC_BOR: acc |= v; break;
-		default: acc ^= v; break;
+		case FC_SUM:
+			acc += v;
+			break;
+		case FC_PROD:
+			acc *= v;
+			break;
+		case FC_MIN:
+			acc = v < acc ? v : acc;
+			break;
+		case FC_MAX:
+			acc = v > acc ? v : acc;
+			break;
+		case FC_BAND:
+			acc &= v;
+			break;
+		case FC_BOR:
+			acc |= v;
+			break;
+		default:
+			acc ^= v;
+			break;
 		}
 	}
 	/* min/max of unsigned types compare the stored (wrapped) values */
 	if (!is_float(t) && t >= FC_UINT8 && (op == FC_MIN || op == FC_MAX)) {
-		uint64_t m = 0, mask = t == FC_UINT64 ? ~0ull :
-				       (1ull << (8 * fc_dtype_size(t))) - 1;
+		uint64_t m = 0,
+			 mask = t == FC_UINT64 ?
+					~0ull :
+					(1ull << (8 * fc_dtype_size(t))) - 1;
 
 		for (uint32_t r = from; r <= to; r++) {
 			uint64_t v = (uint64_t)value(r, i, op, seed) & mask;
@@ -204,9 +255,10 @@ static bool same_elem(const void *got, size_t i, const void *want,
 
 static const char *tname(enum fc_dtype t)
 {
-	static const char *const n[] = { "int8", "int16", "int32", "int64",
-		"uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
-		"float32", "float64" };
+	static const char *const n[] = { "int8",     "int16",	"int32",
+					 "int64",    "uint8",	"uint16",
+					 "uint32",   "uint64",	"float16",
+					 "bfloat16", "float32", "float64" };
 	return n[t];
 }
 
@@ -220,9 +272,10 @@ static void check_reduced(const char *what, const void *got, size_t count,
 	for (size_t i = 0; i < count; i++) {
 		reference(&want, base + i, t, op, from, to, seed);
 		if (!same_elem(got, i, &want, t)) {
-			CHECK(0, "%s %s op %d count %zu: element %zu is %g, want %g",
-			      what, tname(t), op, count, i,
-			      get_elem(got, i, t), get_elem(&want, 0, t));
+			CHECK(0,
+			      "%s %s op %d count %zu: element %zu is %g, want %g",
+			      what, tname(t), op, count, i, get_elem(got, i, t),
+			      get_elem(&want, 0, t));
 			return;
 		}
 	}
@@ -237,7 +290,9 @@ static bool op_valid(enum fc_dtype t, enum fc_redop op)
 
 static void test_reductions(void)
 {
-	size_t counts[] = { 0, 1, 7, 61, 1000 }, big = full ? 300000 : small ? 5000 : 70000;
+	size_t counts[] = { 0, 1, 7, 61, 1000 }, big = full  ? 300000 :
+						       small ? 5000 :
+							       70000;
 	char *in = malloc(big * 8 * size), *out = malloc(big * 8 * size);
 	uint64_t seed = 1;
 
@@ -249,38 +304,46 @@ static void test_reductions(void)
 				size_t c = k < 5 ? counts[k] : big;
 				uint32_t root = (uint32_t)(seed % size);
 
-				if (k == 5 && t != FC_FLOAT32 && t != FC_INT32 &&
-				    !full)
+				if (k == 5 && t != FC_FLOAT32 &&
+				    t != FC_INT32 && !full)
 					continue;
 				fill(in, c, t, op, rank, seed);
-				CHECK_RC(fc_allreduce(world, in, out, c, t, op, T_MS), 0);
+				CHECK_RC(fc_allreduce(world, in, out, c, t, op,
+						      T_MS),
+					 0);
 				check_reduced("allreduce", out, c, t, op, 0,
 					      size - 1, seed, 0);
 				/* in place */
 				fill(out, c, t, op, rank, seed);
-				CHECK_RC(fc_allreduce(world, FC_IN_PLACE, out, c, t,
-						      op, T_MS), 0);
-				check_reduced("allreduce in place", out, c, t, op,
-					      0, size - 1, seed, 0);
-				CHECK_RC(fc_reduce(world, in, out, c, t, op, root,
-						   T_MS), 0);
+				CHECK_RC(fc_allreduce(world, FC_IN_PLACE, out,
+						      c, t, op, T_MS),
+					 0);
+				check_reduced("allreduce in place", out, c, t,
+					      op, 0, size - 1, seed, 0);
+				CHECK_RC(fc_reduce(world, in, out, c, t, op,
+						   root, T_MS),
+					 0);
 				if (rank == root)
-					check_reduced("reduce", out, c, t, op, 0,
-						      size - 1, seed, 0);
-				CHECK_RC(fc_scan(world, in, out, c, t, op, T_MS), 0);
+					check_reduced("reduce", out, c, t, op,
+						      0, size - 1, seed, 0);
+				CHECK_RC(fc_scan(world, in, out, c, t, op,
+						 T_MS),
+					 0);
 				check_reduced("scan", out, c, t, op, 0, rank,
 					      seed, 0);
-				CHECK_RC(fc_exscan(world, in, out, c, t, op, T_MS),
+				CHECK_RC(fc_exscan(world, in, out, c, t, op,
+						   T_MS),
 					 0);
 				if (rank)
-					check_reduced("exscan", out, c, t, op, 0,
-						      rank - 1, seed, 0);
+					check_reduced("exscan", out, c, t, op,
+						      0, rank - 1, seed, 0);
 				/* reduce_scatter: c elements per rank */
 				fill(in, c * size, t, op, rank, seed);
-				CHECK_RC(fc_reduce_scatter(world, in, out, c, t, op,
-							   T_MS), 0);
-				check_reduced("reduce_scatter", out, c, t, op, 0,
-					      size - 1, seed, rank * c);
+				CHECK_RC(fc_reduce_scatter(world, in, out, c, t,
+							   op, T_MS),
+					 0);
+				check_reduced("reduce_scatter", out, c, t, op,
+					      0, size - 1, seed, rank * c);
 			}
 		}
 	}
@@ -330,11 +393,12 @@ static void test_bcast(void)
 
 			for (size_t i = 0; i < c && rank == root; i++)
 				b[i] = word(root, 0, i);
-			CHECK_RC(fc_bcast(world, b, c, FC_UINT32, root, T_MS), 0);
+			CHECK_RC(fc_bcast(world, b, c, FC_UINT32, root, T_MS),
+				 0);
 			for (size_t i = 0; i < c; i++)
 				if (b[i] != word(root, 0, i)) {
-					CHECK(0, "bcast %zu from %u: word %zu", c,
-					      root, i);
+					CHECK(0, "bcast %zu from %u: word %zu",
+					      c, root, i);
 					break;
 				}
 			free(b);
@@ -349,16 +413,18 @@ static void test_gather_scatter(void)
 	for (size_t k = 0; k < 4; k++) {
 		size_t c = sizes[k];
 		uint32_t root = (uint32_t)k % size;
-		uint32_t *mine = malloc(c * 4 + 4), *all = malloc(c * 4 * size + 4);
+		uint32_t *mine = malloc(c * 4 + 4),
+			 *all = malloc(c * 4 * size + 4);
 
 		for (size_t i = 0; i < c; i++)
 			mine[i] = word(rank, 0, i);
-		CHECK_RC(fc_gather(world, mine, all, c, FC_UINT32, root, T_MS), 0);
+		CHECK_RC(fc_gather(world, mine, all, c, FC_UINT32, root, T_MS),
+			 0);
 		for (uint32_t r = 0; r < size && rank == root; r++)
 			for (size_t i = 0; i < c; i++)
 				if (all[r * c + i] != word(r, 0, i)) {
-					CHECK(0, "gather %zu: rank %u word %zu", c,
-					      r, i);
+					CHECK(0, "gather %zu: rank %u word %zu",
+					      c, r, i);
 					r = size;
 					break;
 				}
@@ -366,7 +432,8 @@ static void test_gather_scatter(void)
 		for (uint32_t r = 0; r < size; r++)
 			for (size_t i = 0; i < c; i++)
 				if (all[r * c + i] != word(r, 0, i)) {
-					CHECK(0, "allgather %zu: rank %u word %zu",
+					CHECK(0,
+					      "allgather %zu: rank %u word %zu",
 					      c, r, i);
 					r = size;
 					break;
@@ -374,7 +441,8 @@ static void test_gather_scatter(void)
 		/* allgather in place: our block is already there */
 		memset(all, 0, c * 4 * size);
 		memcpy(all + rank * c, mine, c * 4);
-		CHECK_RC(fc_allgather(world, FC_IN_PLACE, all, c, FC_UINT32, T_MS),
+		CHECK_RC(fc_allgather(world, FC_IN_PLACE, all, c, FC_UINT32,
+				      T_MS),
 			 0);
 		for (uint32_t r = 0; r < size && c; r++)
 			CHECK(all[r * c + c - 1] == word(r, 0, c - 1),
@@ -382,7 +450,8 @@ static void test_gather_scatter(void)
 		for (uint32_t r = 0; r < size && rank == root; r++)
 			for (size_t i = 0; i < c; i++)
 				all[r * c + i] = word(root, r, i);
-		CHECK_RC(fc_scatter(world, all, mine, c, FC_UINT32, root, T_MS), 0);
+		CHECK_RC(fc_scatter(world, all, mine, c, FC_UINT32, root, T_MS),
+			 0);
 		for (size_t i = 0; i < c; i++)
 			if (mine[i] != word(root, rank, i)) {
 				CHECK(0, "scatter %zu: word %zu", c, i);
@@ -403,8 +472,10 @@ static size_t vcount(uint32_t from, uint32_t to, uint64_t seed)
 
 static void test_vector(void)
 {
-	size_t *cnt = calloc(size, sizeof(size_t)), *dsp = calloc(size, sizeof(size_t));
-	size_t *scnt = calloc(size, sizeof(size_t)), *sdsp = calloc(size, sizeof(size_t));
+	size_t *cnt = calloc(size, sizeof(size_t)),
+	       *dsp = calloc(size, sizeof(size_t));
+	size_t *scnt = calloc(size, sizeof(size_t)),
+	       *sdsp = calloc(size, sizeof(size_t));
 	size_t total = 0, stotal = 0;
 	uint32_t *in, *out, r;
 	uint64_t seed = 77;
@@ -424,12 +495,13 @@ static void test_vector(void)
 		for (size_t i = 0; i < scnt[r]; i++)
 			in[sdsp[r] + i] = word(rank, r, i);
 	CHECK_RC(fc_alltoallv(world, in, scnt, sdsp, out, cnt, dsp, FC_UINT32,
-			      T_MS), 0);
+			      T_MS),
+		 0);
 	for (r = 0; r < size; r++)
 		for (size_t i = 0; i < cnt[r]; i++)
 			if (out[dsp[r] + i] != word(r, rank, i)) {
-				CHECK(0, "alltoallv: from %u word %zu of %zu", r, i,
-				      cnt[r]);
+				CHECK(0, "alltoallv: from %u word %zu of %zu",
+				      r, i, cnt[r]);
 				break;
 			}
 	/* gatherv / allgatherv / scatterv: rank r gives vcount(r, 0) words */
@@ -444,7 +516,8 @@ static void test_vector(void)
 	for (size_t i = 0; i < cnt[rank]; i++)
 		in[i] = word(rank, 1, i);
 	CHECK_RC(fc_allgatherv(world, in, cnt[rank], out, cnt, dsp, FC_UINT32,
-			       T_MS), 0);
+			       T_MS),
+		 0);
 	for (r = 0; r < size; r++)
 		for (size_t i = 0; i < cnt[r]; i++)
 			if (out[dsp[r] + i] != word(r, 1, i)) {
@@ -453,7 +526,8 @@ static void test_vector(void)
 			}
 	memset(out, 0, total * 4);
 	CHECK_RC(fc_gatherv(world, in, cnt[rank], out, cnt, dsp, FC_UINT32,
-			    size - 1, T_MS), 0);
+			    size - 1, T_MS),
+		 0);
 	for (r = 0; r < size && rank == size - 1; r++)
 		for (size_t i = 0; i < cnt[r]; i++)
 			if (out[dsp[r] + i] != word(r, 1, i)) {
@@ -466,7 +540,8 @@ static void test_vector(void)
 				out[dsp[r] + i] = word(9, r, i);
 	memset(in, 0, stotal * 4);
 	CHECK_RC(fc_scatterv(world, out, cnt, dsp, in, cnt[rank], FC_UINT32, 0,
-			     T_MS), 0);
+			     T_MS),
+		 0);
 	for (size_t i = 0; i < cnt[rank]; i++)
 		if (in[i] != word(9, rank, i)) {
 			CHECK(0, "scatterv: word %zu", i);
@@ -486,7 +561,8 @@ static void test_alltoall(void)
 
 	for (size_t k = 0; k < (small ? 3u : 4u); k++) {
 		size_t c = sizes[k];
-		uint32_t *in = malloc(c * 4 * size + 4), *out = malloc(c * 4 * size + 4);
+		uint32_t *in = malloc(c * 4 * size + 4),
+			 *out = malloc(c * 4 * size + 4);
 
 		for (uint32_t r = 0; r < size; r++)
 			for (size_t i = 0; i < c; i++)
@@ -495,13 +571,17 @@ static void test_alltoall(void)
 		for (uint32_t r = 0; r < size; r++)
 			for (size_t i = 0; i < c; i++)
 				if (out[r * c + i] != word(r, rank, i)) {
-					CHECK(0, "alltoall %zu: from %u word %zu",
+					CHECK(0,
+					      "alltoall %zu: from %u word %zu",
 					      c, r, i);
 					r = size;
 					break;
 				}
-		CHECK_RC(fc_alltoall(world, FC_IN_PLACE, in, c, FC_UINT32, T_MS), 0);
-		CHECK(!memcmp(in, out, c * 4 * size), "alltoall in place %zu", c);
+		CHECK_RC(fc_alltoall(world, FC_IN_PLACE, in, c, FC_UINT32,
+				     T_MS),
+			 0);
+		CHECK(!memcmp(in, out, c * 4 * size), "alltoall in place %zu",
+		      c);
 		free(in);
 		free(out);
 	}
@@ -519,7 +599,9 @@ static void test_groups(void)
 	int n;
 
 	/* split by parity, ranked backwards */
-	CHECK_RC(fc_group_split(world, (int)(rank % 2), -(int)rank, T_MS, &half), 0);
+	CHECK_RC(fc_group_split(world, (int)(rank % 2), -(int)rank, T_MS,
+				&half),
+		 0);
 	if (!half)
 		return;
 	n = fc_group_size(half);
@@ -541,8 +623,9 @@ static void test_groups(void)
 
 		for (uint32_t r = rank % 2; r < size; r += 2)
 			want += r;
-		CHECK(b == want, "sum over the parity group %" PRId64 ", want %" PRId64,
-		      b, want);
+		CHECK(b == want,
+		      "sum over the parity group %" PRId64 ", want %" PRId64, b,
+		      want);
 	}
 	CHECK(c == (int64_t)size - 1, "max over dup %" PRId64, c);
 	/* several outstanding on one group: they run in order */
@@ -550,14 +633,15 @@ static void test_groups(void)
 		d[1] = 42;
 	CHECK_RC(fc_iallreduce(dup, &a, &d[0], 1, FC_INT64, FC_MIN, &r1), 0);
 	CHECK_RC(fc_ibcast(dup, &d[1], 1, FC_INT64, size - 1, &r2), 0);
-	CHECK_RC(fc_coll_wait(r2, T_MS), 0);	/* the later one first */
+	CHECK_RC(fc_coll_wait(r2, T_MS), 0); /* the later one first */
 	CHECK_RC(fc_coll_wait(r1, T_MS), 0);
 	CHECK(d[0] == 0 && d[1] == 42, "min %" PRId64 ", bcast %" PRId64, d[0],
 	      d[1]);
-	CHECK_RC(fc_coll_test(r1), -EINVAL);	/* a freed request */
+	CHECK_RC(fc_coll_test(r1), -EINVAL); /* a freed request */
 	/* a rank that joins no group gets NULL */
 	CHECK_RC(fc_group_split(world, rank == 0 ? FC_GROUP_NONE : 3, 0, T_MS,
-				&none), 0);
+				&none),
+		 0);
 	CHECK(rank == 0 ? none == NULL : fc_group_size(none) == (int)size - 1,
 	      "split with FC_GROUP_NONE");
 	if (none)
@@ -574,31 +658,38 @@ static void test_bad_args(void)
 	int32_t x = 1, y;
 	size_t cnt[64] = { 0 }, dsp[64] = { 0 };
 
-	CHECK_RC(fc_allreduce(NULL, &x, &y, 1, FC_INT32, FC_SUM, T_MS), -EINVAL);
-	CHECK_RC(fc_allreduce(world, NULL, &y, 1, FC_INT32, FC_SUM, T_MS), -EINVAL);
+	CHECK_RC(fc_allreduce(NULL, &x, &y, 1, FC_INT32, FC_SUM, T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_allreduce(world, NULL, &y, 1, FC_INT32, FC_SUM, T_MS),
+		 -EINVAL);
 	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_DTYPE_COUNT, FC_SUM, T_MS),
 		 -EINVAL);
 	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_INT32, FC_REDOP_COUNT, T_MS),
 		 -EINVAL);
 	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_FLOAT32, FC_BXOR, T_MS),
 		 -EINVAL);
-	CHECK_RC(fc_allreduce(world, &x, &y, SIZE_MAX / 2, FC_INT32, FC_SUM, T_MS),
+	CHECK_RC(fc_allreduce(world, &x, &y, SIZE_MAX / 2, FC_INT32, FC_SUM,
+			      T_MS),
 		 -EOVERFLOW);
 	CHECK_RC(fc_bcast(world, &x, 1, FC_INT32, size, T_MS), -EINVAL);
 	CHECK_RC(fc_bcast(world, NULL, 1, FC_INT32, 0, T_MS), -EINVAL);
-	CHECK_RC(fc_scatter(world, FC_IN_PLACE, &y, 1, FC_INT32, 0, T_MS), -EINVAL);
-	CHECK_RC(fc_allgatherv(world, &x, 2, &y, cnt, dsp, FC_INT32, T_MS),
-		 -EINVAL);	/* sendcount is not counts[rank] */
-	CHECK_RC(fc_alltoallv(world, &x, NULL, dsp, &y, cnt, dsp, FC_INT32, T_MS),
+	CHECK_RC(fc_scatter(world, FC_IN_PLACE, &y, 1, FC_INT32, 0, T_MS),
 		 -EINVAL);
-	CHECK_RC(fc_iallreduce(world, &x, &y, 1, FC_INT32, FC_SUM, NULL), -EINVAL);
+	CHECK_RC(fc_allgatherv(world, &x, 2, &y, cnt, dsp, FC_INT32, T_MS),
+		 -EINVAL); /* sendcount is not counts[rank] */
+	CHECK_RC(fc_alltoallv(world, &x, NULL, dsp, &y, cnt, dsp, FC_INT32,
+			      T_MS),
+		 -EINVAL);
+	CHECK_RC(fc_iallreduce(world, &x, &y, 1, FC_INT32, FC_SUM, NULL),
+		 -EINVAL);
 	CHECK_RC(fc_coll_wait(NULL, 0), -EINVAL);
 	CHECK_RC(fc_group_split(world, -2, 0, T_MS, &(struct fc_group *){ 0 }),
 		 -EINVAL);
 	/* none of it counted: the group still agrees */
 	x = (int32_t)rank;
 	CHECK_RC(fc_allreduce(world, &x, &y, 1, FC_INT32, FC_SUM, T_MS), 0);
-	CHECK(y == (int32_t)(size * (size - 1) / 2), "sum after bad args %d", y);
+	CHECK(y == (int32_t)(size * (size - 1) / 2), "sum after bad args %d",
+	      y);
 }
 
 /*
@@ -611,20 +702,21 @@ static void expect_mismatch(const char *what, struct fc_group *g, int rc)
 	if (rc == 0)
 		rc = fc_barrier_group(g, T_MS);
 	CHECK(rc == -EBADMSG, "%s: %d (%s)", what, rc, fc_strerror(rc));
-	CHECK_RC(fc_barrier_group(g, T_MS), -EBADMSG);	/* stays broken */
+	CHECK_RC(fc_barrier_group(g, T_MS), -EBADMSG); /* stays broken */
 	CHECK_RC(fc_group_free(g), 0);
 }
 
 static void test_mismatch(void)
 {
 	struct fc_group *g;
-	int32_t buf[8] = { 0 }, out[2 * 64];	/* allgather: 2 per rank */
+	int32_t buf[8] = { 0 }, out[2 * 64]; /* allgather: 2 per rank */
 
 	if (size < 2)
 		return;
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
-	expect_mismatch("count", g, fc_allreduce(g, buf, out, rank == 0 ? 5 : 6,
-						 FC_INT32, FC_SUM, T_MS));
+	expect_mismatch("count", g,
+			fc_allreduce(g, buf, out, rank == 0 ? 5 : 6, FC_INT32,
+				     FC_SUM, T_MS));
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 	expect_mismatch("collective", g,
 			rank == size - 1 ?
@@ -632,11 +724,13 @@ static void test_mismatch(void)
 				fc_allreduce(g, buf, out, 4, FC_INT32, FC_SUM,
 					     T_MS));
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
-	expect_mismatch("root", g, fc_reduce(g, buf, out, 4, FC_INT32, FC_SUM,
-					     rank == 0 ? 0 : 1, T_MS));
+	expect_mismatch("root", g,
+			fc_reduce(g, buf, out, 4, FC_INT32, FC_SUM,
+				  rank == 0 ? 0 : 1, T_MS));
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
-	expect_mismatch("type", g, fc_allgather(g, buf, out, 2, rank == 0 ?
-						FC_INT32 : FC_FLOAT32, T_MS));
+	expect_mismatch("type", g,
+			fc_allgather(g, buf, out, 2,
+				     rank == 0 ? FC_INT32 : FC_FLOAT32, T_MS));
 	/* the world is untouched */
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 }
@@ -665,7 +759,8 @@ static int run_rank(void)
 	const char *only = getenv("FPGACOMM_COLL_TEST");
 	int rc;
 
-	full = getenv("FPGACOMM_TEST_FULL") && atoi(getenv("FPGACOMM_TEST_FULL"));
+	full = getenv("FPGACOMM_TEST_FULL") &&
+	       atoi(getenv("FPGACOMM_TEST_FULL"));
 	small = only && !strcmp(only, "small");
 	rc = fc_open(&dev, NULL);
 	if (rc) {
@@ -711,23 +806,31 @@ struct shape {
 static const struct shape shapes[] = {
 	{ 1, NULL, NULL, NULL, NULL, false },
 	{ 2, NULL, NULL, NULL, NULL, false },
-	{ 3, "ring:3", "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise,"
-	  "gather=binomial,scatter=binomial", NULL, NULL, false },
-	{ 4, "torus:2x2", "allreduce=ring,allgather=recursive_doubling,"
-	  "bcast=scatter_allgather,gather=linear,scatter=linear", NULL, NULL,
-	  false },
-	{ 4, "full:4", "allreduce=recursive_doubling,allgather=ring,"
-	  "alltoall=direct,bcast=binomial", "drop=0.01,corrupt=0.01", NULL,
-	  false },
+	{ 3, "ring:3",
+	  "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise,"
+	  "gather=binomial,scatter=binomial",
+	  NULL, NULL, false },
+	{ 4, "torus:2x2",
+	  "allreduce=ring,allgather=recursive_doubling,"
+	  "bcast=scatter_allgather,gather=linear,scatter=linear",
+	  NULL, NULL, false },
+	{ 4, "full:4",
+	  "allreduce=recursive_doubling,allgather=ring,"
+	  "alltoall=direct,bcast=binomial",
+	  "drop=0.01,corrupt=0.01", NULL, false },
 	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false },
 	{ 8, "full:8", "allreduce=ring", NULL, NULL, false },
 	{ 16, "torus:4x4", NULL, NULL, NULL, false },
 	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
 	  NULL, true },
-	{ 8, "ring:8", "alltoall=pairwise,bcast=scatter_allgather,"
-	  "allgather=recursive_doubling", NULL, NULL, true },
-	{ 16, "torus:4x4", "allreduce=recursive_doubling,allgather=ring,"
-	  "bcast=binomial", "drop=0.01,corrupt=0.01", NULL, true },
+	{ 8, "ring:8",
+	  "alltoall=pairwise,bcast=scatter_allgather,"
+	  "allgather=recursive_doubling",
+	  NULL, NULL, true },
+	{ 16, "torus:4x4",
+	  "allreduce=recursive_doubling,allgather=ring,"
+	  "bcast=binomial",
+	  "drop=0.01,corrupt=0.01", NULL, true },
 	{ 3, "full:3", NULL, NULL, "dies", false },
 };
 
@@ -755,7 +858,8 @@ static int launch(const char *run, const char *self, const struct shape *s)
 	argv[i++] = "--";
 	argv[i++] = self;
 	argv[i] = NULL;
-	printf("== %d ranks, %s%s%s%s%s\n", s->ranks, s->topo ? s->topo : "default",
+	printf("== %d ranks, %s%s%s%s%s\n", s->ranks,
+	       s->topo ? s->topo : "default",
 	       s->algo ? ", FPGACOMM_COLL_ALGO=" : "", s->algo ? s->algo : "",
 	       s->faults ? ", faults " : "", s->faults ? s->faults : "");
 	fflush(stdout);

@@ -28,14 +28,22 @@
 #include "tool_util.h"
 
 #define COLL_MAX_SIZES	32
-#define COLL_TIMEOUT_MS	600000
+#define COLL_TIMEOUT_MS 600000
 
-enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALLTOALL, BCAST, REDUCE,
-	    SCAN, COLL_COUNT };
+enum coll {
+	ALLREDUCE,
+	REDUCE_SCATTER,
+	ALLGATHER,
+	ALLTOALL,
+	BCAST,
+	REDUCE,
+	SCAN,
+	COLL_COUNT
+};
 
 static const char *const coll_names[COLL_COUNT] = {
-	"allreduce", "reduce_scatter", "allgather", "alltoall", "bcast",
-	"reduce", "scan",
+	"allreduce", "reduce_scatter", "allgather", "alltoall",
+	"bcast",     "reduce",	       "scan",
 };
 
 struct bench {
@@ -92,20 +100,32 @@ static long coll_value(uint32_t r, size_t i)
 static void store(void *buf, size_t i, enum fc_dtype t, long v)
 {
 	switch (t) {
-	case FC_FLOAT64: ((double *)buf)[i] = (double)v; break;
-	case FC_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-	case FC_INT64: ((int64_t *)buf)[i] = v; break;
-	default: ((float *)buf)[i] = (float)v; break;
+	case FC_FLOAT64:
+		((double *)buf)[i] = (double)v;
+		break;
+	case FC_INT32:
+		((int32_t *)buf)[i] = (int32_t)v;
+		break;
+	case FC_INT64:
+		((int64_t *)buf)[i] = v;
+		break;
+	default:
+		((float *)buf)[i] = (float)v;
+		break;
 	}
 }
 
 static long load(const void *buf, size_t i, enum fc_dtype t)
 {
 	switch (t) {
-	case FC_FLOAT64: return (long)((const double *)buf)[i];
-	case FC_INT32: return ((const int32_t *)buf)[i];
-	case FC_INT64: return (long)((const int64_t *)buf)[i];
-	default: return (long)((const float *)buf)[i];
+	case FC_FLOAT64:
+		return (long)((const double *)buf)[i];
+	case FC_INT32:
+		return ((const int32_t *)buf)[i];
+	case FC_INT64:
+		return (long)((const int64_t *)buf)[i];
+	default:
+		return (long)((const float *)buf)[i];
 	}
 }
 
@@ -285,7 +305,7 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 
 	counts_of(b, size, &scount, &rcount, &count);
 	prepare(b, sb, rb, scount, count, in_place);
-	for (i = 0; i < 2; i++) {		/* warm-up */
+	for (i = 0; i < 2; i++) { /* warm-up */
 		ret = run_once(b, sb, rb, count, in_place);
 		if (ret)
 			coll_die(coll_names[b->coll], ret);
@@ -333,11 +353,12 @@ int bench_coll_main(int argc, char **argv)
 	};
 	static const char *const tnames[] = { "float32", "float64", "int32",
 					      "int64" };
-	static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64,
-					       FC_INT32, FC_INT64 };
+	static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64, FC_INT32,
+					       FC_INT64 };
 	static const char *const onames[] = { "sum", "min", "max" };
 	static const enum fc_redop ops[] = { FC_SUM, FC_MIN, FC_MAX };
-	uint64_t sizes[COLL_MAX_SIZES] = { 8, 1024, 65536, 1048576 }, v, max = 0;
+	uint64_t sizes[COLL_MAX_SIZES] = { 8, 1024, 65536, 1048576 }, v,
+		 max = 0;
 	unsigned int nsizes = 4, iters = 200, s, ti = 0, oi = 0;
 	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
 	const char *devname = NULL, *list;
@@ -435,8 +456,9 @@ int bench_coll_main(int argc, char **argv)
 		size_t sc, rc, count;
 		uint64_t cap = (512ull << 20) / (sizes[s] ? sizes[s] : 1);
 		unsigned int n = iters_given ? iters :
-				 cap < 5 ? 5 : cap < iters ? (unsigned int)cap :
-							     iters;
+				 cap < 5     ? 5 :
+				 cap < iters ? (unsigned int)cap :
+					       iters;
 
 		counts_of(&b, sizes[s], &sc, &rc, &count);
 		if (b.rank == 0)
@@ -444,7 +466,8 @@ int bench_coll_main(int argc, char **argv)
 			       (unsigned long long)sizes[s], count, tnames[ti],
 			       onames[oi],
 			       b.coll == BCAST || b.coll == REDUCE ?
-				       (int)b.root : -1);
+				       (int)b.root :
+				       -1);
 		measure(&b, sb, rb, sizes[s], n, false);
 		if (b.coll != BCAST)
 			measure(&b, sb, rb, sizes[s], n, true);
