@@ -37,6 +37,32 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* Receive the next chunk from the left into @dst. */
+static void take(struct fc_chan *left, uint32_t *dst, size_t len)
+{
+	size_t got;
+	int ret = fc_chan_recv(left, dst, len * 4, &got, TIMEOUT_MS);
+
+	if (ret)
+		die("receive", ret);
+}
+
+/* Pass a chunk on to the right once the one before it has left (*send),
+ * so that it goes while the next chunk is still coming in. */
+static void pass(struct fc_chan *right, const uint32_t *src, size_t len,
+		 struct fc_req **send)
+{
+	int ret = 0;
+
+	if (*send)
+		ret = fc_req_wait(*send, TIMEOUT_MS, NULL);
+	*send = NULL;
+	if (!ret && src)
+		ret = fc_chan_isend(right, src, len * 4, send);
+	if (ret)
+		die("send", ret);
+}
+
 /*
  * Rank 0 starts each chunk with its own values; every other rank receives
  * the partial sum from the left, adds its values and passes it right; the
@@ -47,53 +73,31 @@ static void ring_sum(struct fc_chan *left, struct fc_chan *right, int rank,
 		     size_t chunk)
 {
 	struct fc_req *send = NULL;
-	size_t off, len, got, i;
-	int ret;
+	size_t off, len, i;
 
 	/* lap 1: the reduction, streamed */
-	for (off = 0; off < count; off += chunk) {
+	for (off = 0; off < count; off += len) {
 		len = count - off < chunk ? count - off : chunk;
 		if (rank == 0) {
 			memcpy(out + off, in + off, len * 4);
 		} else {
-			ret = fc_chan_recv(left, out + off, len * 4, &got,
-					   TIMEOUT_MS);
-			if (ret)
-				die("receive", ret);
+			take(left, out + off, len);
 			for (i = 0; i < len; i++)
 				out[off + i] += in[off + i];
 		}
-		if (rank == size - 1)
-			continue;
-		/* the previous chunk must have left before the next goes */
-		if (send && (ret = fc_req_wait(send, TIMEOUT_MS, NULL)))
-			die("send", ret);
-		ret = fc_chan_isend(right, out + off, len * 4, &send);
-		if (ret)
-			die("send", ret);
+		if (rank != size - 1)
+			pass(right, out + off, len, &send);
 	}
-	if (send && (ret = fc_req_wait(send, TIMEOUT_MS, NULL)))
-		die("send", ret);
-	send = NULL;
+	pass(right, NULL, 0, &send);
 	/* lap 2: the sums, from the last rank around to everyone */
-	for (off = 0; off < count; off += chunk) {
+	for (off = 0; off < count; off += len) {
 		len = count - off < chunk ? count - off : chunk;
-		if (rank != size - 1) {
-			ret = fc_chan_recv(left, out + off, len * 4, &got,
-					   TIMEOUT_MS);
-			if (ret)
-				die("receive", ret);
-		}
-		if (rank == size - 2)
-			continue;
-		if (send && (ret = fc_req_wait(send, TIMEOUT_MS, NULL)))
-			die("send", ret);
-		ret = fc_chan_isend(right, out + off, len * 4, &send);
-		if (ret)
-			die("send", ret);
+		if (rank != size - 1)
+			take(left, out + off, len);
+		if (rank != size - 2)
+			pass(right, out + off, len, &send);
 	}
-	if (send && (ret = fc_req_wait(send, TIMEOUT_MS, NULL)))
-		die("send", ret);
+	pass(right, NULL, 0, &send);
 }
 
 int main(int argc, char **argv)

@@ -602,50 +602,41 @@ static int layout(struct shape *x, size_t **offs, size_t **cnts)
 	return 0;
 }
 
-static void gather_linear(struct shape *x)
+/* Linear gather (@gather) or scatter: the root talks to each rank. */
+static void rooted_linear(struct shape *x, bool gather)
 {
+	const struct fc__coll_args *a = x->a;
 	size_t *offs, *cnts, es = x->es;
-	char *rb = x->a->recvbuf;
+	/* the root's array of blocks, and the block of this rank */
+	char *blocks = gather ? a->recvbuf : (char *)a->sendbuf;
+	char *own = gather ? (char *)a->sendbuf : a->recvbuf;
 	uint32_t i;
 
-	if (x->r != x->a->root) {
-		fc__sched_send(x->s, x->a->root, x->a->sendbuf,
-			       x->a->sendcount * es);
+	if (x->r != a->root) {
+		if (gather)
+			fc__sched_send(x->s, a->root, own, a->sendcount * es);
+		else
+			fc__sched_recv(x->s, a->root, own, a->sendcount * es);
 		fc__sched_round(x->s);
 		return;
 	}
 	if (layout(x, &offs, &cnts))
 		return;
-	for (i = 0; i < x->n; i++)
-		if (i != x->r)
-			fc__sched_recv(x->s, i, rb + offs[i] * es,
+	for (i = 0; i < x->n; i++) {
+		if (i == x->r)
+			continue;
+		if (gather)
+			fc__sched_recv(x->s, i, blocks + offs[i] * es,
 				       cnts[i] * es);
-	if (!x->a->in_place)
-		fc__sched_copy(x->s, rb + offs[x->r] * es, x->a->sendbuf,
+		else
+			fc__sched_send(x->s, i, blocks + offs[i] * es,
+				       cnts[i] * es);
+	}
+	if (!a->in_place && gather)
+		fc__sched_copy(x->s, blocks + offs[x->r] * es, own,
 			       cnts[x->r] * es);
-	fc__sched_round(x->s);
-}
-
-static void scatter_linear(struct shape *x)
-{
-	size_t *offs, *cnts, es = x->es;
-	const char *sb = x->a->sendbuf;
-	uint32_t i;
-
-	if (x->r != x->a->root) {
-		fc__sched_recv(x->s, x->a->root, x->a->recvbuf,
-			       x->a->sendcount * es);
-		fc__sched_round(x->s);
-		return;
-	}
-	if (layout(x, &offs, &cnts))
-		return;
-	for (i = 0; i < x->n; i++)
-		if (i != x->r)
-			fc__sched_send(x->s, i, sb + offs[i] * es,
-				       cnts[i] * es);
-	if (!x->a->in_place)
-		fc__sched_copy(x->s, x->a->recvbuf, sb + offs[x->r] * es,
+	else if (!a->in_place)
+		fc__sched_copy(x->s, own, blocks + offs[x->r] * es,
 			       cnts[x->r] * es);
 	fc__sched_round(x->s);
 }
@@ -834,10 +825,16 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		scan_recursive_doubling(&x, a->kind == FC__EXSCAN);
 		break;
 	case FC__GATHER:
-		(algo == A_BINOMIAL ? gather_binomial : gather_linear)(&x);
+		if (algo == A_BINOMIAL)
+			gather_binomial(&x);
+		else
+			rooted_linear(&x, true);
 		break;
 	case FC__SCATTER:
-		(algo == A_BINOMIAL ? scatter_binomial : scatter_linear)(&x);
+		if (algo == A_BINOMIAL)
+			scatter_binomial(&x);
+		else
+			rooted_linear(&x, false);
 		break;
 	case FC__ALLGATHER:
 	case FC__SPLIT:
