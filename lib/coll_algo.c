@@ -127,9 +127,9 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 		return forced[kind];
 	switch (kind) {
 	case FC__BCAST:
-		return bytes >= (256u << 10) && g->size > 2 ?
-			       A_SCATTER_ALLGATHER :
-			       A_BINOMIAL;
+		/* scatter_allgather's 2 (n - 1) steps cost more than they save
+		 * on the emulated fabric (docs/performance.md) */
+		return A_BINOMIAL;
 	case FC__ALLREDUCE:
 		if (bytes <= (16u << 10) || bytes < g->size)
 			return A_RECURSIVE_DOUBLING;
