@@ -18,6 +18,7 @@
 
 struct fc_dev;
 struct fc__fabric;
+struct fc__hbm;
 
 /* A board's membership of its cluster, as the backend reports it. */
 enum fc__node_state {
@@ -116,6 +117,9 @@ struct fc__backend {
 			unsigned int n, uint32_t *end);
 	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
 	uint32_t (*pio_head)(struct fc_dev *dev);
+	/* Load a C function as stream kernel @id (NULL: boards can't). */
+	int (*kernel_register)(struct fc_dev *dev, uint32_t id,
+			       fc_kernel_fn fn, void *ctx);
 };
 
 struct fc_dev {
@@ -132,6 +136,7 @@ struct fc_dev {
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__join join;	/* set by fc_open before the backend opens */
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
+	struct fc__hbm *hbm;	/* lib/hbm.c: made at first use */
 };
 
 extern const struct fc__backend fc__emu_backend;
