@@ -578,7 +578,7 @@ static void test_all_busy_at_once(void **state)
 
 		/* long enough that every stream gets its first slice in */
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i));
-		assert_ok(fc_sprog_for(p, 512));
+		assert_ok(fc_sprog_for(p, 4096));
 		assert_ok(fc_sprog_copy_in(p, (i % 2) * 4 * CHUNK, area, 4 * CHUNK, 0));
 		assert_ok(fc_sprog_end_for(p));
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i + 1));
