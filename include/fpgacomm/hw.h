@@ -658,6 +658,16 @@ static inline int fc_hw_host_writable(__u32 off)
 	return 0;
 }
 
+/*
+ * Is @off in the local-store blocks? Their host registers start stream
+ * programs, which reach board memory and local stores only, never host
+ * memory: a driver may let any user write them.
+ */
+static inline int fc_hw_ls_reg(__u32 off)
+{
+	return off >= FC_LS_BASE && off < FC_LS_REG(FC_MAX_LS, 0);
+}
+
 /* Is [@addr, @addr + @len) within a board memory of @mem_size bytes? */
 static inline int fc_hw_board_span_ok(__u64 addr, __u64 len, __u64 mem_size)
 {
