@@ -319,9 +319,11 @@ static enum slice_end run_slice(struct fcemu_streams *ss,
 
 		switch (in->op) {
 		case FC_SOP_COPY_IN:
-			fcemu__copy(lsmem + ls, emu->mem + hbm, len);
+			/* into the cache: the LS is on-chip memory */
+			memcpy(lsmem + ls, emu->mem + hbm, len);
 			break;
 		case FC_SOP_COPY_OUT:
+			/* large ones past the cache, as the engines write */
 			fcemu__copy(emu->mem + hbm, lsmem + ls, len);
 			break;
 		case FC_SOP_RUN:

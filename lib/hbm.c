@@ -24,6 +24,17 @@ uint32_t fc__hbm_rd(struct fc_dev *dev, uint32_t off)
 	return v;
 }
 
+static void hbm_destroy(struct fc__hbm *h)
+{
+	unsigned int p;
+
+	for (p = 0; p < h->info.pchannels; p++)
+		free(h->pch[p].ext);
+	free(h->pch);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
 static int hbm_create(struct fc_dev *dev, struct fc__hbm **hp)
 {
 	struct fc__hbm *h;
@@ -65,38 +76,37 @@ static int hbm_create(struct fc_dev *dev, struct fc__hbm **hp)
 int fc__hbm_get(struct fc_dev *dev, struct fc__hbm **hp)
 {
 	struct fc__hbm *h;
-	int ret = 0;
+	int ret;
+
+	struct fc__hbm *none = NULL;
 
 	h = __atomic_load_n(&dev->hbm, __ATOMIC_ACQUIRE);
 	if (h) {
 		*hp = h;
 		return 0;
 	}
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->hbm) {
-		ret = hbm_create(dev, &h);
-		if (!ret)
-			__atomic_store_n(&dev->hbm, h, __ATOMIC_RELEASE);
+	/* Without dev->lock: reading registers may take it. */
+	ret = hbm_create(dev, &h);
+	if (ret)
+		return ret;
+	if (!__atomic_compare_exchange_n(&dev->hbm, &none, h, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		hbm_destroy(h);		/* another thread was first */
+		h = none;
 	}
-	*hp = dev->hbm;
-	pthread_mutex_unlock(&dev->lock);
-	return ret;
+	*hp = h;
+	return 0;
 }
 
 void fc__hbm_fini(struct fc_dev *dev)
 {
 	struct fc__hbm *h = dev->hbm;
-	unsigned int p;
 
 	if (!h)
 		return;
 	if (h->bounce)
 		fc_mem_free(dev, h->bounce);
-	for (p = 0; p < h->info.pchannels; p++)
-		free(h->pch[p].ext);
-	free(h->pch);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	hbm_destroy(h);
 	dev->hbm = NULL;
 }
 
