@@ -108,6 +108,13 @@ typedef int (*fcemu_kernel_fn)(void *dst, const void *src, uint32_t n,
 int fcemu_kernel_register(struct fcemu *emu, uint32_t id, fcemu_kernel_fn fn,
 			  void *ctx);
 
+/*
+ * fcemu_stream_sleep - for a host in the board's process: sleep until a
+ * stream run ends (IRQ_COUNT(FC_IRQ_VEC_STREAM) is no longer @seen), at
+ * most @max_ns. Read @seen before looking at the runs, then call this.
+ */
+void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns);
+
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
 

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu_internal.h"
@@ -50,6 +52,7 @@ struct fcemu_streams {
 	struct fcemu *emu;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
+	pthread_cond_t ended;			/* a run ended: for sleeping hosts */
 	struct fcemu_stream *head, *tail;	/* runnable, not on a worker */
 	bool stop;
 	unsigned int nthreads;
@@ -115,6 +118,7 @@ static void run_end(struct fcemu *emu, struct fcemu_stream *st, uint32_t err,
 	}
 	emu_wr(emu, sreg(st, FC_LS_DONE_SEQ), st->seq);
 	fcemu__raise_irq(emu, FC_IRQ_VEC_STREAM);
+	pthread_cond_broadcast(&emu->streams->ended);
 }
 
 static int start_workers(struct fcemu_streams *ss);
@@ -263,6 +267,25 @@ bool fcemu__is_stream_command(uint32_t off)
 	return r == FC_LS_RESET ||
 	       (r < FC_LS_STREAMS * FC_LS_STREAM_STRIDE &&
 		r % FC_LS_STREAM_STRIDE == FC_LS_START);
+}
+
+void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns)
+{
+	struct fcemu_streams *ss = emu->streams;
+	struct timespec ts;
+	uint64_t ns;
+
+	if (!ss)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns = (uint64_t)ts.tv_nsec + max_ns;
+	ts.tv_sec += (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_mutex_lock(&ss->lock);
+	while (emu_rd(emu, FC_REG_IRQ_COUNT(FC_IRQ_VEC_STREAM)) == seen)
+		if (pthread_cond_timedwait(&ss->ended, &ss->lock, &ts))
+			break;
+	pthread_mutex_unlock(&ss->lock);
 }
 
 /* ---- Running a program ---- */
@@ -455,14 +478,17 @@ int fcemu__streams_create(struct fcemu *emu)
 	ss->emu = emu;
 	ss->num_ls = emu->cfg.num_ls;
 	ss->ls_size = FCEMU_LS_SIZE;
-	/* Reserved like board memory: an LS costs RAM once used. */
-	ss->mem = calloc(ss->num_ls, ss->ls_size);
-	if (!ss->mem) {
+	/* Reserved like board memory: an LS costs RAM once used. Page
+	 * aligned: copies in and out of it run on whole cache lines. */
+	ss->mem = mmap(NULL, (size_t)ss->num_ls * ss->ls_size,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ss->mem == MAP_FAILED) {
 		free(ss);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&ss->lock, NULL);
 	pthread_cond_init(&ss->work, NULL);
+	pthread_cond_init(&ss->ended, NULL);
 	for (l = 0; l < ss->num_ls; l++) {
 		ss->ls[l].mem = ss->mem + (size_t)l * ss->ls_size;
 		ss->ls[l].seen_reset = emu_rd(emu, FC_LS_REG(l, FC_LS_RESET));
@@ -500,9 +526,10 @@ void fcemu__streams_destroy(struct fcemu *emu)
 	for (i = 0; i < ss->nthreads; i++)
 		pthread_join(ss->threads[i], NULL);
 	free(ss->threads);
+	pthread_cond_destroy(&ss->ended);
 	pthread_cond_destroy(&ss->work);
 	pthread_mutex_destroy(&ss->lock);
-	free(ss->mem);
+	munmap(ss->mem, (size_t)ss->num_ls * ss->ls_size);
 	free(ss);
 	emu->streams = NULL;
 }

@@ -580,6 +580,12 @@ static int emu_kernel_register(struct fc_dev *dev, uint32_t id,
 	return fcemu_kernel_register(board_of(dev)->emu, id, fn, ctx);
 }
 
+static void emu_stream_sleep(struct fc_dev *dev, uint32_t seen,
+			     uint64_t max_ns)
+{
+	fcemu_stream_sleep(board_of(dev)->emu, seen, max_ns);
+}
+
 static int emu_mem_bus(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus)
 {
 	*bus = mem->handle;
@@ -607,4 +613,5 @@ const struct fc__backend fc__emu_backend = {
 	.pio_send = emu_pio_send,
 	.pio_head = emu_pio_head,
 	.kernel_register = emu_kernel_register,
+	.stream_sleep = emu_stream_sleep,
 };

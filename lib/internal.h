@@ -120,6 +120,9 @@ struct fc__backend {
 	/* Load a C function as stream kernel @id (NULL: boards can't). */
 	int (*kernel_register)(struct fc_dev *dev, uint32_t id,
 			       fc_kernel_fn fn, void *ctx);
+	/* Sleep until a stream run ends (the stream event count moves off
+	 * @seen), at most @max_ns; no lock needed. NULL: poll. */
+	void (*stream_sleep)(struct fc_dev *dev, uint32_t seen, uint64_t max_ns);
 };
 
 struct fc_dev {

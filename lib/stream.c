@@ -15,6 +15,7 @@
 #define PROG_BYTES	((uint64_t)FC_SPROG_MAX * FC_SINSN_SIZE)
 #define RESET_WAIT_NS	1000000000ull
 #define DMA_WAIT_MS	10000
+#define SLEEP_MAX_NS	1000000ull	/* 1 ms */
 
 struct fc_sprog {
 	uint32_t n;			/* instructions, END not included */
@@ -459,7 +460,7 @@ FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
 	uint64_t start = fc__now_ns(), now;
 	unsigned int round = 0;
 	struct fc__hbm *h;
-	uint32_t seq;
+	uint32_t seq, events;
 	int ret;
 
 	ret = get_ls(dev, ls, stream, &h);
@@ -473,6 +474,8 @@ FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
 	}
 	pthread_mutex_unlock(&h->lock);
 	for (;;) {
+		/* read before DONE_SEQ: an end after it moves this count */
+		events = fc__hbm_rd(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_STREAM));
 		if (fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_DONE_SEQ)) == seq)
 			break;
 		if (__atomic_load_n(&h->cancelled[ls][stream], __ATOMIC_ACQUIRE))
@@ -481,7 +484,12 @@ FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
 		if (timeout_ms >= 0 &&
 		    now - start >= (uint64_t)timeout_ms * 1000000ull)
 			return -ETIMEDOUT;
-		fc__backoff_at(&round, now);
+		/* A board that can wake us sleeps until a run ends; a reset
+		 * (no run end) is seen within SLEEP_MAX_NS. */
+		if (dev->be->stream_sleep)
+			dev->be->stream_sleep(dev, events, SLEEP_MAX_NS);
+		else
+			fc__backoff_at(&round, now);
 	}
 	if (fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_STATUS)) !=
 	    FC_DMA_STATUS_ERROR)

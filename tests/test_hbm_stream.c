@@ -690,7 +690,7 @@ static void run_kernel(uint32_t kernel, uint32_t arg, const float *x,
 
 static void test_builtin_kernels(void **state)
 {
-	uint32_t n = CHUNK / 4, i;
+	uint32_t n = CHUNK / 4 - 3, i;	/* not a whole number of vectors */
 	float *x = malloc(CHUNK), *y = malloc(CHUNK), *out = malloc(CHUNK);
 	float a = 2.5f, sum = 0;
 	volatile float want;
