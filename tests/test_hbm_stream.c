@@ -6,7 +6,7 @@
  * double-buffered invert, every element checked over many runs; every LS
  * and every pseudo-channel busy at once; WAIT/SIGNAL between the two
  * streams of an LS; the built-in kernels; user kernels; a failed run, a
- * hung run reset, and the LS working afterwards.
+ * hung run reset, and the LS working afterwards; idle streams cost no CPU.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -841,6 +842,46 @@ static void test_hung_stream_reset(void **state)
 	free(got);
 }
 
+static uint64_t cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/*
+ * The LS cores never spin: with streams blocked in WAIT and others idle,
+ * and while the host waits for them, the process uses (almost) no CPU.
+ */
+static void test_idle_costs_no_cpu(void **state)
+{
+	uint64_t before;
+	unsigned int l;
+
+	if (strcmp(info.backend, "emu"))
+		skip_because("the board's cores run in another process");
+	for (l = 0; l < hi.num_ls; l += 4) {
+		struct fc_sprog *p = new_prog();
+
+		assert_ok(fc_sprog_wait(p, 0));
+		start(l, 0, p);
+	}
+	before = cpu_us();
+	/* a wait that sleeps: the stream never ends */
+	assert_rc(fc_stream_wait(dev, 0, 0, 300), -ETIMEDOUT);
+	usleep(200000);
+	/* 500 ms of wall time; a spinning thread would burn most of it */
+	if (cpu_us() - before > 50000)
+		fail_msg("%" PRIu64 " us of CPU in 500 ms of idle streams",
+			 cpu_us() - before);
+	for (l = 0; l < hi.num_ls; l += 4) {
+		assert_ok(fc_stream_reset(dev, l));
+		assert_rc(fc_stream_wait(dev, l, 0, RUN_MS), -ECANCELED);
+	}
+}
+
 static int group_setup(void **state)
 {
 	return harness_alloc(BUF_LEN, &hbuf_a, &hbuf_b);
@@ -866,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_kernels),
 		cmocka_unit_test(test_user_kernels),
 		cmocka_unit_test(test_hung_stream_reset),
+		cmocka_unit_test(test_idle_costs_no_cpu),
 	};
 	int rc;
 
