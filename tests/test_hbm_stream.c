@@ -842,6 +842,42 @@ static void test_hung_stream_reset(void **state)
 	free(got);
 }
 
+/* A board reset resets every LS as an LS reset does, without its ack. */
+static void test_board_reset_resets_ls(void **state)
+{
+	uint32_t ls = hi.num_ls - 1, ack, lsack, v;
+	struct fc_stream_state st;
+	struct fc_sprog *p = new_prog();
+	unsigned int tries;
+
+	if (!(info.caps & FC_CAP_EMULATED) || strcmp(info.backend, "emu"))
+		skip_because("resets the whole board: in process only");
+	assert_ok(fc_sprog_wait(p, 1));
+	start(ls, 1, p);
+	assert_rc(fc_stream_wait(dev, ls, 1, 20), -ETIMEDOUT);
+	assert_ok(fc_reg_read(dev, FC_LS_REG(ls, FC_LS_RESET_ACK), &lsack));
+	assert_ok(fc_reg_read(dev, FC_REG_BOARD_RESET_ACK, &ack));
+	assert_ok(fc_reg_write(dev, FC_REG_BOARD_RESET, ack + 1));
+	for (tries = 0; tries < 1000; tries++) {
+		assert_ok(fc_reg_read(dev, FC_REG_BOARD_RESET_ACK, &v));
+		if (v == ack + 1)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(v, ack + 1);
+	assert_ok(fc_stream_query(dev, ls, 1, &st));
+	assert_int_equal(st.status, FC_DMA_STATUS_IDLE);
+	assert_ok(fc_reg_read(dev, FC_LS_REG(ls, FC_LS_RESET_ACK), &v));
+	assert_int_equal(v, lsack);
+	/* the library learns of it from its own reset; then the LS works */
+	assert_ok(fc_stream_reset(dev, ls));
+	p = new_prog();
+	assert_ok(fc_sprog_signal(p, 1));
+	assert_ok(fc_sprog_wait(p, 1));	/* the old run's events are gone */
+	start(ls, 1, p);
+	assert_ok(fc_stream_wait(dev, ls, 1, RUN_MS));
+}
+
 static uint64_t cpu_us(void)
 {
 	struct rusage ru;
@@ -908,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_user_kernels),
 		cmocka_unit_test(test_hung_stream_reset),
 		cmocka_unit_test(test_idle_costs_no_cpu),
+		cmocka_unit_test(test_board_reset_resets_ls),
 	};
 	int rc;
 
