@@ -295,6 +295,76 @@ static double host_invert(const uint32_t *src, uint32_t *dst, uint64_t n)
 	return now_us() - t0;
 }
 
+/*
+ * One case: the array split over the LS, copied in, inverted in a warm-up
+ * round and @rounds timed ones, each read back and checked, beside the
+ * host loop. RETURN VALUE: 0, or 1 when an element was not inverted.
+ */
+static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
+		    const struct hbm_case *cs, struct fc_mem *in,
+		    struct fc_mem *out, uint32_t *host_out, unsigned int rounds,
+		    bool json)
+{
+	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i, bad;
+	const uint32_t *want = in->addr, *got = out->addr;
+	double best = 0, hbest = 0, t;
+	unsigned int l, r;
+	char size[16];
+	int ret;
+
+	if (part % cs->chunk || part > hi->pch_bytes) {
+		fprintf(stderr, "%s: %llu bytes over %u LS: parts must be whole "
+			"chunks within a pseudo-channel; skipped\n", prog,
+			(unsigned long long)cs->len, cs->nls);
+		return 0;
+	}
+	for (l = 0; l < cs->nls; l++) {
+		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0, &src[l]);
+		if (!ret)
+			ret = fc_hbm_alloc(dev, part, (2 * l + 1) % hi->pchannels,
+					   0, &dst[l]);
+		if (ret)
+			die("board memory", ret);
+	}
+	hbm_copy(dev, in, cs, src, true);
+	/* round 0 warms up: board pages are backed on first write */
+	for (r = 0; r <= rounds; r++) {
+		memset(out->addr, 0, cs->len);
+		t = hbm_run(dev, cs, src, dst);
+		hbm_copy(dev, out, cs, dst, false);
+		for (i = 0, bad = 0; i < cs->len / 4; i++)
+			bad += got[i] != ~want[i];
+		if (bad) {
+			fprintf(stderr, "%s: %llu of %llu elements not inverted "
+				"(lost writes)\n", prog, (unsigned long long)bad,
+				(unsigned long long)cs->len / 4);
+			return 1;
+		}
+		if (r && (!best || t < best))
+			best = t;
+		t = host_invert(want, host_out, cs->len / 4);
+		if (r && (!hbest || t < hbest))
+			hbest = t;
+	}
+	for (l = 0; l < cs->nls; l++) {
+		fc_hbm_free(dev, src[l]);
+		fc_hbm_free(dev, dst[l]);
+	}
+	if (json)
+		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, "
+		       "\"board_gbps\": %.3f, \"host_gbps\": %.3f, "
+		       "\"ratio\": %.3f, \"verify\": \"ok\"}\n",
+		       (unsigned long long)cs->len, cs->nls, cs->nstreams,
+		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
+	else
+		printf("%-8s %4u %7u %10.2f %10.2f %8.2f\n",
+		       human_size(cs->len, 0, size, sizeof(size)), cs->nls,
+		       cs->nstreams, cs->len / best / 1e3, cs->len / hbest / 1e3,
+		       hbest / best);
+	fflush(stdout);
+	return 0;
+}
+
 static int hbm_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -310,8 +380,8 @@ static int hbm_main(int argc, char **argv)
 	};
 	uint64_t sizes[HBM_MAX_LIST] = { 1 << 20, 4 << 20, 16 << 20, 64 << 20 };
 	uint64_t nls[HBM_MAX_LIST], nst[HBM_MAX_LIST] = { 1, 2 }, chunk = 64 << 10;
-	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], max = 0, v, i, bad;
-	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, a, b, k, r, l;
+	uint64_t max = 0, v, i;
+	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, a, b, k;
 	const char *devname = NULL;
 	struct fc_mem *in, *out;
 	struct fc_hbm_info hi;
@@ -398,64 +468,11 @@ static int hbm_main(int argc, char **argv)
 				struct hbm_case cs = { sizes[a], chunk,
 						       (unsigned int)nls[b],
 						       (unsigned int)nst[k] };
-				double best = 0, hbest = 0, t;
-				uint64_t part = cs.len / cs.nls;
 
-				if (part % chunk || part > hi.pch_bytes) {
-					fprintf(stderr, "%s: %llu bytes over %u LS: parts must "
-						"be whole chunks within a pseudo-channel; skipped\n",
-						prog, (unsigned long long)cs.len, cs.nls);
-					continue;
-				}
-				for (l = 0; l < cs.nls; l++) {
-					ret = fc_hbm_alloc(dev, part, (2 * l) % hi.pchannels,
-							   0, &src[l]);
-					if (!ret)
-						ret = fc_hbm_alloc(dev, part,
-								   (2 * l + 1) % hi.pchannels,
-								   0, &dst[l]);
-					if (ret)
-						die("board memory", ret);
-				}
-				hbm_copy(dev, in, &cs, src, true);
-				/* round 0 warms up: board pages are backed on first write */
-				for (r = 0; r <= rounds; r++) {
-					memset(out->addr, 0, cs.len);
-					t = hbm_run(dev, &cs, src, dst);
-					hbm_copy(dev, out, &cs, dst, false);
-					for (i = 0, bad = 0; i < cs.len / 4; i++)
-						bad += ((uint32_t *)out->addr)[i] !=
-						       ~((uint32_t *)in->addr)[i];
-					if (bad) {
-						fprintf(stderr, "%s: %llu of %llu elements not "
-							"inverted (lost writes)\n", prog,
-							(unsigned long long)bad,
-							(unsigned long long)cs.len / 4);
-						return 1;
-					}
-					if (r && (!best || t < best))
-						best = t;
-					t = host_invert(in->addr, host_out, cs.len / 4);
-					if (r && (!hbest || t < hbest))
-						hbest = t;
-				}
-				for (l = 0; l < cs.nls; l++) {
-					fc_hbm_free(dev, src[l]);
-					fc_hbm_free(dev, dst[l]);
-				}
-				if (json)
-					printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, "
-					       "\"board_gbps\": %.3f, \"host_gbps\": %.3f, "
-					       "\"ratio\": %.3f, \"verify\": \"ok\"}\n",
-					       (unsigned long long)cs.len, cs.nls, cs.nstreams,
-					       cs.len / best / 1e3, cs.len / hbest / 1e3,
-					       hbest / best);
-				else
-					printf("%-8s %4u %7u %10.2f %10.2f %8.2f\n",
-					       human_size(cs.len, 0, (char[16]){ 0 }, 16),
-					       cs.nls, cs.nstreams, cs.len / best / 1e3,
-					       cs.len / hbest / 1e3, hbest / best);
-				fflush(stdout);
+				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
+					       rounds, json);
+				if (ret)
+					return ret;
 			}
 		}
 	}
