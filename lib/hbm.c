@@ -110,26 +110,40 @@ void fc__hbm_fini(struct fc_dev *dev)
 	dev->hbm = NULL;
 }
 
-/* First fit in channel @p. RETURN VALUE: 0, -ENOSPC, -ENOMEM. */
-static int pch_reserve(struct fc__hbm *h, uint32_t p, uint64_t len,
+/* The start of the gap before reservation @i of channel @c (64-aligned). */
+static uint64_t gap_start(const struct fc__hbm_pch *c, unsigned int i,
+			  uint64_t base)
+{
+	if (!i)
+		return base;
+	return (c->ext[i - 1].addr + c->ext[i - 1].len + HBM_ALIGN - 1) &
+	       ~(HBM_ALIGN - 1);
+}
+
+/*
+ * First fit in channel @p, or with @top the highest place that fits.
+ * RETURN VALUE: 0, -ENOSPC, -ENOMEM.
+ */
+static int pch_reserve(struct fc__hbm *h, uint32_t p, uint64_t len, bool top,
 		       uint64_t *addr)
 {
 	struct fc__hbm_pch *c = &h->pch[p];
 	uint64_t base = p * h->info.pch_bytes, end = base + h->info.pch_bytes;
-	uint64_t at = base;
-	unsigned int i;
+	uint64_t at = 0, from, next;
+	unsigned int i, k;
+	bool found = false;
 	void *ext;
 
-	for (i = 0; i <= c->n; i++) {
-		uint64_t next = i < c->n ? c->ext[i].addr : end;
-
-		if (next >= at && next - at >= len)
-			break;
-		if (i < c->n)
-			at = (c->ext[i].addr + c->ext[i].len + HBM_ALIGN - 1) &
-			     ~(HBM_ALIGN - 1);
+	for (k = 0; k <= c->n && !found; k++) {
+		i = top ? c->n - k : k;
+		from = gap_start(c, i, base);
+		next = i < c->n ? c->ext[i].addr : end;
+		if (next < from || next - from < len)
+			continue;
+		at = top ? (next - len) & ~(HBM_ALIGN - 1) : from;
+		found = at >= from;
 	}
-	if (i > c->n)
+	if (!found)
 		return -ENOSPC;
 	if (c->n == c->cap) {
 		ext = realloc(c->ext, (c->cap * 2 + 8) * sizeof(*c->ext));
@@ -146,7 +160,7 @@ static int pch_reserve(struct fc__hbm *h, uint32_t p, uint64_t len,
 	return 0;
 }
 
-int fc__hbm_reserve(struct fc__hbm *h, uint64_t len, uint32_t pch,
+int fc__hbm_reserve(struct fc__hbm *h, uint64_t len, uint32_t pch, bool top,
 		    uint64_t *addr)
 {
 	uint32_t i, p;
@@ -155,10 +169,10 @@ int fc__hbm_reserve(struct fc__hbm *h, uint64_t len, uint32_t pch,
 	if (len > h->info.pch_bytes)
 		return -E2BIG;
 	if (pch != FC_HBM_PCH_ANY)
-		return pch_reserve(h, pch, len, addr);
+		return pch_reserve(h, pch, len, top, addr);
 	for (i = 0; i < h->info.pchannels && ret == -ENOSPC; i++) {
 		p = (h->next_pch + i) % h->info.pchannels;
-		ret = pch_reserve(h, p, len, addr);
+		ret = pch_reserve(h, p, len, top, addr);
 		if (!ret)
 			h->next_pch = (p + 1) % h->info.pchannels;
 	}
@@ -192,7 +206,7 @@ FC__EXPORT int fc_hbm_alloc(struct fc_dev *dev, uint64_t len, uint32_t pch,
 	if (pch != FC_HBM_PCH_ANY && pch >= h->info.pchannels)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
-	ret = fc__hbm_reserve(h, len, pch, addr);
+	ret = fc__hbm_reserve(h, len, pch, false, addr);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }

@@ -38,8 +38,8 @@ struct fc__hbm {
  * on a board without FC_CAP_HBM_STREAMS, -ENOMEM. */
 int fc__hbm_get(struct fc_dev *dev, struct fc__hbm **hp);
 void fc__hbm_fini(struct fc_dev *dev);
-/* Under h->lock. */
-int fc__hbm_reserve(struct fc__hbm *h, uint64_t len, uint32_t pch,
+/* Under h->lock. @top: the highest place that fits, else the lowest. */
+int fc__hbm_reserve(struct fc__hbm *h, uint64_t len, uint32_t pch, bool top,
 		    uint64_t *addr);
 /* A register, read without dev->lock where the backend maps them. */
 uint32_t fc__hbm_rd(struct fc_dev *dev, uint32_t off);

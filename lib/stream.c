@@ -376,10 +376,16 @@ static int prog_area(struct fc_dev *dev, struct fc__hbm *h)
 		if (ret)
 			return ret;
 	}
-	/* the last channel: the one callers ask for least */
-	ret = fc__hbm_reserve(h, len, h->info.pchannels - 1, &h->prog_base);
+	/*
+	 * The top of the last channel: where other processes' libraries put
+	 * theirs too, so that programs of different LS never overlap (board
+	 * memory is not shared out between processes otherwise).
+	 */
+	ret = fc__hbm_reserve(h, len, h->info.pchannels - 1, true,
+			      &h->prog_base);
 	if (ret == -ENOSPC || ret == -E2BIG)
-		ret = fc__hbm_reserve(h, len, FC_HBM_PCH_ANY, &h->prog_base);
+		ret = fc__hbm_reserve(h, len, FC_HBM_PCH_ANY, true,
+				      &h->prog_base);
 	return ret;
 }
 
