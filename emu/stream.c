@@ -67,7 +67,9 @@ static uint32_t sreg(const struct fcemu_stream *st, uint32_t r)
 	return FC_LS_SREG(st->ls, st->s, r);
 }
 
-static void enqueue(struct fcemu_streams *ss, struct fcemu_stream *st)
+/* Queue a runnable stream; @wake: a sleeping worker should take it. */
+static void enqueue_wake(struct fcemu_streams *ss, struct fcemu_stream *st,
+			 bool wake)
 {
 	st->next = NULL;
 	st->queued = true;
@@ -76,7 +78,13 @@ static void enqueue(struct fcemu_streams *ss, struct fcemu_stream *st)
 	else
 		ss->head = st;
 	ss->tail = st;
-	pthread_cond_signal(&ss->work);
+	if (wake)
+		pthread_cond_signal(&ss->work);
+}
+
+static void enqueue(struct fcemu_streams *ss, struct fcemu_stream *st)
+{
+	enqueue_wake(ss, st, true);
 }
 
 static void dequeue(struct fcemu_streams *ss, struct fcemu_stream *st)
@@ -424,7 +432,12 @@ static void *worker(void *arg)
 		} else if (end == SLICE_DONE) {
 			run_end(ss->emu, st, err, st->pc);
 		} else if (end == SLICE_MORE) {
-			enqueue(ss, st);
+			/*
+			 * Back in the queue behind the others. Alone there, this
+			 * worker takes it again at once: waking another would
+			 * only move the stream (and its LS) to another core.
+			 */
+			enqueue_wake(ss, st, ss->head != NULL);
 		} else if (ss->ls[st->ls].events[st->wait_event]) {
 			/* signalled while we were on our way here */
 			st->wait_event = -1;

@@ -165,6 +165,9 @@ static void hbm_usage(FILE *f)
 		"  -c, --chunk SIZE    bytes per step (default 64K: the paper's\n"
 		"                      16 Ki elements; with 2 streams, half an LS each)\n"
 		"  -r, --rounds N      timed rounds per case, best kept (default 3)\n"
+		"  -p, --passes N      invert each chunk N times in the LS (odd;\n"
+		"                      default 1): more work per byte of HBM, to see\n"
+		"                      the cores scale where memory does not\n"
 		"  -d, --device DEV    board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -j, --json          one JSON object per case\n"
 		"  -h, --help          show this help\n",
@@ -197,6 +200,7 @@ static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
 struct hbm_case {
 	uint64_t len, chunk;
 	unsigned int nls, nstreams;
+	unsigned int passes;	/* invert passes per chunk: odd */
 };
 
 /* The time one run of the array takes on the board, in microseconds. */
@@ -227,9 +231,14 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 			if (!ret)
 				ret = fc_sprog_copy_in(p, off, src[l] + off,
 						       (uint32_t)c->chunk, step);
+			/* more passes: work in the LS, not in HBM */
+			if (!ret && c->passes > 1)
+				ret = fc_sprog_for(p, c->passes);
 			if (!ret)
 				ret = fc_sprog_run(p, FC_KERN_INVERT, off, off,
 						   (uint32_t)(c->chunk / 4), 0);
+			if (!ret && c->passes > 1)
+				ret = fc_sprog_end_for(p);
 			if (!ret)
 				ret = fc_sprog_copy_out(p, dst[l] + off, step, off,
 							(uint32_t)c->chunk);
@@ -279,9 +288,8 @@ static void hbm_copy(struct fc_dev *dev, struct fc_mem *mem,
  */
 typedef uint32_t v4u __attribute__((vector_size(16)));
 
-static double host_invert(const uint32_t *src, uint32_t *dst, uint64_t n)
+static void invert(const uint32_t *src, uint32_t *dst, uint64_t n)
 {
-	double t0 = now_us();
 	uint64_t i;
 	v4u x;
 
@@ -292,6 +300,25 @@ static double host_invert(const uint32_t *src, uint32_t *dst, uint64_t n)
 	}
 	for (; i < n; i++)
 		dst[i] = ~src[i];
+}
+
+/* With more passes, chunk by chunk as the LS do: the rest in the cache. */
+static double host_invert(const uint32_t *src, uint32_t *dst,
+			  const struct hbm_case *c)
+{
+	uint64_t n = c->chunk / 4, off;
+	double t0 = now_us();
+	unsigned int p;
+
+	if (c->passes == 1) {
+		invert(src, dst, c->len / 4);
+		return now_us() - t0;
+	}
+	for (off = 0; off < c->len / 4; off += n) {
+		invert(src + off, dst + off, n);
+		for (p = 1; p < c->passes; p++)
+			invert(dst + off, dst + off, n);
+	}
 	return now_us() - t0;
 }
 
@@ -342,7 +369,7 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 		}
 		if (r && (!best || t < best))
 			best = t;
-		t = host_invert(want, host_out, cs->len / 4);
+		t = host_invert(want, host_out, cs);
 		if (r && (!hbest || t < hbest))
 			hbest = t;
 	}
@@ -351,10 +378,10 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 		fc_hbm_free(dev, dst[l]);
 	}
 	if (json)
-		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, "
+		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, \"passes\": %u, "
 		       "\"board_gbps\": %.3f, \"host_gbps\": %.3f, "
 		       "\"ratio\": %.3f, \"verify\": \"ok\"}\n",
-		       (unsigned long long)cs->len, cs->nls, cs->nstreams,
+		       (unsigned long long)cs->len, cs->nls, cs->nstreams, cs->passes,
 		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
 	else
 		printf("%-8s %4u %7u %10.2f %10.2f %8.2f\n",
@@ -373,6 +400,7 @@ static int hbm_main(int argc, char **argv)
 		{ "streams", required_argument, NULL, 'S' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "passes", required_argument, NULL, 'p' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -381,7 +409,8 @@ static int hbm_main(int argc, char **argv)
 	uint64_t sizes[HBM_MAX_LIST] = { 1 << 20, 4 << 20, 16 << 20, 64 << 20 };
 	uint64_t nls[HBM_MAX_LIST], nst[HBM_MAX_LIST] = { 1, 2 }, chunk = 64 << 10;
 	uint64_t max = 0, v, i;
-	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, a, b, k;
+	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, passes = 1;
+	unsigned int a, b, k;
 	const char *devname = NULL;
 	struct fc_mem *in, *out;
 	struct fc_hbm_info hi;
@@ -391,7 +420,7 @@ static int hbm_main(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:l:S:c:r:d:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			n_sizes = hbm_list(optarg, sizes, "sizes", true);
@@ -414,6 +443,11 @@ static int hbm_main(int argc, char **argv)
 			if (parse_u64(optarg, &v) || !v || v > 1000)
 				usage_error("bad rounds '%s'", optarg);
 			rounds = (unsigned int)v;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &v) || !(v % 2) || v > 1001)
+				usage_error("bad passes '%s' (odd, 1..1001)", optarg);
+			passes = (unsigned int)v;
 			break;
 		case 'd':
 			devname = optarg;
@@ -457,8 +491,9 @@ static int hbm_main(int argc, char **argv)
 
 	if (!json) {
 		printf("# %s hbm: %u LS of %u KiB, %u pseudo-channels, chunk %llu KiB, "
-		       "best of %u rounds\n", prog, hi.num_ls, hi.ls_size >> 10,
-		       hi.pchannels, (unsigned long long)chunk >> 10, rounds);
+		       "%u pass(es), best of %u rounds\n", prog, hi.num_ls,
+		       hi.ls_size >> 10, hi.pchannels, (unsigned long long)chunk >> 10,
+		       passes, rounds);
 		printf("%-8s %4s %7s %10s %10s %8s\n", "size", "LS", "streams",
 		       "board GB/s", "host GB/s", "ratio");
 	}
@@ -467,7 +502,7 @@ static int hbm_main(int argc, char **argv)
 			for (k = 0; k < n_st; k++) {
 				struct hbm_case cs = { sizes[a], chunk,
 						       (unsigned int)nls[b],
-						       (unsigned int)nst[k] };
+						       (unsigned int)nst[k], passes };
 
 				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
 					       rounds, json);
