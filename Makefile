@@ -130,6 +130,9 @@ bench: deps
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
 	scripts/bench.sh
 	@echo
+	@echo "== HBM streams: the paper's invert beside a host loop (scripts/bench-hbm.sh)"
+	scripts/bench-hbm.sh
+	@echo
 	@echo "== Chains through the driver in a VM (scripts/vm/bench-driver.sh)"
 	@rc=0; scripts/vm/bench-driver.sh || rc=$$?; \
 	if [ $$rc = 77 ]; then \

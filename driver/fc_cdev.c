@@ -159,19 +159,24 @@ static void fc_reg_write_emulated(struct fc_dev *fc, u32 off, u32 val)
 		usleep_range(10, 50);
 }
 
-/* Registers can start DMA to any address: CAP_SYS_RAWIO only. */
+/*
+ * Registers can start DMA to any address: CAP_SYS_RAWIO only, except the
+ * local stores' (a stream program reaches board memory and its LS only,
+ * which any user may reach by DMA already).
+ */
 static long fc_ioctl_reg_write(struct fc_dev *fc, void __user *arg)
 {
 	struct fc_ioc_reg r;
 	int ret;
 
-	if (!capable(CAP_SYS_RAWIO))
-		return -EPERM;
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
 	ret = fc_reg_check(&r);
 	if (ret)
 		return ret;
+	if (!capable(CAP_SYS_RAWIO) &&
+	    !(fc_hw_ls_reg(r.offset) && fc_hw_host_writable(r.offset)))
+		return -EPERM;
 	if (fc->type == FC_BOARD_IVSHMEM) {
 		fc_reg_write_emulated(fc, r.offset, r.value);
 		return 0;

@@ -19,6 +19,7 @@ void fcemu_config_default(struct fcemu_config *cfg)
 	cfg->board_mem_size = FCEMU_DEFAULT_MEM;
 	cfg->dma_engines = 2;
 	cfg->num_ports = 4;	/* a 2D torus node */
+	cfg->num_ls = FC_MAX_LS;
 }
 
 void fcemu__raise_irq(struct fcemu *emu, unsigned int vector)
@@ -91,7 +92,7 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 		return -EINVAL;
 	if (!cfg->board_mem_size || cfg->node_id >= FC_MAX_NODES ||
 	    !cfg->dma_engines || cfg->dma_engines > FC_DMA_MAX_ENGINES ||
-	    cfg->num_ports > FC_MAX_PORTS)
+	    cfg->num_ports > FC_MAX_PORTS || cfg->num_ls > FC_MAX_LS)
 		return -EINVAL;
 	if (cfg->cluster && (cfg->bar0 ||
 	    cfg->node_id >= fcemu_cluster_topology(cfg->cluster)->nodes))
@@ -134,9 +135,15 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	emu->seen_board_reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	for (i = 0; i < cfg->dma_engines; i++)
 		fcemu__dma_init(emu, &emu->dma[i], i);
+	pthread_mutex_init(&emu->kernel_lock, NULL);
+	if (fcemu__streams_create(emu))
+		goto err_unmap_mem;
 	*emup = emu;
 	return 0;
 
+err_unmap_mem:
+	pthread_mutex_destroy(&emu->kernel_lock);
+	munmap(emu->mem, emu->mem_size);
 err_free_bar0:
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
@@ -149,6 +156,8 @@ void fcemu_destroy(struct fcemu *emu)
 {
 	if (!emu)
 		return;
+	fcemu__streams_destroy(emu);	/* its workers use board memory */
+	pthread_mutex_destroy(&emu->kernel_lock);
 	munmap(emu->mem, emu->mem_size);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
@@ -184,6 +193,8 @@ static bool is_command(uint32_t off)
 	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
 		return r % FC_DMA_STRIDE == FC_DMA_DOORBELL ||
 		       r % FC_DMA_STRIDE == FC_DMA_RESET;
+	if (fcemu__is_stream_command(off))
+		return true;
 	/* the fault knobs too: a reset held by a deaf engine goes through */
 	return off == FC_REG_SCRATCH || off == FC_REG_BOARD_RESET ||
 	       off >= FC_EMU_BASE;
@@ -242,16 +253,20 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 static void command_notice(struct fcemu *emu)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
+	bool board_reset = reset != emu->seen_board_reset;
 	unsigned int i;
 
 	emu_wr(emu, FC_REG_SCRATCH_ECHO, ~emu_rd(emu, FC_REG_SCRATCH));
-	if (reset != emu->seen_board_reset) {
+	if (board_reset) {
 		emu->seen_board_reset = reset;
 		for (i = 0; i < emu->cfg.dma_engines; i++)
 			fcemu__dma_reset(emu, &emu->dma[i]);
 		fcemu__pio_reset(emu);
-		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
 	}
+	/* Local stores: a board reset's is under way when it is acked. */
+	fcemu__streams_notice(emu, board_reset);
+	if (board_reset)
+		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
 	for (i = 0; i < emu->cfg.dma_engines; i++)
 		fcemu__dma_notice(emu, &emu->dma[i]);
 }

@@ -3,6 +3,7 @@
 #ifndef FCEMU_INTERNAL_H
 #define FCEMU_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,16 @@ struct fcemu_ack {
 	bool failed;			/* a burst from that engine was not applied */
 };
 
+struct fcemu_streams;
+
+#define FCEMU_MAX_UKERNELS	64
+
+struct fcemu_ukernel {
+	uint32_t id;
+	fcemu_kernel_fn fn;
+	void *ctx;
+};
+
 struct fcemu {
 	struct fcemu_config cfg;
 	volatile uint32_t *bar0;
@@ -58,6 +69,11 @@ struct fcemu {
 	unsigned int aborts_owed;	/* engines with abort_owed */
 	uint64_t ejected;		/* packets taken from the ejection ring */
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
+	/* local stores and their streams (emu/stream.c), NULL: none */
+	struct fcemu_streams *streams;
+	pthread_mutex_t kernel_lock;	/* adds to ukernels */
+	unsigned int n_ukernels;
+	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
 };
 
 /* Region and offset of a PUT's destination (node bits zero). */
@@ -91,6 +107,23 @@ void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int inde
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma);
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t budget);
+
+/* emu/stream.c: local stores, each with two streams run by worker threads */
+#define FCEMU_LS_SIZE		(128u << 10)
+#define FCEMU_PCHANNELS		32
+int fcemu__streams_create(struct fcemu *emu);
+void fcemu__streams_destroy(struct fcemu *emu);
+/* Act on new LS RESET and START values; @board_reset: reset every LS. */
+void fcemu__streams_notice(struct fcemu *emu, bool board_reset);
+bool fcemu__is_stream_command(uint32_t off);
+
+/* emu/kernels.c */
+uint32_t fcemu__kernels_builtin(void);
+/* For struct fc_hw_sgeom: @ctx is the board. */
+int fcemu__kernel_present(void *ctx, uint32_t id);
+/* RETURN VALUE: the kernel's result (0 good). */
+int fcemu__kernel_run(struct fcemu *emu, uint32_t id, void *dst,
+		      const void *src, uint32_t n, uint32_t arg);
 
 /* emu/copy.c: move data as an engine does (memmove semantics) */
 void fcemu__copy(void *dst, const void *src, size_t len);

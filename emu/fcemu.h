@@ -33,6 +33,8 @@ struct fcemu_config {
 	uint32_t dma_engines;		/* 1..FC_DMA_MAX_ENGINES */
 	uint32_t num_ports;
 	uint32_t bad_id;		/* test knob: ID reads all-ones */
+	uint32_t num_ls;		/* local stores, 0..FC_MAX_LS (0: none) */
+	uint32_t stream_cores;		/* threads running streams; 0: CPUs */
 	void *bar0;			/* FC_BAR0_SIZE bytes, or NULL: allocate */
 	/*
 	 * A board of this cluster (node_id < its nodes), or NULL. The board's
@@ -89,6 +91,29 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget);
  * taken from the ejection ring, or a chain ended.
  */
 bool fcemu_progress_news(struct fcemu *emu, uint64_t budget);
+
+/*
+ * A user kernel for FC_SOP_RUN: @n 4-byte elements, dst and src in a
+ * local store, @arg the instruction's scalar.
+ * RETURN VALUE: 0, or non-zero: the run fails with FC_LS_ERR_KFAIL.
+ */
+typedef int (*fcemu_kernel_fn)(void *dst, const void *src, uint32_t n,
+			       uint32_t arg, void *ctx);
+
+/*
+ * fcemu_kernel_register - load kernel @id (FC_KERN_USER..65535) into the
+ * board: programs naming it pass their check from now on.
+ * RETURN VALUE: 0; -EINVAL bad id or NULL; -EEXIST; -ENOSPC (table full).
+ */
+int fcemu_kernel_register(struct fcemu *emu, uint32_t id, fcemu_kernel_fn fn,
+			  void *ctx);
+
+/*
+ * fcemu_stream_sleep - for a host in the board's process: sleep until a
+ * stream run ends (IRQ_COUNT(FC_IRQ_VEC_STREAM) is no longer @seen), at
+ * most @max_ns. Read @seen before looking at the runs, then call this.
+ */
+void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns);
 
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);

@@ -117,6 +117,8 @@ static int board_config(struct fcemu_config *cfg, unsigned int index)
 
 	fcemu_config_default(cfg);
 	cfg->node_id = index;
+	/* threads running the local stores' streams (default: the CPUs) */
+	cfg->stream_cores = (uint32_t)fc__env_size("FPGACOMM_EMU_CORES", 0);
 	if (env && *env) {
 		if (fc__parse_size(env, &size) || size < EMU_MIN_MEM ||
 		    size > EMU_MAX_MEM)
@@ -612,6 +614,18 @@ static int emu_node_state(struct fc_dev *dev, uint32_t node)
 	}
 }
 
+static int emu_kernel_register(struct fc_dev *dev, uint32_t id,
+			       fc_kernel_fn fn, void *ctx)
+{
+	return fcemu_kernel_register(board_of(dev)->emu, id, fn, ctx);
+}
+
+static void emu_stream_sleep(struct fc_dev *dev, uint32_t seen,
+			     uint64_t max_ns)
+{
+	fcemu_stream_sleep(board_of(dev)->emu, seen, max_ns);
+}
+
 static int emu_mem_bus(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus)
 {
 	*bus = mem->handle + mem->peer_off;
@@ -639,4 +653,6 @@ const struct fc__backend fc__emu_backend = {
 	.pio_send = emu_pio_send,
 	.pio_head = emu_pio_head,
 	.peer_import = emu_peer_import,
+	.kernel_register = emu_kernel_register,
+	.stream_sleep = emu_stream_sleep,
 };

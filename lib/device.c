@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "hbm.h"
 
 #define DEFAULT_KERNEL_DEV	"/dev/fpgacomm0"
 #define DEFAULT_EMU_DEV		"emu:"
@@ -133,6 +134,7 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 	if (dev->on_close)
 		dev->on_close(dev);
 	fc__fabric_fini(dev);
+	fc__hbm_fini(dev);
 	pthread_mutex_lock(&dev->lock);
 	dev->be->reset(dev);
 	fc__mem_release_all(dev);

@@ -28,6 +28,10 @@ static const char *own_text(int err)
 		return "too many chains queued: wait for one to end";
 	case ENODEV:
 		return "no usable board (is the fpgacomm driver loaded?)";
+	case ENOSYS:
+		return "the board has no such kernel (stream program refused)";
+	case EBADFD:
+		return "the stream's last run failed: reset its local store first";
 	default:
 		return NULL;
 	}

@@ -18,6 +18,7 @@
 
 struct fc_dev;
 struct fc__fabric;
+struct fc__hbm;
 
 /* A board's membership of its cluster, as the backend reports it. */
 enum fc__node_state {
@@ -128,6 +129,12 @@ struct fc__backend {
 			   uint64_t off);
 	int (*peer_export)(struct fc_dev *dev, uint64_t off, uint64_t len,
 			   int *fd);
+	/* Load a C function as stream kernel @id (NULL: boards can't). */
+	int (*kernel_register)(struct fc_dev *dev, uint32_t id,
+			       fc_kernel_fn fn, void *ctx);
+	/* Sleep until a stream run ends (the stream event count moves off
+	 * @seen), at most @max_ns; no lock needed. NULL: poll. */
+	void (*stream_sleep)(struct fc_dev *dev, uint32_t seen, uint64_t max_ns);
 };
 
 struct fc_dev {
@@ -146,6 +153,7 @@ struct fc_dev {
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
 	/* Set by a layer above that keeps state per device (groups). */
 	void (*on_close)(struct fc_dev *dev);
+	struct fc__hbm *hbm;	/* lib/hbm.c: made at first use */
 };
 
 extern const struct fc__backend fc__emu_backend;

@@ -26,6 +26,7 @@ struct reg_family {
 #define PORT(r)		{ "PORT", "_" #r, FC_PORT_REG(1, FC_PORT_##r), FC_PORT_STRIDE, FC_MAX_PORTS, 1 }
 #define CHAN(r)		{ "CHAN", "_" #r, FC_CHAN_REG(0, FC_CHAN_##r), FC_CHAN_STRIDE, FC_MAX_CHANNELS, 0 }
 #define LS(r)		{ "LS", "_" #r, FC_LS_REG(0, FC_LS_##r), FC_LS_STRIDE, FC_MAX_LS, 0 }
+#define LS1(r)		{ "LS", "_S1_" #r, FC_LS_SREG(0, 1, FC_LS_##r), FC_LS_STRIDE, FC_MAX_LS, 0 }
 
 static const struct reg_family families[] = {
 	ONE("ID", FC_REG_ID),
@@ -71,10 +72,15 @@ static const struct reg_family families[] = {
 	ONE("HBM_PCHANNELS", FC_HBM_PCHANNELS),
 	ONE("HBM_NUM_LS", FC_HBM_NUM_LS),
 	ONE("HBM_LS_SIZE", FC_HBM_LS_SIZE),
+	ONE("HBM_KERNELS", FC_HBM_KERNELS),
 	ONE("HBM_PCH_BYTES_LO", FC_HBM_PCH_BYTES_LO),
 	ONE("HBM_PCH_BYTES_HI", FC_HBM_PCH_BYTES_HI),
+	/* stream 0's registers keep the LS's first names */
 	LS(PROG_LO), LS(PROG_HI), LS(PROG_LEN), LS(START), LS(STATUS),
-	LS(ERROR), LS(DONE_SEQ),
+	LS(ERROR), LS(DONE_SEQ), LS(ERR_INDEX), LS(INSNS), LS(RUNS),
+	LS1(PROG_LO), LS1(PROG_HI), LS1(PROG_LEN), LS1(START), LS1(STATUS),
+	LS1(ERROR), LS1(DONE_SEQ), LS1(ERR_INDEX), LS1(INSNS), LS1(RUNS),
+	LS(RESET), LS(RESET_ACK),
 	ONE("EMU_MAGIC", FC_EMU_MAGIC),
 	ONE("EMU_FAULT_DMA_STALL", FC_EMU_FAULT_DMA_STALL),
 	ONE("EMU_FAULT_DMA_ERROR", FC_EMU_FAULT_DMA_ERROR),

@@ -461,6 +461,11 @@ static void test_reg_privilege(void **state)
 			_exit(1);
 		if (reg_write(FC_REG_SCRATCH, 1) != -EPERM)
 			_exit(2);
+		/* stream programs reach no host memory: any user may */
+		if (reg_write(FC_LS_SREG(0, 1, FC_LS_PROG_LEN), 0) != 0)
+			_exit(4);
+		if (reg_write(FC_LS_SREG(0, 1, FC_LS_STATUS), 0) != -EPERM)
+			_exit(5);
 		p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
 		if (p != MAP_FAILED || errno != EPERM)
 			_exit(3);

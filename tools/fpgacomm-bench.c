@@ -5,6 +5,7 @@
  * (fpgacomm-bench allreduce, ...) are in bench_coll.c. Run it as every rank
  * of the world (fpgacomm-run -n 2 -- fpgacomm-bench pingpong); rank 0 and
  * its peer measure, rank 0 prints, any others wait at the barriers.
+ * fpgacomm-bench hbm: the HBM2 paper's benchmark on one board (below).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +33,7 @@ static void usage(FILE *f)
 		"Usage: %s pingpong|bw [options]\n"
 		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
 		"          [options]   (collectives: %s allreduce --help)\n"
+		"       %s hbm [options]   (%s hbm --help)\n"
 		"Channel latency (pingpong: half the round trip) or bandwidth (bw:\n"
 		"windows of %u messages, then an ack) between rank 0 and a peer.\n"
 		"Run as every rank of a cluster, e.g.\n"
@@ -46,7 +48,7 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, WINDOW, prog);
+		prog, prog, prog, prog, prog, WINDOW, prog);
 }
 
 static double now_us(void)
@@ -144,6 +146,385 @@ static void bandwidth(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 		die("bw", ret);
 }
 
+/* ---- hbm: random uint32 inverted by stream programs, checked on the host ---- */
+
+#define HBM_MAX_LIST	16
+
+static void hbm_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s hbm [options]\n"
+		"The HBM2 paper's benchmark: a random uint32 array in board memory,\n"
+		"every bit inverted by stream programs on the local stores (copy\n"
+		"in, invert, copy out, in chunks), read back and checked on the\n"
+		"host; beside it a host loop inverting the same array. GB/s count\n"
+		"the array's bytes over the time from the first start to the last\n"
+		"stream's end (host loop: the loop's time). Each LS works on its\n"
+		"own part of the array, placed in a pseudo-channel of its own.\n"
+		"\n"
+		"Options:\n"
+		"  -s, --sizes LIST    array sizes (default 1M,4M,16M,64M)\n"
+		"  -l, --ls LIST       local stores used (default 1,2,4,... all)\n"
+		"  -S, --streams LIST  streams per LS, 1 or 2 (default 1,2)\n"
+		"  -c, --chunk SIZE    bytes per step (default 64K: the paper's\n"
+		"                      16 Ki elements; with 2 streams, half an LS each)\n"
+		"  -r, --rounds N      timed rounds per case, best kept (default 3)\n"
+		"  -p, --passes N      invert each chunk N times in the LS (odd;\n"
+		"                      default 1): more work per byte of HBM, to see\n"
+		"                      the cores scale where memory does not\n"
+		"  -d, --device DEV    board (default: $FPGACOMM_DEVICE, ...)\n"
+		"  -j, --json          one JSON object per case\n"
+		"  -h, --help          show this help\n",
+		prog);
+}
+
+static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
+			     bool size)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned int n = 0;
+
+	if (!copy)
+		die("strdup", -ENOMEM);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == HBM_MAX_LIST)
+			usage_error("at most %u %s", HBM_MAX_LIST, what);
+		if ((size ? parse_size(tok, &v[n], "KMG", true) :
+			    parse_u64(tok, &v[n])) || !v[n])
+			usage_error("bad %s '%s'", what, tok);
+		n++;
+	}
+	free(copy);
+	if (!n)
+		usage_error("no %s", what);
+	return n;
+}
+
+struct hbm_case {
+	uint64_t len, chunk;
+	unsigned int nls, nstreams;
+	unsigned int passes;	/* invert passes per chunk: odd */
+};
+
+/* The time one run of the array takes on the board, in microseconds. */
+static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
+		      const uint64_t *src, const uint64_t *dst)
+{
+	uint64_t part = c->len / c->nls;
+	unsigned int l, s;
+	double t0;
+	int ret;
+
+	t0 = now_us();
+	for (l = 0; l < c->nls; l++) {
+		for (s = 0; s < c->nstreams; s++) {
+			uint64_t chunks = part / c->chunk;
+			uint32_t mine = (uint32_t)((chunks - s + c->nstreams - 1) /
+						   c->nstreams);
+			uint32_t off = (uint32_t)(s * c->chunk);
+			uint32_t step = (uint32_t)(c->nstreams * c->chunk);
+			struct fc_sprog *p;
+
+			if (!mine)
+				continue;
+			/* stream_for (i = s; i < chunks; i += nstreams) */
+			ret = fc_sprog_new(&p);
+			if (!ret)
+				ret = fc_sprog_for(p, mine);
+			if (!ret)
+				ret = fc_sprog_copy_in(p, off, src[l] + off,
+						       (uint32_t)c->chunk, step);
+			/* more passes: work in the LS, not in HBM */
+			if (!ret && c->passes > 1)
+				ret = fc_sprog_for(p, c->passes);
+			if (!ret)
+				ret = fc_sprog_run(p, FC_KERN_INVERT, off, off,
+						   (uint32_t)(c->chunk / 4), 0);
+			if (!ret && c->passes > 1)
+				ret = fc_sprog_end_for(p);
+			if (!ret)
+				ret = fc_sprog_copy_out(p, dst[l] + off, step, off,
+							(uint32_t)c->chunk);
+			if (!ret)
+				ret = fc_sprog_end_for(p);
+			if (!ret)
+				ret = fc_stream_start(dev, l, s, p);
+			fc_sprog_free(p);
+			if (ret)
+				die("stream start", ret);
+		}
+	}
+	for (l = 0; l < c->nls; l++)
+		for (s = 0; s < c->nstreams; s++) {
+			ret = fc_stream_wait(dev, l, s, TIMEOUT_MS);
+			if (ret)
+				die("stream wait", ret);
+		}
+	return now_us() - t0;
+}
+
+/* Move [0, len) of @mem to or from the LS parts on the board. */
+static void hbm_copy(struct fc_dev *dev, struct fc_mem *mem,
+		     const struct hbm_case *c, const uint64_t *at, bool in)
+{
+	uint64_t part = c->len / c->nls;
+	struct fc_xfer x;
+	unsigned int l;
+	int ret;
+
+	for (l = 0; l < c->nls; l++) {
+		memset(&x, 0, sizeof(x));
+		x.src = in ? fc_host(mem, l * part) : fc_board(at[l]);
+		x.dst = in ? fc_board(at[l]) : fc_host(mem, l * part);
+		x.len = part;
+		ret = fc_dma_run(dev, &x, 1, TIMEOUT_MS);
+		if (ret)
+			die("dma", ret);
+	}
+}
+
+/*
+ * The host's loop: the emulated board's invert kernel, 4 elements to a
+ * 16-byte vector (emu/kernels.c), over the whole array at once. Both
+ * sides run the same inner loop, so the ratio measures the streams'
+ * machinery: copies through the LS, scheduling, start and wait.
+ */
+typedef uint32_t v4u __attribute__((vector_size(16)));
+
+static void invert(const uint32_t *src, uint32_t *dst, uint64_t n)
+{
+	uint64_t i;
+	v4u x;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		memcpy(&x, src + i, 16);
+		x = ~x;
+		memcpy(dst + i, &x, 16);
+	}
+	for (; i < n; i++)
+		dst[i] = ~src[i];
+}
+
+/* With more passes, chunk by chunk as the LS do: the rest in the cache. */
+static double host_invert(const uint32_t *src, uint32_t *dst,
+			  const struct hbm_case *c)
+{
+	uint64_t n = c->chunk / 4, off;
+	double t0 = now_us();
+	unsigned int p;
+
+	if (c->passes == 1) {
+		invert(src, dst, c->len / 4);
+		return now_us() - t0;
+	}
+	for (off = 0; off < c->len / 4; off += n) {
+		invert(src + off, dst + off, n);
+		for (p = 1; p < c->passes; p++)
+			invert(dst + off, dst + off, n);
+	}
+	return now_us() - t0;
+}
+
+/*
+ * One case: the array split over the LS, copied in, inverted in a warm-up
+ * round and @rounds timed ones, each read back and checked, beside the
+ * host loop. RETURN VALUE: 0, or 1 when an element was not inverted.
+ */
+static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
+		    const struct hbm_case *cs, struct fc_mem *in,
+		    struct fc_mem *out, uint32_t *host_out, unsigned int rounds,
+		    bool json)
+{
+	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i, bad;
+	const uint32_t *want = in->addr, *got = out->addr;
+	double best = 0, hbest = 0, t;
+	unsigned int l, r;
+	char size[16];
+	int ret;
+
+	if (part % cs->chunk || part > hi->pch_bytes) {
+		fprintf(stderr, "%s: %llu bytes over %u LS: parts must be whole "
+			"chunks within a pseudo-channel; skipped\n", prog,
+			(unsigned long long)cs->len, cs->nls);
+		return 0;
+	}
+	for (l = 0; l < cs->nls; l++) {
+		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0, &src[l]);
+		if (!ret)
+			ret = fc_hbm_alloc(dev, part, (2 * l + 1) % hi->pchannels,
+					   0, &dst[l]);
+		if (ret)
+			die("board memory", ret);
+	}
+	hbm_copy(dev, in, cs, src, true);
+	/* round 0 warms up: board pages are backed on first write */
+	for (r = 0; r <= rounds; r++) {
+		memset(out->addr, 0, cs->len);
+		t = hbm_run(dev, cs, src, dst);
+		hbm_copy(dev, out, cs, dst, false);
+		for (i = 0, bad = 0; i < cs->len / 4; i++)
+			bad += got[i] != ~want[i];
+		if (bad) {
+			fprintf(stderr, "%s: %llu of %llu elements not inverted "
+				"(lost writes)\n", prog, (unsigned long long)bad,
+				(unsigned long long)cs->len / 4);
+			return 1;
+		}
+		if (r && (!best || t < best))
+			best = t;
+		t = host_invert(want, host_out, cs);
+		if (r && (!hbest || t < hbest))
+			hbest = t;
+	}
+	for (l = 0; l < cs->nls; l++) {
+		fc_hbm_free(dev, src[l]);
+		fc_hbm_free(dev, dst[l]);
+	}
+	if (json)
+		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, \"passes\": %u, "
+		       "\"board_gbps\": %.3f, \"host_gbps\": %.3f, "
+		       "\"ratio\": %.3f, \"verify\": \"ok\"}\n",
+		       (unsigned long long)cs->len, cs->nls, cs->nstreams, cs->passes,
+		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
+	else
+		printf("%-8s %4u %7u %10.2f %10.2f %8.2f\n",
+		       human_size(cs->len, 0, size, sizeof(size)), cs->nls,
+		       cs->nstreams, cs->len / best / 1e3, cs->len / hbest / 1e3,
+		       hbest / best);
+	fflush(stdout);
+	return 0;
+}
+
+static int hbm_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sizes", required_argument, NULL, 's' },
+		{ "ls", required_argument, NULL, 'l' },
+		{ "streams", required_argument, NULL, 'S' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t sizes[HBM_MAX_LIST] = { 1 << 20, 4 << 20, 16 << 20, 64 << 20 };
+	uint64_t nls[HBM_MAX_LIST], nst[HBM_MAX_LIST] = { 1, 2 }, chunk = 64 << 10;
+	uint64_t max = 0, v, i;
+	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, passes = 1;
+	unsigned int a, b, k;
+	const char *devname = NULL;
+	struct fc_mem *in, *out;
+	struct fc_hbm_info hi;
+	struct fc_dev *dev;
+	bool json = false;
+	uint32_t *host_out;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			n_sizes = hbm_list(optarg, sizes, "sizes", true);
+			break;
+		case 'l':
+			n_ls = hbm_list(optarg, nls, "LS counts", false);
+			break;
+		case 'S':
+			n_st = hbm_list(optarg, nst, "stream counts", false);
+			for (k = 0; k < n_st; k++)
+				if (nst[k] > FC_LS_STREAMS)
+					usage_error("streams per LS: 1 or 2");
+			break;
+		case 'c':
+			if (parse_size(optarg, &chunk, "K", true) || !chunk ||
+			    chunk % 4)
+				usage_error("bad chunk '%s'", optarg);
+			break;
+		case 'r':
+			if (parse_u64(optarg, &v) || !v || v > 1000)
+				usage_error("bad rounds '%s'", optarg);
+			rounds = (unsigned int)v;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &v) || !(v % 2) || v > 1001)
+				usage_error("bad passes '%s' (odd, 1..1001)", optarg);
+			passes = (unsigned int)v;
+			break;
+		case 'd':
+			devname = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			other_option(c, hbm_usage);
+		}
+	}
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	ret = fc_open(&dev, devname);
+	if (ret)
+		die("open", ret);
+	ret = fc_hbm_query(dev, &hi);
+	if (ret)
+		die("hbm", ret);
+	if (chunk * FC_LS_STREAMS > hi.ls_size)
+		usage_error("chunk: two must fit an LS of %u bytes", hi.ls_size);
+	if (!n_ls)
+		for (v = 1; v <= hi.num_ls; v *= 2)
+			nls[n_ls++] = v;
+	for (k = 0; k < n_ls; k++)
+		if (nls[k] > hi.num_ls)
+			usage_error("the board has %u local stores", hi.num_ls);
+	for (a = 0; a < n_sizes; a++)
+		if (sizes[a] > max)
+			max = sizes[a];
+	ret = fc_mem_alloc(dev, max, 0, &in);
+	if (!ret)
+		ret = fc_mem_alloc(dev, max, 0, &out);
+	host_out = malloc(max);
+	if (ret || !host_out)
+		die("host memory", ret ? ret : -ENOMEM);
+	srandom(1);
+	for (i = 0; i < max / 4; i++)
+		((uint32_t *)in->addr)[i] = (uint32_t)random() ^
+					    ((uint32_t)random() << 16);
+
+	if (!json) {
+		printf("# %s hbm: %u LS of %u KiB, %u pseudo-channels, chunk %llu KiB, "
+		       "%u pass(es), best of %u rounds\n", prog, hi.num_ls,
+		       hi.ls_size >> 10, hi.pchannels, (unsigned long long)chunk >> 10,
+		       passes, rounds);
+		printf("%-8s %4s %7s %10s %10s %8s\n", "size", "LS", "streams",
+		       "board GB/s", "host GB/s", "ratio");
+	}
+	for (a = 0; a < n_sizes; a++) {
+		for (b = 0; b < n_ls; b++) {
+			for (k = 0; k < n_st; k++) {
+				struct hbm_case cs = { sizes[a], chunk,
+						       (unsigned int)nls[b],
+						       (unsigned int)nst[k], passes };
+
+				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
+					       rounds, json);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	if (!json)
+		printf("# ratio: board GB/s over host GB/s, each the best of its rounds;\n"
+		       "# every round's result read back and checked element by element\n");
+	free(host_out);
+	fc_mem_free(dev, in);
+	fc_mem_free(dev, out);
+	fc_close(dev);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -168,6 +549,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && bench_coll_is(argv[1]))
 		return bench_coll_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "hbm"))
+		return hbm_main(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "s:i:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

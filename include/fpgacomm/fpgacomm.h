@@ -719,6 +719,161 @@ const char *fc_coll_algo_name(struct fc_group *g, const char *coll,
  * (positive values are accepted too). Never NULL. */
 const char *fc_strerror(int err);
 
+/* ---- HBM: pseudo-channels, local stores and stream programs (0.3) ---- */
+
+/*
+ * Board memory is FC_HBM_PCHANNELS pseudo-channels end to end (hw.h); on
+ * the board, local stores (LS) of a few hundred KiB each have two streams
+ * that run programs recorded here: copy board memory into the LS, run a
+ * kernel on it, copy it back, in loops (the paper's stream_for), without
+ * the host. Boards with FC_CAP_HBM_STREAMS only: every call below returns
+ * -EOPNOTSUPP on others.
+ */
+struct fc_hbm_info {
+	uint32_t pchannels;		/* pseudo-channels */
+	uint32_t num_ls;		/* local stores */
+	uint32_t ls_size;		/* bytes per LS */
+	uint32_t kernels;		/* bit k: built-in kernel k (FC_KERN_*) */
+	uint64_t pch_bytes;		/* bytes per pseudo-channel */
+	uint32_t reserved[6];
+};
+
+/* fc_hbm_query - the board's HBM geometry.
+ * RETURN VALUE: 0 and *info filled; -EINVAL on NULL; -EOPNOTSUPP. */
+int fc_hbm_query(struct fc_dev *dev, struct fc_hbm_info *info);
+
+#define FC_HBM_PCH_ANY	UINT32_MAX	/* the channel with room, round robin */
+
+/*
+ * fc_hbm_alloc - reserve @len bytes of board memory inside pseudo-channel
+ * @pch (0..pchannels-1, or FC_HBM_PCH_ANY), 64-byte aligned, for this
+ * device handle: *addr is its board address (fc_board(), stream programs).
+ * Spread an array over channels by one allocation per channel.
+ * RETURN VALUE: 0; -EINVAL (NULL, zero length, flags, bad @pch);
+ * -E2BIG longer than a pseudo-channel; -ENOSPC no room; -EOPNOTSUPP.
+ */
+int fc_hbm_alloc(struct fc_dev *dev, uint64_t len, uint32_t pch,
+		 unsigned int flags, uint64_t *addr);
+
+/* fc_hbm_free - release an fc_hbm_alloc() reservation by its address.
+ * RETURN VALUE: 0; -EINVAL if @addr is not one; -EOPNOTSUPP. */
+int fc_hbm_free(struct fc_dev *dev, uint64_t addr);
+
+/* A stream program being recorded (up to FC_SPROG_MAX instructions). */
+struct fc_sprog;
+
+/* RETURN VALUE: 0 and *progp set; -EINVAL on NULL; -ENOMEM. */
+int fc_sprog_new(struct fc_sprog **progp);
+void fc_sprog_free(struct fc_sprog *prog);
+
+/*
+ * Recording. Each appends one instruction; @step is added to the board
+ * address on each iteration of the innermost fc_sprog_for() loop.
+ * Addresses are checked against the board at fc_stream_start().
+ * RETURN VALUE: 0; -EINVAL (NULL, event >= FC_LS_EVENTS, zero count,
+ * kernel 0, loops deeper than FC_SLOOP_DEPTH, fc_sprog_end_for() with no
+ * loop open); -E2BIG the program is full.
+ */
+int fc_sprog_copy_in(struct fc_sprog *prog, uint32_t ls_off, uint64_t hbm,
+		     uint32_t len, uint32_t step);
+int fc_sprog_copy_out(struct fc_sprog *prog, uint64_t hbm, uint32_t step,
+		      uint32_t ls_off, uint32_t len);
+/* kernel @kernel (FC_KERN_* or fc_kernel_register()'s id) on @n elements */
+int fc_sprog_run(struct fc_sprog *prog, uint32_t kernel, uint32_t dst_off,
+		 uint32_t src_off, uint32_t n, uint32_t arg);
+int fc_sprog_for(struct fc_sprog *prog, uint32_t iterations);
+int fc_sprog_end_for(struct fc_sprog *prog);
+int fc_sprog_wait(struct fc_sprog *prog, uint32_t event);
+int fc_sprog_signal(struct fc_sprog *prog, uint32_t event);
+
+/*
+ * fc_sprog_encode - the program as the board reads it, FC_SPROG_MAX
+ * instructions at most, END appended: into @out (room for @max), *n set.
+ * fc_sprog_decode - the reverse: a program from @n instructions ending
+ * with END, structure checked (opcodes, reserved fields, loops, END;
+ * not addresses or kernels, which are the board's).
+ * RETURN VALUE: 0; -EINVAL (NULL; a loop left open; a malformed
+ * program, *bad set to the instruction); -E2BIG (@max or @n too small or
+ * too large); -ENOMEM.
+ */
+int fc_sprog_encode(const struct fc_sprog *prog, struct fc_hw_sinsn *out,
+		    size_t max, size_t *n);
+int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
+		    struct fc_sprog **progp, size_t *bad);
+
+/*
+ * fc_stream_check - check @prog against this board as its START will:
+ * LS and board ranges, kernels present, structure.
+ * RETURN VALUE: 0; -EFAULT (an address range), -ENOSYS (a kernel the
+ * board lacks), -EINVAL (structure), -E2BIG; *bad (may be NULL) the
+ * instruction; -EOPNOTSUPP.
+ */
+int fc_stream_check(struct fc_dev *dev, const struct fc_sprog *prog,
+		    size_t *bad);
+
+/*
+ * fc_stream_start - load @prog into stream @stream (0..FC_LS_STREAMS-1)
+ * of local store @ls and start it; it runs on the board until it ends.
+ * RETURN VALUE: 0; fc_stream_check()'s errors (nothing started);
+ * -EINVAL (NULL, @ls or @stream out of range); -EBUSY the stream still
+ * runs; -EBADFD the stream's last run failed: fc_stream_reset() first;
+ * -EOPNOTSUPP; or the DMA error loading it.
+ */
+int fc_stream_start(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+		    const struct fc_sprog *prog);
+
+/*
+ * fc_stream_wait - wait at most @timeout_ms (negative: no limit) for the
+ * run last started on (@ls, @stream) to end; 0 when none was started.
+ * Spins briefly, then sleeps.
+ * RETURN VALUE: 0 it ended well; -ETIMEDOUT still running; the board's
+ * error as an errno (fc_stream_query() has the code and instruction):
+ * -EFAULT, -EINVAL, -E2BIG, -ENOSYS, -EIO (a kernel failed);
+ * -ECANCELED reset before it ended; -EINVAL bad arguments; -EOPNOTSUPP.
+ */
+int fc_stream_wait(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+		   int timeout_ms);
+
+struct fc_stream_state {
+	uint32_t status;		/* FC_DMA_STATUS_* */
+	uint32_t hw_error;		/* FC_LS_ERR_* */
+	uint32_t hw_index;		/* instruction the error names */
+	uint32_t insns;			/* instructions executed (wraps) */
+	uint32_t runs;			/* runs ended well (wraps) */
+	uint32_t reserved[3];
+};
+
+/* fc_stream_query - what the board says of (@ls, @stream).
+ * RETURN VALUE: 0 and *st filled; -EINVAL; -EOPNOTSUPP. */
+int fc_stream_query(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+		    struct fc_stream_state *st);
+
+/*
+ * fc_stream_reset - abort both streams of @ls (their runs end with
+ * -ECANCELED), clear their errors and events; returns once the board
+ * has done it.
+ * RETURN VALUE: 0; -EINVAL; -ETIMEDOUT the board did not acknowledge
+ * within a second; -EOPNOTSUPP.
+ */
+int fc_stream_reset(struct fc_dev *dev, uint32_t ls);
+
+/* A user kernel: @n 4-byte elements; non-zero fails the run (KFAIL). */
+typedef int (*fc_kernel_fn)(void *dst, const void *src, uint32_t n,
+			    uint32_t arg, void *ctx);
+
+/*
+ * fc_kernel_register - load C function @fn into an emulated board as
+ * kernel @name; *id is the number to fc_sprog_run() it with.
+ * fc_kernel_lookup - the id of kernel @name: the built-ins are "invert",
+ * "add", "scale", "axpy" and "sum".
+ * RETURN VALUE: 0 and *id set; -EINVAL (NULL, empty or too long a name);
+ * -EEXIST name taken; -ENOSPC; -EOPNOTSUPP not an emulated board (register);
+ * -ENOSYS the board has no kernel of that name (lookup).
+ */
+int fc_kernel_register(struct fc_dev *dev, const char *name, fc_kernel_fn fn,
+		       void *ctx, uint32_t *id);
+int fc_kernel_lookup(struct fc_dev *dev, const char *name, uint32_t *id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,8 +20,16 @@
 #include <linux/types.h>
 #ifdef __KERNEL__
 #include <linux/errno.h>
+#include <asm/byteorder.h>
+#define FC_HW_LE16(x)	le16_to_cpu(x)
+#define FC_HW_LE32(x)	le32_to_cpu(x)
+#define FC_HW_LE64(x)	le64_to_cpu(x)
 #else
+#include <endian.h>
 #include <errno.h>
+#define FC_HW_LE16(x)	le16toh(x)
+#define FC_HW_LE32(x)	le32toh(x)
+#define FC_HW_LE64(x)	le64toh(x)
 #endif
 
 /* PCI identity of the board (placeholder IDs of the reference design). */
@@ -462,26 +470,149 @@ struct fc_hw_pkt {
 #define FC_PIO_SLOTS		64
 #define FC_PIO_SLOT(i)		(FC_PIO_WINDOW + FC_PKT_SIZE * ((i) % FC_PIO_SLOTS))
 
-/* ---- HBM controller and local stores ---- */
+/* ---- HBM controller and local stores (FC_CAP_HBM_STREAMS) ---- */
+/*
+ * Board memory is FC_HBM_PCHANNELS pseudo-channels laid end to end:
+ * pseudo-channel p holds board addresses [p * PCH_BYTES, (p + 1) * PCH_BYTES)
+ * (FC_HBM_PCH_OF()). No interleave: a range inside one pseudo-channel is
+ * served by that channel alone, and spreading work over channels is the
+ * host's placement. The geometry registers are constant; they and the LS
+ * blocks read zero on a board without FC_CAP_HBM_STREAMS.
+ */
 #define FC_HBM_BASE		0x8000
 #define FC_HBM_PCHANNELS	0x8000	/* B: pseudo-channels (32 on Stratix 10 MX) */
 #define FC_HBM_NUM_LS		0x8004	/* B: local stores */
 #define FC_HBM_LS_SIZE		0x8008	/* B: bytes per local store */
-#define FC_HBM_PCH_BYTES_LO	0x800c	/* B: bytes per pseudo-channel */
-#define FC_HBM_PCH_BYTES_HI	0x8010
+#define FC_HBM_KERNELS		0x800c	/* B: bit k: built-in kernel k is present */
+#define FC_HBM_PCH_BYTES_LO	0x8010	/* B: bytes per pseudo-channel */
+#define FC_HBM_PCH_BYTES_HI	0x8014
 
-/* One block per local store: a stream program run by the board's core. */
+#define FC_HBM_PCH_OF(addr, pch_bytes)	((addr) / (pch_bytes))
+
+/*
+ * One block per local store (LS), each with two streams. Stream s of LS l
+ * has its registers at FC_LS_SREG(l, s, r); stream 0's are where the first
+ * contract put the LS's. A stream runs a program of FC_LS_PROG_LEN
+ * instructions fetched from board memory (FC_SPACE_BOARD) at PROG, 32-byte
+ * aligned, when START takes a new value; the program is checked whole
+ * before it runs (FC_LS_ERR_*), and the run has ended when DONE_SEQ equals
+ * START. A stream in ERROR ignores START until its LS is reset. Each run's
+ * end counts one event on FC_IRQ_VEC_STREAM.
+ *
+ * Local stores are not a DMA address space: programs name bytes of their
+ * own LS by offset (0..LS_SIZE), and data enters and leaves an LS only by
+ * a program's COPY instructions, from and to board memory. A stream
+ * program never reaches host memory, so the host may let any user start
+ * one.
+ */
 #define FC_LS_BASE		0x9000
 #define FC_LS_STRIDE		0x80
 #define FC_MAX_LS		32
+#define FC_LS_STREAMS		2
+#define FC_LS_STREAM_STRIDE	0x40
 #define FC_LS_REG(l, r)		(FC_LS_BASE + FC_LS_STRIDE * (l) + (r))
-#define FC_LS_PROG_LO		0x00	/* H: stream program bus address */
+#define FC_LS_SREG(l, s, r)	FC_LS_REG(l, FC_LS_STREAM_STRIDE * (s) + (r))
+#define FC_LS_PROG_LO		0x00	/* H: board address of the program */
 #define FC_LS_PROG_HI		0x04	/* H */
 #define FC_LS_PROG_LEN		0x08	/* H: program length in instructions */
 #define FC_LS_START		0x0c	/* H: sequence; a new value starts it */
 #define FC_LS_STATUS		0x10	/* B: FC_DMA_STATUS_* values */
-#define FC_LS_ERROR		0x14	/* B */
+#define FC_LS_ERROR		0x14	/* B: FC_LS_ERR_* of the failed run */
 #define FC_LS_DONE_SEQ		0x18	/* B: START value of the last ended run */
+#define FC_LS_ERR_INDEX		0x1c	/* B: instruction the error names */
+#define FC_LS_INSNS		0x20	/* B: instructions executed (wraps) */
+#define FC_LS_RUNS		0x24	/* B: runs ended without error (wraps) */
+/*
+ * Per LS: a new RESET value aborts both streams (no DONE_SEQ for their
+ * runs), clears STATUS, ERROR, ERR_INDEX and the LS's events, takes the
+ * current START values as seen, and is acknowledged in RESET_ACK once both
+ * streams have stopped. Wait for the ack before the next START. A
+ * BOARD_RESET does the same to every LS (RESET_ACK is left alone then).
+ */
+#define FC_LS_RESET		0x70	/* H: sequence; a new value resets the LS */
+#define FC_LS_RESET_ACK		0x74	/* B: last RESET value acted on */
+
+/* Errors of a stream run (FC_LS_ERROR); ERR_INDEX names the instruction. */
+#define FC_LS_ERR_NONE		0
+#define FC_LS_ERR_LEN		1	/* PROG_LEN 0 or above FC_SPROG_MAX */
+#define FC_LS_ERR_FETCH		2	/* program outside board memory */
+#define FC_LS_ERR_ALIGN		3	/* program not 32-byte aligned */
+#define FC_LS_ERR_OP		4	/* unknown opcode */
+#define FC_LS_ERR_RSVD		5	/* reserved field or flag not zero */
+#define FC_LS_ERR_LS_ADDR	6	/* LS range outside the LS, or unaligned */
+#define FC_LS_ERR_HBM_ADDR	7	/* board range outside board memory */
+#define FC_LS_ERR_KERNEL	8	/* kernel the board does not have */
+#define FC_LS_ERR_LOOP		9	/* LOOP of 0, too deep, or unbalanced */
+#define FC_LS_ERR_END		10	/* END missing, or not the last */
+#define FC_LS_ERR_EVENT		11	/* event number >= FC_LS_EVENTS */
+#define FC_LS_ERR_KFAIL		12	/* a kernel failed while running */
+#define FC_LS_ERR_ABORTED	13	/* host-side: run cancelled by a reset */
+#define FC_LS_ERR_MAX		13
+
+/*
+ * A stream instruction: 32 bytes, little endian. Programs are arrays of
+ * them, 1..FC_SPROG_MAX long, ending with exactly one FC_SOP_END.
+ *
+ *  COPY_IN   LS[ls, ls + len)  <- board[hbm + step * i, ... + len)
+ *  COPY_OUT  board[hbm + step * i, ... + len) <- LS[ls, ls + len)
+ *            i: the iteration of the innermost enclosing LOOP (0 outside);
+ *            len 1..LS_SIZE, ls and len multiples of 4; every iteration's
+ *            range is checked before the run starts.
+ *  RUN       kernel @kernel on @len 4-byte elements: dst = LS[ls],
+ *            src = LS[ls2], scalar argument @arg (FC_KERN_*).
+ *  LOOP      run the instructions up to the matching ENDLOOP @len times
+ *            (1..); at most FC_SLOOP_DEPTH deep. stream_for.
+ *  ENDLOOP
+ *  WAIT      take one from event @len of this LS (0..FC_LS_EVENTS-1),
+ *            waiting while it is zero: a semaphore between the streams.
+ *  SIGNAL    add one to event @len.
+ *  END       the run ends well.
+ * Fields an opcode does not use are zero (FC_LS_ERR_RSVD otherwise).
+ */
+struct fc_hw_sinsn {
+	__u8 op;		/* FC_SOP_* */
+	__u8 flags;		/* zero */
+	__le16 kernel;		/* RUN: FC_KERN_* */
+	__le32 len;		/* bytes, elements, iterations or event */
+	__le64 hbm;		/* COPY: board address at iteration 0 */
+	__le32 step;		/* COPY: board bytes added per iteration */
+	__le32 ls;		/* COPY: LS offset; RUN: destination */
+	__le32 ls2;		/* RUN: source */
+	__le32 arg;		/* RUN: scalar (float32 bits for FP kernels) */
+};
+
+#define FC_SINSN_SIZE		32
+#define FC_SPROG_ALIGN		32
+#define FC_SPROG_MAX		256	/* instructions per program */
+#define FC_SLOOP_DEPTH		4
+#define FC_LS_EVENTS		4
+
+#define FC_SOP_END		0
+#define FC_SOP_COPY_IN		1
+#define FC_SOP_COPY_OUT		2
+#define FC_SOP_RUN		3
+#define FC_SOP_LOOP		4
+#define FC_SOP_ENDLOOP		5
+#define FC_SOP_WAIT		6
+#define FC_SOP_SIGNAL		7
+#define FC_SOP_MAX		7
+
+/*
+ * Kernels. Built-in ones are 1..31, present when bit k of FC_HBM_KERNELS
+ * is set. Elements are uint32 for INVERT, float32 for the others:
+ *  INVERT dst[i] = ~src[i]          ADD   dst[i] = dst[i] + src[i]
+ *  SCALE  dst[i] = arg * src[i]     AXPY  dst[i] = arg * src[i] + dst[i]
+ *  SUM    dst[0] = src[0] + ... + src[len - 1], added in index order
+ * Ids from FC_KERN_USER (256) up name kernels loaded into the board
+ * (user kernels of an emulated board); a program naming one the board
+ * lacks fails its check with FC_LS_ERR_KERNEL.
+ */
+#define FC_KERN_INVERT		1
+#define FC_KERN_ADD		2
+#define FC_KERN_SCALE		3
+#define FC_KERN_AXPY		4
+#define FC_KERN_SUM		5
+#define FC_KERN_USER		256
 
 /* ---- Emulator-only block: fault knobs (a real board reads zeros) ---- */
 #define FC_EMU_BASE		0xf000
@@ -536,9 +667,24 @@ static inline int fc_hw_host_writable(__u32 off)
 	if (off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS)
 		return r % FC_CHAN_STRIDE <= FC_CHAN_HEAD;
 	r = off - FC_LS_BASE;
-	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
-		return r % FC_LS_STRIDE <= FC_LS_START;
+	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS) {
+		r %= FC_LS_STRIDE;
+		if (r == FC_LS_RESET)
+			return 1;
+		return r < FC_LS_STREAMS * FC_LS_STREAM_STRIDE &&
+		       r % FC_LS_STREAM_STRIDE <= FC_LS_START;
+	}
 	return 0;
+}
+
+/*
+ * Is @off in the local-store blocks? Their host registers start stream
+ * programs, which reach board memory and local stores only, never host
+ * memory: a driver may let any user write them.
+ */
+static inline int fc_hw_ls_reg(__u32 off)
+{
+	return off >= FC_LS_BASE && off < FC_LS_REG(FC_MAX_LS, 0);
 }
 
 /* Is [@addr, @addr + @len) within a board memory of @mem_size bytes? */
@@ -595,6 +741,149 @@ static inline int fc_hw_dma_errno(__u32 err)
 	case FC_DMA_ERR_ROUTE:
 		return -EHOSTUNREACH;
 	case FC_DMA_ERR_ABORTED:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
+
+/* What a stream program is checked against: the board's side of it. */
+struct fc_hw_sgeom {
+	__u64 mem_size;		/* board memory bytes */
+	__u32 ls_size;		/* FC_HBM_LS_SIZE */
+	__u32 kernels;		/* FC_HBM_KERNELS */
+	/* Has the board kernel @id >= FC_KERN_USER? NULL: none. */
+	int (*user_kernel)(void *ctx, __u32 id);
+	void *ctx;
+};
+
+static inline int fc_hw_sls_ok(__u32 off, __u64 len, __u32 ls_size)
+{
+	return !(off % 4) && !(len % 4) && len && off <= ls_size &&
+	       len <= ls_size - off;
+}
+
+/* One instruction; @iters: iterations of its innermost loop (1 outside). */
+static inline __u32 fc_hw_sinsn_check(const struct fc_hw_sinsn *in,
+				      __u64 iters,
+				      const struct fc_hw_sgeom *g)
+{
+	__u32 len = FC_HW_LE32(in->len), k = FC_HW_LE16(in->kernel);
+	__u64 hbm = FC_HW_LE64(in->hbm), step = FC_HW_LE32(in->step);
+	__u64 last;
+
+	if (in->flags)
+		return FC_LS_ERR_RSVD;
+	switch (in->op) {
+	case FC_SOP_COPY_IN:
+	case FC_SOP_COPY_OUT:
+		if (in->kernel || in->ls2 || in->arg)
+			return FC_LS_ERR_RSVD;
+		if (!fc_hw_sls_ok(FC_HW_LE32(in->ls), len, g->ls_size))
+			return FC_LS_ERR_LS_ADDR;
+		/* the last iteration's range, without overflow */
+		if (hbm > g->mem_size ||
+		    (step && iters - 1 > (g->mem_size - hbm) / step))
+			return FC_LS_ERR_HBM_ADDR;
+		last = hbm + step * (iters - 1);
+		if (!fc_hw_board_span_ok(last, len, g->mem_size))
+			return FC_LS_ERR_HBM_ADDR;
+		return FC_LS_ERR_NONE;
+	case FC_SOP_RUN:
+		if (in->hbm || in->step)
+			return FC_LS_ERR_RSVD;
+		if (k < 32 ? !(k && (g->kernels >> k) & 1) :
+		    k < FC_KERN_USER || !g->user_kernel ||
+		    !g->user_kernel(g->ctx, k))
+			return FC_LS_ERR_KERNEL;
+		if (!fc_hw_sls_ok(FC_HW_LE32(in->ls), (__u64)len * 4, g->ls_size) ||
+		    !fc_hw_sls_ok(FC_HW_LE32(in->ls2), (__u64)len * 4, g->ls_size))
+			return FC_LS_ERR_LS_ADDR;
+		return FC_LS_ERR_NONE;
+	case FC_SOP_END:
+	case FC_SOP_LOOP:
+	case FC_SOP_ENDLOOP:
+	case FC_SOP_WAIT:
+	case FC_SOP_SIGNAL:
+		if (in->kernel || in->hbm || in->step || in->ls || in->ls2 ||
+		    in->arg)
+			return FC_LS_ERR_RSVD;
+		if ((in->op == FC_SOP_END || in->op == FC_SOP_ENDLOOP) && len)
+			return FC_LS_ERR_RSVD;
+		if (in->op == FC_SOP_LOOP && !len)
+			return FC_LS_ERR_LOOP;
+		if ((in->op == FC_SOP_WAIT || in->op == FC_SOP_SIGNAL) &&
+		    len >= FC_LS_EVENTS)
+			return FC_LS_ERR_EVENT;
+		return FC_LS_ERR_NONE;
+	default:
+		return FC_LS_ERR_OP;
+	}
+}
+
+/*
+ * Check a whole program of @n instructions as the board does at START.
+ * RETURN VALUE: FC_LS_ERR_NONE, or the error with *bad the instruction.
+ */
+static inline __u32 fc_hw_sprog_check(const struct fc_hw_sinsn *prog, __u32 n,
+				      const struct fc_hw_sgeom *g, __u32 *bad)
+{
+	__u32 iters[FC_SLOOP_DEPTH + 1] = { 1 };
+	__u32 depth = 0, i, err;
+
+	*bad = 0;
+	if (!n || n > FC_SPROG_MAX)
+		return FC_LS_ERR_LEN;
+	for (i = 0; i < n; i++) {
+		*bad = i;
+		err = fc_hw_sinsn_check(&prog[i], iters[depth], g);
+		if (err)
+			return err;
+		switch (prog[i].op) {
+		case FC_SOP_LOOP:
+			if (depth == FC_SLOOP_DEPTH)
+				return FC_LS_ERR_LOOP;
+			iters[++depth] = FC_HW_LE32(prog[i].len);
+			break;
+		case FC_SOP_ENDLOOP:
+			if (!depth)
+				return FC_LS_ERR_LOOP;
+			depth--;
+			break;
+		case FC_SOP_END:
+			if (depth)
+				return FC_LS_ERR_LOOP;
+			if (i != n - 1)
+				return FC_LS_ERR_END;
+			return FC_LS_ERR_NONE;
+		}
+	}
+	*bad = n - 1;
+	return depth ? FC_LS_ERR_LOOP : FC_LS_ERR_END;
+}
+
+/* The errno a stream run ending with @err reports (0 for none). */
+static inline int fc_hw_ls_errno(__u32 err)
+{
+	switch (err) {
+	case FC_LS_ERR_NONE:
+		return 0;
+	case FC_LS_ERR_LEN:
+		return -E2BIG;
+	case FC_LS_ERR_FETCH:
+	case FC_LS_ERR_LS_ADDR:
+	case FC_LS_ERR_HBM_ADDR:
+		return -EFAULT;
+	case FC_LS_ERR_ALIGN:
+	case FC_LS_ERR_OP:
+	case FC_LS_ERR_RSVD:
+	case FC_LS_ERR_LOOP:
+	case FC_LS_ERR_END:
+	case FC_LS_ERR_EVENT:
+		return -EINVAL;
+	case FC_LS_ERR_KERNEL:
+		return -ENOSYS;
+	case FC_LS_ERR_ABORTED:
 		return -ECANCELED;
 	default:
 		return -EIO;
