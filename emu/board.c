@@ -150,6 +150,7 @@ void fcemu_destroy(struct fcemu *emu)
 	if (!emu)
 		return;
 	munmap(emu->mem, emu->mem_size);
+	free(emu->bounce);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
 	free(emu);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * CUDA device memory as peer memory: the CUDA driver API is loaded at run
- * time (dlopen of libcuda.so.1, no build dependency) and asked for a
- * dma-buf of the range (cuMemGetHandleForAddressRange, CUDA 11.7 and
- * later, where the GPU and its kernel driver support dma-buf), which the
- * board's driver then imports like any other (fc_peer_import()).
+ * CUDA device memory as peer memory. The CUDA driver API is loaded at run
+ * time (dlopen of libcuda.so.1, no build dependency). For the kernel
+ * driver it is asked for a dma-buf of the range
+ * (cuMemGetHandleForAddressRange, CUDA 11.7 and later, where the GPU and
+ * its kernel driver support dma-buf), which the driver imports like any
+ * other (fc_peer_import()). An emulated board maps the range as a device
+ * window instead, and its engine moves the bytes with cuMemcpyHtoD/DtoH
+ * (fc__cuda_move()).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,18 +15,24 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "cuda_internal.h"
 
 /* The few types and values of cuda.h that we need, by their ABI. */
 typedef int fc__cu_result;
 typedef unsigned long long fc__cu_devptr;
+typedef void *fc__cu_ctx;
 #define CU_SUCCESS			0
 #define CU_ERROR_INVALID_VALUE		1
 #define CU_ERROR_NOT_INITIALIZED	3
 #define CU_ERROR_DEINITIALIZED		4
 #define CU_ERROR_NO_DEVICE		100
 #define CU_ERROR_INVALID_CONTEXT	201
+#define CU_ERROR_NOT_FOUND		500
 #define CU_ERROR_NOT_SUPPORTED		801
 #define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD	1
+#define CU_POINTER_ATTRIBUTE_CONTEXT	1
+#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define CU_MEMORYTYPE_DEVICE		2
 
 struct fc__cuda {
 	int status;			/* 0 loaded, or why not (-errno) */
@@ -31,10 +40,19 @@ struct fc__cuda {
 	fc__cu_result (*get_handle)(void *handle, fc__cu_devptr dptr,
 				    size_t size, int type,
 				    unsigned long long flags);
+	fc__cu_result (*ptr_attr)(void *data, int attr, fc__cu_devptr ptr);
+	fc__cu_result (*addr_range)(fc__cu_devptr *base, size_t *size,
+				    fc__cu_devptr ptr);
+	fc__cu_result (*push)(fc__cu_ctx ctx);
+	fc__cu_result (*pop)(fc__cu_ctx *ctx);
+	fc__cu_result (*htod)(fc__cu_devptr dst, const void *src, size_t len);
+	fc__cu_result (*dtoh)(void *dst, fc__cu_devptr src, size_t len);
 };
 
 static struct fc__cuda cuda;
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+#define CU_SYM(lib, field, name) (*(void **)&cuda.field = dlsym(lib, name))
 
 static void cuda_load(void)
 {
@@ -44,18 +62,23 @@ static void cuda_load(void)
 		cuda.status = -ENODEV;		/* no NVIDIA driver here */
 		return;
 	}
-	*(void **)&cuda.init = dlsym(lib, "cuInit");
-	*(void **)&cuda.get_handle = dlsym(lib, "cuMemGetHandleForAddressRange");
-	if (!cuda.init) {
-		cuda.status = -ENODEV;
+	CU_SYM(lib, init, "cuInit");
+	CU_SYM(lib, get_handle, "cuMemGetHandleForAddressRange");
+	CU_SYM(lib, ptr_attr, "cuPointerGetAttribute");
+	CU_SYM(lib, addr_range, "cuMemGetAddressRange_v2");
+	CU_SYM(lib, push, "cuCtxPushCurrent_v2");
+	CU_SYM(lib, pop, "cuCtxPopCurrent_v2");
+	CU_SYM(lib, htod, "cuMemcpyHtoD_v2");
+	CU_SYM(lib, dtoh, "cuMemcpyDtoH_v2");
+	if (!cuda.init || !cuda.ptr_attr || !cuda.addr_range || !cuda.push ||
+	    !cuda.pop || !cuda.htod || !cuda.dtoh) {
+		cuda.status = -ENODEV;		/* not a driver we know */
 		return;
 	}
 	if (cuda.init(0) != CU_SUCCESS) {
 		cuda.status = -ENODEV;		/* no usable GPU */
 		return;
 	}
-	/* A driver older than CUDA 11.7 has no dma-buf export. */
-	cuda.status = cuda.get_handle ? 0 : -EOPNOTSUPP;
 	/* The library stays loaded: CUDA keeps state for the process. */
 }
 
@@ -65,6 +88,7 @@ static int cuda_errno(fc__cu_result r)
 	case CU_SUCCESS:
 		return 0;
 	case CU_ERROR_INVALID_VALUE:
+	case CU_ERROR_NOT_FOUND:
 		return -EINVAL;		/* not device memory, or a bad range */
 	case CU_ERROR_NOT_SUPPORTED:
 		return -EOPNOTSUPP;	/* no dma-buf for this GPU or memory */
@@ -78,14 +102,89 @@ static int cuda_errno(fc__cu_result r)
 	}
 }
 
-FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
-				   size_t len, unsigned int flags,
-				   struct fc_mem **memp)
+/*
+ * Is [dptr, dptr + len) device memory of one allocation? *ctx: the context
+ * that owns it. RETURN VALUE: 0, -EINVAL (not device memory), -ERANGE
+ * (past the end of its allocation), -ENODEV.
+ */
+static int cuda_range(uint64_t dptr, uint64_t len, fc__cu_ctx *ctx)
+{
+	fc__cu_devptr base;
+	unsigned int type;
+	size_t size;
+	fc__cu_result r;
+
+	r = cuda.ptr_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	if (type != CU_MEMORYTYPE_DEVICE)
+		return -EINVAL;		/* pinned host memory, say */
+	r = cuda.ptr_attr(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+	if (r == CU_SUCCESS && !*ctx)
+		return -EOPNOTSUPP;	/* memory of no context (VMM) */
+	if (r == CU_SUCCESS)
+		r = cuda.addr_range(&base, &size, dptr);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	if (len > size - (dptr - base))
+		return -ERANGE;
+	return 0;
+}
+
+int fc__cuda_move(uint64_t dptr, void *cpu, uint64_t len, bool to_gpu)
+{
+	fc__cu_ctx ctx, old;
+	fc__cu_result r;
+	int ret;
+
+	if (cuda.status || !cuda.init)
+		return -ENODEV;
+	/* Asked each time: memory freed under a region fails cleanly. */
+	ret = cuda_range(dptr, len, &ctx);
+	if (ret)
+		return ret;
+	r = cuda.push(ctx);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	r = to_gpu ? cuda.htod(dptr, cpu, len) : cuda.dtoh(cpu, dptr, len);
+	cuda.pop(&old);
+	return cuda_errno(r);
+}
+
+/* The kernel driver imports the dma-buf that CUDA makes of the range. */
+static int import_dmabuf(struct fc_dev *dev, uint64_t dptr, size_t len,
+			 struct fc_mem **memp)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t start, end;
 	fc__cu_result r;
 	int fd = -1, ret;
+
+	if (!cuda.get_handle)
+		return -EOPNOTSUPP;	/* a driver older than CUDA 11.7 */
+	/* CUDA exports whole host pages of device memory. */
+	start = dptr & ~(page - 1);
+	end = (dptr + len + page - 1) & ~(page - 1);
+	r = cuda.get_handle(&fd, (fc__cu_devptr)start, end - start,
+			    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	if (dev->be != &fc__kernel_backend) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	ret = fc__peer_import(dev, fd, dptr - start, len, memp);
+	close(fd);			/* the driver holds the dma-buf */
+	return ret;
+}
+
+FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
+				   size_t len, unsigned int flags,
+				   struct fc_mem **memp)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	fc__cu_ctx ctx;
+	int ret;
 
 	if (!dev || !memp || !dptr || !len || flags)
 		return -EINVAL;
@@ -94,23 +193,11 @@ FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
 	pthread_once(&cuda_once, cuda_load);
 	if (cuda.status)
 		return cuda.status;
-	/*
-	 * CUDA is asked even for a board that cannot import (-EOPNOTSUPP
-	 * below), so that a bad pointer is told as such everywhere.
-	 * CUDA exports whole host pages of device memory.
-	 */
-	start = dptr & ~(page - 1);
-	end = (dptr + len + page - 1) & ~(page - 1);
-	r = cuda.get_handle(&fd, (fc__cu_devptr)start, end - start,
-			    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-	if (r != CU_SUCCESS)
-		return cuda_errno(r);
-	/* Only the driver imports GPU memory; an emulated board would map it. */
-	if (dev->be != &fc__kernel_backend) {
-		close(fd);
-		return -EOPNOTSUPP;
-	}
-	ret = fc__peer_import(dev, fd, dptr - start, len, memp);
-	close(fd);			/* the driver holds the dma-buf */
-	return ret;
+	/* Checked for every board, so that a bad pointer is told alike. */
+	ret = cuda_range(dptr, len, &ctx);
+	if (ret)
+		return ret;
+	if (dev->be->peer_import_dev)
+		return fc__peer_import_dev(dev, dptr, len, memp);
+	return import_dmabuf(dev, dptr, len, memp);
 }

@@ -13,7 +13,8 @@
 struct fc__iommu_win {
 	uint64_t bus;
 	uint64_t len;
-	void *ptr;
+	void *ptr;		/* CPU memory, or ... */
+	uint64_t dev_addr;	/* ... (ptr NULL) a device's, e.g. a GPU's */
 };
 
 struct fc__iommu {
@@ -22,6 +23,11 @@ struct fc__iommu {
 };
 
 int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus);
+/* A window onto device memory at @dev_addr, which translate refuses. */
+int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, uint64_t len,
+		      uint64_t *bus);
+/* The device address of [bus, bus+len) in one device window, or 0. */
+uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len);
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus);
 void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus, uint64_t len);
 void fc__iommu_fini(struct fc__iommu *mmu);

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_peer_gpu: GPU memory as peer memory of an emulated board
+ * (fc_peer_import_cuda maps a CUDA device range; the engine moves its
+ * bytes through the CUDA driver API). DMA host -> GPU and GPU -> host,
+ * board <-> GPU and GPU -> GPU in one chain, an overlapping copy inside
+ * one GPU buffer, a large transfer over many engine steps, each checked
+ * byte for byte with cuMemcpy, bytes beside the range untouched; bad
+ * ranges (a host pointer, past the allocation, past the region) and GPU
+ * memory freed under a region (the chain fails with -EFAULT). Skips
+ * without CUDA or a GPU (CI), and on a kernel board (test_peer_lib covers
+ * CUDA's dma-buf there).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "cuda_test.h"
+
+#define BUF_LEN		(1u << 20)
+#define BIG_LEN		((64u << 20) + 12345)	/* many 8 MiB engine steps */
+
+static struct fc_mem *host_a, *host_b;
+static struct cu cu;
+static const char *no_cuda;
+static uint8_t *scratch;	/* BIG_LEN bytes for checks */
+
+/* Allocate @len bytes of GPU memory filled with @fill. */
+static cu_ptr gpu_alloc(size_t len, unsigned char fill)
+{
+	cu_ptr dp;
+
+	assert_int_equal(cu.alloc(&dp, len), 0);
+	assert_int_equal(cu.memset8(dp, fill, len), 0);
+	assert_int_equal(cu.sync(), 0);
+	return dp;
+}
+
+static void gpu_read(void *dst, cu_ptr src, size_t len)
+{
+	assert_int_equal(cu.dtoh(dst, src, len), 0);
+}
+
+static void assert_filled(const uint8_t *p, size_t len, uint8_t fill,
+			  const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != fill)
+			fail_msg("%s: byte %zu is 0x%02x, not 0x%02x", what, i,
+				 p[i], fill);
+}
+
+static void need_gpu(void)
+{
+	if (no_cuda)
+		skip_because(no_cuda);
+}
+
+/* host -> GPU and GPU -> host at unaligned offsets; neighbours untouched. */
+static void test_host_gpu(void **state)
+{
+	uint8_t *src = host_a->addr, *back = host_b->addr;
+	uint64_t off = 100, len = BUF_LEN - 300;
+	struct fc_xfer x;
+	struct fc_mem *m;
+	cu_ptr dp;
+
+	need_gpu();
+	dp = gpu_alloc(BUF_LEN, 0x5a);
+	assert_ok(fc_peer_import_cuda(dev, dp + off, len, 0, &m));
+	assert_null(m->addr);
+	assert_int_equal(m->len, len);
+
+	rnd_fill(src, BUF_LEN);
+	x = xfer(fc_host(host_a, 0), fc_host(m, 0), len);
+	assert_ok(fc_dma_run(dev, &x, 1, WAIT_MS));
+	gpu_read(scratch, dp, BUF_LEN);
+	assert_same(scratch + off, src, len, "host -> GPU");
+	assert_filled(scratch, off, 0x5a, "GPU before the region");
+	assert_filled(scratch + off + len, BUF_LEN - off - len, 0x5a,
+		      "GPU after the region");
+
+	memset(back, 0, BUF_LEN);
+	x = xfer(fc_host(m, 7), fc_host(host_b, 3), len - 7);
+	assert_ok(fc_dma_run(dev, &x, 1, WAIT_MS));
+	assert_same(back + 3, src + 7, len - 7, "GPU -> host");
+	assert_filled(back, 3, 0, "host before the copy");
+
+	/* One byte at either end of the region. */
+	src[0] = 0xc3;
+	x = xfer(fc_host(host_a, 0), fc_host(m, len - 1), 1);
+	assert_ok(fc_dma_run(dev, &x, 1, WAIT_MS));
+	gpu_read(scratch, dp + off + len - 1, 2);
+	assert_int_equal(scratch[0], 0xc3);
+	assert_int_equal(scratch[1], 0x5a);
+	assert_ok(fc_mem_free(dev, m));
+	assert_int_equal(cu.free(dp), 0);
+}
+
+/*
+ * One chain: host -> board -> GPU -> board -> host, then GPU -> GPU
+ * between two allocations; every hop checked.
+ */
+static void test_board_gpu(void **state)
+{
+	uint8_t *src = host_a->addr, *back = host_b->addr;
+	uint64_t len = BUF_LEN / 2 + 17;
+	struct fc_mem *g1, *g2;
+	struct fc_xfer x[5];
+	cu_ptr d1, d2;
+
+	need_gpu();
+	d1 = gpu_alloc(BUF_LEN, 0);
+	d2 = gpu_alloc(BUF_LEN, 0);
+	assert_ok(fc_peer_import_cuda(dev, d1, BUF_LEN, 0, &g1));
+	assert_ok(fc_peer_import_cuda(dev, d2, BUF_LEN, 0, &g2));
+	rnd_fill(src, BUF_LEN);
+	memset(back, 0, BUF_LEN);
+	x[0] = xfer(fc_host(host_a, 0), fc_board(0x10000), len);
+	x[1] = xfer(fc_board(0x10000), fc_host(g1, 64), len);
+	x[2] = xfer(fc_host(g1, 64), fc_host(g2, 5), len);
+	x[3] = xfer(fc_host(g2, 5), fc_board(0x300000), len);
+	x[4] = xfer(fc_board(0x300000), fc_host(host_b, 0), len);
+	assert_ok(fc_dma_run(dev, x, 5, WAIT_MS));
+	assert_same(back, src, len, "host -> board -> GPU -> GPU -> board -> host");
+	gpu_read(scratch, d1 + 64, len);
+	assert_same(scratch, src, len, "board -> GPU");
+	gpu_read(scratch, d2 + 5, len);
+	assert_same(scratch, src, len, "GPU -> GPU");
+	assert_ok(fc_mem_free(dev, g1));
+	assert_ok(fc_mem_free(dev, g2));
+	assert_int_equal(cu.free(d1), 0);
+	assert_int_equal(cu.free(d2), 0);
+}
+
+/* GPU -> GPU inside one buffer, overlapping upwards: memmove order. */
+static void test_gpu_overlap(void **state)
+{
+	size_t len = 16u << 20, n = 6u << 20, shift = 1u << 20;
+	uint8_t *want = malloc(len);
+	struct fc_mem *g;
+	struct fc_xfer x;
+	cu_ptr dp;
+
+	need_gpu();
+	assert_non_null(want);
+	dp = gpu_alloc(len, 0);
+	rnd_fill(want, len);
+	assert_int_equal(cu.htod(dp, want, len), 0);
+	assert_ok(fc_peer_import_cuda(dev, dp, len, 0, &g));
+	x = xfer(fc_host(g, 0), fc_host(g, shift), n);
+	assert_ok(fc_dma_run(dev, &x, 1, WAIT_MS));
+	memmove(want + shift, want, n);
+	gpu_read(scratch, dp, len);
+	assert_same(scratch, want, len, "overlapping GPU -> GPU");
+	assert_ok(fc_mem_free(dev, g));
+	assert_int_equal(cu.free(dp), 0);
+	free(want);
+}
+
+/* 64 MiB and an odd tail, there and back: many engine steps. */
+static void test_large(void **state)
+{
+	struct fc_mem *big_a, *big_b, *g;
+	struct fc_xfer x[2];
+	cu_ptr dp;
+
+	need_gpu();
+	assert_ok(fc_mem_alloc(dev, BIG_LEN, 0, &big_a));
+	assert_ok(fc_mem_alloc(dev, BIG_LEN, 0, &big_b));
+	dp = gpu_alloc(BIG_LEN, 0);
+	assert_ok(fc_peer_import_cuda(dev, dp, BIG_LEN, 0, &g));
+	rnd_fill(big_a->addr, BIG_LEN);
+	memset(big_b->addr, 0, BIG_LEN);
+	x[0] = xfer(fc_host(big_a, 0), fc_host(g, 0), BIG_LEN);
+	x[1] = xfer(fc_host(g, 0), fc_host(big_b, 0), BIG_LEN);
+	assert_ok(fc_dma_run(dev, x, 2, WAIT_MS));
+	gpu_read(scratch, dp, BIG_LEN);
+	assert_same(scratch, big_a->addr, BIG_LEN, "host -> GPU, 64 MiB");
+	assert_same(big_b->addr, big_a->addr, BIG_LEN, "GPU -> host, 64 MiB");
+	assert_ok(fc_mem_free(dev, g));
+	assert_ok(fc_mem_free(dev, big_a));
+	assert_ok(fc_mem_free(dev, big_b));
+	assert_int_equal(cu.free(dp), 0);
+}
+
+/* Bad ranges are refused before anything moves; nothing changes. */
+static void test_bad_ranges(void **state)
+{
+	uint8_t *src = host_a->addr;
+	struct fc_mem *m, *stale;
+	struct fc_xfer x;
+	uint64_t ticket;
+	cu_ptr dp;
+
+	need_gpu();
+	dp = gpu_alloc(BUF_LEN, 0x11);
+	/* Host memory, and a range running past the allocation. */
+	assert_rc(fc_peer_import_cuda(dev, (uintptr_t)src, 4096, 0, &m),
+		  -EINVAL);
+	assert_rc(fc_peer_import_cuda(dev, dp + BUF_LEN - 100, 200, 0, &m),
+		  -ERANGE);
+	assert_rc(fc_peer_import_cuda(dev, dp, BUF_LEN + 1, 0, &m), -ERANGE);
+	assert_rc(fc_peer_import_cuda(dev, dp, 4096, 1, &m), -EINVAL);
+
+	assert_ok(fc_peer_import_cuda(dev, dp + 4096, 8192, 0, &m));
+	rnd_fill(src, BUF_LEN);
+	x = xfer(fc_host(host_a, 0), fc_host(m, 1), 8192);
+	assert_rc(fc_dma_submit(dev, &x, 1, 0, &ticket), -ERANGE);
+	x = xfer(fc_host(m, 8192), fc_host(host_a, 0), 1);
+	assert_rc(fc_dma_submit(dev, &x, 1, 0, &ticket), -ERANGE);
+	gpu_read(scratch, dp, BUF_LEN);
+	assert_filled(scratch, BUF_LEN, 0x11, "GPU after refused transfers");
+	stale = m;
+	assert_ok(fc_mem_free(dev, m));
+	x = xfer(fc_host(host_a, 0), fc_host(stale, 0), 16);
+	assert_rc(fc_dma_submit(dev, &x, 1, 0, &ticket), -EINVAL);
+
+	/* The GPU memory freed under a region: the chain fails, cleanly. */
+	assert_ok(fc_peer_import_cuda(dev, dp, BUF_LEN, 0, &m));
+	assert_int_equal(cu.free(dp), 0);
+	x = xfer(fc_host(host_a, 0), fc_host(m, 0), 4096);
+	assert_rc(fc_dma_run(dev, &x, 1, WAIT_MS), -EFAULT);
+	x = xfer(fc_host(m, 0), fc_host(host_a, 0), 4096);
+	assert_rc(fc_dma_run(dev, &x, 1, WAIT_MS), -EFAULT);
+	/* The engine goes on working. */
+	x = xfer(fc_host(host_a, 0), fc_host(host_b, 0), 4096);
+	assert_ok(fc_dma_run(dev, &x, 1, WAIT_MS));
+	assert_same(host_b->addr, src, 4096, "host -> host after the fault");
+	assert_ok(fc_mem_free(dev, m));
+}
+
+static int setup(void **state)
+{
+	void *ctx;
+
+	if (strncmp(dev_name, "emu:", 4))
+		no_cuda = "GPU windows are the emulated board's (a kernel "
+			  "board takes CUDA's dma-buf: test_peer_lib)";
+	else
+		no_cuda = cu_load(&cu, &ctx);
+	scratch = malloc(BIG_LEN);
+	if (!scratch)
+		return -1;
+	return harness_alloc(BUF_LEN, &host_a, &host_b);
+}
+
+static int teardown(void **state)
+{
+	free(scratch);
+	return harness_close(host_a, host_b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_host_gpu),
+		cmocka_unit_test(test_board_gpu),
+		cmocka_unit_test(test_gpu_overlap),
+		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_bad_ranges),
+	};
+	int rc = harness_open("test_peer_gpu");
+
+	if (rc)
+		return rc;
+	return harness_run(tests, setup, teardown);
+}
