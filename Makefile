@@ -84,6 +84,9 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
+# ... and DMA to and from GPU memory too.
+$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
