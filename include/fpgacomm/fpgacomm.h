@@ -167,14 +167,21 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
 
 /*
  * fc_peer_import_cuda - fc_peer_import() of CUDA device memory
- * [dptr, dptr + len) (a CUdeviceptr; any alignment): the CUDA driver,
- * loaded at run time (libcuda.so.1; no build dependency), makes a dma-buf
- * of it (cuMemGetHandleForAddressRange), which the board's driver imports.
- * Call it from a thread with the pointer's CUDA context current.
+ * [dptr, dptr + len) (a CUdeviceptr; any alignment), within one
+ * allocation. The CUDA driver is loaded at run time (libcuda.so.1; no
+ * build dependency). For a kernel board it makes a dma-buf of the range
+ * (cuMemGetHandleForAddressRange), which the board's driver imports; call
+ * it from a thread with the pointer's CUDA context current. A board
+ * emulated in this process maps the range as a window of bus addresses
+ * that only its engine reaches: chains move its bytes with
+ * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread
+ * (board to board through the fabric not included: a chain that sends GPU
+ * memory as packets ends with -EFAULT). Should the memory be freed
+ * first, chains naming it end with -EFAULT.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
- * memory), -ERANGE (wraps), -ENODEV (no CUDA driver or no GPU),
- * -EOPNOTSUPP (no dma-buf from this driver or GPU, or an emulated board,
- * which cannot map GPU memory), -EIO (another CUDA error), or as
+ * memory), -ERANGE (wraps, or runs past the allocation), -ENODEV (no
+ * CUDA driver or no GPU), -EOPNOTSUPP (no dma-buf from this driver or
+ * GPU, or memory of no context), -EIO (another CUDA error), or as
  * fc_peer_import().
  */
 int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
