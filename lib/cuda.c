@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -21,6 +22,9 @@
 typedef int fc__cu_result;
 typedef unsigned long long fc__cu_devptr;
 typedef void *fc__cu_ctx;
+typedef struct {
+	char reserved[FC_CUDA_IPC_HANDLE_SIZE];
+} fc__cu_ipc_handle;			/* CUipcMemHandle, passed by value */
 #define CU_SUCCESS			0
 #define CU_ERROR_INVALID_VALUE		1
 #define CU_ERROR_NOT_INITIALIZED	3
@@ -33,6 +37,7 @@ typedef void *fc__cu_ctx;
 #define CU_POINTER_ATTRIBUTE_CONTEXT	1
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define CU_MEMORYTYPE_DEVICE		2
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 1
 
 struct fc__cuda {
 	int status;			/* 0 loaded, or why not (-errno) */
@@ -47,6 +52,14 @@ struct fc__cuda {
 	fc__cu_result (*pop)(fc__cu_ctx *ctx);
 	fc__cu_result (*htod)(fc__cu_devptr dst, const void *src, size_t len);
 	fc__cu_result (*dtoh)(void *dst, fc__cu_devptr src, size_t len);
+	/* CUDA IPC and what opening a handle needs */
+	fc__cu_result (*ipc_get)(fc__cu_ipc_handle *h, fc__cu_devptr dptr);
+	fc__cu_result (*ipc_open)(fc__cu_devptr *dptr, fc__cu_ipc_handle h,
+				  unsigned int flags);
+	fc__cu_result (*ipc_close)(fc__cu_devptr dptr);
+	fc__cu_result (*ctx_current)(fc__cu_ctx *ctx);
+	fc__cu_result (*device_get)(int *dev, int ordinal);
+	fc__cu_result (*primary_retain)(fc__cu_ctx *ctx, int dev);
 };
 
 static struct fc__cuda cuda;
@@ -70,6 +83,13 @@ static void cuda_load(void)
 	CU_SYM(lib, pop, "cuCtxPopCurrent_v2");
 	CU_SYM(lib, htod, "cuMemcpyHtoD_v2");
 	CU_SYM(lib, dtoh, "cuMemcpyDtoH_v2");
+	CU_SYM(lib, ipc_get, "cuIpcGetMemHandle");
+	if (!CU_SYM(lib, ipc_open, "cuIpcOpenMemHandle_v2"))
+		CU_SYM(lib, ipc_open, "cuIpcOpenMemHandle");
+	CU_SYM(lib, ipc_close, "cuIpcCloseMemHandle");
+	CU_SYM(lib, ctx_current, "cuCtxGetCurrent");
+	CU_SYM(lib, device_get, "cuDeviceGet");
+	CU_SYM(lib, primary_retain, "cuDevicePrimaryCtxRetain");
 	if (!cuda.init || !cuda.ptr_attr || !cuda.addr_range || !cuda.push ||
 	    !cuda.pop || !cuda.htod || !cuda.dtoh) {
 		cuda.status = -ENODEV;		/* not a driver we know */
@@ -178,21 +198,13 @@ static int import_dmabuf(struct fc_dev *dev, uint64_t dptr, size_t len,
 	return ret;
 }
 
-FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
-				   size_t len, unsigned int flags,
-				   struct fc_mem **memp)
+/* CUDA memory in this process as a buffer of @dev; CUDA loaded. */
+static int import_range(struct fc_dev *dev, uint64_t dptr, size_t len,
+			struct fc_mem **memp)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	fc__cu_ctx ctx;
 	int ret;
 
-	if (!dev || !memp || !dptr || !len || flags)
-		return -EINVAL;
-	if (dptr + len < dptr || dptr + len > UINT64_MAX - page)
-		return -ERANGE;
-	pthread_once(&cuda_once, cuda_load);
-	if (cuda.status)
-		return cuda.status;
 	/* Checked for every board, so that a bad pointer is told alike. */
 	ret = cuda_range(dptr, len, &ctx);
 	if (ret)
@@ -200,4 +212,146 @@ FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
 	if (dev->be->peer_import_dev)
 		return fc__peer_import_dev(dev, dptr, len, memp);
 	return import_dmabuf(dev, dptr, len, memp);
+}
+
+static int cuda_ready(void)
+{
+	pthread_once(&cuda_once, cuda_load);
+	return cuda.status;
+}
+
+FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
+				   size_t len, unsigned int flags,
+				   struct fc_mem **memp)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int ret;
+
+	if (!dev || !memp || !dptr || !len || flags)
+		return -EINVAL;
+	if (dptr + len < dptr || dptr + len > UINT64_MAX - page)
+		return -ERANGE;
+	ret = cuda_ready();
+	if (ret)
+		return ret;
+	return import_range(dev, dptr, len, memp);
+}
+
+/* ---- Across processes: CUDA IPC handles ---- */
+
+FC__EXPORT int fc_cuda_ipc_export(uint64_t dptr, struct fc_cuda_ipc *ipc)
+{
+	fc__cu_ipc_handle h;
+	fc__cu_devptr base;
+	fc__cu_ctx ctx, old;
+	fc__cu_result r;
+	size_t size;
+	int ret;
+
+	if (!dptr || !ipc)
+		return -EINVAL;
+	ret = cuda_ready();
+	if (ret)
+		return ret;
+	if (!cuda.ipc_get || !cuda.ipc_open || !cuda.ipc_close)
+		return -EOPNOTSUPP;
+	ret = cuda_range(dptr, 1, &ctx);
+	if (ret)
+		return ret;
+	/* A handle names a whole allocation, by its base. */
+	r = cuda.addr_range(&base, &size, dptr);
+	if (r == CU_SUCCESS)
+		r = cuda.push(ctx);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	r = cuda.ipc_get(&h, base);
+	cuda.pop(&old);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	memcpy(ipc->handle, &h, sizeof(ipc->handle));
+	ipc->off = dptr - base;
+	ipc->len = size - ipc->off;
+	return 0;
+}
+
+static pthread_once_t primary_once = PTHREAD_ONCE_INIT;
+static fc__cu_ctx primary;
+
+/* Device 0's primary context, retained for the life of the process. */
+static void primary_load(void)
+{
+	int d;
+
+	if (cuda.device_get && cuda.primary_retain &&
+	    cuda.device_get(&d, 0) == CU_SUCCESS &&
+	    cuda.primary_retain(&primary, d) != CU_SUCCESS)
+		primary = NULL;
+}
+
+/* Open @ipc's allocation in the current context, or device 0's primary. */
+static int ipc_open(const struct fc_cuda_ipc *ipc, uint64_t *base)
+{
+	fc__cu_ctx cur = NULL, old;
+	fc__cu_ipc_handle h;
+	fc__cu_devptr p;
+	fc__cu_result r;
+
+	if (!cuda.ipc_open || !cuda.ipc_close || !cuda.ctx_current)
+		return -EOPNOTSUPP;
+	memcpy(&h, ipc->handle, sizeof(h));
+	if (cuda.ctx_current(&cur) != CU_SUCCESS || !cur) {
+		pthread_once(&primary_once, primary_load);
+		if (!primary)
+			return -ENODEV;
+		r = cuda.push(primary);
+		if (r != CU_SUCCESS)
+			return cuda_errno(r);
+		r = cuda.ipc_open(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+		cuda.pop(&old);
+	} else {
+		r = cuda.ipc_open(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	}
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	*base = p;
+	return 0;
+}
+
+void fc__cuda_ipc_close(uint64_t base)
+{
+	fc__cu_ctx ctx, old;
+
+	/* Closed in the context it was opened in. */
+	if (cuda.ptr_attr(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, base) ||
+	    cuda.push(ctx))
+		return;
+	cuda.ipc_close(base);
+	cuda.pop(&old);
+}
+
+FC__EXPORT int fc_peer_import_cuda_ipc(struct fc_dev *dev,
+				       const struct fc_cuda_ipc *ipc,
+				       uint64_t off, size_t len,
+				       unsigned int flags, struct fc_mem **memp)
+{
+	uint64_t base;
+	int ret;
+
+	if (!dev || !ipc || !memp || !len || flags)
+		return -EINVAL;
+	if (off > ipc->len || len > ipc->len - off)
+		return -ERANGE;
+	ret = cuda_ready();
+	if (ret)
+		return ret;
+	ret = ipc_open(ipc, &base);
+	if (ret)
+		return ret;
+	ret = import_range(dev, base + ipc->off + off, len, memp);
+	if (ret) {
+		fc__cuda_ipc_close(base);
+		return ret;
+	}
+	fc__container_of(*memp, struct fc__mem, pub)->ipc_base = base;
+	return 0;
 }

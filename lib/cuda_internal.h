@@ -14,4 +14,7 @@
  */
 int fc__cuda_move(uint64_t dptr, void *cpu, uint64_t len, bool to_gpu);
 
+/* Close an allocation fc_peer_import_cuda_ipc() opened at @base. */
+void fc__cuda_ipc_close(uint64_t base);
+
 #endif /* FC_CUDA_INTERNAL_H */

@@ -53,6 +53,7 @@ struct fc__mem {
 	bool peer;		/* fc_peer_import: another device's memory */
 	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
 	bool device;		/* ... a GPU's, which the CPU cannot map */
+	uint64_t ipc_base;	/* ... opened from a CUDA IPC handle: close */
 };
 
 /*

@@ -7,13 +7,18 @@
  * one GPU buffer, a large transfer over many engine steps, each checked
  * byte for byte with cuMemcpy, bytes beside the range untouched; bad
  * ranges (a host pointer, past the allocation, past the region) and GPU
- * memory freed under a region (the chain fails with -EFAULT). Skips
+ * memory freed under a region (the chain fails with -EFAULT); the GPU
+ * memory written and read by another process's board through a CUDA IPC
+ * handle (fc_cuda_ipc_export, fc_peer_import_cuda_ipc). Skips
  * without CUDA or a GPU (CI), and on a kernel board (test_peer_lib covers
  * CUDA's dma-buf there).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "cuda_test.h"
@@ -233,6 +238,106 @@ static void test_bad_ranges(void **state)
 	assert_ok(fc_mem_free(dev, m));
 }
 
+/* ---- Across processes: CUDA IPC ---- */
+
+#define IPC_OFF		100
+#define IPC_LEN		8192
+#define IPC_FILL	0x22
+
+static uint8_t ipc_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/*
+ * The child: a process of its own with its own emulated board and no
+ * CUDA set up, given the parent's GPU memory as a hex fc_cuda_ipc. It
+ * writes ipc_byte() into [IPC_OFF, IPC_OFF + IPC_LEN) of it by DMA and
+ * reads the byte before back. RETURN VALUE: 0, or where it failed.
+ */
+static int ipc_child(const char *hex)
+{
+	struct fc_cuda_ipc ipc;
+	struct fc_dev *d;
+	struct fc_mem *host, *m;
+	struct fc_xfer x;
+	uint8_t *p = (uint8_t *)&ipc;
+	unsigned int v;
+	size_t i;
+
+	if (strlen(hex) != 2 * sizeof(ipc))
+		return 10;
+	for (i = 0; i < sizeof(ipc); i++) {
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return 10;
+		p[i] = (uint8_t)v;
+	}
+	if (fc_open(&d, "emu:") || fc_mem_alloc(d, IPC_LEN, 0, &host))
+		return 11;
+	if (fc_peer_import_cuda_ipc(d, &ipc, ipc.len - 10, 11, 0, &m) !=
+	    -ERANGE)
+		return 12;
+	if (fc_peer_import_cuda_ipc(d, &ipc, IPC_OFF - 1, IPC_LEN + 1, 0, &m))
+		return 13;
+	for (i = 0; i < IPC_LEN; i++)
+		((uint8_t *)host->addr)[i] = ipc_byte(i);
+	x = xfer(fc_host(host, 0), fc_host(m, 1), IPC_LEN);
+	if (fc_dma_run(d, &x, 1, WAIT_MS))
+		return 14;
+	memset(host->addr, 0, IPC_LEN);
+	x = xfer(fc_host(m, 0), fc_host(host, 0), 1);
+	if (fc_dma_run(d, &x, 1, WAIT_MS) ||
+	    ((uint8_t *)host->addr)[0] != IPC_FILL)
+		return 15;
+	if (fc_mem_free(d, m) || fc_mem_free(d, m) != -EINVAL)
+		return 16;
+	return fc_close(d) ? 17 : 0;
+}
+
+/* The parent's GPU memory written by another process's board. */
+static void test_ipc(void **state)
+{
+	char hex[2 * sizeof(struct fc_cuda_ipc) + 1], cmd[sizeof(hex) + 64];
+	struct fc_cuda_ipc ipc;
+	size_t i;
+	cu_ptr dp;
+	int rc;
+
+	need_gpu();
+	dp = gpu_alloc(BUF_LEN, IPC_FILL);
+	assert_rc(fc_cuda_ipc_export(0, &ipc), -EINVAL);
+	assert_rc(fc_cuda_ipc_export(dp, NULL), -EINVAL);
+	assert_rc(fc_cuda_ipc_export((uintptr_t)scratch, &ipc), -EINVAL);
+	rc = fc_cuda_ipc_export(dp + 4096, &ipc);
+	if (rc == -EOPNOTSUPP) {
+		assert_int_equal(cu.free(dp), 0);
+		skip_because("no CUDA IPC in this driver");
+	}
+	assert_ok(rc);
+	assert_int_equal(ipc.off, 4096);
+	assert_int_equal(ipc.len, BUF_LEN - 4096);
+	for (i = 0; i < sizeof(ipc); i++)
+		sprintf(hex + 2 * i, "%02x", ((uint8_t *)&ipc)[i]);
+	snprintf(cmd, sizeof(cmd), "/proc/%d/exe --ipc-child %s", getpid(),
+		 hex);
+	rc = system(cmd);
+	assert_true(WIFEXITED(rc));
+	if (WEXITSTATUS(rc))
+		fail_msg("the child process failed at step %d",
+			 WEXITSTATUS(rc));
+	gpu_read(scratch, dp, BUF_LEN);
+	for (i = 0; i < IPC_LEN; i++)
+		if (scratch[4096 + IPC_OFF + i] != ipc_byte(i))
+			fail_msg("byte %zu written by the other process is "
+				 "0x%02x, not 0x%02x", i,
+				 scratch[4096 + IPC_OFF + i], ipc_byte(i));
+	assert_filled(scratch, 4096 + IPC_OFF, IPC_FILL, "GPU before");
+	assert_filled(scratch + 4096 + IPC_OFF + IPC_LEN,
+		      BUF_LEN - 4096 - IPC_OFF - IPC_LEN, IPC_FILL,
+		      "GPU after");
+	assert_int_equal(cu.free(dp), 0);
+}
+
 static int setup(void **state)
 {
 	void *ctx;
@@ -254,7 +359,7 @@ static int teardown(void **state)
 	return harness_close(host_a, host_b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_gpu),
@@ -262,8 +367,13 @@ int main(void)
 		cmocka_unit_test(test_gpu_overlap),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_bad_ranges),
+		cmocka_unit_test(test_ipc),
 	};
-	int rc = harness_open("test_peer_gpu");
+	int rc;
+
+	if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
+		return ipc_child(argv[2]);
+	rc = harness_open("test_peer_gpu");
 
 	if (rc)
 		return rc;

@@ -187,6 +187,45 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
 int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
 			unsigned int flags, struct fc_mem **memp);
 
+/* ---- GPU memory across processes: CUDA IPC handles ---- */
+
+#define FC_CUDA_IPC_HANDLE_SIZE	64
+
+/*
+ * CUDA device memory of one process named for another (cuIpcGetMemHandle):
+ * plain bytes, to be passed by any means (a pipe, a channel message).
+ */
+struct fc_cuda_ipc {
+	uint8_t handle[FC_CUDA_IPC_HANDLE_SIZE];	/* CUDA's, opaque */
+	uint64_t off;		/* the pointer's offset in its allocation */
+	uint64_t len;		/* bytes from the pointer to the allocation's end */
+};
+
+/*
+ * fc_cuda_ipc_export - name CUDA device memory at @dptr (made with
+ * cuMemAlloc or cudaMalloc, in this process) for another process's
+ * fc_peer_import_cuda_ipc(). It stays valid while the allocation lives.
+ * RETURN VALUE: 0 and *ipc set; -EINVAL (NULL, zero, not device memory),
+ * -ENODEV (no CUDA driver or GPU), -EOPNOTSUPP (no CUDA IPC, or memory of
+ * no context), -EIO (another CUDA error).
+ */
+int fc_cuda_ipc_export(uint64_t dptr, struct fc_cuda_ipc *ipc);
+
+/*
+ * fc_peer_import_cuda_ipc - fc_peer_import_cuda() of [off, off + len)
+ * from the pointer another process named in @ipc: the allocation is opened
+ * in this process (cuIpcOpenMemHandle, in the calling thread's current
+ * context, else device 0's primary context, retained for the life of the
+ * process) and closed again by fc_mem_free(). The exporting process keeps
+ * the allocation alive meanwhile.
+ * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero length, flags, a
+ * handle CUDA does not take), -ERANGE (past the allocation's end),
+ * -ENODEV, -EOPNOTSUPP, -EIO, or as fc_peer_import_cuda().
+ */
+int fc_peer_import_cuda_ipc(struct fc_dev *dev, const struct fc_cuda_ipc *ipc,
+			    uint64_t off, size_t len, unsigned int flags,
+			    struct fc_mem **memp);
+
 /* ---- Chaining DMA ---- */
 
 /* Where one end of a transfer is (an address space of hw.h). */
