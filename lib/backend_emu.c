@@ -81,19 +81,21 @@ static void *emu_translate(void *ctx, uint64_t bus, uint64_t len)
 static bool emu_peer_span(void *ctx, uint64_t bus, uint64_t len)
 {
 	struct emu_board *b = ctx;
+	void *dev_ctx;
 
-	return fc__iommu_dev(&b->mmu, bus, len) != 0;
+	return fc__iommu_dev(&b->mmu, bus, len, &dev_ctx) != 0;
 }
 
 static int emu_peer_move(void *ctx, uint64_t bus, void *cpu, uint64_t len,
 			 bool to_peer)
 {
 	struct emu_board *b = ctx;
-	uint64_t dptr = fc__iommu_dev(&b->mmu, bus, len);
+	void *dev_ctx = NULL;
+	uint64_t dptr = fc__iommu_dev(&b->mmu, bus, len, &dev_ctx);
 
 	if (!dptr)
 		return -EFAULT;
-	return fc__cuda_move(dptr, cpu, len, to_peer);
+	return fc__cuda_move(dev_ctx, dptr, cpu, len, to_peer);
 }
 
 static const struct fcemu_host_ops emu_host_ops = {
@@ -374,8 +376,8 @@ static int emu_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
 static int emu_peer_import_dev(struct fc_dev *dev, struct fc__mem *mem,
 			       uint64_t dev_addr)
 {
-	return fc__iommu_map_dev(&board_of(dev)->mmu, dev_addr, mem->pub.len,
-				 &mem->handle);
+	return fc__iommu_map_dev(&board_of(dev)->mmu, dev_addr, mem->dev_ctx,
+				 mem->pub.len, &mem->handle);
 }
 
 static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)

@@ -151,18 +151,21 @@ static int cuda_range(uint64_t dptr, uint64_t len, fc__cu_ctx *ctx)
 	return 0;
 }
 
-int fc__cuda_move(uint64_t dptr, void *cpu, uint64_t len, bool to_gpu)
+int fc__cuda_move(fc__cu_ctx ctx, uint64_t dptr, void *cpu, uint64_t len,
+		  bool to_gpu)
 {
-	fc__cu_ctx ctx, old;
+	fc__cu_ctx old;
 	fc__cu_result r;
 	int ret;
 
 	if (cuda.status || !cuda.init)
 		return -ENODEV;
 	/* Asked each time: memory freed under a region fails cleanly. */
-	ret = cuda_range(dptr, len, &ctx);
-	if (ret)
-		return ret;
+	if (!ctx) {
+		ret = cuda_range(dptr, len, &ctx);
+		if (ret)
+			return ret;
+	}
 	r = cuda.push(ctx);
 	if (r != CU_SUCCESS)
 		return cuda_errno(r);
@@ -198,19 +201,25 @@ static int import_dmabuf(struct fc_dev *dev, uint64_t dptr, size_t len,
 	return ret;
 }
 
-/* CUDA memory in this process as a buffer of @dev; CUDA loaded. */
+/*
+ * CUDA memory in this process as a buffer of @dev; CUDA loaded. @ctx NULL:
+ * the memory's own context, checked now and at every move; else memory
+ * that CUDA describes no further (an IPC mapping), moved in @ctx.
+ */
 static int import_range(struct fc_dev *dev, uint64_t dptr, size_t len,
-			struct fc_mem **memp)
+			fc__cu_ctx ctx, struct fc_mem **memp)
 {
-	fc__cu_ctx ctx;
+	fc__cu_ctx own;
 	int ret;
 
-	/* Checked for every board, so that a bad pointer is told alike. */
-	ret = cuda_range(dptr, len, &ctx);
-	if (ret)
-		return ret;
+	if (!ctx) {
+		/* Checked for every board, so that a bad pointer is told alike. */
+		ret = cuda_range(dptr, len, &own);
+		if (ret)
+			return ret;
+	}
 	if (dev->be->peer_import_dev)
-		return fc__peer_import_dev(dev, dptr, len, memp);
+		return fc__peer_import_dev(dev, dptr, ctx, len, memp);
 	return import_dmabuf(dev, dptr, len, memp);
 }
 
@@ -234,7 +243,7 @@ FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,
 	ret = cuda_ready();
 	if (ret)
 		return ret;
-	return import_range(dev, dptr, len, memp);
+	return import_range(dev, dptr, len, NULL, memp);
 }
 
 /* ---- Across processes: CUDA IPC handles ---- */
@@ -288,8 +297,12 @@ static void primary_load(void)
 		primary = NULL;
 }
 
-/* Open @ipc's allocation in the current context, or device 0's primary. */
-static int ipc_open(const struct fc_cuda_ipc *ipc, uint64_t *base)
+/*
+ * Open @ipc's allocation in the current context, or device 0's primary:
+ * *base and *ctx, the context it is open in.
+ */
+static int ipc_open(const struct fc_cuda_ipc *ipc, uint64_t *base,
+		    fc__cu_ctx *ctx)
 {
 	fc__cu_ctx cur = NULL, old;
 	fc__cu_ipc_handle h;
@@ -308,22 +321,23 @@ static int ipc_open(const struct fc_cuda_ipc *ipc, uint64_t *base)
 			return cuda_errno(r);
 		r = cuda.ipc_open(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 		cuda.pop(&old);
+		cur = primary;
 	} else {
 		r = cuda.ipc_open(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 	}
 	if (r != CU_SUCCESS)
 		return cuda_errno(r);
 	*base = p;
+	*ctx = cur;
 	return 0;
 }
 
-void fc__cuda_ipc_close(uint64_t base)
+/* Closed in the context it was opened in. */
+void fc__cuda_ipc_close(uint64_t base, fc__cu_ctx ctx)
 {
-	fc__cu_ctx ctx, old;
+	fc__cu_ctx old;
 
-	/* Closed in the context it was opened in. */
-	if (cuda.ptr_attr(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, base) ||
-	    cuda.push(ctx))
+	if (cuda.push(ctx) != CU_SUCCESS)
 		return;
 	cuda.ipc_close(base);
 	cuda.pop(&old);
@@ -334,6 +348,7 @@ FC__EXPORT int fc_peer_import_cuda_ipc(struct fc_dev *dev,
 				       uint64_t off, size_t len,
 				       unsigned int flags, struct fc_mem **memp)
 {
+	fc__cu_ctx ctx;
 	uint64_t base;
 	int ret;
 
@@ -344,12 +359,16 @@ FC__EXPORT int fc_peer_import_cuda_ipc(struct fc_dev *dev,
 	ret = cuda_ready();
 	if (ret)
 		return ret;
-	ret = ipc_open(ipc, &base);
+	ret = ipc_open(ipc, &base, &ctx);
 	if (ret)
 		return ret;
-	ret = import_range(dev, base + ipc->off + off, len, memp);
+	/*
+	 * CUDA tells nothing of an IPC mapping (no context, no range, as
+	 * seen on an H100 with driver 580): the exporter's range stands.
+	 */
+	ret = import_range(dev, base + ipc->off + off, len, ctx, memp);
 	if (ret) {
-		fc__cuda_ipc_close(base);
+		fc__cuda_ipc_close(base, ctx);
 		return ret;
 	}
 	fc__container_of(*memp, struct fc__mem, pub)->ipc_base = base;

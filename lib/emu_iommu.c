@@ -37,7 +37,7 @@ static long find_below(const struct fc__iommu *mmu, uint64_t bus)
  * page, as a real IOMMU mapping of pinned pages does.
  */
 static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
-		      uint64_t len, uint64_t *bus)
+		      void *dev_ctx, uint64_t len, uint64_t *bus)
 {
 	uint64_t in_page = (ptr ? (uintptr_t)ptr : dev_addr) & (BUS_PAGE - 1);
 	uint64_t need = page_up(in_page + len) + BUS_GUARD;
@@ -68,6 +68,7 @@ static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
 	mmu->win[i].len = len;
 	mmu->win[i].ptr = ptr;
 	mmu->win[i].dev_addr = dev_addr;
+	mmu->win[i].dev_ctx = dev_ctx;
 	mmu->n++;
 	*bus = start + in_page;
 	return 0;
@@ -77,15 +78,15 @@ int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
 {
 	if (!ptr)
 		return -EINVAL;
-	return map_window(mmu, ptr, 0, len, bus);
+	return map_window(mmu, ptr, 0, NULL, len, bus);
 }
 
-int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, uint64_t len,
-		      uint64_t *bus)
+int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
+		      uint64_t len, uint64_t *bus)
 {
 	if (!dev_addr)
 		return -EINVAL;
-	return map_window(mmu, NULL, dev_addr, len, bus);
+	return map_window(mmu, NULL, dev_addr, dev_ctx, len, bus);
 }
 
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
@@ -124,12 +125,14 @@ void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
 	return (char *)w->ptr + (bus - w->bus);
 }
 
-uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len)
+uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
+		       void **dev_ctx)
 {
 	const struct fc__iommu_win *w = window(mmu, bus, len);
 
 	if (!w || w->ptr)
 		return 0;
+	*dev_ctx = w->dev_ctx;
 	return w->dev_addr + (bus - w->bus);
 }
 

@@ -53,6 +53,7 @@ struct fc__mem {
 	bool peer;		/* fc_peer_import: another device's memory */
 	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
 	bool device;		/* ... a GPU's, which the CPU cannot map */
+	void *dev_ctx;		/* ... in this CUDA context (NULL: its own) */
 	uint64_t ipc_base;	/* ... opened from a CUDA IPC handle: close */
 };
 
@@ -134,7 +135,8 @@ struct fc__backend {
 	 * Device memory that the board's engine moves through the device's
 	 * own API (an emulated board and CUDA memory): makes [dev_addr,
 	 * dev_addr + mem->pub.len) a region named by mem->handle, released
-	 * by mem_unmap. NULL: such memory must come as a dma-buf.
+	 * by mem_unmap, moved in mem->dev_ctx. NULL: such memory must come
+	 * as a dma-buf.
 	 */
 	int (*peer_import_dev)(struct fc_dev *dev, struct fc__mem *mem,
 			       uint64_t dev_addr);
@@ -171,8 +173,8 @@ void fc__mem_release_all(struct fc_dev *dev);
 int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 		    struct fc_mem **memp);
 /* ... and device memory at @dev_addr, through be->peer_import_dev */
-int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, size_t len,
-			struct fc_mem **memp);
+int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
+			size_t len, struct fc_mem **memp);
 
 /* lib/world.c */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len);

@@ -148,7 +148,7 @@ static void release(struct fc_dev *dev, struct fc__mem *m)
 {
 	dev->be->mem_unmap(dev, m);
 	if (m->ipc_base)
-		fc__cuda_ipc_close(m->ipc_base);
+		fc__cuda_ipc_close(m->ipc_base, m->dev_ctx);
 	if (m->owned)
 		free_pages(m->pub.addr, m->map_len, m->numa);
 	free(m);

@@ -64,8 +64,8 @@ int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 	return 0;
 }
 
-int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, size_t len,
-			struct fc_mem **memp)
+int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
+			size_t len, struct fc_mem **memp)
 {
 	struct fc__mem *m;
 	int ret;
@@ -78,6 +78,7 @@ int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, size_t len,
 	m->pub.len = len;
 	m->peer = true;
 	m->device = true;
+	m->dev_ctx = dev_ctx;
 	ret = import_setup(dev, m, -1, 0, dev_addr);
 	if (ret) {
 		free(m);

@@ -264,6 +264,7 @@ static int ipc_child(const char *hex)
 	uint8_t *p = (uint8_t *)&ipc;
 	unsigned int v;
 	size_t i;
+	int rc;
 
 	if (strlen(hex) != 2 * sizeof(ipc))
 		return 10;
@@ -277,8 +278,12 @@ static int ipc_child(const char *hex)
 	if (fc_peer_import_cuda_ipc(d, &ipc, ipc.len - 10, 11, 0, &m) !=
 	    -ERANGE)
 		return 12;
-	if (fc_peer_import_cuda_ipc(d, &ipc, IPC_OFF - 1, IPC_LEN + 1, 0, &m))
+	rc = fc_peer_import_cuda_ipc(d, &ipc, IPC_OFF - 1, IPC_LEN + 1, 0, &m);
+	if (rc) {
+		fprintf(stderr, "ipc child: fc_peer_import_cuda_ipc: %s\n",
+			fc_strerror(rc));
 		return 13;
+	}
 	for (i = 0; i < IPC_LEN; i++)
 		((uint8_t *)host->addr)[i] = ipc_byte(i);
 	x = xfer(fc_host(host, 0), fc_host(m, 1), IPC_LEN);

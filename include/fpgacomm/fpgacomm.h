@@ -217,7 +217,8 @@ int fc_cuda_ipc_export(uint64_t dptr, struct fc_cuda_ipc *ipc);
  * in this process (cuIpcOpenMemHandle, in the calling thread's current
  * context, else device 0's primary context, retained for the life of the
  * process) and closed again by fc_mem_free(). The exporting process keeps
- * the allocation alive meanwhile.
+ * the allocation alive meanwhile. CUDA describes an IPC mapping no further,
+ * so the range is taken from @ipc as the exporter wrote it.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero length, flags, a
  * handle CUDA does not take), -ERANGE (past the allocation's end),
  * -ENODEV, -EOPNOTSUPP, -EIO, or as fc_peer_import_cuda().
