@@ -105,6 +105,13 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(B)/deps
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
 
+# A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
+FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1
+tests: $(FAKE_CUDA)
+$(FAKE_CUDA): tests/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -fvisibility=hidden $< -o $@
+
 deps:
 	@scripts/install-deps.sh
 

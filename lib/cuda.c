@@ -262,11 +262,11 @@ FC__EXPORT int fc_cuda_ipc_export(uint64_t dptr, struct fc_cuda_ipc *ipc)
 	ret = cuda_ready();
 	if (ret)
 		return ret;
-	if (!cuda.ipc_get || !cuda.ipc_open || !cuda.ipc_close)
-		return -EOPNOTSUPP;
 	ret = cuda_range(dptr, 1, &ctx);
 	if (ret)
 		return ret;
+	if (!cuda.ipc_get || !cuda.ipc_open || !cuda.ipc_close)
+		return -EOPNOTSUPP;
 	/* A handle names a whole allocation, by its base. */
 	r = cuda.addr_range(&base, &size, dptr);
 	if (r == CU_SUCCESS)

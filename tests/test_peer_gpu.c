@@ -9,11 +9,16 @@
  * ranges (a host pointer, past the allocation, past the region) and GPU
  * memory freed under a region (the chain fails with -EFAULT); the GPU
  * memory written and read by another process's board through a CUDA IPC
- * handle (fc_cuda_ipc_export, fc_peer_import_cuda_ipc). Skips
- * without CUDA or a GPU (CI), and on a kernel board (test_peer_lib covers
- * CUDA's dma-buf there).
+ * handle (fc_cuda_ipc_export, fc_peer_import_cuda_ipc). Where no CUDA
+ * driver loads (CI) it runs against the stand-in driver
+ * tests/fake_libcuda.c, whose "device memory" is host memory (no IPC:
+ * that test skips), and says which device it used. Skips without any
+ * CUDA, and on a kernel board (test_peer_lib covers CUDA's dma-buf there).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,21 +176,27 @@ static void test_large(void **state)
 {
 	struct fc_mem *big_a, *big_b, *g;
 	struct fc_xfer x[2];
+	uint8_t *want;
 	cu_ptr dp;
 
 	need_gpu();
+	want = malloc(BIG_LEN);
+	assert_non_null(want);
 	assert_ok(fc_mem_alloc(dev, BIG_LEN, 0, &big_a));
 	assert_ok(fc_mem_alloc(dev, BIG_LEN, 0, &big_b));
 	dp = gpu_alloc(BIG_LEN, 0);
 	assert_ok(fc_peer_import_cuda(dev, dp, BIG_LEN, 0, &g));
 	rnd_fill(big_a->addr, BIG_LEN);
+	memcpy(want, big_a->addr, BIG_LEN);
 	memset(big_b->addr, 0, BIG_LEN);
 	x[0] = xfer(fc_host(big_a, 0), fc_host(g, 0), BIG_LEN);
 	x[1] = xfer(fc_host(g, 0), fc_host(big_b, 0), BIG_LEN);
 	assert_ok(fc_dma_run(dev, x, 2, WAIT_MS));
+	assert_same(big_a->addr, want, BIG_LEN, "the source, untouched");
 	gpu_read(scratch, dp, BIG_LEN);
-	assert_same(scratch, big_a->addr, BIG_LEN, "host -> GPU, 64 MiB");
-	assert_same(big_b->addr, big_a->addr, BIG_LEN, "GPU -> host, 64 MiB");
+	assert_same(scratch, want, BIG_LEN, "host -> GPU, 64 MiB");
+	assert_same(big_b->addr, want, BIG_LEN, "GPU -> host, 64 MiB");
+	free(want);
 	assert_ok(fc_mem_free(dev, g));
 	assert_ok(fc_mem_free(dev, big_a));
 	assert_ok(fc_mem_free(dev, big_b));
@@ -343,8 +354,47 @@ static void test_ipc(void **state)
 	assert_int_equal(cu.free(dp), 0);
 }
 
+/*
+ * Where no CUDA driver loads (CI), run again against the stand-in beside
+ * this program (tests/fake_libcuda.c: "device memory" in host memory), so
+ * that the emulated board's GPU path is tested there too.
+ * FPGACOMM_TEST_FAKE_CUDA=0 turns that off.
+ */
+static void use_fake_cuda(char **argv)
+{
+	char self[PATH_MAX], dir[PATH_MAX + 32], path[PATH_MAX + 64];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char *env;
+	void *lib;
+	ssize_t n;
+
+	if (getenv("FPGACOMM_TEST_FAKE_CUDA"))
+		return;
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (lib) {
+		dlclose(lib);
+		return;		/* a real driver */
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = 0;
+	snprintf(path, sizeof(path), "%s", self);
+	snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
+	snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
+	if (access(path, R_OK))
+		return;
+	if (asprintf(&env, "%s%s%s", dir, old ? ":" : "", old ? old : "") < 0)
+		return;
+	setenv("LD_LIBRARY_PATH", env, 1);
+	setenv("FPGACOMM_TEST_FAKE_CUDA", "1", 1);
+	execv(self, argv);
+	free(env);	/* exec failed: run on, skipping */
+}
+
 static int setup(void **state)
 {
+	char name[128];
 	void *ctx;
 
 	if (strncmp(dev_name, "emu:", 4))
@@ -352,6 +402,8 @@ static int setup(void **state)
 			  "board takes CUDA's dma-buf: test_peer_lib)";
 	else
 		no_cuda = cu_load(&cu, &ctx);
+	if (!no_cuda && !cu.device_name(name, sizeof(name), cu.dev))
+		print_message("[   NOTE   ] CUDA device: %s\n", name);
 	scratch = malloc(BIG_LEN);
 	if (!scratch)
 		return -1;
@@ -378,6 +430,7 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
 		return ipc_child(argv[2]);
+	use_fake_cuda(argv);
 	rc = harness_open("test_peer_gpu");
 
 	if (rc)
