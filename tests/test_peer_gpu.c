@@ -7,7 +7,9 @@
  * one GPU buffer, a large transfer over many engine steps, each checked
  * byte for byte with cuMemcpy, bytes beside the range untouched; bad
  * ranges (a host pointer, past the allocation, past the region) and GPU
- * memory freed under a region (the chain fails with -EFAULT); the GPU
+ * memory freed under a region (the chain fails with -EFAULT); on a
+ * cluster board, GPU memory by its fabric address, and refused as the
+ * source of packets to another node (-EFAULT); the GPU
  * memory written and read by another process's board through a CUDA IPC
  * handle (fc_cuda_ipc_export, fc_peer_import_cuda_ipc). Where no CUDA
  * driver loads (CI) it runs against the stand-in driver
@@ -27,6 +29,7 @@
 
 #include "harness.h"
 #include "cuda_test.h"
+#include "fabric.h"
 
 #define BUF_LEN		(1u << 20)
 #define BIG_LEN		((64u << 20) + 12345)	/* many 8 MiB engine steps */
@@ -35,6 +38,7 @@ static struct fc_mem *host_a, *host_b;
 static struct cu cu;
 static const char *no_cuda;
 static uint8_t *scratch;	/* BIG_LEN bytes for checks */
+static char cluster[32];	/* test_fabric's, removed at teardown */
 
 /* Allocate @len bytes of GPU memory filled with @fill. */
 static cu_ptr gpu_alloc(size_t len, unsigned char fill)
@@ -249,6 +253,69 @@ static void test_bad_ranges(void **state)
 	assert_ok(fc_mem_free(dev, m));
 }
 
+/* A fabric address: a board's memory or host memory, on any node. */
+static struct fc_loc fabric(uint64_t addr)
+{
+	struct fc_loc l = { FC_SPACE_FABRIC, 0, NULL, addr };
+
+	return l;
+}
+
+/*
+ * On a board of a cluster: GPU memory named by its fabric address is
+ * reached locally; as the source of packets to another node it is refused
+ * before anything moves (-EFAULT: packets are built by loads).
+ */
+static void test_fabric(void **state)
+{
+	char name[32], spec[48];
+	struct fcemu_topology t;
+	struct fcemu_cluster *c;
+	struct fc_mem *host, *g;
+	struct fc_xfer x, y[2];
+	struct fc_dev *d;
+	uint64_t fa;
+	cu_ptr dp;
+
+	need_gpu();
+	snprintf(name, sizeof(name), "tpg-%d", (int)getpid());
+	snprintf(cluster, sizeof(cluster), "%s", name);
+	snprintf(spec, sizeof(spec), "emu:%s/0", name);
+	assert_int_equal(fcemu_topology_parse("ring:2", &t), 0);
+	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
+	assert_ok(fc_open(&d, spec));
+	assert_ok(fc_mem_alloc(d, BUF_LEN, 0, &host));
+	dp = gpu_alloc(BUF_LEN, 0);
+	assert_ok(fc_peer_import_cuda(d, dp, BUF_LEN, 0, &g));
+	assert_ok(fc_mem_fabric_addr(d, g, 64, &fa));
+
+	rnd_fill(host->addr, 4096);
+	x = xfer(fc_host(host, 0), fabric(fa), 4096);
+	assert_ok(fc_dma_run(d, &x, 1, WAIT_MS));
+	gpu_read(scratch, dp + 64, 4096);
+	assert_same(scratch, host->addr, 4096, "host -> GPU by fabric address");
+	x = xfer(fabric(fa), fc_board(0x1000), 4096);
+	assert_ok(fc_dma_run(d, &x, 1, WAIT_MS));
+
+	/* Refused at the chain's check: its first descriptor moves nothing. */
+	memset(host->addr, 0x77, 4096);
+	y[0] = xfer(fc_host(host, 0), fc_host(g, 64), 4096);
+	y[1] = xfer(fc_host(g, 0), fabric(FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0)),
+		    4096);
+	assert_rc(fc_dma_run(d, y, 2, WAIT_MS), -EFAULT);
+	gpu_read(scratch + 4096, dp + 64, 4096);
+	assert_same(scratch + 4096, scratch, 4096, "GPU after a refused chain");
+	x = xfer(fc_host(host, 0), fc_host(g, 0), 16);
+	assert_ok(fc_dma_run(d, &x, 1, WAIT_MS));	/* the engine goes on */
+
+	assert_ok(fc_mem_free(d, g));
+	assert_int_equal(cu.free(dp), 0);
+	assert_ok(fc_close(d));
+	fcemu_cluster_detach(c);
+	fcemu_cluster_unlink(name);
+	cluster[0] = 0;
+}
+
 /* ---- Across processes: CUDA IPC ---- */
 
 #define IPC_OFF		100
@@ -412,6 +479,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	if (cluster[0])
+		fcemu_cluster_unlink(cluster);	/* a failed test_fabric's */
 	free(scratch);
 	return harness_close(host_a, host_b);
 }
@@ -424,6 +493,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gpu_overlap),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_bad_ranges),
+		cmocka_unit_test(test_fabric),
 		cmocka_unit_test(test_ipc),
 	};
 	int rc;
