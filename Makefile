@@ -134,7 +134,8 @@ demo: deps
 # without qemu, a kernel with headers or strace: install-deps.sh --vm),
 # then channels between two ranks beside Open MPI (install-deps.sh --mpi;
 # its half skipped, saying why, if that fails) and latency against hop
-# count on a 4x4 torus.
+# count on a 4x4 torus, then DMA to and from GPU memory beside cuMemcpy
+# (skipped, saying why, without a GPU).
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -155,6 +156,14 @@ bench: deps
 	@echo
 	@echo "== Collectives beside Open MPI on 2, 4 and 8 ranks (scripts/bench-coll.sh)"
 	scripts/bench-coll.sh
+	@echo
+	@echo "== DMA to and from GPU memory beside cuMemcpy (fpgacomm-bench gpu)"
+	@rc=0; $(B)/tools/fpgacomm-bench gpu || rc=$$?; \
+	if [ $$rc = 77 ]; then \
+		echo "bench: the GPU part was skipped (see above): it needs a CUDA driver and a GPU"; \
+	elif [ $$rc != 0 ]; then \
+		exit $$rc; \
+	fi
 
 driver:
 	@scripts/build-driver.sh
