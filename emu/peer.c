@@ -4,7 +4,6 @@
  * GPU's): the host moves the bytes through its peer_move op, so the board
  * model needs no GPU API. Peer to peer goes through a bounce buffer.
  */
-#include <errno.h>
 #include <stdlib.h>
 
 #include "emu_internal.h"
