@@ -84,6 +84,9 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
+# ... and DMA to and from GPU memory too.
+$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
@@ -101,6 +104,13 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+
+# A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
+FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1
+tests: $(FAKE_CUDA)
+$(FAKE_CUDA): tests/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -fvisibility=hidden $< -o $@
 
 deps:
 	@scripts/install-deps.sh
@@ -124,7 +134,8 @@ demo: deps
 # without qemu, a kernel with headers or strace: install-deps.sh --vm),
 # then channels between two ranks beside Open MPI (install-deps.sh --mpi;
 # its half skipped, saying why, if that fails) and latency against hop
-# count on a 4x4 torus.
+# count on a 4x4 torus, then DMA to and from GPU memory beside cuMemcpy
+# (skipped, saying why, without a GPU).
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -148,6 +159,14 @@ bench: deps
 	@echo
 	@echo "== Collectives beside Open MPI on 2, 4 and 8 ranks (scripts/bench-coll.sh)"
 	scripts/bench-coll.sh
+	@echo
+	@echo "== DMA to and from GPU memory beside cuMemcpy (fpgacomm-bench gpu)"
+	@rc=0; $(B)/tools/fpgacomm-bench gpu || rc=$$?; \
+	if [ $$rc = 77 ]; then \
+		echo "bench: the GPU part was skipped (see above): it needs a CUDA driver and a GPU"; \
+	elif [ $$rc != 0 ]; then \
+		exit $$rc; \
+	fi
 
 driver:
 	@scripts/build-driver.sh

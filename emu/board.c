@@ -159,6 +159,7 @@ void fcemu_destroy(struct fcemu *emu)
 	fcemu__streams_destroy(emu);	/* its workers use board memory */
 	pthread_mutex_destroy(&emu->kernel_lock);
 	munmap(emu->mem, emu->mem_size);
+	free(emu->bounce);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
 	free(emu);

@@ -85,6 +85,10 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
 	err = fcemu__check_range(emu, d->src_space, le64toh(d->src), len);
 	if (err)
 		return err;
+	/* Packets are built by loads from the source: a peer has none. */
+	if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)) &&
+	    !fcemu__resolve(emu, d->src_space, le64toh(d->src), len))
+		return FC_DMA_ERR_ADDR;
 	return fcemu__check_dst(emu, d->dst_space, le64toh(d->dst), len);
 }
 
@@ -214,7 +218,8 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 	while (dma->busy && moved < budget) {
 		const struct fc_hw_desc *d;
 		uint64_t len, step, src, dst;
-		void *from, *to;
+		struct fcemu_span from, to;
+		int err;
 
 		if (dma->cur == dma->count) {
 			fence_step(emu, dma);
@@ -233,14 +238,21 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		}
 		if (step > budget - moved)
 			step = budget - moved;
-		from = fcemu__resolve(emu, d->src_space, src, step);
-		to = fcemu__resolve(emu, d->dst_space, dst, step);
-		if (!from || !to) {
+		if (!fcemu__locate(emu, d->src_space, src, step, &from) ||
+		    !fcemu__locate(emu, d->dst_space, dst, step, &to)) {
 			/* The host unmapped a buffer under a running chain. */
 			dma_end(emu, dma, FC_DMA_ERR_ADDR, dma->cur);
 			break;
 		}
-		fcemu__copy(to, from, step);
+		if (from.ptr && to.ptr) {
+			fcemu__copy(to.ptr, from.ptr, step);
+		} else {
+			err = fcemu__peer_copy(emu, &to, &from, step);
+			if (err) {
+				dma_end(emu, dma, err, dma->cur);
+				break;
+			}
+		}
 		add_bytes(emu, dma, step);	/* counters before DONE_SEQ */
 		moved += step;
 		dma->cur_off += step;

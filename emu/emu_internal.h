@@ -74,6 +74,7 @@ struct fcemu {
 	pthread_mutex_t kernel_lock;	/* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
+	void *bounce;			/* peer to peer copies, FCEMU_BOUNCE bytes */
 };
 
 /* Region and offset of a PUT's destination (node bits zero). */
@@ -132,6 +133,18 @@ void fcemu__copy(void *dst, const void *src, size_t len);
 int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
 int fcemu__check_dst(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
 void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
+/* One end of a copy: CPU memory at ptr, or (ptr NULL) a peer window at bus. */
+struct fcemu_span {
+	void *ptr;
+	uint64_t bus;
+};
+bool fcemu__peer_span(struct fcemu *emu, uint64_t bus, uint64_t len);
+bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
+		   uint64_t len, struct fcemu_span *span);
+
+/* emu/peer.c: a copy with one end or both in peer windows; FC_DMA_ERR_* */
+int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
+		     const struct fcemu_span *from, uint64_t len);
 
 /* emu/fabric_io.c: the board's side of the fabric */
 /* Does a descriptor to (@space, @addr) go out as packets? */

@@ -25,6 +25,17 @@ struct fcemu_host_ops {
 	void *(*translate)(void *ctx, uint64_t bus, uint64_t len);
 	/* Deliver an interrupt on @vector (may be NULL: no interrupts). */
 	void (*raise_irq)(void *ctx, unsigned int vector);
+	/*
+	 * Peer memory that the CPU cannot load or store (a GPU's), mapped at
+	 * bus addresses like host memory; both NULL: there is none.
+	 * peer_span: does [bus, bus+len) lie wholly in one such window?
+	 * peer_move: copy @len bytes between CPU memory @cpu and the window
+	 * at @bus, into the peer if @to_peer; 0, or -errno when it failed.
+	 * translate() returns NULL for these windows.
+	 */
+	bool (*peer_span)(void *ctx, uint64_t bus, uint64_t len);
+	int (*peer_move)(void *ctx, uint64_t bus, void *cpu, uint64_t len,
+			 bool to_peer);
 };
 
 struct fcemu_config {

@@ -49,7 +49,8 @@ int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
 	case FC_SPACE_HOST:
 		if (addr + len < addr)
 			return FC_DMA_ERR_ADDR;
-		if (!emu->ops->translate(emu->ctx, addr, len))
+		if (!emu->ops->translate(emu->ctx, addr, len) &&
+		    !fcemu__peer_span(emu, addr, len))
 			return FC_DMA_ERR_ADDR;
 		return FC_DMA_ERR_NONE;
 	case FC_SPACE_BOARD:
@@ -91,4 +92,32 @@ void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 	default:
 		return NULL;
 	}
+}
+
+/* Does [bus, bus+len) lie in a peer window that the CPU cannot reach? */
+bool fcemu__peer_span(struct fcemu *emu, uint64_t bus, uint64_t len)
+{
+	return emu->ops->peer_span && emu->ops->peer_move &&
+	       emu->ops->peer_span(emu->ctx, bus, len);
+}
+
+/*
+ * Where a range already checked lies: CPU memory (span->ptr), or a peer
+ * window at host bus address span->bus (span->ptr NULL).
+ * RETURN VALUE: false if it vanished since the check.
+ */
+bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
+		   uint64_t len, struct fcemu_span *span)
+{
+	span->ptr = fcemu__resolve(emu, space, addr, len);
+	span->bus = 0;
+	if (span->ptr)
+		return true;
+	if (space == FC_SPACE_FABRIC &&
+	    fabric_local(emu, addr, &space, &addr))
+		return false;
+	if (space != FC_SPACE_HOST || !fcemu__peer_span(emu, addr, len))
+		return false;
+	span->bus = addr;
+	return true;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "cuda_internal.h"
 #include "emu_iommu.h"
 #include "fabric.h"
 #include "fcemu.h"
@@ -76,8 +77,31 @@ static void *emu_translate(void *ctx, uint64_t bus, uint64_t len)
 	return fc__iommu_translate(&b->mmu, bus, len);
 }
 
+/* GPU memory (fc_peer_import_cuda): windows the CPU reaches through CUDA. */
+static bool emu_peer_span(void *ctx, uint64_t bus, uint64_t len)
+{
+	struct emu_board *b = ctx;
+	void *dev_ctx;
+
+	return fc__iommu_dev(&b->mmu, bus, len, &dev_ctx) != 0;
+}
+
+static int emu_peer_move(void *ctx, uint64_t bus, void *cpu, uint64_t len,
+			 bool to_peer)
+{
+	struct emu_board *b = ctx;
+	void *dev_ctx = NULL;
+	uint64_t dptr = fc__iommu_dev(&b->mmu, bus, len, &dev_ctx);
+
+	if (!dptr)
+		return -EFAULT;
+	return fc__cuda_move(dev_ctx, dptr, cpu, len, to_peer);
+}
+
 static const struct fcemu_host_ops emu_host_ops = {
 	.translate = emu_translate,
+	.peer_span = emu_peer_span,
+	.peer_move = emu_peer_move,
 };
 
 /* "", "CLUSTER" or "CLUSTER/N" */
@@ -313,7 +337,7 @@ static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 {
 	struct emu_board *b = board_of(dev);
 
-	if (mem->peer)
+	if (mem->peer && !mem->device)
 		munmap(fc__iommu_translate(&b->mmu, mem->handle, 1),
 		       mem->map_len);
 	fc__iommu_unmap(&b->mmu, mem->handle);
@@ -348,6 +372,14 @@ static int emu_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
 	}
 	mem->map_len = len;
 	return 0;
+}
+
+/* Device memory (a GPU's), moved by the engine through emu_peer_move. */
+static int emu_peer_import_dev(struct fc_dev *dev, struct fc__mem *mem,
+			       uint64_t dev_addr)
+{
+	return fc__iommu_map_dev(&board_of(dev)->mmu, dev_addr, mem->dev_ctx,
+				 mem->pub.len, &mem->handle);
 }
 
 static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)
@@ -655,4 +687,5 @@ const struct fc__backend fc__emu_backend = {
 	.peer_import = emu_peer_import,
 	.kernel_register = emu_kernel_register,
 	.stream_sleep = emu_stream_sleep,
+	.peer_import_dev = emu_peer_import_dev,
 };

@@ -36,9 +36,10 @@ static long find_below(const struct fc__iommu *mmu, uint64_t bus)
  * Map @len bytes at @ptr. The bus address keeps ptr's offset within its
  * page, as a real IOMMU mapping of pinned pages does.
  */
-int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
+static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
+		      void *dev_ctx, uint64_t len, uint64_t *bus)
 {
-	uint64_t in_page = (uintptr_t)ptr & (BUS_PAGE - 1);
+	uint64_t in_page = (ptr ? (uintptr_t)ptr : dev_addr) & (BUS_PAGE - 1);
 	uint64_t need = page_up(in_page + len) + BUS_GUARD;
 	uint64_t start = BUS_BASE;
 	size_t i;
@@ -66,9 +67,26 @@ int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
 	mmu->win[i].bus = start + in_page;
 	mmu->win[i].len = len;
 	mmu->win[i].ptr = ptr;
+	mmu->win[i].dev_addr = dev_addr;
+	mmu->win[i].dev_ctx = dev_ctx;
 	mmu->n++;
 	*bus = start + in_page;
 	return 0;
+}
+
+int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
+{
+	if (!ptr)
+		return -EINVAL;
+	return map_window(mmu, ptr, 0, NULL, len, bus);
+}
+
+int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
+		      uint64_t len, uint64_t *bus)
+{
+	if (!dev_addr)
+		return -EINVAL;
+	return map_window(mmu, NULL, dev_addr, dev_ctx, len, bus);
 }
 
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
@@ -82,8 +100,9 @@ void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
 	mmu->n--;
 }
 
-void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
-			  uint64_t len)
+/* The window holding all of [bus, bus+len), or NULL. */
+static const struct fc__iommu_win *window(const struct fc__iommu *mmu,
+					  uint64_t bus, uint64_t len)
 {
 	long i = find_below(mmu, bus);
 	const struct fc__iommu_win *w;
@@ -93,7 +112,28 @@ void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
 	w = &mmu->win[i];
 	if (bus - w->bus > w->len || len > w->len - (bus - w->bus))
 		return NULL;
+	return w;
+}
+
+void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
+			  uint64_t len)
+{
+	const struct fc__iommu_win *w = window(mmu, bus, len);
+
+	if (!w || !w->ptr)
+		return NULL;
 	return (char *)w->ptr + (bus - w->bus);
+}
+
+uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
+		       void **dev_ctx)
+{
+	const struct fc__iommu_win *w = window(mmu, bus, len);
+
+	if (!w || w->ptr)
+		return 0;
+	*dev_ctx = w->dev_ctx;
+	return w->dev_addr + (bus - w->bus);
 }
 
 void fc__iommu_fini(struct fc__iommu *mmu)

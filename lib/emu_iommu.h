@@ -13,7 +13,9 @@
 struct fc__iommu_win {
 	uint64_t bus;
 	uint64_t len;
-	void *ptr;
+	void *ptr;		/* CPU memory, or ... */
+	uint64_t dev_addr;	/* ... (ptr NULL) a device's, e.g. a GPU's */
+	void *dev_ctx;		/* the device API's context for it, or NULL */
 };
 
 struct fc__iommu {
@@ -22,6 +24,13 @@ struct fc__iommu {
 };
 
 int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus);
+/* A window onto device memory at @dev_addr, which translate refuses. */
+int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
+		      uint64_t len, uint64_t *bus);
+/* The device address of [bus, bus+len) in one device window, or 0;
+ * *dev_ctx: the context it was mapped with. */
+uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
+		       void **dev_ctx);
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus);
 void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus, uint64_t len);
 void fc__iommu_fini(struct fc__iommu *mmu);

@@ -53,6 +53,9 @@ struct fc__mem {
 	uint64_t last_ticket;	/* newest chain naming this buffer */
 	bool peer;		/* fc_peer_import: another device's memory */
 	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
+	bool device;		/* ... a GPU's, which the CPU cannot map */
+	void *dev_ctx;		/* ... in this CUDA context (NULL: its own) */
+	uint64_t ipc_base;	/* ... opened from a CUDA IPC handle: close */
 };
 
 /*
@@ -135,6 +138,15 @@ struct fc__backend {
 	/* Sleep until a stream run ends (the stream event count moves off
 	 * @seen), at most @max_ns; no lock needed. NULL: poll. */
 	void (*stream_sleep)(struct fc_dev *dev, uint32_t seen, uint64_t max_ns);
+	/*
+	 * Device memory that the board's engine moves through the device's
+	 * own API (an emulated board and CUDA memory): makes [dev_addr,
+	 * dev_addr + mem->pub.len) a region named by mem->handle, released
+	 * by mem_unmap, moved in mem->dev_ctx. NULL: such memory must come
+	 * as a dma-buf.
+	 */
+	int (*peer_import_dev)(struct fc_dev *dev, struct fc__mem *mem,
+			       uint64_t dev_addr);
 };
 
 struct fc_dev {
@@ -168,6 +180,9 @@ void fc__mem_release_all(struct fc_dev *dev);
 /* lib/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
 int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 		    struct fc_mem **memp);
+/* ... and device memory at @dev_addr, through be->peer_import_dev */
+int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
+			size_t len, struct fc_mem **memp);
 
 /* lib/world.c */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len);

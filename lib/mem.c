@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "cuda_internal.h"
 
 #define KNOWN_MEM_FLAGS	FC_MEM_NUMA_ANY
 
@@ -146,6 +147,8 @@ FC__EXPORT int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
 static void release(struct fc_dev *dev, struct fc__mem *m)
 {
 	dev->be->mem_unmap(dev, m);
+	if (m->ipc_base)
+		fc__cuda_ipc_close(m->ipc_base, m->dev_ctx);
 	if (m->owned)
 		free_pages(m->pub.addr, m->map_len, m->numa);
 	free(m);

@@ -3,7 +3,8 @@
  * Peer memory: another device's memory as a buffer of the board (a
  * dma-buf imported through the driver), the board's own memory as a
  * dma-buf for another device, and CUDA device memory by way of the dma-buf
- * the CUDA driver makes of it (lib/cuda.c).
+ * the CUDA driver makes of it, or on an emulated board as a device window
+ * (lib/cuda.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,13 +17,17 @@ static uint64_t page_size(void)
 	return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* The backend maps @m from @fd at @off, or from device memory at @dev_addr. */
 static int import_setup(struct fc_dev *dev, struct fc__mem *m, int fd,
-			uint64_t off)
+			uint64_t off, uint64_t dev_addr)
 {
 	int ret;
 
 	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->peer_import(dev, m, fd, off);
+	if (m->device)
+		ret = dev->be->peer_import_dev(dev, m, dev_addr);
+	else
+		ret = dev->be->peer_import(dev, m, fd, off);
 	if (!ret) {
 		m->next = dev->mems;
 		dev->mems = m;
@@ -50,7 +55,31 @@ int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 	m->pub.len = len;
 	m->peer = true;
 	m->peer_off = lead;
-	ret = import_setup(dev, m, fd, off - lead);
+	ret = import_setup(dev, m, fd, off - lead, 0);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	*memp = &m->pub;
+	return 0;
+}
+
+int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
+			size_t len, struct fc_mem **memp)
+{
+	struct fc__mem *m;
+	int ret;
+
+	if (!dev->be->peer_import_dev)
+		return -EOPNOTSUPP;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->pub.len = len;
+	m->peer = true;
+	m->device = true;
+	m->dev_ctx = dev_ctx;
+	ret = import_setup(dev, m, -1, 0, dev_addr);
 	if (ret) {
 		free(m);
 		return ret;

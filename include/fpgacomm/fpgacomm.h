@@ -167,18 +167,65 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
 
 /*
  * fc_peer_import_cuda - fc_peer_import() of CUDA device memory
- * [dptr, dptr + len) (a CUdeviceptr; any alignment): the CUDA driver,
- * loaded at run time (libcuda.so.1; no build dependency), makes a dma-buf
- * of it (cuMemGetHandleForAddressRange), which the board's driver imports.
- * Call it from a thread with the pointer's CUDA context current.
+ * [dptr, dptr + len) (a CUdeviceptr; any alignment), within one
+ * allocation. The CUDA driver is loaded at run time (libcuda.so.1; no
+ * build dependency). For a kernel board it makes a dma-buf of the range
+ * (cuMemGetHandleForAddressRange), which the board's driver imports; call
+ * it from a thread with the pointer's CUDA context current. A board
+ * emulated in this process maps the range as a window of bus addresses
+ * that only its engine reaches: chains move its bytes with
+ * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread
+ * (board to board through the fabric not included: a chain that sends GPU
+ * memory as packets ends with -EFAULT). Should the memory be freed
+ * first, chains naming it end with -EFAULT.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
- * memory), -ERANGE (wraps), -ENODEV (no CUDA driver or no GPU),
- * -EOPNOTSUPP (no dma-buf from this driver or GPU, or an emulated board,
- * which cannot map GPU memory), -EIO (another CUDA error), or as
+ * memory), -ERANGE (wraps, or runs past the allocation), -ENODEV (no
+ * CUDA driver or no GPU), -EOPNOTSUPP (no dma-buf from this driver or
+ * GPU, or memory of no context), -EIO (another CUDA error), or as
  * fc_peer_import().
  */
 int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
 			unsigned int flags, struct fc_mem **memp);
+
+/* ---- GPU memory across processes: CUDA IPC handles ---- */
+
+#define FC_CUDA_IPC_HANDLE_SIZE	64
+
+/*
+ * CUDA device memory of one process named for another (cuIpcGetMemHandle):
+ * plain bytes, to be passed by any means (a pipe, a channel message).
+ */
+struct fc_cuda_ipc {
+	uint8_t handle[FC_CUDA_IPC_HANDLE_SIZE];	/* CUDA's, opaque */
+	uint64_t off;		/* the pointer's offset in its allocation */
+	uint64_t len;		/* bytes from the pointer to the allocation's end */
+};
+
+/*
+ * fc_cuda_ipc_export - name CUDA device memory at @dptr (made with
+ * cuMemAlloc or cudaMalloc, in this process) for another process's
+ * fc_peer_import_cuda_ipc(). It stays valid while the allocation lives.
+ * RETURN VALUE: 0 and *ipc set; -EINVAL (NULL, zero, not device memory),
+ * -ENODEV (no CUDA driver or GPU), -EOPNOTSUPP (no CUDA IPC, or memory of
+ * no context), -EIO (another CUDA error).
+ */
+int fc_cuda_ipc_export(uint64_t dptr, struct fc_cuda_ipc *ipc);
+
+/*
+ * fc_peer_import_cuda_ipc - fc_peer_import_cuda() of [off, off + len)
+ * from the pointer another process named in @ipc: the allocation is opened
+ * in this process (cuIpcOpenMemHandle, in the calling thread's current
+ * context, else device 0's primary context, retained for the life of the
+ * process) and closed again by fc_mem_free(). The exporting process keeps
+ * the allocation alive meanwhile. CUDA describes an IPC mapping no further,
+ * so the range is taken from @ipc as the exporter wrote it.
+ * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero length, flags, a
+ * handle CUDA does not take), -ERANGE (past the allocation's end),
+ * -ENODEV, -EOPNOTSUPP, -EIO, or as fc_peer_import_cuda().
+ */
+int fc_peer_import_cuda_ipc(struct fc_dev *dev, const struct fc_cuda_ipc *ipc,
+			    uint64_t off, size_t len, unsigned int flags,
+			    struct fc_mem **memp);
 
 /* ---- Chaining DMA ---- */
 
