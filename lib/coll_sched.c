@@ -18,6 +18,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,32 @@ static int post(struct fc_coll_req *req, struct fc__step *st)
 	return ret;
 }
 
+/*
+ * What a member disagreed on, on stderr, when $FPGACOMM_COLL_DEBUG is set:
+ * a -EBADMSG alone does not say which rank or field.
+ */
+static int mismatch(const struct fc_coll_req *req, const struct fc__step *st,
+		    const struct hdr *h, size_t got)
+{
+	static int debug = -1;
+
+	if (debug < 0)
+		debug = getenv("FPGACOMM_COLL_DEBUG") != NULL;
+	if (debug)
+		fprintf(stderr,
+			"fpgacomm: collective %u of group %#x (rank %u): from "
+			"member %u: %zu bytes, ctx %#x seq %u sig %#x len %#x; "
+			"expected ctx %#x seq %u sig %#x len %#zx%s\n",
+			req->seq, req->group->ctx, req->group->rank, st->peer,
+			got, got >= sizeof(*h) ? le32toh(h->ctx) : 0,
+			got >= sizeof(*h) ? le32toh(h->seq) : 0,
+			got >= sizeof(*h) ? le32toh(h->sig) : 0,
+			got >= sizeof(*h) ? le32toh(h->len) : 0,
+			req->group->ctx, req->seq, req->sig, st->len,
+			st->len > COMBINE_MAX ? " (split)" : "");
+	return -EBADMSG;
+}
+
 /* A header received for @st. RETURN VALUE: 0, or what it says went wrong. */
 static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
 		     size_t got)
@@ -265,7 +292,7 @@ static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
 	int err;
 
 	if (got < sizeof(*h))
-		return -EBADMSG;
+		return mismatch(req, st, h, got);
 	if (le32toh(h->ctx) == req->group->ctx && (len & HDR_ABORT)) {
 		err = -(int)(len & HDR_LEN);
 		/* the sender's reason, where it is one a collective gives */
@@ -277,10 +304,9 @@ static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
 	if (!combined(st))
 		want |= HDR_SPLIT;
 	if (le32toh(h->ctx) != req->group->ctx || le32toh(h->seq) != req->seq ||
-	    le32toh(h->sig) != req->sig || len != want)
-		return -EBADMSG;
-	if (combined(st) && got != sizeof(*h) + st->len)
-		return -EBADMSG;
+	    le32toh(h->sig) != req->sig || len != want ||
+	    (combined(st) && got != sizeof(*h) + st->len))
+		return mismatch(req, st, h, got);
 	return 0;
 }
 

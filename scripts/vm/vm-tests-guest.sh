@@ -427,8 +427,11 @@ driver_pass() {
 		export FPGACOMM_TEST_PAIR="$pair"
 		run_tool "$p: channel and put between $pair through the driver (test_fabric_pair)" \
 			test_fabric_pair
+		# a mismatch says which member and field disagreed
+		export FPGACOMM_COLL_DEBUG=1
 		run_tool "$p: collectives between $pair through the driver (test_collectives)" \
 			test_collectives
+		unset FPGACOMM_COLL_DEBUG
 		unset FPGACOMM_TEST_PAIR
 		# Board 0's aperture exported, imported into board 1, written
 		# by board 1's DMA (peer-to-peer).
