@@ -111,6 +111,7 @@ struct fc_group {
 	int err;			 /* what broke it; 0 while usable */
 	unsigned int refs;		 /* the world group is shared */
 	bool aborted;			 /* the others were told */
+	bool hello_done;		 /* coll_hello.c ran */
 	struct fc_group *next;		 /* the device's groups */
 };
 
@@ -174,6 +175,11 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 const char *fc__coll_algo(struct fc_group *g, enum fc__coll_kind kind,
 			  size_t bytes);
 extern const char *const fc__coll_kind_names[FC__KIND_COUNT];
+
+/* coll_hello.c: the handshake before a group's first collective: a
+ * context no earlier job had, and their leftovers read away. RETURN
+ * VALUE: 0, -ETIMEDOUT, -ENOMEM or a channel error. */
+int fc__group_hello(struct fc_group *g, int timeout_ms);
 
 /* coll.c: run a collective described by @a, blocking or not. */
 int fc__coll_run(struct fc_group *g, const struct fc__coll_args *a,

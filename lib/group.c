@@ -124,29 +124,20 @@ static struct fc_group *group_new(struct fc__coll_dev *cd, uint32_t size)
 }
 
 /*
- * Unlink and free @g. What is left in its channels is read and dropped, so
- * that a later group on the port starts clean.
+ * Unlink and free @g. What is left in its channels stays there: it may be
+ * a message of another process's next job already, and the handshake
+ * (coll_hello.c) of the next group on the port reads away what is stale.
  */
 static void group_release(struct fc_group *g)
 {
 	struct fc__coll_dev *cd = g->cd;
 	struct fc_group **pp;
-	char sink[256];
 	uint32_t m;
-	size_t len;
 
 	fc__group_drop(g);
-	for (m = 0; m < g->size; m++) {
-		if (!g->chans[m])
-			continue;
-		int ret;
-
-		do
-			ret = fc_chan_recv(g->chans[m], sink, sizeof(sink),
-					   &len, 0);
-		while (!ret || ret == -EMSGSIZE);
-		fc_chan_close(g->chans[m]);
-	}
+	for (m = 0; m < g->size; m++)
+		if (g->chans[m])
+			fc_chan_close(g->chans[m]);
 	for (pp = &cd->groups; *pp != g; pp = &(*pp)->next)
 		;
 	*pp = g->next;
@@ -291,6 +282,7 @@ static int split_locked(struct fc_group *parent, int color, int key,
 	g->port = FC_CHAN_PORT_GROUP0 + (uint32_t)port;
 	g->ctx = (parent->ctx * 2654435761u) ^ (parent->children << 16) ^
 		 (uint32_t)color ^ (g->port << 24);
+	g->ctx = g->ctx ? g->ctx : 1; /* 0 marks the handshake's messages */
 	cd->ports_used |= 1u << port;
 	cd->last_port = (uint32_t)port;
 	*newp = g;

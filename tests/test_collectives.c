@@ -17,6 +17,7 @@
  * shapes and larger counts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -735,6 +736,101 @@ static void test_mismatch(void)
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 }
 
+/*
+ * Boards outlive the jobs that use them: what an earlier job left unread
+ * in a group's channels must not be taken for this job's messages. Here
+ * the earlier job is this process before it closes and reopens its board:
+ * every rank but 0 starts a second barrier on a dup of the world and
+ * gives up on it (its messages, and the abort that tells the others, stay unread
+ * at rank 0's board); after the reopen, a dup made the same way gets the
+ * same port, and its collectives must work.
+ */
+/*
+ * Close the board and open it again as the next job would: only once
+ * every rank has closed (a message that reaches a board's ring before its
+ * process closes dies with it, and jobs on one set of boards do not
+ * overlap). The ranks meet through files, outside the fabric.
+ */
+/* Wait until every rank has passed point @phase (files in /dev/shm). */
+static void meet(int phase)
+{
+	const char *cl = getenv("FPGACOMM_CLUSTER");
+	char path[256];
+	uint32_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u", cl ? cl : "x",
+		 phase, rank);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (fd >= 0)
+		close(fd);
+	for (r = 0; r < size; r++) {
+		snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u",
+			 cl ? cl : "x", phase, r);
+		for (int i = 0; i < 6000 && access(path, F_OK); i++)
+			usleep(10000);
+	}
+}
+
+static void meet_done(int phase)
+{
+	const char *cl = getenv("FPGACOMM_CLUSTER");
+	char path[256];
+
+	snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u", cl ? cl : "x",
+		 phase, rank);
+	unlink(path);
+}
+
+/*
+ * Close the board and open it again as the next job would: jobs on one
+ * set of boards do not overlap, so every rank closes before any opens
+ * again (a message that reaches a board's ring before its process closes
+ * dies with it), and every rank has opened before any sends (a board
+ * whose process left is down). The ranks meet through files, outside the
+ * fabric.
+ */
+static void reopen(int phase)
+{
+	CHECK_RC(fc_group_free(world), 0);
+	CHECK_RC(fc_close(dev), 0);
+	meet(2 * phase);
+	CHECK_RC(fc_open(&dev, NULL), 0);
+	CHECK_RC(fc_group_world(dev, &world), 0);
+	meet(2 * phase + 1);
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	meet_done(2 * phase);
+	meet_done(2 * phase + 1);
+}
+
+static void test_earlier_job(void)
+{
+	struct fc_group *g;
+	struct fc_coll_req *req;
+	int32_t x = (int32_t)rank, y = 0;
+
+	if (size < 2)
+		return;
+	/* an earlier job: its first dup takes the first free group port */
+	reopen(1);
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	CHECK_RC(fc_barrier_group(g, T_MS), 0); /* its handshake done */
+	if (rank != 0) {
+		CHECK_RC(fc_ibarrier_group(g, &req), 0);
+		CHECK_RC(fc_coll_test(req), -EINPROGRESS);
+		CHECK_RC(fc_coll_cancel(req), 0);
+	}
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	CHECK_RC(fc_group_free(g), 0);
+	/* the next job: the same dup on the same port */
+	reopen(2);
+	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+	CHECK_RC(fc_allreduce(g, &x, &y, 1, FC_INT32, FC_SUM, T_MS), 0);
+	CHECK(y == (int32_t)(size * (size - 1) / 2), "sum in the next job %d",
+	      y);
+	CHECK_RC(fc_group_free(g), 0);
+}
+
 /* The last rank dies in the middle of an allreduce; the others must hear. */
 static void test_rank_dies(void)
 {
@@ -786,6 +882,7 @@ static int run_rank(void)
 		test_alltoall();
 		test_bad_args();
 		test_mismatch();
+		test_earlier_job();
 	}
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
