@@ -39,7 +39,7 @@ static bool reachable(struct fcemu *emu, unsigned int node)
 {
 	struct fcemu_cluster *c = emu->cluster;
 
-	if (node >= c->hdr->topo.nodes || cl_gone(c, node))
+	if (node >= c->nodes || cl_gone(c, node))
 		return false;
 	return cl_rd(c, self(emu), FC_ROUTE_TABLE(node)) & FC_ROUTE_VALID;
 }
