@@ -8,7 +8,9 @@
  * refused with -EPROTO; a header rewritten after attach steers nothing; a
  * damaged link slot is dropped and counted instead of stopping the link;
  * a dead router's move record naming rings it cannot own is ignored by
- * the repair. No board needed.
+ * the repair; under Yama's ptrace scope 1, a board that offers bursts
+ * lets its launcher's descendants read its memory, not any process of
+ * the user. No board needed.
  */
 #include <endian.h>
 #include <errno.h>
@@ -18,10 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -349,6 +355,85 @@ static void test_repair_bounds(void **state)
 	fcemu_cluster_detach(c);
 }
 
+static int yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int scope = 0;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &scope) != 1)
+		scope = -1;
+	fclose(f);
+	return scope;
+}
+
+/* Without CAP_SYS_PTRACE, which lets root past Yama. */
+static void drop_ptrace_cap(void)
+{
+	struct __user_cap_header_struct hd = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &hd, d))
+		_exit(3);
+	d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+	d[CAP_SYS_PTRACE / 32].permitted &= ~(1u << (CAP_SYS_PTRACE % 32));
+	if (syscall(SYS_capset, &hd, d))
+		_exit(3);
+}
+
+/*
+ * A process of the same user that is not a descendant of our launcher
+ * (a grandchild whose parent exited: reparented away) must not read this
+ * process's memory once a board here offers bursts.
+ */
+static void test_ptracer(void **state)
+{
+	static const uint64_t secret = 0x5ec2e7;
+	const char *name = new_name();
+	struct fcemu_cluster *c;
+	int status, pipefd[2];
+	pid_t me = getpid(), pid;
+	char res = 0;
+
+	(void)state;
+	if (yama_scope() != 1) {
+		skip_because("Yama's ptrace_scope is not 1: any process of the user may read us");
+		return;
+	}
+	c = make(name, "full:2");
+	setenv("FPGACOMM_EMU_BURST", "1", 1);
+	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (fork() == 0) {
+			uint64_t got = 0;
+			struct iovec l = { &got, sizeof(got) };
+			struct iovec r = { (void *)&secret, sizeof(secret) };
+			int tries;
+
+			for (tries = 0; getppid() != 1 && tries < 1000; tries++)
+				usleep(1000);
+			drop_ptrace_cap();
+			res = process_vm_readv(me, &l, 1, &r, 1, 0) < 0 &&
+			      errno == EPERM ? 'y' : 'n';
+			if (write(pipefd[1], &res, 1) != 1)
+				_exit(4);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &res, 1), 1);
+	close(pipefd[0]);
+	fcemu_cluster_release(c, 0);
+	fcemu_cluster_detach(c);
+	assert_int_equal(res, 'y');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +445,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_header_rewritten, unlink_clusters),
 		cmocka_unit_test_teardown(test_damaged_slot, unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
+		cmocka_unit_test_teardown(test_ptracer, unlink_clusters),
 	};
 
 	printf("test_emu_trust: the emulated cluster's shared object as a trust boundary\n");
