@@ -399,6 +399,16 @@ static int ring_enter(struct fcemu *emu, struct rx_ring *rr, unsigned int chan)
 	rr->chan = (int)chan;
 	rr->tail = rr->start = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL));
 	rr->head = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD));
+	if (rr->tail - rr->head > rr->slots) {
+		/*
+		 * TAIL more than a ring ahead: not ours (the register file
+		 * is shared memory another process wrote). The host ignores
+		 * such a TAIL; go on from its HEAD, or the ring would look
+		 * full for ever.
+		 */
+		rr->tail = rr->start = rr->head;
+		emu_wr(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL), rr->tail);
+	}
 	return 0;
 }
 

@@ -146,6 +146,9 @@ struct fc__fabric {
 	uint64_t spare_bytes;
 	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
 	uint32_t chan_irqs;		/* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
+	/* TAILs read more than a ring ahead of our head (not a board's
+	 * doing: shared memory written by another process): ignored */
+	uint32_t bad_tails;
 	bool chan_events;		/* the board has FC_REG_CHAN_EVENTS */
 	uint32_t group_events[FC_CHAN_GROUPS];	/* ... last seen */
 	uint32_t rescan;		/* bit g: a ring of group g was left

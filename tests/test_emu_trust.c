@@ -10,7 +10,9 @@
  * a dead router's move record naming rings it cannot own is ignored by
  * the repair; under Yama's ptrace scope 1, a board that offers bursts
  * lets its launcher's descendants read its memory, not any process of
- * the user. No board needed.
+ * the user; a channel's TAIL register rewritten to jump past the ring is
+ * ignored by the library (no garbage, no endless drain), and the channel
+ * works on once the board writes it again. No board needed.
  */
 #include <endian.h>
 #include <errno.h>
@@ -355,6 +357,51 @@ static void test_repair_bounds(void **state)
 	fcemu_cluster_detach(c);
 }
 
+/*
+ * Board 1's channel TAIL, in the cluster's shared memory, made to jump
+ * far past the ring: nothing is delivered for it, and the next real
+ * message arrives whole. Before, the library took the jump as packets.
+ */
+static void test_tail_jump(void **state)
+{
+	enum { PORT = 3 };
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2");
+	volatile uint32_t *tail = &fcemu_cluster_bar0(c, 1)[FC_CHAN_REG(PORT, FC_CHAN_TAIL) / 4];
+	char dev0[64], dev1[64], msg[100], in[200];
+	struct fc_dev *bd0, *bd1;
+	struct fc_chan *c0, *c1;
+	size_t got = 0;
+
+	(void)state;
+	snprintf(dev0, sizeof(dev0), "emu:%s/0", name);
+	snprintf(dev1, sizeof(dev1), "emu:%s/1", name);
+	assert_ok(fc_open(&bd0, dev0));
+	assert_ok(fc_open(&bd1, dev1));
+	assert_ok(fc_chan_open(bd0, 1, PORT, 0, &c0));
+	assert_ok(fc_chan_open(bd1, 0, PORT, 0, &c1));
+	memset(msg, 0xab, sizeof(msg));
+	assert_ok(fc_chan_send(c0, msg, sizeof(msg), WAIT_MS));
+	assert_ok(fc_chan_recv(c1, in, sizeof(in), &got, WAIT_MS));
+	assert_int_equal(got, sizeof(msg));
+
+	*tail += 100000;	/* and the board's next event makes it look */
+	fcemu_cluster_bar0(c, 1)[FC_REG_CHAN_EVENTS(PORT / FC_CHAN_GROUP_SIZE) / 4] += 1;
+	fcemu_cluster_bar0(c, 1)[FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN) / 4] += 1;
+	assert_rc(fc_chan_recv(c1, in, sizeof(in), &got, 100), -ETIMEDOUT);
+
+	memset(msg, 0xcd, sizeof(msg));
+	assert_ok(fc_chan_send(c0, msg, sizeof(msg), WAIT_MS));
+	assert_ok(fc_chan_recv(c1, in, sizeof(in), &got, WAIT_MS));
+	assert_int_equal(got, sizeof(msg));
+	assert_memory_equal(in, msg, sizeof(msg));
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+	fc_close(bd1);
+	fc_close(bd0);
+	fcemu_cluster_detach(c);
+}
+
 static int yama_scope(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
@@ -445,6 +492,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_header_rewritten, unlink_clusters),
 		cmocka_unit_test_teardown(test_damaged_slot, unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
+		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
 		cmocka_unit_test_teardown(test_ptracer, unlink_clusters),
 	};
 
