@@ -12,7 +12,9 @@
  * lets its launcher's descendants read its memory, not any process of
  * the user; a channel's TAIL register rewritten to jump past the ring is
  * ignored by the library (no garbage, no endless drain), and the channel
- * works on once the board writes it again. No board needed.
+ * works on once the board writes it again; a forged CTS (another node's
+ * address, board memory) ends the large send with -EPROTO, and no byte
+ * is written there. No board needed.
  */
 #include <endian.h>
 #include <errno.h>
@@ -402,6 +404,89 @@ static void test_tail_jump(void **state)
 	fcemu_cluster_detach(c);
 }
 
+/* A control message from @from to channel (@to, @port), as the library's
+ * rendezvous writes one (lib/rndv.c): kind, pad, cookie, value. */
+static void send_ctrl(struct fc_dev *from, unsigned int to, unsigned int port,
+		      uint8_t kind, uint32_t cookie, uint64_t val)
+{
+	struct fc_mem *m;
+	struct fc_xfer x;
+	uint8_t *b;
+	uint64_t ticket;
+
+	assert_ok(fc_mem_alloc(from, 4096, 0, &m));
+	b = m->addr;
+	b[0] = kind;
+	cookie = htole32(cookie);
+	memcpy(b + 4, &cookie, 4);
+	val = htole64(val);
+	memcpy(b + 8, &val, 8);
+	memset(&x, 0, sizeof(x));
+	x.src = fc_host(m, 0);
+	x.dst.space = FC_SPACE_FABRIC;
+	x.dst.addr = FC_FABRIC_CHAN(to, port);
+	x.len = 16;
+	x.flags = FC_XFER_F_CTRL;
+	assert_ok(fc_dma_submit(from, &x, 1, 0, &ticket));
+	assert_ok(fc_dma_wait(from, ticket, WAIT_MS));
+	assert_ok(fc_mem_free(from, m));
+}
+
+/*
+ * A CTS for board 0's large send, forged by board 1 before its library
+ * answers, naming memory the receiver cannot have meant: board 0's own
+ * host memory, then board 1's board memory. The send ends with -EPROTO
+ * and nothing is written there.
+ */
+static void test_forged_cts(void **state)
+{
+	enum { PORT = 5, LEN = 256 << 10, CTS = 2 };
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2");
+	char dev0[64], dev1[64];
+	struct fc_dev *bd0, *bd1;
+	struct fc_chan *c0;
+	struct fc_mem *victim, *big;
+	uint64_t at;
+	struct fc_req *req;
+	unsigned int round;
+	uint32_t cookie;
+	int ret;
+
+	(void)state;
+	snprintf(dev0, sizeof(dev0), "emu:%s/0", name);
+	snprintf(dev1, sizeof(dev1), "emu:%s/1", name);
+	assert_ok(fc_open(&bd0, dev0));
+	assert_ok(fc_open(&bd1, dev1));
+	assert_ok(fc_chan_open(bd0, 1, PORT, 0, &c0));
+	assert_ok(fc_mem_alloc(bd0, LEN, 0, &victim));
+	assert_ok(fc_mem_alloc(bd0, LEN, 0, &big));
+	memset(big->addr, 0xee, LEN);
+	assert_ok(fc_mem_fabric_addr(bd0, victim, 0, &at));
+	for (round = 0; round < 2; round++) {
+		memset(victim->addr, 0, LEN);
+		assert_ok(fc_chan_isend(c0, big->addr, LEN, &req));
+		/* Let the RTS go out; board 1's library never sees it. */
+		assert_rc(fc_req_wait(req, 50, NULL), -ETIMEDOUT);
+		cookie = round + 1;	/* the sender counts them from 1 */
+		send_ctrl(bd1, 0, PORT, CTS, cookie,
+			  round == 0 ? at :
+			  FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0));
+		ret = fc_req_wait(req, WAIT_MS, NULL);
+		if (ret != -EPROTO)
+			fail_msg("round %u: forged CTS gave %d (%s)", round, ret,
+				 fc_strerror(ret));
+		assert_int_equal(((uint8_t *)victim->addr)[0], 0);
+		assert_int_equal(((uint8_t *)victim->addr)[LEN - 1], 0);
+	}
+	assert_ok(fc_mem_free(bd0, big));
+	assert_ok(fc_mem_free(bd0, victim));
+	fc_chan_close(c0);
+	fc_close(bd1);
+	fc_close(bd0);
+	fcemu_cluster_detach(c);
+}
+
 static int yama_scope(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
@@ -493,6 +578,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_damaged_slot, unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
+		cmocka_unit_test_teardown(test_forged_cts, unlink_clusters),
 		cmocka_unit_test_teardown(test_ptracer, unlink_clusters),
 	};
 
