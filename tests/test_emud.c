@@ -31,6 +31,9 @@
 
 static char emud[PATH_MAX];
 static char dir[64];
+/* Daemons started, ended by teardown should a test fail with them up. */
+static pid_t started[8];
+static unsigned int n_started;
 
 static pid_t start(const char *opt, const char *path)
 {
@@ -40,10 +43,13 @@ static pid_t start(const char *opt, const char *path)
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
+		dup2(null, 1);
 		dup2(null, 2);
 		execl(emud, emud, opt, path, "--mem", "16M", (char *)NULL);
 		_exit(127);
 	}
+	if (n_started < 8)
+		started[n_started++] = pid;
 	return pid;
 }
 
@@ -80,8 +86,17 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	char cmd[128];
+	int status;
 
 	(void)state;
+	while (n_started) {
+		pid_t pid = started[--n_started];
+
+		if (waitpid(pid, &status, WNOHANG) == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) ? -1 : 0;
 }
