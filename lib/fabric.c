@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fabric_internal.h"
+#include "handle.h"
 
 #define MSG_MIN_CAP	4096
 #define RNDV_ENV	"FPGACOMM_RNDV_MIN"	/* bytes; 0: no rendezvous */
@@ -224,6 +225,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 
 	if (!fab)
 		return;
+	fc__handle_drop_dev(dev);
 	fc__chan_forget_dev(dev);
 	for (p = 0; p < FC_MAX_CHANNELS && !dev->be->chan_ring; p++)
 		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
@@ -1014,6 +1016,7 @@ void fc__req_free(struct fc_req *r)
 {
 	struct fc__fabric *fab = r->dev->fab;
 
+	fc__handle_put(r);
 	if (r->chan)
 		r->chan->reqs--;
 	if (r->umem)
