@@ -129,7 +129,11 @@ static long fc_ioctl_reg_read(struct fc_dev *fc, void __user *arg)
 	ret = fc_reg_check(&r);
 	if (ret)
 		return ret;
-	r.value = fc_rd32(fc, r.offset);
+	/* Bus addresses are for those who may name one (MEM_INFO too). */
+	if (fc_hw_bus_addr_reg(r.offset) && !capable(CAP_SYS_RAWIO))
+		r.value = 0;
+	else
+		r.value = fc_rd32(fc, r.offset);
 	if (copy_to_user(arg, &r, sizeof(r)))
 		return -EFAULT;
 	return 0;
@@ -341,6 +345,22 @@ static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off,
 	return 0;
 }
 
+/* The PIO pages: claimed for @ff only if they are mapped (a failed mmap,
+ * too large say, must not keep every other file from them). */
+static int fc_mmap_pio(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
+{
+	struct fc_dev *fc = ff->fc;
+	bool had = fc->pio_owner == ff;
+	int ret = fc_pio_claim(ff);
+
+	if (ret)
+		return ret;
+	ret = fc_mmap_io(fc, vma, off, true);
+	if (ret && !had)
+		fc->pio_owner = NULL;
+	return ret;
+}
+
 static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct fc_file *ff = file->private_data;
@@ -356,8 +376,7 @@ static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 	if (fc->dead)
 		ret = -ENODEV;
 	else if (off >= FC_MMAP_PIO && off < FC_MMAP_PIO + FC_MMAP_PIO_SIZE)
-		ret = off != FC_MMAP_PIO ? -EINVAL :
-		      fc_pio_claim(ff) ?: fc_mmap_io(fc, vma, off, true);
+		ret = off != FC_MMAP_PIO ? -EINVAL : fc_mmap_pio(ff, vma, off);
 	else if (off < FC_MMAP_APERTURE && !capable(CAP_SYS_RAWIO))
 		ret = -EPERM;
 	else if (off < FC_MMAP_ALLOC_BASE)
