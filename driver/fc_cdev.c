@@ -339,8 +339,8 @@ static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off,
 		return -EINVAL;
 	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :
 				 pgprot_noncached(vma->vm_page_prot);
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
+	fc_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			     VM_DONTCOPY);
 	vma->vm_ops = &fc_io_vm_ops;
 	return 0;
 }
@@ -408,5 +408,6 @@ const struct file_operations fc_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= fc_mmap,
 	.poll		= fc_poll,
-	.llseek		= no_llseek,
+	/* no .llseek: nonseekable_open() makes lseek -ESPIPE (no_llseek,
+	 * NULL since 6.0, is gone in 6.12) */
 };

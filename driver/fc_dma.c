@@ -409,7 +409,7 @@ static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 	spin_unlock(&ff->res_lock);
 	wake_up_interruptible_all(&ff->wq);
 	if (c->efd)
-		eventfd_signal(c->efd, 1);
+		fc_eventfd_signal(c->efd);
 	list_add_tail(&c->node, done);
 }
 

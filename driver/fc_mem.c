@@ -516,7 +516,7 @@ int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 				m->alloc_len);
 	if (ret)
 		goto err_put;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	fc_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = m;	/* our reference */
 	vma->vm_ops = &fc_alloc_vm_ops;
 	return 0;
