@@ -8,7 +8,8 @@
 #
 #   scripts/check.sh TEST...     the host test programs to run
 #
-# FPGACOMM_SKIP_VM=1 leaves the VM out (it is then counted as one skip).
+# FPGACOMM_SKIP_VM=1 leaves the VM out (it is then counted as one skip);
+# FPGACOMM_SKIP_ASAN=1 the sanitizer cut likewise.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -32,6 +33,18 @@ echo "== Library tests on the emulated board"
 scripts/run-tests.sh "$@" | tee "$log"
 host_status=${PIPESTATUS[0]}
 add_summary "$log"
+
+# A few programs again under ASan and UBSan (make check-asan runs them all).
+if [[ ${FPGACOMM_SKIP_ASAN:-0} == 1 ]]; then
+	echo "== Sanitizer cut: skipped (FPGACOMM_SKIP_ASAN=1)"
+	skipped=$((skipped + 1))
+	asan_status=0
+else
+	echo "== Sanitizer cut (make check-asan-cut)"
+	make --no-print-directory check-asan-cut 2>&1 | tee "$log"
+	asan_status=${PIPESTATUS[0]}
+	add_summary "$log"
+fi
 
 if [[ ${FPGACOMM_SKIP_VM:-0} == 1 ]]; then
 	echo "== Driver tests in a VM: skipped (FPGACOMM_SKIP_VM=1)"
@@ -64,4 +77,4 @@ else
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
-[[ $host_status == 0 && $vm_status == 0 && $failed == 0 ]]
+[[ $host_status == 0 && $asan_status == 0 && $vm_status == 0 && $failed == 0 ]]
