@@ -768,6 +768,20 @@ static void test_memlock_limit(void **state)
 				_exit(5);
 			if (mem_unregister(fd, m.handle))
 				_exit(6);
+			/* One charge: an allocation and a registration
+			 * together stay within the limit. */
+			m = (struct fc_ioc_mem){ .len = 192 << 10 };
+			if (ioctl(fd, FC_IOC_MEM_ALLOC, &m))
+				_exit(7);
+			if (mem_register(fd, p, 128 << 10, &h) != -ENOMEM)
+				_exit(8);
+			if (mem_register(fd, p, 32 << 10, &h))
+				_exit(9);
+			if (mem_unregister(fd, h) || mem_unregister(fd, m.handle))
+				_exit(11);
+			if (mem_register(fd, p, 128 << 10, &h) ||
+			    mem_unregister(fd, h))
+				_exit(12);
 		}
 		_exit(0);
 	}
