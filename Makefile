@@ -156,6 +156,15 @@ format:
 clean:
 	rm -rf $(B) build-asan
 
+# ---- The ioctl fuzzer (tests/test_driver_fuzz.c) in the VM for longer
+# than the few seconds `make check` gives it: FUZZ_SECONDS per pass. ----
+.PHONY: fuzz
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(MAKE) all
+	scripts/install-deps.sh --vm
+	FCVM_APPEND="$$FCVM_APPEND fpgacomm_fuzz=$(FUZZ_SECONDS)" scripts/vm/run-vm-tests.sh
+
 # ---- Sanitizers: the library, emulator, tools and tests under ASan and
 # UBSan, built apart in build-asan/: every host test program, or (the cut
 # that `make check` runs) a few that reach the trust boundary. ----
