@@ -157,6 +157,7 @@ struct fc_dev {
 	struct list_head files;		/* open fc_file */
 	struct list_head queue;		/* fc_chain waiting for the engine */
 	struct fc_chain *running;	/* on the engine, or NULL */
+	u64 starts;			/* tickets started on the engine */
 	/* Ended chains the board may still reach (broken): kept to remove. */
 	struct list_head parked;
 	u32 seq;			/* last DOORBELL value written */
@@ -214,6 +215,8 @@ struct fc_file {
 	struct xarray mems;		/* handle -> struct fc_mem */
 	wait_queue_head_t wq;		/* chain ends */
 	u64 last_ticket;		/* under fc->lock */
+	u64 served;			/* fc->starts when one of ours last
+					   started, under fc->lock; 0 never */
 	spinlock_t res_lock;		/* results, uncollected, event, tables */
 	unsigned int uncollected;
 	unsigned int tables;		/* held by tickets not ended */
