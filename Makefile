@@ -195,7 +195,34 @@ format:
 	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c examples/*.c)
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) build-asan
+
+# ---- The ioctl fuzzer (tests/test_driver_fuzz.c) in the VM for longer
+# than the few seconds `make check` gives it: FUZZ_SECONDS per pass. ----
+.PHONY: fuzz
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(MAKE) all
+	scripts/install-deps.sh --vm
+	FCVM_APPEND="$$FCVM_APPEND fpgacomm_fuzz=$(FUZZ_SECONDS)" scripts/vm/run-vm-tests.sh
+
+# ---- Sanitizers: the library, emulator, tools and tests under ASan and
+# UBSan, built apart in build-asan/: every host test program, or (the cut
+# that `make check` runs) a few that reach the trust boundary. ----
+.PHONY: check-asan check-asan-cut
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	       -fno-sanitize-recover=undefined
+ASAN_RUN := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ASAN_TESTS ?= $(notdir $(TESTS))
+ASAN_TOOLS ?= tools
+ASAN_CUT := test_bad_input test_emu_trust test_handles
+check-asan: deps
+	$(MAKE) B=build-asan CFLAGS="$(ASAN_CFLAGS)" $(ASAN_TOOLS) \
+		$(ASAN_TESTS:%=build-asan/tests/%)
+	$(ASAN_RUN) scripts/run-tests.sh $(ASAN_TESTS:%=build-asan/tests/%)
+check-asan-cut:
+	$(MAKE) check-asan ASAN_TESTS="$(ASAN_CUT)" ASAN_TOOLS=
 
 # ---- The kernel driver: install, and its tests in a VM ----
 .PHONY: driver-install vm-check

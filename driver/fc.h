@@ -24,6 +24,48 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+/*
+ * Kernel interfaces that changed, chosen by what the headers declare
+ * (the FC_HAVE_* probes in Kbuild), not by version numbers.
+ */
+static inline void fc_vm_flags_set(struct vm_area_struct *vma,
+				   vm_flags_t flags)
+{
+#ifdef FC_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);	/* 6.3: vm_flags is read-only */
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+#ifdef FC_HAVE_CLASS_CREATE_NAME
+#define fc_class_create(name)	class_create(name)	/* 6.4 */
+#else
+#define fc_class_create(name)	class_create(THIS_MODULE, name)
+#endif
+
+/* 6.10: it cannot fail (every bus has the parameters now). */
+static inline int fc_dma_set_max_seg_size(struct device *dev, unsigned int size)
+{
+#ifdef FC_HAVE_DMA_SEG_SIZE_VOID
+	dma_set_max_seg_size(dev, size);
+	return 0;
+#else
+	return dma_set_max_seg_size(dev, size);
+#endif
+}
+
+/* 6.8 named it INTX; LEGACY went in 6.10. A macro: probed by itself. */
+#ifndef PCI_IRQ_INTX
+#define PCI_IRQ_INTX	PCI_IRQ_LEGACY
+#endif
+
+#ifdef FC_HAVE_EVENTFD_SIGNAL_CTX
+#define fc_eventfd_signal(ctx)	eventfd_signal(ctx)	/* 6.8: always 1 */
+#else
+#define fc_eventfd_signal(ctx)	eventfd_signal(ctx, 1)
+#endif
+
 #define FC_DRV_NAME		"fpgacomm"
 #define FC_MAX_BOARDS		64
 
@@ -115,6 +157,7 @@ struct fc_dev {
 	struct list_head files;		/* open fc_file */
 	struct list_head queue;		/* fc_chain waiting for the engine */
 	struct fc_chain *running;	/* on the engine, or NULL */
+	u64 starts;			/* tickets started on the engine */
 	/* Ended chains the board may still reach (broken): kept to remove. */
 	struct list_head parked;
 	u32 seq;			/* last DOORBELL value written */
@@ -175,6 +218,8 @@ struct fc_file {
 	struct xarray mems;		/* handle -> struct fc_mem */
 	wait_queue_head_t wq;		/* chain ends */
 	u64 last_ticket;		/* under fc->lock */
+	u64 served;			/* fc->starts when one of ours last
+					   started, under fc->lock; 0 never */
 	spinlock_t res_lock;		/* results, uncollected, event, tables */
 	unsigned int uncollected;
 	unsigned int tables;		/* held by tickets not ended */

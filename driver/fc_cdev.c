@@ -130,7 +130,11 @@ static long fc_ioctl_reg_read(struct fc_dev *fc, void __user *arg)
 	ret = fc_reg_check(&r);
 	if (ret)
 		return ret;
-	r.value = fc_rd32(fc, r.offset);
+	/* Bus addresses are for those who may name one (MEM_INFO too). */
+	if (fc_hw_bus_addr_reg(r.offset) && !capable(CAP_SYS_RAWIO))
+		r.value = 0;
+	else
+		r.value = fc_rd32(fc, r.offset);
 	if (copy_to_user(arg, &r, sizeof(r)))
 		return -EFAULT;
 	return 0;
@@ -349,10 +353,26 @@ static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off,
 		return -EINVAL;
 	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :
 				 pgprot_noncached(vma->vm_page_prot);
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
+	fc_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			     VM_DONTCOPY);
 	vma->vm_ops = &fc_io_vm_ops;
 	return 0;
+}
+
+/* The PIO pages: claimed for @ff only if they are mapped (a failed mmap,
+ * too large say, must not keep every other file from them). */
+static int fc_mmap_pio(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
+{
+	struct fc_dev *fc = ff->fc;
+	bool had = fc->pio_owner == ff;
+	int ret = fc_pio_claim(ff);
+
+	if (ret)
+		return ret;
+	ret = fc_mmap_io(fc, vma, off, true);
+	if (ret && !had)
+		fc->pio_owner = NULL;
+	return ret;
 }
 
 static int fc_mmap(struct file *file, struct vm_area_struct *vma)
@@ -370,8 +390,7 @@ static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 	if (fc->dead)
 		ret = -ENODEV;
 	else if (off >= FC_MMAP_PIO && off < FC_MMAP_PIO + FC_MMAP_PIO_SIZE)
-		ret = off != FC_MMAP_PIO ? -EINVAL :
-		      fc_pio_claim(ff) ?: fc_mmap_io(fc, vma, off, true);
+		ret = off != FC_MMAP_PIO ? -EINVAL : fc_mmap_pio(ff, vma, off);
 	else if (off < FC_MMAP_APERTURE && !capable(CAP_SYS_RAWIO))
 		ret = -EPERM;
 	else if (off < FC_MMAP_ALLOC_BASE)
@@ -403,5 +422,6 @@ const struct file_operations fc_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= fc_mmap,
 	.poll		= fc_poll,
-	.llseek		= no_llseek,
+	/* no .llseek: nonseekable_open() makes lseek -ESPIPE (no_llseek,
+	 * NULL since 6.0, is gone in 6.12) */
 };

@@ -4,7 +4,8 @@
  * memory they name and builds hardware descriptors from the DMA segments
  * (one per bus-contiguous piece), in tables of up to FC_DMA_MAX_CHAIN. The
  * tickets of all files queue on engine FC_ENGINE and run one hardware chain
- * at a time, in order; a ticket of more than FC_DMA_MAX_CHAIN descriptors
+ * at a time, each file's in order, the files in turn (fc_dma_next); a
+ * ticket of more than FC_DMA_MAX_CHAIN descriptors
  * runs as several chains in a row. The tables of a file's tickets that
  * have not ended count against FC_FILE_MAX_TABLES, checked before they are
  * allocated: a SUBMIT over it gets -EAGAIN, or -E2BIG if it could never
@@ -374,6 +375,21 @@ static void fc_hw_start(struct fc_dev *fc, struct fc_chain *c)
 	fc_irq_arm(fc);
 }
 
+/*
+ * The next ticket: the oldest queued one of the file served longest ago,
+ * so that files take the engine in turn however many tickets one of them
+ * queued; each file's own tickets still run in order.
+ */
+static struct fc_chain *fc_dma_next(struct fc_dev *fc)
+{
+	struct fc_chain *c, *best = NULL;
+
+	list_for_each_entry(c, &fc->queue, node)
+		if (!best || c->ff->served < best->ff->served)
+			best = c;
+	return best;
+}
+
 /* Start the next queued ticket if the engine is free (fc->lock held). */
 static void fc_dma_kick(struct fc_dev *fc)
 {
@@ -381,7 +397,8 @@ static void fc_dma_kick(struct fc_dev *fc)
 
 	if (fc->running || fc->dead || fc->broken || list_empty(&fc->queue))
 		return;
-	c = list_first_entry(&fc->queue, struct fc_chain, node);
+	c = fc_dma_next(fc);
+	c->ff->served = ++fc->starts;
 	list_del_init(&c->node);
 	fc->running = c;
 	c->cur = 0;
@@ -409,7 +426,7 @@ static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 	spin_unlock(&ff->res_lock);
 	wake_up_interruptible_all(&ff->wq);
 	if (c->efd)
-		eventfd_signal(c->efd, 1);
+		fc_eventfd_signal(c->efd);
 	list_add_tail(&c->node, done);
 }
 

@@ -119,8 +119,8 @@ static int fc_export_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
+	fc_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+				     VM_DONTCOPY);
 	vma->vm_ops = &fc_export_vm_ops;
 	vma->vm_private_data = dmabuf->priv;
 	return 0;

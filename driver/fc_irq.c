@@ -82,7 +82,7 @@ void fc_irq_stop(struct fc_dev *fc)
 static int fc_irq_vectors(struct fc_dev *fc)
 {
 	struct pci_dev *pdev = fc->pdev;
-	unsigned int types = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY;
+	unsigned int types = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX;
 	int n;
 
 	/* ivshmem-doorbell interrupts by MSI-X; ivshmem-plain not at all. */

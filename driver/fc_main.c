@@ -60,7 +60,7 @@ static int __init fc_init(void)
 	if (ret)
 		return ret;
 
-	fc_class = class_create(THIS_MODULE, FC_DRV_NAME);
+	fc_class = fc_class_create(FC_DRV_NAME);
 	if (IS_ERR(fc_class)) {
 		ret = PTR_ERR(fc_class);
 		goto err_unregister_chrdev;

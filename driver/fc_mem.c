@@ -29,6 +29,38 @@ static unsigned int fc_max_segment(struct fc_dev *fc)
 /* Pages pinned per call, and appended to the scatter list at once. */
 #define FC_PIN_CHUNK	512
 
+/*
+ * Pages pinned or allocated for DMA go on one counter, mm->pinned_vm,
+ * checked against RLIMIT_MEMLOCK (as RDMA's umem does): registrations, the
+ * pages of a chain and MEM_ALLOC buffers together, so that no mix of them
+ * locks twice the limit. Atomics rather than account_locked_vm(): the last
+ * reference may go from munmap, which holds the mmap lock already.
+ */
+static int fc_mem_charge(struct fc_mem *m, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 now = atomic64_add_return(npages, &current->mm->pinned_vm);
+
+	if (now > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &current->mm->pinned_vm);
+		return -ENOMEM;
+	}
+	m->npages = npages;
+	m->mm = current->mm;
+	mmgrab(m->mm);
+	return 0;
+}
+
+static void fc_mem_uncharge(struct fc_mem *m)
+{
+	if (!m->mm)
+		return;
+	atomic64_sub(m->npages, &m->mm->pinned_vm);
+	mmdrop(m->mm);
+	m->mm = NULL;
+	m->npages = 0;
+}
+
 static void fc_mem_unpin(struct fc_mem *m)
 {
 	struct sg_page_iter piter;
@@ -73,19 +105,13 @@ static void fc_mem_free(struct kref *ref)
 			dma_free_coherent(dev, m->alloc_len, m->cpu, m->dma);
 		m->cpu = NULL;
 		mutex_unlock(&fc->alloc_lock);
-		if (m->mm) {
-			atomic64_sub(m->npages, &m->mm->pinned_vm);
-			mmdrop(m->mm);
-		}
+		fc_mem_uncharge(m);
 	} else {
 		if (m->mapped)
 			dma_unmap_sgtable(dev, &m->sgt.sgt, m->dir, 0);
 		fc_mem_unpin(m);
 		sg_free_append_table(&m->sgt);
-		if (m->mm) {
-			account_locked_vm(m->mm, m->npages, false);
-			mmdrop(m->mm);
-		}
+		fc_mem_uncharge(m);
 	}
 	put_device(&m->fc->dev);
 	kfree(m);
@@ -152,12 +178,9 @@ static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
 		goto err_put;
 	}
 
-	ret = account_locked_vm(current->mm, npages, true);
+	ret = fc_mem_charge(m, npages);
 	if (ret)
 		goto err_free_pages;
-	m->npages = npages;
-	m->mm = current->mm;
-	mmgrab(m->mm);
 
 	while (done < npages) {
 		int want = min_t(unsigned long, npages - done, FC_PIN_CHUNK);
@@ -298,34 +321,15 @@ long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg)
 	return fc_mem_publish(ff, m, &a, arg);
 }
 
-/*
- * Driver-allocated buffers count against RLIMIT_MEMLOCK like pinned pages.
- * The count is kept with atomics rather than account_locked_vm(): the last
- * reference may go from munmap, which holds the mmap lock already.
- */
+/* Driver-allocated buffers count on the same counter as pinned pages. */
 static int fc_mem_charge_alloc(struct fc_mem *m)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long npages = m->alloc_len >> PAGE_SHIFT;
-	s64 now;
-
-	now = atomic64_add_return(npages, &current->mm->pinned_vm);
-	if (now > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &current->mm->pinned_vm);
-		return -ENOMEM;
-	}
-	m->npages = npages;
-	m->mm = current->mm;
-	mmgrab(m->mm);
-	return 0;
+	return fc_mem_charge(m, m->alloc_len >> PAGE_SHIFT);
 }
 
 static void fc_mem_uncharge_alloc(struct fc_mem *m)
 {
-	atomic64_sub(m->npages, &m->mm->pinned_vm);
-	mmdrop(m->mm);
-	m->mm = NULL;
-	m->npages = 0;
+	fc_mem_uncharge(m);
 }
 
 long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg)
@@ -530,7 +534,7 @@ int fc_mmap_alloc(struct fc_file *ff, struct vm_area_struct *vma, u64 off)
 				m->alloc_len);
 	if (ret)
 		goto err_put;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	fc_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = m;	/* our reference */
 	vma->vm_ops = &fc_alloc_vm_ops;
 	return 0;

@@ -59,7 +59,7 @@ static int fc_set_dma_mask(struct fc_dev *fc)
 		return ret;
 	}
 	/* A descriptor moves up to 1 GiB: let an IOMMU merge that much. */
-	return dma_set_max_seg_size(dev, FC_DESC_MAX_LEN);
+	return fc_dma_set_max_seg_size(dev, FC_DESC_MAX_LEN);
 }
 
 /* Where the register file and the aperture are, for mmap. */

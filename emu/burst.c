@@ -39,6 +39,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -68,9 +69,34 @@ struct burst_rec {
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER		0x59616d61
 #endif
-#ifndef PR_SET_PTRACER_ANY
-#define PR_SET_PTRACER_ANY	((unsigned long)-1)
-#endif
+
+/* Yama's ptrace_scope, or 0 without Yama. */
+static int yama_scope(void)
+{
+	char buf[8] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = 0;
+	close(fd);
+	return atoi(buf);
+}
+
+/*
+ * Under Yama's scope 1 only our ancestors may read our memory, and the
+ * peers are not. They are the descendants of our launcher (fpgacomm-run,
+ * mpirun's daemon, slurmstepd), and Yama lets a named process and its
+ * descendants in: name the launcher, never any process of the user.
+ */
+static void let_peers_read(void)
+{
+	pid_t launcher = getppid();
+
+	if (yama_scope() == 1 && launcher > 1)
+		prctl(PR_SET_PTRACER, (unsigned long)launcher, 0, 0, 0);
+}
 
 /* Can this process read memory by cross-memory attach at all? */
 static bool cma_works(void)
@@ -90,8 +116,7 @@ void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node)
 	bool on = !(env && !strcmp(env, "0"));
 
 	if (on) {
-		/* Under Yama, peers are not our ancestors: let them read us. */
-		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+		let_peers_read();
 		on = cma_works();
 	}
 	/* A job a dead owner left open must not be taken by anyone. */

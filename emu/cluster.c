@@ -111,54 +111,136 @@ static int init_lock(pthread_mutex_t *m)
 	return -ret;
 }
 
+/* Where each link port of board @n leads, as the topology says. */
+static void wire(const struct fcemu_topology *t, unsigned int ports,
+		 unsigned int n, uint8_t *peer, uint8_t *peer_port)
+{
+	unsigned int p, to, to_port;
+
+	for (p = 0; p <= FC_MAX_PORTS; p++) {
+		peer[p] = CL_NO_PEER;
+		peer_port[p] = CL_NO_PEER;
+	}
+	for (p = 1; p <= ports; p++) {
+		if (fcemu_topology_peer(t, n, p, &to, &to_port))
+			continue;
+		peer[p] = (uint8_t)to;
+		peer_port[p] = (uint8_t)to_port;
+	}
+}
+
 /* As a host would after power-up: tables loaded, router on; and the
  * board's side: ports up with their peers. */
 static void init_board(struct fcemu_cluster *c, unsigned int n)
 {
-	struct cl_header *h = c->hdr;
-	struct cl_node *nd = &h->node[n];
-	unsigned int p, peer, peer_port, d;
+	const struct fcemu_topology *t = &c->topo;
+	unsigned int p, peer, d;
 	uint32_t links = 0;
 
-	for (p = 0; p <= FC_MAX_PORTS; p++) {
-		nd->peer[p] = CL_NO_PEER;
-		nd->peer_port[p] = CL_NO_PEER;
-	}
-	for (p = 1; p <= h->ports; p++) {
-		if (fcemu_topology_peer(&h->topo, n, p, &peer, &peer_port))
+	for (p = 1; p <= c->ports; p++) {
+		peer = cl_peer(c, n, p);
+		if (peer == CL_NO_PEER)
 			continue;
-		nd->peer[p] = (uint8_t)peer;
-		nd->peer_port[p] = (uint8_t)peer_port;
 		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_STATUS)),
 		      FC_PORT_UP | (peer & FC_PORT_PEER_MASK) << FC_PORT_PEER_SHIFT);
 		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_CREDITS)),
 		      FC_NUM_VCS * CL_RING_SLOTS);
 		links |= 1u << (p - 1);
 	}
-	for (d = 0; d < h->topo.nodes; d++)
+	for (d = 0; d < t->nodes; d++)
 		cl_st(cl_reg(c, n, FC_ROUTE_TABLE(d)),
-		      fcemu_topology_route(&h->topo, n, d));
+		      fcemu_topology_route(t, n, d));
 	cl_st(cl_reg(c, n, FC_REG_NODE_ID), n);
-	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), h->ports);
+	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), c->ports);
 	cl_st(cl_reg(c, n, FC_REG_LINK_STATE), links);
-	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_NODES), h->topo.nodes);
-	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_TOPO), fcemu_topology_reg(&h->topo));
+	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_NODES), t->nodes);
+	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_TOPO), fcemu_topology_reg(t));
 	cl_st(cl_reg(c, n, FC_ROUTER_CTRL), FC_ROUTER_CTRL_ENABLE);
 	cl_st(cl_reg(c, n, FC_ROUTER_STATUS), FC_ROUTER_STATUS_UP);
 }
 
-/* The fixed facts of the layout, once per mapping (cluster_internal.h). */
-static void cache_layout(struct fcemu_cluster *c)
+static bool faults_valid(const struct fcemu_faults *f)
 {
-	unsigned int n;
+	return f->drop_ppm <= 1000000 && f->corrupt_ppm <= 1000000 &&
+	       f->drop_ppm + f->corrupt_ppm < 1000000;
+}
 
-	c->nodes = c->hdr->topo.nodes;
-	c->ports = c->hdr->ports;
-	for (n = 0; n < c->nodes; n++) {
-		c->regs[n] = (uint32_t *)(c->base + c->hdr->node[n].bar0_off);
-		c->rings[n] = (struct cl_ring *)(c->base +
-						 c->hdr->node[n].rings_off);
+/* A topology that parses back to itself is one create could have made. */
+static bool topology_valid(const struct fcemu_topology *t)
+{
+	struct fcemu_topology back;
+	char spec[64];
+
+	if (t->nodes < 1 || t->nodes > FC_MAX_NODES ||
+	    fcemu_topology_format(t, spec, sizeof(spec)) ||
+	    fcemu_topology_parse(spec, &back))
+		return false;
+	return back.kind == t->kind && back.nx == t->nx && back.ny == t->ny &&
+	       back.nodes == t->nodes &&
+	       fcemu_topology_ports(t) <= FC_MAX_PORTS;
+}
+
+/*
+ * Check every field of a mapped header against the layout its topology
+ * gives, then keep the checked copy (cluster_internal.h): a header that
+ * any process of the cluster, or another user who planted the object,
+ * wrote must not steer this process's reads and writes.
+ * RETURN VALUE: 0, or -EPROTO for a header create would not have written.
+ */
+static int check_layout(struct fcemu_cluster *c)
+{
+	const struct cl_header *h = c->hdr;
+	struct fcemu_topology t = h->topo;
+	struct fcemu_faults f = h->faults;
+	unsigned int ports = h->ports, n, p;
+	uint8_t peer[FC_MAX_PORTS + 1], peer_port[FC_MAX_PORTS + 1];
+	size_t off, rings;
+
+	if (h->layout != CL_LAYOUT || h->ring_slots != CL_RING_SLOTS ||
+	    !topology_valid(&t) || ports != fcemu_topology_ports(&t) ||
+	    !faults_valid(&f) || h->size != c->size ||
+	    h->size != object_size(&t, ports))
+		return -EPROTO;
+	rings = ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
+	off = ROUND_UP(sizeof(*h), PAGE);
+	for (n = 0; n < t.nodes; n++) {
+		const struct cl_node *nd = &h->node[n];
+
+		if (nd->bar0_off != off || nd->rings_off != off + FC_BAR0_SIZE)
+			return -EPROTO;
+		off += FC_BAR0_SIZE + rings;
+		wire(&t, ports, n, peer, peer_port);
+		for (p = 0; p <= FC_MAX_PORTS; p++)
+			if (nd->peer[p] != peer[p] ||
+			    nd->peer_port[p] != peer_port[p])
+				return -EPROTO;
+		memcpy(c->peer[n], peer, sizeof(peer));
+		memcpy(c->peer_port[n], peer_port, sizeof(peer_port));
+		c->regs[n] = (uint32_t *)(c->base + nd->bar0_off);
+		c->rings[n] = (struct cl_ring *)(c->base + nd->rings_off);
 	}
+	c->topo = t;
+	c->faults = f;
+	c->nodes = t.nodes;
+	c->ports = ports;
+	return 0;
+}
+
+/*
+ * An object to attach to must be a plain file of ours that only we can
+ * open: another local user could have created it first under the name a
+ * job will use, to read or inject its traffic.
+ * RETURN VALUE: 0; -EPERM another owner; -EACCES another mode; -EPROTO.
+ */
+static int check_object(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return -EPROTO;
+	if (st->st_uid != geteuid())
+		return -EPERM;
+	if ((st->st_mode & 07777) != CL_MODE)
+		return -EACCES;
+	return 0;
 }
 
 static int map_object(struct fcemu_cluster **cp, const char *name, int fd,
@@ -207,14 +289,20 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 	if (ret)
 		return ret;
 	ports = fcemu_topology_ports(t);
-	if (ports > FC_MAX_PORTS || t->nodes > FC_MAX_NODES ||
-	    (faults && (faults->drop_ppm > 1000000 || faults->corrupt_ppm > 1000000 ||
-			faults->drop_ppm + faults->corrupt_ppm >= 1000000)))
+	if (ports > FC_MAX_PORTS || !topology_valid(t) ||
+	    (faults && !faults_valid(faults)))
 		return -EINVAL;
 
-	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* O_EXCL: never one that someone else made; the mode whatever the
+	 * umask, as attach checks it. */
+	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      CL_MODE);
 	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, CL_MODE)) {
+		ret = -errno;
+		goto err_unlink;
+	}
 	size = object_size(t, ports);
 	/* tmpfs: pages are allocated on first touch, idle rings cost nothing */
 	if (ftruncate(fd, size)) {
@@ -244,8 +332,11 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 		off += FC_BAR0_SIZE;
 		h->node[n].rings_off = off;
 		off += ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
+		wire(t, ports, n, h->node[n].peer, h->node[n].peer_port);
 	}
-	cache_layout(c);
+	ret = check_layout(c);	/* the one path that fills the cache */
+	if (ret)
+		goto err_detach;
 	for (n = 0; n < t->nodes; n++)
 		init_board(c, n);
 	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
@@ -276,15 +367,18 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 	ret = shm_path(name, path, sizeof(path));
 	if (ret)
 		return ret;
-	fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+	fd = shm_open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -EPERM : -errno;
 	/* The creator sizes, then fills, then sets the magic: wait for it. */
 	for (tries = 0;; tries++) {
 		if (fstat(fd, &st)) {
 			ret = -errno;
 			goto err_close;
 		}
+		ret = check_object(&st);
+		if (ret)
+			goto err_close;
 		if ((size_t)st.st_size >= sizeof(*h))
 			break;
 		if (tries == ATTACH_TRIES) {
@@ -303,11 +397,8 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 			goto err_proto;
 		nanosleep(&nap, NULL);
 	}
-	if (h->layout != CL_LAYOUT || h->size != (uint64_t)st.st_size ||
-	    h->size != object_size(&h->topo, h->ports) ||
-	    h->ring_slots != CL_RING_SLOTS)
+	if (check_layout(c))
 		goto err_proto;
-	cache_layout(c);
 	*cp = c;
 	return 0;
 
@@ -339,7 +430,7 @@ int fcemu_cluster_unlink(const char *name)
 
 const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *c)
 {
-	return &c->hdr->topo;
+	return &c->topo;
 }
 
 volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node)
@@ -401,8 +492,8 @@ static void repair(struct fcemu_cluster *c, unsigned int node)
 	fcemu__router_repair(c, node);
 	cl_set_pending(c, node);
 	for (p = 1; p <= c->ports; p++)
-		if (c->hdr->node[node].peer[p] != CL_NO_PEER)
-			cl_set_pending(c, c->hdr->node[node].peer[p]);
+		if (cl_peer(c, node, p) != CL_NO_PEER)
+			cl_set_pending(c, cl_peer(c, node, p));
 }
 
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait)

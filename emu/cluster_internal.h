@@ -20,7 +20,8 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	9		/* bump on any change below */
+#define CL_LAYOUT	10		/* bump on any change below */
+#define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
 /* The emulator's own packet type: a run of PUT packets as one record
@@ -136,6 +137,15 @@ struct fcemu_cluster {
 	unsigned int ports;	/* hdr->ports */
 	uint32_t *regs[FC_MAX_NODES];		/* each board's BAR0 */
 	struct cl_ring *rings[FC_MAX_NODES];	/* ... and its rings */
+	/*
+	 * The wiring and the settings, checked at attach and copied: any
+	 * process of the cluster can write the header, none can make this
+	 * one index with it.
+	 */
+	struct fcemu_topology topo;
+	struct fcemu_faults faults;
+	uint8_t peer[FC_MAX_NODES][FC_MAX_PORTS + 1];
+	uint8_t peer_port[FC_MAX_NODES][FC_MAX_PORTS + 1];
 	uint64_t rng;		/* fault draws; private to this mapping */
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
@@ -168,6 +178,19 @@ static inline struct cl_ring *cl_ring(struct fcemu_cluster *c,
 				      unsigned int node, unsigned int ring)
 {
 	return c->rings[node] + ring;
+}
+
+/* Where link port @port of @node leads (CL_NO_PEER: nowhere). */
+static inline unsigned int cl_peer(const struct fcemu_cluster *c,
+				   unsigned int node, unsigned int port)
+{
+	return c->peer[node][port];
+}
+
+static inline unsigned int cl_peer_port(const struct fcemu_cluster *c,
+					unsigned int node, unsigned int port)
+{
+	return c->peer_port[node][port];
 }
 
 static inline uint32_t *cl_reg(struct fcemu_cluster *c, unsigned int node,

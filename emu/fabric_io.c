@@ -39,7 +39,7 @@ static bool reachable(struct fcemu *emu, unsigned int node)
 {
 	struct fcemu_cluster *c = emu->cluster;
 
-	if (node >= c->hdr->topo.nodes || cl_gone(c, node))
+	if (node >= c->nodes || cl_gone(c, node))
 		return false;
 	return cl_rd(c, self(emu), FC_ROUTE_TABLE(node)) & FC_ROUTE_VALID;
 }
@@ -399,6 +399,16 @@ static int ring_enter(struct fcemu *emu, struct rx_ring *rr, unsigned int chan)
 	rr->chan = (int)chan;
 	rr->tail = rr->start = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL));
 	rr->head = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD));
+	if (rr->tail - rr->head > rr->slots) {
+		/*
+		 * TAIL more than a ring ahead: not ours (the register file
+		 * is shared memory another process wrote). The host ignores
+		 * such a TAIL; go on from its HEAD, or the ring would look
+		 * full for ever.
+		 */
+		rr->tail = rr->start = rr->head;
+		emu_wr(emu, FC_CHAN_REG(chan, FC_CHAN_TAIL), rr->tail);
+	}
 	return 0;
 }
 

@@ -104,8 +104,12 @@ uint32_t fcemu__crc32c(const void *buf, size_t len)
 
 uint32_t fcemu__ring_free(struct cl_ring *r)
 {
-	return CL_RING_SLOTS - (__atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
-				cl_ld(&r->head));
+	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
+			cl_ld(&r->head);
+
+	/* A head moved past our tail was written by no honest consumer:
+	 * no room, rather than slots not yet read written over. */
+	return used > CL_RING_SLOTS ? 0 : CL_RING_SLOTS - used;
 }
 
 bool fcemu__ring_empty(struct cl_ring *r)
@@ -138,9 +142,8 @@ void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 				 unsigned int port, unsigned int vc)
 {
-	const struct cl_node *nd = &c->hdr->node[node];
-
-	return cl_ring(c, nd->peer[port], CL_RING_LINK(nd->peer_port[port], vc));
+	return cl_ring(c, cl_peer(c, node, port),
+		       CL_RING_LINK(cl_peer_port(c, node, port), vc));
 }
 
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
@@ -149,7 +152,7 @@ void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 	uint32_t *r = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
 
 	cl_st(r, cl_ld(r) + n);
-	cl_set_pending(c, c->hdr->node[node].peer[port]);
+	cl_set_pending(c, cl_peer(c, node, port));
 }
 
 /* xorshift64*: fault draws need speed, not quality. */
@@ -165,9 +168,10 @@ static uint32_t draw(struct fcemu_cluster *c)
 static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 		       unsigned int port, const struct cl_slot *s)
 {
-	const struct fcemu_faults *f = &c->hdr->faults;
-	const struct cl_node *nd = &c->hdr->node[node];
-	uint32_t sender_rtx = FC_PORT_REG(nd->peer_port[port], FC_PORT_RETRANSMITS);
+	const struct fcemu_faults *f = &c->faults;
+	unsigned int peer = cl_peer(c, node, port);
+	uint32_t sender_rtx = FC_PORT_REG(cl_peer_port(c, node, port),
+					  FC_PORT_RETRANSMITS);
 	struct fc_hw_pkt bad;
 	uint32_t r, bit;
 
@@ -176,7 +180,7 @@ static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 	r = draw(c) % 1000000;
 	if (r < f->drop_ppm) {
 		/* lost: the receiver sees the next sequence number, asks again */
-		cl_inc(c, nd->peer[port], sender_rtx);
+		cl_inc(c, peer, sender_rtx);
 		return true;
 	}
 	if (r - f->drop_ppm < f->corrupt_ppm) {
@@ -186,7 +190,7 @@ static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 		((uint8_t *)&bad)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		if (fcemu__crc32c(&bad, sizeof(bad)) != s->crc) {
 			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
-			cl_inc(c, nd->peer[port], sender_rtx);
+			cl_inc(c, peer, sender_rtx);
 			return true;
 		}
 	}
@@ -213,8 +217,16 @@ struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 	if (wire_fault(c, node, port, s))
 		return NULL;
 	if (s->seq != at || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
-		/* Not the wire: the shared memory itself was damaged. */
-		cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+		/*
+		 * Not the wire: the shared memory itself was damaged, and
+		 * asking again gives the same. Drop it once it is at the
+		 * head, counted, or the link would stop here for ever.
+		 */
+		if (k == 0) {
+			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+			cl_inc(c, node, FC_ROUTER_DROPS);
+			cl_st(&r->head, head + 1);
+		}
 		return NULL;
 	}
 	nd->checked[idx] = at + 1;

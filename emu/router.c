@@ -52,7 +52,7 @@ static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	port = *entry & FC_ROUTE_PORT_MASK;
 	if (port == FC_PORT_LOCAL)
 		return dst == n ? 0 : -1;
-	if (port > c->ports || c->hdr->node[n].peer[port] == CL_NO_PEER)
+	if (port > c->ports || cl_peer(c, n, port) == CL_NO_PEER)
 		return -1;
 	return (int)port;
 }
@@ -95,7 +95,7 @@ static void input_done(struct fcemu_cluster *c, unsigned int n,
 static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
 		     int out, unsigned int dnode)
 {
-	unsigned int to = out == FC_PORT_LOCAL ? n : c->hdr->node[n].peer[out];
+	unsigned int to = out == FC_PORT_LOCAL ? n : cl_peer(c, n, (unsigned int)out);
 
 	if (to == dnode && !(c->mine & (1ull << to)))
 		fcemu__cluster_ring(c, to);
@@ -207,6 +207,31 @@ static void move_begin(struct fcemu_cluster *c, unsigned int n,
 	__atomic_store_n(&nd->move_count, k, __ATOMIC_RELEASE);
 }
 
+/*
+ * The output ring a move noted in shared memory names, if it is one that
+ * board @n's router can write: its ejection ring or a link input of a
+ * peer. Anything else (a header another process wrote) is NULL.
+ */
+static struct cl_ring *move_output(struct fcemu_cluster *c, unsigned int n,
+				   uint64_t off)
+{
+	struct cl_ring *r = cl_ring(c, n, CL_RING_EJECT);
+	unsigned int p, vc;
+
+	if (off == (uint64_t)((uint8_t *)r - c->base))
+		return r;
+	for (p = 1; p <= c->ports; p++) {
+		if (cl_peer(c, n, p) == CL_NO_PEER)
+			continue;
+		for (vc = 0; vc < FC_NUM_VCS; vc++) {
+			r = fcemu__link_ring(c, n, p, vc);
+			if (off == (uint64_t)((uint8_t *)r - c->base))
+				return r;
+		}
+	}
+	return NULL;
+}
+
 void fcemu__router_repair(struct fcemu_cluster *c, unsigned int n)
 {
 	struct cl_node *nd = &c->hdr->node[n];
@@ -215,12 +240,17 @@ void fcemu__router_repair(struct fcemu_cluster *c, unsigned int n)
 
 	if (!nd->move_count)
 		return;
+	to = move_output(c, n, nd->move_ring);
+	if (!to || i > 2 * c->ports || nd->move_count > CL_RING_SLOTS) {
+		/* Not a move this router could have made: nothing to finish. */
+		nd->move_count = 0;
+		return;
+	}
 	/*
 	 * Only this router advances that tail and that head: the tail at
 	 * its mark means published, the head still at its own means not
 	 * taken off yet.
 	 */
-	to = (struct cl_ring *)(c->base + nd->move_ring);
 	if (cl_ld(&to->tail) == nd->move_tail &&
 	    cl_ld(&input_ring(c, n, i)->head) == nd->move_head)
 		input_done(c, n, i ? (i + 1) / 2 : FC_PORT_LOCAL,
@@ -242,16 +272,16 @@ static bool has_input(struct fcemu_cluster *c, unsigned int n)
 /* What the senders see of their peers' free slots. */
 static void update_credits(struct fcemu_cluster *c, unsigned int n)
 {
-	const struct cl_node *nd = &c->hdr->node[n];
-	unsigned int p, peer;
+	unsigned int p, peer, pp;
 	uint32_t free;
 
 	for (p = 1; p <= c->ports; p++) {
-		peer = nd->peer[p];
+		peer = cl_peer(c, n, p);
 		if (peer == CL_NO_PEER)
 			continue;
-		free = fcemu__ring_free(cl_ring(c, peer, CL_RING_LINK(nd->peer_port[p], 0))) +
-		       fcemu__ring_free(cl_ring(c, peer, CL_RING_LINK(nd->peer_port[p], 1)));
+		pp = cl_peer_port(c, n, p);
+		free = fcemu__ring_free(cl_ring(c, peer, CL_RING_LINK(pp, 0))) +
+		       fcemu__ring_free(cl_ring(c, peer, CL_RING_LINK(pp, 1)));
 		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_CREDITS)), free);
 	}
 }

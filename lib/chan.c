@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fabric_internal.h"
+#include "handle.h"
 
 /*
  * Live channels, so that a closed one is refused (-EBADF) rather than read:
@@ -426,14 +427,19 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
 static int chan_post(struct fc_chan *ch, bool send, const void *sbuf,
 		     void *rbuf, size_t n, struct fc_req **reqp)
 {
+	struct fc_req *r;
 	int ret = chan_get(ch);
 
 	if (ret)
 		return ret;
-	if (send)
-		ret = fc__isend(ch, sbuf, n, reqp);
+	if (!reqp)
+		ret = -EINVAL;
+	else if (send)
+		ret = fc__isend(ch, sbuf, n, &r);
 	else
-		ret = fc__irecv(ch, rbuf, n, reqp);
+		ret = fc__irecv(ch, rbuf, n, &r);
+	if (!ret)
+		ret = fc__req_export(r, reqp);
 	fc__fab_unlock(ch->dev->fab);
 	return ret;
 }
@@ -510,17 +516,38 @@ out_unlock:
 
 enum req_op { REQ_TEST, REQ_WAIT, REQ_CANCEL };
 
-/* Runs @op on @req with its fabric locked. */
-static int req_call(struct fc_req *req, enum req_op op, int timeout_ms,
+/*
+ * Hand @r to the caller as a handle, fabric locked; without one (out of
+ * memory) it is given up. RETURN VALUE: 0 or -ENOMEM.
+ */
+int fc__req_export(struct fc_req *r, struct fc_req **reqp)
+{
+	int ret = fc__handle_new(r, reqp);
+
+	if (ret && fc__req_cancel(r))
+		fc__req_orphan(r);
+	return ret;
+}
+
+/* Runs @op on the request @handle names, with its fabric locked. */
+static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 		    size_t *len)
 {
 	struct fc__fabric *fab;
+	struct fc_dev *dev;
+	struct fc_req *req;
 	int ret;
 
+	/* Ended, or its board closed: a stale handle, not a request. */
+	req = handle ? fc__handle_get(handle, &dev) : NULL;
 	if (!req)
 		return -EINVAL;
-	fab = req->dev->fab;
+	fab = dev->fab;
 	fc__fab_lock(fab);
+	if (fc__handle_get(handle, &dev) != req) {
+		fc__fab_unlock(fab);	/* ended meanwhile, by another thread */
+		return -EINVAL;
+	}
 	switch (op) {
 	case REQ_TEST:
 		ret = fc__req_test(req, len);

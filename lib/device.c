@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Opening boards by name, identity checks, queries and register access. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,53 @@ static const char *default_name(struct fc__join *join, char *buf, size_t len)
 	if (fc__join_from_env(join, buf, len) == 0)
 		return buf;
 	return DEFAULT_EMU_DEV;
+}
+
+/*
+ * The boards open in this process, so that closing one twice (or a
+ * pointer that was never a board) is an error instead of a double free.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fc_dev **open_devs;
+static size_t n_open, open_cap;
+
+static int note_open(struct fc_dev *dev)
+{
+	struct fc_dev **grown;
+	size_t cap;
+
+	pthread_mutex_lock(&open_lock);
+	if (n_open == open_cap) {
+		cap = open_cap ? 2 * open_cap : 8;
+		grown = realloc(open_devs, cap * sizeof(*grown));
+		if (!grown) {
+			pthread_mutex_unlock(&open_lock);
+			return -ENOMEM;
+		}
+		open_devs = grown;
+		open_cap = cap;
+	}
+	open_devs[n_open++] = dev;
+	pthread_mutex_unlock(&open_lock);
+	return 0;
+}
+
+/* RETURN VALUE: true if @dev was open (and is no longer noted so). */
+static bool note_closed(struct fc_dev *dev)
+{
+	bool found = false;
+	size_t i;
+
+	pthread_mutex_lock(&open_lock);
+	for (i = 0; i < n_open; i++) {
+		if (open_devs[i] == dev) {
+			open_devs[i] = open_devs[--n_open];
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&open_lock);
+	return found;
 }
 
 /* Pick the backend for @name; *spec is what the backend parses. */
@@ -114,9 +162,14 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	ret = fc__fabric_init(dev);
 	if (ret)
 		goto err_release_mem;
+	ret = note_open(dev);
+	if (ret)
+		goto err_fabric_fini;
 	*devp = dev;
 	return 0;
 
+err_fabric_fini:
+	fc__fabric_fini(dev);
 err_release_mem:
 	fc__mem_release_all(dev);
 err_close_backend:
@@ -129,7 +182,7 @@ err_free_dev:
 
 FC__EXPORT int fc_close(struct fc_dev *dev)
 {
-	if (!dev)
+	if (!dev || !note_closed(dev))
 		return -EINVAL;
 	if (dev->on_close)
 		dev->on_close(dev);

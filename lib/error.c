@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Error text: the library's own wording where errno's is too vague. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,6 +42,8 @@ FC__EXPORT const char *fc_strerror(int err)
 {
 	const char *text;
 
+	if (err == INT_MIN)	/* -INT_MIN does not exist */
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	if (err == 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fabric_internal.h"
+#include "handle.h"
 
 #define MSG_MIN_CAP	4096
 #define RNDV_ENV	"FPGACOMM_RNDV_MIN"	/* bytes; 0: no rendezvous */
@@ -224,6 +225,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 
 	if (!fab)
 		return;
+	fc__handle_drop_dev(dev);
 	fc__chan_forget_dev(dev);
 	for (p = 0; p < FC_MAX_CHANNELS && !dev->be->chan_ring; p++)
 		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
@@ -703,14 +705,15 @@ static void regs_release(struct fc_dev *dev)
 		pthread_mutex_unlock(&dev->lock);
 }
 
-static inline uint32_t reg_get(struct fc_dev *dev, uint32_t off)
+/* RETURN VALUE: 0, or the backend's -errno (a board gone): then no
+ * value, rather than a 0 taken for one. */
+static inline int reg_get(struct fc_dev *dev, uint32_t off, uint32_t *val)
 {
-	uint32_t val = 0;
-
-	if (dev->regs)
-		return __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE);
-	dev->be->reg_read(dev, off, &val);
-	return val;
+	if (dev->regs) {
+		*val = __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE);
+		return 0;
+	}
+	return dev->be->reg_read(dev, off, val);
 }
 
 /*
@@ -726,7 +729,8 @@ static uint32_t groups_moved(struct fc_dev *dev)
 	if (!fab->chan_events)
 		return ALL_GROUPS;
 	for (g = 0; g < FC_CHAN_GROUPS; g++) {
-		ev = reg_get(dev, FC_REG_CHAN_EVENTS(g));
+		if (reg_get(dev, FC_REG_CHAN_EVENTS(g), &ev))
+			return 0;
 		if (ev != fab->group_events[g]) {
 			fab->group_events[g] = ev;
 			groups |= 1u << g;
@@ -757,8 +761,8 @@ static bool drain_all(struct fc_dev *dev)
 	 * tails, so nothing that landed before it is missed.
 	 */
 	regs_hold(dev);
-	irqs = reg_get(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
-	if (irqs == fab->chan_irqs && !fab->rescan) {
+	if (reg_get(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN), &irqs) ||
+	    (irqs == fab->chan_irqs && !fab->rescan)) {
 		regs_release(dev);
 		return false;
 	}
@@ -770,7 +774,13 @@ static bool drain_all(struct fc_dev *dev)
 	for (left = groups; left; left &= left - 1) {
 		end = group_first(left) + FC_CHAN_GROUP_SIZE;
 		for (p = group_first(left); p < end; p++) {
-			t = reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL));
+			if (reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL), &t))
+				break;
+			/* A board moves TAIL at most a ring ahead of HEAD. */
+			if (t - fab->head[p] > RING_SLOTS) {
+				fab->bad_tails++;
+				continue;
+			}
 			if (t != fab->head[p]) {
 				tail[p] = t;
 				news[n++] = (uint8_t)p;
@@ -1006,6 +1016,7 @@ void fc__req_free(struct fc_req *r)
 {
 	struct fc__fabric *fab = r->dev->fab;
 
+	fc__handle_put(r);
 	if (r->chan)
 		r->chan->reqs--;
 	if (r->umem)

@@ -96,6 +96,7 @@ struct fc_req {
 	bool cts_early;			/* SEND: the CTS came before its RTS ended */
 	uint64_t cts_addr;
 	struct fc_req *rnext;		/* waiting for CTS, or landing */
+	uint32_t handle;		/* the caller's handle's slot + 1, or 0 */
 };
 
 /* What arrives on one port from one source node. */
@@ -146,6 +147,9 @@ struct fc__fabric {
 	uint64_t spare_bytes;
 	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
 	uint32_t chan_irqs;		/* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
+	/* TAILs read more than a ring ahead of our head (not a board's
+	 * doing: shared memory written by another process): ignored */
+	uint32_t bad_tails;
 	bool chan_events;		/* the board has FC_REG_CHAN_EVENTS */
 	uint32_t group_events[FC_CHAN_GROUPS];	/* ... last seen */
 	uint32_t rescan;		/* bit g: a ring of group g was left
@@ -218,6 +222,8 @@ static inline void fc__xfers_free(struct fc_req *r)
 int fc__req_test(struct fc_req *req, size_t *len);
 int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 int fc__req_cancel(struct fc_req *req);
+/* lib/chan.c: give @r to the caller as a handle (lib/handle.h). */
+int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
 void fc__req_orphan(struct fc_req *req);
 /* Nobody waits for @req any more: its channel lets go, its end frees it. */

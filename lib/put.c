@@ -86,6 +86,7 @@ static int put_args(struct fc_dev *dev, struct fc_mem *src, uint64_t len)
 FC__EXPORT int fc_iput(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 		       uint64_t off, uint64_t len, struct fc_req **reqp)
 {
+	struct fc_req *r;
 	int ret = put_args(dev, src, len);
 
 	if (ret)
@@ -93,7 +94,9 @@ FC__EXPORT int fc_iput(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 	if (!reqp)
 		return -EINVAL;
 	fc__fab_lock(dev->fab);
-	ret = put_start(dev, dst, src, off, len, reqp);
+	ret = put_start(dev, dst, src, off, len, &r);
+	if (!ret)
+		ret = fc__req_export(r, reqp);
 	fc__fab_unlock(dev->fab);
 	return ret;
 }

@@ -289,11 +289,27 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 	return false;
 }
 
+/*
+ * Is @addr where the receiver of @r could want it? Host memory of that
+ * node, with room for the message: a CTS naming anything else (another
+ * node, its board memory, an offset that wraps) is a peer's bug or a
+ * forgery, and the data must not go there.
+ */
+static bool cts_addr_ok(const struct fc_req *r, uint64_t addr)
+{
+	return !(addr & FC_FABRIC_RSVD_MASK) &&
+	       FC_FABRIC_NODE(addr) == r->node &&
+	       FC_FABRIC_REGION(addr) == FC_REGION_HOST &&
+	       r->len <= FC_FABRIC_OFFSET_MASK + 1 - FC_FABRIC_OFFSET(addr);
+}
+
 /* Receiver @r's CTS came with @addr: write there, or end (no address:
- * the receiver dropped the message, longer than its buffer). */
+ * the receiver dropped the message, longer than its buffer; -EPROTO an
+ * address it cannot have meant). */
 static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
-	int ret = addr ? start_data(dev, r, addr) : 0;
+	int ret = !addr ? 0 : !cts_addr_ok(r, addr) ? -EPROTO :
+		  start_data(dev, r, addr);
 
 	if (!addr || ret) {
 		r->rndv = FC__RNDV_NONE;

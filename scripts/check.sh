@@ -8,7 +8,8 @@
 #
 #   scripts/check.sh TEST...     the host test programs to run
 #
-# FPGACOMM_SKIP_VM=1 leaves the VM out (it is then counted as one skip).
+# FPGACOMM_SKIP_VM=1 leaves the VM out (it is then counted as one skip);
+# FPGACOMM_SKIP_ASAN=1 the sanitizer cut likewise.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -33,17 +34,47 @@ scripts/run-tests.sh "$@" | tee "$log"
 host_status=${PIPESTATUS[0]}
 add_summary "$log"
 
+# A few programs again under ASan and UBSan (make check-asan runs them all).
+if [[ ${FPGACOMM_SKIP_ASAN:-0} == 1 ]]; then
+	echo "== Sanitizer cut: skipped (FPGACOMM_SKIP_ASAN=1)"
+	skipped=$((skipped + 1))
+	asan_status=0
+else
+	echo "== Sanitizer cut (make check-asan-cut)"
+	make --no-print-directory check-asan-cut 2>&1 | tee "$log"
+	asan_status=${PIPESTATUS[0]}
+	add_summary "$log"
+fi
+
 if [[ ${FPGACOMM_SKIP_VM:-0} == 1 ]]; then
 	echo "== Driver tests in a VM: skipped (FPGACOMM_SKIP_VM=1)"
 	skipped=$((skipped + 1))
 	vm_status=0
 else
-	echo "== Driver tests in a VM"
 	scripts/install-deps.sh --vm || exit 1
-	scripts/vm/run-vm-tests.sh 2>&1 | tee "$log"
-	vm_status=${PIPESTATUS[0]}
-	add_summary "$log"
+	# Every kernel with an image, modules and headers: Debian 12's 6.1
+	# and, where install-deps.sh could add it, bookworm-backports' 6.12.
+	kvers=()
+	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' |
+		   sed 's/^vmlinuz-//' | sort -V); do
+		[[ -d /lib/modules/$k/kernel && -f /lib/modules/$k/build/Makefile ]] &&
+			kvers+=("$k")
+	done
+	vm_status=0
+	# None: run-vm-tests.sh says why it cannot run.
+	(( ${#kvers[@]} )) || kvers=('')
+	for k in "${kvers[@]}"; do
+		echo "== Driver tests in a VM: ${k:-no kernel}"
+		scripts/vm/run-vm-tests.sh ${k:+--kver "$k"} 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		[[ $rc == 0 ]] || vm_status=$rc
+		add_summary "$log"
+	done
+	if (( ${#kvers[@]} < 2 )) && [[ -n ${kvers[0]} ]]; then
+		echo "== Driver tests in a VM: one kernel only (${kvers[*]:-none}); a second (6.12, bookworm-backports) is not installed"
+		skipped=$((skipped + 1))
+	fi
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
-[[ $host_status == 0 && $vm_status == 0 && $failed == 0 ]]
+[[ $host_status == 0 && $asan_status == 0 && $vm_status == 0 && $failed == 0 ]]

@@ -6,7 +6,10 @@
 # dpkg, prints nothing and exits 0.
 #
 #   scripts/install-deps.sh        build and emulator tests
-#   scripts/install-deps.sh --vm   also what the VM driver tests need
+#   scripts/install-deps.sh --vm   also what the VM driver tests need, and
+#                                  on Debian 12 the newer kernel they also
+#                                  run on: bookworm-backports' (6.12 series)
+#                                  image and headers, beside Debian's own
 #   scripts/install-deps.sh --mpi  also Open MPI, which `make bench` runs
 #                                  beside the fabric (scripts/bench-fabric.sh)
 #
@@ -31,9 +34,10 @@ die() {
 }
 
 want=$PKGS
+vm=0
 for arg in "$@"; do
 	case $arg in
-	--vm) want="$want $VM_PKGS" ;;
+	--vm) want="$want $VM_PKGS"; vm=1 ;;
 	--mpi) want="$want $MPI_PKGS" ;;
 	-h | --help)
 		echo "usage: $prog [--vm] [--mpi]"
@@ -58,7 +62,24 @@ for p in $want; do
 	esac
 done
 
-[ -z "$missing" ] && exit 0
+# Debian 12 only: is a bookworm-backports kernel with headers installed?
+backports_wanted() {
+	[ "$vm" = 1 ] || return 1
+	codename=$( . /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	[ "$codename" = bookworm ] || return 1
+	# Debian 12's own kernels are 6.1.x; any other with headers will do.
+	for d in /lib/modules/*/build; do
+		k=${d%/build}
+		k=${k##*/}
+		case $k in
+		6.1.*) ;;
+		*) [ -f "$d/Makefile" ] && return 1 ;;
+		esac
+	done
+	return 0
+}
+
+[ -z "$missing" ] && ! backports_wanted && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then
 	as_root=
@@ -70,11 +91,39 @@ fi
 
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install by hand:$missing"
 
-echo "$prog: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086 # word splitting of the package list is wanted
-$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
-	die "apt-get update failed; install by hand:$missing"
-# shellcheck disable=SC2086
-$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing ||
-	die "apt-get install failed for:$missing"
+if [ -n "$missing" ]; then
+	echo "$prog: installing:$missing" >&2
+	# shellcheck disable=SC2086 # word splitting of the package list is wanted
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+		die "apt-get update failed; install by hand:$missing"
+	# shellcheck disable=SC2086
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing ||
+		die "apt-get install failed for:$missing"
+fi
+
+# The second kernel of the VM suites: the image and headers the backports
+# metapackages name, installed by name so that Debian's own stay the
+# system's; dwarves (pahole) for the BTF of modules built against it.
+if backports_wanted; then
+	if ! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		echo "$prog: adding the bookworm-backports suite" >&2
+		echo "deb http://deb.debian.org/debian bookworm-backports main" |
+			$as_root tee /etc/apt/sources.list.d/fpgacomm-bookworm-backports.list >/dev/null ||
+			die "cannot add bookworm-backports to /etc/apt/sources.list.d"
+	fi
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+		die "apt-get update failed (bookworm-backports)"
+	bpo=
+	for meta in linux-image-amd64 linux-headers-amd64; do
+		p=$(apt-cache depends "$meta/bookworm-backports" 2>/dev/null |
+		    sed -n 's/^ *Depends: \(linux-[a-z]*-[0-9][^ ]*\)$/\1/p' | head -n 1)
+		[ -n "$p" ] || die "no $meta in bookworm-backports"
+		bpo="$bpo $p"
+	done
+	echo "$prog: installing from bookworm-backports:$bpo dwarves" >&2
+	# shellcheck disable=SC2086
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends -t bookworm-backports $bpo dwarves ||
+		die "apt-get install failed for:$bpo"
+fi

@@ -40,7 +40,9 @@ struct fc_dev;
 int fc_open(struct fc_dev **devp, const char *name);
 
 /* fc_close - close a board, freeing every buffer still registered on it.
- * RETURN VALUE: 0, or -EINVAL if @dev is NULL. */
+ * RETURN VALUE: 0, or -EINVAL if @dev is NULL or not an open board (closed
+ * already: a second fc_close() of the same handle is caught, unless a later
+ * fc_open() got the same address). */
 int fc_close(struct fc_dev *dev);
 
 #define FC_NAME_MAX	64
@@ -460,6 +462,9 @@ int fc_chan_irecv(struct fc_chan *chan, void *buf, size_t cap,
  * blocking form would have returned it.
  * fc_req_wait - the same, waiting at most @timeout_ms (negative: no
  * limit); -ETIMEDOUT leaves the request outstanding.
+ * Both (and fc_req_cancel) return -EINVAL for NULL or a stale handle:
+ * one whose request has ended, or whose board was closed (a handle names
+ * one request only, never a later one).
  */
 int fc_req_test(struct fc_req *req, size_t *len);
 int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len);
@@ -467,9 +472,9 @@ int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 /*
  * fc_req_cancel - give up a request and free it: a posted receive is
  * withdrawn, a send the board has not started is not sent.
- * RETURN VALUE: 0; -EINVAL on NULL; -EBUSY the board is moving its data
- * (a send under way, or a receive a large message is being written into):
- * wait for it instead.
+ * RETURN VALUE: 0; -EINVAL on NULL or a stale handle; -EBUSY the board is
+ * moving its data (a send under way, or a receive a large message is being
+ * written into): wait for it instead.
  */
 int fc_req_cancel(struct fc_req *req);
 

@@ -632,6 +632,27 @@ struct fc_hw_sinsn {
 
 /* ---- Derived facts, shared so that every side agrees ---- */
 
+/*
+ * Does @off hold a host bus address (a descriptor table, a receive ring, a
+ * stream program)? The kernel driver reads 0 there for a caller without
+ * CAP_SYS_RAWIO, as MEM_INFO hides its bus addresses (docs/hardware.md).
+ */
+static inline int fc_hw_bus_addr_reg(__u32 off)
+{
+	__u32 r;
+
+	r = off - FC_DMA_BASE;
+	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
+		return r % FC_DMA_STRIDE <= FC_DMA_DESC_HI;
+	r = off - FC_CHAN_BASE;
+	if (off >= FC_CHAN_BASE && r < FC_CHAN_STRIDE * FC_MAX_CHANNELS)
+		return r % FC_CHAN_STRIDE <= FC_CHAN_RING_HI;
+	r = off - FC_LS_BASE;
+	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
+		return r % FC_LS_STRIDE <= FC_LS_PROG_HI;
+	return 0;
+}
+
 /* Is @off a register the host writes ("H" above)? Others ignore writes. */
 static inline int fc_hw_host_writable(__u32 off)
 {

@@ -62,6 +62,8 @@
 # or the test gave no status, or a board server did not come up; 124 on
 # timeout; 2 on usage errors.
 set -euo pipefail
+# The RAM and BAR files hold the guest's memory: ours only (emud insists).
+umask 077
 
 here=$(cd "$(dirname "$0")" && pwd)
 prog=${0##*/}

@@ -72,6 +72,7 @@ int ivshmem_server_init(struct ivshmem_server *s, const char *path,
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct stat st;
+	mode_t old_mask;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -104,7 +105,11 @@ int ivshmem_server_init(struct ivshmem_server *s, const char *path,
 		goto err_close_efds;
 	}
 	unlink(addr.sun_path);
-	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	/* Born 0600: whoever connects gets the board's memory. */
+	old_mask = umask(077);
+	ret = bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr));
+	umask(old_mask);
+	if (ret) {
 		ret = -errno;
 		goto err_close_listen;
 	}
@@ -153,12 +158,20 @@ void ivshmem_server_fini(struct ivshmem_server *s)
 int ivshmem_server_accept(struct ivshmem_server *s)
 {
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
 	int64_t id;
 	unsigned int v;
 	int ret;
 
 	if (fd < 0)
 		return -errno;
+	/* The socket's mode keeps others out; this, a mode changed later. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) ||
+	    (cred.uid != geteuid() && cred.uid != 0)) {
+		close(fd);
+		return -EPERM;
+	}
 	if (s->client_fd >= 0) {
 		close(fd);	/* one guest per board */
 		return -EBUSY;

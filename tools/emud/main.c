@@ -159,11 +159,22 @@ static void *map_file(const char *path, uint64_t *size, uint64_t create_size,
 	void *p;
 	int fd;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/*
+	 * These files hold the guest's memory and the board's registers: a
+	 * file someone else made first, or a link to one, would let them
+	 * read or steer the board. Make it ours, or take only one that is
+	 * ours already and closed to everyone else.
+	 */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		die("open %s: %s", path, strerror(errno));
 	if (fstat(fd, &st))
 		die("stat %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		die("%s: not a file of ours closed to others (mode 0600)", path);
 	if ((uint64_t)st.st_size < create_size && ftruncate(fd, create_size))
 		die("size %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || st.st_size == 0)

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Request handles: a process-wide table of slots, each naming a live
+ * request and counting its generation. A handle is (generation << 32 |
+ * slot << 1 | 1): never a valid pointer, never NULL, and useless once its
+ * slot moved on. The table only grows, in chunks that are never freed, so
+ * a stale handle is checked against memory that is still there.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fabric_internal.h"
+#include "handle.h"
+
+#define CHUNK_SLOTS	1024u
+#define MAX_CHUNKS	1024u		/* a million requests in flight */
+#define NO_SLOT		UINT32_MAX
+
+struct slot {
+	struct fc_req *r;	/* NULL: free */
+	struct fc_dev *dev;
+	uint32_t gen;
+	uint32_t next_free;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *chunks[MAX_CHUNKS];
+static uint32_t n_slots;
+static uint32_t free_head = NO_SLOT;
+
+_Static_assert(sizeof(uintptr_t) == 8, "handles need 64-bit pointers");
+
+static struct slot *slot_at(uint32_t i)
+{
+	return &chunks[i / CHUNK_SLOTS][i % CHUNK_SLOTS];
+}
+
+/* The next slot to hand out, lock held. RETURN VALUE: it, or NO_SLOT. */
+static uint32_t slot_take(void)
+{
+	uint32_t i = free_head;
+	struct slot *c;
+
+	if (i != NO_SLOT) {
+		free_head = slot_at(i)->next_free;
+		return i;
+	}
+	if (n_slots == CHUNK_SLOTS * MAX_CHUNKS)
+		return NO_SLOT;
+	if (n_slots % CHUNK_SLOTS == 0) {
+		c = calloc(CHUNK_SLOTS, sizeof(*c));
+		if (!c)
+			return NO_SLOT;
+		chunks[n_slots / CHUNK_SLOTS] = c;
+	}
+	return n_slots++;
+}
+
+/* Free slot @i, its generation moved on; lock held. */
+static void slot_free(uint32_t i)
+{
+	struct slot *s = slot_at(i);
+
+	s->r = NULL;
+	s->dev = NULL;
+	if (++s->gen == 0)
+		s->gen = 1;
+	s->next_free = free_head;
+	free_head = i;
+}
+
+int fc__handle_new(struct fc_req *r, struct fc_req **handle)
+{
+	struct slot *s;
+	uint32_t i;
+
+	pthread_mutex_lock(&lock);
+	i = slot_take();
+	if (i == NO_SLOT) {
+		pthread_mutex_unlock(&lock);
+		return -ENOMEM;
+	}
+	s = slot_at(i);
+	if (!s->gen)
+		s->gen = 1;
+	s->r = r;
+	s->dev = r->dev;
+	r->handle = i + 1;
+	*handle = (struct fc_req *)(uintptr_t)((uint64_t)s->gen << 32 |
+					       (uint64_t)i << 1 | 1);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+struct fc_req *fc__handle_get(struct fc_req *handle, struct fc_dev **dev)
+{
+	uint64_t h = (uintptr_t)handle;
+	uint32_t i = (uint32_t)h >> 1, gen = (uint32_t)(h >> 32);
+	struct fc_req *r = NULL;
+	struct slot *s;
+
+	if (!(h & 1))
+		return NULL;
+	pthread_mutex_lock(&lock);
+	if (i < n_slots) {
+		s = slot_at(i);
+		if (s->r && s->gen == gen) {
+			r = s->r;
+			*dev = s->dev;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+void fc__handle_put(struct fc_req *r)
+{
+	if (!r->handle)
+		return;
+	pthread_mutex_lock(&lock);
+	slot_free(r->handle - 1);
+	pthread_mutex_unlock(&lock);
+	r->handle = 0;
+}
+
+void fc__handle_drop_dev(struct fc_dev *dev)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < n_slots; i++)
+		if (slot_at(i)->r && slot_at(i)->dev == dev)
+			slot_free(i);
+	pthread_mutex_unlock(&lock);
+}
