@@ -84,6 +84,9 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
+# ... and its sort in another.
+$(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)

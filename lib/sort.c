@@ -298,61 +298,65 @@ out:
 	return rc;
 }
 
+/* Bits of the splitter key settled per round of find_splitters(). */
+#define SPLIT_ROUND_BITS	8
+
 /*
  * Exact splitters for a locally sorted @recs: K[d] is the key of the
  * element at global place target[d] (d = 0..n-2, for the boundary before
- * rank d + 1), found by a binary search on the key that all ranks run in
- * step, one allreduce of the counts per round. A target at or past the
- * end has no splitter (done[d]).
+ * rank d + 1). A radix select that all ranks run in step: each round
+ * settles the next 8 bits of every splitter from the global counts of
+ * keys at or below the 256 candidates (one allreduce), so 32-bit keys
+ * take 4 rounds. A target at or past the end has no splitter (past[d]).
  */
 static int find_splitters(struct sort_ctx *c, const uint8_t *recs,
 			  const size_t *target, uint64_t *K, bool *past)
 {
+	const size_t nc = (size_t)1 << SPLIT_ROUND_BITS;
 	uint32_t nbd = c->n - 1;
-	uint64_t *lo = calloc(nbd, sizeof(*lo)), *hi = calloc(nbd, sizeof(*hi));
-	size_t *cnt = calloc(nbd, sizeof(*cnt)), *sum = calloc(nbd, sizeof(*sum));
+	size_t *cnt = calloc(nbd * nc, sizeof(*cnt));
+	size_t *sum = calloc(nbd * nc, sizeof(*sum));
+	unsigned int left = c->bits;
 	int rc = -ENOMEM;
 
-	if (!lo || !hi || !cnt || !sum)
+	if (!cnt || !sum)
 		goto out;
 	for (uint32_t d = 0; d < nbd; d++) {
 		past[d] = target[d] >= c->total;
-		hi[d] = key_limit(c->bits);
+		K[d] = 0;
 	}
-	for (;;) {
-		bool more = false;
+	while (left) {
+		unsigned int w = left < SPLIT_ROUND_BITS ? left : SPLIT_ROUND_BITS;
+		unsigned int shift = left - w;
+		uint64_t below = shift ? key_limit(shift) : 0;
 
 		for (uint32_t d = 0; d < nbd; d++) {
-			cnt[d] = 0;
-			if (past[d] || lo[d] >= hi[d])
+			if (past[d])
 				continue;
-			more = true;
-			cnt[d] = fc__sort_bound(recs, c->a->count, c->ks, c->rs,
-						lo[d] + (hi[d] - lo[d]) / 2, 1);
+			for (size_t j = 0; j < ((size_t)1 << w); j++)
+				cnt[d * nc + j] = fc__sort_bound(
+					recs, c->a->count, c->ks, c->rs,
+					K[d] | (uint64_t)j << shift | below, 1);
 		}
-		if (!more)
-			break;
-		rc = fc_allreduce(c->g, cnt, sum, nbd, FC_UINT64, FC_SUM,
+		rc = fc_allreduce(c->g, cnt, sum, nbd * nc, FC_UINT64, FC_SUM,
 				  left_ms(c));
 		if (rc)
 			goto out;
+		/* the first candidate with more than target[d] at or below */
 		for (uint32_t d = 0; d < nbd; d++) {
-			uint64_t mid = lo[d] + (hi[d] - lo[d]) / 2;
+			size_t j = 0;
 
-			if (past[d] || lo[d] >= hi[d])
+			if (past[d])
 				continue;
-			if (sum[d] > target[d])
-				hi[d] = mid;
-			else
-				lo[d] = mid + 1;
+			while (j + 1 < ((size_t)1 << w) &&
+			       sum[d * nc + j] <= target[d])
+				j++;
+			K[d] |= (uint64_t)j << shift;
 		}
+		left -= w;
 	}
-	for (uint32_t d = 0; d < nbd; d++)
-		K[d] = lo[d];
 	rc = 0;
 out:
-	free(lo);
-	free(hi);
 	free(cnt);
 	free(sum);
 	return rc;

@@ -9,6 +9,7 @@
  * compiler turns the memcpy()s into plain loads and stores; other widths
  * take the generic instance.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "sort_internal.h"
@@ -82,12 +83,34 @@ ALWAYS_INLINE void scatter_body(struct sort_view in, struct sort_view out,
 	}
 }
 
+ALWAYS_INLINE void scatter_keys_body(const uint8_t *in, uint8_t *out,
+				     size_t n, size_t ks, unsigned int shift,
+				     uint64_t mask, size_t *offs)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in + i * ks, ks);
+
+		memcpy(out + offs[(k >> shift) & mask]++ * ks, in + i * ks, ks);
+	}
+}
+
 void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
 		      size_t ks, size_t vs, unsigned int shift,
 		      unsigned int bits, size_t *offs)
 {
 	uint64_t mask = (1ull << bits) - 1;
 
+	if (!vs && in.kstride == ks && out.kstride == ks) {
+		/* keys alone, contiguous: constant strides */
+		in.kstride = out.kstride = ks == 4 ? 4 : 8;
+		if (ks == 4)
+			scatter_keys_body(in.keys, out.keys, n, 4, shift, mask,
+					  offs);
+		else
+			scatter_keys_body(in.keys, out.keys, n, 8, shift, mask,
+					  offs);
+		return;
+	}
 #define SCATTER(K, V) scatter_body(in, out, n, K, V, shift, mask, offs)
 	SORT_DISPATCH(ks, vs, SCATTER);
 #undef SCATTER
@@ -117,6 +140,21 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 #undef COPY
 }
 
+ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
+				  size_t stride, unsigned int ndig,
+				  size_t *hist)
+{
+	const unsigned int db = SORT_LOCAL_DIGIT_BITS;
+	const size_t nb = (size_t)1 << db;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in.keys + i * stride, ks);
+
+		for (unsigned int d = 0; d < ndig; d++)
+			hist[d * nb + ((k >> (d * db)) & (nb - 1))]++;
+	}
+}
+
 uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
 			unsigned int *passes)
@@ -131,12 +169,12 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 	if (!hist)
 		return NULL;
 	/* every digit's histogram in one read */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = sort_key_at(in.keys + i * in.kstride, ks);
-
-		for (unsigned int d = 0; d < ndig; d++)
-			hist[d * nb + ((k >> (d * db)) & (nb - 1))]++;
-	}
+	if (ks == 4 && ndig == 3 && in.kstride == 4)
+		hist_all_body(in, n, 4, 4, 3, hist);
+	else if (ks == 8 && ndig == 6 && in.kstride == 8)
+		hist_all_body(in, n, 8, 8, 6, hist);
+	else
+		hist_all_body(in, n, ks, in.kstride, ndig, hist);
 	*passes = 1;
 	for (unsigned int d = 0; d < ndig; d++) {
 		size_t *h = hist + d * nb, sum = 0;
@@ -209,15 +247,79 @@ ALWAYS_INLINE void merge2_body(const uint8_t *recs, const size_t *starts,
 		uint64_t ka = sort_key_at(recs + a * rs, ks);
 		uint64_t kb = sort_key_at(recs + b * rs, ks);
 
-		if (kb < ka)
-			move_one(in, b++, out, j++, ks, vs);
-		else
-			move_one(in, a++, out, j++, ks, vs);
+		size_t takeb = kb < ka;
+
+		move_one(in, takeb ? b : a, out, j++, ks, vs);
+		b += takeb;
+		a += !takeb;
 	}
 	while (a < ae)
 		move_one(in, a++, out, j++, ks, vs);
 	while (b < be)
 		move_one(in, b++, out, j++, ks, vs);
+}
+
+static void merge2(const uint8_t *recs, const size_t *starts,
+		   struct sort_view out, size_t ks, size_t vs)
+{
+#define MERGE2(K, V) merge2_body(recs, starts, out, K, V)
+	SORT_DISPATCH(ks, vs, MERGE2);
+#undef MERGE2
+}
+
+/*
+ * More than two runs: merge neighbours pairwise, round after round,
+ * between two packed buffers (neighbours keep equal keys in run order),
+ * the last round into @out. Returns -1 without memory for the buffers.
+ */
+static int merge_tree(const uint8_t *recs, const size_t *starts,
+		      unsigned int nruns, struct sort_view out, size_t ks,
+		      size_t vs)
+{
+	size_t rs = ks + vs, total = starts[nruns];
+	size_t *st = malloc((nruns + 1) * sizeof(*st));
+	uint8_t *buf[2] = { malloc(total * rs + 1), malloc(total * rs + 1) };
+	const uint8_t *src = recs;
+	unsigned int cur = 0;
+
+	if (!st || !buf[0] || !buf[1]) {
+		free(st);
+		free(buf[0]);
+		free(buf[1]);
+		return -1;
+	}
+	memcpy(st, starts, (nruns + 1) * sizeof(*st));
+	while (nruns > 1) {
+		unsigned int next = (nruns + 1) / 2;
+		bool last = next == 1;
+		uint8_t *dst = buf[cur];
+
+		for (unsigned int r = 0; r < nruns; r += 2) {
+			size_t off = st[r];
+			struct sort_view o = last ? out :
+					     sort_packed(dst + off * rs, ks, vs);
+
+			if (r + 1 < nruns) {
+				size_t sub[3] = { 0, st[r + 1] - off,
+						  st[r + 2] - off };
+
+				merge2(src + off * rs, sub, o, ks, vs);
+			} else {
+				fc__sort_copy(sort_packed((void *)(src + off * rs),
+							  ks, vs),
+					      o, st[r + 1] - off, ks, vs);
+			}
+			st[r / 2] = off;
+		}
+		st[next] = total;
+		nruns = next;
+		src = dst;
+		cur ^= 1;
+	}
+	free(st);
+	free(buf[0]);
+	free(buf[1]);
+	return 0;
 }
 
 void fc__sort_merge(const uint8_t *recs, const size_t *starts,
@@ -233,11 +335,11 @@ void fc__sort_merge(const uint8_t *recs, const size_t *starts,
 		return;
 	}
 	if (nruns == 2) {
-#define MERGE2(K, V) merge2_body(recs, starts, out, K, V)
-		SORT_DISPATCH(ks, vs, MERGE2);
-#undef MERGE2
+		merge2(recs, starts, out, ks, vs);
 		return;
 	}
+	if (merge_tree(recs, starts, nruns, out, ks, vs) == 0)
+		return;
 	for (unsigned int r = 0; r < nruns; r++)
 		pos[r] = starts[r];
 #define MERGE(K, V) merge_body(recs, starts, nruns, out, K, V, pos)

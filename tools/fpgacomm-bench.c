@@ -2,7 +2,8 @@
 /*
  * fpgacomm-bench: channel latency and bandwidth between two ranks of a
  * cluster, in the columns of the OSU micro-benchmarks; collectives
- * (fpgacomm-bench allreduce, ...) are in bench_coll.c. Run it as every rank
+ * (fpgacomm-bench allreduce, ...) are in bench_coll.c, the sort in
+ * bench_sort.c. Run it as every rank
  * of the world (fpgacomm-run -n 2 -- fpgacomm-bench pingpong); rank 0 and
  * its peer measure, rank 0 prints, any others wait at the barriers.
  */
@@ -16,6 +17,7 @@
 #include <fpgacomm/fpgacomm.h>
 
 #include "bench_coll.h"
+#include "bench_sort.h"
 #include "tool_util.h"
 
 #define PORT	   0
@@ -32,6 +34,7 @@ static void usage(FILE *f)
 		"Usage: %s pingpong|bw [options]\n"
 		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
 		"          [options]   (collectives: %s allreduce --help)\n"
+		"       %s sort [options]   (the distributed sort: %s sort --help)\n"
 		"Channel latency (pingpong: half the round trip) or bandwidth (bw:\n"
 		"windows of %u messages, then an ack) between rank 0 and a peer.\n"
 		"Run as every rank of a cluster, e.g.\n"
@@ -46,7 +49,7 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, WINDOW, prog);
+		prog, prog, prog, prog, prog, WINDOW, prog);
 }
 
 static double now_us(void)
@@ -168,6 +171,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && bench_coll_is(argv[1]))
 		return bench_coll_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "sort"))
+		return bench_sort_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "s:i:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
