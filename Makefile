@@ -127,7 +127,7 @@ demo: deps
 # without qemu, a kernel with headers or strace: install-deps.sh --vm),
 # then channels between two ranks beside Open MPI (install-deps.sh --mpi;
 # its half skipped, saying why, if that fails) and latency against hop
-# count on a 4x4 torus.
+# count on a 4x4 torus; then the collectives and the sort beside Open MPI.
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -148,6 +148,9 @@ bench: deps
 	@echo
 	@echo "== Collectives beside Open MPI on 2, 4 and 8 ranks (scripts/bench-coll.sh)"
 	scripts/bench-coll.sh
+	@echo
+	@echo "== The distributed sort beside Open MPI and one process (scripts/bench-sort.sh)"
+	scripts/bench-sort.sh
 
 driver:
 	@scripts/build-driver.sh
