@@ -42,6 +42,7 @@ struct sort_ctx {
 	size_t *counts, *caps;		/* n each: every rank's */
 	size_t *offs;			/* n + 1: balanced ranges */
 	size_t *sc, *sd, *rc, *rd;	/* n each, for the alltoallv */
+	size_t *piece;			/* 4 n: one round of it */
 };
 
 /* What is left of the caller's timeout for the next collective. */
@@ -74,10 +75,28 @@ static uint64_t keys_or(struct sort_view in, size_t n, size_t ks)
 	return all;
 }
 
+/*
+ * Bytes per pair in one alltoallv. Larger exchanges go as several
+ * alltoallv rounds, each carrying the next piece of every pair's block:
+ * with about 16 MiB per pair on 4 ranks, fc_alltoallv was seen to hang
+ * (docs/sort.md), and pieces of 8 MiB never did.
+ */
+#define SORT_XCHG_PIECE	((size_t)8 << 20)
+
+/* The piece size: $FPGACOMM_SORT_PIECE (bytes) overrides it, for tests. */
+static size_t xchg_piece(void)
+{
+	const char *env = getenv("FPGACOMM_SORT_PIECE");
+	unsigned long long v = env ? strtoull(env, NULL, 0) : 0;
+
+	return v ? (size_t)v : SORT_XCHG_PIECE;
+}
+
 /* Turn element counts into byte counts and displacements, then exchange. */
 static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
 {
-	size_t s = 0, r = 0;
+	size_t s = 0, r = 0, most = 0, *psc = c->piece, *psd = psc + c->n;
+	size_t *prc = psd + c->n, *prd = prc + c->n, piece = xchg_piece();
 	int rc;
 
 	for (uint32_t d = 0; d < c->n; d++) {
@@ -85,9 +104,23 @@ static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
 		c->rd[d] = r;
 		s += c->sc[d] *= c->rs;
 		r += c->rc[d] *= c->rs;
+		most = c->sc[d] > most ? c->sc[d] : most;
+		most = c->rc[d] > most ? c->rc[d] : most;
 	}
-	rc = fc_alltoallv(c->g, send, c->sc, c->sd, recv, c->rc, c->rd,
-			  FC_UINT8, left_ms(c));
+	rc = fc_allreduce(c->g, FC_IN_PLACE, &most, 1, FC_UINT64, FC_MAX,
+			  left_ms(c));
+	for (size_t off = 0; !rc && (off < most || !off); off += piece) {
+		for (uint32_t d = 0; d < c->n; d++) {
+			psc[d] = c->sc[d] > off ? c->sc[d] - off : 0;
+			psc[d] = psc[d] < piece ? psc[d] : piece;
+			psd[d] = c->sd[d] + (psc[d] ? off : 0);
+			prc[d] = c->rc[d] > off ? c->rc[d] - off : 0;
+			prc[d] = prc[d] < piece ? prc[d] : piece;
+			prd[d] = c->rd[d] + (prc[d] ? off : 0);
+		}
+		rc = fc_alltoallv(c->g, send, psc, psd, recv, prc, prd,
+				  FC_UINT8, left_ms(c));
+	}
 	c->a->net_passes++;
 	return rc;
 }
@@ -464,10 +497,10 @@ static int sort_onepass(struct sort_ctx *c)
 	rc = exchange(c, recs, recv);
 	if (rc)
 		goto out;
-	fc__sort_merge(recv, cut, n,
-		       sort_split(a->out_keys, a->out_values, c->ks, c->vs),
-		       c->ks, c->vs);
-	a->mem_passes++;
+	a->mem_passes += fc__sort_merge(recv, cut, n,
+					sort_split(a->out_keys, a->out_values,
+						   c->ks, c->vs),
+					c->ks, c->vs);
 out:
 	free(x);
 	free(y);
@@ -587,7 +620,7 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 	a->mem_passes = 0;
 	a->used_algo = algo;
 
-	arrays = calloc(7 * (size_t)c.n + 1, sizeof(*arrays));
+	arrays = calloc(11 * (size_t)c.n + 1, sizeof(*arrays));
 	if (!arrays)
 		return -ENOMEM;
 	c.counts = arrays;
@@ -597,6 +630,7 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 	c.rc = c.sd + c.n;
 	c.rd = c.rc + c.n;
 	c.offs = c.rd + c.n;	/* n + 1 */
+	c.piece = c.offs + c.n + 1;
 
 	/* the range check, in the counting sort's histogram pass */
 	if (algo == FC_SORT_COUNTING) {

@@ -91,11 +91,13 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 /*
  * fc__sort_merge - merge @nruns runs of packed records (run r is
  * [starts[r], starts[r+1]) of @recs, each sorted by key) into @out,
- * stably: equal keys in run order.
+ * stably: equal keys in run order. More than two runs are merged in pairs,
+ * round after round (one n-way pass if memory for that is short).
+ * RETURN VALUE: the passes made over the data.
  */
-void fc__sort_merge(const uint8_t *recs, const size_t *starts,
-		    unsigned int nruns, struct sort_view out, size_t ks,
-		    size_t vs);
+unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
+			    unsigned int nruns, struct sort_view out,
+			    size_t ks, size_t vs);
 
 /* Index of the first record of sorted @recs[0..n) whose key is >= @key
  * (with @upper, > @key). */

@@ -322,29 +322,37 @@ static int merge_tree(const uint8_t *recs, const size_t *starts,
 	return 0;
 }
 
-void fc__sort_merge(const uint8_t *recs, const size_t *starts,
-		    unsigned int nruns, struct sort_view out, size_t ks,
-		    size_t vs)
+unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
+			    unsigned int nruns, struct sort_view out,
+			    size_t ks, size_t vs)
 {
+	unsigned int rounds = 0;
+
 	size_t pos[nruns ? nruns : 1];
 
 	if (nruns == 1) {
 		fc__sort_copy(sort_packed((void *)(recs + starts[0] * (ks + vs)),
 					  ks, vs),
 			      out, starts[1] - starts[0], ks, vs);
-		return;
+		return 1;
 	}
 	if (nruns == 2) {
 		merge2(recs, starts, out, ks, vs);
-		return;
+		return 1;
 	}
-	if (merge_tree(recs, starts, nruns, out, ks, vs) == 0)
-		return;
+	if (merge_tree(recs, starts, nruns, out, ks, vs) == 0) {
+		while (nruns > 1) {
+			nruns = (nruns + 1) / 2;
+			rounds++;
+		}
+		return rounds;
+	}
 	for (unsigned int r = 0; r < nruns; r++)
 		pos[r] = starts[r];
 #define MERGE(K, V) merge_body(recs, starts, nruns, out, K, V, pos)
 	SORT_DISPATCH(ks, vs, MERGE);
 #undef MERGE
+	return 1;
 }
 
 size_t fc__sort_bound(const uint8_t *recs, size_t n, size_t ks, size_t rs,

@@ -14,8 +14,9 @@
  * -ENOSPC on every rank, with the output untouched and the group usable).
  *
  * Run alone, it starts itself under build/tools/fpgacomm-run in several
- * shapes (1, 2, 3, 4 and 8 ranks; ring, 2x2 torus, mesh, full mesh; one
- * with link faults) and exits with the worst status.
+ * shapes (1, 2, 3, 4, 5 and 8 ranks; ring, 2x2 torus, mesh, full mesh;
+ * one with link faults, one with the exchange cut into rounds of 1000
+ * bytes a pair) and exits with the worst status.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -609,16 +610,17 @@ static int run_rank(void)
 struct shape {
 	int ranks;
 	const char *topo, *faults;
+	const char *piece;	/* FPGACOMM_SORT_PIECE: exchanges in rounds */
 };
 
 static const struct shape shapes[] = {
-	{ 1, NULL, NULL },
-	{ 2, NULL, NULL },
-	{ 3, "ring:3", NULL },
-	{ 4, "torus:2x2", NULL },
-	{ 4, "full:4", "drop=0.01,corrupt=0.01" },
-	{ 5, "mesh:5x1", NULL },
-	{ 8, "full:8", NULL },
+	{ 1, NULL, NULL, NULL },
+	{ 2, NULL, NULL, NULL },
+	{ 3, "ring:3", NULL, "1000" },
+	{ 4, "torus:2x2", NULL, NULL },
+	{ 4, "full:4", "drop=0.01,corrupt=0.01", NULL },
+	{ 5, "mesh:5x1", NULL, NULL },
+	{ 8, "full:8", NULL, NULL },
 };
 
 static int launch(const char *run, const char *self, const struct shape *s)
@@ -645,13 +647,17 @@ static int launch(const char *run, const char *self, const struct shape *s)
 	argv[i++] = "--";
 	argv[i++] = self;
 	argv[i] = NULL;
-	printf("== %d ranks, %s%s%s\n", s->ranks, s->topo ? s->topo : "default",
-	       s->faults ? ", faults " : "", s->faults ? s->faults : "");
+	printf("== %d ranks, %s%s%s%s%s\n", s->ranks,
+	       s->topo ? s->topo : "default", s->faults ? ", faults " : "",
+	       s->faults ? s->faults : "",
+	       s->piece ? ", FPGACOMM_SORT_PIECE=" : "", s->piece ? s->piece : "");
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
+		if (s->piece)
+			setenv("FPGACOMM_SORT_PIECE", s->piece, 1);
 		execv(run, (char *const *)argv);
 		_exit(127);
 	}
