@@ -6,7 +6,7 @@
 # sort of the same keys, in the same run. Run from the repository root
 # after `make`; `make bench` runs it.
 #
-# usage: scripts/bench-sort.sh [--keys N] [--ranks "2 4"] [--iters N] [--no-mpi]
+# usage: scripts/bench-sort.sh [--keys N] [--ranks "2 4"] [--iters N] [--rounds N] [--no-mpi]
 #
 # Cases: N keys (default 2^26) of 6 bits (64 values: OPTWEB's counting
 # sort) and N full 32-bit keys (the one-pass sort, and the radix sort
@@ -17,7 +17,11 @@
 # lines are `fpgacomm-bench sort --serial` (a plain local counting or
 # radix sort, and a memcpy of the same bytes). Each line is the median of
 # ITERS timed sorts after one untimed one; every result is checked
-# (sorted within and across ranks) or the script fails.
+# (sorted within and across ranks) or the script fails. The whole set
+# runs ROUNDS times (default 3), fpgacomm and Open MPI in alternating
+# order; the table shows the median over the rounds, and the median and
+# range of the per-round ratios (the machine is shared: single runs
+# vary by 2x and more).
 #
 # Raw lines go to build/bench/sort-raw.txt.
 set -euo pipefail
@@ -28,6 +32,7 @@ OUT=build/bench
 KEYS=$((1 << 26))
 RANKS="2 4"
 ITERS=3
+ROUNDS=${FPGACOMM_BENCH_ROUNDS:-3}
 RUN_TIMEOUT=900
 mpi=1
 
@@ -36,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--keys) KEYS=${2-}; shift 2 || { echo "$prog: --keys N" >&2; exit 2; } ;;
 	--ranks) RANKS=${2-}; shift 2 || { echo "$prog: --ranks LIST" >&2; exit 2; } ;;
 	--iters) ITERS=${2-}; shift 2 || { echo "$prog: --iters N" >&2; exit 2; } ;;
+	--rounds) ROUNDS=${2-}; shift 2 || { echo "$prog: --rounds N" >&2; exit 2; } ;;
 	--no-mpi) mpi=0; shift ;;
 	-h | --help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -43,6 +49,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $KEYS =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --keys takes a positive number" >&2; exit 2; }
 [[ $ITERS =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --iters takes a positive number" >&2; exit 2; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --rounds takes a positive number" >&2; exit 2; }
 for t in fpgacomm-run fpgacomm-bench; do
 	[[ -x $TOOLS/$t ]] || { echo "$prog: $TOOLS/$t not found: run 'make' first" >&2; exit 1; }
 done
@@ -64,8 +71,9 @@ if ((mpi)); then
 	fi
 fi
 
-declare -A ms=()
-# run WHO R BITS ALGOS: records "who R bits algo" -> time_ms; fails on WRONG.
+declare -A ms=() this=()
+# run WHO R BITS ALGOS: appends time_ms to ms["impl R bits algo"] and sets
+# this[...] for the round; fails on WRONG.
 run() {
 	local who=$1 r=$2 b=$3 algos=$4 line
 	local -a cmd
@@ -84,41 +92,66 @@ run() {
 			echo "$prog: $impl $algo on $r ranks, $b bits: result $check" >&2
 			exit 1
 		fi
-		ms["$impl $r $b $algo"]=$t
+		ms["$impl $r $b $algo"]+="$t"$'\n'
+		this["$impl $r $b $algo"]=$t
 	done < <("${cmd[@]}")
 }
 
+median() {
+	sort -g | awk 'NF { v[++n] = $1 } END { if (!n) print ""; else print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+
+declare -A rat=()
 start=$SECONDS
-run serial 1 6 counting
-run serial 1 32 radix
-for r in $RANKS; do
-	run fc "$r" 6 counting
-	run fc "$r" 32 onepass,radix_net
-	if ((mpi)); then
-		run mpi "$r" 6 counting
-		run mpi "$r" 32 onepass
-	fi
+for ((round = 1; round <= ROUNDS; round++)); do
+	echo "# round $round" >>"$RAW"
+	run serial 1 6 counting
+	run serial 1 32 radix
+	for r in $RANKS; do
+		if ((!mpi)); then order=(fc); elif ((round % 2)); then order=(fc mpi); else order=(mpi fc); fi
+		for who in "${order[@]}"; do
+			run "$who" "$r" 6 counting
+			if [[ $who == fc ]]; then run fc "$r" 32 onepass,radix_net; else run mpi "$r" 32 onepass; fi
+		done
+		if ((mpi)); then
+			for c in "6 counting" "32 onepass"; do
+				read -r b algo <<<"$c"
+				rat["$r $b $algo"]+="$(awk -v a="${this[mpi $r $b $algo]}" \
+					-v f="${this[fpgacomm $r $b $algo]}" 'BEGIN { printf "%.4f", a / f }')"$'\n'
+			done
+		fi
+	done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
-rate() { awk -v t="$1" -v k="$KEYS" 'BEGIN { if (t == "") print "-"; else printf "%.1f", k / t / 1e3 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+rate() { awk -v t="$1" -v k="$KEYS" 'BEGIN { if (t == "" || t == "-") print "-"; else printf "%.1f", k / t / 1e3 }'; }
 
 echo "Sort of $KEYS 32-bit keys: time in ms (Mkeys/s); fpgacomm on fpgacomm-run (full:R),"
 echo "Open MPI $(mpirun --version 2>/dev/null | sed -n '1s/.*) //p') (btl self,vader), one process."
-printf '%-5s %-5s %-10s %18s %18s %18s %7s %9s\n' ranks bits algo fpgacomm "Open MPI" "1 process" "MPI/fc" "fc/memcpy"
-mc6=${ms[memcpy 1 6 -]-}
+printf '%-5s %-5s %-10s %18s %18s %18s %7s %-11s %9s\n' ranks bits algo fpgacomm "Open MPI" "1 process" \
+	"MPI/fc" "(range)" "fc/memcpy"
+f2() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.2f", x }'; }
+med() { f2 "$(median <<<"${ms[$1]-}")"; }
+mc6=$(med "memcpy 1 6 -")
 for r in $RANKS; do
 	for c in "6 counting counting" "32 onepass radix" "32 radix_net radix"; do
 		read -r b algo salgo <<<"$c"
-		fc=${ms[fpgacomm $r $b $algo]-}
-		mp=${ms[mpi $r $b $algo]-}
-		se=${ms[serial 1 $b $salgo]-}
-		printf '%-5s %-5s %-10s %9s (%6s) %9s (%6s) %9s (%6s) %7s %9s\n' "$r" "$b" "$algo" \
+		fc=$(med "fpgacomm $r $b $algo")
+		mp=$(med "mpi $r $b $algo")
+		se=$(med "serial 1 $b $salgo")
+		rs=${rat[$r $b $algo]-}
+		if [[ -n $rs ]]; then
+			rr="$(f2 "$(median <<<"$rs")") ($(f2 "$(sort -g <<<"$rs" | sed '/^$/d' | head -1)")-$(f2 "$(sort -g <<<"$rs" | tail -1)"))"
+		else
+			rr="- "
+		fi
+		printf '%-5s %-5s %-10s %9s (%6s) %9s (%6s) %9s (%6s) %-19s %9s\n' "$r" "$b" "$algo" \
 			"${fc:--}" "$(rate "$fc")" "${mp:--}" "$(rate "$mp")" "${se:--}" "$(rate "$se")" \
-			"$(ratio "$mp" "$fc")" "$([[ $algo == counting ]] && ratio "$fc" "$mc6" || echo -)"
+			"$rr" "$([[ $algo == counting ]] && ratio "$fc" "$mc6" || echo -)"
 	done
 done
 echo "MPI/fc above 1: fpgacomm is faster. fc/memcpy: the counting sort's time over one"
-echo "process's memcpy of the same $((KEYS * 4)) bytes (${mc6:-?} ms). Medians of $ITERS sorts each."
+echo "process's memcpy of the same $((KEYS * 4)) bytes (${mc6:-?} ms). Times: medians over $ROUNDS"
+echo "rounds of the median of $ITERS sorts; MPI/fc: median (range) of the per-round ratios."
 ((mpi)) || echo "Open MPI columns skipped: $mpi_why."
 echo "Model lines (m, A, modelled GB/s) are in $RAW. Took $((SECONDS - start)) s."
