@@ -412,6 +412,7 @@ static int sort_onepass(struct sort_ctx *c)
 	size_t *share = calloc(n, sizeof(*share));
 	uint64_t *K = calloc(n, sizeof(*K));
 	bool *past = calloc(n, sizeof(*past));
+	uint8_t *scratch[2] = { NULL, NULL };
 	unsigned int passes = 0;
 	int rc = -ENOMEM;
 
@@ -497,10 +498,15 @@ static int sort_onepass(struct sort_ctx *c)
 	rc = exchange(c, recs, recv);
 	if (rc)
 		goto out;
+	/* the radix sort's two buffers are free now: the merge's scratch */
+	if (a->out_count <= a->count) {
+		scratch[0] = x;
+		scratch[1] = y;
+	}
 	a->mem_passes += fc__sort_merge(recv, cut, n,
 					sort_split(a->out_keys, a->out_values,
 						   c->ks, c->vs),
-					c->ks, c->vs);
+					c->ks, c->vs, scratch);
 out:
 	free(x);
 	free(y);

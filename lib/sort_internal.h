@@ -92,12 +92,14 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
  * fc__sort_merge - merge @nruns runs of packed records (run r is
  * [starts[r], starts[r+1]) of @recs, each sorted by key) into @out,
  * stably: equal keys in run order. More than two runs are merged in pairs,
- * round after round (one n-way pass if memory for that is short).
+ * round after round (one n-way pass if memory for that is short), between
+ * two buffers of starts[nruns] records: @scratch's, where it is not NULL
+ * (an entry may be NULL), else its own.
  * RETURN VALUE: the passes made over the data.
  */
 unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
 			    unsigned int nruns, struct sort_view out,
-			    size_t ks, size_t vs);
+			    size_t ks, size_t vs, uint8_t *const scratch[2]);
 
 /* Index of the first record of sorted @recs[0..n) whose key is >= @key
  * (with @upper, > @key). */

@@ -274,18 +274,23 @@ static void merge2(const uint8_t *recs, const size_t *starts,
  */
 static int merge_tree(const uint8_t *recs, const size_t *starts,
 		      unsigned int nruns, struct sort_view out, size_t ks,
-		      size_t vs)
+		      size_t vs, uint8_t *const scratch[2])
 {
 	size_t rs = ks + vs, total = starts[nruns];
 	size_t *st = malloc((nruns + 1) * sizeof(*st));
-	uint8_t *buf[2] = { malloc(total * rs + 1), malloc(total * rs + 1) };
+	uint8_t *own[2] = { NULL, NULL }, *buf[2];
 	const uint8_t *src = recs;
 	unsigned int cur = 0;
 
+	for (int i = 0; i < 2; i++) {
+		buf[i] = scratch ? scratch[i] : NULL;
+		if (!buf[i])
+			buf[i] = own[i] = malloc(total * rs + 1);
+	}
 	if (!st || !buf[0] || !buf[1]) {
 		free(st);
-		free(buf[0]);
-		free(buf[1]);
+		free(own[0]);
+		free(own[1]);
 		return -1;
 	}
 	memcpy(st, starts, (nruns + 1) * sizeof(*st));
@@ -317,14 +322,14 @@ static int merge_tree(const uint8_t *recs, const size_t *starts,
 		cur ^= 1;
 	}
 	free(st);
-	free(buf[0]);
-	free(buf[1]);
+	free(own[0]);
+	free(own[1]);
 	return 0;
 }
 
 unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
 			    unsigned int nruns, struct sort_view out,
-			    size_t ks, size_t vs)
+			    size_t ks, size_t vs, uint8_t *const scratch[2])
 {
 	unsigned int rounds = 0;
 
@@ -340,7 +345,7 @@ unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
 		merge2(recs, starts, out, ks, vs);
 		return 1;
 	}
-	if (merge_tree(recs, starts, nruns, out, ks, vs) == 0) {
+	if (merge_tree(recs, starts, nruns, out, ks, vs, scratch) == 0) {
 		while (nruns > 1) {
 			nruns = (nruns + 1) / 2;
 			rounds++;
