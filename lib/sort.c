@@ -43,6 +43,7 @@ struct sort_ctx {
 	size_t *offs;			/* n + 1: balanced ranges */
 	size_t *sc, *sd, *rc, *rd;	/* n each, for the alltoallv */
 	size_t *piece;			/* 4 n: one round of it */
+	uint8_t *buf[3];		/* work buffers, taken before agreeing */
 };
 
 /* What is left of the caller's timeout for the next collective. */
@@ -135,6 +136,22 @@ static int check_shares(struct sort_ctx *c, const size_t *share)
 		if (share[d] > c->caps[d])
 			return -ENOSPC;
 	return 0;
+}
+
+/*
+ * A buffer that only some ranks need after the agreement (a partitioned
+ * share's): all ranks learn whether every rank got its own, so that none
+ * is left waiting in the exchange.
+ */
+static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
+{
+	int32_t err, all;
+	int rc;
+
+	*bufp = malloc(bytes + 1);
+	err = *bufp ? 0 : -ENOMEM;
+	rc = fc_allreduce(c->g, &err, &all, 1, FC_INT32, FC_MIN, left_ms(c));
+	return rc ? rc : all;
 }
 
 /*
@@ -238,9 +255,8 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	c->a->mem_passes++;
 
 	if (!*recvp) {
-		rc = -ENOMEM;
-		*recvp = malloc(c->a->out_count * c->rs + 1);
-		if (!*recvp)
+		rc = agree_alloc(c, c->a->out_count * c->rs, recvp);
+		if (rc)
 			goto out;
 	}
 	rc = exchange(c, send, *recvp);
@@ -270,17 +286,15 @@ out:
 static int sort_counting(struct sort_ctx *c, const size_t *hist)
 {
 	struct fc_sort_args *a = c->a;
-	uint8_t *send = malloc(a->count * c->rs + 1), *recv = NULL;
+	uint8_t *recv = c->buf[1];	/* NULL when partitioned */
 	int rc;
 
-	if (!send)
-		return -ENOMEM;
 	rc = net_digit_pass(c, sort_split(a->keys, a->values, c->ks, c->vs),
 			    hist, 0, c->bits,
 			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
-			    send, &recv, false);
-	free(send);
-	free(recv);
+			    c->buf[0], &recv, false);
+	if (recv != c->buf[1])
+		free(recv);
 	return rc;
 }
 
@@ -294,12 +308,11 @@ static int sort_radix_net(struct sort_ctx *c)
 	struct sort_view user_out = sort_split(a->out_keys, a->out_values,
 					       c->ks, c->vs);
 	struct sort_view cur = user_in, work;
-	uint8_t *x = malloc(n * c->rs + 1), *send = malloc(n * c->rs + 1);
-	uint8_t *recv = malloc(n * c->rs + 1);
+	uint8_t *x = c->buf[0], *send = c->buf[1], *recv = c->buf[2];
 	size_t *hist = malloc(nb * sizeof(*hist));
 	int rc = -ENOMEM;
 
-	if (!x || !send || !recv || !hist)
+	if (!hist)
 		goto out;
 	work = sort_packed(x, c->ks, c->vs);
 	for (unsigned int dg = 0; dg < ndig; dg++) {
@@ -324,9 +337,6 @@ static int sort_radix_net(struct sort_ctx *c)
 	}
 	a->out_count = n;
 out:
-	free(x);
-	free(send);
-	free(recv);
 	free(hist);
 	return rc;
 }
@@ -403,8 +413,7 @@ static int sort_onepass(struct sort_ctx *c)
 {
 	struct fc_sort_args *a = c->a;
 	uint32_t n = c->n, nbd = n - 1;
-	uint8_t *x = malloc(a->count * c->rs + 1);
-	uint8_t *y = malloc(a->count * c->rs + 1), *recs, *recv = NULL;
+	uint8_t *x = c->buf[0], *y = c->buf[1], *recs, *recv = c->buf[2];
 	size_t *target = calloc(n, sizeof(*target));
 	size_t *lb = calloc(n, sizeof(*lb)), *eq = calloc(n, sizeof(*eq));
 	size_t *L = calloc(n, sizeof(*L)), *E = calloc(n, sizeof(*E));
@@ -416,7 +425,7 @@ static int sort_onepass(struct sort_ctx *c)
 	unsigned int passes = 0;
 	int rc = -ENOMEM;
 
-	if (!x || !y || !target || !lb || !eq || !L || !E || !cut || !share ||
+	if (!target || !lb || !eq || !L || !E || !cut || !share ||
 	    !K || !past)
 		goto out;
 	recs = fc__sort_radix(sort_split(a->keys, a->values, c->ks, c->vs),
@@ -491,10 +500,11 @@ static int sort_onepass(struct sort_ctx *c)
 		if (d < n)
 			s += c->rc[d];
 	}
-	rc = -ENOMEM;
-	recv = malloc(a->out_count * c->rs + 1);
-	if (!recv)
-		goto out;
+	if (!recv) {	/* a partitioned share */
+		rc = agree_alloc(c, a->out_count * c->rs, &recv);
+		if (rc)
+			goto out;
+	}
 	rc = exchange(c, recs, recv);
 	if (rc)
 		goto out;
@@ -508,9 +518,8 @@ static int sort_onepass(struct sort_ctx *c)
 						   c->ks, c->vs),
 					c->ks, c->vs, scratch);
 out:
-	free(x);
-	free(y);
-	free(recv);
+	if (recv != c->buf[2])
+		free(recv);
 	free(target);
 	free(lb);
 	free(eq);
@@ -552,7 +561,8 @@ static int check_args(struct fc_group *g, const struct fc_sort_args *a)
 		return -EINVAL;
 	if (a->algo == FC_SORT_RADIX_NET && a->layout != FC_SORT_BALANCED)
 		return -EOPNOTSUPP;
-	if ((a->count | a->capacity) > SIZE_MAX / 2 / (a->key_size + a->value_size))
+	if ((a->count | a->capacity) >
+	    SIZE_MAX / 2 / ((size_t)a->key_size + a->value_size))
 		return -EINVAL;
 	return 0;
 }
@@ -640,11 +650,10 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 
 	/* the range check, in the counting sort's histogram pass */
 	if (algo == FC_SORT_COUNTING) {
-		rc = -ENOMEM;
 		hist = malloc(sizeof(*hist) << c.bits);
 		if (!hist)
-			goto out;
-		if (fc__sort_hist(sort_split(a->keys, a->values, c.ks, c.vs),
+			local_err = -ENOMEM;
+		else if (fc__sort_hist(sort_split(a->keys, a->values, c.ks, c.vs),
 				  a->count, c.ks, 0, c.bits, hist) &
 		    ~key_limit(c.bits))
 			local_err = -ERANGE;
@@ -654,6 +663,20 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 			    a->count, c.ks) & ~key_limit(c.bits))
 			local_err = -ERANGE;
 		a->mem_passes++;
+	}
+	/* the work buffers now, so that a rank short of memory says so */
+	{
+		size_t bytes = a->count * c.rs + 1;
+		unsigned int nbuf = algo == FC_SORT_RADIX_NET ? 3 :
+				    algo == FC_SORT_ONEPASS ? 2 : 1;
+
+		if (!c.partitioned && algo != FC_SORT_RADIX_NET)
+			nbuf++;		/* the receive buffer: count elements */
+		for (unsigned int i = 0; i < nbuf; i++) {
+			c.buf[i] = malloc(bytes);
+			if (!c.buf[i] && !local_err)
+				local_err = -ENOMEM;
+		}
 	}
 	rc = agree(&c, local_err);
 	if (rc)
@@ -675,6 +698,8 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 		break;
 	}
 out:
+	for (int i = 0; i < 3; i++)
+		free(c.buf[i]);
 	free(hist);
 	free(arrays);
 	return rc;

@@ -10,8 +10,9 @@
  * sorts; 4- and 8-byte keys; values of 0, 4, 8 and 12 bytes; balanced and
  * partitioned layouts; random, all-equal, few-valued, sorted and reverse
  * sorted keys; zero keys on some ranks, one key in all, none at all;
- * bad arguments (local errors change nothing; -ERANGE, -EBADMSG and
- * -ENOSPC on every rank, with the output untouched and the group usable).
+ * bad arguments (local errors change nothing; -ERANGE, -EBADMSG,
+ * -ENOSPC and -ENOMEM on every rank, with the output untouched and the
+ * group usable).
  *
  * Run alone, it starts itself under build/tools/fpgacomm-run in several
  * shapes (1, 2, 3, 4, 5 and 8 ranks; ring, 2x2 torus, mesh, full mesh;
@@ -564,6 +565,28 @@ static void test_bad_args(void)
 			for (int i = 0; i < 64; i++)
 				CHECK(out[i] == 0xdeadbeef, "output touched");
 		}
+	}
+	/*
+	 * Rank 0 cannot get its work buffers (2^20 elements of 1 GiB):
+	 * -ENOMEM on every rank, found before anything moves (the keys and
+	 * values are not read before the agreement).
+	 */
+	{
+		uint32_t *many = calloc(1u << 20, 4);
+
+		a = good;
+		a.algo = FC_SORT_ONEPASS;
+		a.key_bits = 0;
+		a.keys = many;
+		a.count = rank == 0 ? 1u << 20 : 1;
+		a.capacity = a.count;
+		a.value_size = 1u << 30;
+		a.values = many;	/* never read */
+		a.out_values = out;	/* never written */
+		CHECK_RC(fc_sort(world, &a, T_MS), -ENOMEM);
+		free(many);
+		for (int i = 0; i < 64; i++)
+			CHECK(out[i] == 0xdeadbeef, "output touched by -ENOMEM");
 	}
 	/* and the group still sorts */
 	CHECK_RC(fc_sort(world, &good, T_MS), 0);

@@ -732,7 +732,8 @@ struct fc_sort_args {
  * FC_SORT_PARTITIONED); on every rank, with nothing moved: -ERANGE a key
  * of some rank is not below 2^key_bits, -EBADMSG the ranks disagree on
  * key_size, key_bits, value_size, layout or algorithm, -ENOSPC a rank's
- * share of a partitioned result exceeds its capacity; -ENOMEM; the errors
+ * share of a partitioned result exceeds its capacity, -ENOMEM a rank
+ * could not get its work buffers; the errors
  * of the collectives (-EHOSTDOWN, -ETIMEDOUT, ...), after which the output
  * buffers may hold partial results and the group is broken.
  */
