@@ -10,6 +10,7 @@
  * sorts; 4- and 8-byte keys; values of 0, 4, 8 and 12 bytes; balanced and
  * partitioned layouts; random, all-equal, few-valued, sorted and reverse
  * sorted keys; zero keys on some ranks, one key in all, none at all;
+ * in place; on a group split from the world;
  * bad arguments (local errors change nothing; -ERANGE, -EBADMSG,
  * -ENOSPC and -ENOMEM on every rank, with the output untouched and the
  * group usable).
@@ -83,6 +84,7 @@ struct spec {
 	uint32_t ks, bits, vs;	/* key bytes, key bits (0: full), value bytes */
 	uint32_t layout, algo;
 	uint64_t seed;
+	bool in_place;		/* input in the output arrays */
 };
 
 static size_t count_of(const struct spec *s, uint32_t r)
@@ -229,6 +231,13 @@ static void run_case(const struct spec *s, const char *name)
 	a.out_values = ovals;
 	a.capacity = cap;
 	a.rank_counts = partitioned ? rank_counts : NULL;
+	if (s->in_place) {
+		memcpy(okeys, keys, count * s->ks);
+		if (s->vs)
+			memcpy(ovals, vals, count * s->vs);
+		a.keys = okeys;
+		a.values = ovals;
+	}
 	rc = fc_sort(world, &a, T_MS);
 	CHECK(rc == 0, "fc_sort: %d (%s)", rc, fc_strerror(rc));
 	if (rc)
@@ -432,6 +441,70 @@ static void test_radix_net(void)
 	run_case(&s, "radix_net 12-bit reverse, 12-byte values");
 }
 
+/* Keys and values sorted where they are, by each algorithm. */
+static void test_in_place_values(void)
+{
+	struct spec s = { .base = 500, .ks = 4, .vs = 8, .dist = FEW,
+			  .counts = UNEVEN, .in_place = true, .seed = 8 };
+
+	s.bits = 6;
+	s.algo = FC_SORT_COUNTING;
+	run_case(&s, "in place, counting");
+	s.bits = 0;
+	s.algo = FC_SORT_ONEPASS;
+	run_case(&s, "in place, onepass");
+	s.algo = FC_SORT_RADIX_NET;
+	s.vs = 12;
+	run_case(&s, "in place, radix_net, 12-byte values");
+}
+
+/* A sort on a group split from the world: each half sorts its own. */
+static void test_subgroup(void)
+{
+	struct fc_group *half;
+	size_t n = 300 + rank * 11;
+	uint32_t *k = malloc(n * 4), *edges;
+	uint64_t sum[2] = { 0 };
+	int hn;
+
+	what = "a split group";
+	CHECK_RC(fc_group_split(world, (int)(rank % 2), -(int)rank, T_MS,
+				&half), 0);
+	if (!half || !k) {
+		free(k);
+		return;
+	}
+	hn = fc_group_size(half);
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (uint32_t)mix(rank * 131 + i);
+		sum[0] += mix(k[i]);
+	}
+	CHECK_RC(fc_sort_u32(half, k, n, 0, T_MS), 0);
+	for (size_t i = 0; i < n; i++) {
+		sum[1] += mix(k[i]);
+		if (i && k[i - 1] > k[i]) {
+			CHECK(0, "out of order at %zu", i);
+			break;
+		}
+	}
+	/* the half's own hash, and its ranks in order (reversed keys) */
+	CHECK_RC(fc_allreduce(half, FC_IN_PLACE, sum, 2, FC_UINT64, FC_SUM,
+			      T_MS), 0);
+	CHECK(sum[0] == sum[1], "not a permutation of the half's keys");
+	edges = malloc(2 * 4 * (size_t)hn);
+	if (edges) {
+		uint32_t e[2] = { k[0], k[n - 1] };
+
+		CHECK_RC(fc_allgather(half, e, edges, 2, FC_UINT32, T_MS), 0);
+		for (int r = 1; r < hn; r++)
+			CHECK(edges[2 * r - 1] <= edges[2 * r],
+			      "half ranks %d, %d out of order", r - 1, r);
+		free(edges);
+	}
+	CHECK_RC(fc_group_free(half), 0);
+	free(k);
+}
+
 static void test_edges(void)
 {
 	struct spec s = { .base = 100, .ks = 4, .vs = 8, .seed = 7 };
@@ -619,6 +692,8 @@ static int run_rank(void)
 	test_radix_net();
 	test_edges();
 	test_in_place();
+	test_in_place_values();
+	test_subgroup();
 	test_bad_args();
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
