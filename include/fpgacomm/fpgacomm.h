@@ -705,7 +705,8 @@ struct fc_sort_args {
 	uint32_t algo;		/* enum fc_sort_algo */
 	uint32_t flags;		/* none defined: 0 */
 	const void *keys;	/* @count keys (may alias out_keys) */
-	const void *values;	/* @count values, or NULL when value_size 0 */
+	const void *values;	/* @count values (may alias out_values), or
+				 * NULL when value_size is 0 */
 	size_t count;
 	void *out_keys;		/* room for @capacity keys */
 	void *out_values;	/* room for @capacity values, or NULL */
