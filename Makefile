@@ -87,6 +87,9 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
 # ... and DMA to and from GPU memory too.
 $(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
+# ... and its sort in another.
+$(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem.
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
@@ -135,7 +138,8 @@ demo: deps
 # then channels between two ranks beside Open MPI (install-deps.sh --mpi;
 # its half skipped, saying why, if that fails) and latency against hop
 # count on a 4x4 torus, then DMA to and from GPU memory beside cuMemcpy
-# (skipped, saying why, without a GPU).
+# (skipped, saying why, without a GPU); then the collectives and the
+# sort beside Open MPI.
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -167,6 +171,9 @@ bench: deps
 	elif [ $$rc != 0 ]; then \
 		exit $$rc; \
 	fi
+	@echo
+	@echo "== The distributed sort beside Open MPI and one process (scripts/bench-sort.sh)"
+	scripts/bench-sort.sh
 
 driver:
 	@scripts/build-driver.sh

@@ -3,9 +3,10 @@
  * fpgacomm-bench: channel latency and bandwidth between two ranks of a
  * cluster, in the columns of the OSU micro-benchmarks; collectives
  * (fpgacomm-bench allreduce, ...) are in bench_coll.c, DMA to and from GPU
- * memory (fpgacomm-bench gpu) in bench_gpu.c. Run it as every rank
- * of the world (fpgacomm-run -n 2 -- fpgacomm-bench pingpong); rank 0 and
- * its peer measure, rank 0 prints, any others wait at the barriers.
+ * memory (fpgacomm-bench gpu) in bench_gpu.c, the sort in bench_sort.c.
+ * Run it as every rank of the world (fpgacomm-run -n 2 -- fpgacomm-bench
+ * pingpong); rank 0 and its peer measure, rank 0 prints, any others wait
+ * at the barriers.
  * fpgacomm-bench hbm: the HBM2 paper's benchmark on one board (below).
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #include "bench_coll.h"
 #include "bench_gpu.h"
+#include "bench_sort.h"
 #include "tool_util.h"
 
 #define PORT	   0
@@ -37,6 +39,7 @@ static void usage(FILE *f)
 		"          [options]   (collectives: %s allreduce --help)\n"
 		"       %s hbm [options]   (%s hbm --help)\n"
 		"       %s gpu [options]   (DMA to and from GPU memory: %s gpu --help)\n"
+		"       %s sort [options]   (the distributed sort: %s sort --help)\n"
 		"Channel latency (pingpong: half the round trip) or bandwidth (bw:\n"
 		"windows of %u messages, then an ack) between rank 0 and a peer.\n"
 		"Run as every rank of a cluster, e.g.\n"
@@ -51,7 +54,7 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, prog, prog, prog, prog, WINDOW, prog);
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, WINDOW, prog);
 }
 
 static double now_us(void)
@@ -556,6 +559,8 @@ int main(int argc, char **argv)
 		return hbm_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "gpu"))
 		return bench_gpu_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "sort"))
+		return bench_sort_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "s:i:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

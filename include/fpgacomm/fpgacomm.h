@@ -765,6 +765,98 @@ int fc_coll_cancel(struct fc_coll_req *req);
 const char *fc_coll_algo_name(struct fc_group *g, const char *coll,
 			      size_t bytes);
 
+/* ---- Distributed sort (0.3) ---- */
+
+/*
+ * fc_sort sorts the keys (and the values that go with them) that the
+ * members of a group hold between them, as one sequence: rank 0's
+ * elements, then rank 1's, ... The sort is stable: equal keys keep their
+ * order by (rank, index). It is a collective over @g (every member calls
+ * it, in the same order as the group's other collectives) and works on
+ * host memory. docs/sort.md gives the algorithms and their cost.
+ *
+ * Layouts of the result:
+ *  - FC_SORT_BALANCED: each rank ends with as many elements as it gave,
+ *    the lowest ones on rank 0 (capacity >= count).
+ *  - FC_SORT_PARTITIONED: each rank owns a range of keys, rank r's below
+ *    rank r+1's, and equal keys never straddle two ranks; the ranges are
+ *    chosen to balance the counts, which are returned (out_count, and
+ *    rank_counts when given). A rank whose share would not fit its
+ *    capacity fails the sort on every rank (-ENOSPC) before any data
+ *    moves: out_count then says what it would have needed.
+ *
+ * Algorithms (FC_SORT_AUTO picks counting for key_bits <= 16, else
+ * onepass):
+ *  - FC_SORT_COUNTING: OPTWEB's counting sort for small key ranges
+ *    (key_bits <= 16): a histogram, its allreduce and exscan, one
+ *    alltoallv that puts every element at its place.
+ *  - FC_SORT_ONEPASS: full-width keys, over the network once: a local
+ *    stable radix sort, exact splitters by a distributed binary search on
+ *    the keys, one alltoallv, a merge of the runs that arrive.
+ *  - FC_SORT_RADIX_NET: a radix sort that crosses the network on every
+ *    8-bit digit (as OPTWEB's projected 32-bit sort; for comparison).
+ *    Balanced layout only (-EOPNOTSUPP otherwise).
+ */
+enum fc_sort_layout { FC_SORT_BALANCED, FC_SORT_PARTITIONED };
+enum fc_sort_algo { FC_SORT_AUTO, FC_SORT_COUNTING, FC_SORT_ONEPASS,
+		    FC_SORT_RADIX_NET };
+
+#define FC_SORT_COUNTING_MAX_BITS	16
+
+struct fc_sort_args {
+	uint32_t key_size;	/* 4 (uint32_t keys) or 8 (uint64_t) */
+	uint32_t key_bits;	/* keys are below 2^key_bits; 0: full width */
+	uint32_t value_size;	/* bytes of each key's value; 0: keys alone */
+	uint32_t layout;	/* enum fc_sort_layout */
+	uint32_t algo;		/* enum fc_sort_algo */
+	uint32_t flags;		/* none defined: 0 */
+	const void *keys;	/* @count keys (may alias out_keys) */
+	const void *values;	/* @count values (may alias out_values), or
+				 * NULL when value_size is 0 */
+	size_t count;
+	void *out_keys;		/* room for @capacity keys */
+	void *out_values;	/* room for @capacity values, or NULL */
+	size_t capacity;
+	size_t *rank_counts;	/* PARTITIONED: NULL, or every rank's count */
+	/* set by fc_sort() */
+	size_t out_count;	/* elements this rank ends with */
+	uint32_t net_passes;	/* times the data crossed the network (m) */
+	uint32_t mem_passes;	/* passes over the data in memory (A) */
+	uint32_t used_algo;	/* the enum fc_sort_algo that ran */
+	uint32_t reserved[5];	/* must be zero */
+};
+
+/*
+ * fc_sort - sort as described above, waiting at most @timeout_ms
+ * (negative: no limit) for the group's collectives.
+ * RETURN VALUE: 0 and the output filled; on this rank alone, before any
+ * collective: -EINVAL (NULL @g or @args, NULL buffers with a non-zero
+ * count or capacity, key_size not 4 or 8, key_bits above the key's width,
+ * values without value_size or the other way round, unknown layout,
+ * algorithm or flags, non-zero reserved fields, FC_SORT_BALANCED with
+ * capacity below count, FC_SORT_COUNTING with key_bits 0 or above
+ * FC_SORT_COUNTING_MAX_BITS), -EOPNOTSUPP (FC_SORT_RADIX_NET with
+ * FC_SORT_PARTITIONED); on every rank, with nothing moved: -ERANGE a key
+ * of some rank is not below 2^key_bits, -EBADMSG the ranks disagree on
+ * key_size, key_bits, value_size, layout or algorithm, -ENOSPC a rank's
+ * share of a partitioned result exceeds its capacity, -ENOMEM a rank
+ * could not get its work buffers; the errors
+ * of the collectives (-EHOSTDOWN, -ETIMEDOUT, ...), after which the output
+ * buffers may hold partial results and the group is broken.
+ */
+int fc_sort(struct fc_group *g, struct fc_sort_args *args, int timeout_ms);
+
+/*
+ * fc_sort_u32, fc_sort_u64 - the common case: keys alone, balanced, in
+ * place (@keys holds this rank's @count keys and gets its share of the
+ * result), automatic algorithm; @key_bits as in struct fc_sort_args.
+ * RETURN VALUE: as fc_sort().
+ */
+int fc_sort_u32(struct fc_group *g, uint32_t *keys, size_t count,
+		unsigned int key_bits, int timeout_ms);
+int fc_sort_u64(struct fc_group *g, uint64_t *keys, size_t count,
+		unsigned int key_bits, int timeout_ms);
+
 /* ---- Errors ---- */
 
 /* fc_strerror - text for a negative errno returned by this library

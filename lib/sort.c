@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fc_sort: the distributed sort, built on the group collectives of the
+ * public API (allgather, allreduce, exscan, alltoall, alltoallv) and the
+ * local steps of lib/sort_local.c. docs/sort.md gives the algorithms and
+ * the cost model.
+ *
+ * Every rank runs the same steps. The first collective is an agreement:
+ * each rank's count, capacity, arguments and a local error (a key out of
+ * range) are gathered, so that an error any rank found is returned by all
+ * of them before any data moves.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "sort_internal.h"
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t),
+	       "counts travel as FC_UINT64");
+
+/* Digits of FC_SORT_RADIX_NET: one network crossing each. */
+#define NET_DIGIT_BITS	8
+
+/* What every rank tells the others first. */
+enum { AG_COUNT, AG_CAP, AG_ERR, AG_KS, AG_BITS, AG_VS, AG_LAYOUT, AG_ALGO,
+       AG_N };
+
+struct sort_ctx {
+	struct fc_group *g;
+	struct fc_sort_args *a;
+	uint32_t rank, n;
+	size_t ks, vs, rs;
+	unsigned int bits;		/* significant key bits */
+	bool partitioned;
+	int timeout_ms;
+	struct timespec start;
+	size_t total;			/* elements over all ranks */
+	size_t *counts, *caps;		/* n each: every rank's */
+	size_t *offs;			/* n + 1: balanced ranges */
+	size_t *sc, *sd, *rc, *rd;	/* n each, for the alltoallv */
+	size_t *piece;			/* 4 n: one round of it */
+	uint8_t *buf[3];		/* work buffers, taken before agreeing */
+};
+
+/* What is left of the caller's timeout for the next collective. */
+static int left_ms(const struct sort_ctx *c)
+{
+	struct timespec now;
+	long long ms;
+
+	if (c->timeout_ms < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - c->start.tv_sec) * 1000LL +
+	     (now.tv_nsec - c->start.tv_nsec) / 1000000;
+	ms = c->timeout_ms - ms;
+	return ms < 1 ? 1 : (int)ms;
+}
+
+static uint64_t key_limit(unsigned int bits)
+{
+	return bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+}
+
+/* OR of every key, for the range check. */
+static uint64_t keys_or(struct sort_view in, size_t n, size_t ks)
+{
+	uint64_t all = 0;
+
+	for (size_t i = 0; i < n; i++)
+		all |= sort_key_at(in.keys + i * in.kstride, ks);
+	return all;
+}
+
+/*
+ * Bytes per pair in one alltoallv. Larger exchanges go as several
+ * alltoallv rounds, each carrying the next piece of every pair's block:
+ * with about 16 MiB per pair on 4 ranks, fc_alltoallv was seen to hang
+ * (docs/sort.md), and pieces of 8 MiB never did.
+ */
+#define SORT_XCHG_PIECE	((size_t)8 << 20)
+
+/* The piece size: $FPGACOMM_SORT_PIECE (bytes) overrides it, for tests. */
+static size_t xchg_piece(void)
+{
+	const char *env = getenv("FPGACOMM_SORT_PIECE");
+	unsigned long long v = env ? strtoull(env, NULL, 0) : 0;
+
+	return v ? (size_t)v : SORT_XCHG_PIECE;
+}
+
+/* Turn element counts into byte counts and displacements, then exchange. */
+static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
+{
+	size_t s = 0, r = 0, most = 0, *psc = c->piece, *psd = psc + c->n;
+	size_t *prc = psd + c->n, *prd = prc + c->n, piece = xchg_piece();
+	int rc;
+
+	for (uint32_t d = 0; d < c->n; d++) {
+		c->sd[d] = s;
+		c->rd[d] = r;
+		s += c->sc[d] *= c->rs;
+		r += c->rc[d] *= c->rs;
+		most = c->sc[d] > most ? c->sc[d] : most;
+		most = c->rc[d] > most ? c->rc[d] : most;
+	}
+	rc = fc_allreduce(c->g, FC_IN_PLACE, &most, 1, FC_UINT64, FC_MAX,
+			  left_ms(c));
+	for (size_t off = 0; !rc && (off < most || !off); off += piece) {
+		for (uint32_t d = 0; d < c->n; d++) {
+			psc[d] = c->sc[d] > off ? c->sc[d] - off : 0;
+			psc[d] = psc[d] < piece ? psc[d] : piece;
+			psd[d] = c->sd[d] + (psc[d] ? off : 0);
+			prc[d] = c->rc[d] > off ? c->rc[d] - off : 0;
+			prc[d] = prc[d] < piece ? prc[d] : piece;
+			prd[d] = c->rd[d] + (prc[d] ? off : 0);
+		}
+		rc = fc_alltoallv(c->g, send, psc, psd, recv, prc, prd,
+				  FC_UINT8, left_ms(c));
+	}
+	c->a->net_passes++;
+	return rc;
+}
+
+/* Each rank's share of a partitioned result against its capacity. */
+static int check_shares(struct sort_ctx *c, const size_t *share)
+{
+	c->a->out_count = share[c->rank];
+	if (c->a->rank_counts)
+		memcpy(c->a->rank_counts, share, c->n * sizeof(*share));
+	for (uint32_t d = 0; d < c->n; d++)
+		if (share[d] > c->caps[d])
+			return -ENOSPC;
+	return 0;
+}
+
+/*
+ * A buffer that only some ranks need after the agreement (a partitioned
+ * share's): all ranks learn whether every rank got its own, so that none
+ * is left waiting in the exchange.
+ */
+static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
+{
+	int32_t err, all;
+	int rc;
+
+	*bufp = malloc(bytes + 1);
+	err = *bufp ? 0 : -ENOMEM;
+	rc = fc_allreduce(c->g, &err, &all, 1, FC_INT32, FC_MIN, left_ms(c));
+	return rc ? rc : all;
+}
+
+/*
+ * One crossing of the network by the digit (key >> shift) & (2^b - 1):
+ * every element goes to the rank, and the place there, that the stable
+ * order by that digit gives it. @in holds this rank's elements, @hist
+ * their histogram of the digit. The elements are scattered by digit into
+ * @send, exchanged into @recv and scattered again, into @out. @send and
+ * @recv are packed buffers of a->count and of the result's count; @out
+ * may be @in. With @may_skip, a digit on which all keys agree moves
+ * nothing and returns 1.
+ */
+static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
+			  const size_t *hist, unsigned int shift,
+			  unsigned int b, struct sort_view out, uint8_t *send,
+			  uint8_t **recvp, bool may_skip)
+{
+	size_t nb = (size_t)1 << b, count = c->a->count;
+	size_t *H = malloc(nb * sizeof(*H)), *E = calloc(nb, sizeof(*E));
+	size_t *G = malloc(nb * sizeof(*G)), *place = malloc(nb * sizeof(*G));
+	size_t *share = calloc(c->n, sizeof(*share)), lo = 0, sum;
+	uint32_t *owner = NULL;
+	uint32_t d;
+	int rc = -ENOMEM;
+
+	if (!H || !E || !G || !place || !share)
+		goto out;
+	rc = fc_allreduce(c->g, hist, H, nb, FC_UINT64, FC_SUM, left_ms(c));
+	if (!rc)
+		rc = fc_exscan(c->g, hist, E, nb, FC_UINT64, FC_SUM,
+			       left_ms(c));
+	if (rc)
+		goto out;
+	if (c->rank == 0)
+		memset(E, 0, nb * sizeof(*E));
+	sum = 0;
+	for (size_t v = 0; v < nb; v++) {
+		if (may_skip && H[v] == c->total) {
+			rc = 1;
+			goto out;
+		}
+		G[v] = sum;
+		sum += H[v];
+	}
+
+	/* where each rank's share begins, and how much of it comes from us */
+	memset(c->sc, 0, c->n * sizeof(*c->sc));
+	if (c->partitioned) {
+		rc = -ENOMEM;
+		owner = malloc(nb * sizeof(*owner));
+		if (!owner)
+			goto out;
+		for (size_t v = 0; v < nb; v++) {
+			unsigned __int128 o = (unsigned __int128)G[v] * c->n /
+					      c->total;
+
+			owner[v] = o >= c->n ? c->n - 1 : (uint32_t)o;
+			share[owner[v]] += H[v];
+			c->sc[owner[v]] += hist[v];
+		}
+		rc = check_shares(c, share);
+		if (rc)
+			goto out;
+		for (size_t v = 0; v < nb; v++)
+			if (owner[v] == c->rank) {
+				lo = G[v];
+				break;
+			}
+	} else {
+		c->a->out_count = count;
+		d = 0;
+		for (size_t v = 0; v < nb; v++) {
+			size_t s = G[v] + E[v], h = hist[v];
+
+			while (h) {
+				size_t take;
+
+				while (c->offs[d + 1] <= s)
+					d++;
+				take = c->offs[d + 1] - s;
+				take = take < h ? take : h;
+				c->sc[d] += take;
+				s += take;
+				h -= take;
+			}
+		}
+		lo = c->offs[c->rank];
+	}
+	rc = fc_alltoall(c->g, c->sc, c->rc, 1, FC_UINT64, left_ms(c));
+	if (rc)
+		goto out;
+
+	/* local stable scatter by digit: the send buffer in global order */
+	sum = 0;
+	for (size_t v = 0; v < nb; v++) {
+		place[v] = sum;
+		sum += hist[v];
+	}
+	fc__sort_scatter(in, sort_packed(send, c->ks, c->vs), count, c->ks,
+			 c->vs, shift, b, place);
+	c->a->mem_passes++;
+
+	if (!*recvp) {
+		rc = agree_alloc(c, c->a->out_count * c->rs, recvp);
+		if (rc)
+			goto out;
+	}
+	rc = exchange(c, send, *recvp);
+	if (rc)
+		goto out;
+
+	/*
+	 * What arrived is in (source rank, index) order; bin v starts at
+	 * global place G[v], so at max(G[v], lo) - lo in our share.
+	 */
+	for (size_t v = 0; v < nb; v++)
+		place[v] = G[v] > lo ? G[v] - lo : 0;
+	fc__sort_scatter(sort_packed(*recvp, c->ks, c->vs), out,
+			 c->a->out_count, c->ks, c->vs, shift, b, place);
+	c->a->mem_passes++;
+out:
+	free(H);
+	free(E);
+	free(G);
+	free(place);
+	free(share);
+	free(owner);
+	return rc;
+}
+
+/* OPTWEB's counting sort: one crossing by the whole (small) key. */
+static int sort_counting(struct sort_ctx *c, const size_t *hist)
+{
+	struct fc_sort_args *a = c->a;
+	uint8_t *recv = c->buf[1];	/* NULL when partitioned */
+	int rc;
+
+	rc = net_digit_pass(c, sort_split(a->keys, a->values, c->ks, c->vs),
+			    hist, 0, c->bits,
+			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
+			    c->buf[0], &recv, false);
+	if (recv != c->buf[1])
+		free(recv);
+	return rc;
+}
+
+/* A radix sort that crosses the network on every digit (balanced). */
+static int sort_radix_net(struct sort_ctx *c)
+{
+	struct fc_sort_args *a = c->a;
+	size_t nb = (size_t)1 << NET_DIGIT_BITS, n = a->count;
+	unsigned int ndig = (c->bits + NET_DIGIT_BITS - 1) / NET_DIGIT_BITS;
+	struct sort_view user_in = sort_split(a->keys, a->values, c->ks, c->vs);
+	struct sort_view user_out = sort_split(a->out_keys, a->out_values,
+					       c->ks, c->vs);
+	struct sort_view cur = user_in, work;
+	uint8_t *x = c->buf[0], *send = c->buf[1], *recv = c->buf[2];
+	size_t *hist = malloc(nb * sizeof(*hist));
+	int rc = -ENOMEM;
+
+	if (!hist)
+		goto out;
+	work = sort_packed(x, c->ks, c->vs);
+	for (unsigned int dg = 0; dg < ndig; dg++) {
+		unsigned int shift = dg * NET_DIGIT_BITS;
+		unsigned int b = c->bits - shift < NET_DIGIT_BITS ?
+				 c->bits - shift : NET_DIGIT_BITS;
+		bool last = dg == ndig - 1;
+
+		fc__sort_hist(cur, n, c->ks, shift, b, hist);
+		a->mem_passes++;
+		rc = net_digit_pass(c, cur, hist, shift, b,
+				    last ? user_out : work, send, &recv, true);
+		if (rc < 0)
+			goto out;
+		if (rc == 0)
+			cur = last ? user_out : work;
+	}
+	rc = 0;
+	if (cur.keys != user_out.keys) {
+		fc__sort_copy(cur, user_out, n, c->ks, c->vs);
+		a->mem_passes++;
+	}
+	a->out_count = n;
+out:
+	free(hist);
+	return rc;
+}
+
+/* Bits of the splitter key settled per round of find_splitters(). */
+#define SPLIT_ROUND_BITS	8
+
+/*
+ * Exact splitters for a locally sorted @recs: K[d] is the key of the
+ * element at global place target[d] (d = 0..n-2, for the boundary before
+ * rank d + 1). A radix select that all ranks run in step: each round
+ * settles the next 8 bits of every splitter from the global counts of
+ * keys at or below the 256 candidates (one allreduce), so 32-bit keys
+ * take 4 rounds. A target at or past the end has no splitter (past[d]).
+ */
+static int find_splitters(struct sort_ctx *c, const uint8_t *recs,
+			  const size_t *target, uint64_t *K, bool *past)
+{
+	const size_t nc = (size_t)1 << SPLIT_ROUND_BITS;
+	uint32_t nbd = c->n - 1;
+	size_t *cnt = calloc(nbd * nc, sizeof(*cnt));
+	size_t *sum = calloc(nbd * nc, sizeof(*sum));
+	unsigned int left = c->bits;
+	int rc = -ENOMEM;
+
+	if (!cnt || !sum)
+		goto out;
+	for (uint32_t d = 0; d < nbd; d++) {
+		past[d] = target[d] >= c->total;
+		K[d] = 0;
+	}
+	while (left) {
+		unsigned int w = left < SPLIT_ROUND_BITS ? left : SPLIT_ROUND_BITS;
+		unsigned int shift = left - w;
+		uint64_t below = shift ? key_limit(shift) : 0;
+
+		for (uint32_t d = 0; d < nbd; d++) {
+			if (past[d])
+				continue;
+			for (size_t j = 0; j < ((size_t)1 << w); j++)
+				cnt[d * nc + j] = fc__sort_bound(
+					recs, c->a->count, c->ks, c->rs,
+					K[d] | (uint64_t)j << shift | below, 1);
+		}
+		rc = fc_allreduce(c->g, cnt, sum, nbd * nc, FC_UINT64, FC_SUM,
+				  left_ms(c));
+		if (rc)
+			goto out;
+		/* the first candidate with more than target[d] at or below */
+		for (uint32_t d = 0; d < nbd; d++) {
+			size_t j = 0;
+
+			if (past[d])
+				continue;
+			while (j + 1 < ((size_t)1 << w) &&
+			       sum[d * nc + j] <= target[d])
+				j++;
+			K[d] |= (uint64_t)j << shift;
+		}
+		left -= w;
+	}
+	rc = 0;
+out:
+	free(cnt);
+	free(sum);
+	return rc;
+}
+
+/*
+ * Full-width keys over the network once: sort locally, cut at exact
+ * splitters, exchange, merge the runs that arrive.
+ */
+static int sort_onepass(struct sort_ctx *c)
+{
+	struct fc_sort_args *a = c->a;
+	uint32_t n = c->n, nbd = n - 1;
+	uint8_t *x = c->buf[0], *y = c->buf[1], *recs, *recv = c->buf[2];
+	size_t *target = calloc(n, sizeof(*target));
+	size_t *lb = calloc(n, sizeof(*lb)), *eq = calloc(n, sizeof(*eq));
+	size_t *L = calloc(n, sizeof(*L)), *E = calloc(n, sizeof(*E));
+	size_t *cut = calloc(n + 1, sizeof(*cut));
+	size_t *share = calloc(n, sizeof(*share));
+	uint64_t *K = calloc(n, sizeof(*K));
+	bool *past = calloc(n, sizeof(*past));
+	uint8_t *scratch[2] = { NULL, NULL };
+	unsigned int passes = 0;
+	int rc = -ENOMEM;
+
+	if (!target || !lb || !eq || !L || !E || !cut || !share ||
+	    !K || !past)
+		goto out;
+	recs = fc__sort_radix(sort_split(a->keys, a->values, c->ks, c->vs),
+			      a->count, c->ks, c->vs, c->bits, x, y, &passes);
+	if (!recs)
+		goto out;
+	a->mem_passes += passes;
+
+	for (uint32_t d = 0; d < nbd; d++)
+		target[d] = c->partitioned ?
+			    (size_t)((unsigned __int128)c->total * (d + 1) / n) :
+			    c->offs[d + 1];
+	if (nbd) {
+		rc = find_splitters(c, recs, target, K, past);
+		if (rc)
+			goto out;
+	}
+	for (uint32_t d = 0; d < nbd; d++) {
+		if (past[d]) {
+			lb[d] = a->count;
+			continue;
+		}
+		lb[d] = fc__sort_bound(recs, a->count, c->ks, c->rs, K[d], 0);
+		eq[d] = fc__sort_bound(recs, a->count, c->ks, c->rs, K[d], 1) -
+			lb[d];
+	}
+	if (nbd) {
+		rc = fc_allreduce(c->g, lb, L, nbd, FC_UINT64, FC_SUM,
+				  left_ms(c));
+		if (!rc && !c->partitioned)
+			rc = fc_exscan(c->g, eq, E, nbd, FC_UINT64, FC_SUM,
+				       left_ms(c));
+		if (rc)
+			goto out;
+		if (c->rank == 0)
+			memset(E, 0, nbd * sizeof(*E));
+	}
+
+	/* where this rank's sorted run is cut between the ranks */
+	cut[0] = 0;
+	cut[n] = a->count;
+	for (uint32_t d = 0; d < nbd; d++) {
+		size_t before = 0;
+
+		if (past[d]) {
+			cut[d + 1] = a->count;
+			continue;
+		}
+		if (!c->partitioned && target[d] > L[d] + E[d]) {
+			before = target[d] - L[d] - E[d];
+			before = before < eq[d] ? before : eq[d];
+		}
+		cut[d + 1] = lb[d] + before;
+	}
+	if (c->partitioned) {
+		for (uint32_t d = 0; d < n; d++)
+			share[d] = (d < nbd ? L[d] : c->total) -
+				   (d ? L[d - 1] : 0);
+		rc = check_shares(c, share);
+		if (rc)
+			goto out;
+	} else {
+		a->out_count = a->count;
+	}
+	for (uint32_t d = 0; d < n; d++)
+		c->sc[d] = cut[d + 1] - cut[d];
+	rc = fc_alltoall(c->g, c->sc, c->rc, 1, FC_UINT64, left_ms(c));
+	if (rc)
+		goto out;
+	for (uint32_t d = 0, s = 0; d <= n; d++) {	/* run starts */
+		cut[d] = s;
+		if (d < n)
+			s += c->rc[d];
+	}
+	if (!recv) {	/* a partitioned share */
+		rc = agree_alloc(c, a->out_count * c->rs, &recv);
+		if (rc)
+			goto out;
+	}
+	rc = exchange(c, recs, recv);
+	if (rc)
+		goto out;
+	/* the radix sort's two buffers are free now: the merge's scratch */
+	if (a->out_count <= a->count) {
+		scratch[0] = x;
+		scratch[1] = y;
+	}
+	a->mem_passes += fc__sort_merge(recv, cut, n,
+					sort_split(a->out_keys, a->out_values,
+						   c->ks, c->vs),
+					c->ks, c->vs, scratch);
+out:
+	if (recv != c->buf[2])
+		free(recv);
+	free(target);
+	free(lb);
+	free(eq);
+	free(L);
+	free(E);
+	free(cut);
+	free(share);
+	free(K);
+	free(past);
+	return rc;
+}
+
+/* The checks each rank makes alone, before any collective. */
+static int check_args(struct fc_group *g, const struct fc_sort_args *a)
+{
+	if (!g || !a || a->flags)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(a->reserved) / sizeof(a->reserved[0]); i++)
+		if (a->reserved[i])
+			return -EINVAL;
+	if (a->key_size != 4 && a->key_size != 8)
+		return -EINVAL;
+	if (a->key_bits > a->key_size * 8)
+		return -EINVAL;
+	if (a->layout > FC_SORT_PARTITIONED || a->algo > FC_SORT_RADIX_NET)
+		return -EINVAL;
+	if (!a->value_size != !a->values && a->count)
+		return -EINVAL;
+	if (!a->value_size != !a->out_values && a->capacity)
+		return -EINVAL;
+	if (a->count && !a->keys)
+		return -EINVAL;
+	if (a->capacity && !a->out_keys)
+		return -EINVAL;
+	if (a->layout == FC_SORT_BALANCED && a->capacity < a->count)
+		return -EINVAL;
+	if (a->algo == FC_SORT_COUNTING &&
+	    (!a->key_bits || a->key_bits > FC_SORT_COUNTING_MAX_BITS))
+		return -EINVAL;
+	if (a->algo == FC_SORT_RADIX_NET && a->layout != FC_SORT_BALANCED)
+		return -EOPNOTSUPP;
+	if ((a->count | a->capacity) >
+	    SIZE_MAX / 2 / ((size_t)a->key_size + a->value_size))
+		return -EINVAL;
+	return 0;
+}
+
+/* Gather every rank's count, capacity, arguments and local error. */
+static int agree(struct sort_ctx *c, int local_err)
+{
+	struct fc_sort_args *a = c->a;
+	uint64_t mine[AG_N] = {
+		[AG_COUNT] = a->count, [AG_CAP] = a->capacity,
+		[AG_ERR] = (uint64_t)-local_err, [AG_KS] = a->key_size,
+		[AG_BITS] = a->key_bits, [AG_VS] = a->value_size,
+		[AG_LAYOUT] = a->layout, [AG_ALGO] = a->algo,
+	};
+	uint64_t *all = malloc(sizeof(mine) * c->n);
+	int rc;
+
+	if (!all)
+		return -ENOMEM;
+	rc = fc_allgather(c->g, mine, all, AG_N, FC_UINT64, left_ms(c));
+	if (rc)
+		goto out;
+	c->offs[0] = 0;
+	for (uint32_t r = 0; r < c->n; r++) {
+		const uint64_t *o = all + r * AG_N;
+
+		if (o[AG_ERR] && !rc)
+			rc = -(int)o[AG_ERR];
+		for (int f = AG_KS; f < AG_N; f++)
+			if (o[f] != mine[f] && !rc)
+				rc = -EBADMSG;
+		c->counts[r] = o[AG_COUNT];
+		c->caps[r] = o[AG_CAP];
+		c->offs[r + 1] = c->offs[r] + o[AG_COUNT];
+	}
+	c->total = c->offs[c->n];
+out:
+	free(all);
+	return rc;
+}
+
+FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
+		       int timeout_ms)
+{
+	struct sort_ctx c = { .g = g, .a = a, .timeout_ms = timeout_ms };
+	size_t *hist = NULL, *arrays;
+	uint32_t algo;
+	int rc, size, rank, local_err = 0;
+
+	rc = check_args(g, a);
+	if (rc)
+		return rc;
+	size = fc_group_size(g);
+	rank = fc_group_rank(g);
+	if (size < 1 || rank < 0)
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &c.start);
+	c.n = (uint32_t)size;
+	c.rank = (uint32_t)rank;
+	c.ks = a->key_size;
+	c.vs = a->value_size;
+	c.rs = c.ks + c.vs;
+	c.bits = a->key_bits ? a->key_bits : a->key_size * 8;
+	c.partitioned = a->layout == FC_SORT_PARTITIONED;
+	algo = a->algo;
+	if (algo == FC_SORT_AUTO)
+		algo = a->key_bits && a->key_bits <= FC_SORT_COUNTING_MAX_BITS ?
+		       FC_SORT_COUNTING : FC_SORT_ONEPASS;
+	a->out_count = 0;
+	a->net_passes = 0;
+	a->mem_passes = 0;
+	a->used_algo = algo;
+
+	arrays = calloc(11 * (size_t)c.n + 1, sizeof(*arrays));
+	if (!arrays)
+		return -ENOMEM;
+	c.counts = arrays;
+	c.caps = c.counts + c.n;
+	c.sc = c.caps + c.n;
+	c.sd = c.sc + c.n;
+	c.rc = c.sd + c.n;
+	c.rd = c.rc + c.n;
+	c.offs = c.rd + c.n;	/* n + 1 */
+	c.piece = c.offs + c.n + 1;
+
+	/* the range check, in the counting sort's histogram pass */
+	if (algo == FC_SORT_COUNTING) {
+		hist = malloc(sizeof(*hist) << c.bits);
+		if (!hist)
+			local_err = -ENOMEM;
+		else if (fc__sort_hist(sort_split(a->keys, a->values, c.ks, c.vs),
+				  a->count, c.ks, 0, c.bits, hist) &
+		    ~key_limit(c.bits))
+			local_err = -ERANGE;
+		a->mem_passes++;
+	} else if (c.bits < c.ks * 8) {
+		if (keys_or(sort_split(a->keys, a->values, c.ks, c.vs),
+			    a->count, c.ks) & ~key_limit(c.bits))
+			local_err = -ERANGE;
+		a->mem_passes++;
+	}
+	/* the work buffers now, so that a rank short of memory says so */
+	{
+		size_t bytes = a->count * c.rs + 1;
+		unsigned int nbuf = algo == FC_SORT_RADIX_NET ? 3 :
+				    algo == FC_SORT_ONEPASS ? 2 : 1;
+
+		if (!c.partitioned && algo != FC_SORT_RADIX_NET)
+			nbuf++;		/* the receive buffer: count elements */
+		for (unsigned int i = 0; i < nbuf; i++) {
+			c.buf[i] = malloc(bytes);
+			if (!c.buf[i] && !local_err)
+				local_err = -ENOMEM;
+		}
+	}
+	rc = agree(&c, local_err);
+	if (rc)
+		goto out;
+	if (!c.total) {
+		if (a->rank_counts)
+			memset(a->rank_counts, 0, c.n * sizeof(size_t));
+		goto out;
+	}
+	switch (algo) {
+	case FC_SORT_COUNTING:
+		rc = sort_counting(&c, hist);
+		break;
+	case FC_SORT_RADIX_NET:
+		rc = sort_radix_net(&c);
+		break;
+	default:
+		rc = sort_onepass(&c);
+		break;
+	}
+out:
+	for (int i = 0; i < 3; i++)
+		free(c.buf[i]);
+	free(hist);
+	free(arrays);
+	return rc;
+}
+
+static int sort_keys(struct fc_group *g, void *keys, size_t count,
+		     unsigned int ks, unsigned int key_bits, int timeout_ms)
+{
+	struct fc_sort_args a = {
+		.key_size = ks, .key_bits = key_bits, .keys = keys,
+		.count = count, .out_keys = keys, .capacity = count,
+	};
+
+	return fc_sort(g, &a, timeout_ms);
+}
+
+FC__EXPORT int fc_sort_u32(struct fc_group *g, uint32_t *keys, size_t count,
+			   unsigned int key_bits, int timeout_ms)
+{
+	return sort_keys(g, keys, count, 4, key_bits, timeout_ms);
+}
+
+FC__EXPORT int fc_sort_u64(struct fc_group *g, uint64_t *keys, size_t count,
+			   unsigned int key_bits, int timeout_ms)
+{
+	return sort_keys(g, keys, count, 8, key_bits, timeout_ms);
+}

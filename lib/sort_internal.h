@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to lib/sort*.c: the local steps of the distributed sort
+ * (lib/sort_local.c), which lib/sort.c strings together over the group's
+ * collectives.
+ *
+ * An element is a key of ks bytes (4 or 8) and a value of vs bytes
+ * (0 for keys alone). Between steps elements are kept packed as records
+ * of rs = ks + vs bytes; the caller's arrays are "split": keys in one,
+ * values in another. A struct sort_view names either.
+ */
+#ifndef FC_SORT_INTERNAL_H
+#define FC_SORT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct sort_view {
+	uint8_t *keys;		/* first key */
+	uint8_t *vals;		/* first value (unused when vs is 0) */
+	size_t kstride;		/* bytes from one key to the next */
+	size_t vstride;
+};
+
+/* Packed records at @buf. */
+static inline struct sort_view sort_packed(void *buf, size_t ks, size_t vs)
+{
+	struct sort_view v = { buf, (uint8_t *)buf + ks, ks + vs, ks + vs };
+	return v;
+}
+
+/* The caller's split arrays. */
+static inline struct sort_view sort_split(const void *keys, const void *vals,
+					  size_t ks, size_t vs)
+{
+	struct sort_view v = { (uint8_t *)keys, (uint8_t *)vals, ks, vs };
+	return v;
+}
+
+static inline uint64_t sort_key_at(const uint8_t *p, size_t ks)
+{
+	if (ks == 4) {
+		uint32_t k;
+
+		memcpy(&k, p, 4);
+		return k;
+	} else {
+		uint64_t k;
+
+		memcpy(&k, p, 8);
+		return k;
+	}
+}
+
+/* Digits of the local radix sort. */
+#define SORT_LOCAL_DIGIT_BITS	11
+
+/*
+ * fc__sort_hist - count the keys of @in[0..n) by digit (key >> shift) &
+ * (2^bits - 1) into @hist (2^bits entries, zeroed first); returns the OR
+ * of all keys, for range checks.
+ */
+uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
+		       unsigned int shift, unsigned int bits, size_t *hist);
+
+/*
+ * fc__sort_scatter - stable scatter of @in[0..n) by digit: element with
+ * digit v goes to @out at position offs[v]++ (offs has 2^bits entries).
+ */
+void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
+		      size_t ks, size_t vs, unsigned int shift,
+		      unsigned int bits, size_t *offs);
+
+/* fc__sort_copy - copy @n elements from @in to @out (packing or not). */
+void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
+		   size_t ks, size_t vs);
+
+/*
+ * fc__sort_radix - stable LSD radix sort of @n elements of @in on their
+ * low @key_bits bits, into packed records in @buf_a or @buf_b (each n
+ * records). @in is not changed (it may be the caller's). Digits on which
+ * every key agrees are skipped.
+ * RETURN VALUE: the buffer holding the result; *passes gets the passes
+ * over the data (histogram read included).
+ */
+uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
+			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
+			unsigned int *passes);
+
+/*
+ * fc__sort_merge - merge @nruns runs of packed records (run r is
+ * [starts[r], starts[r+1]) of @recs, each sorted by key) into @out,
+ * stably: equal keys in run order. More than two runs are merged in pairs,
+ * round after round (one n-way pass if memory for that is short), between
+ * two buffers of starts[nruns] records: @scratch's, where it is not NULL
+ * (an entry may be NULL), else its own.
+ * RETURN VALUE: the passes made over the data.
+ */
+unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
+			    unsigned int nruns, struct sort_view out,
+			    size_t ks, size_t vs, uint8_t *const scratch[2]);
+
+/* Index of the first record of sorted @recs[0..n) whose key is >= @key
+ * (with @upper, > @key). */
+size_t fc__sort_bound(const uint8_t *recs, size_t n, size_t ks, size_t rs,
+		      uint64_t key, int upper);
+
+#endif /* FC_SORT_INTERNAL_H */

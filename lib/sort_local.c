@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The local steps of the distributed sort: digit histograms, stable
+ * scatters, an LSD radix sort and a merge of sorted runs, for keys of 4 or
+ * 8 bytes with values of any width.
+ *
+ * Each step is written once as an always-inline body taking the key and
+ * value widths, and instantiated for the common widths so that the
+ * compiler turns the memcpy()s into plain loads and stores; other widths
+ * take the generic instance.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "sort_internal.h"
+
+#define ALWAYS_INLINE	static inline __attribute__((always_inline))
+
+/* Calls BODY(ks, vs) with constant widths where it can. */
+#define SORT_DISPATCH(ks, vs, BODY)                                   \
+	do {                                                          \
+		if ((ks) == 4 && (vs) == 0)                           \
+			BODY(4, 0);                                   \
+		else if ((ks) == 8 && (vs) == 0)                      \
+			BODY(8, 0);                                   \
+		else if ((ks) == 4 && (vs) == 4)                      \
+			BODY(4, 4);                                   \
+		else if ((ks) == 4 && (vs) == 8)                      \
+			BODY(4, 8);                                   \
+		else if ((ks) == 8 && (vs) == 8)                      \
+			BODY(8, 8);                                   \
+		else if ((ks) == 8 && (vs) == 4)                      \
+			BODY(8, 4);                                   \
+		else                                                  \
+			BODY(ks, vs);                                 \
+	} while (0)
+
+ALWAYS_INLINE uint64_t hist_body(struct sort_view in, size_t n, size_t ks,
+				 unsigned int shift, uint64_t mask,
+				 size_t *hist)
+{
+	uint64_t all = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in.keys + i * in.kstride, ks);
+
+		all |= k;
+		hist[(k >> shift) & mask]++;
+	}
+	return all;
+}
+
+uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
+		       unsigned int shift, unsigned int bits, size_t *hist)
+{
+	uint64_t mask = (1ull << bits) - 1;
+
+	memset(hist, 0, sizeof(*hist) << bits);
+	if (ks == 4)
+		return hist_body(in, n, 4, shift, mask, hist);
+	return hist_body(in, n, 8, shift, mask, hist);
+}
+
+ALWAYS_INLINE void move_one(struct sort_view in, size_t i,
+			    struct sort_view out, size_t j, size_t ks,
+			    size_t vs)
+{
+	memcpy(out.keys + j * out.kstride, in.keys + i * in.kstride, ks);
+	if (vs)
+		memcpy(out.vals + j * out.vstride, in.vals + i * in.vstride,
+		       vs);
+}
+
+ALWAYS_INLINE void scatter_body(struct sort_view in, struct sort_view out,
+				size_t n, size_t ks, size_t vs,
+				unsigned int shift, uint64_t mask,
+				size_t *offs)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in.keys + i * in.kstride, ks);
+
+		move_one(in, i, out, offs[(k >> shift) & mask]++, ks, vs);
+	}
+}
+
+ALWAYS_INLINE void scatter_keys_body(const uint8_t *in, uint8_t *out,
+				     size_t n, size_t ks, unsigned int shift,
+				     uint64_t mask, size_t *offs)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in + i * ks, ks);
+
+		memcpy(out + offs[(k >> shift) & mask]++ * ks, in + i * ks, ks);
+	}
+}
+
+void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
+		      size_t ks, size_t vs, unsigned int shift,
+		      unsigned int bits, size_t *offs)
+{
+	uint64_t mask = (1ull << bits) - 1;
+
+	if (!vs && in.kstride == ks && out.kstride == ks) {
+		/* keys alone, contiguous: constant strides */
+		in.kstride = out.kstride = ks == 4 ? 4 : 8;
+		if (ks == 4)
+			scatter_keys_body(in.keys, out.keys, n, 4, shift, mask,
+					  offs);
+		else
+			scatter_keys_body(in.keys, out.keys, n, 8, shift, mask,
+					  offs);
+		return;
+	}
+#define SCATTER(K, V) scatter_body(in, out, n, K, V, shift, mask, offs)
+	SORT_DISPATCH(ks, vs, SCATTER);
+#undef SCATTER
+}
+
+ALWAYS_INLINE void copy_body(struct sort_view in, struct sort_view out,
+			     size_t n, size_t ks, size_t vs)
+{
+	for (size_t i = 0; i < n; i++)
+		move_one(in, i, out, i, ks, vs);
+}
+
+void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
+		   size_t ks, size_t vs)
+{
+	if (in.kstride == out.kstride && in.kstride == ks + vs &&
+	    in.vals == in.keys + ks && out.vals == out.keys + ks) {
+		memmove(out.keys, in.keys, n * (ks + vs));	/* both packed */
+		return;
+	}
+	if (!vs && in.kstride == ks && out.kstride == ks) {
+		memmove(out.keys, in.keys, n * ks);
+		return;
+	}
+#define COPY(K, V) copy_body(in, out, n, K, V)
+	SORT_DISPATCH(ks, vs, COPY);
+#undef COPY
+}
+
+ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
+				  size_t stride, unsigned int ndig,
+				  size_t *hist)
+{
+	const unsigned int db = SORT_LOCAL_DIGIT_BITS;
+	const size_t nb = (size_t)1 << db;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = sort_key_at(in.keys + i * stride, ks);
+
+		for (unsigned int d = 0; d < ndig; d++)
+			hist[d * nb + ((k >> (d * db)) & (nb - 1))]++;
+	}
+}
+
+uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
+			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
+			unsigned int *passes)
+{
+	const unsigned int db = SORT_LOCAL_DIGIT_BITS;
+	unsigned int ndig = (key_bits + db - 1) / db;
+	size_t nb = (size_t)1 << db;
+	size_t *hist = calloc((size_t)ndig * nb, sizeof(*hist));
+	struct sort_view src = in;
+	uint8_t *cur = NULL, *next = buf_a;
+
+	if (!hist)
+		return NULL;
+	/* every digit's histogram in one read */
+	if (ks == 4 && ndig == 3 && in.kstride == 4)
+		hist_all_body(in, n, 4, 4, 3, hist);
+	else if (ks == 8 && ndig == 6 && in.kstride == 8)
+		hist_all_body(in, n, 8, 8, 6, hist);
+	else
+		hist_all_body(in, n, ks, in.kstride, ndig, hist);
+	*passes = 1;
+	for (unsigned int d = 0; d < ndig; d++) {
+		size_t *h = hist + d * nb, sum = 0;
+		unsigned int bits = d * db + db > key_bits ? key_bits - d * db : db;
+		int trivial = 0;
+
+		for (size_t v = 0; v < nb; v++) {
+			size_t c = h[v];
+
+			if (c == n)
+				trivial = 1;
+			h[v] = sum;
+			sum += c;
+		}
+		if (trivial)
+			continue;
+		fc__sort_scatter(src, sort_packed(next, ks, vs), n, ks, vs,
+				 d * db, bits, h);
+		(*passes)++;
+		cur = next;
+		next = cur == buf_a ? buf_b : buf_a;
+		src = sort_packed(cur, ks, vs);
+	}
+	if (!cur) {	/* already in order: pack it */
+		fc__sort_copy(in, sort_packed(buf_a, ks, vs), n, ks, vs);
+		(*passes)++;
+		cur = buf_a;
+	}
+	free(hist);
+	return cur;
+}
+
+ALWAYS_INLINE void merge_body(const uint8_t *recs, const size_t *starts,
+			      unsigned int nruns, struct sort_view out,
+			      size_t ks, size_t vs, size_t *pos)
+{
+	struct sort_view in = sort_packed((void *)recs, ks, vs);
+	size_t j = 0;
+
+	for (;;) {
+		unsigned int best = nruns;
+		uint64_t bk = 0;
+
+		for (unsigned int r = 0; r < nruns; r++) {
+			uint64_t k;
+
+			if (pos[r] == starts[r + 1])
+				continue;
+			k = sort_key_at(recs + pos[r] * (ks + vs), ks);
+			if (best == nruns || k < bk) {
+				best = r;
+				bk = k;
+			}
+		}
+		if (best == nruns)
+			break;
+		move_one(in, pos[best]++, out, j++, ks, vs);
+	}
+}
+
+/* Two runs: the common case, without the scan over heads. */
+ALWAYS_INLINE void merge2_body(const uint8_t *recs, const size_t *starts,
+			       struct sort_view out, size_t ks, size_t vs)
+{
+	struct sort_view in = sort_packed((void *)recs, ks, vs);
+	size_t a = starts[0], ae = starts[1], b = starts[1], be = starts[2];
+	size_t j = 0, rs = ks + vs;
+
+	while (a < ae && b < be) {
+		uint64_t ka = sort_key_at(recs + a * rs, ks);
+		uint64_t kb = sort_key_at(recs + b * rs, ks);
+
+		size_t takeb = kb < ka;
+
+		move_one(in, takeb ? b : a, out, j++, ks, vs);
+		b += takeb;
+		a += !takeb;
+	}
+	while (a < ae)
+		move_one(in, a++, out, j++, ks, vs);
+	while (b < be)
+		move_one(in, b++, out, j++, ks, vs);
+}
+
+static void merge2(const uint8_t *recs, const size_t *starts,
+		   struct sort_view out, size_t ks, size_t vs)
+{
+#define MERGE2(K, V) merge2_body(recs, starts, out, K, V)
+	SORT_DISPATCH(ks, vs, MERGE2);
+#undef MERGE2
+}
+
+/*
+ * More than two runs: merge neighbours pairwise, round after round,
+ * between two packed buffers (neighbours keep equal keys in run order),
+ * the last round into @out. Returns -1 without memory for the buffers.
+ */
+static int merge_tree(const uint8_t *recs, const size_t *starts,
+		      unsigned int nruns, struct sort_view out, size_t ks,
+		      size_t vs, uint8_t *const scratch[2])
+{
+	size_t rs = ks + vs, total = starts[nruns];
+	size_t *st = malloc((nruns + 1) * sizeof(*st));
+	uint8_t *own[2] = { NULL, NULL }, *buf[2];
+	const uint8_t *src = recs;
+	unsigned int cur = 0;
+
+	for (int i = 0; i < 2; i++) {
+		buf[i] = scratch ? scratch[i] : NULL;
+		if (!buf[i])
+			buf[i] = own[i] = malloc(total * rs + 1);
+	}
+	if (!st || !buf[0] || !buf[1]) {
+		free(st);
+		free(own[0]);
+		free(own[1]);
+		return -1;
+	}
+	memcpy(st, starts, (nruns + 1) * sizeof(*st));
+	while (nruns > 1) {
+		unsigned int next = (nruns + 1) / 2;
+		bool last = next == 1;
+		uint8_t *dst = buf[cur];
+
+		for (unsigned int r = 0; r < nruns; r += 2) {
+			size_t off = st[r];
+			struct sort_view o = last ? out :
+					     sort_packed(dst + off * rs, ks, vs);
+
+			if (r + 1 < nruns) {
+				size_t sub[3] = { 0, st[r + 1] - off,
+						  st[r + 2] - off };
+
+				merge2(src + off * rs, sub, o, ks, vs);
+			} else {
+				fc__sort_copy(sort_packed((void *)(src + off * rs),
+							  ks, vs),
+					      o, st[r + 1] - off, ks, vs);
+			}
+			st[r / 2] = off;
+		}
+		st[next] = total;
+		nruns = next;
+		src = dst;
+		cur ^= 1;
+	}
+	free(st);
+	free(own[0]);
+	free(own[1]);
+	return 0;
+}
+
+unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
+			    unsigned int nruns, struct sort_view out,
+			    size_t ks, size_t vs, uint8_t *const scratch[2])
+{
+	unsigned int rounds = 0;
+
+	size_t pos[nruns ? nruns : 1];
+
+	if (nruns == 1) {
+		fc__sort_copy(sort_packed((void *)(recs + starts[0] * (ks + vs)),
+					  ks, vs),
+			      out, starts[1] - starts[0], ks, vs);
+		return 1;
+	}
+	if (nruns == 2) {
+		merge2(recs, starts, out, ks, vs);
+		return 1;
+	}
+	if (merge_tree(recs, starts, nruns, out, ks, vs, scratch) == 0) {
+		while (nruns > 1) {
+			nruns = (nruns + 1) / 2;
+			rounds++;
+		}
+		return rounds;
+	}
+	for (unsigned int r = 0; r < nruns; r++)
+		pos[r] = starts[r];
+#define MERGE(K, V) merge_body(recs, starts, nruns, out, K, V, pos)
+	SORT_DISPATCH(ks, vs, MERGE);
+#undef MERGE
+	return 1;
+}
+
+size_t fc__sort_bound(const uint8_t *recs, size_t n, size_t ks, size_t rs,
+		      uint64_t key, int upper)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k = sort_key_at(recs + mid * rs, ks);
+
+		if (k < key || (upper && k == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
