@@ -817,8 +817,13 @@ static void test_earlier_job(void)
 	CHECK_RC(fc_barrier_group(g, T_MS), 0); /* its handshake done */
 	if (rank != 0) {
 		CHECK_RC(fc_ibarrier_group(g, &req), 0);
-		CHECK_RC(fc_coll_test(req), -EINPROGRESS);
-		CHECK_RC(fc_coll_cancel(req), 0);
+		/* another rank's cancel may have broken it already */
+		int rc = fc_coll_test(req);
+
+		CHECK(rc == -EINPROGRESS || rc == -ECANCELED, "ibarrier: %d",
+		      rc);
+		if (rc == -EINPROGRESS)
+			CHECK_RC(fc_coll_cancel(req), 0);
 	}
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 	CHECK_RC(fc_group_free(g), 0);
