@@ -67,30 +67,31 @@ static int take(struct fc_group *g, uint32_t m, struct peer_state *p,
 {
 	struct fc_chan *ch = g->chans[m];
 	uint32_t kind = le32toh(p->in.kind);
+	bool used = false;
 
 	p->rx = NULL;
 	if (status && status != -EMSGSIZE)
 		return status;
 	if (!status && got == sizeof(p->in) && !p->in.zero) {
 		if (kind == KIND_HELLO) {
-			p->nonce = nonce_of(&p->in);
-			p->have = true;
-			int ret = say(ch, KIND_ECHO, p->nonce);
+			int ret;
 
+			p->nonce = nonce_of(&p->in);
+			p->have = used = true;
+			ret = say(ch, KIND_ECHO, p->nonce);
 			if (ret)
 				return ret;
-		} else if (kind == KIND_ECHO && nonce_of(&p->in) == mine) {
-			p->done = p->have;
+		} else if (kind == KIND_ECHO) {
+			used = nonce_of(&p->in) == mine;
+			p->done = used && p->have;
 		}
 	}
 	/* anything else was left by an earlier job: dropped */
-	if (getenv("FPGACOMM_COLL_DEBUG"))
+	if (!used && getenv("FPGACOMM_COLL_DEBUG"))
 		fprintf(stderr,
-			"fpgacomm: group %#x handshake (rank %u): from "
-			"member %u: status %d, %zu bytes, kind %#x nonce %#llx%s\n",
-			g->ctx, g->rank, m, status, got, kind,
-			(unsigned long long)nonce_of(&p->in),
-			p->done ? " (done)" : "");
+			"fpgacomm: group %#x handshake (rank %u): dropped from "
+			"member %u: status %d, %zu bytes\n",
+			g->ctx, g->rank, m, status, got);
 	return p->done ? 0 : fc_chan_irecv(ch, &p->in, sizeof(p->in), &p->rx);
 }
 

@@ -751,21 +751,36 @@ static void test_mismatch(void)
  * process closes dies with it, and jobs on one set of boards do not
  * overlap). The ranks meet through files, outside the fabric.
  */
-/* Wait until every rank has passed point @phase (files in /dev/shm). */
+static const char *meet_dir(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	return d && *d ? d : "/tmp";
+}
+
+/* Names the ranks' meeting files apart from other runs'. */
+static const char *meet_tag(void)
+{
+	const char *t = getenv("FPGACOMM_COLL_MEET");
+
+	return t ? t : getenv("FPGACOMM_CLUSTER");
+}
+
+/* Wait until every rank has passed point @phase (files in $TMPDIR). */
 static void meet(int phase)
 {
-	const char *cl = getenv("FPGACOMM_CLUSTER");
+	const char *cl = meet_tag();
 	char path[256];
 	uint32_t r;
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u", cl ? cl : "x",
-		 phase, rank);
+	snprintf(path, sizeof(path), "%s/tc-%s-%d-%u", meet_dir(),
+		 cl ? cl : "x", phase, rank);
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
 	if (fd >= 0)
 		close(fd);
 	for (r = 0; r < size; r++) {
-		snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u",
+		snprintf(path, sizeof(path), "%s/tc-%s-%d-%u", meet_dir(),
 			 cl ? cl : "x", phase, r);
 		for (int i = 0; i < 6000 && access(path, F_OK); i++)
 			usleep(10000);
@@ -774,11 +789,11 @@ static void meet(int phase)
 
 static void meet_done(int phase)
 {
-	const char *cl = getenv("FPGACOMM_CLUSTER");
+	const char *cl = meet_tag();
 	char path[256];
 
-	snprintf(path, sizeof(path), "/dev/shm/tc-%s-%d-%u", cl ? cl : "x",
-		 phase, rank);
+	snprintf(path, sizeof(path), "%s/tc-%s-%d-%u", meet_dir(),
+		 cl ? cl : "x", phase, rank);
 	unlink(path);
 }
 
@@ -875,6 +890,13 @@ static int run_rank(void)
 	}
 	rank = (uint32_t)fc_group_rank(world);
 	size = (uint32_t)fc_group_size(world);
+	/*
+	 * Through the driver, a message sent to a board before its process
+	 * has opened it can be lost (docs/collectives.md): start once both
+	 * have.
+	 */
+	if (small)
+		meet(100); /* run_pair removes the files */
 	if (only && !strcmp(only, "dies")) {
 		test_rank_dies();
 	} else {
@@ -991,7 +1013,7 @@ static int launch(const char *run, const char *self, const struct shape *s)
  */
 static int run_pair(const char *pair)
 {
-	char dev_name[2][128];
+	char dev_name[2][128], tag[32], path[300];
 	int st, worst = 0;
 	pid_t pid[2];
 
@@ -1001,6 +1023,8 @@ static int run_pair(const char *pair)
 	}
 	printf("== 2 ranks on %s and %s\n", dev_name[0], dev_name[1]);
 	fflush(stdout);
+	snprintf(tag, sizeof(tag), "p%ld", (long)getpid());
+	setenv("FPGACOMM_COLL_MEET", tag, 1);
 	for (int i = 0; i < 2; i++) {
 		pid[i] = fork();
 		if (pid[i] < 0)
@@ -1017,6 +1041,11 @@ static int run_pair(const char *pair)
 			return 1;
 		st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		worst = st > worst ? st : worst;
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/tc-%s-100-%d", meet_dir(), tag,
+			 i);
+		unlink(path);
 	}
 	printf("== status %d\n", worst);
 	return worst;
