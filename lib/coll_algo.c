@@ -141,6 +141,10 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 			       A_RECURSIVE_DOUBLING :
 			       A_RING;
 	case FC__ALLTOALL:
+		/* every pair's messages at once: seen to stall the channels
+		 * at 16 MiB a pair on 4 ranks (docs/collectives.md) */
+		if (bytes > (4u << 20))
+			return A_PAIRWISE;
 		return g->size <= 8 || full_mesh(g) ? A_DIRECT : A_PAIRWISE;
 	case FC__GATHER:
 	case FC__SCATTER:
@@ -794,7 +798,14 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 {
 	struct shape x = { g, s, a, g->size, g->rank, fc__dtype_size(a->dtype) };
 	size_t bytes = a->count * x.es;
-	int algo = choose(g, a->kind, a->vector, bytes);
+	int algo;
+
+	/* alltoallv: the choice goes by its largest message */
+	for (uint32_t i = 0; a->kind == FC__ALLTOALL && a->vector && a->counts &&
+			    i < x.n; i++)
+		if (a->counts[i] * x.es > bytes)
+			bytes = a->counts[i] * x.es;
+	algo = choose(g, a->kind, a->vector, bytes);
 
 	switch (a->kind) {
 	case FC__BARRIER:
