@@ -5,11 +5,10 @@
  * what such a job left in the group's channels.
  *
  * Boards outlive the processes that use them: a message that an earlier
- * job sent on a group port and nobody read waits for the next process
- * that opens the port, and a group made the same way has the same
- * context, so the leftover would be taken for a message of this job (seen
- * through the driver in the VM: the second run's first collective read
- * the first run's second). So each member draws a 64-bit nonce and sends
+ * job sent on a group port and nobody read may wait for the next process
+ * that opens the port, and a group made the same way has the same base
+ * context, so the leftover would be taken for a message of this job. So
+ * each member draws a 64-bit nonce and sends
  * it to every other member (HELLO); each member echoes every HELLO it
  * reads (ECHO) and drops anything else it finds before it. A member is
  * done with a peer once the peer has echoed its own nonce: the peer's
