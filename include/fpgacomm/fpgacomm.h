@@ -365,8 +365,9 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * Channels. A channel is (peer rank, port): messages sent on it from this
  * board arrive on the peer's channel (our rank, port), with their
  * boundaries and in order. Port is the board's channel endpoint number,
- * 0..FC_CHAN_PORTS-1; the last endpoint (FC_CHAN_PORT_BARRIER) belongs to
- * the library. Every endpoint of a board in a cluster has a receive ring
+ * 0..FC_CHAN_PORTS-1; the last 17 endpoints belong to the library (16
+ * for groups from FC_CHAN_PORT_GROUP0, then FC_CHAN_PORT_BARRIER). Every
+ * endpoint of a board in a cluster has a receive ring
  * from fc_open on, so a message sent before the peer opened its channel is
  * kept until it does (within FC_CHAN_BUFFERED bytes per port; past that
  * the board holds the sender back). Sending to oneself works.
