@@ -165,12 +165,6 @@ static int any_kernel(void *ctx, uint32_t id)
 	return 1;
 }
 
-/* The board's answer as an errno, for the library's own checks. */
-static int check_errno(uint32_t err)
-{
-	return err == FC_LS_ERR_KERNEL ? -ENOSYS : fc_hw_ls_errno(err);
-}
-
 FC__EXPORT int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
 			       struct fc_sprog **progp, size_t *bad)
 {
@@ -193,7 +187,7 @@ FC__EXPORT int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
 	err = fc_hw_sprog_check(in, (uint32_t)n, &any, &at);
 	if (err) {
 		*bad = at;
-		return check_errno(err);
+		return fc_hw_ls_errno(err);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -340,7 +334,7 @@ static int check(struct fc_dev *dev, struct fc__hbm *h,
 	err = fc_hw_sprog_check(code, (uint32_t)*n, &g, &at);
 	if (err && bad)
 		*bad = at;
-	return check_errno(err);
+	return fc_hw_ls_errno(err);
 }
 
 FC__EXPORT int fc_stream_check(struct fc_dev *dev, const struct fc_sprog *prog,

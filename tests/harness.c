@@ -4,9 +4,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,4 +160,65 @@ int harness_run_group(const char *name, const struct CMUnitTest *tests,
 	if (_cmocka_run_group_tests(name, tests, n, setup, teardown))
 		return 1;
 	return n_skipped == n ? EXIT_SKIP : 0;
+}
+
+int harness_find_run(char *self, size_t self_len, char *run, size_t run_len)
+{
+	char dir[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, self_len - 1);
+
+	if (len < 0 || (size_t)len >= sizeof(dir))
+		return 1;
+	self[len] = 0;
+	strcpy(dir, self);
+	snprintf(run, run_len, "%s/../tools/fpgacomm-run", dirname(dir));
+	if (access(run, X_OK)) {
+		printf("SKIP: no %s\n", run);
+		return EXIT_SKIP;
+	}
+	return 0;
+}
+
+int harness_launch_ranks(const char *run, const char *self, int ranks,
+			 const char *topology, const char *faults,
+			 const char *const *env)
+{
+	const char *argv[16];
+	char n[12];
+	int i = 0, st;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%d", ranks);
+	argv[i++] = run;
+	argv[i++] = "-n";
+	argv[i++] = n;
+	argv[i++] = "--timeout";
+	argv[i++] = "300";
+	if (topology) {
+		argv[i++] = "--topology";
+		argv[i++] = topology;
+	}
+	if (faults) {
+		argv[i++] = "--faults";
+		argv[i++] = faults;
+	}
+	argv[i++] = "--";
+	argv[i++] = self;
+	argv[i] = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		for (; env && env[0]; env += 2)
+			if (env[1])
+				setenv(env[0], env[1], 1);
+		execv(run, (char *const *)argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return 1;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	printf("== status %d\n", st);
+	return st;
 }

@@ -83,4 +83,6 @@ int harness_run_group(const char *name, const struct CMUnitTest *tests,
 		      size_t n, CMFixtureFunction setup,
 		      CMFixtureFunction teardown);
 
+#include "launch.h"
+
 #endif /* FC_TEST_HARNESS_H */

@@ -31,6 +31,8 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#include "launch.h"
+
 #define EXIT_SKIP 77
 #define T_MS	  60000
 
@@ -960,49 +962,15 @@ static const struct shape shapes[] = {
 
 static int launch(const char *run, const char *self, const struct shape *s)
 {
-	char n[8];
-	const char *argv[16];
-	int i = 0, st;
-	pid_t pid;
+	const char *const env[] = { "FPGACOMM_COLL_ALGO", s->algo,
+				    "FPGACOMM_COLL_TEST", s->test, NULL };
 
-	snprintf(n, sizeof(n), "%d", s->ranks);
-	argv[i++] = run;
-	argv[i++] = "-n";
-	argv[i++] = n;
-	argv[i++] = "--timeout";
-	argv[i++] = "300";
-	if (s->topo) {
-		argv[i++] = "--topology";
-		argv[i++] = s->topo;
-	}
-	if (s->faults) {
-		argv[i++] = "--faults";
-		argv[i++] = s->faults;
-	}
-	argv[i++] = "--";
-	argv[i++] = self;
-	argv[i] = NULL;
 	printf("== %d ranks, %s%s%s%s%s\n", s->ranks,
 	       s->topo ? s->topo : "default",
 	       s->algo ? ", FPGACOMM_COLL_ALGO=" : "", s->algo ? s->algo : "",
 	       s->faults ? ", faults " : "", s->faults ? s->faults : "");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0) {
-		if (s->algo)
-			setenv("FPGACOMM_COLL_ALGO", s->algo, 1);
-		if (s->test)
-			setenv("FPGACOMM_COLL_TEST", s->test, 1);
-		execv(run, (char *const *)argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return 1;
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	printf("== status %d\n", st);
-	return st;
+	return harness_launch_ranks(run, self, s->ranks, s->topo, s->faults,
+				    env);
 }
 
 /*
@@ -1053,12 +1021,11 @@ static int run_pair(const char *pair)
 
 int main(void)
 {
-	char self[PATH_MAX], run[PATH_MAX + 32], dir[PATH_MAX];
+	char self[PATH_MAX], run[PATH_MAX + 32];
 	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");
 	bool want_full = getenv("FPGACOMM_TEST_FULL") &&
 			 atoi(getenv("FPGACOMM_TEST_FULL"));
 	int worst = 0, rc;
-	ssize_t len;
 
 	const char *pair = getenv("FPGACOMM_TEST_PAIR");
 
@@ -1071,16 +1038,9 @@ int main(void)
 		printf("SKIP: %s: the ranks need an emulated cluster\n", tdev);
 		return EXIT_SKIP;
 	}
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		return 1;
-	self[len] = 0;
-	strcpy(dir, self);
-	snprintf(run, sizeof(run), "%s/../tools/fpgacomm-run", dirname(dir));
-	if (access(run, X_OK)) {
-		printf("SKIP: no %s\n", run);
-		return EXIT_SKIP;
-	}
+	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		if (shapes[i].full_only && !want_full)
 			continue;

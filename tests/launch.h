@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting a test program as the ranks of an emulated cluster (in
+ * harness.c; this header needs no cmocka, for rank tests with state of
+ * their own).
+ */
+#ifndef FC_TEST_LAUNCH_H
+#define FC_TEST_LAUNCH_H
+
+#include <stddef.h>
+
+/*
+ * harness_find_run - this program's path into @self, and the
+ * fpgacomm-run beside it (build/tools/) into @run.
+ * RETURN VALUE: 0, or EXIT_SKIP (said why) when there is none; 1 when
+ * this program's path cannot be read.
+ */
+int harness_find_run(char *self, size_t self_len, char *run, size_t run_len);
+
+/*
+ * harness_launch_ranks - run @self as @ranks ranks under @run, on
+ * @topology and with link @faults (either may be NULL), with the
+ * environment pairs @env (NAME, VALUE, ..., NULL; may be NULL) set in the
+ * ranks; then print "== status N".
+ * RETURN VALUE: the worst rank's exit status (128 + signal when killed).
+ */
+int harness_launch_ranks(const char *run, const char *self, int ranks,
+			 const char *topology, const char *faults,
+			 const char *const *env);
+
+#endif /* FC_TEST_LAUNCH_H */
