@@ -137,6 +137,11 @@ struct fc__fabric {
 	pthread_mutex_t lock;
 	struct fc_dev *dev;
 	struct fc_world world;
+	/* what arrives: the event queue, else a ring per port (fabric_rx.c) */
+	struct fc_mem *eq;
+	uint32_t eq_slots;
+	uint32_t eq_head;		/* next entry to read */
+	uint32_t eq_told;		/* FC_EQ_HEAD as last written */
 	struct fc_mem *rings;
 	uint64_t rings_bus;
 	struct fc_mem *stage;
@@ -176,6 +181,24 @@ struct fc__fabric {
 	uint32_t barrier_epoch;
 	struct fc_chan *barrier_chan[FC_MAX_NODES];
 };
+
+/* Append @r to the list @head .. @tail, linked by next. */
+static inline void fc__req_append(struct fc_req **head, struct fc_req **tail,
+				  struct fc_req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* fabric_rx.c: where packets arrive, and what they make */
+int fc__rx_init(struct fc_dev *dev);
+void fc__rx_fini(struct fc_dev *dev);
+/* Take what arrived. RETURN VALUE: true if anything did. */
+bool fc__rx_drain(struct fc_dev *dev);
 
 /* fabric.c; the lock is held for all of these */
 /* A registered buffer of at least @len bytes for a large send. */
