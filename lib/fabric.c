@@ -105,6 +105,7 @@ static void free_src(struct fc__src *s)
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);
+	free_req_list(s->held_head);
 	free(s);
 }
 
@@ -448,7 +449,10 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		return 0;
 	}
 	if (!r->submitted) {
-		sendq_remove(fab, r);
+		if (r->held)
+			fc__credit_unhold(fab, r);
+		else
+			sendq_remove(fab, r);
 		fc__req_release(dev, r);
 		return 0;
 	}

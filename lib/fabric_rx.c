@@ -163,10 +163,14 @@ void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 			s->q_tail = NULL;
 		posted_pop(s);
 		r->next = NULL;
-		if (m->state == FC__MSG_DEFERRED)
+		if (m->state == FC__MSG_DEFERRED) {
 			fc__rndv_clear(fab->dev, port, s, m, r);
-		else
-			deliver(pt, m, r);
+			continue;
+		}
+		if (m->state == FC__MSG_DATA)
+			fc__credit_consumed(fab->dev, port, s,
+					    fc__credit_cost(m->len));
+		deliver(pt, m, r);
 	}
 	if (fab->rndv_min)
 		fc__rndv_land_deferred(fab->dev, port, s);
@@ -283,6 +287,9 @@ static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 	} else {
 		free(s->cur);
 	}
+	/* Taken by a receive, or dropped: the sender may send that again. */
+	if (r || s->drop || !s->cur)
+		fc__credit_consumed(fab->dev, port, s, fc__credit_cost(s->cur_len));
 	s->active = false;
 	s->drop = false;
 	s->into = NULL;
@@ -460,7 +467,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	if (type == FC_PKT_T_CTRL && len <= FC_PKT_PAYLOAD) {
 		/* The library's own: one packet each. */
 		if (hdr & FC_PKT_EOM)
-			fc__rndv_ctrl(fab->dev, port, src,
+			fc__ctrl_take(fab->dev, port, src,
 				      at(rg, head)->payload, len);
 		return 1;
 	}
