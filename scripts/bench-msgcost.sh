@@ -23,7 +23,8 @@
 # boards are emulated in this process, the board model. The table lists
 # the functions with the most inclusive Ir per message (the same
 # difference, function by function, from callgrind_annotate --inclusive),
-# then the exclusive Ir per message of each part: lib/, emu/, libc.
+# then those with the most self Ir, then the self Ir per message of each
+# part: lib/, emu/, libc.
 # Time: the same program without valgrind, R runs of 20000 ping-pongs;
 # one-way = round trip / 2, in us (median and range).
 #
@@ -142,6 +143,8 @@ else
 				sub(/^ *[0-9,]+ \( *[0-9.]+%\) +/, "", key)
 				sub(/ \[[^]]*\]$/, "", key)
 				if (index(key, root) == 1) key = substr(key, length(root) + 1)
+				# glibc built elsewhere: its name, not its build path
+				if (key ~ /^\.\//) { sub(/^[^:]*:/, "libc:", key); sub(/@@.*/, "", key) }
 				# a function may be listed with and without its object
 				if (ir > best[key]) best[key] = ir
 			}
@@ -166,13 +169,21 @@ else
 			echo "inclusive $ir $key" >>"$RAW"
 		done
 	echo
+	echo "Top $TOP functions by self (exclusive) Ir per message:"
+	printf '%8s %6s  %s\n' "Ir/msg" "share" "function"
+	per_message | sort -t "$(printf '\t')" -k1,1nr | head -n "$TOP" |
+		while IFS=$'\t' read -r ir key; do
+			printf '%8s %5.1f%%  %s\n' "$ir" "$(awk -v a="$ir" -v b="$per" 'BEGIN { print 100 * a / b }')" "$key"
+			echo "self $ir $key" >>"$RAW"
+		done
+	echo
 	# exclusive Ir per message summed by where the code is
 	parts=$(per_message | awk -F '\t' '
 		{
 			if ($2 ~ /^lib\//) p = "lib"
 			else if ($2 ~ /^emu\//) p = "emu"
 			else if ($2 ~ /^tools\//) p = "tools"
-			else if ($2 ~ /^\.\/|libc|GLIBC/) p = "libc"
+			else if ($2 ~ /^libc:/) p = "libc"
 			else p = "other"
 			s[p] += $1
 		}
