@@ -8,11 +8,14 @@
 # `make`; `make bench` runs it as its third part.
 #
 # usage: scripts/bench-fabric.sh [--rounds N] [--no-mpi] [--no-ring]
-#                                [--no-torus]
+#                                [--no-torus] [--bind]
 #   --rounds N   rounds (default $FPGACOMM_BENCH_ROUNDS, else 5)
 #   --no-mpi     without Open MPI (also when it is not installed)
 #   --no-ring    without the ring
 #   --no-torus   leave out the hop-count part
+#   --bind       bind fpgacomm's two ranks one per CPU (taskset), as mpirun
+#                binds Open MPI's and shm-ring binds its processes;
+#                fpgacomm-run leaves them to the scheduler
 #
 # Two ranks: fpgacomm is `fpgacomm-run -n 2 -- fpgacomm-bench` (topology
 # full:2, one hop); Open MPI is scripts/bench/osu-mpi.c, compiled here with
@@ -58,12 +61,13 @@ TORUS=torus:4x4
 # shellcheck disable=SC2054 # self,vader is one argument
 MPIRUN_ARGS=(--allow-run-as-root --oversubscribe -n 2 --mca btl self,vader)
 
-mpi=1 ring=1 torus=1
+mpi=1 ring=1 torus=1 bind=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=${2-}; shift 2 || { echo "$prog: --rounds N" >&2; exit 2; } ;;
 	--no-mpi) mpi=0; shift ;;
 	--no-ring) ring=0; shift ;;
+	--bind) bind=1; shift ;;
 	--no-torus) torus=0; shift ;;
 	-h | --help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -139,6 +143,20 @@ else
 	mpi_why="--no-mpi"
 fi
 
+# ---- --bind: the first two CPUs allowed, one a line, for the two ranks ----
+if ((bind)); then
+	if ! command -v taskset >/dev/null 2>&1; then
+		echo "$prog: --bind needs taskset (util-linux)" >&2
+		exit 1
+	fi
+	taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+		awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -2 >"$OUT/cpus"
+	if (($(wc -l <"$OUT/cpus") < 2)); then
+		echo "$prog: --bind needs two CPUs" >&2
+		exit 1
+	fi
+fi
+
 # ---- The ring: compiles, runs? ----
 ring_why=""
 if ((ring)); then
@@ -161,7 +179,14 @@ fi
 # run_fc ARGS...: fpgacomm-bench as 2 ranks; run_mpi ARGS...: osu-mpi;
 # run_ring ARGS...: shm-ring.
 run_fc() {
-	"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- "$TOOLS/fpgacomm-bench" "$@"
+	if ((bind)); then
+		# shellcheck disable=SC2016 # expanded by the rank's sh
+		"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- sh -c \
+			'exec taskset -c "$(sed -n "$((FPGACOMM_RANK + 1))p" "$0")" "$@"' \
+			"$OUT/cpus" "$TOOLS/fpgacomm-bench" "$@"
+	else
+		"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- "$TOOLS/fpgacomm-bench" "$@"
+	fi
 }
 run_mpi() {
 	timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" "$OUT/osu-mpi" "$@"
@@ -237,7 +262,12 @@ if ((ring)); then
 else
 	ring_name="the ring skipped"
 fi
-echo "Two ranks: fpgacomm (fpgacomm-run -n 2, full:2, 1 hop), $mpi_name, $ring_name"
+if ((bind)); then
+	fc_name="fpgacomm (fpgacomm-run -n 2, full:2, 1 hop, ranks bound to CPUs $(paste -sd, "$OUT/cpus"))"
+else
+	fc_name="fpgacomm (fpgacomm-run -n 2, full:2, 1 hop)"
+fi
+echo "Two ranks: $fc_name, $mpi_name, $ring_name"
 row() {
 	printf '%-12s %-8s %10s %10s %10s %7s %-13s %7s %-13s %s\n' "$@"
 }
