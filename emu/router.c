@@ -324,6 +324,29 @@ out:
 }
 
 /*
+ * What the host just gave board @n, lock held: its injection ring only, a
+ * run at a time, as a packet written into the window leaves at once on a
+ * board. The other inputs keep their pending flag for the next pass.
+ */
+static void route_injected(struct fcemu_cluster *c, unsigned int n)
+{
+	unsigned int moved = 0, got, budget = BOARD_BUDGET;
+
+	if (!(cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE)) {
+		cl_set_pending(c, n);
+		return;
+	}
+	while (moved < budget &&
+	       (got = forward_run(c, n, 0, budget - moved < BURST ?
+					   budget - moved : BURST)))
+		moved += got;
+	if (moved)
+		update_credits(c, n);
+	if (!fcemu__ring_empty(input_ring(c, n, 0)))
+		cl_set_pending(c, n);
+}
+
+/*
  * The boards to route in this call: those this mapping claimed, and
  * another only once it has been pending for WAIT_CALLS of our calls in a
  * row. Its own process is polling, most likely, and a router run in the
@@ -402,6 +425,6 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
 		return;
 	}
 	c->kicked &= ~(1ull << node);
-	route_board(c, node, BOARD_BUDGET);
+	route_injected(c, node);
 	fcemu__cluster_unlock(c, node);
 }
