@@ -17,13 +17,16 @@ AR       ?= ar
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Werror=implicit-function-declaration
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iemu -Ilib
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iemu -Ilib -Itopo
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -pthread
 
 B := build
 
+# topo/: topologies, pure code shared by the emulator, lib/ and tools/.
+TOPO_SRC := $(wildcard topo/*.c)
 EMU_SRC := $(wildcard emu/*.c)
 LIB_SRC := $(wildcard lib/*.c)
+TOPO_OBJ := $(TOPO_SRC:%.c=$(B)/%.o)
 EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c)) \
@@ -49,16 +52,16 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(EMU_A): $(EMU_OBJ)
+$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_A): $(LIB_OBJ) $(EMU_OBJ)
+$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) lib/libfpgacomm.map
+$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) lib/libfpgacomm.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libfpgacomm.map -Wl,-z,defs \
-		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(LIB_LIBS)
+		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(LIB_LIBS)
 	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
 
@@ -199,7 +202,7 @@ uninstall:
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c examples/*.c)
+	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
 
 clean:
 	rm -rf $(B) build-asan

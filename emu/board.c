@@ -107,7 +107,7 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	emu->cluster = cfg->cluster;
 	if (emu->cluster) {
 		emu->cfg.num_ports =
-			fcemu_topology_ports(fcemu_cluster_topology(emu->cluster));
+			fc_topo_ports(fcemu_cluster_topology(emu->cluster));
 		emu->bar0 = fcemu_cluster_bar0(emu->cluster, cfg->node_id);
 	}
 

@@ -112,7 +112,7 @@ struct cl_header {
 	uint32_t magic;
 	uint32_t layout;
 	uint64_t size;		/* bytes of the object */
-	struct fcemu_topology topo;
+	struct fc_topology topo;
 	struct fcemu_faults faults;
 	uint32_t ports;		/* link ports per board */
 	uint32_t ring_slots;
@@ -142,7 +142,7 @@ struct fcemu_cluster {
 	 * process of the cluster can write the header, none can make this
 	 * one index with it.
 	 */
-	struct fcemu_topology topo;
+	struct fc_topology topo;
 	struct fcemu_faults faults;
 	uint8_t peer[FC_MAX_NODES][FC_MAX_PORTS + 1];
 	uint8_t peer_port[FC_MAX_NODES][FC_MAX_PORTS + 1];

@@ -174,11 +174,11 @@ static int wait_attach(struct emu_board *b)
 static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 {
 	const struct fc__join *j = &dev->join;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	int ret;
 
 	if (j->job && j->create) {
-		if (fcemu_topology_parse(j->topology, &t) || t.nodes != j->size)
+		if (fc_topo_parse(j->topology, &t) || t.nodes != j->size)
 			return -EINVAL;
 		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, NULL);
 		if (ret == -EEXIST)
@@ -204,7 +204,7 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 /* Release our node; the last of a job's ranks to leave removes it. */
 static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
 {
-	const struct fcemu_topology *t;
+	const struct fc_topology *t;
 	unsigned int n;
 
 	if (!b->fabric)
@@ -556,7 +556,7 @@ static int emu_progress(struct fc_dev *dev, uint64_t *moved)
 static int emu_world(struct fc_dev *dev, struct fc_world *w)
 {
 	struct emu_board *b = board_of(dev);
-	const struct fcemu_topology *t;
+	const struct fc_topology *t;
 
 	if (!b->fabric)
 		return -ENOTCONN;
@@ -565,7 +565,7 @@ static int emu_world(struct fc_dev *dev, struct fc_world *w)
 	w->rank = b->index;
 	w->size = t->nodes;
 	w->node_id = b->index;
-	return fcemu_topology_format(t, w->topology, sizeof(w->topology));
+	return fc_topo_format(t, w->topology, sizeof(w->topology));
 }
 
 static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
@@ -574,8 +574,8 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 
 	if (!b->fabric)
 		return -ENOTCONN;
-	*hops = fcemu_topology_hops(fcemu_cluster_topology(b->fabric),
-				    b->index, node);
+	*hops = fc_topo_hops(fcemu_cluster_topology(b->fabric),
+			     b->index, node);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ struct board {
 struct rig {
 	char name[FCEMU_CLUSTER_NAME_MAX];
 	struct fcemu_cluster *c;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	unsigned int nodes;
 	struct board b[FC_MAX_NODES];
 };
@@ -144,7 +144,7 @@ static struct rig *rig_new(const char *topo, uint32_t drop_ppm,
 	unsigned int n;
 
 	assert_non_null(r);
-	assert_int_equal(fcemu_topology_parse(topo, &r->t), 0);
+	assert_int_equal(fc_topo_parse(topo, &r->t), 0);
 	snprintf(r->name, sizeof(r->name), "tfe-%d-%u", (int)getpid(), rig_seq++);
 	assert_int_equal(fcemu_cluster_create(&r->c, r->name, &r->t, &f), 0);
 	note_cluster(r->name);
@@ -392,7 +392,7 @@ static uint64_t sum_ports(struct rig *r, uint32_t reg)
 	unsigned int n, p;
 
 	for (n = 0; n < r->nodes; n++)
-		for (p = 1; p <= fcemu_topology_ports(&r->t); p++)
+		for (p = 1; p <= fc_topo_ports(&r->t); p++)
 			s += fcemu_cluster_bar0(r->c, n)[FC_PORT_REG(p, reg) / 4];
 	return s;
 }
@@ -556,7 +556,7 @@ static void test_neighbours(void **state)
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
 
 	(void)state;
-	assert_int_equal(fcemu_topology_hops(&r->t, 0, 1), 1);
+	assert_int_equal(fc_topo_hops(&r->t, 0, 1), 1);
 	send_sizes(r, 0, 1, 3, sizes, NSIZES);
 	send_sizes(r, 1, 0, 3, sizes, NSIZES);
 	/* over the wrap-around link (dateline) and in y */
@@ -571,8 +571,8 @@ static void test_multihop(void **state)
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
 
 	(void)state;
-	assert_int_equal(fcemu_topology_hops(&r->t, 0, 10), 4);
-	assert_true(fcemu_topology_hops(&r->t, 13, 6) >= 3);
+	assert_int_equal(fc_topo_hops(&r->t, 0, 10), 4);
+	assert_true(fc_topo_hops(&r->t, 13, 6) >= 3);
 	send_sizes(r, 0, 10, 1, sizes, NSIZES);
 	send_sizes(r, 13, 6, 2, sizes, NSIZES);
 	send_sizes(r, 10, 0, 1, sizes, NSIZES);
@@ -583,7 +583,7 @@ static void test_multihop(void **state)
 /* Registers the cluster sets up, against the topology's own answers. */
 static void check_wiring(struct rig *r)
 {
-	unsigned int ports = fcemu_topology_ports(&r->t);
+	unsigned int ports = fc_topo_ports(&r->t);
 	unsigned int n, p, d, peer, peer_port;
 	uint32_t links, st;
 
@@ -599,7 +599,7 @@ static void check_wiring(struct rig *r)
 		links = 0;
 		for (p = 1; p <= ports; p++) {
 			st = rd(r, n, FC_PORT_REG(p, FC_PORT_STATUS));
-			if (fcemu_topology_peer(&r->t, n, p, &peer, &peer_port)) {
+			if (fc_topo_peer(&r->t, n, p, &peer, &peer_port)) {
 				assert_int_equal(st, 0);
 				continue;
 			}
@@ -609,7 +609,7 @@ static void check_wiring(struct rig *r)
 		assert_int_equal(rd(r, n, FC_REG_LINK_STATE), links);
 		for (d = 0; d < r->nodes; d++)
 			assert_int_equal(rd(r, n, FC_ROUTE_TABLE(d)),
-					 fcemu_topology_route(&r->t, n, d));
+					 fc_topo_route(&r->t, n, d));
 	}
 }
 
@@ -629,8 +629,8 @@ static void test_topologies(void **state)
 
 		check_wiring(r);
 		for (far = 0, hops = 0, n = 1; n < r->nodes; n++) {
-			if (fcemu_topology_hops(&r->t, 0, n) > hops) {
-				hops = fcemu_topology_hops(&r->t, 0, n);
+			if (fc_topo_hops(&r->t, 0, n) > hops) {
+				hops = fc_topo_hops(&r->t, 0, n);
 				far = n;
 			}
 		}
@@ -1081,7 +1081,7 @@ static void test_dead_lock_holder(void **state)
 	end_child(child);
 	assert_int_equal(fcemu_cluster_node_state(r->c, 2), FCEMU_NODE_DEAD);
 	/* 1 -> 3 on ring:4 is a tie going +: through 2's router */
-	assert_int_equal(fcemu_topology_route(&r->t, 1, 3) & FC_ROUTE_PORT_MASK, 2);
+	assert_int_equal(fc_topo_route(&r->t, 1, 3) & FC_ROUTE_PORT_MASK, 2);
 	send_sizes(r, 1, 3, 0, sz, 2);
 	rig_free(r);
 }
@@ -1271,14 +1271,14 @@ static void test_bad_chains(void **state)
 
 static void test_cluster_objects(void **state)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c, *c2;
 	char name[32];
 	struct child child;
 
 	(void)state;
 	snprintf(name, sizeof(name), "tfe-%d-obj", (int)getpid());
-	assert_int_equal(fcemu_topology_parse("mesh:2x3", &t), 0);
+	assert_int_equal(fc_topo_parse("mesh:2x3", &t), 0);
 	assert_int_equal(fcemu_cluster_create(&c, "bad/name", &t, NULL), -EINVAL);
 	assert_int_equal(fcemu_cluster_attach(&c, name), -ENOENT);
 	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
