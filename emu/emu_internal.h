@@ -151,9 +151,6 @@ int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
 bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space, uint64_t addr);
 /* Chain check of such a destination: FC_DMA_ERR_*. */
 int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len);
-/* Chain check of F_MORE on chain[i] (next: chain[i + 1]). */
-int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
-			     const struct fc_hw_desc *next);
 void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma);
 /*
  * Packetise the current descriptor from cur_off, up to @budget bytes.

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include <fpgacomm/hw.h>
+#include "chain_rule.h"
 #include "fcemu.h"
 #include "fabric.h"
 #include "emu_internal.h"		/* bursts (emu/burst.c) */
@@ -1175,6 +1176,68 @@ static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
 		pump(r);
 }
 
+/*
+ * A descriptor of a chain-rule case (tests/chain_rule.h) from node 0:
+ * channels 9 and 10 of node 1 and 9 of node 4 have no endpoint open, so
+ * what a good case sends is dropped there.
+ */
+static void set_rule_desc(struct fc_hw_desc *d, uint64_t h, enum chain_dst to,
+			  uint16_t flags)
+{
+	unsigned int space = FC_SPACE_FABRIC;
+	uint64_t dst = 0;
+
+	switch (to) {
+	case CHAIN_TO_CHAN:
+		dst = FC_FABRIC_CHAN(1, 9);
+		break;
+	case CHAIN_TO_CHAN_OTHER:
+		dst = FC_FABRIC_CHAN(1, 10);
+		break;
+	case CHAIN_TO_NODE_OTHER:
+		dst = FC_FABRIC_CHAN(4, 9);
+		break;
+	case CHAIN_TO_FABRIC_HOST:
+		dst = FC_FABRIC_ADDR(1, FC_REGION_HOST, h);
+		break;
+	case CHAIN_TO_BOARD:
+		space = FC_SPACE_BOARD;
+		break;
+	}
+	set_desc(d, 64, FC_SPACE_HOST, h, space, dst, flags);
+}
+
+/* Every case of the chain rule's table through the board: bad or good. */
+static void run_rule_cases(struct rig *r, bool bad)
+{
+	struct fc_hw_desc *t = table(r, 0, 0);
+	const uint64_t h = HOST_BUS + SEND_OFF;
+	const struct chain_case *c;
+	unsigned int i;
+	uint32_t err, index;
+
+	for (i = 0; i < CHAIN_CASES; i++) {
+		c = &chain_cases[i];
+		if ((c->bad >= 0) != bad)
+			continue;
+		set_rule_desc(&t[0], h, c->dst[0], c->flags[0]);
+		set_rule_desc(&t[1], h, c->dst[1], c->flags[1] | FC_DESC_F_EOC);
+		if (!bad) {
+			kick(r, 0, 0, 2);
+			wait_chain(r, 0, 0);
+			continue;
+		}
+		kick(r, 0, 0, 2);
+		assert_true(chain_ended(r, 0, 0));
+		err = rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR));
+		index = rd(r, 0, FC_DMA_REG(0, FC_DMA_ERR_INDEX));
+		if (err != FC_DMA_ERR_FLAGS || index != (uint32_t)c->bad)
+			fail_msg("%s: error %u at %u, not FLAGS at %d", c->what,
+				 err, index, c->bad);
+		reset_engine(r, 0, 0);
+	}
+}
+
 static void test_bad_chains(void **state)
 {
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
@@ -1216,6 +1279,8 @@ static void test_bad_chains(void **state)
 	set_desc(&t[1], 64, FC_SPACE_FABRIC, FC_FABRIC_ADDR(1, FC_REGION_HOST, h),
 		 FC_SPACE_HOST, h, FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	/* the chain rule's table (tests/chain_rule.h) */
+	run_rule_cases(r, true);
 	/* F_MORE: on a non-channel destination, on the last, to elsewhere */
 	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_DESC_F_MORE);
@@ -1247,6 +1312,7 @@ static void test_bad_chains(void **state)
 	wait_chain(r, 0, 0);
 	wait_msgs(r, 1, 2, 1);
 	assert_int_equal(x->src[0].len, 128);
+	run_rule_cases(r, false);
 
 	/* a board on its own has no channels and no F_MORE */
 	b.host = r->b[0].host;
