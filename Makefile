@@ -17,7 +17,12 @@ AR       ?= ar
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Werror=implicit-function-declaration
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iemu -Ilib -Itopo
+CPPFLAGS += -D_GNU_SOURCE -Iinclude
+# Include paths per folder, so that a folder's private headers stay its own:
+# include/ (the public API, the ioctl ABI, the hardware contract) is for
+# all; topo/ is code shared by the emulator, lib/ and the tools. A program
+# that needs another folder's header says why below.
+INC :=
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -pthread
 
 B := build
@@ -48,9 +53,15 @@ all: lib tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
+$(B)/lib/%.o: INC := -Ilib -Itopo
+$(B)/emu/%.o: INC := -Iemu -Itopo
+$(B)/topo/%.o: INC := -Itopo
+# The emu backend is the host of the in-process emulated board (emu/fcemu.h).
+$(B)/lib/backend_emu.o: INC := -Ilib -Itopo -Iemu
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(EMU_A): $(EMU_OBJ) $(TOPO_OBJ)
 	$(AR) rcs $@ $^
@@ -82,7 +93,12 @@ tools: $(TOOLS)
 $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< $(TOOL_EXTRA) -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< $(TOOL_EXTRA) -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+
+# fpgacomm-route prints and loads routing tables: topo/.
+$(B)/tools/fpgacomm-route: INC := -Itopo
+# fpgacomm-run creates the emulated cluster its ranks join: emu/fabric.h.
+$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo
 
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
@@ -94,10 +110,10 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
 $(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
 
-# The daemon that hosts the emulated board behind QEMU ivshmem.
+# The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
+	$(CC) $(CPPFLAGS) -Iemu -Itopo $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 # Programs a user starts from: only the public header and the library.
 examples: $(EXAMPLES)
@@ -109,7 +125,15 @@ tests: $(TESTS)
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+
+# Tests go through the public API, except these: the emulator's own (its
+# registers, clusters and internals), those that make an emulated cluster
+# in process, and the topology's.
+EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
+	     test_handles test_peer_gpu test_run
+$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
+$(B)/tests/test_topology: INC := -Itopo
 
 # A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1

@@ -17,7 +17,7 @@
 #include "internal.h"
 #include "cuda_internal.h"
 #include "emu_iommu.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: this backend hosts the emulated board */
 #include "fcemu.h"
 
 #define EMU_QUEUE_DEPTH	64		/* chains queued or running */

@@ -38,7 +38,7 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"
+#include "fabric.h"	/* emu/: the cluster object under test */
 #include "cluster_internal.h"
 
 static unsigned int seq;

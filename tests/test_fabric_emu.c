@@ -33,7 +33,7 @@
 #include <fpgacomm/hw.h>
 #include "chain_rule.h"
 #include "fcemu.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: the model under test */
 #include "emu_internal.h"		/* bursts (emu/burst.c) */
 #include "cluster_internal.h"	/* the burst job, and its test hook */
 

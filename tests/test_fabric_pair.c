@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define PORT		7
 #define BOARD_OFF	(1u << 20)

@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 enum { PORT = 4 };
 

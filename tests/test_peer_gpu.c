@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "cuda_test.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define BUF_LEN		(1u << 20)
 #define BIG_LEN		((64u << 20) + 12345)	/* many 8 MiB engine steps */

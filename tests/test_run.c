@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: a cluster in use, which the tool leaves alone */
 
 #define RUN_LIMIT_S 30.0 /* any run longer than this failed */
 #define OUT_MAX	    16384

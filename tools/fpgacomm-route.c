@@ -16,7 +16,7 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#include "topology.h"
+#include "topology.h"	/* topo/: the routing tables it prints and loads */
 #include "tool_util.h"
 
 #define LINE_MAX_LEN 256

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric.h"
+#include "fabric.h"	/* emu/: creates the emulated cluster its ranks join */
 #include "tool_util.h"
 
 /* After --timeout's SIGTERM, how long ranks get before SIGKILL. */
