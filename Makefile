@@ -109,6 +109,9 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
 # ... and its sort in another.
 $(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
+# ... and the cost of one small message, both ends in one process.
+$(B)/tools/fpgacomm-bench: tools/bench_msgcost.c tools/bench_msgcost.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_msgcost.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
@@ -182,6 +185,11 @@ bench: deps
 	elif [ $$rc != 0 ]; then \
 		exit $$rc; \
 	fi
+	@echo
+	@echo "== One small message's instructions and time in one process (scripts/bench-msgcost.sh)"
+	@scripts/install-deps.sh --valgrind || \
+		echo "bench: valgrind could not be installed; the instruction count is skipped"
+	scripts/bench-msgcost.sh
 	@echo
 	@echo "== Channels beside Open MPI, hops on a torus (scripts/bench-fabric.sh)"
 	@scripts/install-deps.sh --mpi || \

@@ -50,7 +50,8 @@ static void init_regs(struct fcemu *emu)
 
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND | FC_CAP_CHAN_SEEN;
+			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND | FC_CAP_CHAN_SEEN |
+			FC_CAP_EVENT_QUEUE;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);
@@ -238,6 +239,8 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 		fcemu__pio_notice(emu);
 	else if (is_chan_ctrl(off))
 		emu_wr(emu, off - FC_CHAN_CTRL + FC_CHAN_SEEN, val);
+	else if (off == FC_EQ_CTRL)
+		fcemu__eq_notice(emu);
 	else if (is_command(off))
 		command_notice(emu);
 }
@@ -279,8 +282,10 @@ static void command_notice(struct fcemu *emu)
 void fcemu_notice(struct fcemu *emu)
 {
 	command_notice(emu);
-	if (emu->cluster)
+	if (emu->cluster) {
 		chan_seen(emu);
+		fcemu__eq_notice(emu);
+	}
 	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
 		fcemu__pio_notice(emu);
 }

@@ -45,6 +45,22 @@ struct fcemu_ack {
 
 struct fcemu_streams;
 
+/* The event queue as the board works by it (emu/eq.c). */
+struct fcemu_eq {
+	uint32_t ctrl;			/* FC_EQ_CTRL last acted on */
+	uint32_t slots;
+	uint32_t tail;			/* entries written since ENABLE */
+	uint64_t base;			/* bus address */
+};
+
+/* Entries one ejection batch writes: TAIL once at its end. */
+struct fcemu_eq_batch {
+	int state;			/* 0 not opened, 1 open, -1 unusable */
+	bool stalled;			/* counted in FC_EQ_STALLS */
+	uint8_t *q;
+	uint32_t start, tail, head;
+};
+
 #define FCEMU_MAX_UKERNELS	64
 
 struct fcemu_ukernel {
@@ -68,6 +84,7 @@ struct fcemu {
 	unsigned int acks_owed;
 	unsigned int aborts_owed;	/* engines with abort_owed */
 	uint64_t ejected;		/* packets taken from the ejection ring */
+	struct fcemu_eq eq;
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 	/* local stores and their streams (emu/stream.c), NULL: none */
 	struct fcemu_streams *streams;
@@ -101,6 +118,12 @@ void fcemu__raise_irq(struct fcemu *emu, unsigned int vector);
 
 /* emu/pio.c: take the packets the host wrote into the window; empty it */
 void fcemu__pio_notice(struct fcemu *emu);
+
+void fcemu__eq_notice(struct fcemu *emu);
+/* RETURN VALUE: 1 written, 0 queue full (try later), -1 queue unusable. */
+int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
+		  const struct fc_hw_pkt *pkt);
+void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b);
 void fcemu__pio_reset(struct fcemu *emu);
 
 /* emu/dma.c */

@@ -344,6 +344,8 @@ static void eject_drop(struct fcemu *emu)
  */
 struct rx_ring {
 	int chan;		/* -1: none */
+	bool eq;		/* the endpoint delivers to the event queue */
+	struct fcemu_eq_batch batch;
 	uint32_t slots, head, tail, start;
 	uint8_t *base;		/* the whole ring, translated */
 };
@@ -352,7 +354,7 @@ static void ring_leave(struct fcemu *emu, struct rx_ring *rr)
 {
 	/* TAIL after the slots, its group's count after TAIL; then the
 	 * vector's event, one per batch. */
-	if (rr->chan >= 0 && rr->tail != rr->start) {
+	if (rr->chan >= 0 && !rr->eq && rr->tail != rr->start) {
 		emu_wr(emu, FC_CHAN_REG(rr->chan, FC_CHAN_TAIL), rr->tail);
 		emu_inc(emu, FC_REG_CHAN_EVENTS(rr->chan / FC_CHAN_GROUP_SIZE));
 	}
@@ -364,9 +366,16 @@ static int ring_enter(struct fcemu *emu, struct rx_ring *rr, unsigned int chan)
 {
 	uint64_t ring;
 
+	uint32_t ctrl = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_CTRL));
+
 	ring_leave(emu, rr);
-	if (!(emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_CTRL)) & FC_CHAN_CTRL_ENABLE))
+	if (!(ctrl & FC_CHAN_CTRL_ENABLE))
 		return -1;
+	rr->eq = ctrl & FC_CHAN_CTRL_EQ;
+	if (rr->eq) {
+		rr->chan = (int)chan;
+		return 0;
+	}
 	rr->slots = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_RING_SLOTS));
 	if (!rr->slots || (rr->slots & (rr->slots - 1)))
 		return -1;
@@ -398,8 +407,16 @@ static int deliver_data(struct fcemu *emu, struct rx_ring *rr,
 {
 	unsigned int chan = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
 
+	int r;
+
 	if ((int)chan != rr->chan && ring_enter(emu, rr, chan))
 		goto drop;
+	if (rr->eq) {
+		r = fcemu__eq_put(emu, &rr->batch, pkt);
+		if (r < 0)
+			goto drop;
+		return r;
+	}
 	if (rr->tail - rr->head >= rr->slots) {
 		/* Full as last seen: the host may have read some since. */
 		rr->head = emu_rd(emu, FC_CHAN_REG(chan, FC_CHAN_HEAD));
@@ -555,7 +572,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 			r = deliver_data(emu, &rr, pkt, hdr);
 			if (r == 0)
 				goto out;	/* ring full: the fabric holds it */
-			if (r > 0)
+			if (r > 0 && !rr.eq)
 				landed++;
 			break;
 		case FC_PKT_T_PUT:
@@ -567,6 +584,8 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		case FC_PKT_T_FENCE:
 			/* Everything before it has landed, TAIL included. */
 			ring_leave(emu, &rr);
+			fcemu__eq_batch_end(emu, &rr.batch);
+			rr.batch.start = rr.batch.tail;
 			owe_ack(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE_ACK:
@@ -580,6 +599,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 	}
 out:
 	ring_leave(emu, &rr);
+	fcemu__eq_batch_end(emu, &rr.batch);
 	if (taken) {
 		fcemu_cluster_eject_done(c, self(emu), taken);
 		emu->ejected += taken;

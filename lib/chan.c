@@ -361,7 +361,10 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
+	bool rndv, go;
+	struct fc__src *s;
 	struct fc_req *r;
+	uint64_t cost;
 	int ret;
 
 	if (!buf || !len || !reqp)
@@ -371,10 +374,16 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	ret = fc__peer_check(dev, ch->peer);
 	if (ret)
 		return ret;
-	r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
+	s = fc__src_get(fab, ch->port, ch->peer);
+	r = s ? fc__req_new(dev, FC__REQ_SEND, ch->peer) : NULL;
 	if (!r)
 		return -ENOMEM;
-	if (!pio_isend(ch, buf, len, r)) {
+	/* Eager bytes need the receiver's credit; announcements only
+	 * their turn. */
+	rndv = fc__rndv_wanted(dev, len);
+	cost = rndv ? 0 : fc__credit_cost(len);
+	go = fc__credit_take(dev, ch->port, s, cost);
+	if (go && !pio_isend(ch, buf, len, r)) {
 		r->chan = ch;
 		ch->reqs++;
 		*reqp = r;
@@ -383,17 +392,23 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 		return 0;
 	}
 	/* Large messages go straight from @buf, once the peer has room. */
-	if (fc__rndv_wanted(dev, len))
+	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, r);
 	else
 		ret = eager_isend(ch, buf, len, r);
 	if (ret) {
+		if (go)
+			fc__credit_untake(s, cost);
 		free(r);
 		return ret;
 	}
 	r->chan = ch;
+	r->port = ch->port;
 	ch->reqs++;
-	fc__req_queue(fab, r);
+	if (go)
+		fc__req_queue(fab, r);
+	else
+		fc__credit_hold(s, r, cost);
 	fc__progress(dev);
 	*reqp = r;
 	return 0;
@@ -597,4 +612,12 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 	any = fc__progress(dev);
 	fc__fab_unlock(dev->fab);
 	return any ? 1 : 0;
+}
+
+void fc__chan_protocols(struct fc_dev *dev)
+{
+	if (!dev->fab)
+		return;
+	fc__rndv_register(dev->fab);
+	fc__credit_register(dev);
 }

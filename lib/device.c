@@ -162,6 +162,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	ret = fc__fabric_init(dev);
 	if (ret)
 		goto err_release_mem;
+	fc__chan_protocols(dev);
 	ret = note_open(dev);
 	if (ret)
 		goto err_fabric_fini;

@@ -30,6 +30,20 @@
 #define PIO_MAX_PKTS	48
 #define PIO_MAX_MSG	(PIO_MAX_PKTS * FC_PKT_PAYLOAD)
 
+/* The library's control messages (ctrl.c), by kind. */
+enum fc__ctrl_kind {
+	FC__CTRL_RTS = 1,		/* val: the message's length */
+	FC__CTRL_CTS,			/* val: fabric address to write to; 0: dropped */
+	FC__CTRL_FIN,			/* val: 0, or the write's -errno */
+	FC__CTRL_CREDIT,		/* val: bytes consumed from the sender, total */
+	FC__CTRL_CREDIT_ASK,		/* val: bytes sent, total */
+	FC__CTRL_KINDS
+};
+
+struct fc_dev;
+typedef void (*fc__ctrl_fn)(struct fc_dev *dev, uint32_t port, uint32_t node,
+			    uint32_t cookie, uint64_t val);
+
 /* A queued message that came by rendezvous (rndv.c) is in one of these. */
 enum fc__msg_state {
 	FC__MSG_DATA,			/* eager: data[] holds it */
@@ -67,6 +81,8 @@ enum fc__req_type {
 
 struct fc_req {
 	enum fc__req_type type;
+	bool held;			/* SEND: waiting for credit (credit.c) */
+	uint64_t credit;		/* SEND: what it costs the window */
 	struct fc_dev *dev;
 	struct fc_chan *chan;		/* SEND, RECV */
 	struct fc_req *next;		/* send queue, in flight, or posted */
@@ -115,6 +131,13 @@ struct fc__src {
 	/* receives cleared for a rendezvous, waiting for its FIN */
 	struct fc_req *landing;
 	struct fc_chan *chan;		/* the open channel, if any */
+	/* end-to-end credits (credit.c): sending there ... */
+	uint64_t tx_used, tx_granted;	/* bytes, totals since open */
+	bool tx_asked;			/* a CREDIT_ASK is out */
+	struct fc_req *held_head, *held_tail;	/* sends waiting for credit */
+	/* ... and receiving from there */
+	uint64_t rx_consumed, rx_returned;
+	bool rx_asked;			/* the sender waits for our count */
 };
 
 struct fc__port {
@@ -137,6 +160,11 @@ struct fc__fabric {
 	pthread_mutex_t lock;
 	struct fc_dev *dev;
 	struct fc_world world;
+	/* what arrives: the event queue, else a ring per port (fabric_rx.c) */
+	struct fc_mem *eq;
+	uint32_t eq_slots;
+	uint32_t eq_head;		/* next entry to read */
+	uint32_t eq_told;		/* FC_EQ_HEAD as last written */
 	struct fc_mem *rings;
 	uint64_t rings_bus;
 	struct fc_mem *stage;
@@ -172,10 +200,31 @@ struct fc__fabric {
 	/* cleared sends whose write waits for the chain in flight */
 	struct fc_req *data_head, *data_tail;
 	unsigned int data_fly;		/* writes in the send queue or flying */
+	/* control messages' handlers (ctrl.c), credits (credit.c) */
+	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
+	uint64_t credit_window;		/* 0: no credits */
 	/* barrier */
 	uint32_t barrier_epoch;
 	struct fc_chan *barrier_chan[FC_MAX_NODES];
 };
+
+/* Append @r to the list @head .. @tail, linked by next. */
+static inline void fc__req_append(struct fc_req **head, struct fc_req **tail,
+				  struct fc_req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* fabric_rx.c: where packets arrive, and what they make */
+int fc__rx_init(struct fc_dev *dev);
+void fc__rx_fini(struct fc_dev *dev);
+/* Take what arrived. RETURN VALUE: true if anything did. */
+bool fc__rx_drain(struct fc_dev *dev);
 
 /* fabric.c; the lock is held for all of these */
 /* A registered buffer of at least @len bytes for a large send. */
@@ -263,9 +312,8 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status);
  * RETURN VALUE: as fc_dma_submit's; *n the requests taken (each has the
  * chain's ticket), 1 when it failed. */
 int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n);
-/* A control message from @node on @port (drain). */
-void fc__rndv_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   const uint8_t *msg, size_t len);
+/* Its control messages' handlers. */
+void fc__rndv_register(struct fc__fabric *fab);
 /* Announced message @m, taken off the queue, goes to posted receive @r. */
 void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		    struct fc__msg *m, struct fc_req *r);
@@ -279,6 +327,40 @@ void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
  * when the request is not in a rendezvous state withdraw must handle. */
 int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan);
 void fc__rndv_fini(struct fc__fabric *fab);
+
+/* ctrl.c: control messages, one packet each */
+void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
+		       fc__ctrl_fn fn);
+/* Fill @x: a control message to (@node, @port), staged for @r's chain. */
+int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		  uint64_t val, struct fc_xfer *x);
+/* Make @r's chain the one control message (the caller queues it). */
+int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		   uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		   uint64_t val);
+/* A control message on a request of its own, queued. */
+int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
+		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
+/* A control message from @node on @port arrived: to its handler. */
+void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   const uint8_t *msg, size_t len);
+
+/* credit.c: end-to-end credits per (peer, port) */
+#define FC__CREDIT_MSG	64		/* what a message costs beyond its bytes */
+void fc__credit_register(struct fc_dev *dev);
+uint64_t fc__credit_cost(size_t len);
+/* May a message costing @cost go to @s now? true: counted, send it. */
+bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		     uint64_t cost);
+/* A send counted by fc__credit_take() that did not go after all. */
+void fc__credit_untake(struct fc__src *s, uint64_t cost);
+/* Keep send @r until credit comes (fc__req_queue then). */
+void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
+void fc__credit_unhold(struct fc__fabric *fab, struct fc_req *r);
+/* The receiver has handed @cost of what came from @s to a receive. */
+void fc__credit_consumed(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+			 uint64_t cost);
 
 /* put.c */
 int fc__put_fence(struct fc_dev *dev, int timeout_ms);

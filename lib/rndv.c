@@ -30,82 +30,11 @@
 
 #include "fabric_internal.h"
 
-enum ctrl_kind {
-	CTRL_RTS = 1,		/* val: the message's length */
-	CTRL_CTS,		/* val: fabric address to write to; 0: dropped */
-	CTRL_FIN,		/* val: 0, or the write's -errno */
-};
-
-/* A control message, little-endian. */
-struct ctrl_msg {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t cookie;	/* the sender's name for the message */
-	uint64_t val;
-};
-
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
 	size_t min = dev->fab->rndv_min;
 
 	return min && len >= min;
-}
-
-/* Fill @x: a control message to (@node, @port), staged for @r's chain. */
-static int ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		     uint32_t port, enum ctrl_kind kind, uint32_t cookie,
-		     uint64_t val, struct fc_xfer *x)
-{
-	struct ctrl_msg m = {
-		.kind = (uint8_t)kind,
-		.cookie = htole32(cookie),
-		.val = htole64(val),
-	};
-	int ret = fc__stage_copy(dev, r, &m, sizeof(m), &x->src);
-
-	if (ret)
-		return ret;
-	x->dst.space = FC_SPACE_FABRIC;
-	x->dst.addr = FC_FABRIC_CHAN(node, port);
-	x->len = sizeof(m);
-	x->flags = FC_XFER_F_CTRL;
-	return 0;
-}
-
-/* Make @r's chain the one control message (the caller queues it). */
-static int ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		      uint32_t port, enum ctrl_kind kind, uint32_t cookie,
-		      uint64_t val)
-{
-	int ret;
-
-	r->xfers = calloc(1, sizeof(*r->xfers));
-	if (!r->xfers)
-		return -ENOMEM;
-	r->n = 1;
-	ret = ctrl_xfer(dev, r, node, port, kind, cookie, val, r->xfers);
-	if (ret)
-		fc__req_release(dev, r);
-	return ret;
-}
-
-/* A control message of the receiving side's, on a request of its own. */
-static int ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
-		     enum ctrl_kind kind, uint32_t cookie, uint64_t val)
-{
-	struct fc_req *r = fc__req_new(dev, FC__REQ_CTRL, node);
-	int ret;
-
-	if (!r)
-		return -ENOMEM;
-	r->orphan = true;	/* nobody waits: freed when its chain ends */
-	ret = ctrl_chain(dev, r, node, port, kind, cookie, val);
-	if (ret) {
-		free(r);
-		return ret;
-	}
-	fc__req_queue(dev->fab, r);
-	return 0;
 }
 
 /* ---- Sending ---- */
@@ -127,7 +56,7 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	r->port = ch->port;
 	r->sbuf = buf;
 	r->len = len;
-	ret = ctrl_chain(dev, r, ch->peer, ch->port, CTRL_RTS, r->cookie, len);
+	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS, r->cookie, len);
 	if (ret) {
 		fc_mem_free(dev, r->umem);
 		r->umem = NULL;
@@ -262,7 +191,7 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		/* Written or not, the receiver must hear how it went. The FIN
 		 * is queued before the next batch, not behind its fence. */
 		r->data_status = *status;
-		ret = ctrl_chain(dev, r, r->node, r->port, CTRL_FIN, r->cookie,
+		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN, r->cookie,
 				 (uint64_t)(int64_t)*status);
 		if (!ret) {
 			r->rndv = FC__RNDV_FIN;
@@ -364,7 +293,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!m) {
 		/* Tell the sender, or it would wait for ever. */
-		ctrl_send(dev, node, port, CTRL_CTS, cookie, 0);
+		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, cookie, 0);
 		return;
 	}
 	m->state = FC__MSG_DEFERRED;
@@ -395,7 +324,7 @@ void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		r->cookie = m->cookie;
 		r->rnext = s->landing;
 		s->landing = r;
-		ret = ctrl_send(dev, node, port, CTRL_CTS, m->cookie, addr);
+		ret = fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, addr);
 		if (ret) {
 			s->landing = r->rnext;
 			r->rndv = FC__RNDV_NONE;
@@ -407,7 +336,7 @@ void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			r->umem = NULL;
 		}
 		/* No address: the sender drops it (and must hear so). */
-		ctrl_send(dev, node, port, CTRL_CTS, m->cookie, 0);
+		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
 		r->status = ret;
 	}
 	free(m);
@@ -439,7 +368,7 @@ void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 		if (fc__spare_get(dev, m->len, &m->land))
 			return;
 		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
-		    ctrl_send(dev, s->node, port, CTRL_CTS, m->cookie, addr)) {
+		    fc__ctrl_send(dev, s->node, port, FC__CTRL_CTS, m->cookie, addr)) {
 			fc__spare_put(dev, m->land);
 			m->land = NULL;
 			return;
@@ -480,33 +409,27 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 	}
 }
 
-void fc__rndv_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   const uint8_t *msg, size_t len)
+static void on_fin_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+			uint32_t cookie, uint64_t val)
 {
-	struct ctrl_msg m;
-	uint64_t val;
-	int64_t err;
+	int64_t err = (int64_t)val;
 
-	if (len != sizeof(m))
-		return;		/* not one of ours */
-	memcpy(&m, msg, sizeof(m));
-	val = le64toh(m.val);
-	switch (m.kind) {
-	case CTRL_RTS:
-		if (val && val <= FC_CHAN_MAX_MSG)
-			on_rts(dev, port, node, le32toh(m.cookie), val);
-		break;
-	case CTRL_CTS:
-		on_cts(dev, port, node, le32toh(m.cookie), val);
-		break;
-	case CTRL_FIN:
-		err = (int64_t)val;
-		on_fin(dev, port, node, le32toh(m.cookie),
-		       err < 0 && err > -4096 ? (int)err : err ? -EIO : 0);
-		break;
-	default:
-		break;
-	}
+	on_fin(dev, port, node, cookie,
+	       err < 0 && err > -4096 ? (int)err : err ? -EIO : 0);
+}
+
+static void on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+			uint32_t cookie, uint64_t val)
+{
+	if (val && val <= FC_CHAN_MAX_MSG)
+		on_rts(dev, port, node, cookie, val);
+}
+
+void fc__rndv_register(struct fc__fabric *fab)
+{
+	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
+	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
 }
 
 /* ---- Giving up ---- */

@@ -2,14 +2,20 @@
 # SPDX-License-Identifier: MIT
 #
 # bench-fabric.sh: channel latency and bandwidth between two ranks of an
-# emulated cluster beside Open MPI's shared-memory transport, then latency
+# emulated cluster beside Open MPI's shared-memory transport and, for
+# latency, beside a plain shared-memory ring (the floor), then latency
 # against hop count on a 4x4 torus. Run from the repository root after
 # `make`; `make bench` runs it as its third part.
 #
-# usage: scripts/bench-fabric.sh [--rounds N] [--no-mpi] [--no-torus]
+# usage: scripts/bench-fabric.sh [--rounds N] [--no-mpi] [--no-ring]
+#                                [--no-torus] [--bind]
 #   --rounds N   rounds (default $FPGACOMM_BENCH_ROUNDS, else 5)
-#   --no-mpi     fpgacomm alone (also when Open MPI is not installed)
+#   --no-mpi     without Open MPI (also when it is not installed)
+#   --no-ring    without the ring
 #   --no-torus   leave out the hop-count part
+#   --bind       bind fpgacomm's two ranks one per CPU (taskset), as mpirun
+#                binds Open MPI's and shm-ring binds its processes;
+#                fpgacomm-run leaves them to the scheduler
 #
 # Two ranks: fpgacomm is `fpgacomm-run -n 2 -- fpgacomm-bench` (topology
 # full:2, one hop); Open MPI is scripts/bench/osu-mpi.c, compiled here with
@@ -22,13 +28,24 @@
 # side in every round (in alternating order), and the table shows medians
 # and the median and range of the per-round ratios.
 #
+# The ring: scripts/bench/shm-ring.c, compiled here with cc, two processes
+# passing each message through a single-producer single-consumer ring in
+# shared memory (copy in, copy out), measured as the other two (ping-pong
+# only). It runs in every round too, the three taking turns to go first.
+#
+# Aims (issue #10): 8 B latency at or below Open MPI's (fc/MPI <= 1) and
+# within 2x of the ring (fc/ring <= 2); 4 KiB and 64 KiB latency at or
+# below Open MPI's; 4 MiB bandwidth at or above. Each is judged on the
+# median of the per-round ratios and printed as met or not met.
+#
 # Torus: `fpgacomm-run -n 16 --topology torus:4x4`, rank 0 pinging a rank
 # at 1, 2, 3 and 4 hops (chosen with fpgacomm-route hops) while the other
 # 14 ranks wait in fc_barrier. 16 processes share the 2 cores.
 #
 # Raw per-round figures go to build/bench/fabric-raw.txt.
 # Exit status: 0 done (the Open MPI half skipped, saying why, when Open
-# MPI is missing or does not run), 1 failed, 2 bad usage.
+# MPI is missing or does not run; the same for the ring without cc), 1
+# failed, 2 bad usage.
 set -euo pipefail
 
 prog=${0##*/}
@@ -44,11 +61,13 @@ TORUS=torus:4x4
 # shellcheck disable=SC2054 # self,vader is one argument
 MPIRUN_ARGS=(--allow-run-as-root --oversubscribe -n 2 --mca btl self,vader)
 
-mpi=1 torus=1
+mpi=1 ring=1 torus=1 bind=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=${2-}; shift 2 || { echo "$prog: --rounds N" >&2; exit 2; } ;;
 	--no-mpi) mpi=0; shift ;;
+	--no-ring) ring=0; shift ;;
+	--bind) bind=1; shift ;;
 	--no-torus) torus=0; shift ;;
 	-h | --help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -124,17 +143,62 @@ else
 	mpi_why="--no-mpi"
 fi
 
-# run_fc ARGS...: fpgacomm-bench as 2 ranks; run_mpi ARGS...: osu-mpi.
+# ---- --bind: the first two CPUs allowed, one a line, for the two ranks ----
+if ((bind)); then
+	if ! command -v taskset >/dev/null 2>&1; then
+		echo "$prog: --bind needs taskset (util-linux)" >&2
+		exit 1
+	fi
+	taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+		awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -2 >"$OUT/cpus"
+	if (($(wc -l <"$OUT/cpus") < 2)); then
+		echo "$prog: --bind needs two CPUs" >&2
+		exit 1
+	fi
+fi
+
+# ---- The ring: compiles, runs? ----
+ring_why=""
+if ((ring)); then
+	if ! command -v cc >/dev/null 2>&1; then
+		ring_why="no C compiler (cc)"
+	elif ! cc -O2 -std=gnu11 -Wall -Wextra -o "$OUT/shm-ring" scripts/bench/shm-ring.c \
+		2>"$OUT/shm-ring.log"; then
+		ring_why="cc could not build scripts/bench/shm-ring.c (see $OUT/shm-ring.log)"
+	elif ! timeout "$RUN_TIMEOUT" "$OUT/shm-ring" pingpong -s 8 -i 10 >>"$OUT/shm-ring.log" 2>&1; then
+		ring_why="$OUT/shm-ring did not run (see $OUT/shm-ring.log)"
+	fi
+	if [[ -n $ring_why ]]; then
+		echo "$prog: SKIP the ring: $ring_why" >&2
+		ring=0
+	fi
+else
+	ring_why="--no-ring"
+fi
+
+# run_fc ARGS...: fpgacomm-bench as 2 ranks; run_mpi ARGS...: osu-mpi;
+# run_ring ARGS...: shm-ring.
 run_fc() {
-	"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- "$TOOLS/fpgacomm-bench" "$@"
+	if ((bind)); then
+		# shellcheck disable=SC2016 # expanded by the rank's sh
+		"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- sh -c \
+			'exec taskset -c "$(sed -n "$((FPGACOMM_RANK + 1))p" "$0")" "$@"' \
+			"$OUT/cpus" "$TOOLS/fpgacomm-bench" "$@"
+	else
+		"$TOOLS/fpgacomm-run" -n 2 --timeout "$RUN_TIMEOUT" -- "$TOOLS/fpgacomm-bench" "$@"
+	fi
 }
 run_mpi() {
 	timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" "$OUT/osu-mpi" "$@"
+}
+run_ring() {
+	timeout "$RUN_TIMEOUT" "$OUT/shm-ring" "$@"
 }
 
 # ---- Two ranks, alternating contenders ----
 declare -A val=()   # "who metric size" -> newline-separated per-round values
 declare -A ratio=() # "metric size" -> per-round fpgacomm/MPI
+declare -A rratio=() # "metric size" -> per-round fpgacomm/ring
 METRICS=("pingpong $LAT_SIZES" "bw $BW_SIZES")
 
 start=$SECONDS
@@ -143,18 +207,20 @@ for m in "${METRICS[@]}"; do
 	read -r metric sizes <<<"$m"
 	run_fc "$metric" -s "$sizes" >/dev/null
 	((mpi)) && run_mpi "$metric" -s "$sizes" >/dev/null
+	((ring)) && [[ $metric == pingpong ]] && run_ring "$metric" -s "$sizes" >/dev/null
 done
 
 for ((r = 1; r <= ROUNDS; r++)); do
 	for m in "${METRICS[@]}"; do
 		read -r metric sizes <<<"$m"
-		if ((!mpi)); then
-			order=(fc)
-		elif ((r % 2)); then
-			order=(fc mpi)
-		else
-			order=(mpi fc)
-		fi
+		# who runs, each taking its turn to go first from round to round
+		who_all=(fc)
+		((mpi)) && who_all+=(mpi)
+		((ring)) && [[ $metric == pingpong ]] && who_all+=(ring)
+		order=()
+		for ((k = 0; k < ${#who_all[@]}; k++)); do
+			order+=("${who_all[(k + r - 1) % ${#who_all[@]}]}")
+		done
 		declare -A this=()
 		for who in "${order[@]}"; do
 			out=$(run_"$who" "$metric" -s "$sizes" | data)
@@ -170,6 +236,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
 					'BEGIN { printf "%.4f", a / b }')"$'\n'
 			done
 		fi
+		if [[ " ${order[*]} " == *" ring "* ]]; then
+			for size in $(sizes_of "$sizes"); do
+				rratio["$metric $size"]+="$(awk -v a="${this[fc $size]}" -v b="${this[ring $size]}" \
+					'BEGIN { printf "%.4f", a / b }')"$'\n'
+			done
+		fi
 		unset this
 	done
 done
@@ -181,51 +253,86 @@ lohi() {
 }
 
 if ((mpi)); then
-	echo "Two ranks: fpgacomm (fpgacomm-run -n 2, full:2, 1 hop) and Open MPI $(
-		mpirun --version 2>/dev/null | sed -n '1s/.*) //p') (btl self,vader)"
+	mpi_name="Open MPI $(mpirun --version 2>/dev/null | sed -n '1s/.*) //p') (btl self,vader)"
 else
-	echo "Two ranks: fpgacomm (fpgacomm-run -n 2, full:2, 1 hop); Open MPI skipped"
+	mpi_name="Open MPI skipped"
 fi
-printf '%-12s %-8s %12s %12s %8s %-17s %s\n' "metric" "size" "fpgacomm" "Open MPI" "fc/MPI" "(range)" "aim"
-printf '%-12s %-8s %12s %12s %8s %-17s %s\n' "------------" "--------" "--------" "--------" "------" "-------" "---"
+if ((ring)); then
+	ring_name="the ring (scripts/bench/shm-ring.c; latency only)"
+else
+	ring_name="the ring skipped"
+fi
+if ((bind)); then
+	fc_name="fpgacomm (fpgacomm-run -n 2, full:2, 1 hop, ranks bound to CPUs $(paste -sd, "$OUT/cpus"))"
+else
+	fc_name="fpgacomm (fpgacomm-run -n 2, full:2, 1 hop)"
+fi
+echo "Two ranks: $fc_name, $mpi_name, $ring_name"
+row() {
+	printf '%-12s %-8s %10s %10s %10s %7s %-13s %7s %-13s %s\n' "$@"
+}
+row "metric" "size" "fpgacomm" "Open MPI" "ring" "fc/MPI" "(range)" "fc/ring" "(range)" "aim"
+row "------------" "--------" "--------" "--------" "----" "------" "-------" "-------" "-------" "---"
+# judge RATIO OP LIMIT: "met" or "not met"
+judge() {
+	awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN {
+		ok = op == "<=" ? r <= l : r >= l
+		print ok ? "met" : "not met" }'
+}
+# col VALUES: the median of newline-separated values, or "-" for none
+col() {
+	if [[ -n $1 ]]; then printf '%.3f' "$(median <<<"$1")"; else echo -; fi
+}
+# rcol RATIOS: the median ratio and its range, or "- -" for none
+rcol() {
+	if [[ -n $1 ]]; then
+		printf '%.3f %s' "$(median <<<"$1")" \
+			"$(awk -F- '{ printf "(%.2f-%.2f)", $1, $2 }' <<<"$(lohi <<<"$1")")"
+	else
+		echo "- -"
+	fi
+}
 for m in "${METRICS[@]}"; do
 	read -r metric sizes <<<"$m"
 	for size in $(sizes_of "$sizes"); do
-		fc=$(median <<<"${val[fc $metric $size]%$'\n'}")
 		if [[ $metric == pingpong ]]; then
 			label="latency us"
 		else
 			label="bw MB/s"
 		fi
-		if ((mpi)); then
-			mp=$(median <<<"${val[mpi $metric $size]%$'\n'}")
-			rs=${ratio[$metric $size]%$'\n'}
-			rmed=$(median <<<"$rs")
-			range=$(awk -F- '{ printf "(%.2f-%.2f)", $1, $2 }' <<<"$(lohi <<<"$rs")")
-			aim=""
-			if [[ $metric == pingpong && $size == 8 ]]; then
-				aim=$(awk -v r="$rmed" 'BEGIN { print (r <= 1) ? "<= 1: met" : "<= 1: not met" }')
-			elif [[ $metric == bw && $size == 4194304 ]]; then
-				aim=$(awk -v r="$rmed" 'BEGIN { print (r >= 1) ? ">= 1: met" : ">= 1: not met" }')
-			fi
-			printf '%-12s %-8s %12.3f %12.3f %8.3f %-17s %s\n' "$label" "$(human "$size")" \
-				"$fc" "$mp" "$rmed" "$range" "$aim"
-		else
-			printf '%-12s %-8s %12.3f %12s %8s %-17s %s\n' "$label" "$(human "$size")" \
-				"$fc" "-" "-" "" ""
+		rs=${ratio[$metric $size]-}
+		rs=${rs%$'\n'}
+		rr=${rratio[$metric $size]-}
+		rr=${rr%$'\n'}
+		aim=""
+		if [[ $metric == pingpong && $size =~ ^(8|4096|65536)$ && -n $rs ]]; then
+			aim="fc/MPI <= 1: $(judge "$(median <<<"$rs")" "<=" 1)"
+		elif [[ $metric == bw && $size == 4194304 && -n $rs ]]; then
+			aim="fc/MPI >= 1: $(judge "$(median <<<"$rs")" ">=" 1)"
 		fi
+		if [[ $metric == pingpong && $size == 8 && -n $rr ]]; then
+			aim+="${aim:+; }fc/ring <= 2: $(judge "$(median <<<"$rr")" "<=" 2)"
+		fi
+		fc=${val[fc $metric $size]%$'\n'}
+		mp=${val[mpi $metric $size]-}
+		rg=${val[ring $metric $size]-}
+		read -r rmed rrange <<<"$(rcol "$rs")"
+		read -r gmed grange <<<"$(rcol "$rr")"
+		row "$label" "$(human "$size")" "$(col "$fc")" "$(col "${mp%$'\n'}")" \
+			"$(col "${rg%$'\n'}")" "$rmed" "$rrange" "$gmed" "$grange" "$aim"
 	done
 done
 echo
-if ((mpi)); then
-	echo "Medians of $ROUNDS rounds; in each round both ran, the order alternating."
+if ((mpi || ring)); then
+	echo "Medians of $ROUNDS rounds; in each round all ran, taking turns to go first."
 else
 	echo "Medians of $ROUNDS rounds."
 fi
 echo "Latency: one way (round trip / 2), us. Bandwidth: 10^6 bytes/s, windows of 16."
-echo "fc/MPI: median (and range) of the per-round ratios; below 1 is faster for"
-echo "latency, above 1 is faster for bandwidth."
+echo "fc/MPI, fc/ring: median (and range) of the per-round ratios; below 1 is faster"
+echo "for latency, above 1 is faster for bandwidth."
 ((mpi)) || echo "Open MPI columns skipped: $mpi_why."
+((ring)) || echo "Ring columns skipped: $ring_why."
 echo "Took $((SECONDS - start)) s."
 
 # ---- Latency against hop count on the torus ----

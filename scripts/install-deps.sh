@@ -12,6 +12,9 @@
 #                                  image and headers, beside Debian's own
 #   scripts/install-deps.sh --mpi  also Open MPI, which `make bench` runs
 #                                  beside the fabric (scripts/bench-fabric.sh)
+#   scripts/install-deps.sh --valgrind  also valgrind, whose instruction
+#                                  counter `make bench` uses
+#                                  (scripts/bench-msgcost.sh)
 #
 # Exit status: 0 all present (or installed), 1 could not install, 2 bad usage.
 
@@ -20,11 +23,12 @@ set -eu
 PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils"
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
+VALGRIND_PKGS="valgrind"
 
 prog=${0##*/}
 
 usage() {
-	echo "usage: $prog [--vm] [--mpi]" >&2
+	echo "usage: $prog [--vm] [--mpi] [--valgrind]" >&2
 	exit 2
 }
 
@@ -39,11 +43,13 @@ for arg in "$@"; do
 	case $arg in
 	--vm) want="$want $VM_PKGS"; vm=1 ;;
 	--mpi) want="$want $MPI_PKGS" ;;
+	--valgrind) want="$want $VALGRIND_PKGS" ;;
 	-h | --help)
-		echo "usage: $prog [--vm] [--mpi]"
+		echo "usage: $prog [--vm] [--mpi] [--valgrind]"
 		echo "Installs the missing ones among: $PKGS"
 		echo "With --vm, also: $VM_PKGS"
 		echo "With --mpi, also: $MPI_PKGS"
+		echo "With --valgrind, also: $VALGRIND_PKGS"
 		exit 0
 		;;
 	*) usage ;;

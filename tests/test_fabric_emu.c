@@ -12,7 +12,8 @@
  * board); a burst shared between receiver and sender, interleaved at set
  * points: no chunk of a job not yet published, none for a sender node
  * claimed anew, and a helper that never finishes its chunk fails the
- * burst in bounded time.
+ * burst in bounded time; the event queue (one queue for several
+ * channels, read by phase, full, IRQ_AT, switched off).
  */
 #include <endian.h>
 #include <errno.h>
@@ -1373,6 +1374,187 @@ static void test_cluster_objects(void **state)
 	assert_int_equal(fcemu_cluster_unlink(name), -ENOENT);
 }
 
+/* ---- The event queue (FC_EQ_*) ---- */
+
+#define EQ_OFF		(6u << 20)	/* between the rings and PUT_OFF */
+#define EQ_SLOTS	64
+
+struct eq_reader {
+	uint32_t next;			/* entry number to read */
+	/* what arrived per (channel, source) */
+	uint8_t *buf[MAX_CHAN][FC_MAX_NODES];
+	size_t len[MAX_CHAN][FC_MAX_NODES];
+	unsigned int eoms[MAX_CHAN][FC_MAX_NODES];
+};
+
+static void eq_open(struct rig *r, unsigned int n, struct eq_reader *q)
+{
+	uint64_t bus = HOST_BUS + EQ_OFF;
+
+	memset(r->b[n].host + EQ_OFF, 0, EQ_SLOTS * FC_EQ_ENTRY_SIZE);
+	q->next = 0;
+	wr(r, n, FC_EQ_BASE_LO, (uint32_t)bus);
+	wr(r, n, FC_EQ_BASE_HI, (uint32_t)(bus >> 32));
+	wr(r, n, FC_EQ_SLOTS, EQ_SLOTS);
+	wr(r, n, FC_EQ_HEAD, 0);
+	wr(r, n, FC_EQ_IRQ_AT, 1u << 31);
+	wr(r, n, FC_EQ_CTRL, FC_EQ_CTRL_ENABLE);
+	assert_int_equal(rd(r, n, FC_EQ_SEEN), FC_EQ_CTRL_ENABLE);
+	assert_int_equal(rd(r, n, FC_EQ_TAIL), 0);
+}
+
+/*
+ * Read the entries the board wrote, by their phase alone (no register),
+ * and give the slots back. RETURN VALUE: entries read.
+ */
+static unsigned int eq_drain(struct rig *r, unsigned int n, struct eq_reader *q)
+{
+	const struct fc_hw_pkt *e;
+	unsigned int got = 0, ch, src;
+	uint32_t hdr, len;
+
+	for (;;) {
+		e = (const void *)(r->b[n].host + EQ_OFF +
+				   (q->next % EQ_SLOTS) * FC_EQ_ENTRY_SIZE);
+		hdr = le32toh(__atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE));
+		if ((hdr & FC_EQ_PHASE) != FC_EQ_PHASE_OF(q->next, EQ_SLOTS))
+			break;
+		assert_int_equal(hdr & FC_PKT_NODE_MASK, n);
+		assert_int_equal((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK,
+				 FC_PKT_T_DATA);
+		ch = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+		src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+		len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+		assert_true(ch < MAX_CHAN && len <= FC_PKT_PAYLOAD);
+		q->buf[ch][src] = realloc(q->buf[ch][src], q->len[ch][src] + len);
+		assert_non_null(q->buf[ch][src]);
+		memcpy(q->buf[ch][src] + q->len[ch][src], e->payload, len);
+		q->len[ch][src] += len;
+		q->eoms[ch][src] += !!(hdr & FC_PKT_EOM);
+		q->next++;
+		got++;
+	}
+	if (got)
+		wr(r, n, FC_EQ_HEAD, q->next);
+	return got;
+}
+
+static void eq_free(struct eq_reader *q)
+{
+	unsigned int ch, src;
+
+	for (ch = 0; ch < MAX_CHAN; ch++)
+		for (src = 0; src < FC_MAX_NODES; src++)
+			free(q->buf[ch][src]);
+}
+
+/* Node @src sends @len bytes (pattern @seed) to channel @ch of node 1. */
+static void eq_send(struct rig *r, unsigned int src, unsigned int ch,
+		    uint32_t len, uint64_t seed, uint32_t off)
+{
+	fill(r->b[src].host + SEND_OFF + off, len, seed);
+	set_desc(&table(r, src, 0)[0], len, FC_SPACE_HOST,
+		 HOST_BUS + SEND_OFF + off, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, ch), FC_DESC_F_EOC);
+	kick(r, src, 0, 1);
+}
+
+static bool eq_idle(struct rig *r, unsigned int rounds)
+{
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++)
+		if (pump(r))
+			return false;
+	return true;
+}
+
+/*
+ * Two sources, two channels into one queue of 64 entries, a third channel
+ * on its own ring: a queue the host does not read fills, holds the rest
+ * back (STALLS) and loses nothing; read by phase alone, the entries of the
+ * second pass carry the other phase; IRQ_AT raises one event however much
+ * arrives; a queue switched off drops and counts.
+ */
+static void test_event_queue(void **state)
+{
+	struct rig *r = rig_new("full:3", 0, 0, 0);
+	struct eq_reader *q = calloc(1, sizeof(*q));
+	const uint32_t a = 1500, b = 3000;	/* 25 and 50 packets */
+	uint32_t irq0, tail;
+	unsigned int rounds = 0;
+
+	(void)state;
+	assert_non_null(q);
+	assert_true(rd(r, 1, FC_REG_CAPS) & FC_CAP_EVENT_QUEUE);
+	eq_open(r, 1, q);
+	wr(r, 1, FC_CHAN_REG(3, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	wr(r, 1, FC_CHAN_REG(5, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	rx_open(r, 1, 7, 64);
+
+	/* 0 -> ch 3 and 2 -> ch 5: 75 entries for a queue of 64, unread */
+	eq_send(r, 0, 3, a, 31, 0);
+	eq_send(r, 2, 5, b, 52, 0);
+	while (!eq_idle(r, 200))
+		assert_true(++rounds < STUCK_ROUNDS);
+	assert_int_equal(rd(r, 1, FC_EQ_TAIL), EQ_SLOTS);
+	assert_true(rd(r, 1, FC_EQ_STALLS) >= 1);
+	/* nothing was written past the host's HEAD: entry 0 is still there */
+	assert_int_equal(eq_drain(r, 1, q), EQ_SLOTS);
+
+	/* read on: the rest arrives, with the second pass's phase */
+	while (!chain_ended(r, 0, 0) || !chain_ended(r, 2, 0) ||
+	       q->next < 75) {
+		pump(r);
+		eq_drain(r, 1, q);
+		assert_true(++rounds < 10 * STUCK_ROUNDS);
+	}
+	assert_int_equal(q->next, 75);
+	assert_int_equal(rd(r, 1, FC_EQ_TAIL), 75);
+	assert_int_equal(q->len[3][0], a);
+	assert_int_equal(q->len[5][2], b);
+	assert_int_equal(q->eoms[3][0], 1);
+	assert_int_equal(q->eoms[5][2], 1);
+	assert_memory_equal(q->buf[3][0], r->b[0].host + SEND_OFF, a);
+	assert_memory_equal(q->buf[5][2], r->b[2].host + SEND_OFF, b);
+	/* a ring endpoint beside the queue still gets its own packets */
+	eq_send(r, 0, 7, 600, 77, 0);
+	wait_msgs(r, 1, 7, 1);
+	assert_int_equal(r->b[1].rx[7]->src[0].len, 600);
+	assert_int_equal(q->next, 75);
+
+	/* IRQ_AT: one event for the batch that writes that entry */
+	irq0 = rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
+	wr(r, 1, FC_EQ_IRQ_AT, q->next + 2);
+	eq_send(r, 0, 3, a, 33, 0);
+	while (q->next < 100) {
+		pump(r);
+		eq_drain(r, 1, q);
+		assert_true(++rounds < 20 * STUCK_ROUNDS);
+	}
+	wait_chain(r, 0, 0);
+	assert_int_equal(rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)), irq0 + 1);
+	eq_send(r, 0, 3, 60, 34, 0);
+	while (q->next < 101)
+		pump(r), eq_drain(r, 1, q);
+	assert_int_equal(rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)), irq0 + 1);
+
+	/* switched off: SEEN follows, packets for it are dropped and counted */
+	wr(r, 1, FC_EQ_CTRL, 0);
+	assert_int_equal(rd(r, 1, FC_EQ_SEEN), 0);
+	tail = rd(r, 1, FC_EQ_TAIL);
+	eq_send(r, 0, 3, 120, 35, 0);
+	wait_chain(r, 0, 0);
+	while (pump(r))
+		;
+	assert_int_equal(rd(r, 1, FC_CHAN_REG(3, FC_CHAN_DROPS)), 2);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), 2);
+	assert_int_equal(rd(r, 1, FC_EQ_TAIL), tail);
+	eq_free(q);
+	free(q);
+	rig_free(r);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -1577,6 +1759,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_burst_helper_stalls,
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_link_rate, unlink_clusters),
+		cmocka_unit_test_teardown(test_event_queue, unlink_clusters),
 	};
 
 	/*

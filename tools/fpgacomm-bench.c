@@ -8,6 +8,8 @@
  * pingpong); rank 0 and its peer measure, rank 0 prints, any others wait
  * at the barriers.
  * fpgacomm-bench hbm: the HBM2 paper's benchmark on one board (below).
+ * fpgacomm-bench msgcost: a small message's cost in one process
+ * (bench_msgcost.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +22,7 @@
 
 #include "bench_coll.h"
 #include "bench_gpu.h"
+#include "bench_msgcost.h"
 #include "bench_sort.h"
 #include "tool_util.h"
 
@@ -40,6 +43,7 @@ static void usage(FILE *f)
 		"       %s hbm [options]   (%s hbm --help)\n"
 		"       %s gpu [options]   (DMA to and from GPU memory: %s gpu --help)\n"
 		"       %s sort [options]   (the distributed sort: %s sort --help)\n"
+		"       %s msgcost [options]   (one process, two boards: %s msgcost --help)\n"
 		"Channel latency (pingpong: half the round trip) or bandwidth (bw:\n"
 		"windows of %u messages, then an ack) between rank 0 and a peer.\n"
 		"Run as every rank of a cluster, e.g.\n"
@@ -54,7 +58,8 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog, WINDOW, prog);
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
+		WINDOW, prog);
 }
 
 static double now_us(void)
@@ -561,6 +566,8 @@ int main(int argc, char **argv)
 		return bench_gpu_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "sort"))
 		return bench_sort_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "msgcost"))
+		return bench_msgcost_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "s:i:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

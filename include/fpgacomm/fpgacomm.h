@@ -367,10 +367,20 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * boundaries and in order. Port is the board's channel endpoint number,
  * 0..FC_CHAN_PORTS-1; the last 17 endpoints belong to the library (16
  * for groups from FC_CHAN_PORT_GROUP0, then FC_CHAN_PORT_BARRIER). Every
- * endpoint of a board in a cluster has a receive ring
- * from fc_open on, so a message sent before the peer opened its channel is
- * kept until it does (within FC_CHAN_BUFFERED bytes per port; past that
- * the board holds the sender back). Sending to oneself works.
+ * endpoint of a board in a cluster receives from fc_open on, so a message
+ * sent before the peer opened its channel is kept until it does. Sending
+ * to oneself works.
+ *
+ * Flow control is end to end, per (peer, port): a sender has at most
+ * FC_CHAN_CREDIT bytes of small (eager) messages outstanding on a channel
+ * until the receiver's receives take them (the environment variable
+ * FPGACOMM_CHAN_CREDIT sets it; a larger message goes when nothing else
+ * is outstanding). Past that its sends on that channel wait, in order,
+ * and nothing else does: a channel nobody reads never holds up another.
+ * Messages keep their order per (source, destination, port). Where the
+ * backend cannot send the library's control messages (the kernel driver
+ * today) there are no credits and a port keeps at most FC_CHAN_BUFFERED
+ * bytes unasked, past which the board holds the sender back.
  *
  * Progress is made by the caller: messages move while some process of the
  * cluster is in the library. A blocking call drives the board and sleeps
@@ -391,6 +401,7 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
 #define FC_CHAN_MAX_MSG		(16u << 20)	/* bytes per message */
 #define FC_CHAN_BUFFERED	(32u << 20)	/* bytes kept per port unasked */
 #define FC_CHAN_RNDV_MIN	(32u << 10)	/* default rendezvous threshold */
+#define FC_CHAN_CREDIT		(4u << 20)	/* default window per (peer, port) */
 
 struct fc_chan;
 struct fc_req;

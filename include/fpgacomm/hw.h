@@ -85,7 +85,7 @@
 
 #define FC_HW_ID_MAGIC		0x46434f4du	/* "FCOM" */
 #define FC_HW_VERSION_MAJOR	1
-#define FC_HW_VERSION_MINOR	0
+#define FC_HW_VERSION_MINOR	1
 #define FC_HW_VERSION		((FC_HW_VERSION_MAJOR << 16) | FC_HW_VERSION_MINOR)
 #define FC_HW_VERSION_GET_MAJOR(v)	((v) >> 16)
 #define FC_HW_VERSION_GET_MINOR(v)	((v) & 0xffff)
@@ -100,6 +100,7 @@
 #define FC_CAP_CHAN_EVENTS	(1u << 7)	/* FC_REG_CHAN_EVENTS(g) */
 #define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
 #define FC_CAP_CHAN_SEEN	(1u << 9)	/* FC_CHAN_SEEN acknowledges CTRL */
+#define FC_CAP_EVENT_QUEUE	(1u << 10)	/* FC_EQ_*: one queue for all channels */
 #define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
 
 /* ---- Interrupts ---- */
@@ -130,6 +131,44 @@
 #define FC_CHAN_GROUPS		16
 #define FC_CHAN_GROUP_SIZE	16	/* FC_MAX_CHANNELS / FC_CHAN_GROUPS */
 #define FC_REG_CHAN_EVENTS(g)	(0x0840 + 4 * (g))	/* B: wraps */
+
+/*
+ * The event queue (FC_CAP_EVENT_QUEUE): one queue in host memory that the
+ * board writes, so that a host reads one place instead of every ring.
+ * Channel endpoints whose CTRL has FC_CHAN_CTRL_EQ (with ENABLE) deliver
+ * their packets here instead of into their own ring. An entry is the
+ * packet as it arrived (struct fc_hw_pkt, FC_EQ_ENTRY_SIZE bytes) with
+ * the header's VC bit replaced by the phase (FC_EQ_PHASE): 1 on the first
+ * pass through the queue, 0 on the second, and so on, so a host finds new
+ * entries by polling memory: entry n (counted from 0 when ENABLE was set,
+ * as TAIL counts) is at slot n % SLOTS and is new when its phase is
+ * !((n / SLOTS) & 1). The board writes an entry's header after its
+ * payload, then TAIL after the entries of a batch. The host zeroes the
+ * queue, writes BASE, SLOTS and HEAD = 0, then sets ENABLE; the board
+ * then starts at entry 0 (TAIL reads 0). A full queue (TAIL - HEAD ==
+ * SLOTS) holds packets back in the fabric, as a full ring does, and
+ * counts STALLS. After writing a batch that includes entry IRQ_AT the
+ * board counts one event on FC_IRQ_VEC_CHAN: a host about to sleep writes
+ * its next entry number there and looks once more (one interrupt per
+ * arming at most: moderation is the host's). Switching off: clear ENABLE
+ * and wait until SEEN reads without it before the memory is reused.
+ */
+#define FC_EQ_BASE_LO		0x0880	/* H: bus address of the queue */
+#define FC_EQ_BASE_HI		0x0884	/* H */
+#define FC_EQ_SLOTS		0x0888	/* H: entries, a power of 2 */
+#define FC_EQ_CTRL		0x088c	/* H: FC_EQ_CTRL_* */
+#define FC_EQ_HEAD		0x0890	/* H: entries consumed by the host */
+#define FC_EQ_TAIL		0x0894	/* B: entries written since ENABLE */
+#define FC_EQ_IRQ_AT		0x0898	/* H: entry number that raises */
+#define FC_EQ_SEEN		0x089c	/* B: the CTRL value the board works by */
+#define FC_EQ_STALLS		0x08a0	/* B: times a full queue held packets (wraps) */
+#define FC_EQ_CTRL_ENABLE	(1u << 0)
+#define FC_EQ_ENTRY_SIZE	64
+#define FC_EQ_MIN_SLOTS		64
+#define FC_EQ_MAX_SLOTS		65536
+#define FC_EQ_PHASE		(1u << 26)	/* in an entry's header: FC_PKT_VC */
+/* The phase the board gives entry number @n of a queue of @slots. */
+#define FC_EQ_PHASE_OF(n, slots)	((((n) / (slots)) & 1) ? 0 : FC_EQ_PHASE)
 
 /* ---- Chaining DMA engines ---- */
 /*
@@ -369,6 +408,8 @@ struct fc_hw_desc {
  */
 #define FC_CHAN_SEEN		0x1c
 #define FC_CHAN_CTRL_ENABLE	(1u << 0)
+/* With ENABLE: packets go to the event queue (FC_EQ_*), RING_* unused. */
+#define FC_CHAN_CTRL_EQ		(1u << 1)
 /*
  * A receive-ring slot is one whole DATA packet as it arrived (struct
  * fc_hw_pkt, FC_CHAN_SLOT_SIZE bytes): the header gives source node, len
@@ -639,6 +680,8 @@ static inline int fc_hw_bus_addr_reg(__u32 off)
 {
 	__u32 r;
 
+	if (off == FC_EQ_BASE_LO || off == FC_EQ_BASE_HI)
+		return 1;
 	r = off - FC_DMA_BASE;
 	if (off >= FC_DMA_BASE && r < FC_DMA_STRIDE * FC_DMA_MAX_ENGINES)
 		return r % FC_DMA_STRIDE <= FC_DMA_DESC_HI;
@@ -666,6 +709,12 @@ static inline int fc_hw_host_writable(__u32 off)
 	case FC_ROUTER_FABRIC_NODES:
 	case FC_ROUTER_FABRIC_TOPO:
 	case FC_PIO_TAIL:
+	case FC_EQ_BASE_LO:
+	case FC_EQ_BASE_HI:
+	case FC_EQ_SLOTS:
+	case FC_EQ_CTRL:
+	case FC_EQ_HEAD:
+	case FC_EQ_IRQ_AT:
 	case FC_EMU_FAULT_DMA_STALL:
 	case FC_EMU_FAULT_DMA_ERROR:
 	case FC_EMU_FAULT_RESET_DEAF:

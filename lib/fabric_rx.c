@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fabric's receive side: where the board puts what arrives (the event
+ * queue, or a ring per channel port on a board without one), and what
+ * the library makes of it: messages per (port, source), matched against
+ * posted receives in order. fabric.c owns setup, sends and requests.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric_internal.h"
+
+#define MSG_MIN_CAP	4096
+#define EQ_SLOTS	4096		/* event queue entries: 256 KiB */
+#define EQ_ENV		"FPGACOMM_EQ"	/* 0: rings even where there is a queue */
+#define SEEN_WAIT_MS	2000		/* a board that never leaves a queue */
+#define ALL_GROUPS	((uint32_t)((1ull << FC_CHAN_GROUPS) - 1))
+
+_Static_assert(FC_CHAN_GROUPS * FC_CHAN_GROUP_SIZE == FC_MAX_CHANNELS &&
+	       FC_CHAN_GROUPS <= 32, "channel groups: a 32-bit mask");
+
+static uint32_t reg_rd(struct fc_dev *dev, uint32_t off)
+{
+	uint32_t val = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->be->reg_read(dev, off, &val);
+	pthread_mutex_unlock(&dev->lock);
+	return val;
+}
+
+static void reg_wr(struct fc_dev *dev, uint32_t off, uint32_t val)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->be->reg_write(dev, off, val);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* ---- Setup ---- */
+
+/* RETURN VALUE: 0, or -errno of a backend that programs rings itself. */
+static int ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint64_t off = (uint64_t)port * RING_SLOTS * FC_PKT_SIZE;
+	int ret;
+
+	if (dev->be->chan_ring) {
+		pthread_mutex_lock(&dev->lock);
+		ret = dev->be->chan_ring(dev, port, fc__mem_find(dev, fab->rings),
+					 off, RING_SLOTS, &fab->head[port]);
+		pthread_mutex_unlock(&dev->lock);
+		return ret;
+	}
+	bus += off;
+
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), 0);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_LO), (uint32_t)bus);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_HI), (uint32_t)(bus >> 32));
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_RING_SLOTS), RING_SLOTS);
+	/* Start where the board is: HEAD == TAIL is an empty ring. */
+	fab->head[port] = reg_rd(dev, FC_CHAN_REG(port, FC_CHAN_TAIL));
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), fab->head[port]);
+	reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE);
+	return 0;
+}
+
+static void head_write(struct fc_dev *dev, unsigned int port, uint32_t head)
+{
+	if (!dev->be->chan_head) {
+		reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), head);
+		return;
+	}
+	pthread_mutex_lock(&dev->lock);
+	dev->be->chan_head(dev, port, head);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->mem_bus(dev, fc__mem_find(dev, mem), bus);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/* ---- Per-source state ---- */
+
+struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
+			     uint32_t node)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	return pt ? pt->src[node] : NULL;
+}
+
+struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
+			    uint32_t node)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	if (!pt) {
+		pt = calloc(1, sizeof(*pt));
+		if (!pt)
+			return NULL;
+		fab->ports[port] = pt;
+	}
+	if (!pt->src[node]) {
+		pt->src[node] = calloc(1, sizeof(struct fc__src));
+		if (pt->src[node])
+			pt->src[node]->node = node;
+	}
+	return pt->src[node];
+}
+
+static void posted_pop(struct fc__src *s)
+{
+	s->posted_head = s->posted_head->next;
+	if (!s->posted_head)
+		s->posted_tail = NULL;
+}
+
+static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+{
+	if (m->state != FC__MSG_DATA) {
+		/* A rendezvous message: not ready, or in a buffer of its own. */
+		fc__rndv_deliver(pt, m, r);
+		return;
+	}
+	r->len = m->len;
+	if (m->len > r->cap) {
+		r->status = -EMSGSIZE;
+	} else {
+		memcpy(r->buf, m->data, m->len);
+		r->status = 0;
+	}
+	pt->buffered -= m->len;
+	free(m);
+}
+
+/*
+ * Hand queued messages to posted receives, oldest to oldest. A message
+ * announced by rendezvous and not yet cleared is cleared into the receive
+ * it meets (fc__rndv_clear); one still landing holds up those behind it.
+ */
+void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	while (s->q_head && s->posted_head && s->posted_head != s->into) {
+		struct fc__msg *m = s->q_head;
+		struct fc_req *r = s->posted_head;
+
+		if (m->state == FC__MSG_LANDING)
+			break;
+		s->q_head = m->next;
+		if (!s->q_head)
+			s->q_tail = NULL;
+		posted_pop(s);
+		r->next = NULL;
+		if (m->state == FC__MSG_DEFERRED) {
+			fc__rndv_clear(fab->dev, port, s, m, r);
+			continue;
+		}
+		if (m->state == FC__MSG_DATA)
+			fc__credit_consumed(fab->dev, port, s,
+					    fc__credit_cost(m->len));
+		deliver(pt, m, r);
+	}
+	if (fab->rndv_min)
+		fc__rndv_land_deferred(fab->dev, port, s);
+}
+
+int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
+		       struct fc__src *s)
+{
+	struct fc__port *pt = fab->ports[port];
+	struct fc_req *r = s->into;
+	struct fc__msg *m;
+	size_t cap;
+
+	if (!r)
+		return 0;
+	if (!s->drop) {
+		cap = s->cur_len > MSG_MIN_CAP ? s->cur_len : MSG_MIN_CAP;
+		m = malloc(sizeof(*m) + cap);
+		if (!m)
+			return -ENOMEM;
+		memcpy(m->data, r->buf, s->cur_len);
+		m->len = s->cur_len;
+		s->cur = (uint8_t *)m;
+		s->cur_cap = cap;
+		pt->buffered += s->cur_len;
+	}
+	s->into = NULL;
+	return 0;
+}
+
+void fc__src_queue(struct fc__src *s, struct fc__msg *m)
+{
+	m->next = NULL;
+	if (s->q_tail)
+		s->q_tail->next = m;
+	else
+		s->q_head = m;
+	s->q_tail = m;
+}
+
+void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
+		  struct fc_req *r)
+{
+	fc__req_append(&s->posted_head, &s->posted_tail, r);
+	fc__src_match(fab, port, s);
+}
+
+/* ---- Draining the receive rings ---- */
+
+static struct fc__msg *cur_msg(struct fc__src *s)
+{
+	return (struct fc__msg *)s->cur;
+}
+
+/* Append @len bytes to the message @s is building. */
+static int append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
+		  size_t len)
+{
+	struct fc__msg *m;
+	size_t cap;
+
+	if (s->drop) {
+		s->cur_len += len;
+		return 0;
+	}
+	if (s->into) {
+		if (s->cur_len + len > s->into->cap)
+			s->drop = true;
+		else
+			memcpy((uint8_t *)s->into->buf + s->cur_len, data, len);
+		s->cur_len += len;
+		return 0;
+	}
+	if (s->cur_len + len > FC_CHAN_MAX_MSG) {
+		/* Longer than any sender may send: not ours to keep. */
+		pt->buffered -= s->cur_len;
+		free(s->cur);
+		s->cur = NULL;
+		s->cur_cap = 0;
+		s->drop = true;
+		s->cur_len += len;
+		return 0;
+	}
+	if (!s->cur || s->cur_len + len > s->cur_cap) {
+		cap = s->cur_cap ? s->cur_cap * 2 : MSG_MIN_CAP;
+		m = realloc(s->cur, sizeof(*m) + cap);
+		if (!m)
+			return -ENOMEM;
+		s->cur = (uint8_t *)m;
+		s->cur_cap = cap;
+	}
+	m = cur_msg(s);
+	memcpy(m->data + s->cur_len, data, len);
+	s->cur_len += len;
+	pt->buffered += len;
+	return 0;
+}
+
+static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
+{
+	struct fc_req *r = s->into;
+	struct fc__msg *m;
+
+	if (r) {
+		posted_pop(s);
+		r->next = NULL;
+		r->len = s->cur_len;
+		r->status = s->drop ? -EMSGSIZE : 0;
+	} else if (s->cur && !s->drop) {
+		m = cur_msg(s);
+		m->len = s->cur_len;
+		m->state = FC__MSG_DATA;
+		fc__src_queue(s, m);
+	} else {
+		free(s->cur);
+	}
+	/* Taken by a receive, or dropped: the sender may send that again. */
+	if (r || s->drop || !s->cur)
+		fc__credit_consumed(fab->dev, port, s, fc__credit_cost(s->cur_len));
+	s->active = false;
+	s->drop = false;
+	s->into = NULL;
+	s->cur = NULL;
+	s->cur_len = 0;
+	s->cur_cap = 0;
+	fc__src_match(fab, port, s);
+}
+
+/*
+ * The sender's board stopped in the middle of a message (a reset, an
+ * error): what came of it is dropped, and a receive it was filling stays
+ * posted for the next message.
+ */
+static void abort_msg(struct fc__fabric *fab, uint32_t port, uint32_t node)
+{
+	struct fc__src *s = fc__src_find(fab, port, node);
+
+	if (!s || !s->active)
+		return;
+	if (s->cur && !s->into && !s->drop)
+		fab->ports[port]->buffered -= s->cur_len;
+	free(s->cur);
+	s->cur = NULL;
+	s->cur_len = 0;
+	s->cur_cap = 0;
+	s->into = NULL;
+	s->drop = false;
+	s->active = false;
+	fc__src_match(fab, port, s);
+}
+
+/* Packets of one run share type, source and channel. */
+#define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
+			 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | \
+			 (FC_PKT_CHAN_MASK << FC_PKT_CHAN_SHIFT))
+
+/* Where packets are taken from: one port's ring, or the event queue. */
+struct pkt_ring {
+	const struct fc_hw_pkt *slot;
+	uint32_t mask;			/* slots - 1 */
+};
+
+static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg,
+					 uint32_t i)
+{
+	return &rg->slot[i & rg->mask];
+}
+
+static size_t pkt_len(uint32_t hdr)
+{
+	return (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+}
+
+/*
+ * Copy the payloads of ring slots @head..@head+n-1 to @dst, known to fit.
+ * Full packets (all but a message's last) copy a constant size, which the
+ * compiler does in a few wide moves. RETURN VALUE: bytes copied.
+ */
+static size_t copy_payloads(uint8_t *dst, const struct pkt_ring *rg,
+			    uint32_t head, uint32_t n)
+{
+	const struct fc_hw_pkt *pkt;
+	size_t off = 0, len;
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		pkt = at(rg, head + k);
+		len = pkt_len(le32toh(pkt->hdr));
+		if (len == FC_PKT_PAYLOAD)
+			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + off, pkt->payload, len);
+		off += len;
+	}
+	return off;
+}
+
+/*
+ * Append a run of @n packets of one message (ring slots @head on) to the
+ * message @s is building, as append() one by one would, in one go: @bytes
+ * is their payload. The caller has cut the run so that no packet but the
+ * first would cross FC_CHAN_MAX_MSG or start above the port's limit.
+ * RETURN VALUE: packets consumed; *err -ENOMEM when one had to stay.
+ */
+static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
+			   const struct pkt_ring *rg, uint32_t head,
+			   uint32_t n, size_t bytes, int *err)
+{
+	const struct fc_hw_pkt *pkt;
+	uint8_t *dst;
+	size_t len, cap;
+	uint32_t k;
+
+	*err = 0;
+	if (s->drop) {
+		s->cur_len += bytes;
+		return n;
+	}
+	if (s->into) {
+		dst = (uint8_t *)s->into->buf;
+		if (s->cur_len + bytes <= s->into->cap) {
+			s->cur_len += copy_payloads(dst + s->cur_len, rg,
+						    head, n);
+			return n;
+		}
+		/* Copy what fits; from the first that does not, drop. */
+		for (k = 0; k < n; k++) {
+			pkt = at(rg, head + k);
+			len = pkt_len(le32toh(pkt->hdr));
+			if (!s->drop && s->cur_len + len > s->into->cap)
+				s->drop = true;
+			if (!s->drop)
+				memcpy(dst + s->cur_len, pkt->payload, len);
+			s->cur_len += len;
+		}
+		return n;
+	}
+	if (n > 1 && s->cur_len + bytes <= FC_CHAN_MAX_MSG) {
+		cap = s->cur_cap;
+		if (!s->cur || s->cur_len + bytes > cap) {
+			/* The capacity append() would double its way to. */
+			if (!cap)
+				cap = MSG_MIN_CAP;
+			while (s->cur_len + bytes > cap)
+				cap *= 2;
+			dst = realloc(s->cur, sizeof(struct fc__msg) + cap);
+			if (!dst)
+				goto one_by_one;	/* find the packet that stays */
+			s->cur = dst;
+			s->cur_cap = cap;
+		}
+		s->cur_len += copy_payloads(cur_msg(s)->data + s->cur_len,
+					    rg, head, n);
+		pt->buffered += bytes;
+		return n;
+	}
+one_by_one:
+	for (k = 0; k < n; k++) {
+		pkt = at(rg, head + k);
+		*err = append(pt, s, pkt->payload, pkt_len(le32toh(pkt->hdr)));
+		if (*err)
+			break;
+	}
+	return k;
+}
+
+/*
+ * Take packets from @head on while they form a run: one source, one
+ * channel, one message, up to its end (EOM) or @tail. The source is
+ * looked up once and the payloads appended in one go. From rings (a board
+ * without an event queue), within the run as packet by packet, none is
+ * taken once the port holds FC_CHAN_BUFFERED in library buffers: the ring
+ * fills and the board holds the rest back.
+ * RETURN VALUE: packets consumed; *stop when out of memory (the packet
+ * that could not be taken stays where it is, for later).
+ */
+static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
+			 uint32_t head, uint32_t tail, bool *stop)
+{
+	uint32_t hdr = le32toh(at(rg, head)->hdr), h2, n;
+	unsigned int port = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	size_t len = pkt_len(hdr), bytes, l2, lim;
+	struct fc__port *pt;
+	struct fc__src *s;
+	bool queue, capped;
+	int err;
+
+	if (type == FC_PKT_T_ABORT) {
+		abort_msg(fab, port, src);
+		return 1;
+	}
+	if (type == FC_PKT_T_CTRL && len <= FC_PKT_PAYLOAD) {
+		/* The library's own: one packet each. */
+		if (hdr & FC_PKT_EOM)
+			fc__ctrl_take(fab->dev, port, src,
+				      at(rg, head)->payload, len);
+		return 1;
+	}
+	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
+		return 1;	/* not a channel packet: nothing for us */
+	s = fc__src_get(fab, port, src);
+	if (!s) {
+		*stop = true;
+		return 0;
+	}
+	pt = fab->ports[port];
+	if (!s->active) {
+		s->active = true;
+		s->into = s->q_head ? NULL : s->posted_head;
+	}
+	/* Into a library buffer: the port's limit and the message's bound. */
+	queue = !s->drop && !s->into;
+	capped = queue && !fab->eq;
+	lim = FC_CHAN_MAX_MSG - (s->cur_len < FC_CHAN_MAX_MSG ?
+				 s->cur_len : FC_CHAN_MAX_MSG);
+	bytes = len;
+	for (n = 1; !(hdr & FC_PKT_EOM) && head + n != tail; n++) {
+		h2 = le32toh(at(rg, head + n)->hdr);
+		if ((h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
+			break;
+		l2 = pkt_len(h2);
+		if (l2 > FC_PKT_PAYLOAD)
+			break;
+		if (queue && (bytes + l2 > lim ||
+			      (capped && pt->buffered + bytes >= FC_CHAN_BUFFERED)))
+			break;
+		bytes += l2;
+		hdr = h2;
+	}
+	n = append_run(pt, s, rg, head, n, bytes, &err);
+	if (err) {
+		*stop = true;
+		return n;
+	}
+	if (hdr & FC_PKT_EOM)
+		finish(fab, port, s);
+	return n;
+}
+
+static bool is_ctrl(const struct fc_hw_pkt *pkt)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+
+	return ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) == FC_PKT_T_CTRL;
+}
+
+static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->rings->addr +
+			(size_t)port * RING_SLOTS,
+		.mask = RING_SLOTS - 1,
+	};
+	uint32_t head = fab->head[port];
+	bool stop = false;
+
+	while (head != tail && !stop) {
+		struct fc__port *pt = fab->ports[port];
+
+		/* Past the limit the ring fills and the board holds back;
+		 * control messages are taken still: they free buffers. */
+		if (pt && pt->buffered >= FC_CHAN_BUFFERED &&
+		    !is_ctrl(at(&rg, head)))
+			break;
+		head += take_run(fab, &rg, head, tail, &stop);
+	}
+	if (head != tail)
+		fab->rescan |= 1u << port / FC_CHAN_GROUP_SIZE;
+	if (head == fab->head[port])
+		return false;
+	fab->head[port] = head;
+	head_write(dev, port, head);
+	return true;
+}
+
+/*
+ * Polling reads of board registers: straight from the register file where
+ * the backend maps it (no lock), else through the backend under dev->lock,
+ * held from regs_hold() to regs_release().
+ */
+static void regs_hold(struct fc_dev *dev)
+{
+	if (!dev->regs)
+		pthread_mutex_lock(&dev->lock);
+}
+
+static void regs_release(struct fc_dev *dev)
+{
+	if (!dev->regs)
+		pthread_mutex_unlock(&dev->lock);
+}
+
+/* RETURN VALUE: 0, or the backend's -errno (a board gone): then no
+ * value, rather than a 0 taken for one. */
+static inline int reg_get(struct fc_dev *dev, uint32_t off, uint32_t *val)
+{
+	if (dev->regs) {
+		*val = __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE);
+		return 0;
+	}
+	return dev->be->reg_read(dev, off, val);
+}
+
+/*
+ * The groups of rings with news (FC_REG_CHAN_EVENTS), and those left
+ * unread. A board without the counters: all of them.
+ */
+static uint32_t groups_moved(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t groups = fab->rescan, ev;
+	unsigned int g;
+
+	if (!fab->chan_events)
+		return ALL_GROUPS;
+	for (g = 0; g < FC_CHAN_GROUPS; g++) {
+		if (reg_get(dev, FC_REG_CHAN_EVENTS(g), &ev))
+			return 0;
+		if (ev != fab->group_events[g]) {
+			fab->group_events[g] = ev;
+			groups |= 1u << g;
+		}
+	}
+	return groups;
+}
+
+/* The first channel of the lowest group in @groups. */
+static unsigned int group_first(uint32_t groups)
+{
+	return (unsigned int)__builtin_ctz(groups) * FC_CHAN_GROUP_SIZE;
+}
+
+static bool drain_all(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t tail[FC_MAX_CHANNELS], irqs, groups, left, t;
+	uint8_t news[FC_MAX_CHANNELS];
+	unsigned int p, end, n = 0, i;
+	bool moved = false;
+
+	/*
+	 * The board counts an event on the channel vector after packets land
+	 * (after TAIL and its group's count): with the count unchanged and
+	 * nothing left unread, no ring has news. Else only the groups whose
+	 * count moved are read. Counter first, then the groups, then the
+	 * tails, so nothing that landed before it is missed.
+	 */
+	regs_hold(dev);
+	if (reg_get(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN), &irqs) ||
+	    (irqs == fab->chan_irqs && !fab->rescan)) {
+		regs_release(dev);
+		return false;
+	}
+	fab->chan_irqs = irqs;
+	groups = groups_moved(dev);
+	fab->rescan = 0;
+	/* All the tails in one go, TAIL read before the slots: the rings
+	 * with news, in order. */
+	for (left = groups; left; left &= left - 1) {
+		end = group_first(left) + FC_CHAN_GROUP_SIZE;
+		for (p = group_first(left); p < end; p++) {
+			if (reg_get(dev, FC_CHAN_REG(p, FC_CHAN_TAIL), &t))
+				break;
+			/* A board moves TAIL at most a ring ahead of HEAD. */
+			if (t - fab->head[p] > RING_SLOTS) {
+				fab->bad_tails++;
+				continue;
+			}
+			if (t != fab->head[p]) {
+				tail[p] = t;
+				news[n++] = (uint8_t)p;
+			}
+		}
+	}
+	regs_release(dev);
+	for (i = 0; i < n; i++)
+		moved |= drain(dev, news[i], tail[news[i]]);
+	return moved;
+}
+
+
+/* ---- The event queue ---- */
+
+/* Is entry @n of the queue written (its phase the board's for it)? */
+static inline bool eq_written(const struct fc__fabric *fab, uint32_t n)
+{
+	const struct fc_hw_pkt *e = (const struct fc_hw_pkt *)fab->eq->addr +
+				    (n & (fab->eq_slots - 1));
+	uint32_t hdr = le32toh(__atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE));
+
+	return (hdr & FC_EQ_PHASE) == FC_EQ_PHASE_OF(n, fab->eq_slots);
+}
+
+/*
+ * What the board wrote since we last looked, in order: one load when
+ * nothing came. HEAD goes back to the board a quarter of the queue at a
+ * time (a register write each; through a driver, a system call).
+ */
+static bool drain_eq(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
+		.mask = fab->eq_slots - 1,
+	};
+	uint32_t head = fab->eq_head, tail = head;
+	bool stop = false;
+
+	while (tail - head < fab->eq_slots && eq_written(fab, tail))
+		tail++;
+	if (tail == head)
+		return false;
+	while (head != tail && !stop)
+		head += take_run(fab, &rg, head, tail, &stop);
+	fab->eq_head = head;
+	if (head - fab->eq_told >= fab->eq_slots / 4) {
+		fab->eq_told = head;
+		reg_wr(dev, FC_EQ_HEAD, head);
+	}
+	return true;
+}
+
+/*
+ * Wait (boundedly) until the board works by @want in the SEEN register
+ * @seen: a queue or ring it has left may be reused.
+ * RETURN VALUE: 0, or -ETIMEDOUT.
+ */
+static int wait_seen(struct fc_dev *dev, uint32_t seen, uint32_t want)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < SEEN_WAIT_MS; i++) {
+		if (reg_rd(dev, seen) == want)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static void eq_off(struct fc_dev *dev)
+{
+	unsigned int p;
+
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
+	reg_wr(dev, FC_EQ_CTRL, 0);
+	wait_seen(dev, FC_EQ_SEEN, 0);
+}
+
+/* The event queue, every port's packets into it. */
+static int eq_init(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	size_t bytes = (size_t)EQ_SLOTS * FC_EQ_ENTRY_SIZE;
+	unsigned int p;
+	uint64_t bus;
+	int ret;
+
+	ret = fc__mem_alloc_contig(dev, bytes, &fab->eq);
+	if (ret)
+		return ret;
+	memset(fab->eq->addr, 0, bytes);
+	ret = mem_bus(dev, fab->eq, &bus);
+	if (ret)
+		goto err_free;
+	/* A queue an earlier process left on: the board must leave it. */
+	reg_wr(dev, FC_EQ_CTRL, 0);
+	ret = wait_seen(dev, FC_EQ_SEEN, 0);
+	if (ret)
+		goto err_free;
+	fab->eq_slots = EQ_SLOTS;
+	reg_wr(dev, FC_EQ_BASE_LO, (uint32_t)bus);
+	reg_wr(dev, FC_EQ_BASE_HI, (uint32_t)(bus >> 32));
+	reg_wr(dev, FC_EQ_SLOTS, EQ_SLOTS);
+	reg_wr(dev, FC_EQ_HEAD, 0);
+	/* No interrupt: a sleeper here waits on the board's bell. */
+	reg_wr(dev, FC_EQ_IRQ_AT, EQ_SLOTS);
+	reg_wr(dev, FC_EQ_CTRL, FC_EQ_CTRL_ENABLE);
+	for (p = 0; p < FC_MAX_CHANNELS; p++)
+		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL),
+		       FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	return 0;
+
+err_free:
+	fc_mem_free(dev, fab->eq);
+	fab->eq = NULL;
+	return ret;
+}
+
+/* ---- Rings, on a board without an event queue ---- */
+
+static int rings_init(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	unsigned int p;
+	int ret;
+
+	ret = fc__mem_alloc_contig(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS *
+				   FC_PKT_SIZE, &fab->rings);
+	if (ret)
+		return ret;
+	if (!dev->be->chan_ring)
+		ret = mem_bus(dev, fab->rings, &fab->rings_bus);
+	if (ret)
+		goto err_free;
+	fab->chan_events = dev->info.caps & FC_CAP_CHAN_EVENTS;
+	fab->rescan = ALL_GROUPS;
+	for (p = 0; p < FC_MAX_CHANNELS && !ret; p++)
+		ret = ring_program(dev, p, fab->rings_bus);
+	if (!ret)
+		return 0;
+	/* The endpoints belong to another open of the board (the driver's). */
+	pthread_mutex_lock(&dev->lock);
+	while (p-- > 1)
+		dev->be->chan_ring(dev, p - 1, NULL, 0, 0, NULL);
+	pthread_mutex_unlock(&dev->lock);
+err_free:
+	fc_mem_free(dev, fab->rings);
+	fab->rings = NULL;
+	return ret;
+}
+
+/* ---- Entry points ---- */
+
+int fc__rx_init(struct fc_dev *dev)
+{
+	if ((dev->info.caps & FC_CAP_EVENT_QUEUE) && !dev->be->chan_ring &&
+	    fc__env_size(EQ_ENV, 1))
+		return eq_init(dev);
+	return rings_init(dev);
+}
+
+/* At close: the board stops writing; the memory goes with the device's. */
+void fc__rx_fini(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	unsigned int p;
+
+	if (fab->eq) {
+		eq_off(dev);
+		return;
+	}
+	for (p = 0; p < FC_MAX_CHANNELS && !dev->be->chan_ring; p++)
+		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
+}
+
+bool fc__rx_drain(struct fc_dev *dev)
+{
+	return dev->fab->eq ? drain_eq(dev) : drain_all(dev);
+}
