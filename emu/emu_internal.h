@@ -114,7 +114,18 @@ static inline void emu_inc(struct fcemu *emu, uint32_t off)
 	emu_wr(emu, off, emu_rd(emu, off) + 1);
 }
 
-void fcemu__raise_irq(struct fcemu *emu, unsigned int vector);
+/*
+ * The interrupt block: count @vector in IRQ_COUNT and, if it is enabled,
+ * call the host's callback (ops->raise_irq). Here, not in board.c, so that
+ * the engines below the board raise interrupts without calling up into it.
+ */
+static inline void fcemu__raise_irq(struct fcemu *emu, unsigned int vector)
+{
+	emu_inc(emu, FC_REG_IRQ_COUNT(vector));
+	if ((emu_rd(emu, FC_REG_IRQ_ENABLE) & (1u << vector)) &&
+	    emu->ops->raise_irq)
+		emu->ops->raise_irq(emu->ctx, vector);
+}
 
 /* emu/pio.c: take the packets the host wrote into the window; empty it */
 void fcemu__pio_notice(struct fcemu *emu);
