@@ -216,6 +216,9 @@ static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
 
 /* emu/router.c: a run's move, finished for a router that died in it */
 void fcemu__router_repair(struct fcemu_cluster *c, unsigned int node);
+/* Run board @node's router, its lock held. RETURN VALUE: packets moved. */
+unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
+			       unsigned int budget);
 /* Tests only: the router's process dies right after publishing a run (1)
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
@@ -224,6 +227,12 @@ extern int fcemu__die_in_move;
  * _fenced when a locked operation came after the news was published. */
 void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
 void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);
+
+/* @i mod @n for @i < 2n: round-robin without a division per step. */
+static inline unsigned int cl_wrap(unsigned int i, unsigned int n)
+{
+	return i >= n ? i - n : i;
+}
 
 static inline void cl_set_pending(struct fcemu_cluster *c, unsigned int node)
 {
