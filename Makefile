@@ -17,13 +17,21 @@ AR       ?= ar
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Werror=implicit-function-declaration
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iemu -Ilib
+CPPFLAGS += -D_GNU_SOURCE -Iinclude
+# Include paths per folder, so that a folder's private headers stay its own:
+# include/ (the public API, the ioctl ABI, the hardware contract) is for
+# all; topo/ is code shared by the emulator, lib/ and the tools. A program
+# that needs another folder's header says why below.
+INC :=
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -pthread
 
 B := build
 
+# topo/: topologies, pure code shared by the emulator, lib/ and tools/.
+TOPO_SRC := $(wildcard topo/*.c)
 EMU_SRC := $(wildcard emu/*.c)
 LIB_SRC := $(wildcard lib/*.c)
+TOPO_OBJ := $(TOPO_SRC:%.c=$(B)/%.o)
 EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TOOLS   := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/fpgacomm-*.c)) \
@@ -45,20 +53,26 @@ all: lib tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
+$(B)/lib/%.o: INC := -Ilib -Itopo
+$(B)/emu/%.o: INC := -Iemu -Itopo
+$(B)/topo/%.o: INC := -Itopo
+# The emu backend is the host of the in-process emulated board (emu/fcemu.h).
+$(B)/lib/backend_emu.o: INC := -Ilib -Itopo -Iemu
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(EMU_A): $(EMU_OBJ)
+$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_A): $(LIB_OBJ) $(EMU_OBJ)
+$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) lib/libfpgacomm.map
+$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) lib/libfpgacomm.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libfpgacomm.map -Wl,-z,defs \
-		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(LIB_LIBS)
+		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(LIB_LIBS)
 	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
 
@@ -79,7 +93,12 @@ tools: $(TOOLS)
 $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< $(TOOL_EXTRA) -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tools/tool_util.c $< $(TOOL_EXTRA) -o $@ $(LIB_A) $(LIB_LIBS) -lpci
+
+# fpgacomm-route prints and loads routing tables: topo/.
+$(B)/tools/fpgacomm-route: INC := -Itopo
+# fpgacomm-run creates the emulated cluster its ranks join: emu/fabric.h.
+$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo
 
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
@@ -94,10 +113,10 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
 $(B)/tools/fpgacomm-bench: tools/bench_msgcost.c tools/bench_msgcost.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_msgcost.c
 
-# The daemon that hosts the emulated board behind QEMU ivshmem.
+# The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
+	$(CC) $(CPPFLAGS) -Iemu -Itopo $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 # Programs a user starts from: only the public header and the library.
 examples: $(EXAMPLES)
@@ -109,7 +128,15 @@ tests: $(TESTS)
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+
+# Tests go through the public API, except these: the emulator's own (its
+# registers, clusters and internals), those that make an emulated cluster
+# in process, and the topology's.
+EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
+	     test_handles test_peer_gpu test_run
+$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
+$(B)/tests/test_topology: INC := -Itopo
 
 # A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1
@@ -207,7 +234,7 @@ uninstall:
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] tools/*.c tests/*.c examples/*.c)
+	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
 
 clean:
 	rm -rf $(B) build-asan

@@ -37,8 +37,19 @@
 /* Does @loc name a channel endpoint (one message per transfer)? */
 static bool fc_loc_is_chan(const struct fc_ioc_loc *loc)
 {
-	return loc->space == FC_SPACE_FABRIC &&
-	       FC_FABRIC_REGION(loc->addr) == FC_REGION_CHAN;
+	return fc_hw_dst_is_chan(loc->space, loc->addr);
+}
+
+/* A transfer as the chain rule (fc_hw_chain_check()) sees it. */
+static struct fc_hw_chain_step fc_xfer_step(const struct fc_ioc_xfer *x)
+{
+	struct fc_hw_chain_step s = {
+		.flags = x->flags & FC_XFER_MORE ? FC_DESC_F_MORE : 0,
+		.dst_space = x->dst.space,
+		.dst = x->dst.addr,
+	};
+
+	return s;
 }
 
 /* A position in one end of a transfer: a linear address or DMA segments. */
@@ -209,12 +220,14 @@ static int fc_chain_alloc_tables(struct fc_dev *fc, struct fc_chain *c,
  */
 static int fc_chain_mark_ends(struct fc_chain *c)
 {
+	struct fc_hw_chain_step step;
 	struct fc_hw_desc *last;
 	unsigned int i;
 
 	for (i = 0; i < c->ntables; i++) {
 		last = &c->tables[i].desc[c->tables[i].count - 1];
-		if (le16_to_cpu(last->flags) & FC_DESC_F_MORE)
+		step = fc_hw_desc_step(last);
+		if (fc_hw_chain_check(&step, NULL))
 			return -EMSGSIZE;
 		last->flags |= cpu_to_le16(FC_DESC_F_EOC);
 	}
@@ -630,14 +643,22 @@ static int fc_check_loc(struct fc_dev *fc, const struct fc_ioc_loc *loc,
 	return 0;
 }
 
-static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x)
+/* @next: the transfer after @x in the ticket, NULL for the last. */
+static int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x,
+			 const struct fc_ioc_xfer *next)
 {
+	struct fc_hw_chain_step step, next_step;
 	int ret;
 
 	if (x->flags & ~FC_XFER_MORE || x->reserved)
 		return -EINVAL;
-	if (x->flags & FC_XFER_MORE && !fc_loc_is_chan(&x->dst))
-		return -EINVAL;
+	step = fc_xfer_step(x);
+	if (next)
+		next_step = fc_xfer_step(next);
+	ret = fc_hw_dma_errno(fc_hw_chain_check(&step,
+						next ? &next_step : NULL));
+	if (ret)
+		return ret;
 	if (!x->len || x->len > FC_DESC_MAX_LEN)
 		return -EINVAL;
 	ret = fc_check_loc(fc, &x->src, x->len);
@@ -700,16 +721,10 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	if (IS_ERR(x))
 		return PTR_ERR(x);
 	for (i = 0; i < s.count; i++) {
-		ret = fc_check_xfer(fc, &x[i]);
+		ret = fc_check_xfer(fc, &x[i],
+				    i + 1 < s.count ? &x[i + 1] : NULL);
 		if (ret)
 			goto out_free_x;
-		/* A message goes on only in the next transfer, same channel. */
-		if (x[i].flags & FC_XFER_MORE &&
-		    (i + 1 == s.count || x[i + 1].dst.space != x[i].dst.space ||
-		     x[i + 1].dst.addr != x[i].dst.addr)) {
-			ret = -EINVAL;
-			goto out_free_x;
-		}
 	}
 
 	ret = -ENOMEM;

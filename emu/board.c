@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The emulated board: identity registers, board memory, interrupts, and the
- * dispatch of host notices and progress to the engines.
+ * The emulated board: identity registers, board memory, and the dispatch of
+ * host notices and progress to the engines (interrupts: emu_internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,14 +20,6 @@ void fcemu_config_default(struct fcemu_config *cfg)
 	cfg->dma_engines = 2;
 	cfg->num_ports = 4;	/* a 2D torus node */
 	cfg->num_ls = FC_MAX_LS;
-}
-
-void fcemu__raise_irq(struct fcemu *emu, unsigned int vector)
-{
-	emu_inc(emu, FC_REG_IRQ_COUNT(vector));
-	if ((emu_rd(emu, FC_REG_IRQ_ENABLE) & (1u << vector)) &&
-	    emu->ops->raise_irq)
-		emu->ops->raise_irq(emu->ctx, vector);
 }
 
 /* Link ports that are up, from the port blocks the cluster set up. */
@@ -108,7 +100,7 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	emu->cluster = cfg->cluster;
 	if (emu->cluster) {
 		emu->cfg.num_ports =
-			fcemu_topology_ports(fcemu_cluster_topology(emu->cluster));
+			fc_topo_ports(fcemu_cluster_topology(emu->cluster));
 		emu->bar0 = fcemu_cluster_bar0(emu->cluster, cfg->node_id);
 	}
 

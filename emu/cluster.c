@@ -90,7 +90,7 @@ static uint64_t proc_starttime(pid_t pid)
 	return start;
 }
 
-static size_t object_size(const struct fcemu_topology *t, unsigned int ports)
+static size_t object_size(const struct fc_topology *t, unsigned int ports)
 {
 	size_t board = FC_BAR0_SIZE +
 		       ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
@@ -112,7 +112,7 @@ static int init_lock(pthread_mutex_t *m)
 }
 
 /* Where each link port of board @n leads, as the topology says. */
-static void wire(const struct fcemu_topology *t, unsigned int ports,
+static void wire(const struct fc_topology *t, unsigned int ports,
 		 unsigned int n, uint8_t *peer, uint8_t *peer_port)
 {
 	unsigned int p, to, to_port;
@@ -122,7 +122,7 @@ static void wire(const struct fcemu_topology *t, unsigned int ports,
 		peer_port[p] = CL_NO_PEER;
 	}
 	for (p = 1; p <= ports; p++) {
-		if (fcemu_topology_peer(t, n, p, &to, &to_port))
+		if (fc_topo_peer(t, n, p, &to, &to_port))
 			continue;
 		peer[p] = (uint8_t)to;
 		peer_port[p] = (uint8_t)to_port;
@@ -133,7 +133,7 @@ static void wire(const struct fcemu_topology *t, unsigned int ports,
  * board's side: ports up with their peers. */
 static void init_board(struct fcemu_cluster *c, unsigned int n)
 {
-	const struct fcemu_topology *t = &c->topo;
+	const struct fc_topology *t = &c->topo;
 	unsigned int p, peer, d;
 	uint32_t links = 0;
 
@@ -149,12 +149,12 @@ static void init_board(struct fcemu_cluster *c, unsigned int n)
 	}
 	for (d = 0; d < t->nodes; d++)
 		cl_st(cl_reg(c, n, FC_ROUTE_TABLE(d)),
-		      fcemu_topology_route(t, n, d));
+		      fc_topo_route(t, n, d));
 	cl_st(cl_reg(c, n, FC_REG_NODE_ID), n);
 	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), c->ports);
 	cl_st(cl_reg(c, n, FC_REG_LINK_STATE), links);
 	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_NODES), t->nodes);
-	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_TOPO), fcemu_topology_reg(t));
+	cl_st(cl_reg(c, n, FC_ROUTER_FABRIC_TOPO), fc_topo_reg(t));
 	cl_st(cl_reg(c, n, FC_ROUTER_CTRL), FC_ROUTER_CTRL_ENABLE);
 	cl_st(cl_reg(c, n, FC_ROUTER_STATUS), FC_ROUTER_STATUS_UP);
 }
@@ -166,18 +166,18 @@ static bool faults_valid(const struct fcemu_faults *f)
 }
 
 /* A topology that parses back to itself is one create could have made. */
-static bool topology_valid(const struct fcemu_topology *t)
+static bool topology_valid(const struct fc_topology *t)
 {
-	struct fcemu_topology back;
+	struct fc_topology back;
 	char spec[64];
 
 	if (t->nodes < 1 || t->nodes > FC_MAX_NODES ||
-	    fcemu_topology_format(t, spec, sizeof(spec)) ||
-	    fcemu_topology_parse(spec, &back))
+	    fc_topo_format(t, spec, sizeof(spec)) ||
+	    fc_topo_parse(spec, &back))
 		return false;
 	return back.kind == t->kind && back.nx == t->nx && back.ny == t->ny &&
 	       back.nodes == t->nodes &&
-	       fcemu_topology_ports(t) <= FC_MAX_PORTS;
+	       fc_topo_ports(t) <= FC_MAX_PORTS;
 }
 
 /*
@@ -190,14 +190,14 @@ static bool topology_valid(const struct fcemu_topology *t)
 static int check_layout(struct fcemu_cluster *c)
 {
 	const struct cl_header *h = c->hdr;
-	struct fcemu_topology t = h->topo;
+	struct fc_topology t = h->topo;
 	struct fcemu_faults f = h->faults;
 	unsigned int ports = h->ports, n, p;
 	uint8_t peer[FC_MAX_PORTS + 1], peer_port[FC_MAX_PORTS + 1];
 	size_t off, rings;
 
 	if (h->layout != CL_LAYOUT || h->ring_slots != CL_RING_SLOTS ||
-	    !topology_valid(&t) || ports != fcemu_topology_ports(&t) ||
+	    !topology_valid(&t) || ports != fc_topo_ports(&t) ||
 	    !faults_valid(&f) || h->size != c->size ||
 	    h->size != object_size(&t, ports))
 		return -EPROTO;
@@ -270,7 +270,7 @@ static int map_object(struct fcemu_cluster **cp, const char *name, int fd,
 }
 
 int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
-			 const struct fcemu_topology *t,
+			 const struct fc_topology *t,
 			 const struct fcemu_faults *faults)
 {
 	struct fcemu_cluster *c;
@@ -283,12 +283,12 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 	if (!cp || !t)
 		return -EINVAL;
 	/* full:1 is a cluster too: one board, no links */
-	if (fcemu_topology_format(t, path, sizeof(path)))
+	if (fc_topo_format(t, path, sizeof(path)))
 		return -EINVAL;
 	ret = shm_path(name, path, sizeof(path));
 	if (ret)
 		return ret;
-	ports = fcemu_topology_ports(t);
+	ports = fc_topo_ports(t);
 	if (ports > FC_MAX_PORTS || !topology_valid(t) ||
 	    (faults && !faults_valid(faults)))
 		return -EINVAL;
@@ -428,7 +428,7 @@ int fcemu_cluster_unlink(const char *name)
 	return shm_unlink(path) ? -errno : 0;
 }
 
-const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *c)
+const struct fc_topology *fcemu_cluster_topology(const struct fcemu_cluster *c)
 {
 	return &c->topo;
 }

@@ -112,7 +112,7 @@ struct cl_header {
 	uint32_t magic;
 	uint32_t layout;
 	uint64_t size;		/* bytes of the object */
-	struct fcemu_topology topo;
+	struct fc_topology topo;
 	struct fcemu_faults faults;
 	uint32_t ports;		/* link ports per board */
 	uint32_t ring_slots;
@@ -142,7 +142,7 @@ struct fcemu_cluster {
 	 * process of the cluster can write the header, none can make this
 	 * one index with it.
 	 */
-	struct fcemu_topology topo;
+	struct fc_topology topo;
 	struct fcemu_faults faults;
 	uint8_t peer[FC_MAX_NODES][FC_MAX_PORTS + 1];
 	uint8_t peer_port[FC_MAX_NODES][FC_MAX_PORTS + 1];
@@ -216,6 +216,12 @@ static inline void cl_inc(struct fcemu_cluster *c, unsigned int node,
 
 /* emu/router.c: a run's move, finished for a router that died in it */
 void fcemu__router_repair(struct fcemu_cluster *c, unsigned int node);
+/* Run board @node's router, its lock held. RETURN VALUE: packets moved. */
+unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
+			       unsigned int budget);
+/* Its injection ring only (what its host just sent), lock held. */
+void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
+				unsigned int budget);
 /* Tests only: the router's process dies right after publishing a run (1)
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
@@ -224,6 +230,12 @@ extern int fcemu__die_in_move;
  * _fenced when a locked operation came after the news was published. */
 void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
 void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);
+
+/* @i mod @n for @i < 2n: round-robin without a division per step. */
+static inline unsigned int cl_wrap(unsigned int i, unsigned int n)
+{
+	return i >= n ? i - n : i;
+}
 
 static inline void cl_set_pending(struct fcemu_cluster *c, unsigned int node)
 {

@@ -92,6 +92,17 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
 	return fcemu__check_dst(emu, d->dst_space, le64toh(d->dst), len);
 }
 
+/* F_MORE and F_CTRL of @d, whose destination check_desc() found good. */
+static int check_chain_rule(const struct fc_hw_desc *d,
+			    const struct fc_hw_desc *next)
+{
+	struct fc_hw_chain_step s = fc_hw_desc_step(d), n;
+
+	if (next)
+		n = fc_hw_desc_step(next);
+	return fc_hw_chain_check(&s, next ? &n : NULL);
+}
+
 /* Fetch and check the chain named by DESC_*; FC_DMA_ERR_NONE if it is good. */
 static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
 		       uint32_t *bad_index)
@@ -119,8 +130,8 @@ static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
 	for (i = 0; i < count; i++) {
 		err = check_desc(emu, &dma->chain[i], i == count - 1);
 		if (!err)
-			err = fcemu__fabric_check_more(emu, &dma->chain[i],
-						       i + 1 < count ? &dma->chain[i + 1] : NULL);
+			err = check_chain_rule(&dma->chain[i],
+					       i + 1 < count ? &dma->chain[i + 1] : NULL);
 		if (err) {
 			*bad_index = i;
 			return err;

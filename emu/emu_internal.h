@@ -114,7 +114,18 @@ static inline void emu_inc(struct fcemu *emu, uint32_t off)
 	emu_wr(emu, off, emu_rd(emu, off) + 1);
 }
 
-void fcemu__raise_irq(struct fcemu *emu, unsigned int vector);
+/*
+ * The interrupt block: count @vector in IRQ_COUNT and, if it is enabled,
+ * call the host's callback (ops->raise_irq). Here, not in board.c, so that
+ * the engines below the board raise interrupts without calling up into it.
+ */
+static inline void fcemu__raise_irq(struct fcemu *emu, unsigned int vector)
+{
+	emu_inc(emu, FC_REG_IRQ_COUNT(vector));
+	if ((emu_rd(emu, FC_REG_IRQ_ENABLE) & (1u << vector)) &&
+	    emu->ops->raise_irq)
+		emu->ops->raise_irq(emu->ctx, vector);
+}
 
 /* emu/pio.c: take the packets the host wrote into the window; empty it */
 void fcemu__pio_notice(struct fcemu *emu);
@@ -174,9 +185,6 @@ int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
 bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space, uint64_t addr);
 /* Chain check of such a destination: FC_DMA_ERR_*. */
 int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len);
-/* Chain check of F_MORE on chain[i] (next: chain[i + 1]). */
-int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
-			     const struct fc_hw_desc *next);
 void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma);
 /*
  * Packetise the current descriptor from cur_off, up to @budget bytes.

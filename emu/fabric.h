@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The emulated fabric (docs/fabric.md): topologies and their routing tables,
- * and a cluster of boards in one shared-memory object whose links, routers
- * and register files any process of the cluster can drive.
+ * The emulated fabric (docs/fabric.md): a cluster of boards in one
+ * shared-memory object whose links, routers and register files any process
+ * of the cluster can drive. Its topology comes from topo/topology.h.
  */
 #ifndef FCEMU_FABRIC_H
 #define FCEMU_FABRIC_H
@@ -13,52 +13,9 @@
 
 #include <fpgacomm/hw.h>
 
-/* ---- Topologies (emu/topology.c): pure functions, no state ---- */
+#include "topology.h"
 
-enum fcemu_topo_kind {
-	FCEMU_TOPO_RING,	/* "ring:N" */
-	FCEMU_TOPO_MESH,	/* "mesh:XxY" */
-	FCEMU_TOPO_TORUS,	/* "torus:XxY" */
-	FCEMU_TOPO_FULL,	/* "full:N", N <= FC_MAX_PORTS + 1 */
-};
-
-struct fcemu_topology {
-	uint32_t kind;		/* enum fcemu_topo_kind */
-	uint32_t nx, ny;	/* ring and full: nx = N, ny = 1 */
-	uint32_t nodes;		/* nx * ny, 1..FC_MAX_NODES */
-};
-
-/* RETURN VALUE: 0, or -EINVAL for a malformed or too large topology. */
-int fcemu_topology_parse(const char *spec, struct fcemu_topology *t);
-/* "torus:4x4" etc. into @buf. RETURN VALUE: 0 or -ENOSPC. */
-int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len);
-/*
- * The topology as the board registers FC_ROUTER_FABRIC_NODES/_TOPO hold it
- * (hw.h): fcemu_topology_reg() gives the TOPO value (0 for an invalid
- * one); fcemu_topology_from_reg() reads one back. RETURN VALUE: 0, or
- * -EINVAL for registers that name no valid topology (0: no fabric).
- */
-uint32_t fcemu_topology_reg(const struct fcemu_topology *t);
-int fcemu_topology_from_reg(uint32_t nodes, uint32_t reg,
-			    struct fcemu_topology *t);
-/* Link ports per board (ring 2, mesh and torus 4, full N-1). */
-unsigned int fcemu_topology_ports(const struct fcemu_topology *t);
-/*
- * Where link port @port (1..ports) of @node leads: *peer and the port
- * number at the peer. RETURN VALUE: 0; -ENOENT where a mesh has no link.
- */
-int fcemu_topology_peer(const struct fcemu_topology *t, unsigned int node,
-			unsigned int port, unsigned int *peer,
-			unsigned int *peer_port);
-/* The routing-table entry (FC_ROUTE_*) at @node for destination @dst:
- * FC_ROUTE_VALID | port, port 0 for @dst == @node, DATELINE on wrap hops. */
-uint32_t fcemu_topology_route(const struct fcemu_topology *t, unsigned int node,
-			      unsigned int dst);
-/* Link hops from @a to @b along the routes. */
-unsigned int fcemu_topology_hops(const struct fcemu_topology *t, unsigned int a,
-				 unsigned int b);
-
-/* ---- Clusters (emu/cluster.c, emu/link.c, emu/router.c) ---- */
+/* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c) ---- */
 
 #define FCEMU_CLUSTER_NAME_MAX	32
 
@@ -81,7 +38,7 @@ struct fcemu_cluster;
  * RETURN VALUE: 0; -EEXIST; -EINVAL bad name or topology; -errno of shm.
  */
 int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
-			 const struct fcemu_topology *t,
+			 const struct fc_topology *t,
 			 const struct fcemu_faults *faults);
 /* Map an existing cluster. RETURN VALUE: 0; -ENOENT; -EPROTO bad layout. */
 int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name);
@@ -89,7 +46,7 @@ void fcemu_cluster_detach(struct fcemu_cluster *c);
 /* Remove the shared object (mappings stay valid). RETURN VALUE: 0/-errno. */
 int fcemu_cluster_unlink(const char *name);
 
-const struct fcemu_topology *fcemu_cluster_topology(const struct fcemu_cluster *c);
+const struct fc_topology *fcemu_cluster_topology(const struct fcemu_cluster *c);
 /* Board @node's register file (FC_BAR0_SIZE bytes) in the shared object. */
 volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node);
 

@@ -75,26 +75,6 @@ int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
 	}
 }
 
-int fcemu__fabric_check_more(struct fcemu *emu, const struct fc_hw_desc *d,
-			     const struct fc_hw_desc *next)
-{
-	uint64_t dst = le64toh(d->dst);
-	uint16_t flags = le16toh(d->flags);
-	bool to_chan = fcemu__fabric_packets(emu, d->dst_space, dst) &&
-		       FC_FABRIC_REGION(dst) == FC_REGION_CHAN;
-
-	if ((flags & FC_DESC_F_CTRL) && !to_chan)
-		return FC_DMA_ERR_FLAGS;
-	if (!(flags & FC_DESC_F_MORE))
-		return FC_DMA_ERR_NONE;
-	/* A message goes on only to the same channel, and must end. */
-	if (!next || !to_chan || next->dst_space != d->dst_space ||
-	    next->dst != d->dst ||
-	    ((le16toh(next->flags) ^ flags) & FC_DESC_F_CTRL))
-		return FC_DMA_ERR_FLAGS;
-	return FC_DMA_ERR_NONE;
-}
-
 void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 {
 	dma->part_len = 0;

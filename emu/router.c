@@ -6,7 +6,8 @@
  * output its routing table names. An output without credit holds the
  * packet back at its input and the router serves the other inputs: a
  * blocked packet is never dropped. Only undeliverable packets (no route,
- * destination gone) are dropped, and counted in ROUTER_DROPS.
+ * destination gone) are dropped, and counted in ROUTER_DROPS. Which
+ * boards are routed, and when, is emu/progress.c's business.
  */
 #include <endian.h>
 #include <errno.h>
@@ -15,15 +16,6 @@
 #include "cluster_internal.h"
 
 #define BURST		64	/* packets from one input before the next */
-#define BOARD_BUDGET	512	/* packets per board per pass */
-#define PASSES		4	/* passes per call: several hops in one call */
-#define WAIT_CALLS	3	/* calls that leave another's board to it */
-
-/* @i mod @n for @i < 2n: round-robin without a division per step. */
-static unsigned int wrap(unsigned int i, unsigned int n)
-{
-	return i >= n ? i - n : i;
-}
 
 /* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
  * the same dimension, and 0 when it enters or turns. */
@@ -286,9 +278,8 @@ static void update_credits(struct fcemu_cluster *c, unsigned int n)
 	}
 }
 
-/* One board's router, lock held. RETURN VALUE: packets moved. */
-static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
-				unsigned int budget)
+unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
+			       unsigned int budget)
 {
 	struct cl_node *nd = &c->hdr->node[n];
 	unsigned int inputs = 1 + 2 * c->ports;
@@ -305,7 +296,7 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 	while (again && moved < budget) {
 		again = false;
 		for (k = 0; k < inputs && moved < budget; k++) {
-			i = wrap(nd->rr + k, inputs);
+			i = cl_wrap(nd->rr + k, inputs);
 			got = forward_run(c, n, i, budget - moved < BURST ?
 						    budget - moved : BURST);
 			moved += got;
@@ -313,7 +304,7 @@ static unsigned int route_board(struct fcemu_cluster *c, unsigned int n,
 			if (got && !fcemu__ring_empty(input_ring(c, n, i)))
 				again = true;
 		}
-		nd->rr = wrap(nd->rr + 1, inputs);
+		nd->rr = cl_wrap(nd->rr + 1, inputs);
 	}
 	if (moved)
 		update_credits(c, n);
@@ -328,9 +319,10 @@ out:
  * run at a time, as a packet written into the window leaves at once on a
  * board. The other inputs keep their pending flag for the next pass.
  */
-static void route_injected(struct fcemu_cluster *c, unsigned int n)
+void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int n,
+				unsigned int budget)
 {
-	unsigned int moved = 0, got, budget = BOARD_BUDGET;
+	unsigned int moved = 0, got;
 
 	if (!(cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE)) {
 		cl_set_pending(c, n);
@@ -344,87 +336,4 @@ static void route_injected(struct fcemu_cluster *c, unsigned int n)
 		update_credits(c, n);
 	if (!fcemu__ring_empty(input_ring(c, n, 0)))
 		cl_set_pending(c, n);
-}
-
-/*
- * The boards to route in this call: those this mapping claimed, and
- * another only once it has been pending for WAIT_CALLS of our calls in a
- * row. Its own process is polling, most likely, and a router run in the
- * owner's process keeps the router's state and rings in that core's cache
- * instead of moving them between cores at every packet; a board whose
- * owner is busy, asleep or dead is routed by the others soon enough. A
- * mapping that claimed no board (a tool) routes them all.
- */
-static uint64_t boards_to_route(struct fcemu_cluster *c, uint64_t pending)
-{
-	uint64_t others = pending & ~c->mine, route = c->mine, b;
-	unsigned int n;
-
-	if (!c->mine)
-		return ~0ull;
-	for (b = c->waiting & ~others; b; b &= b - 1)
-		c->waited[__builtin_ctzll(b)] = 0;	/* routed meanwhile */
-	for (b = others; b; b &= b - 1) {
-		n = (unsigned int)__builtin_ctzll(b);
-		if (c->waited[n] < WAIT_CALLS)
-			c->waited[n]++;
-		else
-			route |= 1ull << n;
-	}
-	c->waiting = others;
-	return route;
-}
-
-uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
-{
-	unsigned int nodes = c->nodes;
-	unsigned int pass, k, n, moved;
-	uint64_t total = 0, pending, route, kicked = c->kicked;
-	bool again = true;
-
-	c->kicked = 0;
-	fcemu__cluster_scan(c);
-	route = boards_to_route(c, __atomic_load_n(&c->hdr->pending,
-						   __ATOMIC_SEQ_CST)) | kicked;
-	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
-		again = false;
-		pending = (__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) |
-			   kicked) & route;
-		for (k = 0; k < nodes && pending && total < budget; k++) {
-			n = wrap(c->next_board + k, nodes);
-			if (!(pending & (1ull << n)))
-				continue;
-			/* Someone else is routing it: no need to wait. */
-			if (fcemu__cluster_lock(c, n, false))
-				continue;
-			kicked &= ~(1ull << n);
-			moved = route_board(c, n, budget - total < BOARD_BUDGET ?
-					    (unsigned int)(budget - total) : BOARD_BUDGET);
-			fcemu__cluster_unlock(c, n);
-			total += moved;
-			if (moved)
-				again = true;
-		}
-		c->next_board = wrap(c->next_board + 1, nodes);
-	}
-	/* Kicked boards not routed here are left to anyone, as usual. */
-	for (; kicked; kicked &= kicked - 1)
-		cl_set_pending(c, (unsigned int)__builtin_ctzll(kicked));
-	return total;
-}
-
-void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
-{
-	fcemu_cluster_inject_route(c, node);
-	if (!(c->kicked & (1ull << node)))
-		return;
-	/* Busy elsewhere: its router is running, flag what is left for it. */
-	if (fcemu__cluster_lock(c, node, false)) {
-		c->kicked &= ~(1ull << node);
-		cl_set_pending(c, node);
-		return;
-	}
-	c->kicked &= ~(1ull << node);
-	route_injected(c, node);
-	fcemu__cluster_unlock(c, node);
 }

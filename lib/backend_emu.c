@@ -17,7 +17,7 @@
 #include "internal.h"
 #include "cuda_internal.h"
 #include "emu_iommu.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: this backend hosts the emulated board */
 #include "fcemu.h"
 
 #define EMU_QUEUE_DEPTH	64		/* chains queued or running */
@@ -195,11 +195,11 @@ static int wait_attach(struct emu_board *b)
 static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 {
 	const struct fc__join *j = &dev->join;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	int ret;
 
 	if (j->job && j->create) {
-		if (fcemu_topology_parse(j->topology, &t) || t.nodes != j->size)
+		if (fc_topo_parse(j->topology, &t) || t.nodes != j->size)
 			return -EINVAL;
 		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, NULL);
 		if (ret == -EEXIST)
@@ -225,7 +225,7 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 /* Release our node; the last of a job's ranks to leave removes it. */
 static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
 {
-	const struct fcemu_topology *t;
+	const struct fc_topology *t;
 	unsigned int n;
 
 	if (!b->fabric)
@@ -613,7 +613,7 @@ static int emu_progress(struct fc_dev *dev, uint64_t *moved)
 static int emu_world(struct fc_dev *dev, struct fc_world *w)
 {
 	struct emu_board *b = board_of(dev);
-	const struct fcemu_topology *t;
+	const struct fc_topology *t;
 
 	if (!b->fabric)
 		return -ENOTCONN;
@@ -622,7 +622,7 @@ static int emu_world(struct fc_dev *dev, struct fc_world *w)
 	w->rank = b->index;
 	w->size = t->nodes;
 	w->node_id = b->index;
-	return fcemu_topology_format(t, w->topology, sizeof(w->topology));
+	return fc_topo_format(t, w->topology, sizeof(w->topology));
 }
 
 static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
@@ -631,8 +631,8 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 
 	if (!b->fabric)
 		return -ENOTCONN;
-	*hops = fcemu_topology_hops(fcemu_cluster_topology(b->fabric),
-				    b->index, node);
+	*hops = fc_topo_hops(fcemu_cluster_topology(b->fabric),
+			     b->index, node);
 	return 0;
 }
 

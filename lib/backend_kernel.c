@@ -14,7 +14,7 @@
 
 #include <uapi/fpgacomm.h>
 
-#include "fabric.h"	/* emu/: topologies, read from the FABRIC registers */
+#include "topology.h"	/* topo/: the topology the FABRIC registers name */
 #include "internal.h"
 
 /* What the library needs from the driver. */
@@ -24,7 +24,7 @@ struct kdev {
 	int fd;
 	struct fc_ioc_info info;
 	bool fabric;			/* the board is part of a fabric */
-	struct fcemu_topology topo;	/* ... this one */
+	struct fc_topology topo;	/* ... this one */
 	/* The PIO send pages (FC_MMAP_PIO), mapped at the first PIO send. */
 	volatile uint32_t *pio;
 	bool pio_tried;
@@ -307,13 +307,13 @@ static int kernel_world(struct fc_dev *dev, struct fc_world *w)
 	if (ret)
 		return ret;
 	if (!nodes || nodes > FC_MAX_NODES || k->info.node_id >= nodes ||
-	    fcemu_topology_from_reg(nodes, topo, &k->topo))
+	    fc_topo_from_reg(nodes, topo, &k->topo))
 		return -ENOTCONN;
 	memset(w, 0, sizeof(*w));
 	w->rank = k->info.node_id;
 	w->size = nodes;
 	w->node_id = k->info.node_id;
-	ret = fcemu_topology_format(&k->topo, w->topology, sizeof(w->topology));
+	ret = fc_topo_format(&k->topo, w->topology, sizeof(w->topology));
 	if (!ret)
 		k->fabric = true;
 	return ret;
@@ -325,7 +325,7 @@ static int kernel_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 
 	if (!k->fabric)
 		return -ENOTCONN;
-	*hops = fcemu_topology_hops(&k->topo, k->info.node_id, node);
+	*hops = fc_topo_hops(&k->topo, k->info.node_id, node);
 	return 0;
 }
 

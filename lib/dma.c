@@ -32,20 +32,34 @@ static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
 				dev->info.board_mem_size);
 }
 
-static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x, bool last)
+/* A transfer as the chain rule sees the descriptor it becomes. */
+static struct fc_hw_chain_step chain_step(const struct fc_xfer *x)
 {
-	int ret;
+	struct fc_hw_chain_step s = {
+		.flags = (x->flags & FC_XFER_F_MORE ? FC_DESC_F_MORE : 0) |
+			 (x->flags & FC_XFER_F_CTRL ? FC_DESC_F_CTRL : 0),
+		.dst_space = x->dst.space,
+		.dst = x->dst.addr,
+	};
 
-	bool to_chan = x->dst.space == FC_SPACE_FABRIC &&
-		       FC_FABRIC_REGION(x->dst.addr) == FC_REGION_CHAN;
+	return s;
+}
+
+/* @next: the transfer after @x in the chain, NULL for the last. */
+static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x,
+		      const struct fc_xfer *next)
+{
+	struct fc_hw_chain_step s, n;
+	int ret;
 
 	if ((x->flags & ~(FC_XFER_F_MORE | FC_XFER_F_CTRL)) || x->reserved)
 		return -EINVAL;
-	/* A message goes on only into the next transfer, to a channel. */
-	if (x->flags & FC_XFER_F_MORE && (last || !to_chan))
-		return -EINVAL;
-	if (x->flags & FC_XFER_F_CTRL && !to_chan)
-		return -EINVAL;
+	s = chain_step(x);
+	if (next)
+		n = chain_step(next);
+	ret = fc_hw_dma_errno(fc_hw_chain_check(&s, next ? &n : NULL));
+	if (ret)
+		return ret;
 	if (!x->len || x->len > dev->info.max_xfer_len)
 		return -EINVAL;
 	ret = check_loc(dev, &x->src, x->len);
@@ -75,7 +89,7 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < n; i++) {
-		ret = check_xfer(dev, &xfers[i], i == n - 1);
+		ret = check_xfer(dev, &xfers[i], i + 1 < n ? &xfers[i + 1] : NULL);
 		if (ret)
 			goto out_unlock;
 	}

@@ -33,6 +33,7 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
+#include "chain_rule.h"
 #include "harness.h"
 
 #define HBUF_LEN (1u << 20)
@@ -434,6 +435,92 @@ static void test_bad_last_descriptor(void **state)
 	assert_same(after, before, sizeof(before),
 		    "board memory after rejected chains");
 	free(x);
+	assert_device_works();
+}
+
+/* Where a chain-rule case's descriptor goes: node 63 is routed nowhere. */
+static struct fc_loc chain_dst(enum chain_dst d)
+{
+	struct fc_loc l = { .space = FC_SPACE_FABRIC };
+
+	switch (d) {
+	case CHAIN_TO_CHAN:
+		l.addr = FC_FABRIC_CHAN(63, 2);
+		break;
+	case CHAIN_TO_CHAN_OTHER:
+		l.addr = FC_FABRIC_CHAN(63, 3);
+		break;
+	case CHAIN_TO_NODE_OTHER:
+		l.addr = FC_FABRIC_CHAN(62, 2);
+		break;
+	case CHAIN_TO_FABRIC_HOST:
+		l.addr = FC_FABRIC_ADDR(63, FC_REGION_HOST, 0);
+		break;
+	case CHAIN_TO_BOARD:
+		l = fc_board(4096);
+		break;
+	}
+	return l;
+}
+
+/*
+ * The chain rule (fc_hw_chain_check()) on its own, then in fc_dma_submit():
+ * a chain that breaks it is refused with -EINVAL before it reaches the
+ * board; one that keeps it goes (the board, with no route to node 63,
+ * ends it, and never for its flags).
+ */
+static void test_chain_rule(void **state)
+{
+	struct fc_hw_chain_step step[2];
+	const struct chain_case *c;
+	struct fc_xfer x[2];
+	unsigned int i, k;
+	int bad, rc;
+	uint64_t t;
+
+	rng_reset(__func__);
+	for (i = 0; i < CHAIN_CASES; i++) {
+		c = &chain_cases[i];
+		for (k = 0; k < 2; k++) {
+			x[k] = xfer(fc_host(hbuf, 0), chain_dst(c->dst[k]), 64);
+			x[k].flags = (c->flags[k] & FC_DESC_F_MORE ? FC_XFER_F_MORE : 0) |
+				     (c->flags[k] & FC_DESC_F_CTRL ? FC_XFER_F_CTRL : 0);
+			step[k] = (struct fc_hw_chain_step){
+				.flags = c->flags[k],
+				.dst_space = x[k].dst.space,
+				.dst = x[k].dst.addr,
+			};
+		}
+		bad = -1;
+		if (fc_hw_chain_check(&step[0], &step[1]))
+			bad = 0;
+		else if (fc_hw_chain_check(&step[1], NULL))
+			bad = 1;
+		if (bad != c->bad)
+			fail_msg("%s: fc_hw_chain_check refuses %d, not %d",
+				 c->what, bad, c->bad);
+		if (bad >= 0 &&
+		    fc_hw_chain_check(&step[bad], bad ? NULL : &step[1]) !=
+			    FC_DMA_ERR_FLAGS)
+			fail_msg("%s: not FC_DMA_ERR_FLAGS", c->what);
+
+		rc = fc_dma_submit(dev, x, 2, 0, &t);
+		if (c->bad >= 0) {
+			if (rc != -EINVAL)
+				fail_msg("%s: submit %d, not -EINVAL", c->what,
+					 rc);
+			continue;
+		}
+		/* The ioctl ABI has no control messages yet. */
+		if (rc == -EOPNOTSUPP && !strncmp(dev_name, "/dev/", 5) &&
+		    (c->flags[0] | c->flags[1]) & FC_DESC_F_CTRL)
+			continue;
+		if (rc)
+			fail_msg("%s: submit %d", c->what, rc);
+		rc = fc_dma_wait(dev, t, WAIT_MS);
+		if (rc == -EINVAL || rc == -ETIMEDOUT)
+			fail_msg("%s: the chain ended with %d", c->what, rc);
+	}
 	assert_device_works();
 }
 
@@ -1061,6 +1148,7 @@ int main(void)
 		T(test_chain_count),
 		T(test_flags_reserved_spaces),
 		T(test_bad_last_descriptor),
+		T(test_chain_rule),
 		T(test_board_range),
 		T(test_host_range),
 		T(test_mem_bad_args),

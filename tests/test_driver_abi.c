@@ -43,6 +43,8 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "chain_rule.h"
+
 #define EXIT_SKIP	77
 #define WAIT_MS		20000
 
@@ -937,6 +939,73 @@ static void test_submit_bad(void **state)
 	assert_rc(submit(x, 255, &t), -EINVAL);
 	x[254] = xfer(host(h, 254), board(0x10000 + 254), 1);
 	assert_ok(run_chain(x, 255));
+	assert_ok(mem_unregister(fd, h));
+}
+
+/* Where a chain-rule case's transfer goes: node 63 is routed nowhere. */
+static struct fc_ioc_loc chain_dst(enum chain_dst d)
+{
+	struct fc_ioc_loc l = { .space = FC_SPACE_FABRIC };
+
+	switch (d) {
+	case CHAIN_TO_CHAN:
+		l.addr = FC_FABRIC_CHAN(63, 2);
+		break;
+	case CHAIN_TO_CHAN_OTHER:
+		l.addr = FC_FABRIC_CHAN(63, 3);
+		break;
+	case CHAIN_TO_NODE_OTHER:
+		l.addr = FC_FABRIC_CHAN(62, 2);
+		break;
+	case CHAIN_TO_FABRIC_HOST:
+		l.addr = FC_FABRIC_ADDR(63, FC_REGION_HOST, 0);
+		break;
+	case CHAIN_TO_BOARD:
+		l = board(4096);
+		break;
+	}
+	return l;
+}
+
+/*
+ * The chain rule (fc_hw_chain_check()) at SUBMIT, for the cases the ABI
+ * can express (FC_XFER_MORE; it has no control messages): a ticket that
+ * breaks it is refused with -EINVAL, one that keeps it is taken (and
+ * ended by the board, which has no route to node 63).
+ */
+static void test_submit_chain_rule(void **state)
+{
+	static uint8_t buf[4096];
+	const struct chain_case *c;
+	struct fc_ioc_xfer x[2];
+	unsigned int i, k;
+	uint32_t h;
+	uint64_t t;
+	int rc;
+
+	assert_ok(mem_register(fd, buf, sizeof(buf), &h));
+	for (i = 0; i < CHAIN_CASES; i++) {
+		c = &chain_cases[i];
+		if ((c->flags[0] | c->flags[1]) & FC_DESC_F_CTRL)
+			continue;
+		for (k = 0; k < 2; k++) {
+			x[k] = xfer(host(h, 0), chain_dst(c->dst[k]), 64);
+			if (c->flags[k] & FC_DESC_F_MORE)
+				x[k].flags = FC_XFER_MORE;
+		}
+		rc = submit(x, 2, &t);
+		if (c->bad >= 0) {
+			if (rc != -EINVAL)
+				fail_msg("%s: SUBMIT %d, not -EINVAL", c->what,
+					 rc);
+			continue;
+		}
+		if (rc)
+			fail_msg("%s: SUBMIT %d", c->what, rc);
+		rc = wait_on(fd, t, WAIT_MS, NULL);
+		if (rc == -EINVAL || rc == -ETIMEDOUT)
+			fail_msg("%s: the ticket ended with %d", c->what, rc);
+	}
 	assert_ok(mem_unregister(fd, h));
 }
 
@@ -2042,6 +2111,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_memlock_limit),
 		cmocka_unit_test(test_engine_shared),
 		cmocka_unit_test(test_submit_bad),
+		cmocka_unit_test(test_submit_chain_rule),
 		cmocka_unit_test(test_wait_bad),
 		cmocka_unit_test(test_user_address_roundtrip),
 		cmocka_unit_test(test_many_descriptors),

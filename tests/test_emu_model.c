@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include <fpgacomm/hw.h>
-#include "fcemu.h"
+#include "fcemu.h"	/* emu/: the board model under test */
 
 #define HOST_BUS	0x10000000ull	/* bus address of host[0] */
 #define HOST_LEN	(1u << 20)

@@ -38,7 +38,7 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"
+#include "fabric.h"	/* emu/: the cluster object under test */
 #include "cluster_internal.h"
 
 static unsigned int seq;
@@ -63,10 +63,10 @@ static int unlink_clusters(void **state)
 
 static struct fcemu_cluster *make(const char *name, const char *topo)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c;
 
-	assert_int_equal(fcemu_topology_parse(topo, &t), 0);
+	assert_int_equal(fc_topo_parse(topo, &t), 0);
 	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
 	return c;
 }

@@ -32,8 +32,9 @@
 #include <cmocka.h>
 
 #include <fpgacomm/hw.h>
+#include "chain_rule.h"
 #include "fcemu.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: the model under test */
 #include "emu_internal.h"		/* bursts (emu/burst.c) */
 #include "cluster_internal.h"	/* the burst job, and its test hook */
 
@@ -88,7 +89,7 @@ struct board {
 struct rig {
 	char name[FCEMU_CLUSTER_NAME_MAX];
 	struct fcemu_cluster *c;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	unsigned int nodes;
 	struct board b[FC_MAX_NODES];
 };
@@ -145,7 +146,7 @@ static struct rig *rig_new(const char *topo, uint32_t drop_ppm,
 	unsigned int n;
 
 	assert_non_null(r);
-	assert_int_equal(fcemu_topology_parse(topo, &r->t), 0);
+	assert_int_equal(fc_topo_parse(topo, &r->t), 0);
 	snprintf(r->name, sizeof(r->name), "tfe-%d-%u", (int)getpid(), rig_seq++);
 	assert_int_equal(fcemu_cluster_create(&r->c, r->name, &r->t, &f), 0);
 	note_cluster(r->name);
@@ -393,7 +394,7 @@ static uint64_t sum_ports(struct rig *r, uint32_t reg)
 	unsigned int n, p;
 
 	for (n = 0; n < r->nodes; n++)
-		for (p = 1; p <= fcemu_topology_ports(&r->t); p++)
+		for (p = 1; p <= fc_topo_ports(&r->t); p++)
 			s += fcemu_cluster_bar0(r->c, n)[FC_PORT_REG(p, reg) / 4];
 	return s;
 }
@@ -557,7 +558,7 @@ static void test_neighbours(void **state)
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
 
 	(void)state;
-	assert_int_equal(fcemu_topology_hops(&r->t, 0, 1), 1);
+	assert_int_equal(fc_topo_hops(&r->t, 0, 1), 1);
 	send_sizes(r, 0, 1, 3, sizes, NSIZES);
 	send_sizes(r, 1, 0, 3, sizes, NSIZES);
 	/* over the wrap-around link (dateline) and in y */
@@ -572,8 +573,8 @@ static void test_multihop(void **state)
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
 
 	(void)state;
-	assert_int_equal(fcemu_topology_hops(&r->t, 0, 10), 4);
-	assert_true(fcemu_topology_hops(&r->t, 13, 6) >= 3);
+	assert_int_equal(fc_topo_hops(&r->t, 0, 10), 4);
+	assert_true(fc_topo_hops(&r->t, 13, 6) >= 3);
 	send_sizes(r, 0, 10, 1, sizes, NSIZES);
 	send_sizes(r, 13, 6, 2, sizes, NSIZES);
 	send_sizes(r, 10, 0, 1, sizes, NSIZES);
@@ -584,7 +585,7 @@ static void test_multihop(void **state)
 /* Registers the cluster sets up, against the topology's own answers. */
 static void check_wiring(struct rig *r)
 {
-	unsigned int ports = fcemu_topology_ports(&r->t);
+	unsigned int ports = fc_topo_ports(&r->t);
 	unsigned int n, p, d, peer, peer_port;
 	uint32_t links, st;
 
@@ -600,7 +601,7 @@ static void check_wiring(struct rig *r)
 		links = 0;
 		for (p = 1; p <= ports; p++) {
 			st = rd(r, n, FC_PORT_REG(p, FC_PORT_STATUS));
-			if (fcemu_topology_peer(&r->t, n, p, &peer, &peer_port)) {
+			if (fc_topo_peer(&r->t, n, p, &peer, &peer_port)) {
 				assert_int_equal(st, 0);
 				continue;
 			}
@@ -610,7 +611,7 @@ static void check_wiring(struct rig *r)
 		assert_int_equal(rd(r, n, FC_REG_LINK_STATE), links);
 		for (d = 0; d < r->nodes; d++)
 			assert_int_equal(rd(r, n, FC_ROUTE_TABLE(d)),
-					 fcemu_topology_route(&r->t, n, d));
+					 fc_topo_route(&r->t, n, d));
 	}
 }
 
@@ -630,8 +631,8 @@ static void test_topologies(void **state)
 
 		check_wiring(r);
 		for (far = 0, hops = 0, n = 1; n < r->nodes; n++) {
-			if (fcemu_topology_hops(&r->t, 0, n) > hops) {
-				hops = fcemu_topology_hops(&r->t, 0, n);
+			if (fc_topo_hops(&r->t, 0, n) > hops) {
+				hops = fc_topo_hops(&r->t, 0, n);
 				far = n;
 			}
 		}
@@ -1082,7 +1083,7 @@ static void test_dead_lock_holder(void **state)
 	end_child(child);
 	assert_int_equal(fcemu_cluster_node_state(r->c, 2), FCEMU_NODE_DEAD);
 	/* 1 -> 3 on ring:4 is a tie going +: through 2's router */
-	assert_int_equal(fcemu_topology_route(&r->t, 1, 3) & FC_ROUTE_PORT_MASK, 2);
+	assert_int_equal(fc_topo_route(&r->t, 1, 3) & FC_ROUTE_PORT_MASK, 2);
 	send_sizes(r, 1, 3, 0, sz, 2);
 	rig_free(r);
 }
@@ -1176,6 +1177,68 @@ static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
 		pump(r);
 }
 
+/*
+ * A descriptor of a chain-rule case (tests/chain_rule.h) from node 0:
+ * channels 9 and 10 of node 1 and 9 of node 4 have no endpoint open, so
+ * what a good case sends is dropped there.
+ */
+static void set_rule_desc(struct fc_hw_desc *d, uint64_t h, enum chain_dst to,
+			  uint16_t flags)
+{
+	unsigned int space = FC_SPACE_FABRIC;
+	uint64_t dst = 0;
+
+	switch (to) {
+	case CHAIN_TO_CHAN:
+		dst = FC_FABRIC_CHAN(1, 9);
+		break;
+	case CHAIN_TO_CHAN_OTHER:
+		dst = FC_FABRIC_CHAN(1, 10);
+		break;
+	case CHAIN_TO_NODE_OTHER:
+		dst = FC_FABRIC_CHAN(4, 9);
+		break;
+	case CHAIN_TO_FABRIC_HOST:
+		dst = FC_FABRIC_ADDR(1, FC_REGION_HOST, h);
+		break;
+	case CHAIN_TO_BOARD:
+		space = FC_SPACE_BOARD;
+		break;
+	}
+	set_desc(d, 64, FC_SPACE_HOST, h, space, dst, flags);
+}
+
+/* Every case of the chain rule's table through the board: bad or good. */
+static void run_rule_cases(struct rig *r, bool bad)
+{
+	struct fc_hw_desc *t = table(r, 0, 0);
+	const uint64_t h = HOST_BUS + SEND_OFF;
+	const struct chain_case *c;
+	unsigned int i;
+	uint32_t err, index;
+
+	for (i = 0; i < CHAIN_CASES; i++) {
+		c = &chain_cases[i];
+		if ((c->bad >= 0) != bad)
+			continue;
+		set_rule_desc(&t[0], h, c->dst[0], c->flags[0]);
+		set_rule_desc(&t[1], h, c->dst[1], c->flags[1] | FC_DESC_F_EOC);
+		if (!bad) {
+			kick(r, 0, 0, 2);
+			wait_chain(r, 0, 0);
+			continue;
+		}
+		kick(r, 0, 0, 2);
+		assert_true(chain_ended(r, 0, 0));
+		err = rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR));
+		index = rd(r, 0, FC_DMA_REG(0, FC_DMA_ERR_INDEX));
+		if (err != FC_DMA_ERR_FLAGS || index != (uint32_t)c->bad)
+			fail_msg("%s: error %u at %u, not FLAGS at %d", c->what,
+				 err, index, c->bad);
+		reset_engine(r, 0, 0);
+	}
+}
+
 static void test_bad_chains(void **state)
 {
 	struct rig *r = rig_new("torus:4x4", 0, 0, 0);
@@ -1217,6 +1280,8 @@ static void test_bad_chains(void **state)
 	set_desc(&t[1], 64, FC_SPACE_FABRIC, FC_FABRIC_ADDR(1, FC_REGION_HOST, h),
 		 FC_SPACE_HOST, h, FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	/* the chain rule's table (tests/chain_rule.h) */
+	run_rule_cases(r, true);
 	/* F_MORE: on a non-channel destination, on the last, to elsewhere */
 	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_DESC_F_MORE);
@@ -1248,6 +1313,7 @@ static void test_bad_chains(void **state)
 	wait_chain(r, 0, 0);
 	wait_msgs(r, 1, 2, 1);
 	assert_int_equal(x->src[0].len, 128);
+	run_rule_cases(r, false);
 
 	/* a board on its own has no channels and no F_MORE */
 	b.host = r->b[0].host;
@@ -1272,14 +1338,14 @@ static void test_bad_chains(void **state)
 
 static void test_cluster_objects(void **state)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c, *c2;
 	char name[32];
 	struct child child;
 
 	(void)state;
 	snprintf(name, sizeof(name), "tfe-%d-obj", (int)getpid());
-	assert_int_equal(fcemu_topology_parse("mesh:2x3", &t), 0);
+	assert_int_equal(fc_topo_parse("mesh:2x3", &t), 0);
 	assert_int_equal(fcemu_cluster_create(&c, "bad/name", &t, NULL), -EINVAL);
 	assert_int_equal(fcemu_cluster_attach(&c, name), -ENOENT);
 	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define PORT		7
 #define BOARD_OFF	(1u << 20)
@@ -52,7 +52,7 @@ static int setup(void **state)
 {
 	const char *pair = getenv("FPGACOMM_TEST_PAIR");
 	const char *one = getenv("FPGACOMM_TEST_DEVICE");
-	struct fcemu_topology t;
+	struct fc_topology t;
 	int i, rc;
 
 	(void)state;
@@ -66,7 +66,7 @@ static int setup(void **state)
 	} else {
 		snprintf(cluster, sizeof(cluster), "pair-%d", (int)getpid());
 		fcemu_cluster_unlink(cluster);
-		if (fcemu_topology_parse("full:2", &t))
+		if (fc_topo_parse("full:2", &t))
 			return -1;
 		{
 			struct fcemu_cluster *c;

@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 enum { PORT = 4 };
 
@@ -30,14 +30,14 @@ static struct fc_chan *ch[2];
 
 static int setup(void **state)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c;
 	char board[64];
 	int i;
 
 	(void)state;
 	snprintf(name, sizeof(name), "tha-%d", (int)getpid());
-	if (fcemu_topology_parse("full:2", &t) ||
+	if (fc_topo_parse("full:2", &t) ||
 	    fcemu_cluster_create(&c, name, &t, NULL))
 		return -1;
 	fcemu_cluster_detach(c);

@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "cuda_test.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define BUF_LEN		(1u << 20)
 #define BIG_LEN		((64u << 20) + 12345)	/* many 8 MiB engine steps */
@@ -269,7 +269,7 @@ static struct fc_loc fabric(uint64_t addr)
 static void test_fabric(void **state)
 {
 	char name[32], spec[48];
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c;
 	struct fc_mem *host, *g;
 	struct fc_xfer x, y[2];
@@ -281,7 +281,7 @@ static void test_fabric(void **state)
 	snprintf(name, sizeof(name), "tpg-%d", (int)getpid());
 	snprintf(cluster, sizeof(cluster), "%s", name);
 	snprintf(spec, sizeof(spec), "emu:%s/0", name);
-	assert_int_equal(fcemu_topology_parse("ring:2", &t), 0);
+	assert_int_equal(fc_topo_parse("ring:2", &t), 0);
 	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
 	assert_ok(fc_open(&d, spec));
 	assert_ok(fc_mem_alloc(d, BUF_LEN, 0, &host));

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: a cluster in use, which the tool leaves alone */
 
 #define RUN_LIMIT_S 30.0 /* any run longer than this failed */
 #define OUT_MAX	    16384
@@ -614,12 +614,12 @@ static void test_faults_accepted(void **state)
 /* A name in use belongs to someone else: refuse, and leave it there. */
 static void test_name_taken(void **state)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fcemu_cluster *c;
 	char name[64];
 	struct result r;
 
-	assert_ok(fcemu_topology_parse("full:2", &t));
+	assert_ok(fc_topo_parse("full:2", &t));
 	assert_ok(fcemu_cluster_create(&c, new_name(name, sizeof(name)), &t,
 				       NULL));
 	RUN(&r, "-n", "2", "-c", name, "--", "true");

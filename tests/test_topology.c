@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_topology: the topologies and routing tables of emu/topology.c
+ * test_topology: the topologies and routing tables of topo/topology.c
  * against docs/fabric.md, for rings, meshes, tori (including 1xN, Nx1 and
  * 2-wide ones) and full meshes: parse/format round trips and bad specs;
  * port counts; every link symmetric and where the port table says; routes
  * followed hop by hop from every node to every node arrive within the
  * diameter, on a shortest path, in dimension order without turning back,
- * with fcemu_topology_hops() equal to the walk and DATELINE exactly on the
+ * with fc_topo_hops() equal to the walk and DATELINE exactly on the
  * wrap-around hops; and deadlock freedom: the channel dependency graph over
  * (link, VC) of all routes is acyclic (tori 4x4, 8x8, 3x5, ring 8 and every
  * other topology here), while the same graph with one VC has a cycle.
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "topology.h"
 
 static const char *const good_specs[] = {
 	"ring:1",    "ring:2",	   "ring:3",	 "ring:4",     "ring:5",
@@ -33,40 +33,40 @@ static const char *const good_specs[] = {
 };
 #define N_GOOD (sizeof(good_specs) / sizeof(good_specs[0]))
 
-static struct fcemu_topology topo(const char *spec)
+static struct fc_topology topo(const char *spec)
 {
-	struct fcemu_topology t;
-	int rc = fcemu_topology_parse(spec, &t);
+	struct fc_topology t;
+	int rc = fc_topo_parse(spec, &t);
 
 	if (rc)
 		fail_msg("parse(\"%s\") = %d, expected 0", spec, rc);
 	return t;
 }
 
-static bool is_grid(const struct fcemu_topology *t)
+static bool is_grid(const struct fc_topology *t)
 {
-	return t->kind != FCEMU_TOPO_FULL;
+	return t->kind != FC_TOPOLOGY_FULL;
 }
 
-static unsigned int xof(const struct fcemu_topology *t, unsigned int n)
+static unsigned int xof(const struct fc_topology *t, unsigned int n)
 {
 	return n % t->nx;
 }
 
-static unsigned int yof(const struct fcemu_topology *t, unsigned int n)
+static unsigned int yof(const struct fc_topology *t, unsigned int n)
 {
 	return n / t->nx;
 }
 
 /* Longest shortest path. */
-static unsigned int diameter(const struct fcemu_topology *t)
+static unsigned int diameter(const struct fc_topology *t)
 {
 	switch (t->kind) {
-	case FCEMU_TOPO_RING:
+	case FC_TOPOLOGY_RING:
 		return t->nx / 2;
-	case FCEMU_TOPO_MESH:
+	case FC_TOPOLOGY_MESH:
 		return t->nx - 1 + t->ny - 1;
-	case FCEMU_TOPO_TORUS:
+	case FC_TOPOLOGY_TORUS:
 		return t->nx / 2 + t->ny / 2;
 	default:
 		return t->nodes > 1;
@@ -80,30 +80,30 @@ static void test_round_trip(void **state)
 	char buf[32];
 
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]), u;
+		struct fc_topology t = topo(good_specs[i]), u;
 
 		assert_int_equal(t.nodes, t.nx * t.ny);
-		assert_ok(fcemu_topology_format(&t, buf, sizeof(buf)));
+		assert_ok(fc_topo_format(&t, buf, sizeof(buf)));
 		assert_string_equal(buf, good_specs[i]);
-		assert_ok(fcemu_topology_parse(buf, &u));
+		assert_ok(fc_topo_parse(buf, &u));
 		assert_memory_equal(&t, &u, sizeof(t));
 	}
 	/* the fields say what the spec says */
-	struct fcemu_topology t = topo("torus:3x5");
+	struct fc_topology t = topo("torus:3x5");
 
-	assert_int_equal(t.kind, FCEMU_TOPO_TORUS);
+	assert_int_equal(t.kind, FC_TOPOLOGY_TORUS);
 	assert_int_equal(t.nx, 3);
 	assert_int_equal(t.ny, 5);
 	assert_int_equal(t.nodes, 15);
 	t = topo("ring:7");
-	assert_int_equal(t.kind, FCEMU_TOPO_RING);
+	assert_int_equal(t.kind, FC_TOPOLOGY_RING);
 	assert_int_equal(t.nx, 7);
 	assert_int_equal(t.ny, 1);
 	t = topo("full:9");
-	assert_int_equal(t.kind, FCEMU_TOPO_FULL);
+	assert_int_equal(t.kind, FC_TOPOLOGY_FULL);
 	assert_int_equal(t.nodes, 9);
 	t = topo("mesh:2x3");
-	assert_int_equal(t.kind, FCEMU_TOPO_MESH);
+	assert_int_equal(t.kind, FC_TOPOLOGY_MESH);
 	assert_int_equal(t.nodes, 6);
 }
 
@@ -154,7 +154,7 @@ static void test_bad_specs(void **state)
 		"ring4",
 		"torus4x4",
 	};
-	struct fcemu_topology t, keep;
+	struct fc_topology t, keep;
 	char buf[32];
 
 	keep = topo("torus:4x4");
@@ -162,49 +162,49 @@ static void test_bad_specs(void **state)
 		int rc;
 
 		t = keep;
-		rc = fcemu_topology_parse(bad[i], &t);
+		rc = fc_topo_parse(bad[i], &t);
 		if (rc != -EINVAL)
 			fail_msg("parse(\"%s\") = %d, expected -EINVAL", bad[i],
 				 rc);
 		/* a failed parse leaves the result alone */
 		assert_memory_equal(&t, &keep, sizeof(t));
 	}
-	assert_int_equal(fcemu_topology_parse(NULL, &t), -EINVAL);
-	assert_int_equal(fcemu_topology_parse("ring:4", NULL), -EINVAL);
+	assert_int_equal(fc_topo_parse(NULL, &t), -EINVAL);
+	assert_int_equal(fc_topo_parse("ring:4", NULL), -EINVAL);
 
 	/* format: exactly enough room, one byte short, nothing */
-	assert_ok(fcemu_topology_format(&keep, buf, sizeof("torus:4x4")));
+	assert_ok(fc_topo_format(&keep, buf, sizeof("torus:4x4")));
 	assert_string_equal(buf, "torus:4x4");
-	assert_int_equal(fcemu_topology_format(&keep, buf, strlen("torus:4x4")),
+	assert_int_equal(fc_topo_format(&keep, buf, strlen("torus:4x4")),
 			 -ENOSPC);
-	assert_int_equal(fcemu_topology_format(&keep, buf, 0), -ENOSPC);
+	assert_int_equal(fc_topo_format(&keep, buf, 0), -ENOSPC);
 
 	/* inconsistent structures are refused everywhere */
-	static const struct fcemu_topology broken[] = {
-		{ FCEMU_TOPO_TORUS, 4, 4, 15 },
-		{ FCEMU_TOPO_TORUS, 0, 4, 0 },
-		{ FCEMU_TOPO_MESH, 16, 8, 128 },
-		{ FCEMU_TOPO_RING, 4, 2, 8 },
-		{ FCEMU_TOPO_FULL, 10, 1, 10 },
+	static const struct fc_topology broken[] = {
+		{ FC_TOPOLOGY_TORUS, 4, 4, 15 },
+		{ FC_TOPOLOGY_TORUS, 0, 4, 0 },
+		{ FC_TOPOLOGY_MESH, 16, 8, 128 },
+		{ FC_TOPOLOGY_RING, 4, 2, 8 },
+		{ FC_TOPOLOGY_FULL, 10, 1, 10 },
 		{ 17, 4, 1, 4 },
 		/* 2^16 * 2^16 wraps to 0 in 32 bits */
-		{ FCEMU_TOPO_TORUS, 65536, 65536, 0 },
+		{ FC_TOPOLOGY_TORUS, 65536, 65536, 0 },
 	};
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
 		unsigned int p, pp;
 
-		assert_int_equal(fcemu_topology_format(&broken[i], buf,
+		assert_int_equal(fc_topo_format(&broken[i], buf,
 						       sizeof(buf)),
 				 -EINVAL);
-		assert_int_equal(fcemu_topology_ports(&broken[i]), 0);
-		assert_int_equal(fcemu_topology_peer(&broken[i], 0, 1, &p, &pp),
+		assert_int_equal(fc_topo_ports(&broken[i]), 0);
+		assert_int_equal(fc_topo_peer(&broken[i], 0, 1, &p, &pp),
 				 -EINVAL);
-		assert_int_equal(fcemu_topology_route(&broken[i], 0, 0), 0);
-		assert_int_equal(fcemu_topology_hops(&broken[i], 0, 1), 0);
+		assert_int_equal(fc_topo_route(&broken[i], 0, 0), 0);
+		assert_int_equal(fc_topo_hops(&broken[i], 0, 1), 0);
 	}
-	assert_int_equal(fcemu_topology_format(NULL, buf, sizeof(buf)),
+	assert_int_equal(fc_topo_format(NULL, buf, sizeof(buf)),
 			 -EINVAL);
-	assert_int_equal(fcemu_topology_format(&keep, NULL, 8), -EINVAL);
+	assert_int_equal(fc_topo_format(&keep, NULL, 8), -EINVAL);
 }
 
 static void test_ports(void **state)
@@ -219,13 +219,13 @@ static void test_ports(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		struct fcemu_topology t = topo(want[i].spec);
+		struct fc_topology t = topo(want[i].spec);
 
-		if (fcemu_topology_ports(&t) != want[i].ports)
+		if (fc_topo_ports(&t) != want[i].ports)
 			fail_msg("%s: %u ports, expected %u", want[i].spec,
-				 fcemu_topology_ports(&t), want[i].ports);
+				 fc_topo_ports(&t), want[i].ports);
 	}
-	assert_int_equal(fcemu_topology_ports(NULL), 0);
+	assert_int_equal(fc_topo_ports(NULL), 0);
 }
 
 /* ---- links ---- */
@@ -234,15 +234,15 @@ static void test_ports(void **state)
  * Where port @p of @n must lead by the port table of docs/fabric.md;
  * false where there is no link (a mesh edge, a dimension of size 1).
  */
-static bool expected_peer(const struct fcemu_topology *t, unsigned int n,
+static bool expected_peer(const struct fc_topology *t, unsigned int n,
 			  unsigned int p, unsigned int *peer)
 {
 	unsigned int x = xof(t, n), y = yof(t, n);
-	bool wrap = t->kind != FCEMU_TOPO_MESH;
+	bool wrap = t->kind != FC_TOPOLOGY_MESH;
 	unsigned int size, c;
 	int step;
 
-	if (t->kind == FCEMU_TOPO_FULL) {
+	if (t->kind == FC_TOPOLOGY_FULL) {
 		*peer = (n + p) % t->nodes;
 		return true;
 	}
@@ -261,8 +261,8 @@ static bool expected_peer(const struct fcemu_topology *t, unsigned int n,
 static void test_peers(void **state)
 {
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]);
-		unsigned int ports = fcemu_topology_ports(&t);
+		struct fc_topology t = topo(good_specs[i]);
+		unsigned int ports = fc_topo_ports(&t);
 		/* each (node, port) end is reached by exactly one link */
 		bool seen[FC_MAX_NODES][FC_MAX_PORTS + 1];
 
@@ -271,7 +271,7 @@ static void test_peers(void **state)
 			unsigned int p, b, bp, back, backp, want;
 
 			for (p = 1; p <= ports; p++) {
-				int rc = fcemu_topology_peer(&t, n, p, &b, &bp);
+				int rc = fc_topo_peer(&t, n, p, &b, &bp);
 
 				if (!expected_peer(&t, n, p, &want)) {
 					if (rc != -ENOENT)
@@ -291,7 +291,7 @@ static void test_peers(void **state)
 				assert_false(seen[b][bp]);
 				seen[b][bp] = true;
 				/* and back again */
-				assert_ok(fcemu_topology_peer(&t, b, bp, &back,
+				assert_ok(fc_topo_peer(&t, b, bp, &back,
 							      &backp));
 				if (back != n || backp != p)
 					fail_msg("%s: %u.%u -> %u.%u -> %u.%u",
@@ -303,18 +303,18 @@ static void test_peers(void **state)
 							 FC_PORT_DIM(bp));
 			}
 			/* port 0 is local, not a link; nothing past the last */
-			assert_int_equal(fcemu_topology_peer(&t, n, 0, &b, &bp),
+			assert_int_equal(fc_topo_peer(&t, n, 0, &b, &bp),
 					 -EINVAL);
-			assert_int_equal(fcemu_topology_peer(&t, n, ports + 1,
+			assert_int_equal(fc_topo_peer(&t, n, ports + 1,
 							     &b, &bp),
 					 -EINVAL);
 		}
 		unsigned int b, bp;
 
-		assert_int_equal(fcemu_topology_peer(&t, t.nodes, 1, &b, &bp),
+		assert_int_equal(fc_topo_peer(&t, t.nodes, 1, &b, &bp),
 				 -EINVAL);
 		if (ports)
-			assert_int_equal(fcemu_topology_peer(&t, 0, 1, NULL,
+			assert_int_equal(fc_topo_peer(&t, 0, 1, NULL,
 							     &bp),
 					 -EINVAL);
 	}
@@ -328,13 +328,13 @@ struct hop {
 };
 
 /* Follow the tables from @a to @b into @path. RETURN VALUE: hops. */
-static unsigned int walk(const struct fcemu_topology *t, unsigned int a,
+static unsigned int walk(const struct fc_topology *t, unsigned int a,
 			 unsigned int b, struct hop *path)
 {
 	unsigned int cur = a, n = 0, next, np;
 
 	for (;;) {
-		uint32_t e = fcemu_topology_route(t, cur, b);
+		uint32_t e = fc_topo_route(t, cur, b);
 		unsigned int port = e & FC_ROUTE_PORT_MASK;
 
 		if (!(e & FC_ROUTE_VALID))
@@ -351,7 +351,7 @@ static unsigned int walk(const struct fcemu_topology *t, unsigned int a,
 		if (n > diameter(t))
 			fail_msg("%u -> %u: longer than the diameter %u", a, b,
 				 diameter(t));
-		if (fcemu_topology_peer(t, cur, port, &next, &np))
+		if (fc_topo_peer(t, cur, port, &next, &np))
 			fail_msg("%u -> %u: node %u routes to port %u, which "
 				 "has no link",
 				 a, b, cur, port);
@@ -364,7 +364,7 @@ static unsigned int walk(const struct fcemu_topology *t, unsigned int a,
 }
 
 /* Shortest distances from @a over the links (BFS). */
-static void bfs(const struct fcemu_topology *t, unsigned int a,
+static void bfs(const struct fc_topology *t, unsigned int a,
 		unsigned int *dist)
 {
 	unsigned int q[FC_MAX_NODES], head = 0, tail = 0;
@@ -376,8 +376,8 @@ static void bfs(const struct fcemu_topology *t, unsigned int a,
 	while (head < tail) {
 		unsigned int n = q[head++], b, bp;
 
-		for (unsigned int p = 1; p <= fcemu_topology_ports(t); p++) {
-			if (fcemu_topology_peer(t, n, p, &b, &bp) ||
+		for (unsigned int p = 1; p <= fc_topo_ports(t); p++) {
+			if (fc_topo_peer(t, n, p, &b, &bp) ||
 			    dist[b] != ~0u)
 				continue;
 			dist[b] = dist[n] + 1;
@@ -391,25 +391,25 @@ static void test_routes_reach(void **state)
 	struct hop path[FC_MAX_NODES];
 
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]);
+		struct fc_topology t = topo(good_specs[i]);
 		unsigned int dist[FC_MAX_NODES], worst = 0;
 
 		for (unsigned int a = 0; a < t.nodes; a++) {
-			assert_int_equal(fcemu_topology_route(&t, a, a),
+			assert_int_equal(fc_topo_route(&t, a, a),
 					 FC_ROUTE_VALID | FC_PORT_LOCAL);
-			assert_int_equal(fcemu_topology_route(&t, a, t.nodes),
+			assert_int_equal(fc_topo_route(&t, a, t.nodes),
 					 0);
-			assert_int_equal(fcemu_topology_route(&t, t.nodes, a),
+			assert_int_equal(fc_topo_route(&t, t.nodes, a),
 					 0);
 			bfs(&t, a, dist);
 			for (unsigned int b = 0; b < t.nodes; b++) {
 				unsigned int n = walk(&t, a, b, path);
 
-				if (fcemu_topology_hops(&t, a, b) != n)
+				if (fc_topo_hops(&t, a, b) != n)
 					fail_msg("%s: hops(%u, %u) = %u, the "
 						 "walk took %u",
 						 good_specs[i], a, b,
-						 fcemu_topology_hops(&t, a, b),
+						 fc_topo_hops(&t, a, b),
 						 n);
 				/* dimension order is minimal on these */
 				if (n != dist[b])
@@ -435,7 +435,7 @@ static void test_dimension_order(void **state)
 	struct hop path[FC_MAX_NODES];
 
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]);
+		struct fc_topology t = topo(good_specs[i]);
 
 		if (!is_grid(&t))
 			continue;
@@ -457,7 +457,7 @@ static void test_dimension_order(void **state)
 					else
 						ny++;
 				}
-				if (t.kind == FCEMU_TOPO_MESH)
+				if (t.kind == FC_TOPOLOGY_MESH)
 					continue;
 				/* ring/torus: the shorter way, ties + */
 				unsigned int up =
@@ -488,13 +488,13 @@ static void test_dimension_order(void **state)
 }
 
 /* Is the hop through @p at @n a wrap-around link of a ring dimension? */
-static bool is_wrap(const struct fcemu_topology *t, unsigned int n,
+static bool is_wrap(const struct fc_topology *t, unsigned int n,
 		    unsigned int p)
 {
 	unsigned int size = p <= 2 ? t->nx : t->ny;
 	unsigned int c = p <= 2 ? xof(t, n) : yof(t, n);
 
-	if (t->kind != FCEMU_TOPO_RING && t->kind != FCEMU_TOPO_TORUS)
+	if (t->kind != FC_TOPOLOGY_RING && t->kind != FC_TOPOLOGY_TORUS)
 		return false;
 	return p % 2 ? c == 0 : c == size - 1;
 }
@@ -504,7 +504,7 @@ static void test_dateline(void **state)
 	struct hop path[FC_MAX_NODES];
 
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]);
+		struct fc_topology t = topo(good_specs[i]);
 		unsigned int crossings = 0;
 
 		for (unsigned int a = 0; a < t.nodes; a++) {
@@ -537,30 +537,30 @@ static void test_dateline(void **state)
 			}
 		}
 		/* rings and tori with a wrap link use it; meshes never */
-		if (t.kind == FCEMU_TOPO_MESH || t.kind == FCEMU_TOPO_FULL ||
+		if (t.kind == FC_TOPOLOGY_MESH || t.kind == FC_TOPOLOGY_FULL ||
 		    t.nodes == 1)
 			assert_int_equal(crossings, 0);
 		else
 			assert_true(crossings > 0);
 	}
 	/* and the table itself: ring 8, node 7 to 0 goes + over the wrap */
-	struct fcemu_topology r = topo("ring:8");
+	struct fc_topology r = topo("ring:8");
 
-	assert_int_equal(fcemu_topology_route(&r, 7, 0),
+	assert_int_equal(fc_topo_route(&r, 7, 0),
 			 FC_ROUTE_VALID | FC_ROUTE_DATELINE | 2);
-	assert_int_equal(fcemu_topology_route(&r, 0, 7),
+	assert_int_equal(fc_topo_route(&r, 0, 7),
 			 FC_ROUTE_VALID | FC_ROUTE_DATELINE | 1);
-	assert_int_equal(fcemu_topology_route(&r, 0, 4), FC_ROUTE_VALID | 2);
-	assert_int_equal(fcemu_topology_route(&r, 4, 0),
+	assert_int_equal(fc_topo_route(&r, 0, 4), FC_ROUTE_VALID | 2);
+	assert_int_equal(fc_topo_route(&r, 4, 0),
 			 FC_ROUTE_VALID | 2); /* tie: + */
 	/* torus 4x4: node 3 (x=3,y=0) to 12 (x=0,y=3): X wrap, then Y wrap */
-	struct fcemu_topology q = topo("torus:4x4");
+	struct fc_topology q = topo("torus:4x4");
 
-	assert_int_equal(fcemu_topology_route(&q, 3, 12),
+	assert_int_equal(fc_topo_route(&q, 3, 12),
 			 FC_ROUTE_VALID | FC_ROUTE_DATELINE | 2);
-	assert_int_equal(fcemu_topology_route(&q, 0, 12),
+	assert_int_equal(fc_topo_route(&q, 0, 12),
 			 FC_ROUTE_VALID | FC_ROUTE_DATELINE | 3);
-	assert_int_equal(fcemu_topology_hops(&q, 3, 12), 2);
+	assert_int_equal(fc_topo_hops(&q, 3, 12), 2);
 }
 
 /* ---- deadlock freedom ---- */
@@ -586,7 +586,7 @@ struct cdg {
  * turn to another dimension, VC 1 from a DATELINE hop on. @one_vc puts
  * everything on VC 0, as a torus without the dateline rule would.
  */
-static void cdg_build(struct cdg *g, const struct fcemu_topology *t,
+static void cdg_build(struct cdg *g, const struct fc_topology *t,
 		      bool one_vc)
 {
 	struct hop path[FC_MAX_NODES];
@@ -631,7 +631,7 @@ static bool cdg_cycle_from(struct cdg *g, unsigned int c)
 	return false;
 }
 
-static bool cdg_cyclic(const struct fcemu_topology *t, bool one_vc,
+static bool cdg_cyclic(const struct fc_topology *t, bool one_vc,
 		       unsigned int *edges)
 {
 	struct cdg g;
@@ -662,7 +662,7 @@ static void test_deadlock_free(void **state)
 	unsigned int edges;
 
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		struct fcemu_topology t = topo(required[i]);
+		struct fc_topology t = topo(required[i]);
 
 		if (cdg_cyclic(&t, false, &edges))
 			fail_msg("%s: channel dependency graph has a cycle",
@@ -676,7 +676,7 @@ static void test_deadlock_free(void **state)
 				 required[i]);
 	}
 	for (size_t i = 0; i < N_GOOD; i++) {
-		struct fcemu_topology t = topo(good_specs[i]);
+		struct fc_topology t = topo(good_specs[i]);
 
 		if (cdg_cyclic(&t, false, &edges))
 			fail_msg("%s: channel dependency graph has a cycle",

@@ -16,7 +16,7 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#include "fabric.h"
+#include "topology.h"	/* topo/: the routing tables it prints and loads */
 #include "tool_util.h"
 
 #define LINE_MAX_LEN 256
@@ -67,16 +67,16 @@ static void usage(FILE *f)
 		FC_MAX_PORTS + 1);
 }
 
-static void parse_topology(const char *s, struct fcemu_topology *t)
+static void parse_topology(const char *s, struct fc_topology *t)
 {
-	if (fcemu_topology_parse(s, t))
+	if (fc_topo_parse(s, t))
 		usage_error("bad topology '%s': expected ring:N, mesh:XxY, "
 			    "torus:XxY (at most %u nodes) or full:N (N <= %u)",
 			    s, FC_MAX_NODES, FC_MAX_PORTS + 1);
 }
 
 static unsigned int parse_node(const char *what, const char *s,
-			       const struct fcemu_topology *t)
+			       const struct fc_topology *t)
 {
 	uint64_t v;
 
@@ -97,16 +97,16 @@ static const char *flags_str(uint32_t e)
 
 /* ---- show ---- */
 
-static void show_node(const struct fcemu_topology *t, unsigned int node)
+static void show_node(const struct fc_topology *t, unsigned int node)
 {
-	unsigned int ports = fcemu_topology_ports(t), p, peer, pp;
+	unsigned int ports = fc_topo_ports(t), p, peer, pp;
 
 	printf("node %u", node);
-	if (t->kind == FCEMU_TOPO_MESH || t->kind == FCEMU_TOPO_TORUS)
+	if (t->kind == FC_TOPOLOGY_MESH || t->kind == FC_TOPOLOGY_TORUS)
 		printf(" (x=%u, y=%u)", node % t->nx, node / t->nx);
 	printf("\n  links:");
 	for (p = 1; p <= ports; p++) {
-		if (fcemu_topology_peer(t, node, p, &peer, &pp))
+		if (fc_topo_peer(t, node, p, &peer, &pp))
 			printf(" %u:-", p);
 		else
 			printf(" %u:%u", p, peer);
@@ -116,21 +116,21 @@ static void show_node(const struct fcemu_topology *t, unsigned int node)
 	printf("\n  %4s %4s %5s %-15s %4s\n", "DST", "PORT", "NEXT", "FLAGS",
 	       "HOPS");
 	for (unsigned int d = 0; d < t->nodes; d++) {
-		uint32_t e = fcemu_topology_route(t, node, d);
+		uint32_t e = fc_topo_route(t, node, d);
 		unsigned int port = e & FC_ROUTE_PORT_MASK;
 		char next[16] = "local";
 
-		if (port && !fcemu_topology_peer(t, node, port, &peer, &pp))
+		if (port && !fc_topo_peer(t, node, port, &peer, &pp))
 			snprintf(next, sizeof(next), "%u", peer);
 		printf("  %4u %4u %5s %-15s %4u\n", d, port, next, flags_str(e),
-		       fcemu_topology_hops(t, node, d));
+		       fc_topo_hops(t, node, d));
 	}
 }
 
-static int cmd_show(const struct fcemu_topology *t, const char *spec,
+static int cmd_show(const struct fc_topology *t, const char *spec,
 		    const char *node_arg)
 {
-	unsigned int ports = fcemu_topology_ports(t);
+	unsigned int ports = fc_topo_ports(t);
 
 	if (node_arg) {
 		show_node(t, parse_node("node", node_arg, t));
@@ -147,7 +147,7 @@ static int cmd_show(const struct fcemu_topology *t, const char *spec,
 
 /* ---- hops ---- */
 
-static int cmd_hops(const struct fcemu_topology *t, int argc, char **argv)
+static int cmd_hops(const struct fc_topology *t, int argc, char **argv)
 {
 	unsigned int worst = 0, a, b, h;
 	uint64_t sum = 0;
@@ -155,7 +155,7 @@ static int cmd_hops(const struct fcemu_topology *t, int argc, char **argv)
 	if (argc == 2) {
 		a = parse_node("node A", argv[0], t);
 		b = parse_node("node B", argv[1], t);
-		printf("%u\n", fcemu_topology_hops(t, a, b));
+		printf("%u\n", fc_topo_hops(t, a, b));
 		return 0;
 	}
 	if (argc)
@@ -168,7 +168,7 @@ static int cmd_hops(const struct fcemu_topology *t, int argc, char **argv)
 	for (a = 0; a < t->nodes; a++) {
 		printf("%3u:", a);
 		for (b = 0; b < t->nodes; b++) {
-			h = fcemu_topology_hops(t, a, b);
+			h = fc_topo_hops(t, a, b);
 			printf(" %2u", h);
 			sum += h;
 			if (h > worst)
@@ -184,12 +184,12 @@ static int cmd_hops(const struct fcemu_topology *t, int argc, char **argv)
 
 /* ---- gen ---- */
 
-static int cmd_gen(const struct fcemu_topology *t, const char *spec)
+static int cmd_gen(const struct fc_topology *t, const char *spec)
 {
 	printf("# fpgacomm-route gen %s\n# node dst port flags\n", spec);
 	for (unsigned int n = 0; n < t->nodes; n++)
 		for (unsigned int d = 0; d < t->nodes; d++) {
-			uint32_t e = fcemu_topology_route(t, n, d);
+			uint32_t e = fc_topo_route(t, n, d);
 
 			printf("%u %u %u %s\n", n, d, e & FC_ROUTE_PORT_MASK,
 			       flags_str(e));
@@ -310,20 +310,20 @@ static void read_table(const char *file, struct tables *tb)
 		fclose(f);
 }
 
-static void topology_tables(const struct fcemu_topology *t, struct tables *tb)
+static void topology_tables(const struct fc_topology *t, struct tables *tb)
 {
 	for (unsigned int n = 0; n < t->nodes; n++) {
 		for (unsigned int d = 0; d < t->nodes; d++)
-			tb->entry[n][d] = fcemu_topology_route(t, n, d);
+			tb->entry[n][d] = fc_topo_route(t, n, d);
 		tb->count[n] = t->nodes;
-		tb->max_port[n] = fcemu_topology_ports(t);
+		tb->max_port[n] = fc_topo_ports(t);
 	}
 }
 
 static int cmd_load(const char *devname, const char *arg)
 {
 	static struct tables tb;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	struct fc_info info;
 	struct fc_dev *dev;
 	unsigned int node;
@@ -331,7 +331,7 @@ static int cmd_load(const char *devname, const char *arg)
 	uint32_t got;
 	bool topo;
 
-	topo = !fcemu_topology_parse(arg, &t);
+	topo = !fc_topo_parse(arg, &t);
 	if (topo)
 		topology_tables(&t, &tb);
 	else
@@ -396,7 +396,7 @@ static int cmd_load(const char *devname, const char *arg)
 	/* From a topology, the world as well (hw.h FC_ROUTER_FABRIC_*). */
 	if (topo) {
 		ret = fc_reg_write(dev, FC_ROUTER_FABRIC_TOPO,
-				   fcemu_topology_reg(&t));
+				   fc_topo_reg(&t));
 		if (!ret)
 			ret = fc_reg_write(dev, FC_ROUTER_FABRIC_NODES, t.nodes);
 		if (ret) {
@@ -424,7 +424,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *devname = NULL, *node_arg = NULL, *cmd;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	int c;
 
 	/* options may come anywhere: "show torus:4x4 --node 5" */

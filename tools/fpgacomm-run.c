@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric.h"
+#include "fabric.h"	/* emu/: creates the emulated cluster its ranks join */
 #include "tool_util.h"
 
 /* After --timeout's SIGTERM, how long ranks get before SIGKILL. */
@@ -155,7 +155,7 @@ static double parse_timeout(const char *s)
  * have a port for each other one, then the squarest torus X x Y = n
  * (X >= Y >= 2), and a ring when n is prime.
  */
-static void default_topology(unsigned int n, struct fcemu_topology *t)
+static void default_topology(unsigned int n, struct fc_topology *t)
 {
 	char spec[32];
 	unsigned int y, best = 1;
@@ -172,7 +172,7 @@ static void default_topology(unsigned int n, struct fcemu_topology *t)
 		else
 			snprintf(spec, sizeof(spec), "ring:%u", n);
 	}
-	if (fcemu_topology_parse(spec, t)) {
+	if (fc_topo_parse(spec, t)) {
 		fprintf(stderr, "%s: no default topology for %u ranks\n", prog,
 			n);
 		exit(1);
@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 	const char *topo_arg = NULL, *name = NULL;
 	struct fcemu_faults faults = { 0, 0 };
 	struct fcemu_cluster *cluster;
-	struct fcemu_topology t;
+	struct fc_topology t;
 	char default_name[FCEMU_CLUSTER_NAME_MAX];
 	struct run r;
 	double timeout = 0;
@@ -472,7 +472,7 @@ int main(int argc, char **argv)
 		usage_error("no program given: %s -n N -- PROG [ARGS]...",
 			    prog);
 	if (topo_arg) {
-		if (fcemu_topology_parse(topo_arg, &t))
+		if (fc_topo_parse(topo_arg, &t))
 			usage_error("bad topology '%s': expected ring:N, "
 				    "mesh:XxY, torus:XxY (at most %u nodes) "
 				    "or full:N (N <= %u)",
@@ -502,7 +502,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.name = name;
 	r.n = n;
-	fcemu_topology_format(&t, r.topo, sizeof(r.topo));
+	fc_topo_format(&t, r.topo, sizeof(r.topo));
 	r.ranks = calloc(n, sizeof(*r.ranks));
 	if (!r.ranks) {
 		fprintf(stderr, "%s: out of memory\n", prog);

@@ -261,12 +261,10 @@ struct fc_hw_desc {
 #define FC_DESC_F_MORE		(1u << 2)	/* channel message goes on in the next */
 #define FC_DESC_F_CTRL		(1u << 3)	/* channel message of the host's own protocol */
 /*
- * F_MORE is valid only on a descriptor whose destination is a channel
- * (FC_REGION_CHAN) and whose next descriptor names the same node and
- * channel, with the same F_CTRL; never on the last one (FC_DMA_ERR_FLAGS
- * otherwise). F_CTRL, valid only towards a channel, sends the message as
- * FC_PKT_T_CTRL packets instead of DATA: host software's control messages
- * (rendezvous) travel in order with the data but are told apart from it.
+ * F_MORE and F_CTRL follow the chain rule, fc_hw_chain_check() below.
+ * F_CTRL sends the message as FC_PKT_T_CTRL packets instead of DATA: host
+ * software's control messages (rendezvous) travel in order with the data
+ * but are told apart from it.
  */
 #define FC_DESC_F_KNOWN		(FC_DESC_F_EOC | FC_DESC_F_IRQ | FC_DESC_F_MORE | \
 				 FC_DESC_F_CTRL)
@@ -789,6 +787,59 @@ static inline int fc_hw_span_check(__u32 space, __u64 addr, __u64 len,
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Is a destination a channel endpoint (FC_REGION_CHAN of a fabric address)? */
+static inline int fc_hw_dst_is_chan(__u32 space, __u64 addr)
+{
+	return space == FC_SPACE_FABRIC &&
+	       FC_FABRIC_REGION(addr) == FC_REGION_CHAN;
+}
+
+/*
+ * What the chain rule reads of a descriptor, or of a host transfer that
+ * becomes descriptors: its FC_DESC_F_* flags and its destination.
+ */
+struct fc_hw_chain_step {
+	__u32 flags;		/* FC_DESC_F_*; only MORE and CTRL matter */
+	__u32 dst_space;	/* FC_SPACE_* */
+	__u64 dst;
+};
+
+static inline struct fc_hw_chain_step fc_hw_desc_step(const struct fc_hw_desc *d)
+{
+	struct fc_hw_chain_step s = {
+		.flags = FC_HW_LE16(d->flags),
+		.dst_space = d->dst_space,
+		.dst = FC_HW_LE64(d->dst),
+	};
+
+	return s;
+}
+
+/*
+ * The chain rule of channel messages (docs/hardware.md section 8), checked
+ * here for the library, the driver and the emulated board alike: F_CTRL
+ * only towards a channel; F_MORE only towards a channel and never on the
+ * last descriptor, and then the next descriptor goes to the same channel
+ * (same space and address) with the same F_CTRL. @next is the following
+ * descriptor, NULL for the last of a chain. The other fields are checked
+ * elsewhere. RETURN VALUE: FC_DMA_ERR_NONE, or FC_DMA_ERR_FLAGS against
+ * @d (fc_hw_dma_errno() makes it -EINVAL).
+ */
+static inline __u32 fc_hw_chain_check(const struct fc_hw_chain_step *d,
+				      const struct fc_hw_chain_step *next)
+{
+	int to_chan = fc_hw_dst_is_chan(d->dst_space, d->dst);
+
+	if ((d->flags & FC_DESC_F_CTRL) && !to_chan)
+		return FC_DMA_ERR_FLAGS;
+	if (!(d->flags & FC_DESC_F_MORE))
+		return FC_DMA_ERR_NONE;
+	if (!to_chan || !next || next->dst_space != d->dst_space ||
+	    next->dst != d->dst || ((next->flags ^ d->flags) & FC_DESC_F_CTRL))
+		return FC_DMA_ERR_FLAGS;
+	return FC_DMA_ERR_NONE;
 }
 
 /* The errno a chain ending with DMA error @err reports (0 for none). */

@@ -392,12 +392,12 @@ static void sync_shared(struct emud *d)
 
 static void join_cluster(struct emud *d, struct fcemu_config *cfg)
 {
-	struct fcemu_topology t;
+	struct fc_topology t;
 	int ret;
 
 	ret = fcemu_cluster_attach(&d->cluster, d->cluster_name);
 	if (ret == -ENOENT && d->topology) {
-		if (fcemu_topology_parse(d->topology, &t))
+		if (fc_topo_parse(d->topology, &t))
 			die("bad topology '%s'", d->topology);
 		ret = fcemu_cluster_create(&d->cluster, d->cluster_name, &t,
 					   NULL);
@@ -426,7 +426,7 @@ static void join_cluster(struct emud *d, struct fcemu_config *cfg)
 /* Release our node; the last to leave removes the cluster. */
 static void leave_cluster(struct emud *d)
 {
-	const struct fcemu_topology *t = fcemu_cluster_topology(d->cluster);
+	const struct fc_topology *t = fcemu_cluster_topology(d->cluster);
 	unsigned int n;
 
 	bell_stop(&d->bell);

@@ -2,7 +2,7 @@
 /*
  * Topologies and their routing tables (docs/fabric.md, "Ports, routes and
  * virtual channels"): pure functions of the topology, shared by the
- * emulated cluster, fpgacomm-route and fpgacomm-run.
+ * emulated cluster, the kernel backend, fpgacomm-route and fpgacomm-run.
  *
  * A ring is treated as a torus of N x 1 and a mesh as a torus without its
  * wrap-around links, so one dimension-order routine serves all three.
@@ -21,17 +21,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fabric.h"
+#include "topology.h"
 
 /* Ports of dimension d: 2d+1 goes -, 2d+2 goes + (FC_PORT_DIM). */
 #define PORT_MINUS(d) (2 * (d) + 1)
 #define PORT_PLUS(d)  (2 * (d) + 2)
 
 static const char *const kind_names[] = {
-	[FCEMU_TOPO_RING] = "ring",
-	[FCEMU_TOPO_MESH] = "mesh",
-	[FCEMU_TOPO_TORUS] = "torus",
-	[FCEMU_TOPO_FULL] = "full",
+	[FC_TOPOLOGY_RING] = "ring",
+	[FC_TOPOLOGY_MESH] = "mesh",
+	[FC_TOPOLOGY_TORUS] = "torus",
+	[FC_TOPOLOGY_FULL] = "full",
 };
 
 /*
@@ -55,27 +55,27 @@ static int parse_dim(const char *s, uint32_t *val)
 	return i;
 }
 
-static int topo_valid(const struct fcemu_topology *t)
+static int topo_valid(const struct fc_topology *t)
 {
 	if (!t || !t->nx || !t->ny || t->nx > FC_MAX_NODES ||
 	    t->ny > FC_MAX_NODES || t->nx * t->ny != t->nodes ||
 	    t->nodes > FC_MAX_NODES)
 		return 0;
 	switch (t->kind) {
-	case FCEMU_TOPO_RING:
+	case FC_TOPOLOGY_RING:
 		return t->ny == 1;
-	case FCEMU_TOPO_FULL:
+	case FC_TOPOLOGY_FULL:
 		return t->ny == 1 && t->nx <= FC_MAX_PORTS + 1;
-	case FCEMU_TOPO_MESH:
-	case FCEMU_TOPO_TORUS:
+	case FC_TOPOLOGY_MESH:
+	case FC_TOPOLOGY_TORUS:
 		return 1;
 	}
 	return 0;
 }
 
-int fcemu_topology_parse(const char *spec, struct fcemu_topology *t)
+int fc_topo_parse(const char *spec, struct fc_topology *t)
 {
-	struct fcemu_topology r;
+	struct fc_topology r;
 	const char *p;
 	size_t klen;
 	int n;
@@ -100,7 +100,7 @@ int fcemu_topology_parse(const char *spec, struct fcemu_topology *t)
 		return -EINVAL;
 	p += n;
 	r.ny = 1;
-	if (r.kind == FCEMU_TOPO_MESH || r.kind == FCEMU_TOPO_TORUS) {
+	if (r.kind == FC_TOPOLOGY_MESH || r.kind == FC_TOPOLOGY_TORUS) {
 		if (*p++ != 'x')
 			return -EINVAL;
 		n = parse_dim(p, &r.ny);
@@ -117,13 +117,13 @@ int fcemu_topology_parse(const char *spec, struct fcemu_topology *t)
 	return 0;
 }
 
-int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len)
+int fc_topo_format(const struct fc_topology *t, char *buf, size_t len)
 {
 	int n;
 
 	if (!topo_valid(t) || !buf)
 		return -EINVAL;
-	if (t->kind == FCEMU_TOPO_MESH || t->kind == FCEMU_TOPO_TORUS)
+	if (t->kind == FC_TOPOLOGY_MESH || t->kind == FC_TOPOLOGY_TORUS)
 		n = snprintf(buf, len, "%s:%ux%u", kind_names[t->kind], t->nx,
 			     t->ny);
 	else
@@ -133,23 +133,23 @@ int fcemu_topology_format(const struct fcemu_topology *t, char *buf, size_t len)
 
 /* The hardware's names of the kinds (hw.h FC_TOPO_*), by enum value. */
 static const uint32_t hw_kinds[] = {
-	[FCEMU_TOPO_RING] = FC_TOPO_RING,
-	[FCEMU_TOPO_MESH] = FC_TOPO_MESH,
-	[FCEMU_TOPO_TORUS] = FC_TOPO_TORUS,
-	[FCEMU_TOPO_FULL] = FC_TOPO_FULL,
+	[FC_TOPOLOGY_RING] = FC_TOPO_RING,
+	[FC_TOPOLOGY_MESH] = FC_TOPO_MESH,
+	[FC_TOPOLOGY_TORUS] = FC_TOPO_TORUS,
+	[FC_TOPOLOGY_FULL] = FC_TOPO_FULL,
 };
 
-uint32_t fcemu_topology_reg(const struct fcemu_topology *t)
+uint32_t fc_topo_reg(const struct fc_topology *t)
 {
 	if (!topo_valid(t))
 		return 0;
 	return FC_TOPO(hw_kinds[t->kind], t->nx, t->ny);
 }
 
-int fcemu_topology_from_reg(uint32_t nodes, uint32_t reg,
-			    struct fcemu_topology *t)
+int fc_topo_from_reg(uint32_t nodes, uint32_t reg,
+		     struct fc_topology *t)
 {
-	struct fcemu_topology r = { 0 };
+	struct fc_topology r = { 0 };
 
 	for (r.kind = 0; r.kind < sizeof(hw_kinds) / sizeof(hw_kinds[0]);
 	     r.kind++)
@@ -164,36 +164,36 @@ int fcemu_topology_from_reg(uint32_t nodes, uint32_t reg,
 	return 0;
 }
 
-unsigned int fcemu_topology_ports(const struct fcemu_topology *t)
+unsigned int fc_topo_ports(const struct fc_topology *t)
 {
 	if (!topo_valid(t))
 		return 0;
 	switch (t->kind) {
-	case FCEMU_TOPO_RING:
+	case FC_TOPOLOGY_RING:
 		return 2;
-	case FCEMU_TOPO_MESH:
-	case FCEMU_TOPO_TORUS:
+	case FC_TOPOLOGY_MESH:
+	case FC_TOPOLOGY_TORUS:
 		return 4;
-	case FCEMU_TOPO_FULL:
+	case FC_TOPOLOGY_FULL:
 		return t->nodes - 1;
 	}
 	return 0;
 }
 
 /* Size of dimension @d (0: x, 1: y) and @node's coordinate in it. */
-static unsigned int dim_size(const struct fcemu_topology *t, unsigned int d)
+static unsigned int dim_size(const struct fc_topology *t, unsigned int d)
 {
 	return d ? t->ny : t->nx;
 }
 
-static unsigned int coord(const struct fcemu_topology *t, unsigned int node,
+static unsigned int coord(const struct fc_topology *t, unsigned int node,
 			  unsigned int d)
 {
 	return d ? node / t->nx : node % t->nx;
 }
 
 /* @node with its coordinate in dimension @d replaced by @c. */
-static unsigned int with_coord(const struct fcemu_topology *t,
+static unsigned int with_coord(const struct fc_topology *t,
 			       unsigned int node, unsigned int d,
 			       unsigned int c)
 {
@@ -206,21 +206,21 @@ static unsigned int with_coord(const struct fcemu_topology *t,
 	return y * t->nx + x;
 }
 
-static int wraps(const struct fcemu_topology *t)
+static int wraps(const struct fc_topology *t)
 {
-	return t->kind != FCEMU_TOPO_MESH;
+	return t->kind != FC_TOPOLOGY_MESH;
 }
 
-int fcemu_topology_peer(const struct fcemu_topology *t, unsigned int node,
-			unsigned int port, unsigned int *peer,
-			unsigned int *peer_port)
+int fc_topo_peer(const struct fc_topology *t, unsigned int node,
+		 unsigned int port, unsigned int *peer,
+		 unsigned int *peer_port)
 {
 	unsigned int d, n, c, to;
 
 	if (!topo_valid(t) || node >= t->nodes || !peer || !peer_port ||
-	    port < 1 || port > fcemu_topology_ports(t))
+	    port < 1 || port > fc_topo_ports(t))
 		return -EINVAL;
-	if (t->kind == FCEMU_TOPO_FULL) {
+	if (t->kind == FC_TOPOLOGY_FULL) {
 		*peer = (node + port) % t->nodes;
 		*peer_port = t->nodes - port;
 		return 0;
@@ -249,7 +249,7 @@ int fcemu_topology_peer(const struct fcemu_topology *t, unsigned int node,
  * The hop in dimension @d from coordinate @c towards @dc (c != dc): the
  * port and its DATELINE flag. *dist is the number of hops that way.
  */
-static uint32_t dim_step(const struct fcemu_topology *t, unsigned int d,
+static uint32_t dim_step(const struct fc_topology *t, unsigned int d,
 			 unsigned int c, unsigned int dc, unsigned int *dist)
 {
 	unsigned int n = dim_size(t, d);
@@ -273,8 +273,8 @@ static uint32_t dim_step(const struct fcemu_topology *t, unsigned int d,
 	return PORT_MINUS(d) | (c == 0 ? FC_ROUTE_DATELINE : 0);
 }
 
-uint32_t fcemu_topology_route(const struct fcemu_topology *t, unsigned int node,
-			      unsigned int dst)
+uint32_t fc_topo_route(const struct fc_topology *t, unsigned int node,
+		       unsigned int dst)
 {
 	unsigned int d, c, dc, dist;
 
@@ -282,7 +282,7 @@ uint32_t fcemu_topology_route(const struct fcemu_topology *t, unsigned int node,
 		return 0;
 	if (node == dst)
 		return FC_ROUTE_VALID | FC_PORT_LOCAL;
-	if (t->kind == FCEMU_TOPO_FULL)
+	if (t->kind == FC_TOPOLOGY_FULL)
 		return FC_ROUTE_VALID | ((dst + t->nodes - node) % t->nodes);
 	/* Dimension order: the first dimension that differs, x before y. */
 	for (d = 0; d < 2; d++) {
@@ -294,14 +294,14 @@ uint32_t fcemu_topology_route(const struct fcemu_topology *t, unsigned int node,
 	return 0;
 }
 
-unsigned int fcemu_topology_hops(const struct fcemu_topology *t, unsigned int a,
-				 unsigned int b)
+unsigned int fc_topo_hops(const struct fc_topology *t, unsigned int a,
+			  unsigned int b)
 {
 	unsigned int d, c, dc, dist, hops = 0;
 
 	if (!topo_valid(t) || a >= t->nodes || b >= t->nodes || a == b)
 		return 0;
-	if (t->kind == FCEMU_TOPO_FULL)
+	if (t->kind == FC_TOPOLOGY_FULL)
 		return 1;
 	/* Each dimension is travelled once, the way dim_step() chose. */
 	for (d = 0; d < 2; d++) {
