@@ -139,6 +139,15 @@ static int flush_abort(struct fcemu *emu, struct fcemu_dma *dma)
 	return 1;
 }
 
+bool fcemu__fabric_flush_aborts(struct fcemu *emu)
+{
+	unsigned int e;
+
+	for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
+		flush_abort(emu, &emu->dma[e]);
+	return !emu->aborts_owed;
+}
+
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
@@ -557,7 +566,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
-	unsigned int taken = 0, landed = 0, e;
+	unsigned int taken = 0, landed = 0;
 	const struct fc_hw_pkt *pkt;
 	uint32_t hdr;
 	int r;
@@ -606,8 +615,7 @@ out:
 	}
 	if (emu->acks_owed || emu->aborts_owed) {
 		send_acks(emu);
-		for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
-			flush_abort(emu, &emu->dma[e]);
+		fcemu__fabric_flush_aborts(emu);
 		fcemu_cluster_inject_commit(c, self(emu));
 	}
 	/* One event per batch: the host scans every ring on the vector. */

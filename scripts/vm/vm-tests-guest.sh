@@ -432,6 +432,8 @@ driver_pass() {
 		run_tool "$p: collectives between $pair through the driver (test_collectives)" \
 			test_collectives
 		unset FPGACOMM_COLL_DEBUG
+		run_tool "$p: a message cut off by an engine reset never glued onto the next, by PIO or chain (test_chan_abort)" \
+			test_chan_abort
 		unset FPGACOMM_TEST_PAIR
 		# Board 0's aperture exported, imported into board 1, written
 		# by board 1's DMA (peer-to-peer).
