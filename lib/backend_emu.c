@@ -45,6 +45,7 @@ struct emu_board {
 	uint64_t done_upto;		/* every ticket up to here has ended */
 	bool running;			/* chain done_upto + 1 is on engine 0 */
 	uint32_t reset_seq;
+	uint32_t board_reset_seen;	/* BOARD_RESET_ACK at the last kick */
 	struct emu_fail fails[EMU_FAIL_LOG];
 	unsigned int fail_next;
 	uint64_t newest_fail;		/* the last ticket recorded as failed */
@@ -431,6 +432,7 @@ static void kick(struct emu_board *b)
 	wr(b, FC_DMA_REG(0, FC_DMA_DESC_LO), (uint32_t)bus);
 	wr(b, FC_DMA_REG(0, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
 	wr(b, FC_DMA_REG(0, FC_DMA_DESC_COUNT), b->count[slot_of(t)]);
+	b->board_reset_seen = rd(b, FC_REG_BOARD_RESET_ACK);
 	wr(b, FC_DMA_REG(0, FC_DMA_DOORBELL), (uint32_t)t);
 	b->running = true;
 }
@@ -441,9 +443,14 @@ static void reap(struct emu_board *b)
 	uint64_t t = b->done_upto + 1;
 	uint32_t err;
 
-	if (!b->running || rd(b, FC_DMA_REG(0, FC_DMA_DONE_SEQ)) != (uint32_t)t)
+	if (!b->running)
 		return;
-	if (rd(b, FC_DMA_REG(0, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
+	if (rd(b, FC_DMA_REG(0, FC_DMA_DONE_SEQ)) != (uint32_t)t) {
+		/* A board reset (a register write) aborted it: it never ends. */
+		if (rd(b, FC_REG_BOARD_RESET_ACK) == b->board_reset_seen)
+			return;
+		record_fail(b, t, -ECANCELED, FC_DMA_ERR_ABORTED, 0);
+	} else if (rd(b, FC_DMA_REG(0, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
 		err = rd(b, FC_DMA_REG(0, FC_DMA_ERROR));
 		record_fail(b, t, fc_hw_dma_errno(err), err,
 			    rd(b, FC_DMA_REG(0, FC_DMA_ERR_INDEX)));

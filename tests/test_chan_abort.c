@@ -4,7 +4,8 @@
  * next one. The sender's engine is frozen in the middle of a large message
  * (FC_EMU_FAULT_DMA_STALL) once part of it has reached the receiver, then
  * reset (fc_dma_reset): the board owes the receiver an ABORT for the part
- * (hw.h FC_PKT_T_ABORT). The next message, sent through the PIO window or
+ * (hw.h FC_PKT_T_ABORT); so it does when the whole board is reset
+ * (BOARD_RESET). The next message, sent through the PIO window or
  * as a chain, must arrive whole and alone in the receive that the cut-off
  * part had started to fill.
  *
@@ -136,6 +137,25 @@ static void drive(void)
 	usleep(200);
 }
 
+/* Cut by a board reset (BOARD_RESET) rather than fc_dma_reset(). */
+static bool by_board_reset;
+
+static void board_reset(int b)
+{
+	uint32_t ack = rd(b, FC_REG_BOARD_RESET_ACK);
+	uint64_t deadline = now_ms() + WAIT_MS;
+	int ret;
+
+	ret = fc_reg_write(bd[b], FC_REG_BOARD_RESET, ack + 1);
+	if (ret == -EPERM)
+		skip_because("writing BOARD_RESET needs CAP_SYS_RAWIO");
+	assert_ok(ret);
+	while (rd(b, FC_REG_BOARD_RESET_ACK) != ack + 1) {
+		fc_progress(bd[b]);
+		assert_true(now_ms() < deadline);
+	}
+}
+
 /* Drive @b alone until @off of board @reg_b is still for a while. */
 static uint32_t drive_until_still(int b, int reg_b, uint32_t off,
 				  uint64_t deadline)
@@ -202,7 +222,10 @@ static uint32_t cut_message(struct fc_req *r, bool frozen)
 	assert_rc(fc_req_test(s, NULL), -EINPROGRESS);
 	assert_true(rd(0, bytes_off) != bytes0);
 	assert_true(rd(0, bytes_off) - bytes0 < BIG);
-	assert_ok(fc_dma_reset(bd[0]));
+	if (by_board_reset)
+		board_reset(0);
+	else
+		assert_ok(fc_dma_reset(bd[0]));
 	assert_ok(fc_reg_write(bd[0], FC_EMU_FAULT_DMA_STALL, 0));
 	assert_rc(fc_req_wait(s, WAIT_MS, NULL), -ECANCELED);
 	if (!frozen)
@@ -323,6 +346,17 @@ static void test_cut_twice_then_both(void **state)
 	free(in);
 }
 
+/* The sender's whole board reset in the middle of the message. */
+static void test_board_reset_cut_then_pio(void **state)
+{
+	(void)state;
+	rng_reset("board_reset_cut_then_pio");
+	by_board_reset = true;
+	cut_then_pio(true);
+	cut_then_pio(false);
+	by_board_reset = false;
+}
+
 /* No receive posted: the part waits in the library's buffer, and goes. */
 static void test_cut_unposted(void **state)
 {
@@ -348,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_cut_then_chain),
 		cmocka_unit_test(test_cut_twice_then_both),
 		cmocka_unit_test(test_cut_unposted),
+		cmocka_unit_test(test_board_reset_cut_then_pio),
 	};
 	int rc;
 
