@@ -141,14 +141,15 @@ static void board_reset(int b)
  */
 static void test_reset_ends_running_chain(void **state)
 {
-	uint32_t rack = rd(0, FC_DMA_REG(0, FC_DMA_RESET_ACK));
-	uint32_t irq = rd(0, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA));
 	struct fc_mem *a, *back;
+	uint32_t rack, irq;
 	struct fc_xfer x;
 	uint64_t ticket;
 
 	(void)state;
 	need_pair_and_knobs();
+	rack = rd(0, FC_DMA_REG(0, FC_DMA_RESET_ACK));
+	irq = rd(0, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA));
 	rng_reset("reset_ends_running_chain");
 	assert_ok(fc_mem_alloc(bd[0], CHAIN_LEN, 0, &a));
 	assert_ok(fc_mem_alloc(bd[0], CHAIN_LEN, 0, &back));
