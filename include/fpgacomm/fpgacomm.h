@@ -38,6 +38,11 @@ struct fc_dev;
  * -ENOMEM, or the error of the underlying open.
  * fc_open never resets the board (other programs may be using it): it
  * starts each receive ring at its endpoint's TAIL, as it finds it.
+ * A handle belongs to the process that opened it. In a child of fork(),
+ * calls on a handle of a kernel board inherited from the parent fail with
+ * -EBADFD (they would act on the parent's chains, buffers and rings, and
+ * the PIO window is not mapped in the child), and fc_close() of it frees
+ * the child's copy only; the child opens the board again for its own use.
  */
 int fc_open(struct fc_dev **devp, const char *name);
 
