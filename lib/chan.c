@@ -107,9 +107,6 @@ int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		return -ENOMEM;
 	if (s->chan)
 		return -EBUSY;
-	ret = fc__peer_check(dev, peer);
-	if (ret)
-		return ret;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -138,7 +135,9 @@ FC__EXPORT int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 	if (peer >= dev->fab->world.size || port >= FC_CHAN_PORTS)
 		return -EINVAL;
 	fc__fab_lock(dev->fab);
-	ret = fc__chan_open(dev, peer, port, chanp);
+	ret = fc__peer_check(dev, peer);
+	if (!ret)
+		ret = fc__chan_open(dev, peer, port, chanp);
 	fc__fab_unlock(dev->fab);
 	return ret;
 }

@@ -436,11 +436,27 @@ static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 		state = dev->be->node_state ? dev->be->node_state(dev, node) :
 					      -EOPNOTSUPP;
 		pthread_mutex_unlock(&dev->lock);
-		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
+		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD) {
 			p->down_ns = now;
+			p->down_polls = 0;
+			/* A peer that closed in order had its sends done:
+			 * they are in the fabric, give them time. */
+			p->grace_ns = state == FC__NODE_EXITED ?
+				      PEER_EXIT_GRACE_NS : PEER_GRACE_NS;
+		}
 	}
-	/* Seen down: packets it sent may still be on the way; drain first. */
-	return p->down_ns && now - p->down_ns >= PEER_GRACE_NS;
+	if (!p->down_ns)
+		return false;
+	/*
+	 * Seen down: packets it sent may still be on the way; drain first,
+	 * for a while and for a number of our own looks (a process the
+	 * scheduler leaves out for the whole grace has not looked).
+	 */
+	if (p->down_polls < PEER_GRACE_POLLS) {
+		p->down_polls++;
+		return false;
+	}
+	return now - p->down_ns >= p->grace_ns;
 }
 
 bool fc__peer_down(struct fc_dev *dev, uint32_t node)

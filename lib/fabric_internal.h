@@ -26,7 +26,9 @@
 #define SPARE_BUFS	16		/* large send buffers kept for reuse */
 #define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
-#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
+#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it dead */
+#define PEER_EXIT_GRACE_NS (1000ull * 1000000)	/* ... or closed in order */
+#define PEER_GRACE_POLLS 64		/* ... and look this often at least */
 #define REQ_CACHE	32		/* ended requests kept for the next */
 /* Messages up to this size go through the PIO window when they can. */
 #define PIO_MAX_PKTS	48
@@ -157,6 +159,8 @@ struct fc_chan {
 struct fc__peer {
 	uint64_t checked_ns;		/* node state last read */
 	uint64_t down_ns;		/* first seen down, 0 while alive */
+	uint64_t grace_ns;		/* given it from then */
+	unsigned int down_polls;	/* our looks since */
 };
 
 /*
@@ -297,7 +301,9 @@ void fc__req_orphan(struct fc_req *req);
 /* Nobody waits for @req any more: its channel lets go, its end frees it. */
 void fc__req_disown(struct fc_req *req);
 
-/* chan.c: open a channel on any port, the library's own included */
+/* chan.c: open a channel on any port, the library's own included, to a
+ * peer alive or not: what a peer that left sent before may still come
+ * (the library's barrier and groups receive from peers done with them). */
 int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		  struct fc_chan **chanp);
 void fc__chan_forget_dev(struct fc_dev *dev);
