@@ -207,29 +207,6 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 	return 0;
 }
 
-struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
-			      uint32_t node)
-{
-	struct fc__fabric *fab = dev->fab;
-	struct fc_req *r = fab->req_cache;
-
-	if (r) {
-		fab->req_cache = r->next;
-		fab->req_cached--;
-		memset(r, 0, sizeof(*r));
-	} else {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return NULL;
-	}
-	r->type = type;
-	r->dev = dev;
-	r->node = node;
-	r->status = -EINPROGRESS;
-	r->stage = -1;
-	return r;
-}
-
 /* Exported to put.c: a chain to @dst from @src (queued, progress once). */
 int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 		    uint64_t dst, uint64_t len, bool message)
