@@ -8,12 +8,34 @@
 #define FC_TEST_LAUNCH_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+/*
+ * CHECK - in a rank's program: when @cond is false, say which rank and
+ * where, and count it (the program defines `rank` and `failures`, and may
+ * define CHECK_CONTEXT, a string naming the case, before including this).
+ */
+#ifndef CHECK_CONTEXT
+#define CHECK_CONTEXT ""
+#endif
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			fprintf(stderr, "rank %u: %s%s%s:%d: ", rank,       \
+				CHECK_CONTEXT, *CHECK_CONTEXT ? ": " : "",  \
+				__func__, __LINE__);                        \
+			fprintf(stderr, __VA_ARGS__);                       \
+			fputc('\n', stderr);                                \
+			failures++;                                         \
+		}                                                           \
+	} while (0)
 
 /*
  * harness_find_run - this program's path into @self, and the
  * fpgacomm-run beside it (build/tools/) into @run.
- * RETURN VALUE: 0, or EXIT_SKIP (said why) when there is none; 1 when
- * this program's path cannot be read.
+ * RETURN VALUE: 0, or EXIT_SKIP (said why) when there is none or when
+ * FPGACOMM_TEST_DEVICE names a board that is not emulated (the ranks need
+ * an emulated cluster); 1 when this program's path cannot be read.
  */
 int harness_find_run(char *self, size_t self_len, char *run, size_t run_len);
 

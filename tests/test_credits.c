@@ -46,16 +46,6 @@ static struct fc_dev *board;
 static uint32_t rank, size;
 static int failures;
 
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "rank %u: %s:%d: ", rank, __FILE__, \
-				__LINE__);                                \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 
 /* The bytes of message @seq from @src on @port: its number first. */
 static void pattern(uint8_t *p, size_t len, uint32_t src, uint32_t port,
@@ -325,7 +315,6 @@ static const struct shape shapes[] = {
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32];
-	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");
 	const char *mode = getenv("FPGACOMM_CREDIT_TEST");
 	int worst = 0, rc;
 	size_t i;
@@ -335,10 +324,6 @@ int main(int argc, char **argv)
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank(mode ? mode : "many");
 	printf("test_credits: end-to-end flow control per (peer, port)\n");
-	if (tdev && *tdev && strncmp(tdev, "emu:", 4)) {
-		printf("SKIP: %s: the ranks need an emulated cluster\n", tdev);
-		return EXIT_SKIP;
-	}
 	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
 	if (rc)
 		return rc;

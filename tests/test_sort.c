@@ -33,6 +33,7 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#define CHECK_CONTEXT what	/* the case being checked */
 #include "launch.h"
 
 #define EXIT_SKIP	77
@@ -45,16 +46,6 @@ static uint32_t rank, size;
 static int failures;
 static const char *what = "";	/* the case being checked */
 
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "rank %u: %s: %s:%d: ", rank,     \
-				what, __func__, __LINE__);                \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fprintf(stderr, "\n");                            \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 #define CHECK_RC(expr, want)                                                  \
 	do {                                                                  \
 		int _rc = (expr), _want = (want);                             \
@@ -738,16 +729,11 @@ static int launch(const char *run, const char *self, const struct shape *s)
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32];
-	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");
 	int worst = 0, rc;
 
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_sort: the distributed sort across ranks\n");
-	if (tdev && *tdev && strncmp(tdev, "emu:", 4)) {
-		printf("SKIP: %s: the ranks need an emulated cluster\n", tdev);
-		return EXIT_SKIP;
-	}
 	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
 	if (rc)
 		return rc;
