@@ -162,7 +162,7 @@ else
 	printf '%8s %6s  %s\n' "Ir/msg" "share" "function"
 	# the benchmark's own frames and the start-up above main include all
 	per_message --inclusive=yes |
-		awk -F '\t' '$2 !~ /^tools\// && $2 !~ /below main|libc-start|^\?\?\?:/' |
+		awk -F '\t' '$2 !~ /^tools\// && $2 !~ /below main|__libc_start|^\?\?\?:/' |
 		sort -t "$(printf '\t')" -k1,1nr | head -n "$TOP" |
 		while IFS=$'\t' read -r ir key; do
 			printf '%8s %5.1f%%  %s\n' "$ir" "$(awk -v a="$ir" -v b="$per" 'BEGIN { print 100 * a / b }')" "$key"
