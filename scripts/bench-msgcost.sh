@@ -23,8 +23,8 @@
 # boards are emulated in this process, the board model. The table lists
 # the functions with the most inclusive Ir per message (the same
 # difference, function by function, from callgrind_annotate --inclusive),
-# then those with the most self Ir, then the self Ir per message of each
-# part: lib/, emu/, libc.
+# then those with the most self Ir, the most called (calls per message),
+# and the self Ir per message of each part: lib/, emu/, libc.
 # Time: the same program without valgrind, R runs of 20000 ping-pongs;
 # one-way = round trip / 2, in us (median and range).
 #
@@ -175,6 +175,33 @@ else
 		while IFS=$'\t' read -r ir key; do
 			printf '%8s %5.1f%%  %s\n' "$ir" "$(awk -v a="$ir" -v b="$per" 'BEGIN { print 100 * a / b }')" "$key"
 			echo "self $ir $key" >>"$RAW"
+		done
+	echo
+	# calls per message, from the files' call records ("cfn=(ID) NAME"
+	# names a callee the first time, "cfn=(ID)" after; "calls=N ..."
+	# follows), summed over the callers
+	calls() {
+		awk '
+			/^c?fn=\(/ {
+				p = index($0, "("); q = index($0, ")")
+				id = substr($0, p + 1, q - p - 1)
+				if (q < length($0)) name[id] = substr($0, q + 2)
+				if ($0 ~ /^cfn=/) callee = name[id]
+				next
+			}
+			/^calls=/ { split(substr($0, 7), a, " "); n[callee] += a[1] }
+			END { for (k in n) print n[k] "\t" k }' "$1"
+	}
+	echo "Top $TOP functions by calls per message:"
+	printf '%8s  %s\n' "calls" "function"
+	awk -F '\t' -v m="$msgs" '
+		FNR == NR { a[$2] = $1; next }
+		{ d = ($1 - a[$2]) / m; if (d >= 0.05) printf "%.1f\t%s\n", d, $2 }
+	' <(calls "${file[$N1]}") <(calls "${file[$N2]}") |
+		sort -t "$(printf '\t')" -k1,1gr | head -n "$TOP" |
+		while IFS=$'\t' read -r n key; do
+			printf '%8s  %s\n' "$n" "${key%%@@*}"
+			echo "calls $n ${key%%@@*}" >>"$RAW"
 		done
 	echo
 	# exclusive Ir per message summed by where the code is
