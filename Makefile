@@ -166,8 +166,10 @@ demo: deps
 # DMA on the emulated board beside memcpy, then one chain of 255 against
 # 255 single transfers through the driver in a VM (skipped, saying why,
 # without qemu, a kernel with headers or strace: install-deps.sh --vm),
-# then channels between two ranks beside Open MPI (install-deps.sh --mpi;
-# its half skipped, saying why, if that fails) and latency against hop
+# then one 8 B message's instructions (install-deps.sh --valgrind; skipped,
+# saying why, without it) and time in one process, then channels between
+# two ranks beside Open MPI (install-deps.sh --mpi; its half skipped, saying
+# why, if that fails) and a plain shared-memory ring, and latency against hop
 # count on a 4x4 torus, then DMA to and from GPU memory beside cuMemcpy
 # (skipped, saying why, without a GPU); then the collectives and the
 # sort beside Open MPI.

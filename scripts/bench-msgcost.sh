@@ -20,13 +20,16 @@
 # the difference over 2 * (N2 - N1) one-way messages is one message's
 # count, with start-up and teardown gone. It is everything the host does
 # for the message: the sender's and the receiver's library and, since the
-# boards are emulated in this process, the board model. The table lists
+# boards are emulated in this process, the board model. Counted twice:
+# with fc_chan_send and fc_chan_recv, the calls of fpgacomm-bench
+# pingpong, and with fc_chan_isend, fc_chan_irecv and fc_req_test (the
+# request path); the lists are for the first. They give
 # the functions with the most inclusive Ir per message (the same
 # difference, function by function, from callgrind_annotate --inclusive),
-# then those with the most self Ir, then the self Ir per message of each
-# part: lib/, emu/, libc.
-# Time: the same program without valgrind, R runs of 20000 ping-pongs;
-# one-way = round trip / 2, in us (median and range).
+# then those with the most self Ir, the most called (calls per message),
+# and the self Ir per message of each part: lib/, emu/, libc.
+# Time: the same program without valgrind (fc_chan_send/recv), R runs of
+# 20000 ping-pongs; one-way = round trip / 2, in us (median and range).
 #
 # The callgrind files stay in build/bench/msgcost/ (callgrind_annotate
 # FILE shows more); the figures go to build/bench/msgcost-raw.txt.
@@ -108,28 +111,33 @@ if [[ -n $why ]]; then
 	echo "Instructions per message: skipped ($why)."
 else
 	rm -f "$OUT"/msgcost/callgrind.*
-	declare -A file=()
-	for n in "$N1" "$N2"; do
-		file[$n]=$OUT/msgcost/callgrind.$n
-		if ! msgcost valgrind --tool=callgrind --callgrind-out-file="${file[$n]}" -- \
-			-i "$n" >"$OUT/msgcost/valgrind.$n.log" 2>&1; then
-			echo "$prog: the run of $n ping-pongs under callgrind failed:" >&2
-			tail -20 "$OUT/msgcost/valgrind.$n.log" >&2
-			exit 1
-		fi
-	done
 	msgs=$((2 * (N2 - N1)))
 	total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1"; }
-	t1=$(total "${file[$N1]}")
-	t2=$(total "${file[$N2]}")
-	if [[ -z $t1 || -z $t2 ]]; then
-		echo "$prog: no totals in the callgrind files" >&2
-		exit 1
-	fi
-	per=$(awk -v a="$t1" -v b="$t2" -v m="$msgs" 'BEGIN { printf "%.0f", (b - a) / m }')
-	echo "instructions $per Ir ($t1 Ir at $N1, $t2 Ir at $N2 ping-pongs)" >>"$RAW"
-	printf 'Instructions per one-way message: %s Ir (callgrind; runs of %s and %s ping-pongs)\n' \
-		"$per" "$N1" "$N2"
+	declare -A file=() ir=()
+	for mode in send isend; do
+		for n in "$N1" "$N2"; do
+			file[$mode $n]=$OUT/msgcost/callgrind.$mode.$n
+			if ! msgcost valgrind --tool=callgrind --callgrind-out-file="${file[$mode $n]}" -- \
+				-m "$mode" -i "$n" >"$OUT/msgcost/valgrind.$mode.$n.log" 2>&1; then
+				echo "$prog: the run of $n ping-pongs ($mode) under callgrind failed:" >&2
+				tail -20 "$OUT/msgcost/valgrind.$mode.$n.log" >&2
+				exit 1
+			fi
+		done
+		t1=$(total "${file[$mode $N1]}")
+		t2=$(total "${file[$mode $N2]}")
+		if [[ -z $t1 || -z $t2 ]]; then
+			echo "$prog: no totals in the callgrind files" >&2
+			exit 1
+		fi
+		ir[$mode]=$(awk -v a="$t1" -v b="$t2" -v m="$msgs" 'BEGIN { printf "%.0f", (b - a) / m }')
+		echo "instructions $mode ${ir[$mode]} Ir ($t1 Ir at $N1, $t2 Ir at $N2 ping-pongs)" >>"$RAW"
+	done
+	per=${ir[send]}
+	printf 'Instructions per one-way message: %s Ir with fc_chan_send/recv (as the ping-pong),\n' "$per"
+	printf '%s Ir with fc_chan_isend/irecv and fc_req_test (callgrind; runs of %s and %s ping-pongs).\n' \
+		"${ir[isend]}" "$N1" "$N2"
+	echo "The lists below are for fc_chan_send/recv."
 
 	# "IR KEY" per function of callgrind_annotate's table, KEY = the
 	# function's file (relative to here) and name, its object dropped.
@@ -155,14 +163,14 @@ else
 		awk -F '\t' -v m="$msgs" '
 			FNR == NR { a[$2] = $1; next }
 			{ d = ($1 - a[$2]) / m; if (d > 0.5) printf "%.0f\t%s\n", d, $2 }
-		' <(functions "$@" "${file[$N1]}") <(functions "$@" "${file[$N2]}")
+		' <(functions "$@" "${file[send $N1]}") <(functions "$@" "${file[send $N2]}")
 	}
 	echo
 	echo "Top $TOP functions by inclusive Ir per message (the library, the emulated board, libc):"
 	printf '%8s %6s  %s\n' "Ir/msg" "share" "function"
 	# the benchmark's own frames and the start-up above main include all
 	per_message --inclusive=yes |
-		awk -F '\t' '$2 !~ /^tools\// && $2 !~ /below main|libc-start|^\?\?\?:/' |
+		awk -F '\t' '$2 !~ /^tools\// && $2 !~ /below main|__libc_start|^\?\?\?:/' |
 		sort -t "$(printf '\t')" -k1,1nr | head -n "$TOP" |
 		while IFS=$'\t' read -r ir key; do
 			printf '%8s %5.1f%%  %s\n' "$ir" "$(awk -v a="$ir" -v b="$per" 'BEGIN { print 100 * a / b }')" "$key"
@@ -175,6 +183,33 @@ else
 		while IFS=$'\t' read -r ir key; do
 			printf '%8s %5.1f%%  %s\n' "$ir" "$(awk -v a="$ir" -v b="$per" 'BEGIN { print 100 * a / b }')" "$key"
 			echo "self $ir $key" >>"$RAW"
+		done
+	echo
+	# calls per message, from the files' call records ("cfn=(ID) NAME"
+	# names a callee the first time, "cfn=(ID)" after; "calls=N ..."
+	# follows), summed over the callers
+	calls() {
+		awk '
+			/^c?fn=\(/ {
+				p = index($0, "("); q = index($0, ")")
+				id = substr($0, p + 1, q - p - 1)
+				if (q < length($0)) name[id] = substr($0, q + 2)
+				if ($0 ~ /^cfn=/) callee = name[id]
+				next
+			}
+			/^calls=/ { split(substr($0, 7), a, " "); n[callee] += a[1] }
+			END { for (k in n) print n[k] "\t" k }' "$1"
+	}
+	echo "Top $TOP functions by calls per message:"
+	printf '%8s  %s\n' "calls" "function"
+	awk -F '\t' -v m="$msgs" '
+		FNR == NR { a[$2] = $1; next }
+		{ d = ($1 - a[$2]) / m; if (d >= 0.05) printf "%.1f\t%s\n", d, $2 }
+	' <(calls "${file[send $N1]}") <(calls "${file[send $N2]}") |
+		sort -t "$(printf '\t')" -k1,1gr | head -n "$TOP" |
+		while IFS=$'\t' read -r n key; do
+			printf '%8s  %s\n' "$n" "${key%%@@*}"
+			echo "calls $n ${key%%@@*}" >>"$RAW"
 		done
 	echo
 	# exclusive Ir per message summed by where the code is

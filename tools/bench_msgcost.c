@@ -11,10 +11,13 @@
  *
  * A ping-pong: board 0 sends SIZE bytes to board 1, which receives them
  * and sends them back; one-way = round trip / 2, as fpgacomm-bench
- * pingpong has it. Emulated boards move only while their process is in
- * the library, and here one thread serves both, so every message is a
- * posted receive on one side and a send on the other, both tested in
- * turn until they are done (fc_req_test drives each board once).
+ * pingpong has it, and with the same calls (fc_chan_send, then
+ * fc_chan_recv on the other board). Emulated boards move only while their
+ * process is in the library; one thread serves both here, which works
+ * because a small send returns once its board has taken the message and
+ * the receiving board's progress routes it. With --mode isend every
+ * message is instead a posted receive and a send, each tested in turn
+ * until both are done (fc_req_test drives its board once).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,6 +54,9 @@ static void msgcost_usage(FILE *f)
 		"  -s, --size SIZE    message size (default 8, at most 4K)\n"
 		"  -i, --iters N      ping-pongs timed (default 10000), after %u\n"
 		"                     untimed ones\n"
+		"  -m, --mode M       send: fc_chan_send and fc_chan_recv, as\n"
+		"                     fpgacomm-bench pingpong (default); isend:\n"
+		"                     fc_chan_irecv, fc_chan_isend, fc_req_test\n"
 		"  -d, --devices A,B  the two boards (default emu:CLUSTER/0 and\n"
 		"                     emu:CLUSTER/1, CLUSTER from $FPGACOMM_CLUSTER)\n"
 		"  -h, --help         show this help\n",
@@ -71,12 +77,29 @@ static void __attribute__((noreturn)) mc_die(const char *what, int err)
 	exit(1);
 }
 
+/* One message from @tx to @rx, into @in, as the ping-pong sends it. */
+static void one_way_send(struct fc_chan *tx, struct fc_chan *rx,
+			 const char *out, char *in, size_t size)
+{
+	size_t len = 0;
+	int ret;
+
+	ret = fc_chan_send(tx, out, size, MC_TIMEOUT_S * 1000);
+	if (ret)
+		mc_die("send", ret);
+	ret = fc_chan_recv(rx, in, size, &len, MC_TIMEOUT_S * 1000);
+	if (ret)
+		mc_die("receive", ret);
+	if (len != size)
+		mc_die("receive length", -EBADMSG);
+}
+
 /*
- * One message from @tx to @rx, into @in: a posted receive and a send,
- * each tested (one step of its board) until both are done.
+ * The same as a posted receive and a send, each tested (one step of its
+ * board) until both are done.
  */
-static void one_way(struct fc_chan *tx, struct fc_chan *rx, const char *out,
-		    char *in, size_t size)
+static void one_way_isend(struct fc_chan *tx, struct fc_chan *rx,
+			  const char *out, char *in, size_t size)
 {
 	int rs = -EINPROGRESS, rr = -EINPROGRESS, ret;
 	struct fc_req *s, *r;
@@ -112,8 +135,12 @@ static void one_way(struct fc_chan *tx, struct fc_chan *rx, const char *out,
 		mc_die("receive length", -EBADMSG);
 }
 
-static void pingpongs(struct fc_chan *ab, struct fc_chan *ba, char *buf_a,
-		      char *buf_b, size_t size, unsigned int iters)
+typedef void one_way_fn(struct fc_chan *tx, struct fc_chan *rx, const char *out,
+			char *in, size_t size);
+
+static void pingpongs(one_way_fn *one_way, struct fc_chan *ab,
+		      struct fc_chan *ba, char *buf_a, char *buf_b, size_t size,
+		      unsigned int iters)
 {
 	for (unsigned int i = 0; i < iters; i++) {
 		buf_a[0] = (char)i;
@@ -145,6 +172,7 @@ int bench_msgcost_main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'i' },
 		{ "devices", required_argument, NULL, 'd' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -155,12 +183,13 @@ int bench_msgcost_main(int argc, char **argv)
 	struct fc_dev *dev[2];
 	unsigned int iters = 10000;
 	uint64_t size = 8, v;
+	one_way_fn *one_way = one_way_send;
 	bool named = false;
 	double t0, dt;
 	int c, i, ret;
 
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "s:i:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:d:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (parse_size(optarg, &size, "K", true) || !size ||
@@ -176,6 +205,15 @@ int bench_msgcost_main(int argc, char **argv)
 			if (split_pair(optarg, name[0], name[1]))
 				usage_error("-d takes two boards: A,B");
 			named = true;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "send"))
+				one_way = one_way_send;
+			else if (!strcmp(optarg, "isend"))
+				one_way = one_way_isend;
+			else
+				usage_error("bad mode '%s' (send or isend)",
+					    optarg);
 			break;
 		default:
 			other_option(c, msgcost_usage);
@@ -217,12 +255,15 @@ int bench_msgcost_main(int argc, char **argv)
 			mc_die("channel", ret);
 	}
 
-	printf("# %s msgcost: %s <-> %s in one thread, %llu B, %u ping-pongs\n",
-	       prog, name[0], name[1], (unsigned long long)size, iters);
+	printf("# %s msgcost: %s <-> %s in one thread, %llu B, %u ping-pongs, "
+	       "%s\n",
+	       prog, name[0], name[1], (unsigned long long)size, iters,
+	       one_way == one_way_send ? "fc_chan_send/recv" :
+					 "fc_chan_isend/irecv");
 	printf("# %-10s %18s\n", "Size", "Latency (us)");
-	pingpongs(ch[0], ch[1], buf[0], buf[1], size, MC_WARMUP);
+	pingpongs(one_way, ch[0], ch[1], buf[0], buf[1], size, MC_WARMUP);
 	t0 = mc_now_us();
-	pingpongs(ch[0], ch[1], buf[0], buf[1], size, iters);
+	pingpongs(one_way, ch[0], ch[1], buf[0], buf[1], size, iters);
 	dt = mc_now_us() - t0;
 	printf("%-12llu %18.3f\n", (unsigned long long)size,
 	       dt / (2.0 * iters));
