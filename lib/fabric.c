@@ -345,6 +345,8 @@ static bool submit_queued(struct fc_dev *dev)
 					  r->n, &r->ticket);
 		if (ret == -EAGAIN) {
 			full |= 1u << lane;
+			if (full == (1u << fab->lanes) - 1)
+				break;	/* no lane takes more now */
 			goto hold;
 		}
 		moved = true;
