@@ -16,7 +16,11 @@
  * rank 1 has left its board (its engines' BYTES counted it) and waits
  * for rank 1's FENCE_ACK. With one queue of chains they would wait for
  * rank 1 to wake: rank 1 wakes anyway after SLEEP_CAP_MS and then fails.
- * Rank 1 then takes its data and checks it.
+ * Rank 1 then takes its data and checks it. The writes leave as burst
+ * records (emu/burst.c), as test_channels expects them to: as plain PUT
+ * packets they would fill the links to the sleeper and then the board's
+ * injection queue, which every engine shares (docs/fabric.md, known
+ * limits).
  *
  * Order per (source, destination, channel): every rank sends every other
  * rank, on two channels, a stream of messages of mixed sizes (PIO,
