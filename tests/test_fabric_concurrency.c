@@ -27,10 +27,10 @@
  * eager chains, rendezvous) all posted before any is waited for; each
  * receiver checks length and content of each message against its index.
  *
- * Shapes: 3 ranks on a full mesh (8 engines); 4 ranks on a 2x2 torus with
- * 1% drop and 1% corrupt and 2 engines (fewer lanes than peers: lanes
- * change hands); 5 ranks on a ring with 1 engine (one lane, the sleeper
- * case skipped: it needs two).
+ * Shapes: 3 ranks on a full mesh (8 engines); 4 on a full mesh with 1%
+ * drop and 1% corrupt (8 engines); 4 on a 2x2 torus with the same faults
+ * and 2 engines (fewer lanes than peers: lanes change hands); 5 on a ring
+ * with 1 engine (one lane, the sleeper case skipped: it needs two).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -494,6 +494,7 @@ struct shape {
 
 static const struct shape shapes[] = {
 	{ 3, "full:3", NULL, NULL },
+	{ 4, "full:4", "drop=0.01,corrupt=0.01", NULL },
 	{ 4, "torus:2x2", "drop=0.01,corrupt=0.01", "2" },
 	{ 5, "ring:5", NULL, "1" },
 };
