@@ -572,11 +572,12 @@ static int emu_poll(struct fc_dev *dev, uint64_t ticket,
 	uint64_t seq = ticket / FC_DMA_MAX_ENGINES;
 	struct emu_engine *q = &b->eng[e];
 
-	*moved = 0;
+	if (moved)
+		*moved = 0;
 	if (e >= b->engines || seq == 0 || seq > q->last_seq)
 		return -ENOENT;
 	reap_engine(b, e);
-	if (seq > q->done_upto) {
+	if (seq > q->done_upto && moved) {
 		*moved = fcemu_progress(b->emu, EMU_STEP_BYTES);
 		reap(b);
 	}

@@ -298,7 +298,8 @@ static int kernel_poll(struct fc_dev *dev, uint64_t ticket,
 {
 	int ret = kernel_wait(dev, ticket, 0, res);
 
-	*moved = 0;	/* the board moves data on its own */
+	if (moved)
+		*moved = 0;	/* the board moves data on its own */
 	return ret == -ETIMEDOUT ? -EINPROGRESS : ret;
 }
 

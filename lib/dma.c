@@ -138,6 +138,17 @@ FC__EXPORT int fc_dma_poll(struct fc_dev *dev, uint64_t ticket)
 	return ret ? ret : res.status;
 }
 
+int fc__dma_ended(struct fc_dev *dev, uint64_t ticket)
+{
+	struct fc_dma_result res;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->poll(dev, ticket, &res, NULL);
+	pthread_mutex_unlock(&dev->lock);
+	return ret ? ret : res.status;
+}
+
 FC__EXPORT int fc_dma_wait(struct fc_dev *dev, uint64_t ticket, int timeout_ms)
 {
 	uint64_t deadline = 0, moved;

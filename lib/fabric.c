@@ -345,6 +345,8 @@ static bool submit_queued(struct fc_dev *dev)
 					  r->n, &r->ticket);
 		if (ret == -EAGAIN) {
 			full |= 1u << lane;
+			if (full == (1u << fab->lanes) - 1)
+				break;	/* no lane takes more now */
 			goto hold;
 		}
 		moved = true;
@@ -382,8 +384,9 @@ static bool reap(struct fc_dev *dev)
 	bool moved = false;
 	int ret;
 
+	/* fc__progress() has just moved the board: look, do not move it. */
 	while ((r = *pp)) {
-		ret = fc_dma_poll(dev, r->ticket);
+		ret = fc__dma_ended(dev, r->ticket);
 		if (ret == -EINPROGRESS) {
 			last = r;
 			pp = &r->next;

@@ -80,7 +80,8 @@ struct fc__backend {
 	int (*submit)(struct fc_dev *dev, unsigned int engine,
 		      const struct fc_xfer *xfers, unsigned int n,
 		      uint64_t *ticket);
-	/* 0 ended (*res filled), -EINPROGRESS, -ENOENT; *moved: progress */
+	/* 0 ended (*res filled), -EINPROGRESS, -ENOENT; *moved: progress
+	 * (@moved NULL: only look, move nothing) */
 	int (*poll)(struct fc_dev *dev, uint64_t ticket,
 		    struct fc_dma_result *res, uint64_t *moved);
 	int (*wait)(struct fc_dev *dev, uint64_t ticket, int timeout_ms,
@@ -190,6 +191,9 @@ void fc__mem_release_all(struct fc_dev *dev);
 int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 		      const struct fc_xfer *xfers, unsigned int n,
 		      uint64_t *ticket);
+/* fc_dma_poll() that moves nothing: for a caller that has just made the
+ * board move (fabric progress). */
+int fc__dma_ended(struct fc_dev *dev, uint64_t ticket);
 
 /* lib/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
 int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
