@@ -223,7 +223,7 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
 
-/* emu/cluster.c: wake @node's host if it sleeps (news for its board);
+/* emu/bell.c: wake @node's host if it sleeps (news for its board);
  * _fenced when a locked operation came after the news was published. */
 void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
 void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);

@@ -15,7 +15,7 @@
 
 #include "topology.h"
 
-/* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c) ---- */
+/* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c, bell.c) ---- */
 
 #define FCEMU_CLUSTER_NAME_MAX	32
 

@@ -434,26 +434,6 @@ drop:
 	return -1;
 }
 
-/* The destination of a PUT or burst: NULL when it is not ours to write. */
-void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len)
-{
-	unsigned int space;
-
-	if (addr & ~FCEMU_PUT_ADDR_MASK)
-		return NULL;
-	switch (FC_FABRIC_REGION(addr)) {
-	case FC_REGION_HOST:
-		space = FC_SPACE_HOST;
-		break;
-	case FC_REGION_BOARD:
-		space = FC_SPACE_BOARD;
-		break;
-	default:
-		return NULL;
-	}
-	return fcemu__resolve(emu, space, FC_FABRIC_OFFSET(addr), len);
-}
-
 static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr)
 {
