@@ -219,6 +219,9 @@ void fcemu__router_repair(struct fcemu_cluster *c, unsigned int node);
 /* Run board @node's router, its lock held. RETURN VALUE: packets moved. */
 unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
 			       unsigned int budget);
+/* Its injection ring only (what its host just sent), lock held. */
+void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
+				unsigned int budget);
 /* Tests only: the router's process dies right after publishing a run (1)
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;

@@ -119,6 +119,21 @@ static int flush_abort(struct fcemu *emu, struct fcemu_dma *dma)
 	return 1;
 }
 
+/*
+ * Every engine's owed ABORT goes before anything else any engine sends:
+ * the next chain to the node that lost a message may run on another
+ * engine. RETURN VALUE: 1 none owed (any more), 0 no room for them yet.
+ */
+static int flush_aborts(struct fcemu *emu)
+{
+	unsigned int e;
+
+	for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
+		if (!flush_abort(emu, &emu->dma[e]))
+			return 0;
+	return 1;
+}
+
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
@@ -278,7 +293,7 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 
 	*blocked = false;
 	*err = FC_DMA_ERR_NONE;
-	if (!flush_abort(emu, dma)) {
+	if (emu->aborts_owed && !flush_aborts(emu)) {
 		*blocked = true;
 		return 0;
 	}
@@ -534,7 +549,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
-	unsigned int taken = 0, landed = 0, e;
+	unsigned int taken = 0, landed = 0;
 	const struct fc_hw_pkt *pkt;
 	uint32_t hdr;
 	int r;
@@ -586,8 +601,7 @@ out:
 	}
 	if (emu->acks_owed || emu->aborts_owed) {
 		send_acks(emu);
-		for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
-			flush_abort(emu, &emu->dma[e]);
+		flush_aborts(emu);
 		fcemu_cluster_inject_commit(c, self(emu));
 	}
 	/* One event per batch: the host scans every ring on the vector. */

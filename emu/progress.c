@@ -90,6 +90,6 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
 		return;
 	}
 	c->kicked &= ~(1ull << node);
-	fcemu__router_run(c, node, BOARD_BUDGET);
+	fcemu__router_run_injected(c, node, BOARD_BUDGET);
 	fcemu__cluster_unlock(c, node);
 }

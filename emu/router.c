@@ -313,3 +313,27 @@ out:
 		cl_set_pending(c, n);
 	return moved;
 }
+
+/*
+ * What the host just gave board @n, lock held: its injection ring only, a
+ * run at a time, as a packet written into the window leaves at once on a
+ * board. The other inputs keep their pending flag for the next pass.
+ */
+void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int n,
+				unsigned int budget)
+{
+	unsigned int moved = 0, got;
+
+	if (!(cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE)) {
+		cl_set_pending(c, n);
+		return;
+	}
+	while (moved < budget &&
+	       (got = forward_run(c, n, 0, budget - moved < BURST ?
+					   budget - moved : BURST)))
+		moved += got;
+	if (moved)
+		update_credits(c, n);
+	if (!fcemu__ring_empty(input_ring(c, n, 0)))
+		cl_set_pending(c, n);
+}

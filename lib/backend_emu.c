@@ -24,31 +24,44 @@
 #define EMU_FAIL_LOG	128		/* failed chains remembered */
 #define EMU_STEP_BYTES	(8ull << 20)	/* engine work per poll */
 #define EMU_TABLE_BYTES	8192		/* one chain's descriptor table */
+#define EMU_TABLES_LEN	((size_t)FC_DMA_MAX_ENGINES * EMU_QUEUE_DEPTH * \
+			 EMU_TABLE_BYTES)
 #define EMU_CLUSTER_MAX	32
 #define EMU_MIN_MEM	4096ull
 #define EMU_MAX_MEM	(1ull << 40)
 #define EMU_JOIN_WAIT_MS 30000		/* a job's rank 0 creates its cluster */
 
 struct emu_fail {
-	uint64_t ticket;
+	uint64_t seq;			/* of its engine */
 	struct fc_dma_result res;
+};
+
+/*
+ * One DMA engine's queue of chains. Ticket t of engine e is chain number
+ * seq = t / FC_DMA_MAX_ENGINES of that engine, e = t % FC_DMA_MAX_ENGINES;
+ * an engine's chains end in order, those of different engines in any.
+ */
+struct emu_engine {
+	struct fc_hw_desc *tables;	/* EMU_QUEUE_DEPTH descriptor tables */
+	uint64_t tables_bus;
+	uint16_t count[EMU_QUEUE_DEPTH];	/* descriptors in each table */
+	uint64_t last_seq;		/* newest chain handed out */
+	uint64_t done_upto;		/* every chain up to here has ended */
+	bool running;			/* chain done_upto + 1 is on the engine */
+	uint32_t reset_seq;
+	struct emu_fail fails[EMU_FAIL_LOG];
+	unsigned int fail_next;
+	uint64_t newest_fail;		/* the last chain recorded as failed */
+	uint64_t forgotten_upto;	/* results up to here may be evicted */
 };
 
 struct emu_board {
 	struct fcemu *emu;
 	volatile uint32_t *bar0;	/* fcemu_bar0(emu) */
 	struct fc__iommu mmu;
-	struct fc_hw_desc *tables;	/* EMU_QUEUE_DEPTH descriptor tables */
-	uint16_t count[EMU_QUEUE_DEPTH];	/* descriptors in each table */
-	uint64_t tables_bus;
-	uint64_t last_ticket;		/* newest ticket handed out */
-	uint64_t done_upto;		/* every ticket up to here has ended */
-	bool running;			/* chain done_upto + 1 is on engine 0 */
-	uint32_t reset_seq;
-	struct emu_fail fails[EMU_FAIL_LOG];
-	unsigned int fail_next;
-	uint64_t newest_fail;		/* the last ticket recorded as failed */
-	uint64_t forgotten_upto;	/* results up to here may be evicted */
+	void *tables;			/* every engine's, in one mapping */
+	unsigned int engines;		/* of the board's, those we queue on */
+	struct emu_engine eng[FC_DMA_MAX_ENGINES];
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
 	struct fcemu_cluster *fabric;	/* the cluster joined, or NULL */
@@ -137,10 +150,18 @@ static int parse_spec(const char *spec, struct emu_board *b)
 static int board_config(struct fcemu_config *cfg, unsigned int index)
 {
 	const char *env = getenv("FPGACOMM_EMU_MEM");
-	uint64_t size;
+	uint64_t size, engines;
 
 	fcemu_config_default(cfg);
 	cfg->node_id = index;
+	/*
+	 * Every engine the contract allows: the fabric runs chains to
+	 * different nodes on different engines (lib/fabric.c's lanes).
+	 */
+	engines = fc__env_size("FPGACOMM_EMU_ENGINES", FC_DMA_MAX_ENGINES);
+	if (!engines || engines > FC_DMA_MAX_ENGINES)
+		return -EINVAL;
+	cfg->dma_engines = (uint32_t)engines;
 	/* threads running the local stores' streams (default: the CPUs) */
 	cfg->stream_cores = (uint32_t)fc__env_size("FPGACOMM_EMU_CORES", 0);
 	if (env && *env) {
@@ -228,9 +249,10 @@ static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
 
 static int emu_open(struct fc_dev *dev, const char *spec)
 {
-	size_t tables_len = (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES;
 	struct fcemu_config cfg;
 	struct emu_board *b;
+	uint64_t bus;
+	unsigned int e;
 	int ret;
 
 	b = calloc(1, sizeof(*b));
@@ -251,15 +273,23 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 		goto err_leave_cluster;
 	b->bar0 = fcemu_bar0(b->emu);
 
-	b->tables = mmap(NULL, tables_len, PROT_READ | PROT_WRITE,
+	b->tables = mmap(NULL, EMU_TABLES_LEN, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->tables == MAP_FAILED) {
 		ret = -ENOMEM;
 		goto err_destroy_emu;
 	}
-	ret = fc__iommu_map(&b->mmu, b->tables, tables_len, &b->tables_bus);
+	ret = fc__iommu_map(&b->mmu, b->tables, EMU_TABLES_LEN, &bus);
 	if (ret)
 		goto err_unmap_tables;
+	b->engines = cfg.dma_engines;
+	for (e = 0; e < FC_DMA_MAX_ENGINES; e++) {
+		size_t off = (size_t)e * EMU_QUEUE_DEPTH * EMU_TABLE_BYTES;
+
+		b->eng[e].tables = (struct fc_hw_desc *)((char *)b->tables + off);
+		b->eng[e].tables_bus = bus + off;
+	}
+	dev->engines = b->engines;
 
 	dev->be_priv = b;
 	dev->regs = fcemu_bar0(b->emu);
@@ -270,7 +300,7 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 	return 0;
 
 err_unmap_tables:
-	munmap(b->tables, tables_len);
+	munmap(b->tables, EMU_TABLES_LEN);
 err_destroy_emu:
 	fcemu_destroy(b->emu);
 err_leave_cluster:
@@ -285,7 +315,7 @@ static void emu_close(struct fc_dev *dev)
 {
 	struct emu_board *b = board_of(dev);
 
-	munmap(b->tables, (size_t)EMU_QUEUE_DEPTH * EMU_TABLE_BYTES);
+	munmap(b->tables, EMU_TABLES_LEN);
 	fcemu_destroy(b->emu);
 	leave_cluster(dev, b);
 	fc__iommu_fini(&b->mmu);
@@ -392,81 +422,99 @@ static uint64_t loc_bus(struct fc_dev *dev, const struct fc_loc *loc)
 	return loc->addr;
 }
 
-static unsigned int slot_of(uint64_t ticket)
+static unsigned int slot_of(uint64_t seq)
 {
-	return ticket % EMU_QUEUE_DEPTH;
+	return seq % EMU_QUEUE_DEPTH;
 }
 
-static struct fc_hw_desc *table_of(struct emu_board *b, uint64_t ticket)
+static struct fc_hw_desc *table_of(struct emu_engine *q, uint64_t seq)
 {
-	return (struct fc_hw_desc *)((char *)b->tables +
-				     slot_of(ticket) * EMU_TABLE_BYTES);
+	return (struct fc_hw_desc *)((char *)q->tables +
+				     slot_of(seq) * EMU_TABLE_BYTES);
 }
 
-static void record_fail(struct emu_board *b, uint64_t ticket, int status,
+static uint64_t ticket_of(unsigned int e, uint64_t seq)
+{
+	return seq * FC_DMA_MAX_ENGINES + e;
+}
+
+static void record_fail(struct emu_engine *q, uint64_t seq, int status,
 			uint32_t hw_error, uint32_t hw_index)
 {
-	struct emu_fail *f = &b->fails[b->fail_next++ % EMU_FAIL_LOG];
+	struct emu_fail *f = &q->fails[q->fail_next++ % EMU_FAIL_LOG];
 
-	/* Evicting a failure: older tickets can no longer be answered. */
-	if (f->ticket > b->forgotten_upto)
-		b->forgotten_upto = f->ticket;
-	f->ticket = ticket;
-	b->newest_fail = ticket;	/* tickets fail in order */
+	/* Evicting a failure: older chains can no longer be answered. */
+	if (f->seq > q->forgotten_upto)
+		q->forgotten_upto = f->seq;
+	f->seq = seq;
+	q->newest_fail = seq;	/* an engine's chains fail in order */
 	f->res.status = status;
 	f->res.hw_error = hw_error;
 	f->res.hw_index = hw_index;
 	f->res.reserved = 0;
 }
 
-/* Start the oldest queued chain if engine 0 is free. */
-static void kick(struct emu_board *b)
+/* Start engine @e's oldest queued chain if the engine is free. */
+static void kick(struct emu_board *b, unsigned int e)
 {
-	uint64_t t = b->done_upto + 1;
+	struct emu_engine *q = &b->eng[e];
+	uint64_t t = q->done_upto + 1;
 	uint64_t bus;
 
-	if (b->running || b->done_upto == b->last_ticket)
+	if (q->running || q->done_upto == q->last_seq)
 		return;
-	bus = b->tables_bus + (uint64_t)slot_of(t) * EMU_TABLE_BYTES;
-	wr(b, FC_DMA_REG(0, FC_DMA_DESC_LO), (uint32_t)bus);
-	wr(b, FC_DMA_REG(0, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
-	wr(b, FC_DMA_REG(0, FC_DMA_DESC_COUNT), b->count[slot_of(t)]);
-	wr(b, FC_DMA_REG(0, FC_DMA_DOORBELL), (uint32_t)t);
-	b->running = true;
+	bus = q->tables_bus + (uint64_t)slot_of(t) * EMU_TABLE_BYTES;
+	wr(b, FC_DMA_REG(e, FC_DMA_DESC_LO), (uint32_t)bus);
+	wr(b, FC_DMA_REG(e, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
+	wr(b, FC_DMA_REG(e, FC_DMA_DESC_COUNT), q->count[slot_of(t)]);
+	wr(b, FC_DMA_REG(e, FC_DMA_DOORBELL), (uint32_t)t);
+	q->running = true;
 }
 
-/* Retire the running chain if the board has ended it; start the next. */
-static void reap(struct emu_board *b)
+/* Retire engine @e's running chain if the board has ended it; start the
+ * next. */
+static void reap_engine(struct emu_board *b, unsigned int e)
 {
-	uint64_t t = b->done_upto + 1;
+	struct emu_engine *q = &b->eng[e];
+	uint64_t t = q->done_upto + 1;
 	uint32_t err;
 
-	if (!b->running || rd(b, FC_DMA_REG(0, FC_DMA_DONE_SEQ)) != (uint32_t)t)
+	if (!q->running || rd(b, FC_DMA_REG(e, FC_DMA_DONE_SEQ)) != (uint32_t)t)
 		return;
-	if (rd(b, FC_DMA_REG(0, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
-		err = rd(b, FC_DMA_REG(0, FC_DMA_ERROR));
-		record_fail(b, t, fc_hw_dma_errno(err), err,
-			    rd(b, FC_DMA_REG(0, FC_DMA_ERR_INDEX)));
+	if (rd(b, FC_DMA_REG(e, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
+		err = rd(b, FC_DMA_REG(e, FC_DMA_ERROR));
+		record_fail(q, t, fc_hw_dma_errno(err), err,
+			    rd(b, FC_DMA_REG(e, FC_DMA_ERR_INDEX)));
 		/* Recover at once: the next chain must not need a reload. */
-		wr(b, FC_DMA_REG(0, FC_DMA_RESET), ++b->reset_seq);
+		wr(b, FC_DMA_REG(e, FC_DMA_RESET), ++q->reset_seq);
 	}
-	b->running = false;
-	b->done_upto = t;
-	kick(b);
+	q->running = false;
+	q->done_upto = t;
+	kick(b, e);
 }
 
-static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
-		      unsigned int n, uint64_t *ticket)
+static void reap(struct emu_board *b)
+{
+	unsigned int e;
+
+	for (e = 0; e < b->engines; e++)
+		reap_engine(b, e);
+}
+
+static int emu_submit(struct fc_dev *dev, unsigned int engine,
+		      const struct fc_xfer *xfers, unsigned int n,
+		      uint64_t *ticket)
 {
 	struct emu_board *b = board_of(dev);
-	uint64_t t = b->last_ticket + 1;
+	struct emu_engine *q = &b->eng[engine];
+	uint64_t t = q->last_seq + 1;
 	struct fc_hw_desc *d;
 	unsigned int i;
 
-	reap(b);
-	if (t - b->done_upto > EMU_QUEUE_DEPTH)
+	reap_engine(b, engine);
+	if (t - q->done_upto > EMU_QUEUE_DEPTH)
 		return -EAGAIN;
-	d = table_of(b, t);
+	d = table_of(q, t);
 	for (i = 0; i < n; i++) {
 		const struct fc_xfer *x = &xfers[i];
 
@@ -483,61 +531,70 @@ static int emu_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 		d[i].tag = htole32(i);
 		d[i].reserved = 0;
 	}
-	b->count[slot_of(t)] = (uint16_t)n;
-	b->last_ticket = t;
-	*ticket = t;
-	kick(b);
+	q->count[slot_of(t)] = (uint16_t)n;
+	q->last_seq = t;
+	*ticket = ticket_of(engine, t);
+	kick(b, engine);
 	return 0;
 }
 
-/* RETURN VALUE: 0 and *res, or -ENOENT for a ticket too old to tell. */
-static int ended_result(struct emu_board *b, uint64_t ticket,
+/* RETURN VALUE: 0 and *res, or -ENOENT for a chain too old to tell. */
+static int ended_result(struct emu_engine *q, uint64_t seq,
 			struct fc_dma_result *res)
 {
 	unsigned int i;
 
 	memset(res, 0, sizeof(*res));
 	/* Most chains end well: no need to search the log for those. */
-	if (ticket > b->newest_fail)
+	if (seq > q->newest_fail)
 		return 0;
 	for (i = 0; i < EMU_FAIL_LOG; i++) {
-		if (b->fails[i].ticket == ticket) {
-			*res = b->fails[i].res;
+		if (q->fails[i].seq == seq) {
+			*res = q->fails[i].res;
 			return 0;
 		}
 	}
-	return ticket <= b->forgotten_upto ? -ENOENT : 0;
+	return seq <= q->forgotten_upto ? -ENOENT : 0;
 }
 
 static int emu_poll(struct fc_dev *dev, uint64_t ticket,
 		    struct fc_dma_result *res, uint64_t *moved)
 {
 	struct emu_board *b = board_of(dev);
+	unsigned int e = ticket % FC_DMA_MAX_ENGINES;
+	uint64_t seq = ticket / FC_DMA_MAX_ENGINES;
+	struct emu_engine *q = &b->eng[e];
 
 	*moved = 0;
-	if (ticket == 0 || ticket > b->last_ticket)
+	if (e >= b->engines || seq == 0 || seq > q->last_seq)
 		return -ENOENT;
-	reap(b);
-	if (ticket > b->done_upto) {
+	reap_engine(b, e);
+	if (seq > q->done_upto) {
 		*moved = fcemu_progress(b->emu, EMU_STEP_BYTES);
 		reap(b);
 	}
-	if (ticket > b->done_upto)
+	if (seq > q->done_upto)
 		return -EINPROGRESS;
-	return ended_result(b, ticket, res);
+	return ended_result(q, seq, res);
 }
 
+/* Every engine: its chain aborted, those queued cancelled. */
 static int emu_reset(struct fc_dev *dev)
 {
 	struct emu_board *b = board_of(dev);
+	struct emu_engine *q;
+	unsigned int e;
 	uint64_t t;
 
 	reap(b);
-	wr(b, FC_DMA_REG(0, FC_DMA_RESET), ++b->reset_seq);
-	for (t = b->done_upto + 1; t <= b->last_ticket; t++)
-		record_fail(b, t, -ECANCELED, FC_DMA_ERR_ABORTED, 0);
-	b->done_upto = b->last_ticket;
-	b->running = false;
+	for (e = 0; e < b->engines; e++) {
+		q = &b->eng[e];
+		wr(b, FC_DMA_REG(e, FC_DMA_RESET), ++q->reset_seq);
+		for (t = q->done_upto + 1; t <= q->last_seq; t++)
+			record_fail(q, t, -ECANCELED, FC_DMA_ERR_ABORTED, 0);
+		q->done_upto = q->last_seq;
+		q->running = false;
+	}
 	return 0;
 }
 

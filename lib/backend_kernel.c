@@ -212,8 +212,10 @@ static int kernel_peer_export(struct fc_dev *dev, uint64_t off, uint64_t len,
 	return ret;
 }
 
-static int kernel_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
-			 unsigned int n, uint64_t *ticket)
+/* The driver runs one queue per file (dev->engines 0): @engine is 0. */
+static int kernel_submit(struct fc_dev *dev, unsigned int engine,
+			 const struct fc_xfer *xfers, unsigned int n,
+			 uint64_t *ticket)
 {
 	struct fc_ioc_xfer x[FC_MAX_CHAIN];
 	struct fc_ioc_submit s = {

@@ -312,9 +312,10 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
 /*
  * A small message through the PIO window: the packets written straight
  * into the board, no staging copy, no descriptor, no chain. Only while no
- * chain of ours is queued or running, so that it cannot pass an earlier
- * message (hw.h: the host keeps that order); chains wait in turn until the
- * board has taken the window's messages (submit_queued()). The send ends
+ * chain of ours to that node is queued or running, so that it cannot pass
+ * an earlier message (hw.h: the host keeps that order); chains to it wait
+ * in turn until the board has taken the window's messages for it
+ * (submit_queued()). The send ends
  * once the board has taken the packets, at once most of the time.
  * RETURN VALUE: 0 sent; -EAGAIN: send it as a chain instead.
  */
@@ -330,7 +331,7 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 	int ret;
 
 	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
-	    fab->sendq_head || fab->fly_head || board_says_down(dev, ch->peer))
+	    fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
 		return -EAGAIN;
 	for (off = 0; off < len; off += piece, n++) {
 		piece = len - off < FC_PKT_PAYLOAD ? len - off : FC_PKT_PAYLOAD;

@@ -75,17 +75,17 @@ static void note_ticket(struct fc_dev *dev, const struct fc_loc *loc,
 		fc__mem_find(dev, loc->mem)->last_ticket = ticket;
 }
 
-FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
-			     unsigned int n, unsigned int flags,
-			     uint64_t *ticket)
+int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
+		      const struct fc_xfer *xfers, unsigned int n,
+		      uint64_t *ticket)
 {
 	unsigned int i;
 	int ret;
 
-	if (!dev || !xfers || !ticket || flags)
-		return -EINVAL;
 	if (n == 0 || n > dev->info.max_chain)
 		return -E2BIG;
+	if (engine && engine >= dev->engines)
+		return -EINVAL;
 
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < n; i++) {
@@ -93,7 +93,7 @@ FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 		if (ret)
 			goto out_unlock;
 	}
-	ret = dev->be->submit(dev, xfers, n, ticket);
+	ret = dev->be->submit(dev, engine, xfers, n, ticket);
 	if (ret)
 		goto out_unlock;
 	for (i = 0; i < n; i++) {
@@ -103,6 +103,16 @@ FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
 out_unlock:
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
+}
+
+/* The caller's chains run in order: all on the first queue. */
+FC__EXPORT int fc_dma_submit(struct fc_dev *dev, const struct fc_xfer *xfers,
+			     unsigned int n, unsigned int flags,
+			     uint64_t *ticket)
+{
+	if (!dev || !xfers || !ticket || flags)
+		return -EINVAL;
+	return fc__dma_submit_on(dev, 0, xfers, n, ticket);
 }
 
 static int poll_locked(struct fc_dev *dev, uint64_t ticket,

@@ -35,6 +35,7 @@ int fc__fabric_init(struct fc_dev *dev)
 	const struct fc__backend *be = dev->be;
 	struct fc__fabric *fab;
 	struct fc_world w;
+	unsigned int p;
 	int ret;
 
 	if (!be->world || !be->progress || !be->mem_bus)
@@ -59,6 +60,12 @@ int fc__fabric_init(struct fc_dev *dev)
 	if (ret)
 		goto err_free_fab;
 	fab->stage_free = STAGE_SLOTS >= 32 ? ~0u : (1u << STAGE_SLOTS) - 1;
+	fab->lanes = dev->engines > 1 ? dev->engines : 1;
+	if (fab->lanes > FC_DMA_MAX_ENGINES)
+		fab->lanes = FC_DMA_MAX_ENGINES;
+	for (p = 0; p < FC_DMA_MAX_ENGINES; p++)
+		fab->lane[p].node = -1;
+	memset(fab->node_lane, -1, sizeof(fab->node_lane));
 	dev->fab = fab;
 	ret = fc__rx_init(dev);
 	if (ret) {
@@ -224,6 +231,7 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
 {
 	fc__req_append(&fab->sendq_head, &fab->sendq_tail, r);
+	fab->node_chains[r->node]++;
 	if (r->type == FC__REQ_PUT)
 		fab->puts++;
 }
@@ -251,38 +259,115 @@ static bool reap_pio(struct fc_dev *dev)
 	return moved;
 }
 
+/* ---- Lanes: a queue of chains per DMA engine ---- */
+
+/*
+ * The lane for a chain to @node: the one it holds, else a free one that
+ * has not just refused a chain (@full); the first engine last, as the
+ * caller's own chains (fc_dma_submit) run there. RETURN VALUE: the lane,
+ * or -1 when every lane is held by other nodes.
+ */
+static int lane_for(struct fc__fabric *fab, uint32_t node, uint32_t full)
+{
+	unsigned int l;
+
+	if (fab->node_lane[node] >= 0)
+		return fab->node_lane[node];
+	for (l = fab->lanes; l-- > 0;)
+		if (fab->lane[l].node < 0 && !(full & (1u << l)))
+			return (int)l;
+	return -1;
+}
+
+static void lane_take(struct fc__fabric *fab, unsigned int l, uint32_t node)
+{
+	fab->lane[l].node = (int)node;
+	fab->lane[l].reqs++;
+	fab->node_lane[node] = (int8_t)l;
+}
+
+/* A chain request has left the board: its lane is free once the node's
+ * last chain there has ended. */
+static void lane_put(struct fc__fabric *fab, struct fc_req *r)
+{
+	struct fc__lane *ln = &fab->lane[r->lane];
+
+	if (!--ln->reqs) {
+		fab->node_lane[ln->node] = -1;
+		ln->node = -1;
+	}
+}
+
+/* Nodes with messages in the PIO window the board has not taken yet:
+ * their chains wait (see pio_isend()). */
+static uint64_t pio_nodes(struct fc__fabric *fab)
+{
+	uint64_t nodes = 0;
+	struct fc_req *r;
+
+	for (r = fab->pio_head; r; r = r->next)
+		nodes |= 1ull << r->node;
+	return nodes;
+}
+
+/*
+ * Hand queued chains to the board, each on its node's lane. A node's
+ * chains keep their order (a node that must wait, holds up only its
+ * own); nodes get lanes in queue order: at the first chain that finds no
+ * lane free, the walk stops, so a node waiting for one is not passed by
+ * later nodes for ever.
+ */
 static bool submit_queued(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
+	struct fc_req **pp = &fab->sendq_head, *r, *prev = NULL;
+	uint64_t held = fab->pio_head ? pio_nodes(fab) : 0;
+	uint32_t full = 0;
 	bool moved = false;
-	struct fc_req *r;
 	unsigned int n;
-	int ret;
+	int lane, ret;
 
-	/* Not past messages still in the PIO window (see pio_isend()). */
-	if (fab->pio_head)
-		return false;
-
-	while ((r = fab->sendq_head)) {
+	while ((r = *pp)) {
+		if (held & (1ull << r->node))
+			goto skip;
+		lane = lane_for(fab, r->node, full);
+		if (lane < 0)
+			break;
+		if (full & (1u << lane))
+			goto hold;
 		/* Rendezvous writes may go several to a chain (rndv.c). */
 		n = 1;
-		ret = r->rndv == FC__RNDV_DATA ? fc__rndv_submit(dev, r, &n) :
-			fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
-		if (ret == -EAGAIN)
-			break;
+		ret = r->rndv == FC__RNDV_DATA ?
+			fc__rndv_submit(dev, r, (unsigned int)lane, &n) :
+			fc__dma_submit_on(dev, (unsigned int)lane, r->xfers,
+					  r->n, &r->ticket);
+		if (ret == -EAGAIN) {
+			full |= 1u << lane;
+			goto hold;
+		}
 		moved = true;
 		for (; n; n--) {
-			r = fab->sendq_head;
-			fab->sendq_head = r->next;
-			if (!fab->sendq_head)
-				fab->sendq_tail = NULL;
+			r = *pp;
+			*pp = r->next;
+			if (fab->sendq_tail == r)
+				fab->sendq_tail = prev;
 			if (ret) {
+				fab->node_chains[r->node]--;
 				fc__req_end(dev, r, ret);
 				continue;
 			}
 			r->submitted = true;
+			r->lane = (uint8_t)lane;
+			lane_take(fab, (unsigned int)lane, r->node);
 			fc__req_append(&fab->fly_head, &fab->fly_tail, r);
 		}
+		continue;
+hold:
+		/* Its lane is full: the node's later chains wait too. */
+		held |= 1ull << r->node;
+skip:
+		prev = r;
+		pp = &r->next;
 	}
 	return moved;
 }
@@ -304,6 +389,8 @@ static bool reap(struct fc_dev *dev)
 		}
 		*pp = r->next;
 		moved = true;
+		lane_put(fab, r);
+		fab->node_chains[r->node]--;
 		fc__req_end(dev, r, ret == -ENOENT ? -EIO : ret);
 	}
 	fab->fly_tail = last;
@@ -412,6 +499,7 @@ static void sendq_remove(struct fc__fabric *fab, struct fc_req *r)
 			if (fab->sendq_tail == r)
 				fab->sendq_tail = prev;
 			r->next = NULL;
+			fab->node_chains[r->node]--;
 			if (r->type == FC__REQ_PUT)
 				fab->puts--;
 			return;

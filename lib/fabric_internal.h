@@ -9,6 +9,8 @@
  * when there is one, else into a queue of messages nobody asked for yet.
  * Sends and puts are DMA chains; a request waits in the send queue until
  * the backend takes its chain, then in the in-flight list until it ends.
+ * Chains run on lanes, one per DMA engine: a node's chains all go on the
+ * lane it holds, in order, and other nodes' on other lanes meanwhile.
  * All of it is guarded by fab->lock, taken before dev->lock when both are.
  */
 #ifndef FC_FABRIC_INTERNAL_H
@@ -91,6 +93,7 @@ struct fc_req {
 	size_t len;			/* RECV: the message's length */
 	/* SEND, PUT */
 	bool submitted;			/* its chain or its PIO packets are the board's */
+	uint8_t lane;			/* submitted as a chain: on this lane */
 	uint32_t pio_end;		/* PIO: taken once FC_PIO_HEAD is here */
 	bool orphan;			/* given up by its caller: free when ended */
 	uint64_t ticket;
@@ -156,6 +159,16 @@ struct fc__peer {
 	uint64_t down_ns;		/* first seen down, 0 while alive */
 };
 
+/*
+ * A lane: one DMA engine's queue of chains, held by one destination node
+ * while any chain of the node's is on it, so that a node's chains run in
+ * order and a node whose chains wait (for a FENCE_ACK) holds up no other.
+ */
+struct fc__lane {
+	int node;			/* holding it, or -1 */
+	unsigned int reqs;		/* its requests submitted, not ended */
+};
+
 struct fc__fabric {
 	pthread_mutex_t lock;
 	struct fc_dev *dev;
@@ -185,6 +198,11 @@ struct fc__fabric {
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;
+	unsigned int lanes;		/* 1..FC_DMA_MAX_ENGINES */
+	struct fc__lane lane[FC_DMA_MAX_ENGINES];
+	int8_t node_lane[FC_MAX_NODES];	/* the lane a node holds, or -1 */
+	/* chain requests to each node, queued or in flight */
+	uint16_t node_chains[FC_MAX_NODES];
 	/* sends in the PIO window the board has not taken yet, oldest first */
 	struct fc_req *pio_head, *pio_tail;
 	/* freed requests, reused: a message costs no allocation */
@@ -197,9 +215,10 @@ struct fc__fabric {
 	size_t rndv_min;		/* 0: never */
 	uint32_t next_cookie;
 	struct fc_req *cts_wait;	/* sends waiting for CTS */
-	/* cleared sends whose write waits for the chain in flight */
+	/* cleared sends whose write waits for its node's batch in flight */
 	struct fc_req *data_head, *data_tail;
-	unsigned int data_fly;		/* writes in the send queue or flying */
+	/* per node: writes in the send queue or flying (one batch) */
+	uint8_t data_fly[FC_MAX_NODES];
 	/* control messages' handlers (ctrl.c), credits (credit.c) */
 	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
 	uint64_t credit_window;		/* 0: no credits */
@@ -308,10 +327,11 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
  * the send goes on; else *status is how it ends. */
 bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status);
 /* Submit the remote write of @r, at the head of the send queue, and of
- * the rendezvous writes to the same node right behind it, as one chain.
- * RETURN VALUE: as fc_dma_submit's; *n the requests taken (each has the
- * chain's ticket), 1 when it failed. */
-int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n);
+ * the rendezvous writes to the same node right behind it, as one chain
+ * on @lane. RETURN VALUE: as fc_dma_submit's; *n the requests taken
+ * (each has the chain's ticket), 1 when it failed. */
+int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
+		    unsigned int *n);
 /* Its control messages' handlers. */
 void fc__rndv_register(struct fc__fabric *fab);
 /* Announced message @m, taken off the queue, goes to posted receive @r. */

@@ -53,9 +53,12 @@ static uint32_t slot_take(void)
 		c = calloc(CHUNK_SLOTS, sizeof(*c));
 		if (!c)
 			return NO_SLOT;
-		chunks[n_slots / CHUNK_SLOTS] = c;
+		__atomic_store_n(&chunks[n_slots / CHUNK_SLOTS], c,
+				 __ATOMIC_RELEASE);
 	}
-	return n_slots++;
+	/* The chunk is there before a reader may see the slot count. */
+	__atomic_store_n(&n_slots, n_slots + 1, __ATOMIC_RELEASE);
+	return n_slots - 1;
 }
 
 /* Free slot @i, its generation moved on; lock held. */
@@ -63,10 +66,9 @@ static void slot_free(uint32_t i)
 {
 	struct slot *s = slot_at(i);
 
-	s->r = NULL;
-	s->dev = NULL;
-	if (++s->gen == 0)
-		s->gen = 1;
+	__atomic_store_n(&s->r, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->dev, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->gen, s->gen + 1 ? s->gen + 1 : 1, __ATOMIC_RELEASE);
 	s->next_free = free_head;
 	free_head = i;
 }
@@ -84,9 +86,9 @@ int fc__handle_new(struct fc_req *r, struct fc_req **handle)
 	}
 	s = slot_at(i);
 	if (!s->gen)
-		s->gen = 1;
-	s->r = r;
-	s->dev = r->dev;
+		__atomic_store_n(&s->gen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->dev, r->dev, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->r, r, __ATOMIC_RELEASE);
 	r->handle = i + 1;
 	*handle = (struct fc_req *)(uintptr_t)((uint64_t)s->gen << 32 |
 					       (uint64_t)i << 1 | 1);
@@ -94,24 +96,30 @@ int fc__handle_new(struct fc_req *r, struct fc_req **handle)
 	return 0;
 }
 
+/*
+ * Without the lock: the slot is read between two reads of its generation,
+ * and the writers (under the lock) clear r before they move gen on. A
+ * request read here may end meanwhile; the caller looks again under its
+ * fabric's lock, where requests end (req_call()).
+ */
 struct fc_req *fc__handle_get(struct fc_req *handle, struct fc_dev **dev)
 {
 	uint64_t h = (uintptr_t)handle;
 	uint32_t i = (uint32_t)h >> 1, gen = (uint32_t)(h >> 32);
-	struct fc_req *r = NULL;
+	struct fc_req *r;
+	struct fc_dev *d;
 	struct slot *s;
 
-	if (!(h & 1))
+	if (!(h & 1) || i >= __atomic_load_n(&n_slots, __ATOMIC_ACQUIRE))
 		return NULL;
-	pthread_mutex_lock(&lock);
-	if (i < n_slots) {
-		s = slot_at(i);
-		if (s->r && s->gen == gen) {
-			r = s->r;
-			*dev = s->dev;
-		}
-	}
-	pthread_mutex_unlock(&lock);
+	s = slot_at(i);
+	if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen)
+		return NULL;
+	r = __atomic_load_n(&s->r, __ATOMIC_ACQUIRE);
+	d = __atomic_load_n(&s->dev, __ATOMIC_ACQUIRE);
+	if (!r || !d || __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen)
+		return NULL;
+	*dev = d;
 	return r;
 }
 

@@ -72,8 +72,14 @@ struct fc__backend {
 	int (*reg_write)(struct fc_dev *dev, uint32_t off, uint32_t val);
 	int (*mem_map)(struct fc_dev *dev, struct fc__mem *mem);
 	void (*mem_unmap)(struct fc_dev *dev, struct fc__mem *mem);
-	int (*submit)(struct fc_dev *dev, const struct fc_xfer *xfers,
-		      unsigned int n, uint64_t *ticket);
+	/*
+	 * Queue a chain on @engine, below dev->engines (0 where that is 0 or
+	 * 1): an engine's chains run in order, different engines' side by
+	 * side and end in any order.
+	 */
+	int (*submit)(struct fc_dev *dev, unsigned int engine,
+		      const struct fc_xfer *xfers, unsigned int n,
+		      uint64_t *ticket);
 	/* 0 ended (*res filled), -EINPROGRESS, -ENOENT; *moved: progress */
 	int (*poll)(struct fc_dev *dev, uint64_t ticket,
 		    struct fc_dma_result *res, uint64_t *moved);
@@ -160,6 +166,9 @@ struct fc_dev {
 	 */
 	const volatile uint32_t *regs;
 	struct fc_info info;
+	/* Chain queues the backend runs side by side (be->submit's @engine);
+	 * 0 or 1: one, in submission order. Set by open. */
+	unsigned int engines;
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__join join;	/* set by fc_open before the backend opens */
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
@@ -176,6 +185,11 @@ struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 /* fc_mem_alloc() of bus-contiguous memory where the backend tells apart. */
 int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__mem_release_all(struct fc_dev *dev);
+
+/* lib/dma.c: fc_dma_submit() on queue @engine (below dev->engines, or 0) */
+int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
+		      const struct fc_xfer *xfers, unsigned int n,
+		      uint64_t *ticket);
 
 /* lib/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
 int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,

@@ -70,25 +70,25 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 #define BATCH_BYTES	(16u << 20)
 
 /*
- * Queue the writes waiting, up to a batch, for the same node as the first:
- * fc__rndv_submit makes them one chain. Only one batch is out at a time,
- * so those cleared meanwhile gather behind it and go together next.
+ * Queue the writes waiting for @node, up to a batch: fc__rndv_submit
+ * makes them one chain. Only one batch per node is out at a time, so
+ * those cleared meanwhile gather behind it and go together next.
  */
-static void launch_data(struct fc__fabric *fab)
+static void launch_node(struct fc__fabric *fab, uint32_t node)
 {
-	struct fc_req **pp = &fab->data_head, *r, *first = fab->data_head;
+	struct fc_req **pp = &fab->data_head, *r;
 	size_t bytes = 0;
 
-	while ((r = *pp) && fab->data_fly < BATCH_MAX) {
-		if (r->node != first->node ||
-		    (fab->data_fly && bytes + r->len > BATCH_BYTES)) {
+	while ((r = *pp) && fab->data_fly[node] < BATCH_MAX) {
+		if (r->node != node ||
+		    (fab->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
 			pp = &r->rnext;
 			continue;
 		}
 		*pp = r->rnext;
 		r->rnext = NULL;
 		bytes += r->len;
-		fab->data_fly++;
+		fab->data_fly[node]++;
 		fc__req_queue(fab, r);
 	}
 	fab->data_tail = NULL;
@@ -112,8 +112,8 @@ static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 	else
 		fab->data_head = r;
 	fab->data_tail = r;
-	if (!fab->data_fly)
-		launch_data(fab);
+	if (!fab->data_fly[r->node])
+		launch_node(fab, r->node);
 	return 0;
 }
 
@@ -126,7 +126,8 @@ static bool joins(struct fc_dev *dev, const struct fc_req *r,
 	       bytes + q->len <= BATCH_BYTES;
 }
 
-int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n)
+int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
+		    unsigned int *n)
 {
 	unsigned int k = 1, xn = r->n, i;
 	size_t bytes = r->len;
@@ -147,15 +148,15 @@ int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int *n)
 	}
 	*n = 1;
 	if (k == 1)
-		return fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+		return fc__dma_submit_on(dev, lane, r->xfers, r->n, &r->ticket);
 	x = malloc(xn * sizeof(*x));
 	if (!x)
-		return fc_dma_submit(dev, r->xfers, r->n, 0, &r->ticket);
+		return fc__dma_submit_on(dev, lane, r->xfers, r->n, &r->ticket);
 	for (q = r, xn = 0, i = 0; i < k; q = q->next, i++) {
 		memcpy(x + xn, q->xfers, q->n * sizeof(*x));
 		xn += q->n;
 	}
-	ret = fc_dma_submit(dev, x, xn, 0, &ticket);
+	ret = fc__dma_submit_on(dev, lane, x, xn, &ticket);
 	free(x);
 	if (ret)
 		return ret;
@@ -197,8 +198,8 @@ bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 			r->rndv = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
 		}
-		if (!--fab->data_fly && fab->data_head)
-			launch_data(fab);
+		if (!--fab->data_fly[r->node] && fab->data_head)
+			launch_node(fab, r->node);
 		if (!ret)
 			return true;
 		*status = ret;
