@@ -150,7 +150,7 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
 	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, dma->index,
-				     sizeof(rec), CL_PKT_T_BURST));
+				     sizeof(rec), FCEMU_PKT_T_BURST));
 	return fcemu_cluster_inject(emu->cluster, emu->cfg.node_id, &pkt);
 }
 

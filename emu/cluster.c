@@ -437,6 +437,17 @@ volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node
 	return (volatile uint32_t *)cl_reg(c, node, 0);
 }
 
+uint32_t fcemu_cluster_reg(struct fcemu_cluster *c, unsigned int node,
+			   uint32_t off)
+{
+	return cl_rd(c, node, off);
+}
+
+bool fcemu_cluster_gone(struct fcemu_cluster *c, unsigned int node)
+{
+	return node >= c->nodes || cl_gone(c, node);
+}
+
 int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
 			   uint64_t off)
 {

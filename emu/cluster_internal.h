@@ -24,9 +24,6 @@
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
-/* The emulator's own packet type: a run of PUT packets as one record
- * (emu/burst.c). Never seen by hosts. */
-#define CL_PKT_T_BURST	15
 
 /* Rings of one board: local port first, then link port p, VC v. */
 #define CL_RING_INJECT	0

@@ -201,6 +201,9 @@ void fcemu__fabric_abort(struct fcemu *emu, struct fcemu_dma *dma);
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 
 /* emu/burst.c: large PUTs as one record, applied with one copy */
+/* The emulator's own packet type: a run of PUT packets as one record.
+ * Never seen by hosts. */
+#define FCEMU_PKT_T_BURST	15
 #define FCEMU_BURST_MIN		(4u << 10)	/* smaller PUTs go as packets */
 #define FCEMU_BURST_MAX		(1u << 20)	/* bytes per record */
 /* May this board send bursts to @node? */
