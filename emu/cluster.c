@@ -559,7 +559,10 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 	}
 	nd->pid = getpid();
 	nd->starttime = proc_starttime(nd->pid);
-	fcemu__burst_offer(c, node);
+	/* Bursts only where peers can read us; a job a dead owner left
+	 * open must not be taken by anyone. */
+	__atomic_fetch_or(&nd->job.claim, 0xffffffffull, __ATOMIC_SEQ_CST);
+	cl_st(&nd->burst, fcemu__cma_offer());
 	cl_st(&nd->state, FCEMU_NODE_ALIVE);
 	__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
 	c->mine |= 1ull << node;

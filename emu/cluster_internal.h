@@ -274,8 +274,9 @@ struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);
 
-/* emu/burst.c: at claim, offer bursts if peers can read this process */
-void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node);
+/* emu/cma.c: may peers read this process's memory (bursts)? False with
+ * FPGACOMM_EMU_BURST=0. Under Yama, names our launcher as a ptracer. */
+bool fcemu__cma_offer(void);
 /* Tests only: called at these points of a shared burst; non-zero at TAKEN
  * makes the helper walk away from the chunk it took. */
 enum fcemu_burst_stage {
