@@ -134,6 +134,7 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 # registers, clusters and internals), those that make an emulated cluster
 # in process, and the topology's.
 EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
+	     test_board_reset test_chan_abort \
 	     test_handles test_peer_gpu test_run
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
 $(B)/tests/test_topology: INC := -Itopo

@@ -319,6 +319,7 @@ void fc_dma_process(struct fc_dev *fc);
 long fc_ioctl_submit(struct fc_file *ff, void __user *arg);
 long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
 long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
+int fc_dma_board_reset(struct fc_dev *fc, u32 val);
 void fc_dma_release_file(struct fc_file *ff);
 bool fc_dma_file_event(struct fc_file *ff);
 

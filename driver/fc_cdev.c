@@ -181,6 +181,9 @@ static long fc_ioctl_reg_write(struct fc_dev *fc, void __user *arg)
 	if (!capable(CAP_SYS_RAWIO) &&
 	    !(fc_hw_ls_reg(r.offset) && fc_hw_host_writable(r.offset)))
 		return -EPERM;
+	/* The driver's chains must hear of it (fc_dma_board_reset()). */
+	if (r.offset == FC_REG_BOARD_RESET)
+		return fc_dma_board_reset(fc, r.value);
 	if (fc->type == FC_BOARD_IVSHMEM) {
 		fc_reg_write_emulated(fc, r.offset, r.value);
 		return 0;

@@ -920,6 +920,58 @@ long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
 	return ret;
 }
 
+/*
+ * A BOARD_RESET written through REG_WRITE (bring-up tools): the board
+ * aborts the running chain without its DONE_SEQ and clears its outcome.
+ * Read the outcome first, reset, wait for BOARD_RESET_ACK, then end the
+ * chain (-ECANCELED unless it had already ended) and start the next: the
+ * other files' tickets go on. Channel rings need nothing: the board keeps
+ * their TAIL (docs/hardware.md, section 5).
+ */
+int fc_dma_board_reset(struct fc_dev *fc, u32 val)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
+	u32 err = FC_DMA_ERR_ABORTED, index = 0;
+	int status = -ECANCELED, ret = 0;
+	struct fc_chain *c;
+	LIST_HEAD(done);
+
+	mutex_lock(&fc->lock);
+	c = fc->running;
+	if (c && fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) == fc->seq) {
+		if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS)) ==
+		    FC_DMA_STATUS_ERROR) {
+			err = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERROR));
+			index = fc_failed_xfer(c, fc_rd32(fc,
+				FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX)));
+			status = err ? fc_hw_dma_errno(err) : -EIO;
+		} else if (c->cur + 1 == c->ntables) {
+			err = FC_DMA_ERR_NONE;
+			status = 0;
+		}
+	}
+	fc_wr32(fc, FC_REG_BOARD_RESET, val);
+	fc_ring(fc);
+	while (fc_rd32(fc, FC_REG_BOARD_RESET_ACK) != val) {
+		if (time_after(jiffies, end)) {
+			/* The chain may still run: its deadline deals with it. */
+			ret = -ETIMEDOUT;
+			goto out_unlock;
+		}
+		usleep_range(50, 200);
+	}
+	if (c) {
+		fc->running = NULL;
+		fc_chain_sync_for_cpu(fc, c);
+		fc_chain_end(c, status, err, index, &done);
+	}
+	fc_dma_kick(fc);
+out_unlock:
+	mutex_unlock(&fc->lock);
+	fc_chains_free(fc, &done);
+	return ret;
+}
+
 bool fc_dma_file_event(struct fc_file *ff)
 {
 	bool ev;

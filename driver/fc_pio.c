@@ -5,6 +5,10 @@
  * that tells a board behind ivshmem that PIO_TAIL moved. The board checks
  * every packet and writes its own source into it, so mapping these pages
  * gives a user nothing a SUBMIT to a channel address would not.
+ *
+ * fork(): the mapping is VM_DONTCOPY (fc_mmap_io()), so a child never has
+ * the window, and the process that mapped it stays PIO_TAIL's only writer;
+ * the library refuses a handle in a child that inherited it (-EBADFD).
  */
 #include <linux/fs.h>
 #include <linux/uaccess.h>

@@ -196,6 +196,8 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 			    uint64_t budget, bool *blocked, int *err);
 /* The engine stops (reset, error): a message it left open is aborted. */
 void fcemu__fabric_abort(struct fcemu *emu, struct fcemu_dma *dma);
+/* Inject the ABORTs owed. RETURN VALUE: true when none is owed any more. */
+bool fcemu__fabric_flush_aborts(struct fcemu *emu);
 /* After the last descriptor: FENCE each node PUT to and wait for the acks.
  * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);

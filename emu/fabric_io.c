@@ -122,18 +122,18 @@ static int flush_abort(struct fcemu *emu, struct fcemu_dma *dma)
 }
 
 /*
- * Every engine's owed ABORT goes before anything else any engine sends:
- * the next chain to the node that lost a message may run on another
- * engine. RETURN VALUE: 1 none owed (any more), 0 no room for them yet.
+ * Every engine's owed ABORT goes before anything else any engine (or the
+ * PIO window) sends: the next message to the node that lost one may take
+ * another way. RETURN VALUE: true none owed (any more), false no room yet.
  */
-static int flush_aborts(struct fcemu *emu)
+bool fcemu__fabric_flush_aborts(struct fcemu *emu)
 {
 	unsigned int e;
 
 	for (e = 0; e < emu->cfg.dma_engines && emu->aborts_owed; e++)
 		if (!flush_abort(emu, &emu->dma[e]))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
@@ -295,7 +295,7 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 
 	*blocked = false;
 	*err = FC_DMA_ERR_NONE;
-	if (emu->aborts_owed && !flush_aborts(emu)) {
+	if (emu->aborts_owed && !fcemu__fabric_flush_aborts(emu)) {
 		*blocked = true;
 		return 0;
 	}
@@ -604,7 +604,7 @@ out:
 	}
 	if (emu->acks_owed || emu->aborts_owed) {
 		send_acks(emu);
-		flush_aborts(emu);
+		fcemu__fabric_flush_aborts(emu);
 		fcemu_cluster_inject_commit(c, self(emu));
 	}
 	/* One event per batch: the host scans every ring on the vector. */

@@ -89,6 +89,13 @@ void fcemu__pio_notice(struct fcemu *emu)
 		emu_wr(emu, FC_PIO_HEAD, tail);
 		return;
 	}
+	/*
+	 * An ABORT an engine owes goes first (hw.h, "Cut-off messages"): a
+	 * window message on its channel would be glued onto the part the
+	 * receiver has. No room for it: the window waits too.
+	 */
+	if (emu->aborts_owed && !fcemu__fabric_flush_aborts(emu))
+		return;
 	while (head != tail) {
 		n = message_at(emu, head, tail, &ok);
 		if (!n) {

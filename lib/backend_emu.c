@@ -49,6 +49,7 @@ struct emu_engine {
 	uint64_t done_upto;		/* every chain up to here has ended */
 	bool running;			/* chain done_upto + 1 is on the engine */
 	uint32_t reset_seq;
+	uint32_t board_reset_seen;	/* BOARD_RESET_ACK at the last kick */
 	struct emu_fail fails[EMU_FAIL_LOG];
 	unsigned int fail_next;
 	uint64_t newest_fail;		/* the last chain recorded as failed */
@@ -467,6 +468,7 @@ static void kick(struct emu_board *b, unsigned int e)
 	wr(b, FC_DMA_REG(e, FC_DMA_DESC_LO), (uint32_t)bus);
 	wr(b, FC_DMA_REG(e, FC_DMA_DESC_HI), (uint32_t)(bus >> 32));
 	wr(b, FC_DMA_REG(e, FC_DMA_DESC_COUNT), q->count[slot_of(t)]);
+	q->board_reset_seen = rd(b, FC_REG_BOARD_RESET_ACK);
 	wr(b, FC_DMA_REG(e, FC_DMA_DOORBELL), (uint32_t)t);
 	q->running = true;
 }
@@ -479,9 +481,14 @@ static void reap_engine(struct emu_board *b, unsigned int e)
 	uint64_t t = q->done_upto + 1;
 	uint32_t err;
 
-	if (!q->running || rd(b, FC_DMA_REG(e, FC_DMA_DONE_SEQ)) != (uint32_t)t)
+	if (!q->running)
 		return;
-	if (rd(b, FC_DMA_REG(e, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
+	if (rd(b, FC_DMA_REG(e, FC_DMA_DONE_SEQ)) != (uint32_t)t) {
+		/* A board reset (a register write) aborted it: it never ends. */
+		if (rd(b, FC_REG_BOARD_RESET_ACK) == q->board_reset_seen)
+			return;
+		record_fail(q, t, -ECANCELED, FC_DMA_ERR_ABORTED, 0);
+	} else if (rd(b, FC_DMA_REG(e, FC_DMA_STATUS)) == FC_DMA_STATUS_ERROR) {
 		err = rd(b, FC_DMA_REG(e, FC_DMA_ERROR));
 		record_fail(q, t, fc_hw_dma_errno(err), err,
 			    rd(b, FC_DMA_REG(e, FC_DMA_ERR_INDEX)));

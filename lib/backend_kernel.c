@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -29,7 +30,33 @@ struct kdev {
 	volatile uint32_t *pio;
 	bool pio_tried;
 	uint32_t pio_tail;		/* we are PIO_TAIL's only writer */
+	unsigned int fork_gen;		/* fork_gen when opened */
 };
+
+/*
+ * A handle belongs to the process that opened it. A child of fork() shares
+ * the open file with its parent, so its calls would act on the parent's
+ * chains, buffers and rings; and the PIO window is not mapped in it at
+ * all (the driver marks the mapping VM_DONTCOPY). There every call fails
+ * with -EBADFD, and fc_close() only lets go of the child's copy.
+ */
+static unsigned int fork_gen;	/* moves in each child, as it starts */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+	fork_gen++;	/* the child is one thread now */
+}
+
+static void fork_watch(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+static bool forked(const struct kdev *k)
+{
+	return k->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+}
 
 static struct kdev *kdev_of(struct fc_dev *dev)
 {
@@ -41,6 +68,8 @@ static int k_ioctl(struct kdev *k, unsigned long cmd, void *arg)
 {
 	int ret;
 
+	if (forked(k))
+		return -EBADFD;
 	do {
 		ret = ioctl(k->fd, cmd, arg);
 	} while (ret < 0 && errno == EINTR);
@@ -52,9 +81,11 @@ static int kernel_open(struct fc_dev *dev, const char *path)
 	struct kdev *k;
 	int ret;
 
+	pthread_once(&fork_once, fork_watch);
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
+	k->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	k->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (k->fd < 0) {
 		ret = -errno;
@@ -87,7 +118,8 @@ static void kernel_close(struct fc_dev *dev)
 {
 	struct kdev *k = kdev_of(dev);
 
-	if (k->pio)
+	/* In a child the range is not the window (VM_DONTCOPY): leave it. */
+	if (k->pio && !forked(k))
 		munmap((void *)k->pio, FC_MMAP_PIO_SIZE);
 	close(k->fd);
 	free(k);
@@ -399,6 +431,8 @@ static int pio_map(struct kdev *k)
 {
 	void *p;
 
+	if (forked(k))
+		return -EBADFD;
 	if (k->pio)
 		return 0;
 	if (k->pio_tried)
@@ -453,9 +487,11 @@ static uint32_t kernel_pio_head(struct fc_dev *dev)
 {
 	struct kdev *k = kdev_of(dev);
 
-	return k->pio ? __atomic_load_n(&k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4],
-					__ATOMIC_ACQUIRE) :
-			0;
+	/* A child's copies of the parent's sends: not its to wait for. */
+	if (!k->pio || forked(k))
+		return k->pio_tail;
+	return __atomic_load_n(&k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4],
+			       __ATOMIC_ACQUIRE);
 }
 
 const struct fc__backend fc__kernel_backend = {

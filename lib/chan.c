@@ -384,6 +384,8 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	rndv = fc__rndv_wanted(dev, len);
 	cost = rndv ? 0 : fc__credit_cost(len);
 	go = fc__credit_take(dev, ch->port, s, cost);
+	r->port = ch->port;
+	r->credit = go ? cost : 0;
 	if (go && !pio_isend(ch, buf, len, r)) {
 		r->chan = ch;
 		ch->reqs++;

@@ -68,6 +68,15 @@ void fc__credit_untake(struct fc__src *s, uint64_t cost)
 	s->tx_used -= cost;
 }
 
+void fc__credit_refund(struct fc__fabric *fab, struct fc_req *r)
+{
+	struct fc__src *s = fc__src_find(fab, r->port, r->node);
+
+	if (s && r->credit && !r->held)
+		s->tx_used -= r->credit;
+	r->credit = 0;
+}
+
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 {
 	r->credit = cost;
@@ -96,6 +105,7 @@ void fc__credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 	}
 	r->next = NULL;
 	r->held = false;
+	r->credit = 0;		/* never counted */
 }
 
 /* Queue held sends, in order, while the window has room. */
@@ -108,7 +118,7 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 			ask(dev, port, s);
 			return;
 		}
-		s->tx_used += r->credit;
+		s->tx_used += r->credit;	/* r->credit stays: counted now */
 		s->held_head = r->next;
 		if (!s->held_head)
 			s->held_tail = NULL;

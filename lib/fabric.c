@@ -218,6 +218,8 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 	if (r->rndv && fc__rndv_chain_ended(dev, r, &status))
 		return;		/* the next step of a rendezvous is queued */
 	r->status = status;
+	if (status && r->type == FC__REQ_SEND)
+		fc__credit_refund(fab, r);
 	fc__req_release(dev, r);
 	if (r->type == FC__REQ_PUT) {
 		fab->puts--;
@@ -537,10 +539,12 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		return 0;
 	}
 	if (!r->submitted) {
-		if (r->held)
+		if (r->held) {
 			fc__credit_unhold(fab, r);
-		else
+		} else {
 			sendq_remove(fab, r);
+			fc__credit_refund(fab, r);
+		}
 		fc__req_release(dev, r);
 		return 0;
 	}

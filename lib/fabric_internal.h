@@ -378,6 +378,12 @@ void fc__credit_untake(struct fc__src *s, uint64_t cost);
 /* Keep send @r until credit comes (fc__req_queue then). */
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
 void fc__credit_unhold(struct fc__fabric *fab, struct fc_req *r);
+/*
+ * Send @r, counted, ends without its message sent whole (failed, cut off
+ * and ABORTed, or withdrawn before the board took it): the receiver will
+ * never consume it, so its cost comes back.
+ */
+void fc__credit_refund(struct fc__fabric *fab, struct fc_req *r);
 /* The receiver has handed @cost of what came from @s to a receive. */
 void fc__credit_consumed(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			 uint64_t cost);

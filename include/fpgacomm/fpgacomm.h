@@ -36,6 +36,13 @@ struct fc_dev;
  * RETURN VALUE: 0 and *devp set; -EINVAL bad name, -ENOENT no such board,
  * -EPROTO the board's ID or version is not one this library speaks,
  * -ENOMEM, or the error of the underlying open.
+ * fc_open never resets the board (other programs may be using it): it
+ * starts each receive ring at its endpoint's TAIL, as it finds it.
+ * A handle belongs to the process that opened it. In a child of fork(),
+ * calls on a handle of a kernel board inherited from the parent fail with
+ * -EBADFD (they would act on the parent's chains, buffers and rings, and
+ * the PIO window is not mapped in the child), and fc_close() of it frees
+ * the child's copy only; the child opens the board again for its own use.
  */
 int fc_open(struct fc_dev **devp, const char *name);
 
@@ -322,7 +329,9 @@ int fc_dma_result(struct fc_dev *dev, uint64_t ticket,
 
 /*
  * fc_dma_reset - abort every queued and running chain (they end with
- * -ECANCELED) and reset the engines.
+ * -ECANCELED) and reset the engines. A board reset (BOARD_RESET written
+ * with fc_reg_write) ends the running chain with -ECANCELED too; the
+ * queued ones then run.
  * RETURN VALUE: 0 or -ENODEV.
  */
 int fc_dma_reset(struct fc_dev *dev);

@@ -82,6 +82,12 @@
 #define FC_REG_APERTURE_SIZE	0x0038	/* B: BAR2 size in bytes */
 #define FC_REG_BOARD_RESET	0x003c	/* H: sequence; a new value resets all */
 #define FC_REG_BOARD_RESET_ACK	0x0040	/* B: last BOARD_RESET value acted on */
+/*
+ * A board reset resets every DMA engine (below; their RESET_ACK does not
+ * move) and local store, and drops the PIO window's untaken messages. It
+ * clears no counter and leaves channel endpoints (TAIL, DROPS; SEEN shows
+ * CTRL), the router, the ports and FENCE_ACKs owed to others alone.
+ */
 
 #define FC_HW_ID_MAGIC		0x46434f4du	/* "FCOM" */
 #define FC_HW_VERSION_MAJOR	1
@@ -399,7 +405,9 @@ struct fc_hw_desc {
 #define FC_CHAN_RING_SLOTS	0x08	/* H: ring size in packets, power of 2 */
 #define FC_CHAN_CTRL		0x0c	/* H: FC_CHAN_CTRL_* */
 #define FC_CHAN_HEAD		0x10	/* H: slots consumed by the host */
-#define FC_CHAN_TAIL		0x14	/* B: slots written by the board */
+#define FC_CHAN_TAIL		0x14	/* B: slots written by the board; never
+					 * reset but at power-up: a host starts
+					 * an endpoint with HEAD = TAIL */
 #define FC_CHAN_DROPS		0x18	/* B: packets dropped: endpoint off (wraps) */
 /*
  * B (FC_CAP_CHAN_SEEN): the CTRL value the board works by, written once it
@@ -452,7 +460,9 @@ struct fc_hw_desc {
 #define FC_PKT_T_FENCE		4	/* answer with FENCE_ACK once all before it landed */
 #define FC_PKT_T_FENCE_ACK	5
 #define FC_PKT_T_CTRL		6	/* channel payload, as DATA, of a F_CTRL message */
-#define FC_PKT_T_ABORT		7	/* the source's message on chan ends unfinished */
+#define FC_PKT_T_ABORT		7	/* the source's message on chan ends unfinished;
+					 * before anything else of its engine,
+					 * and before the PIO window's next */
 
 /*
  * FENCE and FENCE_ACK: channel = the sending DMA engine, payload bytes 0..3

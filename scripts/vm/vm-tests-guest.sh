@@ -432,6 +432,10 @@ driver_pass() {
 		run_tool "$p: collectives between $pair through the driver (test_collectives)" \
 			test_collectives
 		unset FPGACOMM_COLL_DEBUG
+		run_tool "$p: a message cut off by an engine reset never glued onto the next, by PIO or chain (test_chan_abort)" \
+			test_chan_abort
+		run_tool "$p: a board reset through the driver ends the running chain at once and keeps the channel rings (test_board_reset)" \
+			test_board_reset
 		unset FPGACOMM_TEST_PAIR
 		# Board 0's aperture exported, imported into board 1, written
 		# by board 1's DMA (peer-to-peer).
