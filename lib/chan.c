@@ -107,9 +107,6 @@ int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		return -ENOMEM;
 	if (s->chan)
 		return -EBUSY;
-	ret = fc__peer_check(dev, peer);
-	if (ret)
-		return ret;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -138,7 +135,9 @@ FC__EXPORT int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 	if (peer >= dev->fab->world.size || port >= FC_CHAN_PORTS)
 		return -EINVAL;
 	fc__fab_lock(dev->fab);
-	ret = fc__chan_open(dev, peer, port, chanp);
+	ret = fc__peer_check(dev, peer);
+	if (!ret)
+		ret = fc__chan_open(dev, peer, port, chanp);
 	fc__fab_unlock(dev->fab);
 	return ret;
 }
@@ -206,29 +205,6 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 	}
 	r->n = n;
 	return 0;
-}
-
-struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
-			      uint32_t node)
-{
-	struct fc__fabric *fab = dev->fab;
-	struct fc_req *r = fab->req_cache;
-
-	if (r) {
-		fab->req_cache = r->next;
-		fab->req_cached--;
-		memset(r, 0, sizeof(*r));
-	} else {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return NULL;
-	}
-	r->type = type;
-	r->dev = dev;
-	r->node = node;
-	r->status = -EINPROGRESS;
-	r->stage = -1;
-	return r;
 }
 
 /* Exported to put.c: a chain to @dst from @src (queued, progress once). */

@@ -24,9 +24,14 @@
 #define CREDIT_ENV	"FPGACOMM_CHAN_CREDIT"	/* bytes per (peer, port) */
 #define CREDIT_MIN	(4u << 10)
 
-uint64_t fc__credit_cost(size_t len)
+static uint64_t cost_of(size_t len)
 {
 	return len + FC__CREDIT_MSG;
+}
+
+uint64_t fc__credit_cost(size_t len)
+{
+	return cost_of(len);
 }
 
 static bool fits(const struct fc__fabric *fab, const struct fc__src *s,
@@ -68,7 +73,7 @@ void fc__credit_untake(struct fc__src *s, uint64_t cost)
 	s->tx_used -= cost;
 }
 
-void fc__credit_refund(struct fc__fabric *fab, struct fc_req *r)
+static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
 {
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
 
@@ -89,7 +94,7 @@ void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 	s->held_tail = r;
 }
 
-void fc__credit_unhold(struct fc__fabric *fab, struct fc_req *r)
+static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 {
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
 	struct fc_req **pp, *prev = NULL;
@@ -136,14 +141,12 @@ static void give(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 	}
 }
 
-void fc__credit_consumed(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-			 uint64_t cost)
+static void credit_consumed(struct fc_dev *dev, uint32_t port,
+			    struct fc__src *s, uint64_t len)
 {
 	struct fc__fabric *fab = dev->fab;
 
-	if (!fab->credit_window)
-		return;
-	s->rx_consumed += cost;
+	s->rx_consumed += cost_of(len);
 	if (s->rx_asked || s->rx_consumed - s->rx_returned >= fab->credit_window / 4)
 		give(dev, port, s);
 }
@@ -189,6 +192,10 @@ void fc__credit_register(struct fc_dev *dev)
 		return;
 	w = fc__env_size(CREDIT_ENV, FC_CHAN_CREDIT);
 	fab->credit_window = w && w < CREDIT_MIN ? CREDIT_MIN : w;
+	fab->up.unhold = credit_unhold;
+	fab->up.refund = credit_refund;
+	if (fab->credit_window)
+		fab->up.consumed = credit_consumed;
 	fc__ctrl_register(fab, FC__CTRL_CREDIT, on_credit);
 	fc__ctrl_register(fab, FC__CTRL_CREDIT_ASK, on_ask);
 }

@@ -170,6 +170,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	return 0;
 
 err_fabric_fini:
+	fc__chan_forget_dev(dev);
 	fc__fabric_fini(dev);
 err_release_mem:
 	fc__mem_release_all(dev);
@@ -187,6 +188,7 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 		return -EINVAL;
 	if (dev->on_close)
 		dev->on_close(dev);
+	fc__chan_forget_dev(dev);
 	fc__fabric_fini(dev);
 	fc__hbm_fini(dev);
 	pthread_mutex_lock(&dev->lock);

@@ -129,7 +129,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 	if (!fab)
 		return;
 	fc__handle_drop_dev(dev);
-	fc__chan_forget_dev(dev);
 	fc__rx_fini(dev);
 	for (p = 0; p < FC_MAX_CHANNELS; p++) {
 		struct fc__port *pt = fab->ports[p];
@@ -147,7 +146,8 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
 	free_req_list(fab->pio_head);
-	fc__rndv_fini(fab);
+	if (fab->up.rndv_fini)
+		fab->up.rndv_fini(fab);
 	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
@@ -215,11 +215,11 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 	if (status == -EHOSTUNREACH && fc__peer_check(dev, r->node))
 		status = -EHOSTDOWN;
 	r->next = NULL;
-	if (r->rndv && fc__rndv_chain_ended(dev, r, &status))
+	if (r->rndv && fab->up.chain_ended(dev, r, &status))
 		return;		/* the next step of a rendezvous is queued */
 	r->status = status;
-	if (status && r->type == FC__REQ_SEND)
-		fc__credit_refund(fab, r);
+	if (status && r->type == FC__REQ_SEND && fab->up.refund)
+		fab->up.refund(fab, r);
 	fc__req_release(dev, r);
 	if (r->type == FC__REQ_PUT) {
 		fab->puts--;
@@ -340,7 +340,7 @@ static bool submit_queued(struct fc_dev *dev)
 		/* Rendezvous writes may go several to a chain (rndv.c). */
 		n = 1;
 		ret = r->rndv == FC__RNDV_DATA ?
-			fc__rndv_submit(dev, r, (unsigned int)lane, &n) :
+			fab->up.submit(dev, r, (unsigned int)lane, &n) :
 			fc__dma_submit_on(dev, (unsigned int)lane, r->xfers,
 					  r->n, &r->ticket);
 		if (ret == -EAGAIN) {
@@ -436,11 +436,27 @@ static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 		state = dev->be->node_state ? dev->be->node_state(dev, node) :
 					      -EOPNOTSUPP;
 		pthread_mutex_unlock(&dev->lock);
-		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
+		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD) {
 			p->down_ns = now;
+			p->down_polls = 0;
+			/* A peer that closed in order had its sends done:
+			 * they are in the fabric, give them time. */
+			p->grace_ns = state == FC__NODE_EXITED ?
+				      PEER_EXIT_GRACE_NS : PEER_GRACE_NS;
+		}
 	}
-	/* Seen down: packets it sent may still be on the way; drain first. */
-	return p->down_ns && now - p->down_ns >= PEER_GRACE_NS;
+	if (!p->down_ns)
+		return false;
+	/*
+	 * Seen down: packets it sent may still be on the way; drain first,
+	 * for a while and for a number of our own looks (a process the
+	 * scheduler leaves out for the whole grace has not looked).
+	 */
+	if (p->down_polls < PEER_GRACE_POLLS) {
+		p->down_polls++;
+		return false;
+	}
+	return now - p->down_ns >= p->grace_ns;
 }
 
 bool fc__peer_down(struct fc_dev *dev, uint32_t node)
@@ -456,6 +472,31 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 }
 
 /* ---- Waiting for requests ---- */
+
+/* ---- Requests are made and freed here (ended: fc__req_end) ---- */
+
+struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
+			      uint32_t node)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req *r = fab->req_cache;
+
+	if (r) {
+		fab->req_cache = r->next;
+		fab->req_cached--;
+		memset(r, 0, sizeof(*r));
+	} else {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
+	r->type = type;
+	r->dev = dev;
+	r->node = node;
+	r->status = -EINPROGRESS;
+	r->stage = -1;
+	return r;
+}
 
 void fc__req_free(struct fc_req *r)
 {
@@ -523,7 +564,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	int ret;
 
 	if (r->rndv) {
-		ret = fc__rndv_withdraw(dev, r, orphan);
+		ret = fab->up.withdraw(dev, r, orphan);
 		if (ret != 2)
 			return ret;
 	}
@@ -540,10 +581,11 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	}
 	if (!r->submitted) {
 		if (r->held) {
-			fc__credit_unhold(fab, r);
+			fab->up.unhold(fab, r);
 		} else {
 			sendq_remove(fab, r);
-			fc__credit_refund(fab, r);
+			if (fab->up.refund)
+				fab->up.refund(fab, r);
 		}
 		fc__req_release(dev, r);
 		return 0;

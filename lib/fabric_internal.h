@@ -26,7 +26,9 @@
 #define SPARE_BUFS	16		/* large send buffers kept for reuse */
 #define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
-#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it down */
+#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it dead */
+#define PEER_EXIT_GRACE_NS (1000ull * 1000000)	/* ... or closed in order */
+#define PEER_GRACE_POLLS 64		/* ... and look this often at least */
 #define REQ_CACHE	32		/* ended requests kept for the next */
 /* Messages up to this size go through the PIO window when they can. */
 #define PIO_MAX_PKTS	48
@@ -157,6 +159,8 @@ struct fc_chan {
 struct fc__peer {
 	uint64_t checked_ns;		/* node state last read */
 	uint64_t down_ns;		/* first seen down, 0 while alive */
+	uint64_t grace_ns;		/* given it from then */
+	unsigned int down_polls;	/* our looks since */
 };
 
 /*
@@ -167,6 +171,49 @@ struct fc__peer {
 struct fc__lane {
 	int node;			/* holding it, or -1 */
 	unsigned int reqs;		/* its requests submitted, not ended */
+};
+
+/*
+ * What the transport (fabric.c, fabric_rx.c) asks of the protocols above
+ * it. They fill these in at open (fc__chan_protocols(), chan.c), each its
+ * own; the transport calls them where set and names no protocol.
+ */
+struct fc__upcalls {
+	/*
+	 * Rendezvous (rndv.c), for requests with r->rndv set: a chain of
+	 * theirs ended with *status (true: the send goes on; else *status
+	 * is how it ends); submit the remote write of @r, at the head of
+	 * the send queue, and those to the same node behind it, as one chain
+	 * on @lane (as fc_dma_submit; *n the requests taken, each with the
+	 * chain's ticket, 1 when it failed); withdraw() of it (as withdraw's,
+	 * or 2 when its state is not one it must handle).
+	 */
+	bool (*chain_ended)(struct fc_dev *dev, struct fc_req *r, int *status);
+	int (*submit)(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
+		      unsigned int *n);
+	int (*withdraw)(struct fc_dev *dev, struct fc_req *r, bool orphan);
+	/*
+	 * ... and its queued messages that are not plain data: landed @m,
+	 * off the queue, to receive @r; announced @m, off the queue, cleared
+	 * into posted receive @r; announced ones nobody asked for landed in
+	 * library buffers while the port may keep that much.
+	 */
+	void (*msg_deliver)(struct fc__port *pt, struct fc__msg *m,
+			    struct fc_req *r);
+	void (*msg_clear)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+			  struct fc__msg *m, struct fc_req *r);
+	void (*msg_land)(struct fc_dev *dev, uint32_t port, struct fc__src *s);
+	void (*rndv_fini)(struct fc__fabric *fab);
+	/*
+	 * End-to-end credits (credit.c): a message of @len bytes from @s was
+	 * handed to a receive or dropped; send @r, counted, ended without
+	 * its message sent whole (its cost comes back); held send @r is
+	 * withdrawn.
+	 */
+	void (*consumed)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+			 uint64_t len);
+	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
+	void (*unhold)(struct fc__fabric *fab, struct fc_req *r);
 };
 
 struct fc__fabric {
@@ -219,6 +266,8 @@ struct fc__fabric {
 	struct fc_req *data_head, *data_tail;
 	/* per node: writes in the send queue or flying (one batch) */
 	uint8_t data_fly[FC_MAX_NODES];
+	/* the protocols above (see struct fc__upcalls) */
+	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c), credits (credit.c) */
 	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
 	uint64_t credit_window;		/* 0: no credits */
@@ -297,10 +346,11 @@ void fc__req_orphan(struct fc_req *req);
 /* Nobody waits for @req any more: its channel lets go, its end frees it. */
 void fc__req_disown(struct fc_req *req);
 
-/* chan.c: open a channel on any port, the library's own included */
+/* chan.c: open a channel on any port, the library's own included, to a
+ * peer alive or not: what a peer that left sent before may still come
+ * (the library's barrier and groups receive from peers done with them). */
 int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		  struct fc_chan **chanp);
-void fc__chan_forget_dev(struct fc_dev *dev);
 int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 		    uint64_t dst, uint64_t len, bool message);
 struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
@@ -323,30 +373,8 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status);
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
 int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 		   struct fc_req *r);
-/* A chain of a rendezvous send ended with *status. RETURN VALUE: true if
- * the send goes on; else *status is how it ends. */
-bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status);
-/* Submit the remote write of @r, at the head of the send queue, and of
- * the rendezvous writes to the same node right behind it, as one chain
- * on @lane. RETURN VALUE: as fc_dma_submit's; *n the requests taken
- * (each has the chain's ticket), 1 when it failed. */
-int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
-		    unsigned int *n);
-/* Its control messages' handlers. */
+/* Its upcalls and control messages' handlers, into @fab. */
 void fc__rndv_register(struct fc__fabric *fab);
-/* Announced message @m, taken off the queue, goes to posted receive @r. */
-void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-		    struct fc__msg *m, struct fc_req *r);
-/* Landed message @m, taken off the queue, to receive @r. */
-void fc__rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r);
-/* Clear announced messages nobody has asked for into library buffers,
- * while the port may keep that much. */
-void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
-			    struct fc__src *s);
-/* withdraw() of a rendezvous request. RETURN VALUE: as withdraw's, or 2
- * when the request is not in a rendezvous state withdraw must handle. */
-int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan);
-void fc__rndv_fini(struct fc__fabric *fab);
 
 /* ctrl.c: control messages, one packet each */
 void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
@@ -368,6 +396,7 @@ void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG	64		/* what a message costs beyond its bytes */
+/* Its upcalls and control messages' handlers, into @dev's fabric. */
 void fc__credit_register(struct fc_dev *dev);
 uint64_t fc__credit_cost(size_t len);
 /* May a message costing @cost go to @s now? true: counted, send it. */
@@ -377,16 +406,6 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 void fc__credit_untake(struct fc__src *s, uint64_t cost);
 /* Keep send @r until credit comes (fc__req_queue then). */
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
-void fc__credit_unhold(struct fc__fabric *fab, struct fc_req *r);
-/*
- * Send @r, counted, ends without its message sent whole (failed, cut off
- * and ABORTed, or withdrawn before the board took it): the receiver will
- * never consume it, so its cost comes back.
- */
-void fc__credit_refund(struct fc__fabric *fab, struct fc_req *r);
-/* The receiver has handed @cost of what came from @s to a receive. */
-void fc__credit_consumed(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-			 uint64_t cost);
 
 /* put.c */
 int fc__put_fence(struct fc_dev *dev, int timeout_ms);

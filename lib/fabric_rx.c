@@ -125,11 +125,12 @@ static void posted_pop(struct fc__src *s)
 		s->posted_tail = NULL;
 }
 
-static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+static void deliver(struct fc__fabric *fab, struct fc__port *pt,
+		    struct fc__msg *m, struct fc_req *r)
 {
 	if (m->state != FC__MSG_DATA) {
 		/* A rendezvous message: not ready, or in a buffer of its own. */
-		fc__rndv_deliver(pt, m, r);
+		fab->up.msg_deliver(pt, m, r);
 		return;
 	}
 	r->len = m->len;
@@ -146,7 +147,7 @@ static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 /*
  * Hand queued messages to posted receives, oldest to oldest. A message
  * announced by rendezvous and not yet cleared is cleared into the receive
- * it meets (fc__rndv_clear); one still landing holds up those behind it.
+ * it meets (up.msg_clear); one still landing holds up those behind it.
  */
 void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 {
@@ -164,16 +165,15 @@ void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		posted_pop(s);
 		r->next = NULL;
 		if (m->state == FC__MSG_DEFERRED) {
-			fc__rndv_clear(fab->dev, port, s, m, r);
+			fab->up.msg_clear(fab->dev, port, s, m, r);
 			continue;
 		}
-		if (m->state == FC__MSG_DATA)
-			fc__credit_consumed(fab->dev, port, s,
-					    fc__credit_cost(m->len));
-		deliver(pt, m, r);
+		if (m->state == FC__MSG_DATA && fab->up.consumed)
+			fab->up.consumed(fab->dev, port, s, m->len);
+		deliver(fab, pt, m, r);
 	}
-	if (fab->rndv_min)
-		fc__rndv_land_deferred(fab->dev, port, s);
+	if (fab->up.msg_land)
+		fab->up.msg_land(fab->dev, port, s);
 }
 
 int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
@@ -288,8 +288,8 @@ static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		free(s->cur);
 	}
 	/* Taken by a receive, or dropped: the sender may send that again. */
-	if (r || s->drop || !s->cur)
-		fc__credit_consumed(fab->dev, port, s, fc__credit_cost(s->cur_len));
+	if ((r || s->drop || !s->cur) && fab->up.consumed)
+		fab->up.consumed(fab->dev, port, s, s->cur_len);
 	s->active = false;
 	s->drop = false;
 	s->into = NULL;

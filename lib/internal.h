@@ -204,8 +204,10 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len);
 /* lib/fabric.c: set up at open when the board is in a cluster */
 int fc__fabric_init(struct fc_dev *dev);
 void fc__fabric_fini(struct fc_dev *dev);
-/* lib/chan.c: the channel protocols above it (rendezvous, credits) */
+/* lib/chan.c: the channel protocols above it (rendezvous, credits); at
+ * close, its channels forgotten before the fabric goes */
 void fc__chan_protocols(struct fc_dev *dev);
+void fc__chan_forget_dev(struct fc_dev *dev);
 
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);

@@ -126,7 +126,7 @@ static bool joins(struct fc_dev *dev, const struct fc_req *r,
 	       bytes + q->len <= BATCH_BYTES;
 }
 
-int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
+static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 		    unsigned int *n)
 {
 	unsigned int k = 1, xn = r->n, i;
@@ -168,7 +168,7 @@ int fc__rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 
 static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr);
 
-bool fc__rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
+static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 {
 	struct fc__fabric *fab = dev->fab;
 	int ret;
@@ -304,7 +304,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	fc__src_match(fab, port, s);
 }
 
-void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		    struct fc__msg *m, struct fc_req *r)
 {
 	uint32_t node = r->node;
@@ -343,7 +343,7 @@ void fc__rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	free(m);
 }
 
-void fc__rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+static void rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 {
 	r->len = m->len;
 	r->status = m->status ? m->status : m->len > r->cap ? -EMSGSIZE : 0;
@@ -354,7 +354,7 @@ void fc__rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 	free(m);
 }
 
-void fc__rndv_land_deferred(struct fc_dev *dev, uint32_t port,
+static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 			    struct fc__src *s)
 {
 	struct fc__port *pt = dev->fab->ports[port];
@@ -426,13 +426,6 @@ static void on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 		on_rts(dev, port, node, cookie, val);
 }
 
-void fc__rndv_register(struct fc__fabric *fab)
-{
-	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
-	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
-	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
-}
-
 /* ---- Giving up ---- */
 
 /* Copy the caller's data, for a send that goes on without the caller. */
@@ -462,7 +455,7 @@ static void unlink_req(struct fc_req **head, struct fc_req *r)
 	r->rnext = NULL;
 }
 
-int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
+static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s;
@@ -497,7 +490,7 @@ int fc__rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	return 1;
 }
 
-void fc__rndv_fini(struct fc__fabric *fab)
+static void rndv_fini(struct fc__fabric *fab)
 {
 	struct fc_req *r;
 
@@ -512,4 +505,20 @@ void fc__rndv_fini(struct fc__fabric *fab)
 		free(r);
 	}
 	fab->data_tail = NULL;
+}
+
+/* ---- What the transport and the control messages call ---- */
+
+void fc__rndv_register(struct fc__fabric *fab)
+{
+	fab->up.chain_ended = rndv_chain_ended;
+	fab->up.submit = rndv_submit;
+	fab->up.withdraw = rndv_withdraw;
+	fab->up.msg_deliver = rndv_deliver;
+	fab->up.msg_clear = rndv_clear;
+	fab->up.msg_land = fab->rndv_min ? rndv_land_deferred : NULL;
+	fab->up.rndv_fini = rndv_fini;
+	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
+	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
 }
