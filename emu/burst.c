@@ -39,11 +39,9 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,65 +63,6 @@ struct burst_rec {
 	int32_t pid;		/* node may be claimed anew before it is read */
 	uint32_t len;
 };
-
-#ifndef PR_SET_PTRACER
-#define PR_SET_PTRACER		0x59616d61
-#endif
-
-/* Yama's ptrace_scope, or 0 without Yama. */
-static int yama_scope(void)
-{
-	char buf[8] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (read(fd, buf, sizeof(buf) - 1) <= 0)
-		buf[0] = 0;
-	close(fd);
-	return atoi(buf);
-}
-
-/*
- * Under Yama's scope 1 only our ancestors may read our memory, and the
- * peers are not. They are the descendants of our launcher (fpgacomm-run,
- * mpirun's daemon, slurmstepd), and Yama lets a named process and its
- * descendants in: name the launcher, never any process of the user.
- */
-static void let_peers_read(void)
-{
-	pid_t launcher = getppid();
-
-	if (yama_scope() == 1 && launcher > 1)
-		prctl(PR_SET_PTRACER, (unsigned long)launcher, 0, 0, 0);
-}
-
-/* Can this process read memory by cross-memory attach at all? */
-static bool cma_works(void)
-{
-	static const uint64_t probe = 0x46434d41u;	/* "FCMA" */
-	uint64_t got = 0;
-	struct iovec local = { &got, sizeof(got) };
-	struct iovec remote = { (void *)&probe, sizeof(probe) };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)sizeof(got) && got == probe;
-}
-
-void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node)
-{
-	const char *env = getenv("FPGACOMM_EMU_BURST");
-	bool on = !(env && !strcmp(env, "0"));
-
-	if (on) {
-		let_peers_read();
-		on = cma_works();
-	}
-	/* A job a dead owner left open must not be taken by anyone. */
-	__atomic_fetch_or(&c->hdr->node[node].job.claim, 0xffffffffull,
-			  __ATOMIC_SEQ_CST);
-	cl_st(&c->hdr->node[node].burst, on);
-}
 
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node)
 {
@@ -150,7 +89,7 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
 	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, dma->index,
-				     sizeof(rec), CL_PKT_T_BURST));
+				     sizeof(rec), FCEMU_PKT_T_BURST));
 	return fcemu_cluster_inject(emu->cluster, emu->cfg.node_id, &pkt);
 }
 

@@ -24,9 +24,6 @@
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
-/* The emulator's own packet type: a run of PUT packets as one record
- * (emu/burst.c). Never seen by hosts. */
-#define CL_PKT_T_BURST	15
 
 /* Rings of one board: local port first, then link port p, VC v. */
 #define CL_RING_INJECT	0
@@ -226,7 +223,7 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
 
-/* emu/cluster.c: wake @node's host if it sleeps (news for its board);
+/* emu/bell.c: wake @node's host if it sleeps (news for its board);
  * _fenced when a locked operation came after the news was published. */
 void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
 void fcemu__cluster_ring_fenced(struct fcemu_cluster *c, unsigned int node);
@@ -277,8 +274,9 @@ struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);
 
-/* emu/burst.c: at claim, offer bursts if peers can read this process */
-void fcemu__burst_offer(struct fcemu_cluster *c, unsigned int node);
+/* emu/cma.c: may peers read this process's memory (bursts)? False with
+ * FPGACOMM_EMU_BURST=0. Under Yama, names our launcher as a ptracer. */
+bool fcemu__cma_offer(void);
 /* Tests only: called at these points of a shared burst; non-zero at TAKEN
  * makes the helper walk away from the chunk it took. */
 enum fcemu_burst_stage {

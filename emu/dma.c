@@ -85,11 +85,12 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
 	err = fcemu__check_range(emu, d->src_space, le64toh(d->src), len);
 	if (err)
 		return err;
+	if (!fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)))
+		return fcemu__check_range(emu, d->dst_space, le64toh(d->dst), len);
 	/* Packets are built by loads from the source: a peer has none. */
-	if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)) &&
-	    !fcemu__resolve(emu, d->src_space, le64toh(d->src), len))
+	if (!fcemu__resolve(emu, d->src_space, le64toh(d->src), len))
 		return FC_DMA_ERR_ADDR;
-	return fcemu__check_dst(emu, d->dst_space, le64toh(d->dst), len);
+	return fcemu__fabric_check(emu, le64toh(d->dst), len);
 }
 
 /* F_MORE and F_CTRL of @d, whose destination check_desc() found good. */

@@ -165,8 +165,9 @@ void fcemu__copy(void *dst, const void *src, size_t len);
 
 /* emu/space.c: resolve descriptor ends to memory */
 int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
-int fcemu__check_dst(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
 void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
+/* The memory a PUT or burst to @addr (region, offset) writes, or NULL. */
+void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len);
 /* One end of a copy: CPU memory at ptr, or (ptr NULL) a peer window at bus. */
 struct fcemu_span {
 	void *ptr;
@@ -200,10 +201,11 @@ bool fcemu__fabric_flush_aborts(struct fcemu *emu);
 /* After the last descriptor: FENCE each node PUT to and wait for the acks.
  * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
-/* The memory a PUT to @addr (region, offset) writes, or NULL. */
-void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len);
 
 /* emu/burst.c: large PUTs as one record, applied with one copy */
+/* The emulator's own packet type: a run of PUT packets as one record.
+ * Never seen by hosts. */
+#define FCEMU_PKT_T_BURST	15
 #define FCEMU_BURST_MIN		(4u << 10)	/* smaller PUTs go as packets */
 #define FCEMU_BURST_MAX		(1u << 20)	/* bytes per record */
 /* May this board send bursts to @node? */

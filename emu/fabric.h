@@ -15,7 +15,7 @@
 
 #include "topology.h"
 
-/* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c) ---- */
+/* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c, bell.c) ---- */
 
 #define FCEMU_CLUSTER_NAME_MAX	32
 
@@ -86,6 +86,14 @@ uint32_t fcemu_cluster_bell_wait(struct fcemu_cluster *c, unsigned int node,
 
 /* Keep board @node's FC_ROUTER_NODES_DOWN up to date (its own process). */
 void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node);
+/*
+ * What a board's side of the fabric reads of the cluster: register @off of
+ * board @node as the cluster holds it (its routes, its memory size), and
+ * whether packets for @node go nowhere (no such node, it left or died).
+ */
+uint32_t fcemu_cluster_reg(struct fcemu_cluster *c, unsigned int node,
+			   uint32_t off);
+bool fcemu_cluster_gone(struct fcemu_cluster *c, unsigned int node);
 /* Bit n set: board n's router has packets waiting (traffic in flight). */
 uint64_t fcemu_cluster_pending(const struct fcemu_cluster *c);
 

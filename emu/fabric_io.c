@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "cluster_internal.h"
+#include "fabric.h"
 
 #define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
 #define EJECT_MIN	256		/* packets per call, whatever the budget */
@@ -39,9 +39,10 @@ static bool reachable(struct fcemu *emu, unsigned int node)
 {
 	struct fcemu_cluster *c = emu->cluster;
 
-	if (node >= c->nodes || cl_gone(c, node))
+	if (fcemu_cluster_gone(c, node))
 		return false;
-	return cl_rd(c, self(emu), FC_ROUTE_TABLE(node)) & FC_ROUTE_VALID;
+	return fcemu_cluster_reg(c, self(emu), FC_ROUTE_TABLE(node)) &
+	       FC_ROUTE_VALID;
 }
 
 int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
@@ -60,8 +61,9 @@ int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
 		return FC_DMA_ERR_NONE;
 	case FC_REGION_BOARD:
 		/* The peer's memory size is in its register file, if it is up. */
-		mem = cl_rd(emu->cluster, node, FC_REG_MEM_SIZE_LO) |
-		      (uint64_t)cl_rd(emu->cluster, node, FC_REG_MEM_SIZE_HI) << 32;
+		mem = fcemu_cluster_reg(emu->cluster, node, FC_REG_MEM_SIZE_LO) |
+		      (uint64_t)fcemu_cluster_reg(emu->cluster, node,
+						  FC_REG_MEM_SIZE_HI) << 32;
 		if (mem && (off > mem || len > mem - off))
 			return FC_DMA_ERR_ADDR;
 		/* fall through */
@@ -340,7 +342,8 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
 		return dma->fence_err ? -(int)dma->fence_err : 1;
 	/* A node that died will never answer: end the chain, do not hang. */
 	for (node = 0; node < FC_MAX_NODES; node++)
-		if ((dma->fence_wait & (1ull << node)) && cl_gone(emu->cluster, node))
+		if ((dma->fence_wait & (1ull << node)) &&
+		    fcemu_cluster_gone(emu->cluster, node))
 			return -FC_DMA_ERR_ROUTE;
 	return 0;
 }
@@ -447,26 +450,6 @@ drop:
 	emu_inc(emu, FC_CHAN_REG(chan, FC_CHAN_DROPS));
 	eject_drop(emu);
 	return -1;
-}
-
-/* The destination of a PUT or burst: NULL when it is not ours to write. */
-void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len)
-{
-	unsigned int space;
-
-	if (addr & ~FCEMU_PUT_ADDR_MASK)
-		return NULL;
-	switch (FC_FABRIC_REGION(addr)) {
-	case FC_REGION_HOST:
-		space = FC_SPACE_HOST;
-		break;
-	case FC_REGION_BOARD:
-		space = FC_SPACE_BOARD;
-		break;
-	default:
-		return NULL;
-	}
-	return fcemu__resolve(emu, space, FC_FABRIC_OFFSET(addr), len);
 }
 
 static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
@@ -593,7 +576,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		case FC_PKT_T_PUT:
 			deliver_put(emu, pkt, hdr);
 			break;
-		case CL_PKT_T_BURST:
+		case FCEMU_PKT_T_BURST:
 			deliver_burst(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE:

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "cluster_internal.h"
+#include "fabric.h"
 
 static uint32_t slot_hdr(const struct fcemu *emu, uint32_t i)
 {

@@ -4,7 +4,8 @@
  * host's translation (an IOMMU in effect), board addresses index board
  * memory, and fabric addresses that name this node resolve to one of those.
  * On a cluster board, a destination on another node or a channel goes out
- * as packets instead (emu/fabric_io.c).
+ * as packets instead (emu/fabric_io.c); what arrives (a PUT, a burst) is
+ * written where fcemu__put_target() says. This file calls nothing above it.
  */
 #include <stddef.h>
 
@@ -65,15 +66,6 @@ int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
 	}
 }
 
-/* The destination end: memory as above, or packets on a cluster board. */
-int fcemu__check_dst(struct fcemu *emu, unsigned int space, uint64_t addr,
-		     uint64_t len)
-{
-	if (fcemu__fabric_packets(emu, space, addr))
-		return fcemu__fabric_check(emu, addr, len);
-	return fcemu__check_range(emu, space, addr, len);
-}
-
 /* A pointer to a range already checked, or NULL if it vanished since. */
 void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 		     uint64_t len)
@@ -92,6 +84,26 @@ void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 	default:
 		return NULL;
 	}
+}
+
+/* The destination of a PUT or burst: NULL when it is not ours to write. */
+void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len)
+{
+	unsigned int space;
+
+	if (addr & ~FCEMU_PUT_ADDR_MASK)
+		return NULL;
+	switch (FC_FABRIC_REGION(addr)) {
+	case FC_REGION_HOST:
+		space = FC_SPACE_HOST;
+		break;
+	case FC_REGION_BOARD:
+		space = FC_SPACE_BOARD;
+		break;
+	default:
+		return NULL;
+	}
+	return fcemu__resolve(emu, space, FC_FABRIC_OFFSET(addr), len);
 }
 
 /* Does [bus, bus+len) lie in a peer window that the CPU cannot reach? */

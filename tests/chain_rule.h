@@ -63,4 +63,34 @@ static const struct chain_case chain_cases[] = {
 
 #define CHAIN_CASES (sizeof(chain_cases) / sizeof(chain_cases[0]))
 
+/*
+ * Where @d goes, as a descriptor names it: channels 9 and 10 of @node,
+ * channel 9 of @other, @node's host window, this board's memory.
+ */
+static inline void chain_case_dst(enum chain_dst d, unsigned int node,
+				  unsigned int other, uint32_t *space,
+				  uint64_t *addr)
+{
+	*space = FC_SPACE_FABRIC;
+	*addr = 0;
+	switch (d) {
+	case CHAIN_TO_CHAN:
+		*addr = FC_FABRIC_CHAN(node, 9);
+		break;
+	case CHAIN_TO_CHAN_OTHER:
+		*addr = FC_FABRIC_CHAN(node, 10);
+		break;
+	case CHAIN_TO_NODE_OTHER:
+		*addr = FC_FABRIC_CHAN(other, 9);
+		break;
+	case CHAIN_TO_FABRIC_HOST:
+		*addr = FC_FABRIC_ADDR(node, FC_REGION_HOST, 0);
+		break;
+	case CHAIN_TO_BOARD:
+		*space = FC_SPACE_BOARD;
+		*addr = 4096;
+		break;
+	}
+}
+
 #endif /* FC_TEST_CHAIN_RULE_H */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define PORT		11
 #define CHAIN_LEN	(64u << 10)

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"
+#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
 
 #define PORT		9
 #define BIG		(512u << 10)	/* far more than the fabric holds */

@@ -1178,33 +1178,17 @@ static void expect_refused(struct rig *r, unsigned int n, uint32_t count,
 }
 
 /*
- * A descriptor of a chain-rule case (tests/chain_rule.h) from node 0:
- * channels 9 and 10 of node 1 and 9 of node 4 have no endpoint open, so
+ * A descriptor of a chain-rule case (tests/chain_rule.h) from node 0 to
+ * node 1 (other: 4): channels 9 and 10 there have no endpoint open, so
  * what a good case sends is dropped there.
  */
 static void set_rule_desc(struct fc_hw_desc *d, uint64_t h, enum chain_dst to,
 			  uint16_t flags)
 {
-	unsigned int space = FC_SPACE_FABRIC;
-	uint64_t dst = 0;
+	uint32_t space;
+	uint64_t dst;
 
-	switch (to) {
-	case CHAIN_TO_CHAN:
-		dst = FC_FABRIC_CHAN(1, 9);
-		break;
-	case CHAIN_TO_CHAN_OTHER:
-		dst = FC_FABRIC_CHAN(1, 10);
-		break;
-	case CHAIN_TO_NODE_OTHER:
-		dst = FC_FABRIC_CHAN(4, 9);
-		break;
-	case CHAIN_TO_FABRIC_HOST:
-		dst = FC_FABRIC_ADDR(1, FC_REGION_HOST, h);
-		break;
-	case CHAIN_TO_BOARD:
-		space = FC_SPACE_BOARD;
-		break;
-	}
+	chain_case_dst(to, 1, 4, &space, &dst);
 	set_desc(d, 64, FC_SPACE_HOST, h, space, dst, flags);
 }
 
