@@ -13,15 +13,19 @@
 /*
  * CHECK - in a rank's program: when @cond is false, say which rank and
  * where, and count it (the program defines `rank` and `failures`, and may
- * define CHECK_CONTEXT, a string naming the case, before including this).
+ * define CHECK_CONTEXT, a string naming the case, and CHECK_RANK, where
+ * its rank is if not in `rank`, before including this).
  */
 #ifndef CHECK_CONTEXT
 #define CHECK_CONTEXT ""
 #endif
+#ifndef CHECK_RANK
+#define CHECK_RANK rank
+#endif
 #define CHECK(cond, ...)                                                    \
 	do {                                                                \
 		if (!(cond)) {                                              \
-			fprintf(stderr, "rank %u: %s%s%s:%d: ", rank,       \
+			fprintf(stderr, "rank %u: %s%s%s:%d: ", CHECK_RANK, \
 				CHECK_CONTEXT, *CHECK_CONTEXT ? ": " : "",  \
 				__func__, __LINE__);                        \
 			fprintf(stderr, __VA_ARGS__);                       \

@@ -48,6 +48,8 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
+#define CHECK_CONTEXT what	/* the case being checked */
+#define CHECK_RANK world.rank
 #include "launch.h"
 
 #define EXIT_SKIP	77
@@ -76,16 +78,6 @@ static struct flags *flags;
 static int failures;
 static const char *what = "";
 
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "rank %u: %s: %s:%d: ",           \
-				world.rank, what, __func__, __LINE__);    \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fprintf(stderr, "\n");                            \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 #define CHECK_RC(expr, want)                                                  \
 	do {                                                                  \
 		int _rc = (expr), _want = (want);                             \
