@@ -294,7 +294,8 @@ static uint64_t engines_progress(struct fcemu *emu, uint64_t budget)
 	for (i = 0; i < n && moved < budget; i++) {
 		struct fcemu_dma *dma = &emu->dma[(emu->next_engine + i) % n];
 
-		moved += fcemu__dma_progress(emu, dma, budget - moved);
+		if (dma->busy)
+			moved += fcemu__dma_progress(emu, dma, budget - moved);
 	}
 	emu->next_engine = (emu->next_engine + 1) % n;
 	return moved;

@@ -62,6 +62,7 @@ struct emu_board {
 	struct fc__iommu mmu;
 	void *tables;			/* every engine's, in one mapping */
 	unsigned int engines;		/* of the board's, those we queue on */
+	uint32_t running;		/* bit e: eng[e].running */
 	struct emu_engine eng[FC_DMA_MAX_ENGINES];
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
@@ -471,6 +472,7 @@ static void kick(struct emu_board *b, unsigned int e)
 	q->board_reset_seen = rd(b, FC_REG_BOARD_RESET_ACK);
 	wr(b, FC_DMA_REG(e, FC_DMA_DOORBELL), (uint32_t)t);
 	q->running = true;
+	b->running |= 1u << e;
 }
 
 /* Retire engine @e's running chain if the board has ended it; start the
@@ -496,16 +498,18 @@ static void reap_engine(struct emu_board *b, unsigned int e)
 		wr(b, FC_DMA_REG(e, FC_DMA_RESET), ++q->reset_seq);
 	}
 	q->running = false;
+	b->running &= ~(1u << e);
 	q->done_upto = t;
 	kick(b, e);
 }
 
+/* Every engine with a chain running (a poll of an idle one costs too). */
 static void reap(struct emu_board *b)
 {
-	unsigned int e;
+	uint32_t busy;
 
-	for (e = 0; e < b->engines; e++)
-		reap_engine(b, e);
+	for (busy = b->running; busy; busy &= busy - 1)
+		reap_engine(b, (unsigned int)__builtin_ctz(busy));
 }
 
 static int emu_submit(struct fc_dev *dev, unsigned int engine,
@@ -603,6 +607,7 @@ static int emu_reset(struct fc_dev *dev)
 		q->done_upto = q->last_seq;
 		q->running = false;
 	}
+	b->running = 0;
 	return 0;
 }
 
