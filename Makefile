@@ -30,7 +30,10 @@ B := build
 # topo/: topologies, pure code shared by the emulator, lib/ and tools/.
 TOPO_SRC := $(wildcard topo/*.c)
 EMU_SRC := $(wildcard emu/*.c)
-LIB_SRC := $(wildcard lib/*.c)
+# lib/: the public API; lib/proto/: protocols on the channels (rendezvous,
+# credits, control messages); lib/fabric/: the transport below them;
+# lib/backend/: the boards (emulated, or through /dev/fpgacommN).
+LIB_SRC := $(wildcard lib/*.c lib/proto/*.c lib/fabric/*.c lib/backend/*.c)
 TOPO_OBJ := $(TOPO_SRC:%.c=$(B)/%.o)
 EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -53,11 +56,12 @@ all: lib tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
-$(B)/lib/%.o: INC := -Ilib -Itopo
+$(B)/lib/%.o: INC := -Ilib -Ilib/fabric -Itopo
 $(B)/emu/%.o: INC := -Iemu -Itopo
 $(B)/topo/%.o: INC := -Itopo
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
-$(B)/lib/backend_emu.o: INC := -Ilib -Itopo -Iemu
+$(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
+$(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -237,7 +241,7 @@ uninstall:
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
+	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
 
 clean:
 	rm -rf $(B) build-asan

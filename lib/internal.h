@@ -205,7 +205,7 @@ int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
 /* lib/world.c */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len);
 
-/* lib/fabric.c: set up at open when the board is in a cluster */
+/* lib/fabric/fabric.c: set up at open when the board is in a cluster */
 int fc__fabric_init(struct fc_dev *dev);
 void fc__fabric_fini(struct fc_dev *dev);
 /* lib/chan.c: the channel protocols above it (rendezvous, credits); at

@@ -518,7 +518,7 @@ static void test_put_fence(void **state)
 	assert_ok(fc_mem_free(dev, win));
 }
 
-/* ---- large messages: rendezvous (lib/rndv.c) and bursts (emu/burst.c) ---- */
+/* ---- large messages: rendezvous (lib/proto/rndv.c) and bursts (emu/burst.c) ---- */
 
 /* Eager and rendezvous messages interleaved on one channel keep their
  * order, whether the receive was posted before or after they came. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_credits: end-to-end flow control per (peer, port) (lib/credit.c),
+ * test_credits: end-to-end flow control per (peer, port) (lib/proto/credit.c),
  * as ranks of emulated clusters.
  *
  * - unread: rank 1 never reads channel A while a stream of eager

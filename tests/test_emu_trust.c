@@ -405,7 +405,7 @@ static void test_tail_jump(void **state)
 }
 
 /* A control message from @from to channel (@to, @port), as the library's
- * rendezvous writes one (lib/rndv.c): kind, pad, cookie, value. */
+ * rendezvous writes one (lib/proto/rndv.c): kind, pad, cookie, value. */
 static void send_ctrl(struct fc_dev *from, unsigned int to, unsigned int port,
 		      uint8_t kind, uint32_t cookie, uint64_t val)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_fabric_concurrency: sends to different nodes in flight at once
- * (lib/fabric.c's lanes, one per DMA engine), as ranks of an emulated
+ * (lib/fabric/fabric.c's lanes, one per DMA engine), as ranks of an emulated
  * cluster.
  *
  * A receiver that stops calling the library holds up no other node:

@@ -158,7 +158,7 @@ static int board_config(struct fcemu_config *cfg, unsigned int index)
 	cfg->node_id = index;
 	/*
 	 * Every engine the contract allows: the fabric runs chains to
-	 * different nodes on different engines (lib/fabric.c's lanes).
+	 * different nodes on different engines (lib/fabric/fabric.c's lanes).
 	 */
 	engines = fc__env_size("FPGACOMM_EMU_ENGINES", FC_DMA_MAX_ENGINES);
 	if (!engines || engines > FC_DMA_MAX_ENGINES)
