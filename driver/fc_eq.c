@@ -108,7 +108,8 @@ static void fc_eq_on(struct fc_file *ff, const struct fc_ioc_eq *a,
 	dma_addr_t bus = m->dma + a->offset;
 
 	/* Entry 0 is new when its phase is 1: none may look written. */
-	memset((u8 *)m->cpu + a->offset, 0, (size_t)a->slots * FC_EQ_ENTRY_SIZE);
+	memset((u8 *)m->cpu + a->offset, 0,
+	       (size_t)a->slots * FC_EQ_ENTRY_SIZE);
 	fc_wr32(fc, FC_EQ_BASE_LO, lower_32_bits(bus));
 	fc_wr32(fc, FC_EQ_BASE_HI, upper_32_bits(bus));
 	fc_wr32(fc, FC_EQ_SLOTS, a->slots);

@@ -21,7 +21,7 @@
 # shellcheck disable=SC2086 # tool arguments are split into words on purpose
 
 ko=/fcvm/ko/fpgacomm.ko
-rounds=5 iters=2000 sizes=8,64,1K,4K strace_iters=200
+rounds=5 iters=500 sizes=8,64,1K,4K strace_iters=200
 
 while [ $# -gt 0 ]; do
 	case $1 in

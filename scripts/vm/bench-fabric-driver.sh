@@ -17,7 +17,7 @@
 #   --kver KVER        guest kernel (default: the newest with headers)
 #   --rounds N         timed rounds per mode (default $FPGACOMM_BENCH_ROUNDS,
 #                      else 5)
-#   --iters N          round trips per size and run (default 2000)
+#   --iters N          round trips per size and run (default 500)
 #   --sizes LIST       message sizes (default 8,64,1K,4K)
 #   --smp N            guest CPUs (default 2: one per rank)
 #   --timeout SEC      the whole VM (default 900)
@@ -38,7 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 prog=${0##*/}
 
-kver='' rounds=${FPGACOMM_BENCH_ROUNDS:-5} iters=2000 sizes=8,64,1K,4K smp=2
+kver='' rounds=${FPGACOMM_BENCH_ROUNDS:-5} iters=500 sizes=8,64,1K,4K smp=2
 timeout=900 logdir='' verbose=0
 while [ $# -gt 0 ]; do
 	case $1 in
