@@ -18,7 +18,8 @@
 #   COUNT mode=M iters=N syscalls=N ioctls=N
 # and "FAIL ..." lines; exit 0 when every run worked, else 1.
 #
-# shellcheck disable=SC2086 # tool arguments are split into words on purpose
+# shellcheck disable=SC2086,SC2046 # tool arguments and register values
+# are split into words on purpose
 
 ko=/fcvm/ko/fpgacomm.ko
 rounds=5 iters=500 sizes=8,64,1K,4K strace_iters=200
