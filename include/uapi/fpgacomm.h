@@ -202,8 +202,9 @@ struct fc_ioc_reset {
  * FC_CHAN_RING_EQ (FC_FEAT_EQ): the endpoint delivers into the event queue
  * of this file (FC_IOC_EQ) instead of a ring: CTRL = ENABLE |
  * FC_CHAN_CTRL_EQ. @handle, @slots and @offset must be 0 (-EINVAL), @head
- * is returned 0; -EPERM when this file does not hold the queue. The
- * endpoint is owned as a ring is, and switched off with the queue.
+ * is returned 0; -EPERM when this file does not hold the queue,
+ * -EOPNOTSUPP on a board without one (FC_CAP_EVENT_QUEUE). The endpoint
+ * is owned as a ring is, and switched off with the queue.
  * CHAN_HEAD on it gets -EINVAL: the queue has the one HEAD (EQ_HEAD).
  */
 #define FC_CHAN_RING_EQ		(1u << 1)
