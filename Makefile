@@ -193,6 +193,14 @@ bench: deps
 		exit $$rc; \
 	fi
 	@echo
+	@echo "== Small messages through the driver in a VM: event queue against rings (scripts/vm/bench-fabric-driver.sh)"
+	@rc=0; scripts/vm/bench-fabric-driver.sh || rc=$$?; \
+	if [ $$rc = 77 ]; then \
+		echo "bench: the VM part was skipped (see above); scripts/install-deps.sh --vm installs what it needs"; \
+	elif [ $$rc != 0 ]; then \
+		exit $$rc; \
+	fi
+	@echo
 	@echo "== One small message's instructions and time in one process (scripts/bench-msgcost.sh)"
 	@scripts/install-deps.sh --valgrind || \
 		echo "bench: valgrind could not be installed; the instruction count is skipped"

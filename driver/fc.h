@@ -107,6 +107,7 @@ struct fc_chan_ep {
 	struct fc_mem *mem;		/* the ring's buffer, referenced */
 	u32 head;			/* last HEAD written */
 	bool stale;			/* off; mem still held for the grace */
+	bool eq;			/* delivers into the event queue */
 };
 
 struct fc_dev {
@@ -175,6 +176,18 @@ struct fc_dev {
 	/* Channel endpoints (FC_CAP_CHANNELS), under chan_lock. */
 	struct mutex chan_lock;
 	struct fc_chan_ep chans[FC_MAX_CHANNELS];
+
+	/*
+	 * The event queue (FC_CAP_EVENT_QUEUE). eq_lock serialises its
+	 * setup, HEAD and release (held while the board leaves it);
+	 * eq_owner is also read and cleared under chan_lock, which
+	 * CHAN_RING checks it under.
+	 */
+	struct mutex eq_lock;
+	struct fc_file *eq_owner;	/* NULL: off */
+	struct fc_mem *eq_mem;		/* the queue's buffer, referenced */
+	u32 eq_slots;
+	u32 eq_head;			/* last HEAD written */
 };
 
 /* One registered, allocated or temporarily pinned piece of user memory. */
@@ -327,6 +340,13 @@ bool fc_dma_file_event(struct fc_file *ff);
 long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg);
 long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg);
 void fc_chan_release_file(struct fc_file *ff);
+void fc_chan_leave_eq(struct fc_file *ff);
+
+/* fc_eq.c */
+long fc_ioctl_eq(struct fc_file *ff, void __user *arg);
+long fc_ioctl_eq_head(struct fc_file *ff, void __user *arg);
+void fc_eq_release_file(struct fc_file *ff);
+void fc_eq_kill(struct fc_dev *fc);
 
 /* fc_pio.c */
 bool fc_pio_offered(const struct fc_dev *fc);

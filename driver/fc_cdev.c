@@ -19,7 +19,7 @@
 			 FC_FEAT_MEM_ALLOC | FC_FEAT_EVENTFD | FC_FEAT_POLL | \
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
 			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT | \
-			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT)
+			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT | FC_FEAT_EQ)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -70,6 +70,7 @@ static int fc_release(struct inode *inode, struct file *file)
 
 	fc_dma_release_file(ff);
 	fc_chan_release_file(ff);
+	fc_eq_release_file(ff);
 	fc_pio_release_file(ff);
 	fc_mem_release_all(ff);
 	xa_destroy(&ff->mems);
@@ -215,6 +216,8 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_PIO_KICK:
 	case FC_IOC_PEER_IMPORT:
 	case FC_IOC_PEER_EXPORT:
+	case FC_IOC_EQ:
+	case FC_IOC_EQ_HEAD:
 		break;
 	default:
 		return -ENOTTY;
@@ -274,6 +277,12 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case FC_IOC_PEER_EXPORT:
 		ret = fc_ioctl_peer_export(ff, uarg);
+		break;
+	case FC_IOC_EQ:
+		ret = fc_ioctl_eq(ff, uarg);
+		break;
+	case FC_IOC_EQ_HEAD:
+		ret = fc_ioctl_eq_head(ff, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

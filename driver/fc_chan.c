@@ -4,7 +4,9 @@
  * (CHAN_RING), from a MEM_ALLOC buffer of the calling file, so that
  * userspace never handles the bus address the board writes to; the file
  * then owns the endpoint, moves its HEAD (CHAN_HEAD) and reads its TAIL
- * (REG_READ). Closing the file switches its endpoints off.
+ * (REG_READ). A file that holds the event queue (fc_eq.c) may instead
+ * switch an endpoint into the queue (FC_CHAN_RING_EQ). Closing the file
+ * switches its endpoints off.
  */
 #include <linux/delay.h>
 #include <linux/log2.h>
@@ -99,12 +101,17 @@ static int fc_chan_ring_check(struct fc_file *ff,
 	struct fc_mem *m;
 
 	*out = NULL;
-	if (a->flags & ~FC_CHAN_RING_OFF || a->head || a->reserved0 ||
-	    a->reserved[0] || a->reserved[1] || a->chan >= FC_MAX_CHANNELS)
+	if (a->flags & ~(FC_CHAN_RING_OFF | FC_CHAN_RING_EQ) ||
+	    a->flags == (FC_CHAN_RING_OFF | FC_CHAN_RING_EQ) || a->head ||
+	    a->reserved0 || a->reserved[0] || a->reserved[1] ||
+	    a->chan >= FC_MAX_CHANNELS)
 		return -EINVAL;
 	if (!(ff->fc->caps & FC_CAP_CHANNELS))
 		return -EOPNOTSUPP;
-	if (a->flags & FC_CHAN_RING_OFF)
+	if ((a->flags & FC_CHAN_RING_EQ) &&
+	    !(ff->fc->caps & FC_CAP_EVENT_QUEUE))
+		return -EOPNOTSUPP;
+	if (a->flags)
 		return a->handle || a->slots || a->offset ? -EINVAL : 0;
 	if (!a->slots || !is_power_of_2(a->slots) ||
 	    a->slots > FC_CHAN_MAX_SLOTS || a->offset % FC_CHAN_SLOT_SIZE)
@@ -128,10 +135,11 @@ static int fc_chan_ring_check(struct fc_file *ff,
 
 /*
  * Switch endpoint @a->chan of @ff off, then, with @m (its reference is
- * taken over), on again with the ring @a describes; @a->head is set.
+ * taken over), on again with the ring @a describes, or with @eq into the
+ * event queue @ff holds; @a->head is set.
  */
 static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
-			   struct fc_mem *m)
+			   struct fc_mem *m, bool eq)
 {
 	struct fc_dev *fc = ff->fc;
 	DECLARE_BITMAP(off, FC_MAX_CHANNELS);
@@ -148,6 +156,10 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 		fc_mem_put(m);
 		return -EBUSY;
 	}
+	if (eq && fc->eq_owner != ff) {
+		mutex_unlock(&fc->chan_lock);
+		return -EPERM;
+	}
 	fc_chan_hw_off(fc, a->chan);
 	if (ep->mem) {
 		/* The old ring may still be written: keep it for the grace. */
@@ -155,7 +167,8 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 		grace = true;
 	}
 	ep->owner = NULL;
-	if (m && grace) {
+	ep->eq = false;
+	if ((m || eq) && grace) {
 		/* Let the board leave the old ring before using the new one. */
 		mutex_unlock(&fc->chan_lock);
 		left = fc_chan_grace(fc, off);
@@ -175,8 +188,19 @@ static int fc_chan_program(struct fc_file *ff, struct fc_ioc_chan_ring *a,
 			fc_mem_put(m);
 			return -EBUSY;
 		}
+		if (eq && fc->eq_owner != ff) {
+			/* The queue went off meanwhile. */
+			mutex_unlock(&fc->chan_lock);
+			return -EPERM;
+		}
 	}
-	if (m) {
+	if (eq) {
+		a->head = 0;
+		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_CTRL),
+			FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+		ep->owner = ff;
+		ep->eq = true;
+	} else if (m) {
 		bus = m->dma + a->offset;
 		fc_wr32(fc, FC_CHAN_REG(a->chan, FC_CHAN_RING_LO),
 			lower_32_bits(bus));
@@ -203,6 +227,7 @@ long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
 {
 	struct fc_ioc_chan_ring a;
 	struct fc_mem *m;
+	bool eq;
 	int ret;
 
 	if (copy_from_user(&a, arg, sizeof(a)))
@@ -210,14 +235,15 @@ long fc_ioctl_chan_ring(struct fc_file *ff, void __user *arg)
 	ret = fc_chan_ring_check(ff, &a, &m);
 	if (ret)
 		return ret;
-	ret = fc_chan_program(ff, &a, m);
+	eq = a.flags & FC_CHAN_RING_EQ;
+	ret = fc_chan_program(ff, &a, m, eq);
 	if (ret)
 		return ret;
 	if (copy_to_user(arg, &a, sizeof(a))) {
 		/* The caller cannot learn HEAD: leave the endpoint off. */
-		if (m) {
+		if (m || eq) {
 			a.flags = FC_CHAN_RING_OFF;
-			fc_chan_program(ff, &a, NULL);
+			fc_chan_program(ff, &a, NULL, false);
 		}
 		return -EFAULT;
 	}
@@ -247,6 +273,11 @@ long fc_ioctl_chan_head(struct fc_file *ff, void __user *arg)
 	mutex_lock(&fc->chan_lock);
 	if (ep->owner != ff) {
 		ret = -EPERM;
+		goto out_unlock;
+	}
+	if (ep->eq) {
+		/* No ring: the queue has the one HEAD (EQ_HEAD). */
+		ret = -EINVAL;
 		goto out_unlock;
 	}
 	tail = fc_rd32(fc, FC_CHAN_REG(a.chan, FC_CHAN_TAIL));
@@ -283,6 +314,7 @@ void fc_chan_release_file(struct fc_file *ff)
 		if (!fc->dead)
 			fc_chan_hw_off(fc, i);
 		ep->owner = NULL;
+		ep->eq = false;
 		ep->stale = true;
 		set_bit(i, off);
 		any = true;
@@ -293,6 +325,28 @@ void fc_chan_release_file(struct fc_file *ff)
 	up_read(&fc->remove_sem);
 	if (any && left)
 		fc_chan_put_stale(fc, off);
+}
+
+/*
+ * The event queue of @ff goes off (fc_eq.c): so do its endpoints in it.
+ * They have no memory of their own; the queue waits for the board.
+ */
+void fc_chan_leave_eq(struct fc_file *ff)
+{
+	struct fc_dev *fc = ff->fc;
+	unsigned int i;
+
+	mutex_lock(&fc->chan_lock);
+	for (i = 0; i < FC_MAX_CHANNELS; i++) {
+		struct fc_chan_ep *ep = &fc->chans[i];
+
+		if (ep->owner != ff || !ep->eq)
+			continue;
+		fc_chan_hw_off(fc, i);
+		ep->owner = NULL;
+		ep->eq = false;
+	}
+	mutex_unlock(&fc->chan_lock);
 }
 
 /*
@@ -326,6 +380,7 @@ void fc_chan_kill(struct fc_dev *fc)
 		fc->chans[i].mem = NULL;
 		fc->chans[i].owner = NULL;
 		fc->chans[i].stale = false;
+		fc->chans[i].eq = false;
 	}
 	mutex_unlock(&fc->chan_lock);
 }

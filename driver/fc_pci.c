@@ -113,6 +113,7 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	INIT_LIST_HEAD(&fc->allocs);
 	mutex_init(&fc->lock);
 	mutex_init(&fc->chan_lock);
+	mutex_init(&fc->eq_lock);
 	INIT_LIST_HEAD(&fc->files);
 	INIT_LIST_HEAD(&fc->queue);
 	INIT_LIST_HEAD(&fc->parked);
@@ -273,6 +274,7 @@ void fc_pci_remove(struct pci_dev *pdev)
 	/* Chains end, handles go, every mapping of the files is zapped. */
 	fc_dma_kill(fc);
 	fc_chan_kill(fc);
+	fc_eq_kill(fc);
 	fc_export_kill(fc);
 	up_write(&fc->remove_sem);
 	/* Peer regions let go above are unmapped while the device is here. */

@@ -113,6 +113,18 @@ struct fc__backend {
 			 uint64_t off, uint32_t slots, uint32_t *head);
 	int (*chan_head)(struct fc_dev *dev, uint32_t chan, uint32_t head);
 	/*
+	 * The event queue where the driver programs it: eq_set gives it
+	 * @slots entries at @off in contig memory @mem, zeroed, and switches
+	 * it on (@mem NULL: off, with its endpoints); chan_eq switches
+	 * endpoint @chan into it; eq_head moves FC_EQ_HEAD (-ERANGE: TAIL
+	 * has not caught up yet). -EOPNOTSUPP: the driver has no queue. NULL:
+	 * the library programs FC_EQ_* with mem_bus.
+	 */
+	int (*eq_set)(struct fc_dev *dev, struct fc__mem *mem, uint64_t off,
+		      uint32_t slots);
+	int (*chan_eq)(struct fc_dev *dev, uint32_t chan);
+	int (*eq_head)(struct fc_dev *dev, uint32_t head);
+	/*
 	 * Control messages (FC_XFER_F_CTRL) and remote writes into any
 	 * registered memory: large channel messages may go by rendezvous.
 	 */

@@ -6,7 +6,8 @@
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
  * transfers, chains longer than 255 descriptors, the per-file descriptor
  * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
- * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD),
+ * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD), the
+ * event queue (EQ, EQ_HEAD, FC_CHAN_RING_EQ),
  * fork() with a registered buffer, close with a chain in
  * flight; with the emulator, a stalled chain and RESET.
  *
@@ -332,6 +333,20 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct fc_ioc_pio_kick, reserved0), 4);
 	assert_int_equal(offsetof(struct fc_ioc_pio_kick, reserved), 8);
 	assert_int_equal(_IOC_NR(FC_IOC_PIO_KICK), 0x0c);
+
+	assert_int_equal(sizeof(struct fc_ioc_eq), 40);
+	assert_int_equal(offsetof(struct fc_ioc_eq, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_eq, handle), 4);
+	assert_int_equal(offsetof(struct fc_ioc_eq, slots), 8);
+	assert_int_equal(offsetof(struct fc_ioc_eq, reserved0), 12);
+	assert_int_equal(offsetof(struct fc_ioc_eq, offset), 16);
+	assert_int_equal(offsetof(struct fc_ioc_eq, reserved), 24);
+	assert_int_equal(_IOC_NR(FC_IOC_EQ), 0x0f);
+	assert_int_equal(sizeof(struct fc_ioc_eq_head), 16);
+	assert_int_equal(offsetof(struct fc_ioc_eq_head, flags), 0);
+	assert_int_equal(offsetof(struct fc_ioc_eq_head, head), 4);
+	assert_int_equal(offsetof(struct fc_ioc_eq_head, reserved), 8);
+	assert_int_equal(_IOC_NR(FC_IOC_EQ_HEAD), 0x10);
 
 	assert_int_equal(sizeof(struct fc_ioc_peer_import), 48);
 	assert_int_equal(offsetof(struct fc_ioc_peer_import, flags), 0);
@@ -1578,6 +1593,367 @@ static void test_chan_ring_bad(void **state)
 	assert_ok(mem_unregister(fd, hr));
 }
 
+static int eq_set(int f, uint32_t h, uint32_t slots, uint64_t off)
+{
+	struct fc_ioc_eq q = { .handle = h, .slots = slots, .offset = off };
+
+	return xioctl(f, FC_IOC_EQ, &q);
+}
+
+static int eq_off(int f)
+{
+	struct fc_ioc_eq q = { .flags = FC_EQ_OFF };
+
+	return xioctl(f, FC_IOC_EQ, &q);
+}
+
+static int eq_head(int f, uint32_t head)
+{
+	struct fc_ioc_eq_head a = { .head = head };
+
+	return xioctl(f, FC_IOC_EQ_HEAD, &a);
+}
+
+static int chan_eq(int f, uint32_t chan)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .flags = FC_CHAN_RING_EQ };
+
+	return xioctl(f, FC_IOC_CHAN_RING, &r);
+}
+
+/* Wait (boundedly) until register @off reads @want. */
+static int reg_wait(uint32_t off, uint32_t want)
+{
+	uint32_t v = ~want;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (reg_read(off, &v))
+			return -EIO;
+		if (v == want)
+			return 0;
+		usleep(1000);
+	}
+	print_message("register 0x%x reads 0x%x, expected 0x%x\n", off, v,
+		      want);
+	return -ETIMEDOUT;
+}
+
+/*
+ * A message to this board's own channel @chan through the fabric: @len
+ * bytes of @buf. RETURN VALUE: the chain's status (*hw_error its
+ * FC_DMA_ERR_*), or -errno.
+ */
+static int send_self(uint32_t chan, const void *buf, uint64_t len,
+		     uint32_t *hw_error)
+{
+	struct fc_ioc_loc dst = { .space = FC_SPACE_FABRIC,
+				  .addr = FC_FABRIC_CHAN(info.node_id, chan) };
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), dst, len);
+	struct fc_ioc_wait w = { .timeout_ms = WAIT_MS };
+	uint64_t t;
+	int rc = submit(&x, 1, &t);
+
+	*hw_error = 0;
+	if (rc)
+		return rc;
+	w.ticket = t;
+	rc = xioctl(fd, FC_IOC_WAIT, &w);
+	*hw_error = w.hw_error;
+	return rc ? rc : w.status;
+}
+
+/*
+ * EQ, EQ_HEAD and FC_CHAN_RING_EQ: fields, slots, offsets and ranges in
+ * the buffer, handles of the wrong kind or file, one holder at a time,
+ * endpoints joining only the holder's queue; then a message to our own
+ * channel lands in the queue (entries by phase in the mapping, EQ_TAIL
+ * moves, the channel's ring TAIL does not), HEAD moves forward only and
+ * not past TAIL, and switching off (or closing) frees queue and endpoint.
+ */
+static void test_eq_bad(void **state)
+{
+	static const uint32_t bad_slots[] = { 0, 1, 32, 63, 96, 100,
+					      FC_EQ_MAX_SLOTS * 2, 1u << 31,
+					      0xffffffffu };
+	const uint64_t len = 64 << 10;	/* 1024 entries */
+	struct fc_ioc_mem m = { .len = len };
+	static uint8_t rbuf[8192], msg[100];
+	const struct fc_hw_pkt *e;
+	struct fc_ioc_eq q;
+	struct fc_ioc_eq_head hd;
+	uint32_t h, hr, h2, v, ctail, hdr;
+	uint8_t *map;
+	unsigned int i;
+	int f2, rc;
+
+	if (!(info.features & FC_FEAT_EQ))
+		skip();
+	assert_ok(xioctl(fd, FC_IOC_MEM_ALLOC, &m));
+	h = m.handle;
+	if (!(info.hw_caps & FC_CAP_EVENT_QUEUE)) {
+		assert_rc(eq_set(fd, h, 64, 0), -EOPNOTSUPP);
+		assert_rc(eq_head(fd, 0), -EOPNOTSUPP);
+		if (info.hw_caps & FC_CAP_CHANNELS)
+			assert_rc(chan_eq(fd, TEST_CHAN), -EOPNOTSUPP);
+		assert_ok(mem_unregister(fd, h));
+		print_message("[   SKIP   ] no event queue\n");
+		skip();
+	}
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   m.mmap_offset);
+	assert_true(map != MAP_FAILED);
+	memset(map, 0xa5, len);	/* EQ must zero what it uses */
+	assert_ok(mem_register(fd, rbuf, sizeof(rbuf), &hr));
+	f2 = open(path, O_RDWR);
+	assert_true(f2 >= 0);
+	assert_ok(mem_alloc(f2, len, &h2));
+
+	/* fields */
+	q = (struct fc_ioc_eq){ .handle = h, .slots = 64, .flags = 2 };
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q.flags = 0x80000000u;
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q.flags = 0;
+	q.reserved0 = 1;
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q.reserved0 = 0;
+	q.reserved[0] = 1;
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q.reserved[0] = 0;
+	q.reserved[1] = 1;
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_EQ, NULL), -EFAULT);
+	/* slots: out of range, not a power of 2; entry alignment */
+	for (i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]); i++)
+		assert_rc(eq_set(fd, h, bad_slots[i], 0), -EINVAL);
+	assert_rc(eq_set(fd, h, 64, 1), -EINVAL);
+	assert_rc(eq_set(fd, h, 64, FC_EQ_ENTRY_SIZE / 2), -EINVAL);
+	/* the queue must lie within the buffer's length */
+	assert_rc(eq_set(fd, h, 2048, 0), -ERANGE);
+	assert_rc(eq_set(fd, h, 64, len - 63 * FC_EQ_ENTRY_SIZE), -ERANGE);
+	assert_rc(eq_set(fd, h, 64, len), -ERANGE);
+	assert_rc(eq_set(fd, h, 64, UINT64_MAX & ~(uint64_t)63), -ERANGE);
+	/* handles: none, unknown, registered memory, another file's */
+	assert_rc(eq_set(fd, 0, 64, 0), -EINVAL);
+	assert_rc(eq_set(fd, 0xffffffffu, 64, 0), -EINVAL);
+	assert_rc(eq_set(fd, hr, 64, 0), -EINVAL);
+	if (h2 != h && h2 != hr)
+		assert_rc(eq_set(fd, h2, 64, 0), -EINVAL);
+	/* switching off takes nothing */
+	q = (struct fc_ioc_eq){ .flags = FC_EQ_OFF, .handle = h };
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q = (struct fc_ioc_eq){ .flags = FC_EQ_OFF, .slots = 64 };
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	q = (struct fc_ioc_eq){ .flags = FC_EQ_OFF, .offset = 64 };
+	assert_rc(xioctl(fd, FC_IOC_EQ, &q), -EINVAL);
+	/* EQ_HEAD: fields; nobody holds the queue */
+	hd = (struct fc_ioc_eq_head){ .flags = 1 };
+	assert_rc(xioctl(fd, FC_IOC_EQ_HEAD, &hd), -EINVAL);
+	hd = (struct fc_ioc_eq_head){ .reserved = 1 };
+	assert_rc(xioctl(fd, FC_IOC_EQ_HEAD, &hd), -EINVAL);
+	assert_rc(xioctl(fd, FC_IOC_EQ_HEAD, NULL), -EFAULT);
+	assert_rc(eq_head(fd, 0), -EPERM);
+	/* FC_CHAN_RING_EQ: takes no ring, needs the queue */
+	assert_rc(chan_eq(fd, TEST_CHAN), -EPERM);
+	assert_rc(chan_ring(fd, TEST_CHAN, 0, 0, 0, NULL), -EINVAL);
+	{
+		struct fc_ioc_chan_ring r = { .chan = TEST_CHAN,
+					      .flags = FC_CHAN_RING_EQ,
+					      .handle = h };
+
+		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+		r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .slots = 16,
+					       .flags = FC_CHAN_RING_EQ };
+		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+		r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+					       .flags = FC_CHAN_RING_EQ |
+							FC_CHAN_RING_OFF };
+		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+		r = (struct fc_ioc_chan_ring){ .chan = FC_MAX_CHANNELS,
+					       .flags = FC_CHAN_RING_EQ };
+		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
+	}
+
+	/* the last fitting queue of the buffer; then one at its start */
+	assert_ok(eq_set(fd, h, 64, len - 64 * FC_EQ_ENTRY_SIZE));
+	assert_ok(eq_set(fd, h, 64, 0));
+	for (i = 0; i < 64 * FC_EQ_ENTRY_SIZE; i++)
+		if (map[i])
+			fail_msg("byte %u of the queue is 0x%02x, not zeroed", i,
+				 map[i]);
+	assert_int_equal(map[64 * FC_EQ_ENTRY_SIZE], 0xa5);
+	assert_ok(reg_read(FC_EQ_SLOTS, &v));
+	assert_int_equal(v, 64);
+	assert_ok(reg_read(FC_EQ_CTRL, &v));
+	assert_int_equal(v, FC_EQ_CTRL_ENABLE);
+	assert_ok(reg_wait(FC_EQ_SEEN, FC_EQ_CTRL_ENABLE));
+	assert_ok(reg_read(FC_EQ_TAIL, &v));
+	assert_int_equal(v, 0);
+	/* held: other files get -EBUSY and may neither move HEAD nor join */
+	assert_rc(eq_set(f2, h2, 64, 0), -EBUSY);
+	assert_rc(eq_off(f2), -EBUSY);
+	assert_rc(eq_head(f2, 0), -EPERM);
+	assert_rc(chan_eq(f2, TEST_CHAN), -EPERM);
+
+	/* an endpoint in the queue: owned as a ring is, with no HEAD */
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_TAIL), &ctail));
+	assert_ok(chan_eq(fd, TEST_CHAN));
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_CTRL), &v));
+	assert_int_equal(v, FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	assert_rc(chan_head(fd, TEST_CHAN, ctail), -EINVAL);
+	assert_rc(chan_ring(f2, TEST_CHAN, h2, 16, 0, NULL), -EBUSY);
+	/* HEAD: nothing written yet */
+	assert_rc(eq_head(fd, 1), -ERANGE);
+	assert_rc(eq_head(fd, 64), -ERANGE);
+	assert_rc(eq_head(fd, 0xffffffffu), -ERANGE);
+	assert_ok(eq_head(fd, 0));
+
+	/* a message of two packets to ourselves: two entries, phase 1 */
+	fill(msg, sizeof(msg), 10);
+	rc = send_self(TEST_CHAN, msg, sizeof(msg), &v);
+	if (rc && v == FC_DMA_ERR_ROUTE) {
+		print_message("[   SKIP   ] no route to ourselves: no message\n");
+	} else {
+		assert_ok(rc);
+		assert_ok(reg_wait(FC_EQ_TAIL, 2));
+		for (i = 0; i < 2; i++) {
+			e = (const struct fc_hw_pkt *)map + i;
+			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
+			assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
+			assert_int_equal((hdr >> FC_PKT_CHAN_SHIFT) &
+					 FC_PKT_CHAN_MASK, TEST_CHAN);
+			assert_int_equal((hdr >> FC_PKT_SRC_SHIFT) &
+					 FC_PKT_NODE_MASK, info.node_id);
+			assert_int_equal((hdr >> FC_PKT_LEN_SHIFT) &
+					 FC_PKT_LEN_MASK, i ? 40 : 60);
+			assert_int_equal(!!(hdr & FC_PKT_EOM), i);
+			assert_memory_equal(e->payload, msg + 60 * i,
+					    i ? 40 : 60);
+		}
+		e = (const struct fc_hw_pkt *)map + 2;
+		assert_int_equal(e->hdr, 0);
+		/* the ring's TAIL did not move: the queue took them */
+		assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_TAIL), &v));
+		assert_int_equal(v, ctail);
+		/* forward only, never past TAIL */
+		assert_rc(eq_head(fd, 3), -ERANGE);
+		assert_ok(eq_head(fd, 1));
+		assert_rc(eq_head(fd, 0), -ERANGE);
+		assert_ok(eq_head(fd, 2));
+		assert_ok(reg_read(FC_EQ_HEAD, &v));
+		assert_int_equal(v, 2);
+	}
+
+	/* off: the endpoint goes with it; the other file may take both */
+	assert_ok(eq_off(fd));
+	assert_ok(reg_read(FC_EQ_CTRL, &v));
+	assert_int_equal(v, 0);
+	assert_ok(reg_read(FC_EQ_SEEN, &v));
+	assert_int_equal(v, 0);
+	assert_ok(reg_read(FC_CHAN_REG(TEST_CHAN, FC_CHAN_CTRL), &v));
+	assert_int_equal(v, 0);
+	assert_rc(chan_head(fd, TEST_CHAN, ctail), -EPERM);
+	assert_rc(eq_head(fd, 2), -EPERM);
+	assert_ok(eq_off(fd));	/* off twice */
+	assert_ok(eq_set(f2, h2, 64, 0));
+	assert_ok(chan_eq(f2, TEST_CHAN));
+	assert_rc(eq_set(fd, h, 64, 0), -EBUSY);
+	/* closing gives both back; unregistering keeps the queue's memory */
+	close(f2);
+	assert_ok(reg_read(FC_EQ_CTRL, &v));
+	assert_int_equal(v, 0);
+	assert_ok(eq_set(fd, h, 64, 0));
+	assert_ok(chan_eq(fd, TEST_CHAN));
+	assert_ok(mem_unregister(fd, h));
+	assert_ok(eq_head(fd, 0));
+	assert_ok(chan_off(fd, TEST_CHAN));
+	assert_ok(eq_off(fd));
+	munmap(map, len);
+	assert_ok(mem_unregister(fd, hr));
+}
+
+/*
+ * A full queue through the driver: a message of 70 packets into a queue
+ * of 64 stops at entry 64 (the board holds the rest back and counts a
+ * stall), nothing is lost once EQ_HEAD makes room, and the entries of the
+ * second pass carry phase 0.
+ */
+static void test_eq_full(void **state)
+{
+	enum { SLOTS = 64, PKTS = 70 };
+	const uint64_t len = SLOTS * FC_EQ_ENTRY_SIZE;
+	struct fc_ioc_mem m = { .len = len };
+	struct fc_ioc_loc dst;
+	struct fc_ioc_xfer x;
+	struct fc_ioc_wait w = { .timeout_ms = WAIT_MS };
+	static uint8_t msg[PKTS * FC_PKT_PAYLOAD];
+	const struct fc_hw_pkt *e;
+	uint32_t stalls0, stalls, v, hdr, n;
+	uint64_t t;
+	uint8_t *map;
+
+	if (!(info.features & FC_FEAT_EQ) ||
+	    !(info.hw_caps & FC_CAP_EVENT_QUEUE))
+		skip();
+	assert_ok(xioctl(fd, FC_IOC_MEM_ALLOC, &m));
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, m.mmap_offset);
+	assert_true(map != MAP_FAILED);
+	assert_ok(eq_set(fd, m.handle, SLOTS, 0));
+	assert_ok(chan_eq(fd, TEST_CHAN));
+	assert_ok(reg_read(FC_EQ_STALLS, &stalls0));
+
+	fill(msg, sizeof(msg), 11);
+	dst = (struct fc_ioc_loc){ .space = FC_SPACE_FABRIC,
+				   .addr = FC_FABRIC_CHAN(info.node_id,
+							  TEST_CHAN) };
+	x = xfer(host(0, (uintptr_t)msg), dst, sizeof(msg));
+	assert_ok(submit(&x, 1, &t));
+	w.ticket = t;
+	/* The queue fills and stays full while HEAD stays. */
+	if (reg_wait(FC_EQ_TAIL, SLOTS)) {
+		assert_ok(xioctl(fd, FC_IOC_WAIT, &w));
+		if (w.hw_error == FC_DMA_ERR_ROUTE) {
+			print_message("[   SKIP   ] no route to ourselves\n");
+			goto out;
+		}
+		fail_msg("the queue did not fill");
+	}
+	usleep(50000);
+	assert_ok(reg_read(FC_EQ_TAIL, &v));
+	assert_int_equal(v, SLOTS);
+	assert_ok(reg_read(FC_EQ_STALLS, &stalls));
+	assert_true(stalls != stalls0);
+	assert_rc(eq_head(fd, SLOTS + 1), -ERANGE);
+	/* Room for all: the rest lands, wrapping with phase 0. */
+	assert_ok(eq_head(fd, SLOTS));
+	assert_ok(reg_wait(FC_EQ_TAIL, PKTS));
+	assert_ok(xioctl(fd, FC_IOC_WAIT, &w));
+	assert_int_equal(w.status, 0);
+	for (n = SLOTS; n < PKTS; n++) {
+		e = (const struct fc_hw_pkt *)map + n % SLOTS;
+		hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
+		assert_int_equal(hdr & FC_EQ_PHASE, 0);
+		assert_int_equal((hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK,
+				 FC_PKT_PAYLOAD);
+		assert_int_equal(!!(hdr & FC_PKT_EOM), n == PKTS - 1);
+		assert_memory_equal(e->payload, msg + n * FC_PKT_PAYLOAD,
+				    FC_PKT_PAYLOAD);
+	}
+	/* The first pass's entries past the second's: phase 1, in order. */
+	e = (const struct fc_hw_pkt *)map + (PKTS - SLOTS);
+	hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
+	assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
+	assert_memory_equal(e->payload,
+			    msg + (PKTS - SLOTS) * FC_PKT_PAYLOAD,
+			    FC_PKT_PAYLOAD);
+	assert_ok(eq_head(fd, PKTS));
+out:
+	assert_ok(eq_off(fd));
+	munmap(map, len);
+	assert_ok(mem_unregister(fd, m.handle));
+}
+
 /*
  * fork() with a registered buffer: the pinned pages stay the parent's, so
  * a transfer after the fork lands where the parent sees it, even after the
@@ -2107,6 +2483,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mem_alloc_mmap),
 		cmocka_unit_test(test_mem_info_bad),
 		cmocka_unit_test(test_chan_ring_bad),
+		cmocka_unit_test(test_eq_bad),
+		cmocka_unit_test(test_eq_full),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_stall_reset),
 		cmocka_unit_test(test_error_index),

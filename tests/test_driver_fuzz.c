@@ -55,7 +55,7 @@ static const unsigned long cmds[] = {
 	FC_IOC_INFO, FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
 	FC_IOC_MEM_ALLOC, FC_IOC_SUBMIT, FC_IOC_WAIT, FC_IOC_RESET,
 	FC_IOC_REG_READ, FC_IOC_REG_WRITE, FC_IOC_CHAN_RING, FC_IOC_CHAN_HEAD,
-	FC_IOC_MEM_INFO, FC_IOC_PIO_KICK,
+	FC_IOC_MEM_INFO, FC_IOC_PIO_KICK, FC_IOC_EQ, FC_IOC_EQ_HEAD,
 };
 
 static uint64_t next(uint64_t *s)
@@ -158,9 +158,23 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 		c->handle = (uint32_t)pick(s);
 		c->slots = 1u << (next(s) % 22);
 		c->offset = next(s) % 4 ? 0 : pick(s);
-		c->flags = next(s) % 4 ? 0 : FC_CHAN_RING_OFF;
+		c->flags = next(s) % 4 ? 0 : 1u << (next(s) % 3);
+		if (c->flags == FC_CHAN_RING_EQ && next(s) % 2)
+			c->handle = c->slots = 0;	/* a good EQ endpoint */
 		break;
 	}
+	case FC_IOC_EQ: {
+		struct fc_ioc_eq *q = (void *)arg;
+
+		q->handle = (uint32_t)pick(s);
+		q->slots = 1u << (next(s) % 18);
+		q->offset = next(s) % 4 ? 0 : pick(s);
+		q->flags = next(s) % 4 ? 0 : FC_EQ_OFF;
+		break;
+	}
+	case FC_IOC_EQ_HEAD:
+		((uint32_t *)arg)[1] = (uint32_t)pick(s);	/* head */
+		break;
 	case FC_IOC_CHAN_HEAD: {
 		struct fc_ioc_chan_head *h = (void *)arg;
 

@@ -4,9 +4,10 @@
  * ways and a remote write, verified byte for byte. In a VM
  * (scripts/vm/vm-tests-guest.sh) the boards are /dev/fpgacomm0 and
  * /dev/fpgacomm1 behind fpgacomm.ko, two fpgacomm-emud of one emulated
- * cluster: the channel goes through the driver (CHAN_RING, CHAN_HEAD,
- * SUBMIT to a channel, and the PIO window for small messages). On the host, two emulated boards of a cluster this
- * program makes.
+ * cluster: the channel goes through the driver (the event queue: EQ,
+ * CHAN_RING's FC_CHAN_RING_EQ, EQ_HEAD, or rings: CHAN_RING, CHAN_HEAD;
+ * SUBMIT to a channel, and the PIO window for small messages). On the
+ * host, two emulated boards of a cluster this program makes.
  *
  * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
  * FPGACOMM_TEST_DEVICE naming a real board, the test is skipped.
@@ -191,13 +192,33 @@ static void one_message(struct fc_chan *tx, struct fc_chan *rx, size_t len,
 	free(in);
 }
 
+/*
+ * What arrives at @d: entries of its event queue (FC_EQ_TAIL), and slots
+ * of the port's ring (its FC_CHAN_TAIL).
+ */
+static void rx_counts(struct fc_dev *d, uint32_t *eq, uint32_t *ring)
+{
+	assert_ok(fc_reg_read(d, FC_EQ_TAIL, eq));
+	assert_ok(fc_reg_read(d, FC_CHAN_REG(PORT, FC_CHAN_TAIL), ring));
+}
+
+/* Does the library use the board's event queue (FPGACOMM_EQ=0: rings)? */
+static bool want_eq(struct fc_dev *d)
+{
+	const char *env = getenv("FPGACOMM_EQ");
+	struct fc_info inf;
+
+	assert_ok(fc_query(d, &inf));
+	return (inf.caps & FC_CAP_EVENT_QUEUE) && !(env && !strcmp(env, "0"));
+}
+
 static void test_channel_both_ways(void **state)
 {
 	static const size_t sizes[] = { 1, 59, 60, 61, 1000, 4096, 65539,
 					200000 };
 	struct fc_chan *c0, *c1;
 	struct fc_info inf;
-	uint32_t tail0, tail1, pkts = 0;
+	uint32_t tail0, tail1, pkts = 0, eq0, eq1, ring0, ring1, ctrl;
 	char what[64];
 	unsigned int i;
 
@@ -210,6 +231,7 @@ static void test_channel_both_ways(void **state)
 	assert_ok(fc_world_query(bd[1], &world[1]));
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, &c0));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT, 0, &c1));
+	rx_counts(bd[1], &eq0, &ring0);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		snprintf(what, sizeof(what), "%zu bytes, 0 -> 1", sizes[i]);
 		one_message(c0, c1, sizes[i], what);
@@ -222,6 +244,23 @@ static void test_channel_both_ways(void **state)
 	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));
 	if (inf.caps & FC_CAP_PIO_SEND)
 		assert_int_equal(tail1 - tail0, pkts);
+	/*
+	 * Board 1 received by its event queue where it has one (through the
+	 * driver too): the queue's TAIL moved, the port's ring TAIL did not;
+	 * else by the port's ring.
+	 */
+	rx_counts(bd[1], &eq1, &ring1);
+	assert_ok(fc_reg_read(bd[1], FC_EQ_CTRL, &ctrl));
+	if (want_eq(bd[1])) {
+		assert_int_equal(ctrl, FC_EQ_CTRL_ENABLE);
+		assert_true(eq1 - eq0 >= i);
+		assert_int_equal(ring1, ring0);
+	} else {
+		assert_int_equal(ctrl & FC_EQ_CTRL_ENABLE, 0);
+		assert_true(ring1 - ring0 >= i);
+	}
+	print_message("board 1 received %u queue entries, %u ring slots\n",
+		      eq1 - eq0, ring1 - ring0);
 	print_message("%u messages each way, %zu to %zu bytes\n", i, sizes[0],
 		      sizes[i - 1]);
 	assert_ok(fc_chan_close(c0));

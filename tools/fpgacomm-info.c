@@ -324,6 +324,8 @@ static const struct {
 	{ FC_CAP_PEER_MAP, "peer-map" },
 	{ FC_CAP_CHAN_EVENTS, "chan-events" },
 	{ FC_CAP_PIO_SEND, "pio-send" },
+	{ FC_CAP_CHAN_SEEN, "chan-seen" },
+	{ FC_CAP_EVENT_QUEUE, "event-queue" },
 	{ FC_CAP_EMULATED, "emulated" },
 };
 

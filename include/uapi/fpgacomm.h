@@ -36,6 +36,7 @@
 #define FC_FEAT_PIO_KICK	(1u << 13)	/* PIO_KICK after each PIO_TAIL write */
 #define FC_FEAT_PEER_IMPORT	(1u << 14)	/* PEER_IMPORT: a dma-buf as a handle */
 #define FC_FEAT_PEER_EXPORT	(1u << 15)	/* PEER_EXPORT: the aperture as a dma-buf */
+#define FC_FEAT_EQ		(1u << 16)	/* EQ, EQ_HEAD, FC_CHAN_RING_EQ */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -197,6 +198,16 @@ struct fc_ioc_reset {
  * FC_CHAN_REG(chan, FC_CHAN_TAIL).
  */
 #define FC_CHAN_RING_OFF	(1u << 0)
+/*
+ * FC_CHAN_RING_EQ (FC_FEAT_EQ): the endpoint delivers into the event queue
+ * of this file (FC_IOC_EQ) instead of a ring: CTRL = ENABLE |
+ * FC_CHAN_CTRL_EQ. @handle, @slots and @offset must be 0 (-EINVAL), @head
+ * is returned 0; -EPERM when this file does not hold the queue,
+ * -EOPNOTSUPP on a board without one (FC_CAP_EVENT_QUEUE). The endpoint
+ * is owned as a ring is, and switched off with the queue.
+ * CHAN_HEAD on it gets -EINVAL: the queue has the one HEAD (EQ_HEAD).
+ */
+#define FC_CHAN_RING_EQ		(1u << 1)
 
 struct fc_ioc_chan_ring {
 	__u32 flags;			/* FC_CHAN_RING_* */
@@ -309,6 +320,55 @@ struct fc_ioc_peer_export {
 	__aligned_u64 reserved[2];
 };
 
+/*
+ * EQ (FC_FEAT_EQ, on a board with FC_CAP_EVENT_QUEUE): give this file the
+ * board's event queue, @slots entries (a power of two, FC_EQ_MIN_SLOTS to
+ * FC_EQ_MAX_SLOTS) of FC_EQ_ENTRY_SIZE bytes at @offset (a multiple of
+ * FC_EQ_ENTRY_SIZE) in MEM_ALLOC buffer @handle, and switch it on: the
+ * driver zeroes those entries, programs FC_EQ_* with the bus address,
+ * HEAD 0 and an IRQ_AT out of reach (the queue raises no interrupt), then
+ * sets ENABLE; the board starts at entry 0 with phase 1 (<fpgacomm/hw.h>).
+ * The entries are read in the buffer's mapping. Endpoints join the queue
+ * with FC_CHAN_RING_EQ. One file holds the queue at a time, until it
+ * switches it off (FC_EQ_OFF, @handle, @slots and @offset 0; its
+ * endpoints in the queue are switched off too) or is closed; another file
+ * gets -EBUSY. The holder may set it up again: the queue is switched off
+ * first, as FC_EQ_OFF does. The buffer stays allocated while the queue
+ * uses it, even unregistered. -EOPNOTSUPP: no event queue on this board.
+ * -EINVAL: unknown flags, non-zero reserved fields, @slots or @offset out
+ * of the above, a @handle that is not a MEM_ALLOC buffer of this file, or
+ * with FC_EQ_OFF any of @handle, @slots, @offset set. -ERANGE: the queue
+ * does not lie within the buffer's length. -EIO: the board did not say it
+ * left the queue before (FC_EQ_SEEN within 2 s): that memory is kept
+ * until the board goes, and the queue stays off.
+ */
+#define FC_EQ_OFF		(1u << 0)
+
+struct fc_ioc_eq {
+	__u32 flags;			/* FC_EQ_* */
+	__u32 handle;
+	__u32 slots;
+	__u32 reserved0;
+	__aligned_u64 offset;
+	__aligned_u64 reserved[2];
+};
+
+/*
+ * EQ_HEAD: the holder of the event queue has consumed its entries up to
+ * @head (FC_EQ_HEAD: the board writes no further than @head + slots). HEAD
+ * only moves forward, and not beyond FC_EQ_TAIL, read from the board:
+ * @head - HEAD <= TAIL - HEAD in 32-bit arithmetic, HEAD being the last
+ * value set (0 at EQ), else -ERANGE. An entry may be visible (its phase
+ * written) a little before TAIL counts it: retry later. -EPERM: this file
+ * does not hold the queue. -EINVAL: non-zero flags or reserved fields.
+ * -EOPNOTSUPP: no event queue on this board.
+ */
+struct fc_ioc_eq_head {
+	__u32 flags;			/* in: must be 0 */
+	__u32 head;
+	__aligned_u64 reserved;
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -325,6 +385,8 @@ struct fc_ioc_peer_export {
 #define FC_IOC_PIO_KICK		_IOW(FC_IOC_MAGIC, 0x0c, struct fc_ioc_pio_kick)
 #define FC_IOC_PEER_IMPORT	_IOWR(FC_IOC_MAGIC, 0x0d, struct fc_ioc_peer_import)
 #define FC_IOC_PEER_EXPORT	_IOWR(FC_IOC_MAGIC, 0x0e, struct fc_ioc_peer_export)
+#define FC_IOC_EQ		_IOW(FC_IOC_MAGIC, 0x0f, struct fc_ioc_eq)
+#define FC_IOC_EQ_HEAD		_IOW(FC_IOC_MAGIC, 0x10, struct fc_ioc_eq_head)
 
 /*
  * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the

@@ -408,6 +408,38 @@ static int kernel_chan_head(struct fc_dev *dev, uint32_t chan, uint32_t head)
 	return k_ioctl(kdev_of(dev), FC_IOC_CHAN_HEAD, &h);
 }
 
+/* The board's event queue, through the driver (FC_FEAT_EQ). */
+static int kernel_eq_set(struct fc_dev *dev, struct fc__mem *mem,
+			 uint64_t off, uint32_t slots)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_eq a = { .flags = FC_EQ_OFF };
+
+	if (!(k->info.features & FC_FEAT_EQ))
+		return -EOPNOTSUPP;
+	if (mem) {
+		a.flags = 0;
+		a.handle = (uint32_t)mem->handle;
+		a.offset = off;
+		a.slots = slots;
+	}
+	return k_ioctl(k, FC_IOC_EQ, &a);
+}
+
+static int kernel_chan_eq(struct fc_dev *dev, uint32_t chan)
+{
+	struct fc_ioc_chan_ring r = { .chan = chan, .flags = FC_CHAN_RING_EQ };
+
+	return k_ioctl(kdev_of(dev), FC_IOC_CHAN_RING, &r);
+}
+
+static int kernel_eq_head(struct fc_dev *dev, uint32_t head)
+{
+	struct fc_ioc_eq_head h = { .head = head };
+
+	return k_ioctl(kdev_of(dev), FC_IOC_EQ_HEAD, &h);
+}
+
 /* What the board knows of the node: down (left or died), else alive. */
 static int kernel_node_state(struct fc_dev *dev, uint32_t node)
 {
@@ -515,6 +547,9 @@ const struct fc__backend fc__kernel_backend = {
 	.mem_alloc_contig = kernel_mem_alloc_contig,
 	.chan_ring = kernel_chan_ring,
 	.chan_head = kernel_chan_head,
+	.eq_set = kernel_eq_set,
+	.chan_eq = kernel_chan_eq,
+	.eq_head = kernel_eq_head,
 	.pio_send = kernel_pio_send,
 	.pio_head = kernel_pio_head,
 	.peer_import = kernel_peer_import,

@@ -485,7 +485,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	}
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
-	capped = queue && !fab->eq;
+	capped = queue && (!fab->eq || !fab->credit_window);
 	lim = FC_CHAN_MAX_MSG - (s->cur_len < FC_CHAN_MAX_MSG ?
 				 s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
@@ -667,6 +667,37 @@ static inline bool eq_written(const struct fc__fabric *fab, uint32_t n)
 	return (hdr & FC_EQ_PHASE) == FC_EQ_PHASE_OF(n, fab->eq_slots);
 }
 
+/* RETURN VALUE: 0, or the backend's -errno (-ERANGE: TAIL lags). */
+static int eq_head_write(struct fc_dev *dev, uint32_t head)
+{
+	int ret;
+
+	if (!dev->be->eq_head) {
+		reg_wr(dev, FC_EQ_HEAD, head);
+		return 0;
+	}
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->eq_head(dev, head);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/*
+ * Without credits (through the driver) a port's library buffers are
+ * bounded as with rings: past FC_CHAN_BUFFERED its next packet stays in
+ * the queue and the board holds back the rest, as a full ring would.
+ */
+static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
+{
+	uint32_t hdr = le32toh(e->hdr);
+	const struct fc__port *pt;
+
+	if (fab->credit_window || is_ctrl(e))
+		return false;
+	pt = fab->ports[(hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK];
+	return pt && pt->buffered >= FC_CHAN_BUFFERED;
+}
+
 /*
  * What the board wrote since we last looked, in order: one load when
  * nothing came. HEAD goes back to the board a quarter of the queue at a
@@ -686,13 +717,14 @@ static bool drain_eq(struct fc_dev *dev)
 		tail++;
 	if (tail == head)
 		return false;
-	while (head != tail && !stop)
+	while (head != tail && !stop && !eq_held(fab, at(&rg, head)))
 		head += take_run(fab, &rg, head, tail, &stop);
+	if (head == fab->eq_head)
+		return false;
 	fab->eq_head = head;
-	if (head - fab->eq_told >= fab->eq_slots / 4) {
+	if (head - fab->eq_told >= fab->eq_slots / 4 &&
+	    !eq_head_write(dev, head))
 		fab->eq_told = head;
-		reg_wr(dev, FC_EQ_HEAD, head);
-	}
 	return true;
 }
 
@@ -718,10 +750,36 @@ static void eq_off(struct fc_dev *dev)
 {
 	unsigned int p;
 
+	if (dev->be->eq_set) {
+		/* The driver switches the endpoints off with it, and waits. */
+		pthread_mutex_lock(&dev->lock);
+		dev->be->eq_set(dev, NULL, 0, 0);
+		pthread_mutex_unlock(&dev->lock);
+		return;
+	}
+
 	for (p = 0; p < FC_MAX_CHANNELS; p++)
 		reg_wr(dev, FC_CHAN_REG(p, FC_CHAN_CTRL), 0);
 	reg_wr(dev, FC_EQ_CTRL, 0);
 	wait_seen(dev, FC_EQ_SEEN, 0);
+}
+
+/* Through the driver: it programs the queue and the endpoints. */
+static int eq_init_be(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__mem *mem = fc__mem_find(dev, fab->eq);
+	unsigned int p;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->eq_set(dev, mem, 0, EQ_SLOTS);
+	for (p = 0; p < FC_MAX_CHANNELS && !ret; p++)
+		ret = dev->be->chan_eq(dev, p);
+	if (ret && p)
+		dev->be->eq_set(dev, NULL, 0, 0);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
 }
 
 /* The event queue, every port's packets into it. */
@@ -737,6 +795,13 @@ static int eq_init(struct fc_dev *dev)
 	if (ret)
 		return ret;
 	memset(fab->eq->addr, 0, bytes);
+	fab->eq_slots = EQ_SLOTS;
+	if (dev->be->eq_set) {
+		ret = eq_init_be(dev);
+		if (ret)
+			goto err_free;
+		return 0;
+	}
 	ret = mem_bus(dev, fab->eq, &bus);
 	if (ret)
 		goto err_free;
@@ -801,9 +866,16 @@ err_free:
 
 int fc__rx_init(struct fc_dev *dev)
 {
-	if ((dev->info.caps & FC_CAP_EVENT_QUEUE) && !dev->be->chan_ring &&
-	    fc__env_size(EQ_ENV, 1))
-		return eq_init(dev);
+	int ret;
+
+	if ((dev->info.caps & FC_CAP_EVENT_QUEUE) &&
+	    (!dev->be->chan_ring || dev->be->eq_set) &&
+	    fc__env_size(EQ_ENV, 1)) {
+		ret = eq_init(dev);
+		/* A driver without the queue: its rings. */
+		if (ret != -EOPNOTSUPP)
+			return ret;
+	}
 	return rings_init(dev);
 }
 

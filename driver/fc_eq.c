@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fpgacomm: the board's event queue (FC_EQ_*, docs/hardware.md section 12).
+ * One file at a time holds it, in a MEM_ALLOC buffer of its own (EQ), so
+ * that its process finds what arrived by reading the entries in its own
+ * mapping, with no system call; it gives HEAD back now and then (EQ_HEAD),
+ * and its endpoints join the queue through CHAN_RING (FC_CHAN_RING_EQ,
+ * fc_chan.c). Closing the file switches the queue off.
+ */
+#include <linux/delay.h>
+#include <linux/log2.h>
+#include <linux/uaccess.h>
+
+#include "fc.h"
+
+/* How long the board may take to say it left the queue (FC_EQ_SEEN). */
+#define FC_EQ_LEAVE_MS		2000
+
+/*
+ * Wait until the board works by a CTRL without ENABLE (the queue's memory
+ * is then no longer written). One that reads all ones is off the bus.
+ * RETURN VALUE: true once it has left; false if it never said so.
+ */
+static bool fc_eq_left(struct fc_dev *fc)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FC_EQ_LEAVE_MS);
+	u32 seen;
+
+	fc_ring(fc);
+	fc_rd32(fc, FC_EQ_CTRL);	/* flush posted writes */
+	for (;;) {
+		seen = fc_rd32(fc, FC_EQ_SEEN);
+		if (seen == ~0u || !(seen & FC_EQ_CTRL_ENABLE))
+			return true;
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(100, 1000);
+	}
+}
+
+/*
+ * Switch the queue off (eq_lock held): the holder's endpoints leave it,
+ * then the queue; its memory goes once the board has left it, else stays
+ * until the board goes. RETURN VALUE: 0, or -EIO when the board never
+ * said it left.
+ */
+static int fc_eq_off(struct fc_dev *fc)
+{
+	struct fc_file *owner;
+
+	mutex_lock(&fc->chan_lock);
+	owner = fc->eq_owner;
+	fc->eq_owner = NULL;
+	mutex_unlock(&fc->chan_lock);
+	if (owner)
+		fc_chan_leave_eq(owner);
+	if (!fc->eq_mem)
+		return 0;
+	fc_wr32(fc, FC_EQ_CTRL, 0);
+	if (!fc_eq_left(fc)) {
+		dev_warn(&fc->pdev->dev,
+			 "board did not leave its event queue; keeping its memory\n");
+		return -EIO;
+	}
+	fc_mem_put(fc->eq_mem);
+	fc->eq_mem = NULL;
+	return 0;
+}
+
+static int fc_eq_check(struct fc_file *ff, const struct fc_ioc_eq *a,
+		       struct fc_mem **out)
+{
+	struct fc_mem *m;
+
+	*out = NULL;
+	if (a->flags & ~FC_EQ_OFF || a->reserved0 || a->reserved[0] ||
+	    a->reserved[1])
+		return -EINVAL;
+	if (!(ff->fc->caps & FC_CAP_EVENT_QUEUE))
+		return -EOPNOTSUPP;
+	if (a->flags & FC_EQ_OFF)
+		return a->handle || a->slots || a->offset ? -EINVAL : 0;
+	if (a->slots < FC_EQ_MIN_SLOTS || a->slots > FC_EQ_MAX_SLOTS ||
+	    !is_power_of_2(a->slots) || a->offset % FC_EQ_ENTRY_SIZE)
+		return -EINVAL;
+	m = fc_mem_lookup(ff, a->handle);
+	if (!m)
+		return -EINVAL;
+	/* The board writes the queue by one bus address: contiguous only. */
+	if (!m->alloc) {
+		fc_mem_put(m);
+		return -EINVAL;
+	}
+	if (a->offset > m->len ||
+	    (u64)a->slots * FC_EQ_ENTRY_SIZE > m->len - a->offset) {
+		fc_mem_put(m);
+		return -ERANGE;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Program the queue in @m (its reference is taken over) and switch it on. */
+static void fc_eq_on(struct fc_file *ff, const struct fc_ioc_eq *a,
+		     struct fc_mem *m)
+{
+	struct fc_dev *fc = ff->fc;
+	dma_addr_t bus = m->dma + a->offset;
+
+	/* Entry 0 is new when its phase is 1: none may look written. */
+	memset((u8 *)m->cpu + a->offset, 0,
+	       (size_t)a->slots * FC_EQ_ENTRY_SIZE);
+	fc_wr32(fc, FC_EQ_BASE_LO, lower_32_bits(bus));
+	fc_wr32(fc, FC_EQ_BASE_HI, upper_32_bits(bus));
+	fc_wr32(fc, FC_EQ_SLOTS, a->slots);
+	fc_wr32(fc, FC_EQ_HEAD, 0);
+	/* Out of reach while HEAD follows (EQ_HEAD): no interrupts. */
+	fc_wr32(fc, FC_EQ_IRQ_AT, a->slots);
+	fc_wr32(fc, FC_EQ_CTRL, FC_EQ_CTRL_ENABLE);
+	fc->eq_mem = m;
+	fc->eq_slots = a->slots;
+	fc->eq_head = 0;
+	mutex_lock(&fc->chan_lock);
+	fc->eq_owner = ff;
+	mutex_unlock(&fc->chan_lock);
+	fc_ring(fc);
+}
+
+long fc_ioctl_eq(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_eq a;
+	struct fc_mem *m;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = fc_eq_check(ff, &a, &m);
+	if (ret)
+		return ret;
+	mutex_lock(&fc->eq_lock);
+	if (fc->eq_owner && fc->eq_owner != ff) {
+		ret = -EBUSY;
+		goto out_put;
+	}
+	/* Ours, or memory the board had not left before: off first. */
+	ret = fc_eq_off(fc);
+	if (ret || !m)
+		goto out_put;
+	fc_eq_on(ff, &a, m);
+	m = NULL;
+out_put:
+	mutex_unlock(&fc->eq_lock);
+	fc_mem_put(m);
+	return ret;
+}
+
+/*
+ * Only forward, and not past what the board has written: a HEAD beyond
+ * TAIL would let the board overwrite entries not yet read.
+ */
+long fc_ioctl_eq_head(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_eq_head a;
+	u32 tail;
+	int ret = 0;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved)
+		return -EINVAL;
+	if (!(fc->caps & FC_CAP_EVENT_QUEUE))
+		return -EOPNOTSUPP;
+	mutex_lock(&fc->eq_lock);
+	if (fc->eq_owner != ff) {
+		ret = -EPERM;
+		goto out_unlock;
+	}
+	tail = fc_rd32(fc, FC_EQ_TAIL);
+	if (a.head - fc->eq_head > tail - fc->eq_head) {
+		ret = -ERANGE;
+		goto out_unlock;
+	}
+	/* IRQ_AT first: it stays beyond what the board may write. */
+	fc_wr32(fc, FC_EQ_IRQ_AT, a.head + fc->eq_slots);
+	fc_wr32(fc, FC_EQ_HEAD, a.head);
+	fc->eq_head = a.head;
+	fc_ring(fc);
+out_unlock:
+	mutex_unlock(&fc->eq_lock);
+	return ret;
+}
+
+/* The file is closed: its queue goes off (its endpoints went before). */
+void fc_eq_release_file(struct fc_file *ff)
+{
+	struct fc_dev *fc = ff->fc;
+
+	/* The registers stay mapped while we hold off a removal. */
+	down_read(&fc->remove_sem);
+	mutex_lock(&fc->eq_lock);
+	if (fc->eq_owner == ff && !fc->dead)
+		fc_eq_off(fc);
+	mutex_unlock(&fc->eq_lock);
+	up_read(&fc->remove_sem);
+}
+
+/*
+ * The board is being removed (remove_sem held for writing, endpoints off):
+ * let it leave the queue; the memory goes at the removal all the same.
+ */
+void fc_eq_kill(struct fc_dev *fc)
+{
+	mutex_lock(&fc->eq_lock);
+	fc_eq_off(fc);
+	fc_mem_put(fc->eq_mem);
+	fc->eq_mem = NULL;
+	mutex_unlock(&fc->eq_lock);
+}
