@@ -63,6 +63,9 @@ static void init_regs(struct fcemu *emu)
 	emu_wr(emu, FC_REG_LINK_STATE, link_state(emu));
 	emu_wr(emu, FC_REG_APERTURE_SIZE, EMU_APERTURE_SIZE);
 	emu_wr(emu, FC_EMU_MAGIC, FC_EMU_MAGIC_VALUE);
+	/* In process every host write is seen (fpgacomm-emud sets its own). */
+	if (emu->cluster)
+		emu_wr(emu, FC_PIO_WATCH, 1);
 }
 
 /*
