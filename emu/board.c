@@ -352,6 +352,17 @@ bool fcemu_progress_news(struct fcemu *emu, uint64_t budget)
 	return emu->ejected != ejected || chains_done(emu) != done;
 }
 
+bool fcemu_flush_aborts(struct fcemu *emu)
+{
+	bool done;
+
+	if (!emu->cluster || !emu->aborts_owed)
+		return true;
+	done = fcemu__fabric_flush_aborts(emu);
+	fcemu_cluster_route_now(emu->cluster, emu->cfg.node_id);
+	return done;
+}
+
 bool fcemu_busy(struct fcemu *emu)
 {
 	unsigned int i;
