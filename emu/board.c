@@ -56,6 +56,9 @@ static void init_regs(struct fcemu *emu)
 	emu_wr(emu, FC_REG_LINK_STATE, link_state(emu));
 	emu_wr(emu, FC_REG_APERTURE_SIZE, EMU_APERTURE_SIZE);
 	emu_wr(emu, FC_EMU_MAGIC, FC_EMU_MAGIC_VALUE);
+	/* In process every host write is seen (fpgacomm-emud sets its own). */
+	if (emu->cluster)
+		emu_wr(emu, FC_PIO_WATCH, 1);
 }
 
 /*
@@ -345,6 +348,17 @@ bool fcemu_progress_news(struct fcemu *emu, uint64_t budget)
 
 	fcemu_progress(emu, budget);
 	return emu->ejected != ejected || chains_done(emu) != done;
+}
+
+bool fcemu_flush_aborts(struct fcemu *emu)
+{
+	bool done;
+
+	if (!emu->cluster || !emu->aborts_owed)
+		return true;
+	done = fcemu__fabric_flush_aborts(emu);
+	fcemu_cluster_route_now(emu->cluster, emu->cfg.node_id);
+	return done;
 }
 
 bool fcemu_busy(struct fcemu *emu)

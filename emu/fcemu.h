@@ -129,4 +129,13 @@ void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns);
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
 
+/*
+ * fcemu_flush_aborts - before the board goes (fcemu_destroy()): send the
+ * ABORTs its engines owe for messages a reset cut off, so that a receiver
+ * never glues the part onto the next owner's message.
+ * RETURN VALUE: true when none is owed any more; false while the injection
+ * queue has no room (call fcemu_progress() and try again).
+ */
+bool fcemu_flush_aborts(struct fcemu *emu);
+
 #endif /* FCEMU_H */

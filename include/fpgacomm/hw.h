@@ -515,6 +515,15 @@ struct fc_hw_pkt {
 #define FC_PIO_TAIL		0xa000	/* H: packets written to the window */
 #define FC_PIO_HEAD		0xa004	/* B: packets taken */
 #define FC_PIO_ERRORS		0xa008	/* B: packets refused (wraps) */
+/*
+ * B: non-zero while the board sees PIO_TAIL move by itself. A host whose
+ * stores the board cannot see (behind ivshmem: FC_FEAT_PIO_KICK) writes
+ * TAIL, then after a full barrier reads WATCH, and tells the board
+ * (PIO_KICK) only if it reads zero. The board clears WATCH, then after a
+ * full barrier reads TAIL once more, before it stops looking: one of the
+ * two sees the other's store. Hardware, seeing every store, keeps it 1.
+ */
+#define FC_PIO_WATCH		0xa00c
 #define FC_PIO_WINDOW		0xb000	/* H: FC_PIO_SLOTS x FC_PKT_SIZE */
 #define FC_PIO_SLOTS		64
 #define FC_PIO_SLOT(i)		(FC_PIO_WINDOW + FC_PKT_SIZE * ((i) % FC_PIO_SLOTS))

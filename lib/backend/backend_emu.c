@@ -313,10 +313,17 @@ err_free_board:
 	return ret;
 }
 
+/* Rounds of progress a closing board gives owed ABORTs to find room. */
+#define EMU_CLOSE_ROUNDS	1000
+
 static void emu_close(struct fc_dev *dev)
 {
 	struct emu_board *b = board_of(dev);
+	unsigned int i;
 
+	/* fc_close() reset the engine: a message it cut off is told. */
+	for (i = 0; i < EMU_CLOSE_ROUNDS && !fcemu_flush_aborts(b->emu); i++)
+		fcemu_progress(b->emu, EMU_STEP_BYTES);
 	munmap(b->tables, EMU_TABLES_LEN);
 	fcemu_destroy(b->emu);
 	leave_cluster(dev, b);

@@ -29,6 +29,7 @@ struct kdev {
 	/* The PIO send pages (FC_MMAP_PIO), mapped at the first PIO send. */
 	volatile uint32_t *pio;
 	bool pio_tried;
+	bool pio_kick_always;		/* FPGACOMM_PIO_KICK=1: as before WATCH */
 	uint32_t pio_tail;		/* we are PIO_TAIL's only writer */
 	unsigned int fork_gen;		/* fork_gen when opened */
 };
@@ -480,6 +481,8 @@ static int pio_map(struct kdev *k)
 		return -errno;	/* -EBUSY: another file of this board has them */
 	k->pio = p;
 	k->pio_tail = k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4];
+	/* For comparison (scripts/vm/bench-pio.sh): kick whatever WATCH says. */
+	k->pio_kick_always = fc__env_size("FPGACOMM_PIO_KICK", 0) != 0;
 	return 0;
 }
 
@@ -509,9 +512,15 @@ static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 	/*
 	 * The packets are the board's now, kicked or not (sending them again
 	 * as a chain would send them twice): a board that missed the kick
-	 * finds them at its next look.
+	 * finds them at its next look. A board that watches TAIL needs none:
+	 * TAIL, a full barrier, then WATCH (hw.h FC_PIO_WATCH).
 	 */
-	if (k->info.features & FC_FEAT_PIO_KICK)
+	if (!(k->info.features & FC_FEAT_PIO_KICK))
+		return 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (k->pio_kick_always ||
+	    !__atomic_load_n(&k->pio[(FC_PIO_WATCH - FC_PIO_BASE) / 4],
+			     __ATOMIC_RELAXED))
 		k_ioctl(k, FC_IOC_PIO_KICK, &kick);
 	return 0;
 }

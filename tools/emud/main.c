@@ -75,6 +75,7 @@ struct emud {
 	const char *peer_path[MAX_PEERS];
 	uint8_t *peer_shm[MAX_PEERS];
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
+	uint32_t pio_seen;		/* PIO_TAIL as the last round began */
 };
 
 static const char *prog = "fpgacomm-emud";
@@ -359,6 +360,34 @@ static int wait_ms(const struct emud *d, uint64_t moved, unsigned int idle)
 }
 
 /*
+ * PIO_WATCH (hw.h): while the loop spins (sleeps of 0 ms) it takes the
+ * window at every round (fcemu_progress), so the guest need not kick.
+ * Before a real sleep it clears WATCH and, after a full barrier, looks at
+ * PIO_TAIL once more: a TAIL the last round did not see (written before
+ * the guest read WATCH as 1) is found here, and one written after the
+ * guest read 0 is kicked. A window that waits for room in the injection
+ * queue is not a reason to stay up: room rings the bell. RETURN VALUE:
+ * the sleep to take, 0 when PIO_TAIL moved after all.
+ */
+static int pio_watch(struct emud *d, int ms)
+{
+	volatile uint32_t *r = fcemu_bar0(d->emu);
+	uint32_t watch = ms == 0;
+
+	if (!d->cluster)
+		return ms;
+	if (r[FC_PIO_WATCH / 4] != watch)
+		__atomic_store_n(&r[FC_PIO_WATCH / 4], watch, __ATOMIC_RELAXED);
+	if (watch)
+		return ms;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r[FC_PIO_TAIL / 4], __ATOMIC_RELAXED) !=
+	    d->pio_seen)
+		return 0;
+	return ms;
+}
+
+/*
  * The router and port blocks live in the cluster, where any process's
  * router updates them; the guest sees the copy in the ivshmem memory. Keep
  * the two in step: board-written registers go to the guest; a host-written
@@ -484,7 +513,8 @@ static void run(struct emud *d, int sfd)
 	for (;;) {
 		bool rung = false;
 
-		n = epoll_wait(ep, ev, MAX_EVENTS, wait_ms(d, moved, idle));
+		n = epoll_wait(ep, ev, MAX_EVENTS,
+			       pio_watch(d, wait_ms(d, moved, idle)));
 		if (n < 0) {
 			if (errno != EINTR)
 				die("epoll_wait: %s", strerror(errno));
@@ -521,6 +551,9 @@ static void run(struct emud *d, int sfd)
 		 * driver that forgets to ring would hang); we also wake for
 		 * the fabric, which must not stand in for the doorbell.
 		 */
+		/* This round takes the window up to here at least. */
+		d->pio_seen = __atomic_load_n(&fcemu_bar0(d->emu)[FC_PIO_TAIL / 4],
+					      __ATOMIC_RELAXED);
 		if (rung || !d->have_srv)
 			fcemu_notice(d->emu);
 		moved = fcemu_progress(d->emu, STEP_BYTES);

@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Small-message latency through the kernel driver, in a VM, with and
+# without a system call per PIO send: two boards (fpgacomm-emud behind
+# ivshmem-doorbell devices, nodes 0 and 1 of one emulated cluster),
+# fpgacomm-bench pingpong between them through fpgacomm.ko (MSI-X), the
+# small messages through the PIO window. "kick" follows every PIO_TAIL
+# write with FC_IOC_PIO_KICK (FPGACOMM_PIO_KICK=1, as the library did
+# before FC_PIO_WATCH); "watch" kicks only when the board's FC_PIO_WATCH
+# reads zero (the daemon sleeping). Both in one VM, alternating round by
+# round (bench-pio-guest.sh). Prints medians per size, their ratio, 8-byte
+# messages streamed (fpgacomm-bench bw), and ioctls per round trip (strace
+# -f -c of rank 0, marginal). A run in which any step failed prints no
+# table (ping-pong through the driver between two processes sometimes
+# stops for the bench's 60 s timeout, with or without this change:
+# docs/performance.md).
+#
+# usage: scripts/vm/bench-pio.sh [options]
+#   --kver KVER        guest kernel (default: the newest with headers)
+#   --rounds N         timed rounds per way (default $FPGACOMM_BENCH_ROUNDS,
+#                      else 5)
+#   --iters N          round trips per size and run (default 300)
+#   --sizes LIST       message sizes (default 8,1K; at most 2880 B go by PIO)
+#   --smp N            guest CPUs (default 2: one per rank)
+#   --timeout SEC      the whole VM (default 600)
+#   --logdir DIR       keep the VM's logs there
+#   -v, --verbose      print the guest's raw output too
+#
+# Under TCG the guest runs 10-100x slower than on hardware: compare the
+# two ways, not the absolute numbers. Exit status: 0 done, 77 skipped (no
+# qemu, kernel, headers or strace), 1 failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+prog=${0##*/}
+
+kver='' rounds=${FPGACOMM_BENCH_ROUNDS:-5} iters=300 sizes=8,1K smp=2
+timeout=600 logdir='' verbose=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kver) kver=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--sizes) sizes=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--logdir) logdir=$2; shift 2 ;;
+	-v|--verbose) verbose=1; shift ;;
+	-h|--help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "$prog: --rounds and --iters take a positive number" >&2; exit 2; }
+
+skip() {
+	echo "$prog: SKIP: $*" >&2
+	exit 77
+}
+die() {
+	echo "$prog: FAIL: $*" >&2
+	exit 1
+}
+
+command -v qemu-system-x86_64 > /dev/null ||
+	skip "qemu-system-x86_64 not installed (scripts/install-deps.sh --vm)"
+strace=$(command -v strace) ||
+	skip "strace not installed (scripts/install-deps.sh --vm)"
+if [ -z "$kver" ]; then
+	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' |
+		   sed 's/^vmlinuz-//' | sort -rV); do
+		if [ -d "/lib/modules/$k/kernel" ] && [ -f "/lib/modules/$k/build/Makefile" ]; then
+			kver=$k
+			break
+		fi
+	done
+	[ -n "$kver" ] || skip "no kernel with an image, modules and headers" \
+		"(scripts/install-deps.sh --vm)"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-pio.XXXXXX")
+own_logs=0 keep_work=0
+if [ -z "$logdir" ]; then
+	logdir=$work/logs
+	own_logs=1
+fi
+cluster=fcvm-pio-$$
+trap '[ "$keep_work" = 1 ] || rm -rf "$work"; rm -f "/dev/shm/fpgacomm-$cluster"' EXIT
+
+# shellcheck source=scripts/vm/common.sh
+. "$here/common.sh"
+build "the library and tools (make all)" make -C "$top" -j2 all
+build "fpgacomm.ko for $kver" env KDIR="/lib/modules/$kver/build" \
+	"$top/scripts/build-driver.sh"
+
+emud=$top/build/tools/fpgacomm-emud
+board_args=()
+for i in 0 1; do
+	board_args+=(--board-socket "$work/board$i.sock"
+		     --board-cmd "exec '$emud' --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node $i --cluster $cluster --topology full:2")
+done
+echo "$prog: booting $kver (TCG, $smp vCPUs) with two boards;" \
+	"$rounds rounds of $iters round trips per way and size" >&2
+rc=0
+"$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout "$timeout" \
+	--logdir "$logdir" "${board_args[@]}" \
+	--module "$top/driver/fpgacomm.ko" \
+	--prog "$top/build/tools/fpgacomm-bench" --prog "$strace" \
+	-- "$here/bench-pio-guest.sh" --rounds "$rounds" --iters "$iters" \
+	--sizes "$sizes" > "$work/output" 2>&1 || rc=$?
+[ "$verbose" = 1 ] && cat "$work/output"
+if [ "$rc" != 0 ] || grep -q '^FAIL ' "$work/output"; then
+	[ "$verbose" = 1 ] || cat "$work/output" >&2
+	keep_work=$own_logs
+	die "the VM run failed (run-vm.sh exit $rc); logs in $logdir"
+fi
+
+# ---- The table: medians over rounds, the ratio kick / watch ----
+awk '
+function kv(line, key,    a, i, n, p) {
+	n = split(line, a, " ")
+	for (i = 1; i <= n; i++) {
+		p = index(a[i], "=")
+		if (p && substr(a[i], 1, p - 1) == key)
+			return substr(a[i], p + 1)
+	}
+	return ""
+}
+function median(list,    v, n, i, j, t) {
+	n = split(list, v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+/^PP / {
+	m = kv($0, "mode"); s = kv($0, "size"); r = kv($0, "round")
+	t[m, s] = t[m, s] " " kv($0, "us")
+	per[m, s, r] = kv($0, "us")
+	if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
+	if (r > maxr) maxr = r
+}
+/^BW / {
+	m = kv($0, "mode"); r = kv($0, "round")
+	b[m] = b[m] " " kv($0, "mbs"); bper[m, r] = kv($0, "mbs")
+}
+/^COUNT / {
+	m = kv($0, "mode"); k = ++nc[m]
+	ci[m, k] = kv($0, "iters"); cc[m, k] = kv($0, "ioctls")
+}
+END {
+	printf "%-8s %12s %12s %18s\n", "size", "kick (us)", "watch (us)",
+		"kick/watch (range)"
+	for (i = 1; i <= ns; i++) {
+		s = order[i]; lo = 1e9; hi = 0; rat = ""
+		for (r = 1; r <= maxr; r++)
+			if (("kick", s, r) in per && ("watch", s, r) in per) {
+				q = per["kick", s, r] / per["watch", s, r]
+				rat = rat " " q
+				if (q < lo) lo = q
+				if (q > hi) hi = q
+			}
+		printf "%-8s %12.1f %12.1f %7.2f (%.2f-%.2f)\n", s,
+			median(t["kick", s]), median(t["watch", s]),
+			median(rat), lo, hi
+	}
+	if (b["kick"] != "" && b["watch"] != "") {
+		rat = ""
+		for (r = 1; r <= maxr; r++)
+			if (("kick", r) in bper && ("watch", r) in bper && bper["kick", r] > 0)
+				rat = rat " " bper["watch", r] / bper["kick", r]
+		printf "8 B streamed: kick %.3f MB/s, watch %.3f MB/s, watch/kick %.2f\n",
+			median(b["kick"]), median(b["watch"]), median(rat)
+	}
+	for (j = 1; j <= 2; j++) {
+		m = j == 1 ? "kick" : "watch"
+		if (nc[m] >= 2)
+			printf "ioctls per 8 B round trip, rank 0, %s: %.2f\n", m,
+				(cc[m, 2] - cc[m, 1]) / (ci[m, 2] - ci[m, 1])
+	}
+}' "$work/output"
