@@ -239,7 +239,8 @@ static int post(struct fc_coll_req *req, struct fc__step *st)
 	if (st->kind == FC__ST_SEND) {
 		if (combined(st)) {
 			hdr_fill(st->stage, req, (uint32_t)st->len);
-			memcpy((char *)st->stage + hl, st->src, st->len);
+			if (st->len)	/* an empty piece may have no buffer */
+				memcpy((char *)st->stage + hl, st->src, st->len);
 			return fc_chan_isend(ch, st->stage, hl + st->len,
 					     &st->req[0]);
 		}
