@@ -378,13 +378,14 @@ static void test_board_reset_cut_then_pio(void **state)
  */
 static void test_close_mid_message(void **state)
 {
-	uint32_t tail_off = landed_reg(), tail0;
+	uint32_t tail_off, tail0;
 	uint8_t *big = malloc(BIG), *in = malloc(BIG), out[SMALL];
 	uint64_t deadline = now_ms() + WAIT_MS;
 	struct fc_req *s, *r;
 
 	(void)state;
 	need_fault_knobs();
+	tail_off = landed_reg();
 	rng_reset("close_mid_message");
 	assert_non_null(big);
 	assert_non_null(in);
