@@ -17,6 +17,7 @@
 #   PP mode=M round=R size=S us=U      (half a round trip, microseconds)
 #   BW mode=M round=R size=8 mbs=B     (8-byte messages streamed, MB/s)
 #   COUNT mode=M iters=N ioctls=C syscalls=T
+#   KICKS mode=M iters=N kicks=K       (PIO_KICK ioctls of rank 0)
 # and "FAIL ..." lines; exit 0 when every run worked, else 1.
 #
 # shellcheck disable=SC2086 # option lists are split into words on purpose
@@ -52,11 +53,32 @@ echo "MODE irq_mode=$(cat /sys/class/fpgacomm/fpgacomm0/irq_mode) lead=$lead pee
 
 kick_of() { [ "$1" = kick ] && echo 1 || echo 0; }
 
+# settle: a pause between runs, so that the last run's files are gone
+# and a new rank gets its board's rings (a file still closing holds them:
+# that rank would be in no world).
+settle() {
+	sleep 1
+}
+
+# ready DEV: wait until a rank has opened DEV. Through the driver a board's
+# endpoints are off until its program opens it, and a packet that comes
+# earlier is dropped (CHAN_DROPS): rank 0 must not send before that.
+ready() {
+	_i=0
+	while [ "$(fpgacomm-reg -d "$1" read CHAN0_CTRL 2>/dev/null)" != 0x00000001 ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] || { fail "rank 1 never opened $1"; return 1; }
+		sleep 0.1
+	done
+}
+
 # pingpong MODE ROUND: one run of both ranks, PP lines from rank 0's table.
 pingpong() {
+	settle
 	FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench pingpong -d "$peer" \
 		-s "$sizes" -i "$iters" > /tmp/peer.out 2>&1 &
 	_pid=$!
+	ready "$peer"
 	if ! FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench pingpong \
 		-d "$lead" -s "$sizes" -i "$iters" > /tmp/lead.out 2>&1; then
 		sed 's/^/    /' /tmp/lead.out
@@ -70,9 +92,11 @@ pingpong() {
 
 # stream MODE ROUND: 8-byte messages in windows (fpgacomm-bench bw), BW lines.
 stream() {
+	settle
 	FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench bw -d "$peer" \
 		-s 8 -i "$iters" > /tmp/peer.out 2>&1 &
 	_pid=$!
+	ready "$peer"
 	if ! FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench bw \
 		-d "$lead" -s 8 -i "$iters" > /tmp/lead.out 2>&1; then
 		sed 's/^/    /' /tmp/lead.out
@@ -93,9 +117,11 @@ calls() {
 # counted MODE: rank 0 under strace -f -c at ITERS and twice that, 8 bytes.
 counted() {
 	for _k in "$iters" $((iters * 2)); do
+		settle
 		FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench pingpong \
 			-d "$peer" -s 8 -i "$_k" > /tmp/peer.out 2>&1 &
 		_pid=$!
+		ready "$peer"
 		if ! FPGACOMM_PIO_KICK=$(kick_of "$1") strace -f -c -o /tmp/strace.c \
 			fpgacomm-bench pingpong -d "$lead" -s 8 -i "$_k" \
 			> /tmp/lead.out 2>&1; then
@@ -106,6 +132,20 @@ counted() {
 		echo "COUNT mode=$1 iters=$_k ioctls=$(calls /tmp/strace.c ioctl)" \
 			"syscalls=$(calls /tmp/strace.c total)"
 	done
+}
+
+# kicks MODE: rank 0 under strace -e trace=ioctl: PIO_KICKs (nr 0x0c).
+kicks() {
+	settle
+	FPGACOMM_PIO_KICK=$(kick_of "$1") fpgacomm-bench pingpong \
+		-d "$peer" -s 8 -i "$iters" > /tmp/peer.out 2>&1 &
+	_pid=$!
+	ready "$peer"
+	FPGACOMM_PIO_KICK=$(kick_of "$1") strace -f -e trace=ioctl \
+		-o /tmp/strace.t fpgacomm-bench pingpong -d "$lead" -s 8 \
+		-i "$iters" > /tmp/lead.out 2>&1 || fail "$1: strace -e ioctl"
+	wait $_pid || fail "$1: rank 1 under strace -e ioctl"
+	echo "KICKS mode=$1 iters=$iters kicks=$(grep -c '0xfc, 0xc,' /tmp/strace.t)"
 }
 
 pingpong watch 0 > /dev/null	# warm-up: the daemons fault in memory
@@ -126,5 +166,7 @@ while [ $r -le "$rounds" ]; do
 done
 counted kick
 counted watch
+kicks kick
+kicks watch
 rmmod fpgacomm || fail "rmmod fpgacomm"
 [ "$failed" = 0 ]
