@@ -40,11 +40,15 @@
 #define THREADS		4
 #define FILES		3
 #define POOL		(4u << 20)
+/* Drawn addresses reach 4 KiB before the pool, lengths up to half a pool
+ * past its end. */
+#define GUARD		(POOL / 2 + 8192)
 #define HANDLES		64
 
 static const char *path;
 static struct fc_ioc_info info;
 static uint8_t *pool;			/* user memory the calls point into */
+static void *guarded;			/* the pool and its guards */
 static volatile int stop;
 static int files[FILES];
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -299,9 +303,17 @@ static int fuzz(unsigned int seconds, uint64_t seed)
 
 	drop_caps();
 	setrlimit(RLIMIT_MEMLOCK, &rl);
-	pool = mmap(NULL, POOL, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pool == MAP_FAILED)
+	/*
+	 * The pool amid inaccessible guard memory as wide as any address or
+	 * length drawn past it reaches: the board writes only into the pool,
+	 * never into a neighbouring mapping (a thread's stack, the heap).
+	 */
+	guarded = mmap(NULL, POOL + 2 * GUARD, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (guarded == MAP_FAILED)
+		return 2;
+	pool = (uint8_t *)guarded + GUARD;
+	if (mprotect(pool, POOL, PROT_READ | PROT_WRITE))
 		return 2;
 	memset(pool, 0x5a, POOL);
 	for (i = 0; i < FILES; i++) {
