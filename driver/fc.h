@@ -315,6 +315,8 @@ int fc_mem_pin(struct fc_dev *fc, u64 addr, u64 len, bool write,
 	       struct fc_mem **out);
 void fc_mem_put(struct fc_mem *m);
 struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle);
+int fc_mem_get_span(struct fc_file *ff, u32 handle, u64 offset, u64 bytes,
+		    struct fc_mem **out);
 long fc_ioctl_mem_register(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_alloc(struct fc_file *ff, void __user *arg);
 long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg);

@@ -98,8 +98,6 @@ static int fc_chan_ring_check(struct fc_file *ff,
 			      const struct fc_ioc_chan_ring *a,
 			      struct fc_mem **out)
 {
-	struct fc_mem *m;
-
 	*out = NULL;
 	if (a->flags & ~(FC_CHAN_RING_OFF | FC_CHAN_RING_EQ) ||
 	    a->flags == (FC_CHAN_RING_OFF | FC_CHAN_RING_EQ) || a->head ||
@@ -116,21 +114,8 @@ static int fc_chan_ring_check(struct fc_file *ff,
 	if (!a->slots || !is_power_of_2(a->slots) ||
 	    a->slots > FC_CHAN_MAX_SLOTS || a->offset % FC_CHAN_SLOT_SIZE)
 		return -EINVAL;
-	m = fc_mem_lookup(ff, a->handle);
-	if (!m)
-		return -EINVAL;
-	/* The board writes the ring by one bus address: contiguous only. */
-	if (!m->alloc) {
-		fc_mem_put(m);
-		return -EINVAL;
-	}
-	if (a->offset > m->len ||
-	    (u64)a->slots * FC_CHAN_SLOT_SIZE > m->len - a->offset) {
-		fc_mem_put(m);
-		return -ERANGE;
-	}
-	*out = m;
-	return 0;
+	return fc_mem_get_span(ff, a->handle, a->offset,
+			       (u64)a->slots * FC_CHAN_SLOT_SIZE, out);
 }
 
 /*

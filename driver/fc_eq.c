@@ -70,8 +70,6 @@ static int fc_eq_off(struct fc_dev *fc)
 static int fc_eq_check(struct fc_file *ff, const struct fc_ioc_eq *a,
 		       struct fc_mem **out)
 {
-	struct fc_mem *m;
-
 	*out = NULL;
 	if (a->flags & ~FC_EQ_OFF || a->reserved0 || a->reserved[0] ||
 	    a->reserved[1])
@@ -83,21 +81,8 @@ static int fc_eq_check(struct fc_file *ff, const struct fc_ioc_eq *a,
 	if (a->slots < FC_EQ_MIN_SLOTS || a->slots > FC_EQ_MAX_SLOTS ||
 	    !is_power_of_2(a->slots) || a->offset % FC_EQ_ENTRY_SIZE)
 		return -EINVAL;
-	m = fc_mem_lookup(ff, a->handle);
-	if (!m)
-		return -EINVAL;
-	/* The board writes the queue by one bus address: contiguous only. */
-	if (!m->alloc) {
-		fc_mem_put(m);
-		return -EINVAL;
-	}
-	if (a->offset > m->len ||
-	    (u64)a->slots * FC_EQ_ENTRY_SIZE > m->len - a->offset) {
-		fc_mem_put(m);
-		return -ERANGE;
-	}
-	*out = m;
-	return 0;
+	return fc_mem_get_span(ff, a->handle, a->offset,
+			       (u64)a->slots * FC_EQ_ENTRY_SIZE, out);
 }
 
 /* Program the queue in @m (its reference is taken over) and switch it on. */

@@ -259,6 +259,31 @@ struct fc_mem *fc_mem_lookup(struct fc_file *ff, u32 handle)
 	return fc_mem_lookup_kind(ff, handle, false);
 }
 
+/*
+ * The MEM_ALLOC buffer @handle of @ff, holding [@offset, @offset + @bytes),
+ * for something the board writes by one bus address (a receive ring, the
+ * event queue): contiguous memory only. A reference on *@out.
+ * RETURN VALUE: 0; -EINVAL (no such buffer, or not contiguous); -ERANGE.
+ */
+int fc_mem_get_span(struct fc_file *ff, u32 handle, u64 offset, u64 bytes,
+		    struct fc_mem **out)
+{
+	struct fc_mem *m = fc_mem_lookup(ff, handle);
+
+	if (!m)
+		return -EINVAL;
+	if (!m->alloc) {
+		fc_mem_put(m);
+		return -EINVAL;
+	}
+	if (offset > m->len || bytes > m->len - offset) {
+		fc_mem_put(m);
+		return -ERANGE;
+	}
+	*out = m;
+	return 0;
+}
+
 /* Copies in the argument of a MEM_* ioctl and checks its unused fields. */
 static int fc_mem_get_arg(struct fc_ioc_mem *a, void __user *arg)
 {
