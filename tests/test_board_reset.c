@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
+#include "pair.h"	/* the two boards (emu/ makes their cluster) */
 
 #define PORT		11
 #define CHAIN_LEN	(64u << 10)
@@ -28,51 +28,12 @@
 #define MSG_LEN		1000
 #define STILL_ROUNDS	200
 
-static char names[2][128];
-static char cluster[32];
-static struct fc_dev *bd[2];
-static struct fc_world world[2];
 
 static int setup(void **state)
 {
-	const char *pair = getenv("FPGACOMM_TEST_PAIR");
-	const char *one = getenv("FPGACOMM_TEST_DEVICE");
-	struct fcemu_cluster *c;
-	struct fc_topology t;
-	int i, rc;
-
 	(void)state;
-	if (pair && *pair) {
-		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
-			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
-			return -1;
-		}
-	} else if (one && *one && strncmp(one, "emu:", 4)) {
-		return 0;	/* one real board: nothing to pair it with */
-	} else {
-		snprintf(cluster, sizeof(cluster), "breset-%d", (int)getpid());
-		fcemu_cluster_unlink(cluster);
-		if (fc_topo_parse("full:2", &t))
-			return -1;
-		rc = fcemu_cluster_create(&c, cluster, &t, NULL);
-		if (rc) {
-			print_message("cluster %s: %s\n", cluster, fc_strerror(rc));
-			return -1;
-		}
-		fcemu_cluster_detach(c);	/* the boards attach by name */
-		for (i = 0; i < 2; i++)
-			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
-				 cluster, i);
-	}
-	for (i = 0; i < 2; i++) {
-		rc = fc_open(&bd[i], names[i]);
-		if (!rc)
-			rc = fc_world_query(bd[i], &world[i]);
-		if (rc) {
-			print_message("%s: %s\n", names[i], fc_strerror(rc));
-			return -1;
-		}
-	}
+	if (pair_open("breset"))
+		return -1;
 	return 0;
 }
 
@@ -85,11 +46,7 @@ static int teardown(void **state)
 	for (i = 0; i < 2; i++)
 		if (bd[i])
 			fc_reg_write(bd[i], FC_EMU_FAULT_DMA_STALL, 0);
-	for (i = 0; i < 2; i++)
-		if (bd[i])
-			fc_close(bd[i]);
-	if (*cluster)
-		fcemu_cluster_unlink(cluster);
+	pair_close();
 	return 0;
 }
 

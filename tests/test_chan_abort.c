@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
+#include "pair.h"	/* the two boards (emu/ makes their cluster) */
 
 #define PORT		9
 #define BIG		(512u << 10)	/* far more than the fabric holds */
@@ -30,58 +30,19 @@
 #define LANDED_MIN	64		/* packets of the cut message seen */
 #define STILL_ROUNDS	200		/* rounds without news: fabric empty */
 
-static char names[2][128];
-static char cluster[32];
-static struct fc_dev *bd[2];
-static struct fc_world world[2];
 static struct fc_chan *tx, *rx;
 
 static int setup(void **state)
 {
-	const char *pair = getenv("FPGACOMM_TEST_PAIR");
-	const char *one = getenv("FPGACOMM_TEST_DEVICE");
-	struct fcemu_cluster *c;
-	struct fc_topology t;
-	int i, rc;
-
 	(void)state;
 	/* Every message eager: the cut is in a channel message's packets. */
 	setenv("FPGACOMM_RNDV_MIN", "0", 1);
 	/* One engine: the test watches engine 0's byte count. */
 	setenv("FPGACOMM_EMU_ENGINES", "1", 1);
-	if (pair && *pair) {
-		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
-			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
-			return -1;
-		}
-	} else if (one && *one && strncmp(one, "emu:", 4)) {
-		return 0;	/* one real board: nothing to pair it with */
-	} else {
-		snprintf(cluster, sizeof(cluster), "abort-%d", (int)getpid());
-		fcemu_cluster_unlink(cluster);
-		if (fc_topo_parse("full:2", &t))
-			return -1;
-		rc = fcemu_cluster_create(&c, cluster, &t, NULL);
-		if (rc) {
-			print_message("cluster %s: %s\n", cluster, fc_strerror(rc));
-			return -1;
-		}
-		fcemu_cluster_detach(c);	/* the boards attach by name */
-		for (i = 0; i < 2; i++)
-			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
-				 cluster, i);
-	}
-	for (i = 0; i < 2; i++) {
-		rc = fc_open(&bd[i], names[i]);
-		if (!rc)
-			rc = fc_world_query(bd[i], &world[i]);
-		if (rc) {
-			print_message("%s: %s\n", names[i], fc_strerror(rc));
-			return -1;
-		}
-	}
-	if (fc_chan_open(bd[0], world[1].rank, PORT, 0, &tx) ||
-	    fc_chan_open(bd[1], world[0].rank, PORT, 0, &rx))
+	if (pair_open("abort"))
+		return -1;
+	if (bd[0] && (fc_chan_open(bd[0], world[1].rank, PORT, 0, &tx) ||
+		      fc_chan_open(bd[1], world[0].rank, PORT, 0, &rx)))
 		return -1;
 	return 0;
 }
@@ -99,11 +60,7 @@ static int teardown(void **state)
 	for (i = 0; i < 2; i++)
 		if (bd[i])
 			fc_reg_write(bd[i], FC_EMU_FAULT_DMA_STALL, 0);
-	for (i = 0; i < 2; i++)
-		if (bd[i])
-			fc_close(bd[i]);
-	if (*cluster)
-		fcemu_cluster_unlink(cluster);
+	pair_close();
 	return 0;
 }
 

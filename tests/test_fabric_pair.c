@@ -21,15 +21,11 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
+#include "pair.h"	/* the two boards (emu/ makes their cluster) */
 
 #define PORT		7
 #define BOARD_OFF	(1u << 20)
 
-static char names[2][128];
-static char cluster[32];
-static struct fc_dev *bd[2];
-static struct fc_world world[2];
 /*
  * Emulated boards move only when their process calls into the library: a
  * thread keeps both going, as two ranks' processes would (a board behind
@@ -51,49 +47,10 @@ static void *pump_main(void *arg)
 
 static int setup(void **state)
 {
-	const char *pair = getenv("FPGACOMM_TEST_PAIR");
-	const char *one = getenv("FPGACOMM_TEST_DEVICE");
-	struct fc_topology t;
-	int i, rc;
-
 	(void)state;
-	if (pair && *pair) {
-		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
-			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
-			return -1;
-		}
-	} else if (one && *one && strncmp(one, "emu:", 4)) {
-		return 0;	/* one real board: nothing to pair it with */
-	} else {
-		snprintf(cluster, sizeof(cluster), "pair-%d", (int)getpid());
-		fcemu_cluster_unlink(cluster);
-		if (fc_topo_parse("full:2", &t))
-			return -1;
-		{
-			struct fcemu_cluster *c;
-
-			rc = fcemu_cluster_create(&c, cluster, &t, NULL);
-			if (rc) {
-				print_message("cluster %s: %s\n", cluster,
-					      fc_strerror(rc));
-				return -1;
-			}
-			/* the boards attach by name; the object stays */
-			fcemu_cluster_detach(c);
-		}
-		for (i = 0; i < 2; i++)
-			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
-				 cluster, i);
-	}
-	for (i = 0; i < 2; i++) {
-		rc = fc_open(&bd[i], names[i]);
-		if (rc) {
-			print_message("fc_open(%s): %s\n", names[i],
-				      fc_strerror(rc));
-			return -1;
-		}
-	}
-	if (!strncmp(names[0], "emu:", 4)) {
+	if (pair_open("pair"))
+		return -1;
+	if (bd[0] && !strncmp(names[0], "emu:", 4)) {
 		pumping = 1;
 		if (pthread_create(&pump, NULL, pump_main, NULL)) {
 			pumping = 0;
@@ -105,18 +62,12 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	int i;
-
 	(void)state;
 	if (pumping) {
 		pumping = 0;
 		pthread_join(pump, NULL);
 	}
-	for (i = 0; i < 2; i++)
-		if (bd[i])
-			fc_close(bd[i]);
-	if (*cluster)
-		fcemu_cluster_unlink(cluster);
+	pair_close();
 	return 0;
 }
 

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two boards of one fabric, for the tests that need a pair (include once,
+ * after cmocka.h and harness.h): the two devices FPGACOMM_TEST_PAIR names
+ * (the VM's boards behind the driver), else a full:2 cluster of emulated
+ * boards made here. FPGACOMM_TEST_DEVICE naming one real board leaves
+ * nothing to pair: the test skips.
+ */
+#ifndef FC_TEST_PAIR_H
+#define FC_TEST_PAIR_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fpgacomm/fpgacomm.h>
+#include "fabric.h"	/* emu/: makes the cluster the pair runs on */
+
+static char names[2][128];
+static char cluster[32];		/* the cluster made here, if any */
+static struct fc_dev *bd[2];
+static struct fc_world world[2];
+
+/*
+ * Open both boards (bd[], world[]); the cluster, if made, is @prefix-PID.
+ * RETURN VALUE: 0 open, or nothing to pair (bd[] NULL); -1 failed (said).
+ */
+static int pair_open(const char *prefix)
+{
+	const char *pair = getenv("FPGACOMM_TEST_PAIR");
+	const char *one = getenv("FPGACOMM_TEST_DEVICE");
+	struct fcemu_cluster *c;
+	struct fc_topology t;
+	int i, rc;
+
+	if (pair && *pair) {
+		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
+			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
+			return -1;
+		}
+	} else if (one && *one && strncmp(one, "emu:", 4)) {
+		return 0;	/* one real board: nothing to pair it with */
+	} else {
+		snprintf(cluster, sizeof(cluster), "%s-%d", prefix, (int)getpid());
+		fcemu_cluster_unlink(cluster);
+		if (fc_topo_parse("full:2", &t))
+			return -1;
+		rc = fcemu_cluster_create(&c, cluster, &t, NULL);
+		if (rc) {
+			print_message("cluster %s: %s\n", cluster, fc_strerror(rc));
+			return -1;
+		}
+		fcemu_cluster_detach(c);	/* the boards attach by name */
+		for (i = 0; i < 2; i++)
+			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
+				 cluster, i);
+	}
+	for (i = 0; i < 2; i++) {
+		rc = fc_open(&bd[i], names[i]);
+		if (!rc)
+			rc = fc_world_query(bd[i], &world[i]);
+		if (rc) {
+			print_message("%s: %s\n", names[i], fc_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Close what pair_open() opened, and remove the cluster it made. */
+static void pair_close(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (bd[i])
+			fc_close(bd[i]);
+		bd[i] = NULL;
+	}
+	if (*cluster)
+		fcemu_cluster_unlink(cluster);
+}
+
+#endif /* FC_TEST_PAIR_H */
