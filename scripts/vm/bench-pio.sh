@@ -64,21 +64,12 @@ die() {
 	exit 1
 }
 
-command -v qemu-system-x86_64 > /dev/null ||
-	skip "qemu-system-x86_64 not installed (scripts/install-deps.sh --vm)"
+# shellcheck source=scripts/vm/common.sh
+. "$here/common.sh"
+need_vm_tools
 strace=$(command -v strace) ||
 	skip "strace not installed (scripts/install-deps.sh --vm)"
-if [ -z "$kver" ]; then
-	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' |
-		   sed 's/^vmlinuz-//' | sort -rV); do
-		if [ -d "/lib/modules/$k/kernel" ] && [ -f "/lib/modules/$k/build/Makefile" ]; then
-			kver=$k
-			break
-		fi
-	done
-	[ -n "$kver" ] || skip "no kernel with an image, modules and headers" \
-		"(scripts/install-deps.sh --vm)"
-fi
+pick_kernel
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-pio.XXXXXX")
 own_logs=0 keep_work=0
@@ -89,8 +80,6 @@ fi
 cluster=fcvm-pio-$$
 trap '[ "$keep_work" = 1 ] || rm -rf "$work"; rm -f "/dev/shm/fpgacomm-$cluster"' EXIT
 
-# shellcheck source=scripts/vm/common.sh
-. "$here/common.sh"
 build "the library and tools (make all)" make -C "$top" -j2 all
 build "fpgacomm.ko for $kver" env KDIR="/lib/modules/$kver/build" \
 	"$top/scripts/build-driver.sh"

@@ -68,21 +68,10 @@ die() {
 	exit 1
 }
 
-command -v qemu-system-x86_64 > /dev/null ||
-	skip "qemu-system-x86_64 not installed (scripts/install-deps.sh --vm)"
-[ -x /bin/busybox ] || [ -x /usr/bin/busybox ] ||
-	skip "busybox not installed (scripts/install-deps.sh --vm)"
-if [ -z "$kver" ]; then
-	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' |
-		   sed 's/^vmlinuz-//' | sort -rV); do
-		if [ -d "/lib/modules/$k/kernel" ] && [ -f "/lib/modules/$k/build/Makefile" ]; then
-			kver=$k
-			break
-		fi
-	done
-	[ -n "$kver" ] || skip "no kernel with an image, modules and headers" \
-		"(scripts/install-deps.sh --vm)"
-fi
+# shellcheck source=scripts/vm/common.sh
+. "$here/common.sh"
+need_vm_tools
+pick_kernel
 kdir=/lib/modules/$kver/build
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-tests.XXXXXX")
@@ -95,8 +84,6 @@ fi
 trap '[ "$keep_logs" = 1 ] || rm -rf "$work"' EXIT
 
 # ---- Build: the tree, the driver, the fixture ----
-# shellcheck source=scripts/vm/common.sh
-. "$here/common.sh"
 build "the library, tools and tests (make all)" make -C "$top" -j2 all
 build "fpgacomm.ko for $kver" env KDIR="$kdir" "$top/scripts/build-driver.sh"
 fixture=$top/build/vm/fcvm-msix
