@@ -335,6 +335,20 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg);
 long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
 long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
 int fc_dma_board_reset(struct fc_dev *fc, u32 val);
+
+/* fc_desc.c: a SUBMIT's transfers checked, its descriptors built from
+ * what it resolved for each transfer */
+struct fc_xfer_res {
+	struct fc_mem *src;
+	struct fc_mem *dst;
+};
+int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x,
+		  const struct fc_ioc_xfer *next);
+long fc_chain_walk(struct fc_chain *c, const struct fc_ioc_xfer *x,
+		   const struct fc_xfer_res *res, unsigned int n, bool fill);
+int fc_chain_alloc_tables(struct fc_dev *fc, struct fc_chain *c,
+			  unsigned long ndesc);
+int fc_chain_mark_ends(struct fc_chain *c);
 void fc_dma_release_file(struct fc_file *ff);
 bool fc_dma_file_event(struct fc_file *ff);
 
