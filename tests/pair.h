@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fpgacomm/fpgacomm.h>
@@ -80,6 +81,23 @@ static void pair_close(void)
 	}
 	if (*cluster)
 		fcemu_cluster_unlink(cluster);
+}
+
+/* Register @off of board @b (the test fails if it cannot be read). */
+static inline uint32_t rd(int b, uint32_t off)
+{
+	uint32_t v = 0;
+
+	assert_ok(fc_reg_read(bd[b], off, &v));
+	return v;
+}
+
+static inline uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 #endif /* FC_TEST_PAIR_H */

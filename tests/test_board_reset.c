@@ -50,22 +50,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint32_t rd(int b, uint32_t off)
-{
-	uint32_t v = 0;
-
-	assert_ok(fc_reg_read(bd[b], off, &v));
-	return v;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void need_pair_and_knobs(void)
 {
 	struct fc_info inf;

@@ -76,22 +76,6 @@ static void need_fault_knobs(void)
 		skip_because("the sender is not emulated: no fault knobs");
 }
 
-static uint32_t rd(int b, uint32_t off)
-{
-	uint32_t v = 0;
-
-	assert_ok(fc_reg_read(bd[b], off, &v));
-	return v;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* One round for both boards: emulated ones move only when called. */
 static void drive(void)
 {
