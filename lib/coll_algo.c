@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Collective algorithms: each records a schedule (coll_sched.c) for one
- * rank. A round is: sends and receives, then reductions and copies, then
- * fc__sched_round(). docs/collectives.md has the choice table.
+ * rank. A round is: sends and receives, then reductions and copies (each
+ * runs once the messages recorded before it are done), then
+ * fc__sched_round(). docs/collectives.md has the choice table; the ring
+ * steps are in coll_ring.c, dimension by dimension in coll_grid.c.
  *
  * Reductions that every rank ends with (allreduce) compute each element
  * once and copy it around (ring), or compute it on both partners from the
@@ -14,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "coll_shape.h"
 
 enum algo {
 	A_DISSEMINATION,
@@ -26,6 +28,7 @@ enum algo {
 	A_PAIRWISE,
 	A_DIRECT,
 	A_RABENSEIFNER,
+	A_GRID,
 	A_COUNT
 };
 
@@ -33,6 +36,7 @@ static const char *const algo_names[A_COUNT] = {
 	"dissemination",      "binomial", "scatter_allgather",
 	"recursive_doubling", "ring",	  "linear",
 	"pairwise",	      "direct",	  "rabenseifner",
+	"grid",
 };
 
 const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
@@ -47,13 +51,13 @@ static const uint32_t algos_of[FC__KIND_COUNT] = {
 	[FC__BCAST] = BIT(A_BINOMIAL) | BIT(A_SCATTER_ALLGATHER),
 	[FC__REDUCE] = BIT(A_BINOMIAL),
 	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING) |
-			  BIT(A_RABENSEIFNER),
+			  BIT(A_RABENSEIFNER) | BIT(A_GRID),
 	[FC__REDUCE_SCATTER] = BIT(A_RING),
 	[FC__SCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__EXSCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__GATHER] = BIT(A_LINEAR) | BIT(A_BINOMIAL),
 	[FC__SCATTER] = BIT(A_LINEAR) | BIT(A_BINOMIAL),
-	[FC__ALLGATHER] = BIT(A_RING) | BIT(A_RECURSIVE_DOUBLING),
+	[FC__ALLGATHER] = BIT(A_RING) | BIT(A_RECURSIVE_DOUBLING) | BIT(A_GRID),
 	[FC__ALLTOALL] = BIT(A_PAIRWISE) | BIT(A_DIRECT),
 	[FC__SPLIT] = BIT(A_RING),
 };
@@ -112,6 +116,8 @@ static bool full_mesh(struct fc_group *g)
 static bool usable(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 		   int algo)
 {
+	if (algo == A_GRID)
+		return fc__grid_usable(g, false);
 	if (kind == FC__ALLGATHER && algo == A_RECURSIVE_DOUBLING)
 		return pow2(g->size) && !vector;
 	if ((kind == FC__GATHER || kind == FC__SCATTER) && algo == A_BINOMIAL)
@@ -164,37 +170,6 @@ const char *fc__coll_algo(struct fc_group *g, enum fc__coll_kind kind,
 
 /* ---- Shapes ---- */
 
-struct shape {
-	struct fc_group *g;
-	struct fc__sched *s;
-	const struct fc__coll_args *a;
-	uint32_t n, r;
-	size_t es;
-};
-
-static uint32_t left(const struct shape *x)
-{
-	return (x->r + x->n - 1) % x->n;
-}
-
-static uint32_t right(const struct shape *x)
-{
-	return (x->r + 1) % x->n;
-}
-
-/* Block @i of @count elements cut into @n nearly equal blocks. */
-static size_t blk_off(size_t count, uint32_t n, uint32_t i)
-{
-	size_t q = count / n, rem = count % n;
-
-	return i * q + (i < rem ? i : rem);
-}
-
-static size_t blk_cnt(size_t count, uint32_t n, uint32_t i)
-{
-	return count / n + (i < count % n);
-}
-
 /* One past the last element of block @i. */
 static size_t blk_end(const size_t *offs, const size_t *cnts, uint32_t i)
 {
@@ -202,8 +177,8 @@ static size_t blk_end(const size_t *offs, const size_t *cnts, uint32_t i)
 }
 
 /* Block offsets and counts of @count elements in n blocks. */
-static int even_blocks(struct shape *x, size_t count, size_t **offs,
-		       size_t **cnts)
+int fc__even_blocks(struct shape *x, size_t count, size_t **offs,
+		    size_t **cnts)
 {
 	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
 	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
@@ -279,12 +254,6 @@ static void bcast_scatter_allgather(struct shape *x, char *buf)
 }
 
 /* ---- Reductions ---- */
-
-/* The input of a reduction: @sendbuf, or @recvbuf in place. */
-static const void *input(const struct shape *x)
-{
-	return x->a->in_place ? x->a->recvbuf : x->a->sendbuf;
-}
 
 static void reduce_binomial(struct shape *x)
 {
@@ -411,7 +380,7 @@ static void allreduce_rabenseifner(struct shape *x)
 		struct shape sub = *x;
 
 		sub.n = p2;
-		if (even_blocks(&sub, count, &offs, &cnts))
+		if (fc__even_blocks(&sub, count, &offs, &cnts))
 			return;
 		hi = p2;
 		for (mask = p2 / 2; mask; mask /= 2) {
@@ -453,107 +422,6 @@ static void allreduce_rabenseifner(struct shape *x)
 	fold_out(x, acc, bytes, rem);
 }
 
-/*
- * Ring reduce-scatter over @acc (@count elements in n blocks; block i
- * at blk_off): after it, rank r holds block r reduced over every rank.
- */
-static void ring_reduce_scatter(struct shape *x, char *acc, size_t count)
-{
-	uint32_t n = x->n, r = x->r, s;
-	size_t es = x->es;
-	char *tmp = fc__sched_scratch(x->s, blk_cnt(count, n, 0) * es);
-
-	if (!tmp)
-		return;
-	for (s = 0; s + 1 < n; s++) {
-		uint32_t out = (r + 2 * n - s - 1) % n;
-		uint32_t in = (r + 2 * n - s - 2) % n;
-		size_t in_len = blk_cnt(count, n, in) * es;
-
-		fc__sched_send(x->s, right(x),
-			       acc + blk_off(count, n, out) * es,
-			       blk_cnt(count, n, out) * es);
-		fc__sched_recv(x->s, left(x), tmp, in_len);
-		fc__sched_reduce(x->s, acc + blk_off(count, n, in) * es, tmp,
-				 in_len, false);
-		fc__sched_round(x->s);
-	}
-}
-
-/* Ring allgather of blocks at @offs/@cnts (elements) in @buf: rank r
- * starts with block r. */
-static void ring_allgather(struct shape *x, char *buf, const size_t *offs,
-			   const size_t *cnts)
-{
-	uint32_t n = x->n, r = x->r, s;
-	size_t es = x->es;
-
-	for (s = 0; s + 1 < n; s++) {
-		uint32_t out = (r + n - s) % n, in = (r + 2 * n - s - 1) % n;
-
-		fc__sched_send(x->s, right(x), buf + offs[out] * es,
-			       cnts[out] * es);
-		fc__sched_recv(x->s, left(x), buf + offs[in] * es,
-			       cnts[in] * es);
-		fc__sched_round(x->s);
-	}
-}
-
-/*
- * Ring allreduce. Out of place, the caller's input is read where it lies:
- * each block is received straight into @recvbuf and the rank's own part
- * added from @sendbuf, with no copy of the input and no scratch; in place,
- * blocks arrive in a scratch block and are added into @recvbuf. Both add
- * in the order own op incoming, so that mixed calls agree to the bit.
- */
-static void allreduce_ring(struct shape *x)
-{
-	size_t count = x->a->count, *offs, *cnts, es = x->es;
-	const char *own = x->a->sendbuf;
-	char *acc = x->a->recvbuf;
-	uint32_t n = x->n, r = x->r, s;
-
-	if (even_blocks(x, count, &offs, &cnts))
-		return;
-	if (x->a->in_place) {
-		ring_reduce_scatter(x, acc, count);
-	} else {
-		for (s = 0; s + 1 < n; s++) {
-			uint32_t out = (r + 2 * n - s - 1) % n;
-			uint32_t in = (r + 2 * n - s - 2) % n;
-
-			fc__sched_send(x->s, right(x),
-				       (s ? acc : own) + offs[out] * es,
-				       cnts[out] * es);
-			fc__sched_recv(x->s, left(x), acc + offs[in] * es,
-				       cnts[in] * es);
-			fc__sched_reduce(x->s, acc + offs[in] * es,
-					 own + offs[in] * es, cnts[in] * es,
-					 true);
-			fc__sched_round(x->s);
-		}
-		if (n == 1) {
-			fc__sched_copy(x->s, acc, own, count * es);
-			fc__sched_round(x->s);
-		}
-	}
-	ring_allgather(x, acc, offs, cnts);
-}
-
-static void reduce_scatter_ring(struct shape *x)
-{
-	size_t count = x->a->count, bytes = count * x->es, all = bytes * x->n;
-	char *acc = fc__sched_scratch(x->s, all);
-
-	if (!acc)
-		return;
-	fc__sched_copy(x->s, acc, input(x), all);
-	fc__sched_round(x->s);
-	ring_reduce_scatter(x, acc, count * x->n);
-	fc__sched_copy(x->s, x->a->recvbuf, acc + x->r * bytes, bytes);
-	fc__sched_round(x->s);
-}
-
 /* Hillis and Steele: in round k, pass the sum of the 2^k ranks up to
  * this one on to rank r + 2^k. */
 static void scan_recursive_doubling(struct shape *x, bool exclusive)
@@ -588,7 +456,7 @@ static void scan_recursive_doubling(struct shape *x, bool exclusive)
 /* ---- Gather, scatter, allgather, alltoall ---- */
 
 /* Per-rank counts and displacements of @a's receive side (elements). */
-static int layout(struct shape *x, size_t **offs, size_t **cnts)
+int fc__layout(struct shape *x, size_t **offs, size_t **cnts)
 {
 	if (x->a->vector) {
 		*offs = (size_t *)x->a->displs;
@@ -624,7 +492,7 @@ static void rooted_linear(struct shape *x, bool gather)
 		fc__sched_round(x->s);
 		return;
 	}
-	if (layout(x, &offs, &cnts))
+	if (fc__layout(x, &offs, &cnts))
 		return;
 	for (i = 0; i < x->n; i++) {
 		if (i == x->r)
@@ -732,14 +600,14 @@ static void allgather(struct shape *x, int algo)
 	char *rb = x->a->recvbuf;
 	uint32_t mask, r = x->r;
 
-	if (layout(x, &offs, &cnts))
+	if (fc__layout(x, &offs, &cnts))
 		return;
 	if (!x->a->in_place)
 		fc__sched_copy(x->s, rb + offs[r] * es, x->a->sendbuf,
 			       cnts[r] * es);
 	fc__sched_round(x->s);
 	if (algo == A_RING) {
-		ring_allgather(x, rb, offs, cnts);
+		fc__ring_allgather(x, rb, offs, cnts);
 		return;
 	}
 	for (mask = 1; mask < x->n; mask <<= 1) {
@@ -761,7 +629,7 @@ static void alltoall(struct shape *x, int algo)
 	char *rb = a->recvbuf;
 	uint32_t i, r = x->r, n = x->n;
 
-	if (layout(x, &roffs, &rcnts))
+	if (fc__layout(x, &roffs, &rcnts))
 		return;
 	soffs = a->vector ? (size_t *)a->sdispls : roffs;
 	scnts = a->vector ? (size_t *)a->scounts : rcnts;
@@ -796,7 +664,8 @@ static void alltoall(struct shape *x, int algo)
 int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		    struct fc__sched *s)
 {
-	struct shape x = { g, s, a, g->size, g->rank, fc__dtype_size(a->dtype) };
+	struct shape x = { g, s, a, g->size, g->rank, fc__dtype_size(a->dtype),
+			   NULL };
 	size_t bytes = a->count * x.es;
 	int algo;
 
@@ -822,14 +691,16 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		break;
 	case FC__ALLREDUCE:
 		if (algo == A_RING)
-			allreduce_ring(&x);
+			fc__allreduce_ring(&x);
+		else if (algo == A_GRID)
+			fc__allreduce_grid(&x);
 		else if (algo == A_RABENSEIFNER)
 			allreduce_rabenseifner(&x);
 		else
 			allreduce_recursive_doubling(&x);
 		break;
 	case FC__REDUCE_SCATTER:
-		reduce_scatter_ring(&x);
+		fc__reduce_scatter_ring(&x);
 		break;
 	case FC__SCAN:
 	case FC__EXSCAN:
@@ -849,7 +720,10 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		break;
 	case FC__ALLGATHER:
 	case FC__SPLIT:
-		allgather(&x, algo);
+		if (algo == A_GRID)
+			fc__allgather_grid(&x);
+		else
+			allgather(&x, algo);
 		break;
 	case FC__ALLTOALL:
 		alltoall(&x, algo);

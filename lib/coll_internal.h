@@ -80,6 +80,7 @@ struct fc__sched {
 	struct fc__step *steps;
 	unsigned int n, cap;
 	unsigned int cur; /* first step of the running round */
+	unsigned int ran; /* local steps before this one have run */
 	bool posted;	  /* the running round's messages are posted */
 	void *scratch;	  /* memory the schedule's steps point into */
 	int err;	  /* recording failed (-ENOMEM) */

@@ -3,8 +3,10 @@
  * The collective engine: runs schedules over a group's channels.
  *
  * A schedule is a list of rounds. A round's sends and receives are posted
- * together; once all of them are done its reductions and copies run, in
- * order, and the next round starts. Each group runs one collective at a
+ * together; each of its reductions and copies runs, in order, once the
+ * messages recorded before it are done (so a round of pieces, each
+ * received and then reduced, reduces one piece while the next moves), and
+ * the next round starts when all are done. Each group runs one collective at a
  * time, so that on every channel the messages of consecutive collectives
  * follow one another in the order both ends expect.
  *
@@ -419,8 +421,16 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 		}
 		done = 1;
 		for (i = s->cur; i < end; i++) {
-			if (!comm(&s->steps[i]))
+			if (!comm(&s->steps[i])) {
+				/* once the messages before it are done:
+				 * later ones may still be moving */
+				if (done && i >= s->ran) {
+					run_local(req, &s->steps[i]);
+					s->ran = i + 1;
+					*moved = true;
+				}
 				continue;
+			}
 			ret = step_test(req, &s->steps[i], moved);
 			if (ret < 0)
 				return ret;
@@ -428,8 +438,6 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 		}
 		if (!done)
 			return -EINPROGRESS;
-		for (i = s->cur; i < end; i++)
-			run_local(req, &s->steps[i]);
 		round_unpost(s);
 		s->cur = end;
 	}

@@ -644,6 +644,85 @@ static void test_groups(void)
 	CHECK_RC(fc_group_free(dup), -EINVAL);
 }
 
+/* ---- Forced algorithms ---- */
+
+/* The collective @kind's algorithm on @g, forced or not, for 1 MiB. */
+static bool runs(struct fc_group *g, const char *kind, const char *algo)
+{
+	const char *name = fc_coll_algo_name(g, kind, 1 << 20);
+
+	return name && !strcmp(name, algo);
+}
+
+/*
+ * Every algorithm FPGACOMM_COLL_ALGO forces is the one that runs on the
+ * world. Where it forces grid (dimension by dimension on a torus or
+ * mesh): also on the world ranked backwards (a row's blocks are then
+ * not consecutive in an allgather's buffer), and a group that covers
+ * half the boards falls back to another algorithm, with right results.
+ */
+static void test_forced_algos(void)
+{
+	const char *env = getenv("FPGACOMM_COLL_ALGO");
+	struct fc_group *rev = NULL, *half = NULL;
+	char buf[256], *item, *save = NULL;
+	int64_t in[3], sum[3], *all;
+
+	if (!env)
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		CHECK(runs(world, item, eq + 1), "%s: %s runs, %s forced",
+		      item, fc_coll_algo_name(world, item, 1 << 20), eq + 1);
+	}
+	if (!strstr(env, "allgather=grid") || size < 4)
+		return;
+	all = calloc(size * 3, sizeof(*all));
+	CHECK_RC(fc_group_split(world, 0, -(int)rank, T_MS, &rev), 0);
+	CHECK_RC(fc_group_split(world, (int)(rank % 2), 0, T_MS, &half), 0);
+	if (!all || !rev || !half)
+		goto out;
+	CHECK(runs(rev, "allgather", "grid") && runs(rev, "allreduce", "grid"),
+	      "grid on the world ranked backwards");
+	CHECK(!runs(half, "allgather", "grid") &&
+		      !runs(half, "allreduce", "grid"),
+	      "grid on half of the boards");
+	for (int i = 0; i < 3; i++)
+		in[i] = (int64_t)rank * 10 + i;
+	CHECK_RC(fc_allgather(rev, in, all, 3, FC_INT64, T_MS), 0);
+	for (uint32_t m = 0; m < size; m++)
+		for (int i = 0; i < 3; i++)
+			CHECK(all[m * 3 + i] == (int64_t)(size - 1 - m) * 10 + i,
+			      "allgather backwards: member %u [%d] = %" PRId64,
+			      m, i, all[m * 3 + i]);
+	CHECK_RC(fc_allreduce(rev, in, sum, 3, FC_INT64, FC_SUM, T_MS), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) * 10 +
+				       (int64_t)size * i,
+		      "allreduce backwards [%d] = %" PRId64, i, sum[i]);
+	CHECK_RC(fc_allreduce(half, in, sum, 3, FC_INT64, FC_SUM, T_MS), 0);
+	{
+		int64_t want = 0;
+
+		for (uint32_t r = rank % 2; r < size; r += 2)
+			want += (int64_t)r * 10;
+		CHECK(sum[0] == want, "allreduce on half %" PRId64
+		      ", want %" PRId64, sum[0], want);
+	}
+out:
+	if (rev)
+		CHECK_RC(fc_group_free(rev), 0);
+	if (half)
+		CHECK_RC(fc_group_free(half), 0);
+	free(all);
+}
+
 /* ---- Errors ---- */
 
 static void test_bad_args(void)
@@ -893,6 +972,7 @@ static int run_rank(void)
 		test_rank_dies();
 	} else {
 		test_groups();
+		test_forced_algos();
 		test_reductions();
 		test_bitwise_identical();
 		test_bcast();
@@ -917,48 +997,57 @@ struct shape {
 	int ranks;
 	const char *topo, *algo, *faults, *test;
 	bool full_only;
+	const char *pipeline; /* FPGACOMM_COLL_PIPELINE: bytes a ring piece */
 };
 
 static const struct shape shapes[] = {
-	{ 1, NULL, NULL, NULL, NULL, false },
-	{ 2, NULL, NULL, NULL, NULL, false },
+	{ 1, NULL, NULL, NULL, NULL, false, NULL },
+	{ 2, NULL, NULL, NULL, NULL, false, NULL },
 	{ 3, "ring:3",
 	  "allreduce=ring,bcast=scatter_allgather,alltoall=pairwise,"
 	  "gather=binomial,scatter=binomial",
-	  NULL, NULL, false },
+	  NULL, NULL, false, "1000" },
 	{ 4, "torus:2x2",
 	  "allreduce=ring,allgather=recursive_doubling,"
 	  "bcast=scatter_allgather,gather=linear,scatter=linear",
-	  NULL, NULL, false },
+	  NULL, NULL, false, NULL },
 	{ 4, "full:4",
 	  "allreduce=recursive_doubling,allgather=ring,"
 	  "alltoall=direct,bcast=binomial",
-	  "drop=0.01,corrupt=0.01", NULL, false },
-	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false },
-	{ 8, "full:8", "allreduce=ring", NULL, NULL, false },
-	{ 16, "torus:4x4", NULL, NULL, NULL, false },
+	  "drop=0.01,corrupt=0.01", NULL, false, NULL },
+	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false, NULL },
+	{ 8, "full:8", "allreduce=ring", NULL, NULL, false, NULL },
+	{ 16, "torus:4x4", NULL, NULL, NULL, false, NULL },
+	{ 8, "torus:4x2", "allreduce=grid,allgather=grid", NULL, NULL, false,
+	  NULL },
+	{ 6, "mesh:3x2", "allreduce=grid,allgather=grid", "drop=0.01", NULL,
+	  true, NULL },
 	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
-	  NULL, true },
+	  NULL, true, NULL },
 	{ 8, "ring:8",
 	  "alltoall=pairwise,bcast=scatter_allgather,"
 	  "allgather=recursive_doubling",
-	  NULL, NULL, true },
+	  NULL, NULL, true, NULL },
 	{ 16, "torus:4x4",
 	  "allreduce=recursive_doubling,allgather=ring,"
 	  "bcast=binomial",
-	  "drop=0.01,corrupt=0.01", NULL, true },
-	{ 3, "full:3", NULL, NULL, "dies", false },
+	  "drop=0.01,corrupt=0.01", NULL, true, NULL },
+	{ 3, "full:3", NULL, NULL, "dies", false, NULL },
 };
 
 static int launch(const char *run, const char *self, const struct shape *s)
 {
 	const char *const env[] = { "FPGACOMM_COLL_ALGO", s->algo,
-				    "FPGACOMM_COLL_TEST", s->test, NULL };
+				    "FPGACOMM_COLL_TEST", s->test,
+				    "FPGACOMM_COLL_PIPELINE", s->pipeline,
+				    NULL };
 
-	printf("== %d ranks, %s%s%s%s%s\n", s->ranks,
+	printf("== %d ranks, %s%s%s%s%s%s%s\n", s->ranks,
 	       s->topo ? s->topo : "default",
 	       s->algo ? ", FPGACOMM_COLL_ALGO=" : "", s->algo ? s->algo : "",
-	       s->faults ? ", faults " : "", s->faults ? s->faults : "");
+	       s->faults ? ", faults " : "", s->faults ? s->faults : "",
+	       s->pipeline ? ", FPGACOMM_COLL_PIPELINE=" : "",
+	       s->pipeline ? s->pipeline : "");
 	return harness_launch_ranks(run, self, s->ranks, s->topo, s->faults,
 				    env);
 }
