@@ -24,7 +24,8 @@ static bool fc_loc_is_chan(const struct fc_ioc_loc *loc)
 static struct fc_hw_chain_step fc_xfer_step(const struct fc_ioc_xfer *x)
 {
 	struct fc_hw_chain_step s = {
-		.flags = x->flags & FC_XFER_MORE ? FC_DESC_F_MORE : 0,
+		.flags = (x->flags & FC_XFER_MORE ? FC_DESC_F_MORE : 0) |
+			 (x->flags & FC_XFER_CTRL ? FC_DESC_F_CTRL : 0),
 		.dst_space = x->dst.space,
 		.dst = x->dst.addr,
 	};
@@ -147,6 +148,8 @@ long fc_chain_walk(struct fc_chain *c, const struct fc_ioc_xfer *x,
 				if (d.fixed && (left > step ||
 						x[i].flags & FC_XFER_MORE))
 					flags = FC_DESC_F_MORE;
+				if (x[i].flags & FC_XFER_CTRL)
+					flags |= FC_DESC_F_CTRL;
 				h->len = cpu_to_le32(step);
 				h->flags = cpu_to_le16(flags);
 				h->src_space = s.space;
@@ -247,7 +250,7 @@ int fc_check_xfer(struct fc_dev *fc, const struct fc_ioc_xfer *x,
 	struct fc_hw_chain_step step, next_step;
 	int ret;
 
-	if (x->flags & ~FC_XFER_MORE || x->reserved)
+	if (x->flags & ~(FC_XFER_MORE | FC_XFER_CTRL) || x->reserved)
 		return -EINVAL;
 	step = fc_xfer_step(x);
 	if (next)

@@ -125,7 +125,7 @@ struct fc__backend {
 	int (*chan_eq)(struct fc_dev *dev, uint32_t chan);
 	int (*eq_head)(struct fc_dev *dev, uint32_t head);
 	/*
-	 * Control messages (FC_XFER_F_CTRL) and remote writes into any
+	 * Control messages (dev->ctrl_msgs) and remote writes into any
 	 * registered memory: large channel messages may go by rendezvous.
 	 */
 	bool rendezvous;
@@ -182,6 +182,9 @@ struct fc_dev {
 	/* Chain queues the backend runs side by side (be->submit's @engine);
 	 * 0 or 1: one, in submission order. Set by open. */
 	unsigned int engines;
+	/* Chains may send control messages (FC_XFER_F_CTRL): the channels'
+	 * credits travel in them. Set by open. */
+	bool ctrl_msgs;
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__join join;	/* set by fc_open before the backend opens */
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */

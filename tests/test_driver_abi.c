@@ -969,10 +969,10 @@ static struct fc_ioc_loc chain_dst(enum chain_dst d)
 }
 
 /*
- * The chain rule (fc_hw_chain_check()) at SUBMIT, for the cases the ABI
- * can express (FC_XFER_MORE; it has no control messages): a ticket that
- * breaks it is refused with -EINVAL, one that keeps it is taken (and
- * ended by the board, which has no route to node 63).
+ * The chain rule (fc_hw_chain_check()) at SUBMIT, every case of the table
+ * (FC_XFER_MORE, and FC_XFER_CTRL where the driver has FC_FEAT_XFER_CTRL):
+ * a ticket that breaks it is refused with -EINVAL, one that keeps it is
+ * taken (and ended by the board, which has no route to node 63).
  */
 static void test_submit_chain_rule(void **state)
 {
@@ -987,12 +987,15 @@ static void test_submit_chain_rule(void **state)
 	assert_ok(mem_register(fd, buf, sizeof(buf), &h));
 	for (i = 0; i < CHAIN_CASES; i++) {
 		c = &chain_cases[i];
-		if ((c->flags[0] | c->flags[1]) & FC_DESC_F_CTRL)
+		if ((c->flags[0] | c->flags[1]) & FC_DESC_F_CTRL &&
+		    !(info.features & FC_FEAT_XFER_CTRL))
 			continue;
 		for (k = 0; k < 2; k++) {
 			x[k] = xfer(host(h, 0), chain_dst(c->dst[k]), 64);
 			if (c->flags[k] & FC_DESC_F_MORE)
-				x[k].flags = FC_XFER_MORE;
+				x[k].flags |= FC_XFER_MORE;
+			if (c->flags[k] & FC_DESC_F_CTRL)
+				x[k].flags |= FC_XFER_CTRL;
 		}
 		rc = submit(x, 2, &t);
 		if (c->bad >= 0) {
@@ -1641,18 +1644,21 @@ static int reg_wait(uint32_t off, uint32_t want)
 
 /*
  * A message to this board's own channel @chan through the fabric: @len
- * bytes of @buf. RETURN VALUE: the chain's status (*hw_error its
- * FC_DMA_ERR_*), or -errno.
+ * bytes of @buf, with FC_XFER_* @flags. RETURN VALUE: the chain's status
+ * (*hw_error its FC_DMA_ERR_*), or -errno.
  */
-static int send_self(uint32_t chan, const void *buf, uint64_t len,
-		     uint32_t *hw_error)
+static int send_self_flags(uint32_t chan, const void *buf, uint64_t len,
+			   uint32_t flags, uint32_t *hw_error)
 {
 	struct fc_ioc_loc dst = { .space = FC_SPACE_FABRIC,
 				  .addr = FC_FABRIC_CHAN(info.node_id, chan) };
 	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), dst, len);
 	struct fc_ioc_wait w = { .timeout_ms = WAIT_MS };
 	uint64_t t;
-	int rc = submit(&x, 1, &t);
+	int rc;
+
+	x.flags = flags;
+	rc = submit(&x, 1, &t);
 
 	*hw_error = 0;
 	if (rc)
@@ -1661,6 +1667,12 @@ static int send_self(uint32_t chan, const void *buf, uint64_t len,
 	rc = xioctl(fd, FC_IOC_WAIT, &w);
 	*hw_error = w.hw_error;
 	return rc ? rc : w.status;
+}
+
+static int send_self(uint32_t chan, const void *buf, uint64_t len,
+		     uint32_t *hw_error)
+{
+	return send_self_flags(chan, buf, len, 0, hw_error);
 }
 
 /*
@@ -1843,6 +1855,21 @@ static void test_eq_bad(void **state)
 		assert_ok(eq_head(fd, 2));
 		assert_ok(reg_read(FC_EQ_HEAD, &v));
 		assert_int_equal(v, 2);
+		/* a control message (FC_XFER_CTRL): CTRL packets, in order */
+		if (info.features & FC_FEAT_XFER_CTRL) {
+			assert_ok(send_self_flags(TEST_CHAN, msg, 8,
+						  FC_XFER_CTRL, &v));
+			assert_ok(reg_wait(FC_EQ_TAIL, 3));
+			e = (const struct fc_hw_pkt *)map + 2;
+			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
+			assert_int_equal((hdr >> FC_PKT_TYPE_SHIFT) &
+					 FC_PKT_TYPE_MASK, FC_PKT_T_CTRL);
+			assert_int_equal((hdr >> FC_PKT_LEN_SHIFT) &
+					 FC_PKT_LEN_MASK, 8);
+			assert_true(hdr & FC_PKT_EOM);
+			assert_memory_equal(e->payload, msg, 8);
+			assert_ok(eq_head(fd, 3));
+		}
 	}
 
 	/* off: the endpoint goes with it; the other file may take both */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Two boards of one fabric driven from one process: channel messages both
- * ways and a remote write, verified byte for byte. In a VM
+ * ways, credits holding back what an unread channel would take, and a
+ * remote write, verified byte for byte. In a VM
  * (scripts/vm/vm-tests-guest.sh) the boards are /dev/fpgacomm0 and
  * /dev/fpgacomm1 behind fpgacomm.ko, two fpgacomm-emud of one emulated
  * cluster: the channel goes through the driver (the event queue: EQ,
@@ -120,6 +121,36 @@ static void wait_both(struct fc_req *a, struct fc_req *b, size_t *len)
 	}
 	assert_ok(ra);
 	assert_ok(rb);
+}
+
+/* Every request of @reqs (NULL entries done) until all end, tested in
+ * turn: the libraries of both boards move. */
+static void wait_all(struct fc_req **reqs, int n)
+{
+	uint64_t deadline = (uint64_t)time(NULL) + WAIT_MS / 1000;
+	int left = n, spins = 0, rc, i;
+
+	while (left) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			if (!reqs[i])
+				continue;
+			rc = fc_req_test(reqs[i], NULL);
+			if (rc == -EINPROGRESS) {
+				left++;
+				continue;
+			}
+			assert_ok(rc);
+			reqs[i] = NULL;
+		}
+		if (left && (uint64_t)time(NULL) > deadline) {
+			print_message("%d of %d requests still running\n",
+				      left, n);
+			fail();
+		}
+		if (++spins % 64 == 0)
+			usleep(100);
+	}
 }
 
 /* One message of @len bytes from one board to the other, verified. */
@@ -248,6 +279,76 @@ static void test_channel_queue(void **state)
 	assert_ok(fc_chan_close(c1));
 }
 
+/*
+ * End-to-end credits, through the driver too (control messages by
+ * FC_XFER_CTRL): on a channel nobody reads, the sender's messages past the
+ * window (FC_CHAN_CREDIT) wait while another channel between the same
+ * boards goes on; once read, they all come, in order. Without credits the
+ * receiver's library would take them all (up to FC_CHAN_BUFFERED) and
+ * none would wait.
+ */
+static void test_credits_unread(void **state)
+{
+	enum { LEN = 16 << 10, N = FC_CHAN_CREDIT / (LEN + 64) + 16 };
+	uint8_t *out = malloc((size_t)N * LEN), *in = malloc((size_t)N * LEN);
+	struct fc_req **req = calloc(2 * N, sizeof(*req)), **rreq = req + N;
+	struct fc_chan *a0, *a1, *b0, *b1;
+	uint32_t h, t, stalls;
+	int i, rc, done = 0;
+
+	(void)state;
+	need_pair();
+	if (getenv("FPGACOMM_CHAN_CREDIT") || getenv("FPGACOMM_RNDV_MIN"))
+		skip_because("the window or the rendezvous threshold is set");
+	assert_non_null(out);
+	assert_non_null(in);
+	assert_non_null(req);
+	rng_reset("credits_unread");
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 2, 0, &a1));
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 2, 0, &a0));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 3, 0, &b1));
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 3, 0, &b0));
+	rnd_fill(out, (size_t)N * LEN);
+	for (i = 0; i < N; i++)
+		assert_ok(fc_chan_isend(a0, out + (size_t)i * LEN, LEN,
+					&req[i]));
+	/* the other channel goes on meanwhile, both ways */
+	one_message(b0, b1, 1000, "channel B beside an unread A");
+	one_message(b1, b0, 70000, "channel B back");
+	for (i = 0; i < N; i++) {
+		rc = fc_req_wait(req[i], i < N - 16 ? WAIT_MS : 200, NULL);
+		if (rc == -ETIMEDOUT)
+			break;
+		assert_ok(rc);
+		req[i] = NULL;
+		done++;
+	}
+	assert_ok(fc_reg_read(bd[1], FC_EQ_HEAD, &h));
+	assert_ok(fc_reg_read(bd[1], FC_EQ_TAIL, &t));
+	assert_ok(fc_reg_read(bd[1], FC_EQ_STALLS, &stalls));
+	print_message("%d of %d messages of %d bytes sent to a channel nobody "
+		      "reads (receiver's queue %u..%u, %u stalls)\n", done, N,
+		      LEN, h, t, stalls);
+	assert_true(done >= N - 16 && done < N);
+	/*
+	 * Read them: credits go back and the held ones follow. Both
+	 * libraries must run for that (the sender's takes the credits):
+	 * one thread tests both sides' requests in turn.
+	 */
+	for (i = 0; i < N; i++)
+		assert_ok(fc_chan_irecv(a1, in + (size_t)i * LEN, LEN,
+					&rreq[i]));
+	wait_all(req, 2 * N);
+	assert_same(in, out, (size_t)N * LEN, "messages held, then read");
+	assert_ok(fc_chan_close(a0));
+	assert_ok(fc_chan_close(a1));
+	assert_ok(fc_chan_close(b0));
+	assert_ok(fc_chan_close(b1));
+	free(req);
+	free(in);
+	free(out);
+}
+
 /* A remote write into the peer's board memory, read back by the peer. */
 static void test_put_board(void **state)
 {
@@ -278,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_world),
 		cmocka_unit_test(test_channel_both_ways),
 		cmocka_unit_test(test_channel_queue),
+		cmocka_unit_test(test_credits_unread),
 		cmocka_unit_test(test_put_board),
 	};
 	int rc;

@@ -268,8 +268,8 @@ struct fc_xfer {
  * channel's data but told apart from it. The library's channels use it for
  * their own protocol (a channel's peer drops control messages it does not
  * understand). Only towards a fabric channel address; F_MORE only between
- * transfers that both have it. Emulated boards only for now (-EOPNOTSUPP
- * on the kernel backend).
+ * transfers that both have it. On the kernel backend it needs a driver
+ * with FC_FEAT_XFER_CTRL (-EOPNOTSUPP otherwise).
  */
 #define FC_XFER_F_CTRL	(1u << 1)
 
@@ -387,9 +387,10 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * is outstanding). Past that its sends on that channel wait, in order,
  * and nothing else does: a channel nobody reads never holds up another.
  * Messages keep their order per (source, destination, port). Where the
- * backend cannot send the library's control messages (the kernel driver
- * today) there are no credits and a port keeps at most FC_CHAN_BUFFERED
- * bytes unasked, past which the board holds the sender back.
+ * board cannot send the library's control messages (a kernel driver
+ * without FC_FEAT_XFER_CTRL) there are no credits and a port keeps at most
+ * FC_CHAN_BUFFERED bytes unasked, past which the board holds the sender
+ * back.
  *
  * Progress is made by the caller: messages move while some process of the
  * cluster is in the library. A blocking call drives the board and sleeps

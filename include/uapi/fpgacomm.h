@@ -37,6 +37,7 @@
 #define FC_FEAT_PEER_IMPORT	(1u << 14)	/* PEER_IMPORT: a dma-buf as a handle */
 #define FC_FEAT_PEER_EXPORT	(1u << 15)	/* PEER_EXPORT: the aperture as a dma-buf */
 #define FC_FEAT_EQ		(1u << 16)	/* EQ, EQ_HEAD, FC_CHAN_RING_EQ */
+#define FC_FEAT_XFER_CTRL	(1u << 17)	/* FC_XFER_CTRL */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -102,6 +103,14 @@ struct fc_ioc_loc {
  * transfer: -EINVAL.
  */
 #define FC_XFER_MORE		(1u << 0)
+/*
+ * The message this transfer sends is a control message (FC_DESC_F_CTRL):
+ * it arrives as FC_PKT_T_CTRL packets, in order with the channel's data
+ * but told apart from it (userspace protocols: credits, rendezvous). Only
+ * towards a channel endpoint; FC_XFER_MORE only between transfers that
+ * both have it. FC_FEAT_XFER_CTRL says the driver takes it.
+ */
+#define FC_XFER_CTRL		(1u << 1)
 
 struct fc_ioc_xfer {
 	struct fc_ioc_loc src;

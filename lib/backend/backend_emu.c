@@ -292,6 +292,7 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 		b->eng[e].tables_bus = bus + off;
 	}
 	dev->engines = b->engines;
+	dev->ctrl_msgs = true;
 
 	dev->be_priv = b;
 	dev->regs = fcemu_bar0(b->emu);

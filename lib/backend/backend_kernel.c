@@ -105,6 +105,7 @@ static int kernel_open(struct fc_dev *dev, const char *path)
 	}
 	dev->be_priv = k;
 	dev->info.numa_node = k->info.numa_node;
+	dev->ctrl_msgs = k->info.features & FC_FEAT_XFER_CTRL;
 	dev->info.max_xfer_len = k->info.max_xfer_len;
 	return 0;
 
@@ -260,14 +261,17 @@ static int kernel_submit(struct fc_dev *dev, unsigned int engine,
 
 	memset(x, 0, n * sizeof(x[0]));
 	for (i = 0; i < n; i++) {
-		/* The ioctl ABI has no control messages yet. */
-		if (xfers[i].flags & FC_XFER_F_CTRL)
-			return -EOPNOTSUPP;
+		if (xfers[i].flags & FC_XFER_F_CTRL) {
+			/* A driver older than the flag. */
+			if (!(kdev_of(dev)->info.features & FC_FEAT_XFER_CTRL))
+				return -EOPNOTSUPP;
+			x[i].flags |= FC_XFER_CTRL;
+		}
 		if (xfers[i].flags & FC_XFER_F_MORE) {
 			/* A driver older than the flag. */
 			if (!(kdev_of(dev)->info.features & FC_FEAT_XFER_MORE))
 				return -EOPNOTSUPP;
-			x[i].flags = FC_XFER_MORE;
+			x[i].flags |= FC_XFER_MORE;
 		}
 		to_ioc_loc(dev, &xfers[i].src, &x[i].src);
 		to_ioc_loc(dev, &xfers[i].dst, &x[i].dst);

@@ -683,8 +683,8 @@ static int eq_head_write(struct fc_dev *dev, uint32_t head)
 }
 
 /*
- * Without credits (through the driver) a port's library buffers are
- * bounded as with rings: past FC_CHAN_BUFFERED its next packet stays in
+ * Without credits (a driver without FC_FEAT_XFER_CTRL) a port's library
+ * buffers are bounded as with rings: past FC_CHAN_BUFFERED its next packet stays in
  * the queue and the board holds back the rest, as a full ring would.
  */
 static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)

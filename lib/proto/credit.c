@@ -186,9 +186,9 @@ void fc__credit_register(struct fc_dev *dev)
 	struct fc__fabric *fab = dev->fab;
 	uint64_t w;
 
-	/* Credits come back in control messages: a backend that cannot
-	 * send them keeps the rings' own bound (FC_CHAN_BUFFERED). */
-	if (!dev->be->rendezvous)
+	/* Credits come back in control messages: a board (or driver) that
+	 * cannot send them keeps the rings' own bound (FC_CHAN_BUFFERED). */
+	if (!dev->ctrl_msgs)
 		return;
 	w = fc__env_size(CREDIT_ENV, FC_CHAN_CREDIT);
 	fab->credit_window = w && w < CREDIT_MIN ? CREDIT_MIN : w;
