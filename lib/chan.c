@@ -618,6 +618,32 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 	return any ? 1 : 0;
 }
 
+/* Registering costs a page fault per 4 KiB and a mapping: kept. */
+int fc__chan_buf_get(struct fc_dev *dev, size_t len, struct fc_mem **memp)
+{
+	int ret;
+
+	if (!dev->fab)
+		return fc_mem_alloc(dev, len, 0, memp);
+	fc__fab_lock(dev->fab);
+	ret = fc__spare_get(dev, len, memp);
+	fc__fab_unlock(dev->fab);
+	return ret;
+}
+
+void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem)
+{
+	if (!dev->fab || fc__mem_held(dev, mem)) {
+		/* a send given up on still reads it: -EBUSY, it goes at
+		 * fc_close() */
+		fc_mem_free(dev, mem);
+		return;
+	}
+	fc__fab_lock(dev->fab);
+	fc__spare_put(dev, mem);
+	fc__fab_unlock(dev->fab);
+}
+
 void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 {
 	out->kept_copies = __atomic_load_n(&dev->stats.kept_copies,

@@ -185,7 +185,7 @@ void *fc__sched_scratch(struct fc__sched *s, size_t len)
 	}
 	sc->mem = NULL;
 	/* Payloads into it then land by DMA, as into the caller's. */
-	if (reg && fc_mem_alloc(s->reg_dev, len, 0, &sc->mem)) {
+	if (reg && fc__chan_buf_get(s->reg_dev, len, &sc->mem)) {
 		free(sc);
 		s->err = -ENOMEM;
 		return NULL;
@@ -205,10 +205,8 @@ static void sched_free(struct fc__sched *s)
 	free(s->steps);
 	for (sc = s->scratch; sc; sc = next) {
 		next = sc->next;
-		/* -EBUSY: a send given up on is still reading it; it goes at
-		 * fc_close() */
 		if (sc->mem)
-			fc_mem_free(s->reg_dev, sc->mem);
+			fc__chan_buf_put(s->reg_dev, sc->mem);
 		free(sc);
 	}
 	memset(s, 0, sizeof(*s));

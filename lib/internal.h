@@ -221,6 +221,8 @@ void fc__mem_release_all(struct fc_dev *dev);
 struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
 			    uint64_t *off);
 void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem);
+/* Does a message still move from or into @mem (a buffer of @dev)? */
+bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem);
 /* fc_mem_register() of a caller's buffer for one message: fc__mem_hold
  * never finds it (it goes when the message does). */
 int fc__mem_register_transient(struct fc_dev *dev, void *addr, size_t len,
@@ -257,6 +259,11 @@ void fc__chan_forget_dev(struct fc_dev *dev);
  * buffer is sent straight from it, with no staging copy. */
 int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
 			struct fc_req **reqp);
+/* A registered buffer of at least @len bytes from those the channels keep
+ * for large sends (allocated when none fits), and back. RETURN VALUE: 0,
+ * -ENOMEM. */
+int fc__chan_buf_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
+void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);

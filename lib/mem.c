@@ -192,6 +192,17 @@ struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
 	return m ? &m->pub : NULL;
 }
 
+bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem)
+{
+	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
+	bool held;
+
+	pthread_mutex_lock(&dev->lock);
+	held = m->users != 0;
+	pthread_mutex_unlock(&dev->lock);
+	return held;
+}
+
 void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem)
 {
 	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
