@@ -131,7 +131,8 @@ int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
 /*
  * fc_mem_free - unregister a buffer (and free it if fc_mem_alloc made it).
  * RETURN VALUE: 0; -EINVAL if @mem is not a live buffer of @dev (a double
- * free is caught this way); -EBUSY if a submitted transfer still uses it.
+ * free is caught this way); -EBUSY if a submitted transfer still uses it,
+ * or a channel message (a collective's) moves from or into it.
  */
 int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem);
 
