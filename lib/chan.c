@@ -436,9 +436,8 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
 
 /* Posts a send of @sbuf (@send; @kept: see eager_isend()) or a receive
  * into @rbuf, of @n bytes. */
-static int chan_post(struct fc_chan *ch, bool send, bool kept,
-		     const void *sbuf, void *rbuf, size_t n,
-		     struct fc_req **reqp)
+static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
+		     void *rbuf, size_t n, struct fc_req **reqp)
 {
 	struct fc_req *r;
 	int ret = chan_get(ch);
@@ -646,10 +645,10 @@ void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem)
 
 void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 {
-	out->kept_copies = __atomic_load_n(&dev->stats.kept_copies,
-					   __ATOMIC_RELAXED);
-	out->rndv_regs = __atomic_load_n(&dev->stats.rndv_regs,
-					 __ATOMIC_RELAXED);
+	out->kept_copies =
+		__atomic_load_n(&dev->stats.kept_copies, __ATOMIC_RELAXED);
+	out->rndv_regs =
+		__atomic_load_n(&dev->stats.rndv_regs, __ATOMIC_RELAXED);
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
 }
 

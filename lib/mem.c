@@ -162,8 +162,8 @@ static bool covers(const struct fc__mem *m, uintptr_t p, size_t len)
 {
 	uintptr_t a = (uintptr_t)m->pub.addr;
 
-	return !m->transient && !m->peer && a && p >= a &&
-	       len <= m->pub.len && p - a <= m->pub.len - len;
+	return !m->transient && !m->peer && a && p >= a && len <= m->pub.len &&
+	       p - a <= m->pub.len - len;
 }
 
 /*
@@ -238,8 +238,9 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 		goto out_unlock;
 	}
 	/* A message on its way from or into it, or a chain naming it. */
-	if (m->users || (m->last_ticket &&
-	    dev->be->poll(dev, m->last_ticket, &res, &moved) == -EINPROGRESS)) {
+	if (m->users ||
+	    (m->last_ticket && dev->be->poll(dev, m->last_ticket, &res,
+					     &moved) == -EINPROGRESS)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}

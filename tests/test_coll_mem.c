@@ -25,9 +25,9 @@
 #include <fpgacomm/fpgacomm.h>
 
 #include "launch.h"
-#include "chan_stats.h"	/* lib/: the channels' counters */
+#include "chan_stats.h" /* lib/: the channels' counters */
 
-#define T_MS	60000
+#define T_MS 60000
 
 static struct fc_dev *dev;
 static struct fc_group *world;
@@ -58,14 +58,19 @@ static uint32_t word(uint32_t tag, uint32_t r, uint32_t to, size_t i)
 
 /* ---- Buffers: plain, or registered ---- */
 
-enum kind { PLAIN, ALLOC, REGISTER, KINDS };
+enum kind {
+	PLAIN,
+	ALLOC,
+	REGISTER,
+	KINDS
+};
 static const char *const kind_name[KINDS] = { "plain", "fc_mem_alloc",
 					      "fc_mem_register" };
 
 struct buf {
 	void *p;
 	struct fc_mem *mem;
-	void *raw;		/* REGISTER: the malloc'd block */
+	void *raw; /* REGISTER: the malloc'd block */
 };
 
 /* REGISTER buffers start this far into their registration. */
@@ -132,15 +137,14 @@ static struct fc__chan_stats count_end(void)
  * ones do what @copies and @regs say they must (eager payloads of 8 to
  * 32 KiB copied, rendezvous ones registered).
  */
-static void check_counts(const char *what, enum kind k,
-			 struct fc__chan_stats d, bool copies, bool regs)
+static void check_counts(const char *what, enum kind k, struct fc__chan_stats d,
+			 bool copies, bool regs)
 {
 	if (k != PLAIN) {
 		CHECK(d.kept_copies == 0 && d.rndv_regs == 0 && d.direct > 0,
 		      "%s on %s: %" PRIu64 " copies, %" PRIu64
 		      " registrations, %" PRIu64 " direct",
-		      what, kind_name[k], d.kept_copies, d.rndv_regs,
-		      d.direct);
+		      what, kind_name[k], d.kept_copies, d.rndv_regs, d.direct);
 		return;
 	}
 	CHECK(d.direct == 0, "%s on plain memory: %" PRIu64 " direct", what,
@@ -241,8 +245,7 @@ static void test_alltoallv(enum kind k, size_t base, bool copies, bool regs)
 		for (size_t i = 0; i < sc[j]; i++)
 			x[sd[j] + i] = word(3, rank, j, i);
 	count_start();
-	CHECK_RC(fc_alltoallv(world, x, sc, sd, y, rc, rd, FC_UINT32, T_MS),
-		 0);
+	CHECK_RC(fc_alltoallv(world, x, sc, sd, y, rc, rd, FC_UINT32, T_MS), 0);
 	check_counts("alltoallv", k, count_end(), copies, regs);
 	for (uint32_t j = 0; j < size; j++) {
 		for (size_t i = 0; i < rc[j]; i++)
@@ -329,10 +332,9 @@ static void test_free_busy(void)
 		CHECK_RC(fc_bcast(world, x, count, FC_UINT32, 0, T_MS), 0);
 		for (size_t i = 0; i < count; i++)
 			bad += x[i] != word(5, 0, 0, i);
-		CHECK(!bad, "bcast after a refused free: %zu words wrong",
-		      bad);
+		CHECK(!bad, "bcast after a refused free: %zu words wrong", bad);
 	}
-	buf_put(&b);	/* fc_mem_free: 0 now */
+	buf_put(&b); /* fc_mem_free: 0 now */
 }
 
 static int run_rank(void)

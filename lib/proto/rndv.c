@@ -99,8 +99,8 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
 static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
 	struct fc__fabric *fab = dev->fab;
-	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr, r->len,
-				  false, 0);
+	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr,
+				  r->len, false, 0);
 
 	if (ret)
 		return ret;
