@@ -245,25 +245,36 @@ int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
 	return 0;
 }
 
-/* An eager send: the message is copied and sent as one chain. */
+/*
+ * An eager send: the message is copied and sent as one chain. The copy
+ * lets the caller reuse @buf at once, and a send given up on a timeout go
+ * on without it. A caller that leaves @buf alone until the send ends
+ * (@kept) and has it registered saves the copy: the chain reads @buf.
+ */
 static int eager_isend(struct fc_chan *ch, const void *buf, size_t len,
-		       struct fc_req *r)
+		       bool kept, struct fc_req *r)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc_loc src;
-	int ret;
+	int ret = 0;
 
-	/*
-	 * The copy lets the caller reuse @buf at once, and a send given up
-	 * on a timeout go on without it.
-	 */
-	ret = fc__stage_copy(dev, r, buf, len, &src);
+	if (kept)
+		fc__req_umem_get(dev, r, buf, len, false);
+	if (r->umem) {
+		src = fc_host(r->umem, r->umem_off);
+	} else {
+		if (kept)
+			fc__stat_inc(&dev->stats.kept_copies);
+		ret = fc__stage_copy(dev, r, buf, len, &src);
+	}
 	if (!ret)
 		ret = fc__build_chain(dev, r, src,
 				      FC_FABRIC_CHAN(ch->peer, ch->port), len,
 				      true, 0);
-	if (ret)
+	if (ret) {
 		fc__req_release(dev, r);
+		fc__req_umem_put(dev, r);
+	}
 	return ret;
 }
 
@@ -333,8 +344,8 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 	return 0;
 }
 
-int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
-	      struct fc_req **reqp)
+static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
+		 struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
@@ -374,7 +385,7 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, r);
 	else
-		ret = eager_isend(ch, buf, len, r);
+		ret = eager_isend(ch, buf, len, kept, r);
 	if (ret) {
 		if (go)
 			fc__credit_untake(s, cost);
@@ -391,6 +402,12 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	fc__progress(dev);
 	*reqp = r;
 	return 0;
+}
+
+int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
+	      struct fc_req **reqp)
+{
+	return isend(ch, buf, len, false, reqp);
 }
 
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
@@ -417,8 +434,9 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
 	return 0;
 }
 
-/* Posts a send of @sbuf (@send) or a receive into @rbuf, of @n bytes. */
-static int chan_post(struct fc_chan *ch, bool send, const void *sbuf,
+/* Posts a send of @sbuf (@send; @kept: see eager_isend()) or a receive
+ * into @rbuf, of @n bytes. */
+static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
 		     void *rbuf, size_t n, struct fc_req **reqp)
 {
 	struct fc_req *r;
@@ -429,7 +447,7 @@ static int chan_post(struct fc_chan *ch, bool send, const void *sbuf,
 	if (!reqp)
 		ret = -EINVAL;
 	else if (send)
-		ret = fc__isend(ch, sbuf, n, &r);
+		ret = isend(ch, sbuf, n, kept, &r);
 	else
 		ret = fc__irecv(ch, rbuf, n, &r);
 	if (!ret)
@@ -441,13 +459,19 @@ static int chan_post(struct fc_chan *ch, bool send, const void *sbuf,
 FC__EXPORT int fc_chan_isend(struct fc_chan *ch, const void *buf, size_t len,
 			     struct fc_req **reqp)
 {
-	return chan_post(ch, true, buf, NULL, len, reqp);
+	return chan_post(ch, true, false, buf, NULL, len, reqp);
+}
+
+int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
+			struct fc_req **reqp)
+{
+	return chan_post(ch, true, true, buf, NULL, len, reqp);
 }
 
 FC__EXPORT int fc_chan_irecv(struct fc_chan *ch, void *buf, size_t cap,
 			     struct fc_req **reqp)
 {
-	return chan_post(ch, false, NULL, buf, cap, reqp);
+	return chan_post(ch, false, false, NULL, buf, cap, reqp);
 }
 
 FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
@@ -591,6 +615,41 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 	any = fc__progress(dev);
 	fc__fab_unlock(dev->fab);
 	return any ? 1 : 0;
+}
+
+/* Registering costs a page fault per 4 KiB and a mapping: kept. */
+int fc__chan_buf_get(struct fc_dev *dev, size_t len, struct fc_mem **memp)
+{
+	int ret;
+
+	if (!dev->fab)
+		return fc_mem_alloc(dev, len, 0, memp);
+	fc__fab_lock(dev->fab);
+	ret = fc__spare_get(dev, len, memp);
+	fc__fab_unlock(dev->fab);
+	return ret;
+}
+
+void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem)
+{
+	if (!dev->fab || fc__mem_held(dev, mem)) {
+		/* a send given up on still reads it: -EBUSY, it goes at
+		 * fc_close() */
+		fc_mem_free(dev, mem);
+		return;
+	}
+	fc__fab_lock(dev->fab);
+	fc__spare_put(dev, mem);
+	fc__fab_unlock(dev->fab);
+}
+
+void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
+{
+	out->kept_copies =
+		__atomic_load_n(&dev->stats.kept_copies, __ATOMIC_RELAXED);
+	out->rndv_regs =
+		__atomic_load_n(&dev->stats.rndv_regs, __ATOMIC_RELAXED);
+	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
 }
 
 void fc__chan_protocols(struct fc_dev *dev)

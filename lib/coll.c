@@ -245,6 +245,7 @@ int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 	req->dtype = a.dtype;
 	req->op = a.op;
 	req->sig = fc__coll_signature(&a);
+	fc__sched_buffers(&req->sched, g, &a);
 	ret = fc__coll_record(g, &a, &req->sched);
 	fc__coll_start(g, req);
 	if (ret) {

@@ -83,6 +83,9 @@ struct fc__sched {
 	unsigned int ran; /* local steps before this one have run */
 	bool posted;	  /* the running round's messages are posted */
 	void *scratch;	  /* memory the schedule's steps point into */
+	/* set before recording: the caller's buffers are registered on
+	 * @dev, so large scratch is too (fc__sched_scratch) */
+	struct fc_dev *reg_dev;
 	int err;	  /* recording failed (-ENOMEM) */
 };
 
@@ -158,6 +161,11 @@ void fc__sched_round(struct fc__sched *s);
 /* Scratch memory that lives as long as the schedule. RETURN VALUE: it,
  * or NULL (the schedule then fails with -ENOMEM). */
 void *fc__sched_scratch(struct fc__sched *s, size_t len);
+/* Before recording @a on @g into @s: where the caller's buffers lie in
+ * its registered memory, large scratch is registered too, so that every
+ * payload moves straight between registrations. */
+void fc__sched_buffers(struct fc__sched *s, struct fc_group *g,
+		       const struct fc__coll_args *a);
 
 /* coll_sched.c: running. fc__coll_start queues @req on its group. */
 int fc__coll_start(struct fc_group *g, struct fc_coll_req *req);

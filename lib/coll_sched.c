@@ -39,6 +39,7 @@ struct hdr {
 
 struct scratch {
 	struct scratch *next;
+	struct fc_mem *mem;	/* registered: the memory is there */
 	max_align_t data[];
 };
 
@@ -151,20 +152,49 @@ void fc__sched_round(struct fc__sched *s)
 		s->steps[s->n - 1].round_end = true;
 }
 
+/* Is @buf (non-NULL) in memory the caller registered on @dev? */
+static bool registered(struct fc_dev *dev, const void *buf)
+{
+	struct fc_mem *m;
+	uint64_t off;
+
+	if (!buf || buf == FC_IN_PLACE)
+		return false;
+	m = fc__mem_hold(dev, buf, 1, &off);
+	if (m)
+		fc__mem_unhold(dev, m);
+	return m != NULL;
+}
+
+void fc__sched_buffers(struct fc__sched *s, struct fc_group *g,
+		       const struct fc__coll_args *a)
+{
+	if (registered(g->dev, a->recvbuf) || registered(g->dev, a->sendbuf))
+		s->reg_dev = g->dev;
+}
+
 void *fc__sched_scratch(struct fc__sched *s, size_t len)
 {
+	bool reg = s->reg_dev && len > COMBINE_MAX;
 	struct scratch *sc;
 
 	if (s->err)
 		return NULL;
-	sc = malloc(sizeof(*sc) + (len ? len : 1));
+	sc = malloc(sizeof(*sc) + (reg ? 0 : len ? len : 1));
 	if (!sc) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	sc->mem = NULL;
+	/* Payloads into it then land by DMA, as into the caller's. */
+	if (reg && fc__chan_buf_get(s->reg_dev, len, &sc->mem)) {
+		free(sc);
 		s->err = -ENOMEM;
 		return NULL;
 	}
 	sc->next = s->scratch;
 	s->scratch = sc;
-	return sc->data;
+	return sc->mem ? sc->mem->addr : (void *)sc->data;
 }
 
 static void sched_free(struct fc__sched *s)
@@ -177,6 +207,8 @@ static void sched_free(struct fc__sched *s)
 	free(s->steps);
 	for (sc = s->scratch; sc; sc = next) {
 		next = sc->next;
+		if (sc->mem)
+			fc__chan_buf_put(s->reg_dev, sc->mem);
 		free(sc);
 	}
 	memset(s, 0, sizeof(*s));
@@ -248,8 +280,11 @@ static int post(struct fc_coll_req *req, struct fc__step *st)
 		}
 		hdr_fill(st->stage, req, (uint32_t)st->len | HDR_SPLIT);
 		ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
+		/* @src stays as it is until the step is done: where it is
+		 * registered, the board reads it without a copy */
 		if (!ret)
-			ret = fc_chan_isend(ch, st->src, st->len, &st->req[1]);
+			ret = fc__chan_isend_kept(ch, st->src, st->len,
+						  &st->req[1]);
 		return ret;
 	}
 	if (combined(st))

@@ -11,6 +11,8 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
+#include "chan_stats.h"
+
 #define FC__EXPORT	__attribute__((visibility("default")))
 
 #define fc__container_of(ptr, type, member) \
@@ -51,6 +53,11 @@ struct fc__mem {
 	uint64_t handle;	/* the backend's name for it: emu bus address,
 				 * or the driver's registration handle */
 	uint64_t last_ticket;	/* newest chain naming this buffer */
+	/* channel requests moving data straight from or into it (found by
+	 * fc__mem_hold): fc_mem_free() gives -EBUSY meanwhile */
+	unsigned int users;
+	bool transient;		/* the library's registration of a caller's
+				 * buffer for one message: never found */
 	bool peer;		/* fc_peer_import: another device's memory */
 	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
 	bool device;		/* ... a GPU's, which the CPU cannot map */
@@ -168,6 +175,12 @@ struct fc__backend {
 			       uint64_t dev_addr);
 };
 
+/* One more in a counter of struct fc__chan_stats. */
+static inline void fc__stat_inc(uint64_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 struct fc_dev {
 	pthread_mutex_t lock;
 	const struct fc__backend *be;
@@ -186,6 +199,8 @@ struct fc_dev {
 	 * credits travel in them. Set by open. */
 	bool ctrl_msgs;
 	struct fc__mem *mems;	/* live buffers */
+	struct fc__mem *mem_hit;	/* the one fc__mem_hold found last */
+	struct fc__chan_stats stats;
 	struct fc__join join;	/* set by fc_open before the backend opens */
 	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
 	/* Set by a layer above that keeps state per device (groups). */
@@ -201,6 +216,20 @@ struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 /* fc_mem_alloc() of bus-contiguous memory where the backend tells apart. */
 int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__mem_release_all(struct fc_dev *dev);
+/*
+ * The caller's registration (fc_mem_alloc, fc_mem_register) that covers
+ * [buf, buf + len), held (fc_mem_free: -EBUSY) until fc__mem_unhold, with
+ * @buf's offset in it in *off; NULL where none does. Takes dev->lock.
+ */
+struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
+			    uint64_t *off);
+void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem);
+/* Does a message still move from or into @mem (a buffer of @dev)? */
+bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem);
+/* fc_mem_register() of a caller's buffer for one message: fc__mem_hold
+ * never finds it (it goes when the message does). */
+int fc__mem_register_transient(struct fc_dev *dev, void *addr, size_t len,
+			       struct fc_mem **memp);
 
 /* lib/dma.c: fc_dma_submit() on queue @engine (below dev->engines, or 0) */
 int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
@@ -227,6 +256,17 @@ void fc__fabric_fini(struct fc_dev *dev);
  * close, its channels forgotten before the fabric goes */
 void fc__chan_protocols(struct fc_dev *dev);
 void fc__chan_forget_dev(struct fc_dev *dev);
+
+/* lib/chan.c: fc_chan_isend() for a caller that leaves @buf alone until
+ * the send ends (the collectives): an eager message from a registered
+ * buffer is sent straight from it, with no staging copy. */
+int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
+			struct fc_req **reqp);
+/* A registered buffer of at least @len bytes from those the channels keep
+ * for large sends (allocated when none fits), and back. RETURN VALUE: 0,
+ * -ENOMEM. */
+int fc__chan_buf_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
+void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 
 /* lib/util.c */
 int fc__parse_size(const char *s, uint64_t *out);

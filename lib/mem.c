@@ -27,6 +27,8 @@ static void unlink_mem(struct fc_dev *dev, struct fc__mem *mem)
 {
 	struct fc__mem **pp;
 
+	if (dev->mem_hit == mem)
+		dev->mem_hit = NULL;
 	for (pp = &dev->mems; *pp; pp = &(*pp)->next) {
 		if (*pp == mem) {
 			*pp = mem->next;
@@ -82,7 +84,8 @@ static int publish_mem(struct fc_dev *dev, struct fc__mem *m,
 }
 
 static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
-		   size_t map_len, bool numa, struct fc_mem **memp)
+		   size_t map_len, bool numa, bool transient,
+		   struct fc_mem **memp)
 {
 	struct fc__mem *m;
 
@@ -94,6 +97,7 @@ static int add_mem(struct fc_dev *dev, void *addr, size_t len, bool owned,
 	m->owned = owned;
 	m->map_len = map_len;
 	m->numa = numa;
+	m->transient = transient;
 	return publish_mem(dev, m, dev->be->mem_map, memp);
 }
 
@@ -114,7 +118,7 @@ FC__EXPORT int fc_mem_alloc(struct fc_dev *dev, size_t len, unsigned int flags,
 	p = alloc_pages(map_len, dev->info.numa_node, flags, &numa);
 	if (!p)
 		return -ENOMEM;
-	ret = add_mem(dev, p, len, true, map_len, numa, memp);
+	ret = add_mem(dev, p, len, true, map_len, numa, false, memp);
 	if (ret)
 		free_pages(p, map_len, numa);
 	return ret;
@@ -141,7 +145,71 @@ FC__EXPORT int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
 		return -EINVAL;
 	if ((uintptr_t)addr + len < (uintptr_t)addr)
 		return -EFAULT;
-	return add_mem(dev, addr, len, false, 0, false, memp);
+	return add_mem(dev, addr, len, false, 0, false, false, memp);
+}
+
+int fc__mem_register_transient(struct fc_dev *dev, void *addr, size_t len,
+			       struct fc_mem **memp)
+{
+	if ((uintptr_t)addr + len < (uintptr_t)addr)
+		return -EFAULT;
+	fc__stat_inc(&dev->stats.rndv_regs);
+	return add_mem(dev, addr, len, false, 0, false, true, memp);
+}
+
+/* Host memory of the caller's that covers [p, p + len)? */
+static bool covers(const struct fc__mem *m, uintptr_t p, size_t len)
+{
+	uintptr_t a = (uintptr_t)m->pub.addr;
+
+	return !m->transient && !m->peer && a && p >= a && len <= m->pub.len &&
+	       p - a <= m->pub.len - len;
+}
+
+/*
+ * A collective's messages come from the same few buffers: the last one
+ * found is looked at first, the list (a handful of buffers) only then.
+ */
+struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
+			    uint64_t *off)
+{
+	uintptr_t p = (uintptr_t)buf;
+	struct fc__mem *m;
+
+	if (!buf || !len)
+		return NULL;
+	pthread_mutex_lock(&dev->lock);
+	m = dev->mem_hit;
+	if (!m || !covers(m, p, len))
+		for (m = dev->mems; m && !covers(m, p, len); m = m->next)
+			;
+	if (m) {
+		dev->mem_hit = m;
+		m->users++;
+		*off = p - (uintptr_t)m->pub.addr;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return m ? &m->pub : NULL;
+}
+
+bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem)
+{
+	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
+	bool held;
+
+	pthread_mutex_lock(&dev->lock);
+	held = m->users != 0;
+	pthread_mutex_unlock(&dev->lock);
+	return held;
+}
+
+void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem)
+{
+	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
+
+	pthread_mutex_lock(&dev->lock);
+	m->users--;
+	pthread_mutex_unlock(&dev->lock);
 }
 
 static void release(struct fc_dev *dev, struct fc__mem *m)
@@ -169,8 +237,10 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	if (m->last_ticket &&
-	    dev->be->poll(dev, m->last_ticket, &res, &moved) == -EINPROGRESS) {
+	/* A message on its way from or into it, or a chain naming it. */
+	if (m->users ||
+	    (m->last_ticket && dev->be->poll(dev, m->last_ticket, &res,
+					     &moved) == -EINPROGRESS)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -184,6 +254,7 @@ out_unlock:
 /* At close: engines are reset, so every buffer can go. Lock held. */
 void fc__mem_release_all(struct fc_dev *dev)
 {
+	dev->mem_hit = NULL;
 	while (dev->mems) {
 		struct fc__mem *m = dev->mems;
 

@@ -14,6 +14,8 @@
  * allreduce, (n-1)/n for allgather, reduce_scatter and alltoall, 1 for
  * bcast and reduce). #wrong counts elements that differ from the
  * expected result after one more collective, summed over the ranks.
+ * --mem fc_mem (or both) runs on buffers of fc_mem_alloc(), which the
+ * channels move straight from and into (docs/collectives.md, Buffers).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -85,6 +87,9 @@ static void coll_usage(FILE *f)
 		"  -t, --type T       float32 (default), float64, int32, int64\n"
 		"  -o, --op OP        sum (default), min, max\n"
 		"  -r, --root R       root of bcast and reduce (default 0)\n"
+		"  -m, --mem M        buffers: plain (malloc, default), fc_mem\n"
+		"                     (fc_mem_alloc: moved by DMA with no copy),\n"
+		"                     or both, one row each, side by side\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
 		prog, prog);
@@ -348,6 +353,7 @@ int bench_coll_main(int argc, char **argv)
 		{ "op", required_argument, NULL, 'o' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'd' },
+		{ "mem", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -363,14 +369,19 @@ int bench_coll_main(int argc, char **argv)
 	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
 	const char *devname = NULL, *list;
 	bool iters_given = false;
+	static const char *const mnames[] = { "plain", "fc_mem" };
+	unsigned int mem_first = 0, mem_last = 0, m;
+	bool mem_given = false;
+	struct fc_mem *smem = NULL, *rmem = NULL;
 	struct fc_dev *dev;
 	char *sb, *rb, *copy, *tok, *save = NULL;
+	char *bufs[2][2] = { { NULL, NULL }, { NULL, NULL } };
 	int c, ret;
 
 	for (b.coll = 0; strcmp(argv[1], coll_names[b.coll]); b.coll++)
 		;
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "s:i:t:o:r:d:h", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "s:i:t:o:r:d:m:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 's':
@@ -414,6 +425,17 @@ int bench_coll_main(int argc, char **argv)
 		case 'd':
 			devname = optarg;
 			break;
+		case 'm':
+			mem_given = true;
+			if (!strcmp(optarg, "plain"))
+				mem_first = mem_last = 0;
+			else if (!strcmp(optarg, "fc_mem"))
+				mem_first = mem_last = 1;
+			else if (!strcmp(optarg, "both"))
+				mem_first = 0, mem_last = 1;
+			else
+				usage_error("unknown buffers '%s'", optarg);
+			break;
 		default:
 			other_option(c, coll_usage);
 		}
@@ -436,10 +458,21 @@ int bench_coll_main(int argc, char **argv)
 	for (s = 0; s < nsizes; s++)
 		if (sizes[s] > max)
 			max = sizes[s];
-	sb = calloc(1, max + b.es);
-	rb = calloc(1, max + b.es);
-	if (!sb || !rb)
-		coll_die("buffers", -ENOMEM);
+	if (mem_first == 0) {
+		bufs[0][0] = calloc(1, max + b.es);
+		bufs[0][1] = calloc(1, max + b.es);
+		if (!bufs[0][0] || !bufs[0][1])
+			coll_die("buffers", -ENOMEM);
+	}
+	if (mem_last == 1) {
+		ret = fc_mem_alloc(dev, max + b.es, 0, &smem);
+		if (!ret)
+			ret = fc_mem_alloc(dev, max + b.es, 0, &rmem);
+		if (ret)
+			coll_die("fc_mem_alloc", ret);
+		bufs[1][0] = smem->addr;
+		bufs[1][1] = rmem->addr;
+	}
 	if (b.rank == 0) {
 		printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n",
 		       prog, coll_names[b.coll], b.n, tnames[ti], onames[oi],
@@ -447,10 +480,10 @@ int bench_coll_main(int argc, char **argv)
 		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
 		       "", "", "", "", "", "out-of-place", "", "", "",
 		       "in-place", "", "", "");
-		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
+		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s%s\n",
 		       "size", "count", "type", "redop", "root", "time(us)",
 		       "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
-		       "#wrong");
+		       "#wrong", mem_given ? "  buffers" : "");
 	}
 	for (s = 0; s < nsizes; s++) {
 		size_t sc, rc, count;
@@ -461,23 +494,32 @@ int bench_coll_main(int argc, char **argv)
 					       iters;
 
 		counts_of(&b, sizes[s], &sc, &rc, &count);
-		if (b.rank == 0)
-			printf("  %10llu %12zu %8s %6s %4d",
-			       (unsigned long long)sizes[s], count, tnames[ti],
-			       onames[oi],
-			       b.coll == BCAST || b.coll == REDUCE ?
-				       (int)b.root :
-				       -1);
-		measure(&b, sb, rb, sizes[s], n, false);
-		if (b.coll != BCAST)
-			measure(&b, sb, rb, sizes[s], n, true);
-		if (b.rank == 0) {
-			printf("\n");
-			fflush(stdout);
+		for (m = mem_first; m <= mem_last; m++) {
+			sb = bufs[m][0];
+			rb = bufs[m][1];
+			if (b.rank == 0)
+				printf("  %10llu %12zu %8s %6s %4d",
+				       (unsigned long long)sizes[s], count,
+				       tnames[ti], onames[oi],
+				       b.coll == BCAST || b.coll == REDUCE ?
+					       (int)b.root :
+					       -1);
+			measure(&b, sb, rb, sizes[s], n, false);
+			if (b.coll != BCAST)
+				measure(&b, sb, rb, sizes[s], n, true);
+			if (b.rank == 0) {
+				printf("%s%s\n", mem_given ? "  " : "",
+				       mem_given ? mnames[m] : "");
+				fflush(stdout);
+			}
 		}
 	}
-	free(sb);
-	free(rb);
+	free(bufs[0][0]);
+	free(bufs[0][1]);
+	if (smem)
+		fc_mem_free(dev, smem);
+	if (rmem)
+		fc_mem_free(dev, rmem);
 	fc_group_free(b.g);
 	fc_close(dev);
 	return 0;

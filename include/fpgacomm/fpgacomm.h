@@ -131,7 +131,8 @@ int fc_mem_register(struct fc_dev *dev, void *addr, size_t len,
 /*
  * fc_mem_free - unregister a buffer (and free it if fc_mem_alloc made it).
  * RETURN VALUE: 0; -EINVAL if @mem is not a live buffer of @dev (a double
- * free is caught this way); -EBUSY if a submitted transfer still uses it.
+ * free is caught this way); -EBUSY if a submitted transfer still uses it,
+ * or a channel message (a collective's) moves from or into it.
  */
 int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem);
 
@@ -644,7 +645,11 @@ int fc_group_world_rank(const struct fc_group *group, uint32_t rank,
  * @timeout_ms (negative: no limit), and a non-blocking form (fc_i...)
  * that returns a request for fc_coll_test/wait/cancel. Counts are in
  * elements of @dtype; buffers are host memory of the caller, untouched by
- * the caller until the collective ends. A count may be 0.
+ * the caller until the collective ends. A count may be 0. Buffers inside
+ * memory registered with the group's board (fc_mem_alloc, fc_mem_register)
+ * are moved by DMA straight from and into it, with no staging copy and no
+ * registration per message; fc_mem_free() of such memory gives -EBUSY
+ * while a collective's message moves from or into it.
  *
  * RETURN VALUE (all of them): 0; -EINVAL (NULL buffers with a non-zero
  * count, unknown type or operator, a bitwise operator on floats, root

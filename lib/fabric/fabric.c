@@ -501,6 +501,34 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 	return r;
 }
 
+int fc__req_umem_get(struct fc_dev *dev, struct fc_req *r, const void *buf,
+		     size_t len, bool reg)
+{
+	r->umem = fc__mem_hold(dev, buf, len, &r->umem_off);
+	if (r->umem) {
+		r->umem_held = true;
+		fc__stat_inc(&dev->stats.direct);
+		return 0;
+	}
+	r->umem_off = 0;
+	if (!reg)
+		return 0;
+	return fc__mem_register_transient(dev, (void *)buf, len, &r->umem);
+}
+
+void fc__req_umem_put(struct fc_dev *dev, struct fc_req *r)
+{
+	if (!r->umem)
+		return;
+	if (r->umem_held)
+		fc__mem_unhold(dev, r->umem);
+	else
+		fc_mem_free(dev, r->umem);
+	r->umem = NULL;
+	r->umem_held = false;
+	r->umem_off = 0;
+}
+
 void fc__req_free(struct fc_req *r)
 {
 	struct fc__fabric *fab = r->dev->fab;
@@ -508,8 +536,7 @@ void fc__req_free(struct fc_req *r)
 	fc__handle_put(r);
 	if (r->chan)
 		r->chan->reqs--;
-	if (r->umem)
-		fc_mem_free(r->dev, r->umem);
+	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
 	if (fab->req_cached == REQ_CACHE) {
 		free(r);

@@ -112,7 +112,11 @@ struct fc_req {
 	uint32_t cookie;
 	uint32_t port;
 	const void *sbuf;		/* SEND: the caller's buffer */
-	struct fc_mem *umem;		/* the caller's buffer, registered */
+	/* the caller's buffer, registered: by the library for this message,
+	 * or by the caller (@umem_held: fc__mem_hold, at @umem_off in it) */
+	struct fc_mem *umem;
+	uint64_t umem_off;
+	bool umem_held;
 	int data_status;		/* SEND: how the remote write ended */
 	bool cts_early;			/* SEND: the CTS came before its RTS ended */
 	uint64_t cts_addr;
@@ -327,6 +331,15 @@ void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);
 /* Queue a SEND or PUT request; progress submits it. */
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *req);
 void fc__req_free(struct fc_req *req);
+/*
+ * The caller's buffer @buf of @len bytes as @r's umem: the caller's own
+ * registration where one covers it (held), else, with @reg, registered
+ * for this message. RETURN VALUE: 0 (@r->umem NULL if neither), -errno.
+ */
+int fc__req_umem_get(struct fc_dev *dev, struct fc_req *r, const void *buf,
+		     size_t len, bool reg);
+/* ... and let it go: unheld, or unregistered. */
+void fc__req_umem_put(struct fc_dev *dev, struct fc_req *r);
 /* Free the transfers of @req's chain (none in memory of their own when
  * the chain is one piece). */
 static inline void fc__xfers_free(struct fc_req *r)

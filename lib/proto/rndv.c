@@ -46,9 +46,10 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	int ret;
 
 	/* The board reads @buf itself: no copy, and @buf stays the caller's
-	 * to keep unchanged until the request is done (fc_chan_isend). The
-	 * caller queues the announcement. */
-	ret = fc_mem_register(dev, (void *)buf, len, 0, &r->umem);
+	 * to keep unchanged until the request is done (fc_chan_isend). A
+	 * buffer the caller registered goes as it is, others are registered
+	 * for the message. The caller queues the announcement. */
+	ret = fc__req_umem_get(dev, r, buf, len, true);
 	if (ret)
 		return ret;
 	r->rndv = FC__RNDV_RTS;
@@ -57,10 +58,8 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	r->sbuf = buf;
 	r->len = len;
 	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS, r->cookie, len);
-	if (ret) {
-		fc_mem_free(dev, r->umem);
-		r->umem = NULL;
-	}
+	if (ret)
+		fc__req_umem_put(dev, r);
 	return ret;
 }
 
@@ -100,8 +99,8 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
 static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
 	struct fc__fabric *fab = dev->fab;
-	int ret = fc__build_chain(dev, r, fc_host(r->umem, 0), addr, r->len,
-				  false, 0);
+	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr,
+				  r->len, false, 0);
 
 	if (ret)
 		return ret;
@@ -212,10 +211,7 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		break;
 	}
 	r->rndv = FC__RNDV_NONE;
-	if (r->umem) {
-		fc_mem_free(dev, r->umem);
-		r->umem = NULL;
-	}
+	fc__req_umem_put(dev, r);
 	return false;
 }
 
@@ -243,8 +239,7 @@ static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 
 	if (!addr || ret) {
 		r->rndv = FC__RNDV_NONE;
-		fc_mem_free(dev, r->umem);
-		r->umem = NULL;
+		fc__req_umem_put(dev, r);
 		fc__req_end(dev, r, ret);
 	}
 }
@@ -316,9 +311,11 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		/* Consumed and dropped, as an eager one would be. */
 		ret = -EMSGSIZE;
 	} else {
-		ret = fc_mem_register(dev, r->buf, m->len, 0, &r->umem);
+		/* straight into the caller's registration where it has one */
+		ret = fc__req_umem_get(dev, r, r->buf, m->len, true);
 		if (!ret)
-			ret = fc_mem_fabric_addr(dev, r->umem, 0, &addr);
+			ret = fc_mem_fabric_addr(dev, r->umem, r->umem_off,
+						 &addr);
 	}
 	if (!ret) {
 		r->rndv = FC__RNDV_LAND;
@@ -332,10 +329,7 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		}
 	}
 	if (ret) {
-		if (r->umem) {
-			fc_mem_free(dev, r->umem);
-			r->umem = NULL;
-		}
+		fc__req_umem_put(dev, r);
 		/* No address: the sender drops it (and must hear so). */
 		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
 		r->status = ret;
@@ -395,8 +389,7 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 		*pp = r->rnext;
 		r->rnext = NULL;
 		r->rndv = FC__RNDV_NONE;
-		fc_mem_free(dev, r->umem);
-		r->umem = NULL;
+		fc__req_umem_put(dev, r);
 		r->status = status;
 		return;
 	}
@@ -437,7 +430,7 @@ static int take_copy(struct fc_dev *dev, struct fc_req *r)
 	if (ret)
 		return ret;
 	memcpy(copy->addr, r->sbuf, r->len);
-	fc_mem_free(dev, r->umem);
+	fc__req_umem_put(dev, r);
 	r->umem = copy;
 	r->sbuf = NULL;
 	return 0;
