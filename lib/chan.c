@@ -501,6 +501,26 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	return ret;
 }
 
+int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len)
+{
+	struct fc_req *r;
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	/* A rendezvous would read @buf after we return. */
+	ret = fc__rndv_wanted(ch->dev, len) ? -EINVAL :
+					      fc__isend(ch, buf, len, &r);
+	if (!ret) {
+		if (r->status == -EINPROGRESS)
+			fc__req_disown(r);	/* freed when it ends */
+		else
+			fc__req_free(r);
+	}
+	fc__fab_unlock(ch->dev->fab);
+	return ret;
+}
+
 FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
 			    size_t *len, int timeout_ms)
 {

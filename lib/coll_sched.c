@@ -509,8 +509,8 @@ void fc__group_break(struct fc_group *g, int err)
 	if (g->aborted)
 		return;
 	g->aborted = true;
-	/* Tell every member, so that none waits for us until its timeout.
-	 * The board goes on with a send timed out at 0 ms, from a copy. */
+	/* Tell every member, so that none waits for us until its timeout:
+	 * sent from a copy, with nothing to wait for. */
 	h.ctx = htole32(g->ctx);
 	h.seq = htole32(g->seq);
 	h.sig = 0;
@@ -519,7 +519,7 @@ void fc__group_break(struct fc_group *g, int err)
 		struct fc_chan *ch;
 
 		if (m != g->rank && !fc__group_chan(g, m, &ch))
-			fc_chan_send(ch, &h, sizeof(h), 0);
+			fc__chan_send_detached(ch, &h, sizeof(h));
 	}
 }
 

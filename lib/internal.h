@@ -136,6 +136,12 @@ struct fc__backend {
 	 * registered memory: large channel messages may go by rendezvous.
 	 */
 	bool rendezvous;
+	/*
+	 * The board's endpoints are off until a program opens it, dropping
+	 * what comes before (the driver switches them on at open): a
+	 * channel's first send waits for the peer's answer (credit.c).
+	 */
+	bool endpoints_off_unopened;
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
@@ -257,6 +263,13 @@ void fc__fabric_fini(struct fc_dev *dev);
 void fc__chan_protocols(struct fc_dev *dev);
 void fc__chan_forget_dev(struct fc_dev *dev);
 
+/*
+ * lib/chan.c: send @buf (a small message: copied now) and let it go on
+ * without the caller, with no request to wait for; a send held for
+ * credit or the greeting goes when its turn comes, where fc_chan_send()
+ * with a timeout of 0 would drop it. RETURN VALUE: 0 or -errno.
+ */
+int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len);
 /* lib/chan.c: fc_chan_isend() for a caller that leaves @buf alone until
  * the send ends (the collectives): an eager message from a registered
  * buffer is sent straight from it, with no staging copy. */

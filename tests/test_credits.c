@@ -301,15 +301,16 @@ struct shape {
 	const char *mode;
 	int ranks;
 	const char *topo, *faults, *window;
+	const char *greet;	/* FPGACOMM_CHAN_GREET */
 };
 
 static const struct shape shapes[] = {
-	{ "unread", 2, NULL, NULL, NULL },
-	{ "a2a", 16, "torus:4x4", NULL, "4096" },
-	{ "a2a", 8, "full:8", NULL, "4096" },
-	{ "a2a", 8, "full:8", "drop=0.01,corrupt=0.01", "4096" },
-	{ "a2a", 16, "torus:4x4", "drop=0.005,corrupt=0.005", "4096" },
-	{ "many", 5, "torus:5x1", NULL, "4096" },
+	{ "unread", 2, NULL, NULL, NULL, NULL },
+	{ "a2a", 16, "torus:4x4", NULL, "4096", NULL },
+	{ "a2a", 8, "full:8", NULL, "4096", NULL },
+	{ "a2a", 8, "full:8", "drop=0.01,corrupt=0.01", "4096", "1" },
+	{ "a2a", 16, "torus:4x4", "drop=0.005,corrupt=0.005", "4096", NULL },
+	{ "many", 5, "torus:5x1", NULL, "4096", "1" },
 };
 
 int main(int argc, char **argv)
@@ -332,12 +333,14 @@ int main(int argc, char **argv)
 		const char *const env[] = {
 			"FPGACOMM_CREDIT_TEST", s->mode,
 			"FPGACOMM_CHAN_CREDIT", s->window,
+			"FPGACOMM_CHAN_GREET", s->greet,
 			NULL,
 		};
 
-		printf("== %s: %d ranks, %s%s%s\n", s->mode, s->ranks,
+		printf("== %s: %d ranks, %s%s%s%s\n", s->mode, s->ranks,
 		       s->topo ? s->topo : "default",
-		       s->faults ? ", faults " : "", s->faults ? s->faults : "");
+		       s->faults ? ", faults " : "", s->faults ? s->faults : "",
+		       s->greet ? ", greeting" : "");
 		rc = harness_launch_ranks(run, self, s->ranks, s->topo,
 					  s->faults, env);
 		worst = rc > worst ? rc : worst;

@@ -132,6 +132,8 @@ static void wait_all(struct fc_req **reqs, int n)
 
 	while (left) {
 		left = 0;
+		fc_progress(bd[0]);
+		fc_progress(bd[1]);
 		for (i = 0; i < n; i++) {
 			if (!reqs[i])
 				continue;
@@ -349,6 +351,59 @@ static void test_credits_unread(void **state)
 	free(out);
 }
 
+/*
+ * A receiver that opens its board after the messages were sent: through
+ * the driver its endpoints are off until then, so without the greeting
+ * (FPGACOMM_CHAN_GREET, on there by default) the board would drop them.
+ * With it the sends wait, held, until the new program's library answers,
+ * and then arrive whole and in order. Through the driver only.
+ */
+static void test_late_receiver(void **state)
+{
+	enum { N = 3, LEN = 200 };
+	uint8_t out[N][LEN], in[N][LEN];
+	struct fc_req *req[2 * N];
+	struct fc_chan *c0, *c1;
+	uint64_t until;
+	int i;
+
+	(void)state;
+	need_pair();
+	/* An emulated board whose program closed it counts as gone (its
+	 * node down); one never opened keeps what comes for it. */
+	if (!strncmp(names[1], "emu:", 4))
+		skip_because("emulated boards keep messages until opened");
+	rng_reset("late_receiver");
+	for (i = 0; i < 2; i++) {
+		fc_close(bd[i]);
+		bd[i] = NULL;
+	}
+	setenv("FPGACOMM_CHAN_GREET", "1", 1);
+	assert_ok(fc_open(&bd[0], names[0]));
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 4, 0, &c0));
+	for (i = 0; i < N; i++) {
+		rnd_fill(out[i], LEN);
+		assert_ok(fc_chan_isend(c0, out[i], LEN, &req[i]));
+	}
+	/* nobody there: they wait (a board emulated here keeps them too) */
+	until = (uint64_t)time(NULL) + 1;
+	while ((uint64_t)time(NULL) <= until) {
+		fc_progress(bd[0]);
+		usleep(1000);
+	}
+	assert_int_equal(fc_req_test(req[N - 1], NULL), -EINPROGRESS);
+	assert_ok(fc_open(&bd[1], names[1]));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 4, 0, &c1));
+	for (i = 0; i < N; i++)
+		assert_ok(fc_chan_irecv(c1, in[i], LEN, &req[N + i]));
+	wait_all(req, 2 * N);
+	for (i = 0; i < N; i++)
+		assert_same(in[i], out[i], LEN, "a message sent before the "
+			    "receiver opened its board");
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+}
+
 /* A remote write into the peer's board memory, read back by the peer. */
 static void test_put_board(void **state)
 {
@@ -381,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_channel_queue),
 		cmocka_unit_test(test_credits_unread),
 		cmocka_unit_test(test_put_board),
+		cmocka_unit_test(test_late_receiver),
 	};
 	int rc;
 

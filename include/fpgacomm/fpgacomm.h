@@ -378,8 +378,12 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * 0..FC_CHAN_PORTS-1; the last 17 endpoints belong to the library (16
  * for groups from FC_CHAN_PORT_GROUP0, then FC_CHAN_PORT_BARRIER). Every
  * endpoint of a board in a cluster receives from fc_open on, so a message
- * sent before the peer opened its channel is kept until it does. Sending
- * to oneself works.
+ * sent before the peer opened its channel is kept until it does. A board
+ * behind the kernel driver drops what comes before its program opened
+ * it: there a channel's first send waits until the peer's library has
+ * answered a greeting (asked again every 20 ms; FPGACOMM_CHAN_GREET=0
+ * turns it off, =1 on for emulated boards), so a message sent to a rank
+ * still starting waits instead of being lost. Sending to oneself works.
  *
  * Flow control is end to end, per (peer, port): a sender has at most
  * FC_CHAN_CREDIT bytes of small (eager) messages outstanding on a channel

@@ -567,4 +567,5 @@ const struct fc__backend fc__kernel_backend = {
 	.pio_head = kernel_pio_head,
 	.peer_import = kernel_peer_import,
 	.peer_export = kernel_peer_export,
+	.endpoints_off_unopened = true,
 };

@@ -417,6 +417,8 @@ bool fc__progress(struct fc_dev *dev)
 	if (fab->pio_head)
 		moved |= reap_pio(dev);
 	moved |= fc__rx_drain(dev);
+	if (fab->greeting)
+		fab->up.tick(dev);
 	if (fab->sendq_head)
 		moved |= submit_queued(dev);
 	return moved || board;

@@ -143,6 +143,7 @@ struct fc__src {
 	/* end-to-end credits (credit.c): sending there ... */
 	uint64_t tx_used, tx_granted;	/* bytes, totals since open */
 	bool tx_asked;			/* a CREDIT_ASK is out */
+	bool tx_heard;			/* the peer answered (greeting) */
 	struct fc_req *held_head, *held_tail;	/* sends waiting for credit */
 	/* ... and receiving from there */
 	uint64_t rx_consumed, rx_returned;
@@ -218,6 +219,8 @@ struct fc__upcalls {
 			 uint64_t len);
 	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
 	void (*unhold)(struct fc__fabric *fab, struct fc_req *r);
+	/* Now and then from progress, while @greeting is non-zero. */
+	void (*tick)(struct fc_dev *dev);
 };
 
 struct fc__fabric {
@@ -275,6 +278,14 @@ struct fc__fabric {
 	/* control messages' handlers (ctrl.c), credits (credit.c) */
 	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
 	uint64_t credit_window;		/* 0: no credits */
+	/*
+	 * Greeting (credit.c): a channel's first send waits until the peer's
+	 * library has answered, where a board drops what comes before its
+	 * program opened it (the driver); @greeting counts channels waiting.
+	 */
+	bool greet;
+	unsigned int greeting;
+	uint64_t greet_sent_ns;
 	/* barrier */
 	uint32_t barrier_epoch;
 	struct fc_chan *barrier_chan[FC_MAX_NODES];

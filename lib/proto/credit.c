@@ -15,6 +15,14 @@
  * than the window goes when nothing else is outstanding. Rendezvous
  * announcements cost nothing (their data waits for a clear, rndv.c) but
  * wait behind held messages, so order per (peer, port) is kept.
+ *
+ * Greeting: where a board drops what comes before its program has opened
+ * it (through the driver its endpoints are off until then), a message
+ * sent to a peer that is still starting would be lost. There a channel's
+ * first send waits, held, for the peer library's answer to a CREDIT_ASK
+ * of 0 bytes (answered at once: the initial grant), asked again every
+ * GREET_RETRY_MS until it comes; then the held sends go, in order. A peer
+ * that never opens leaves them held, to the caller's timeout.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +31,8 @@
 
 #define CREDIT_ENV	"FPGACOMM_CHAN_CREDIT"	/* bytes per (peer, port) */
 #define CREDIT_MIN	(4u << 10)
+#define GREET_ENV	"FPGACOMM_CHAN_GREET"	/* 0 or 1: the backend's */
+#define GREET_RETRY_MS	20
 
 static uint64_t cost_of(size_t len)
 {
@@ -50,6 +60,42 @@ static void ask(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 		s->tx_asked = true;
 }
 
+/* The first ask of a channel: 0 bytes used, answered at once. */
+static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	if (s->tx_asked)
+		return;
+	if (!fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT_ASK, 0, 0)) {
+		s->tx_asked = true;
+		if (!fab->greeting++)
+			fab->greet_sent_ns = fc__now_ns();
+	}
+}
+
+/* Ask again, every GREET_RETRY_MS, where no answer came: the peer's
+ * program may have opened its board since. */
+static void credit_tick(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint64_t now = fc__now_ns();
+	unsigned int port, node;
+	struct fc__src *s;
+
+	if (now - fab->greet_sent_ns < GREET_RETRY_MS * 1000000ull)
+		return;
+	fab->greet_sent_ns = now;
+	for (port = 0; port < FC_MAX_CHANNELS; port++) {
+		for (node = 0; fab->ports[port] && node < FC_MAX_NODES; node++) {
+			s = fab->ports[port]->src[node];
+			if (s && s->tx_asked && !s->tx_heard)
+				fc__ctrl_send(dev, node, port,
+					      FC__CTRL_CREDIT_ASK, 0, 0);
+		}
+	}
+}
+
 bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost)
 {
@@ -58,6 +104,10 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	if (!fab->credit_window) {
 		s->tx_used += cost;	/* untake() stays right */
 		return true;
+	}
+	if (fab->greet && !s->tx_heard) {
+		greet(dev, port, s);
+		return false;
 	}
 	if (!s->held_head && fits(fab, s, cost)) {
 		s->tx_used += cost;
@@ -118,6 +168,8 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
 	struct fc_req *r;
 
+	if (dev->fab->greet && !s->tx_heard)
+		return;
 	while ((r = s->held_head)) {
 		if (!fits(dev->fab, s, r->credit)) {
 			ask(dev, port, s);
@@ -159,6 +211,9 @@ static void on_credit(struct fc_dev *dev, uint32_t port, uint32_t node,
 	(void)cookie;
 	if (!s)
 		return;
+	if (!s->tx_heard && s->tx_asked && dev->fab->greeting)
+		dev->fab->greeting--;
+	s->tx_heard = true;
 	/* Never more than was sent: a bad count frees nothing. */
 	if (consumed > s->tx_granted && consumed <= s->tx_used)
 		s->tx_granted = consumed;
@@ -172,10 +227,10 @@ static void on_ask(struct fc_dev *dev, uint32_t port, uint32_t node,
 	struct fc__src *s = fc__src_get(dev->fab, port, node);
 
 	(void)cookie;
-	(void)used;
 	if (!s)
 		return;
-	if (s->rx_consumed != s->rx_returned)
+	/* 0: a greeting, answered at once; else when anything was consumed */
+	if (!used || s->rx_consumed != s->rx_returned)
 		give(dev, port, s);
 	else
 		s->rx_asked = true;
@@ -192,8 +247,11 @@ void fc__credit_register(struct fc_dev *dev)
 		return;
 	w = fc__env_size(CREDIT_ENV, FC_CHAN_CREDIT);
 	fab->credit_window = w && w < CREDIT_MIN ? CREDIT_MIN : w;
+	fab->greet = fab->credit_window &&
+		     fc__env_size(GREET_ENV, dev->be->endpoints_off_unopened);
 	fab->up.unhold = credit_unhold;
 	fab->up.refund = credit_refund;
+	fab->up.tick = credit_tick;
 	if (fab->credit_window)
 		fab->up.consumed = credit_consumed;
 	fc__ctrl_register(fab, FC__CTRL_CREDIT, on_credit);
