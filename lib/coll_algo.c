@@ -147,10 +147,8 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 			       A_RECURSIVE_DOUBLING :
 			       A_RING;
 	case FC__ALLTOALL:
-		/* every pair's messages at once: seen to stall the channels
-		 * at 16 MiB a pair on 4 ranks (docs/collectives.md) */
-		if (bytes > (4u << 20))
-			return A_PAIRWISE;
+		/* every pair's messages at once, where the links or the ranks
+		 * are few enough to take them (docs/collectives.md) */
 		return g->size <= 8 || full_mesh(g) ? A_DIRECT : A_PAIRWISE;
 	case FC__GATHER:
 	case FC__SCATTER:
