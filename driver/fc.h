@@ -172,6 +172,7 @@ struct fc_dev {
 
 	int irq_mode;			/* FC_IRQ_MODE_* */
 	int irq;			/* Linux irq of FC_IRQ_VEC_DMA, or -1 */
+	int chan_irq;			/* of FC_IRQ_VEC_CHAN (MSI, MSI-X), or -1 */
 
 	/* Channel endpoints (FC_CAP_CHANNELS), under chan_lock. */
 	struct mutex chan_lock;
@@ -187,7 +188,9 @@ struct fc_dev {
 	struct fc_file *eq_owner;	/* NULL: off */
 	struct fc_mem *eq_mem;		/* the queue's buffer, referenced */
 	u32 eq_slots;
+	u64 eq_off;			/* the queue's offset in eq_mem */
 	u32 eq_head;			/* last HEAD written */
+	wait_queue_head_t eq_wq;	/* EQ_WAIT sleepers */
 };
 
 /* One registered, allocated or temporarily pinned piece of user memory. */
@@ -361,6 +364,7 @@ void fc_chan_leave_eq(struct fc_file *ff);
 /* fc_eq.c */
 long fc_ioctl_eq(struct fc_file *ff, void __user *arg);
 long fc_ioctl_eq_head(struct fc_file *ff, void __user *arg);
+long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg);
 void fc_eq_release_file(struct fc_file *ff);
 void fc_eq_kill(struct fc_dev *fc);
 

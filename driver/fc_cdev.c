@@ -20,7 +20,7 @@
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
 			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT | \
 			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT | FC_FEAT_EQ | \
-			 FC_FEAT_XFER_CTRL)
+			 FC_FEAT_XFER_CTRL | FC_FEAT_EQ_WAIT)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -219,10 +219,15 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_PEER_EXPORT:
 	case FC_IOC_EQ:
 	case FC_IOC_EQ_HEAD:
+	case FC_IOC_EQ_WAIT:
 		break;
 	default:
 		return -ENOTTY;
 	}
+
+	/* EQ_WAIT too: it takes remove_sem only to arm. */
+	if (cmd == FC_IOC_EQ_WAIT)
+		return fc_ioctl_eq_wait(ff, uarg);
 
 	/* WAIT sleeps without holding off a removal. */
 	if (cmd == FC_IOC_WAIT) {

@@ -8,13 +8,17 @@
  * fc_chan.c). Closing the file switches the queue off.
  */
 #include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
 
 #include "fc.h"
 
 /* How long the board may take to say it left the queue (FC_EQ_SEEN). */
 #define FC_EQ_LEAVE_MS		2000
+/* EQ_WAIT without the queue's interrupt: how often it looks. */
+#define FC_EQ_POLL_US		50
 
 /*
  * Wait until the board works by a CTRL without ENABLE (the queue's memory
@@ -54,6 +58,7 @@ static int fc_eq_off(struct fc_dev *fc)
 	mutex_unlock(&fc->chan_lock);
 	if (owner)
 		fc_chan_leave_eq(owner);
+	wake_up_all(&fc->eq_wq);	/* EQ_WAIT: the holder is gone */
 	if (!fc->eq_mem)
 		return 0;
 	fc_wr32(fc, FC_EQ_CTRL, 0);
@@ -103,6 +108,7 @@ static void fc_eq_on(struct fc_file *ff, const struct fc_ioc_eq *a,
 	fc_wr32(fc, FC_EQ_IRQ_AT, a->slots);
 	fc_wr32(fc, FC_EQ_CTRL, FC_EQ_CTRL_ENABLE);
 	fc->eq_mem = m;
+	fc->eq_off = a->offset;
 	fc->eq_slots = a->slots;
 	fc->eq_head = 0;
 	mutex_lock(&fc->chan_lock);
@@ -177,6 +183,88 @@ out_unlock:
 	return ret;
 }
 
+/* Has the board written entry @entry of the queue at @q (@slots)? */
+static bool fc_eq_written(const struct fc_hw_pkt *q, u32 slots, u32 entry)
+{
+	u32 hdr = le32_to_cpu(READ_ONCE(q[entry & (slots - 1)].hdr));
+
+	return (hdr & FC_EQ_PHASE) == FC_EQ_PHASE_OF(entry, slots);
+}
+
+/*
+ * Sleep until entry @a.entry is written: armed under remove_sem and
+ * eq_lock (IRQ_AT set, a reference on the queue's memory taken), then the
+ * sleep holds neither, and reads only that memory, so that a removal or
+ * the queue going off need not wait for it (both wake it).
+ */
+long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_ioc_eq_wait a;
+	const struct fc_hw_pkt *q = NULL;
+	struct fc_mem *m = NULL;
+	ktime_t end, now, step;
+	u32 slots = 0;
+	long ret = 0;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved)
+		return -EINVAL;
+	if (!(fc->caps & FC_CAP_EVENT_QUEUE))
+		return -EOPNOTSUPP;
+	down_read(&fc->remove_sem);
+	mutex_lock(&fc->eq_lock);
+	if (fc->dead) {
+		ret = -ENODEV;
+	} else if (fc->eq_owner != ff || !fc->eq_mem) {
+		ret = -EPERM;
+	} else if (a.entry - fc->eq_head > fc->eq_slots) {
+		ret = -EINVAL;
+	} else {
+		m = fc->eq_mem;
+		kref_get(&m->ref);
+		slots = fc->eq_slots;
+		q = (const struct fc_hw_pkt *)((u8 *)m->cpu + fc->eq_off);
+		fc_wr32(fc, FC_EQ_IRQ_AT, a.entry);
+		fc_ring(fc);
+	}
+	mutex_unlock(&fc->eq_lock);
+	up_read(&fc->remove_sem);
+	if (ret)
+		return ret;
+
+	end = ktime_add_us(ktime_get(), a.timeout_us);
+	for (;;) {
+		if (fc_eq_written(q, slots, a.entry)) {
+			ret = 0;
+			break;
+		}
+		if (READ_ONCE(fc->dead) || READ_ONCE(fc->eq_owner) != ff) {
+			ret = READ_ONCE(fc->dead) ? -ENODEV : -EPERM;
+			break;
+		}
+		now = ktime_get();
+		if (ktime_compare(now, end) >= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		step = ktime_sub(end, now);
+		if (fc->chan_irq < 0)
+			step = min_t(ktime_t, step, ns_to_ktime(FC_EQ_POLL_US * NSEC_PER_USEC));
+		ret = wait_event_interruptible_hrtimeout(fc->eq_wq,
+			fc_eq_written(q, slots, a.entry) ||
+			READ_ONCE(fc->dead) || READ_ONCE(fc->eq_owner) != ff,
+			step);
+		if (ret == -ERESTARTSYS) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	fc_mem_put(m);
+	return ret;
+}
+
 /* The file is closed: its queue goes off (its endpoints went before). */
 void fc_eq_release_file(struct fc_file *ff)
 {
@@ -197,6 +285,7 @@ void fc_eq_release_file(struct fc_file *ff)
  */
 void fc_eq_kill(struct fc_dev *fc)
 {
+	wake_up_all(&fc->eq_wq);
 	mutex_lock(&fc->eq_lock);
 	fc_eq_off(fc);
 	fc_mem_put(fc->eq_mem);

@@ -41,6 +41,20 @@ static irqreturn_t fc_irq_handler(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+/* FC_IRQ_VEC_CHAN, a vector of its own: the queue's entry IRQ_AT landed. */
+static irqreturn_t fc_chan_irq_handler(int irq, void *data)
+{
+	struct fc_dev *fc = data;
+	u32 count = fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
+
+	if (count != fc_rd32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_CHAN))) {
+		fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_CHAN), count);
+		fc_ring(fc);
+	}
+	wake_up_all(&fc->eq_wq);
+	return IRQ_HANDLED;
+}
+
 static enum hrtimer_restart fc_timer_fn(struct hrtimer *t)
 {
 	struct fc_dev *fc = container_of(t, struct fc_dev, timer);
@@ -103,19 +117,47 @@ static int fc_irq_vectors(struct fc_dev *fc)
 	return n;
 }
 
+/*
+ * The event queue's vector, where MSI or MSI-X gives it one (@n vectors):
+ * EQ_WAIT sleeps on it. Without it (INTx shares one line) EQ_WAIT polls.
+ */
+static void fc_chan_irq_init(struct fc_dev *fc, int n)
+{
+	int irq, ret;
+
+	fc->chan_irq = -1;
+	if (fc->irq_mode != FC_IRQ_MODE_MSI && fc->irq_mode != FC_IRQ_MODE_MSIX)
+		return;
+	if (n <= FC_IRQ_VEC_CHAN || !(fc->caps & FC_CAP_EVENT_QUEUE))
+		return;
+	irq = pci_irq_vector(fc->pdev, FC_IRQ_VEC_CHAN);
+	if (irq < 0)
+		return;
+	ret = request_irq(irq, fc_chan_irq_handler, 0, FC_DRV_NAME, fc);
+	if (ret) {
+		dev_info(&fc->pdev->dev,
+			 "cannot request the queue's irq %d (%d): EQ_WAIT polls\n",
+			 irq, ret);
+		return;
+	}
+	fc->chan_irq = irq;
+}
+
 int fc_irq_init(struct fc_dev *fc)
 {
 	struct device *dev = &fc->pdev->dev;
-	int ret;
+	int ret, n = 0;
 
 	hrtimer_init(&fc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	fc->timer.function = fc_timer_fn;
 	fc->irq_mode = FC_IRQ_MODE_POLL;
 
+	fc->chan_irq = -1;
 	if (!fc_param_poll) {
 		ret = fc_irq_vectors(fc);
 		if (ret < 0)
 			dev_info(dev, "no interrupts (%d), polling\n", ret);
+		n = ret;
 	}
 	if (fc->irq_mode != FC_IRQ_MODE_POLL) {
 		fc->irq = pci_irq_vector(fc->pdev, FC_IRQ_VEC_DMA);
@@ -131,13 +173,19 @@ int fc_irq_init(struct fc_dev *fc)
 		}
 	}
 
+	if (fc->irq_mode != FC_IRQ_MODE_POLL)
+		fc_chan_irq_init(fc, n);
+
 	/* Forget events from before us, then let the board interrupt. */
 	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_DMA),
 		fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA)));
+	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_CHAN),
+		fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)));
 	if (fc->irq_mode != FC_IRQ_MODE_POLL) {
 		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE),
 			FC_DMA_IRQ_CHAIN | FC_DMA_IRQ_ERROR);
-		fc_wr32(fc, FC_REG_IRQ_ENABLE, BIT(FC_IRQ_VEC_DMA));
+		fc_wr32(fc, FC_REG_IRQ_ENABLE, BIT(FC_IRQ_VEC_DMA) |
+			(fc->chan_irq >= 0 ? BIT(FC_IRQ_VEC_CHAN) : 0));
 	} else {
 		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
 		fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
@@ -153,6 +201,10 @@ void fc_irq_fini(struct fc_dev *fc)
 	fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
 	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
 	fc_ring(fc);
+	if (fc->chan_irq >= 0) {
+		free_irq(fc->chan_irq, fc);
+		fc->chan_irq = -1;
+	}
 	if (fc->irq >= 0) {
 		free_irq(fc->irq, fc);
 		pci_free_irq_vectors(fc->pdev);

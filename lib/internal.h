@@ -204,6 +204,9 @@ struct fc_dev {
 	/* Chains may send control messages (FC_XFER_F_CTRL): the channels'
 	 * credits travel in them. Set by open. */
 	bool ctrl_msgs;
+	/* The event queue entry the library reads next (fabric_rx.c): what
+	 * a backend's idle may sleep on. */
+	uint32_t eq_next;
 	struct fc__mem *mems;	/* live buffers */
 	struct fc__mem *mem_hit;	/* the one fc__mem_hold found last */
 	struct fc__chan_stats stats;

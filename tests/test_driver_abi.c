@@ -17,6 +17,7 @@
  * remove with the file open and mapped, then rescan).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -1617,6 +1618,15 @@ static int eq_head(int f, uint32_t head)
 	return xioctl(f, FC_IOC_EQ_HEAD, &a);
 }
 
+static int eq_wait(int f, uint32_t entry, uint32_t timeout_us,
+		   uint32_t flags)
+{
+	struct fc_ioc_eq_wait a = { .flags = flags, .entry = entry,
+				    .timeout_us = timeout_us };
+
+	return xioctl(f, FC_IOC_EQ_WAIT, &a);
+}
+
 static int chan_eq(int f, uint32_t chan)
 {
 	struct fc_ioc_chan_ring r = { .chan = chan, .flags = FC_CHAN_RING_EQ };
@@ -1673,6 +1683,17 @@ static int send_self(uint32_t chan, const void *buf, uint64_t len,
 		     uint32_t *hw_error)
 {
 	return send_self_flags(chan, buf, len, 0, hw_error);
+}
+
+/* A message to our own channel TEST_CHAN, 50 ms from now. */
+static void *send_self_later(void *arg)
+{
+	static const uint8_t late[8] = { 7 };
+	uint32_t hw;
+
+	usleep(50000);
+	*(int *)arg = send_self(TEST_CHAN, late, sizeof(late), &hw);
+	return NULL;
 }
 
 /*
@@ -1869,6 +1890,36 @@ static void test_eq_bad(void **state)
 			assert_true(hdr & FC_PKT_EOM);
 			assert_memory_equal(e->payload, msg, 8);
 			assert_ok(eq_head(fd, 3));
+		}
+		/*
+		 * EQ_WAIT: its checks (an entry behind HEAD, or more than
+		 * the queue ahead); nothing coming, the timeout; a message
+		 * 50 ms later wakes it (the queue's interrupt, or its
+		 * polling without one); an entry already there, at once.
+		 */
+		if (info.features & FC_FEAT_EQ_WAIT) {
+			uint32_t next = (info.features & FC_FEAT_XFER_CTRL) ?
+						3 : 2;
+			pthread_t th;
+			int sent = -1;
+
+			assert_rc(eq_wait(fd, next, 1000, 1), -EINVAL);
+			assert_rc(eq_wait(fd, next + 64 + 1, 1000, 0),
+				  -EINVAL);
+			assert_rc(eq_wait(f2, next, 1000, 0), -EPERM);
+			assert_rc(eq_wait(fd, next - 1, 0, 0), -EINVAL);
+			assert_rc(eq_wait(fd, next, 20000, 0), -ETIMEDOUT);
+			assert_int_equal(pthread_create(&th, NULL,
+							send_self_later,
+							&sent), 0);
+			assert_ok(eq_wait(fd, next, 10000000, 0));
+			e = (const struct fc_hw_pkt *)map + next;
+			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
+			assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
+			pthread_join(th, NULL);
+			assert_ok(sent);
+			assert_ok(eq_wait(fd, next, 0, 0));	/* there */
+			assert_ok(eq_head(fd, next + 1));
 		}
 	}
 

@@ -38,6 +38,7 @@
 #define FC_FEAT_PEER_EXPORT	(1u << 15)	/* PEER_EXPORT: the aperture as a dma-buf */
 #define FC_FEAT_EQ		(1u << 16)	/* EQ, EQ_HEAD, FC_CHAN_RING_EQ */
 #define FC_FEAT_XFER_CTRL	(1u << 17)	/* FC_XFER_CTRL */
+#define FC_FEAT_EQ_WAIT		(1u << 18)	/* EQ_WAIT */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -378,6 +379,25 @@ struct fc_ioc_eq_head {
 	__aligned_u64 reserved;
 };
 
+/*
+ * EQ_WAIT (FC_FEAT_EQ_WAIT): sleep until the board has written entry
+ * @entry of this file's event queue (its phase in the mapping says so), or
+ * @timeout_us passed. The driver arms the queue's interrupt for that entry
+ * (FC_EQ_IRQ_AT, FC_IRQ_VEC_CHAN), so the sleeper wakes when it lands;
+ * without that interrupt (polling, INTx) it looks every 50 us. @entry is
+ * at or after the last HEAD (EQ_HEAD), at most FC_EQ_SLOTS ahead of it.
+ * Returns 0 (at once when the entry was already written), -ETIMEDOUT,
+ * -EINTR (a signal), -EPERM (this file does not hold the queue, or lost
+ * it meanwhile), -EINVAL (flags, reserved, @entry out of range),
+ * -EOPNOTSUPP (no event queue), -ENODEV (the board went).
+ */
+struct fc_ioc_eq_wait {
+	__u32 flags;			/* in: must be 0 */
+	__u32 entry;
+	__u32 timeout_us;
+	__u32 reserved;
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -396,6 +416,7 @@ struct fc_ioc_eq_head {
 #define FC_IOC_PEER_EXPORT	_IOWR(FC_IOC_MAGIC, 0x0e, struct fc_ioc_peer_export)
 #define FC_IOC_EQ		_IOW(FC_IOC_MAGIC, 0x0f, struct fc_ioc_eq)
 #define FC_IOC_EQ_HEAD		_IOW(FC_IOC_MAGIC, 0x10, struct fc_ioc_eq_head)
+#define FC_IOC_EQ_WAIT		_IOW(FC_IOC_MAGIC, 0x11, struct fc_ioc_eq_wait)
 
 /*
  * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the

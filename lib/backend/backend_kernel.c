@@ -4,6 +4,7 @@
  * of <uapi/fpgacomm.h> on /dev/fpgacommN. The driver pins memory and builds
  * the descriptors; this file only translates the library's calls.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uapi/fpgacomm.h>
@@ -31,6 +33,9 @@ struct kdev {
 	bool pio_tried;
 	bool pio_kick_always;		/* FPGACOMM_PIO_KICK=1: as before WATCH */
 	uint32_t pio_tail;		/* we are PIO_TAIL's only writer */
+	/* The event queue in our mapping (EQ), for idle's EQ_WAIT. */
+	const struct fc_hw_pkt *eq;
+	uint32_t eq_slots;
 	unsigned int fork_gen;		/* fork_gen when opened */
 };
 
@@ -422,13 +427,51 @@ static int kernel_eq_set(struct fc_dev *dev, struct fc__mem *mem,
 
 	if (!(k->info.features & FC_FEAT_EQ))
 		return -EOPNOTSUPP;
+	int ret;
+
 	if (mem) {
 		a.flags = 0;
 		a.handle = (uint32_t)mem->handle;
 		a.offset = off;
 		a.slots = slots;
 	}
-	return k_ioctl(k, FC_IOC_EQ, &a);
+	k->eq = NULL;
+	ret = k_ioctl(k, FC_IOC_EQ, &a);
+	if (!ret && mem) {
+		k->eq = (const struct fc_hw_pkt *)((uint8_t *)mem->pub.addr + off);
+		k->eq_slots = slots;
+	}
+	return ret;
+}
+
+/*
+ * Sleep at most @max_ns. Where the driver can (EQ_WAIT), wake as soon as
+ * the event queue's next entry lands: a message ends the sleep at once,
+ * by the queue's interrupt. With that entry already there (news the
+ * library has not taken yet), or no queue, a plain sleep.
+ */
+static void kernel_idle(struct fc_dev *dev, uint64_t max_ns)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_eq_wait w = {
+		.entry = dev->eq_next,
+		.timeout_us = max_ns >= 1000 ? (uint32_t)(max_ns / 1000) : 1,
+	};
+	struct timespec ts = { 0, (long)max_ns };
+	uint32_t hdr;
+	int ret;
+
+	if (k->eq && (k->info.features & FC_FEAT_EQ_WAIT)) {
+		hdr = le32toh(__atomic_load_n(
+			&k->eq[w.entry & (k->eq_slots - 1)].hdr,
+			__ATOMIC_ACQUIRE));
+		if ((hdr & FC_EQ_PHASE) != FC_EQ_PHASE_OF(w.entry, k->eq_slots)) {
+			ret = k_ioctl(k, FC_IOC_EQ_WAIT, &w);
+			if (!ret || ret == -ETIMEDOUT || ret == -EINTR)
+				return;
+		}
+	}
+	nanosleep(&ts, NULL);
 }
 
 static int kernel_chan_eq(struct fc_dev *dev, uint32_t chan)
@@ -568,4 +611,5 @@ const struct fc__backend fc__kernel_backend = {
 	.peer_import = kernel_peer_import,
 	.peer_export = kernel_peer_export,
 	.endpoints_off_unopened = true,
+	.idle = kernel_idle,
 };

@@ -722,6 +722,7 @@ static bool drain_eq(struct fc_dev *dev)
 	if (head == fab->eq_head)
 		return false;
 	fab->eq_head = head;
+	dev->eq_next = head;
 	if (head - fab->eq_told >= fab->eq_slots / 4 &&
 	    !eq_head_write(dev, head))
 		fab->eq_told = head;
