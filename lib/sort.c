@@ -93,8 +93,13 @@ static size_t xchg_piece(void)
 	return v ? (size_t)v : SORT_XCHG_PIECE;
 }
 
-/* Turn element counts into byte counts and displacements, then exchange. */
-static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
+/*
+ * Turn element counts into byte counts and displacements, then exchange.
+ * With @keep_own, this rank's block to itself stays where it is in @send
+ * (at sd[rank]) and takes no room in @recv.
+ */
+static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv,
+		    bool keep_own)
 {
 	size_t s = 0, r = 0, most = 0, *psc = c->piece, *psd = psc + c->n;
 	size_t *prc = psd + c->n, *prd = prc + c->n, piece = xchg_piece();
@@ -102,8 +107,10 @@ static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
 
 	for (uint32_t d = 0; d < c->n; d++) {
 		c->sd[d] = s;
-		c->rd[d] = r;
 		s += c->sc[d] *= c->rs;
+		if (keep_own && d == c->rank)
+			c->sc[d] = c->rc[d] = 0;
+		c->rd[d] = r;
 		r += c->rc[d] *= c->rs;
 		most = c->sc[d] > most ? c->sc[d] : most;
 		most = c->rc[d] > most ? c->rc[d] : most;
@@ -148,10 +155,39 @@ static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
 	int32_t err, all;
 	int rc;
 
-	*bufp = malloc(bytes + 1);
+	*bufp = fc__sort_alloc(bytes + 1);
 	err = *bufp ? 0 : -ENOMEM;
 	rc = fc_allreduce(c->g, &err, &all, 1, FC_INT32, FC_MIN, left_ms(c));
 	return rc ? rc : all;
+}
+
+/*
+ * Segments shorter than this, on average, are scattered element by element
+ * rather than found and copied whole.
+ */
+#define PLACE_MIN_SEGMENT	16
+
+/*
+ * What arrived, laid out into @out: @runs[s] holds source s's elements
+ * (lens[s] of them), each run in stable digit order; bin v of the share
+ * starts at place[v]. With long segments, each run's segment of a digit
+ * is copied whole; otherwise the runs are scattered in source order.
+ */
+static void place_runs(struct sort_ctx *c, uint8_t *const *runs,
+		       const size_t *lens, struct sort_view out,
+		       unsigned int shift, unsigned int b, size_t vlo,
+		       size_t vhi, size_t *place)
+{
+	size_t bins = vhi - vlo + 1;
+
+	if (c->a->out_count / bins / c->n >= PLACE_MIN_SEGMENT) {
+		fc__sort_place(runs, lens, c->n, out, c->ks, c->vs, shift, b,
+			       vlo, vhi, place);
+		return;
+	}
+	for (uint32_t s = 0; s < c->n; s++)
+		fc__sort_scatter(sort_packed(runs[s], c->ks, c->vs), out,
+				 lens[s], c->ks, c->vs, shift, b, place);
 }
 
 /*
@@ -159,10 +195,11 @@ static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
  * every element goes to the rank, and the place there, that the stable
  * order by that digit gives it. @in holds this rank's elements, @hist
  * their histogram of the digit. The elements are scattered by digit into
- * @send, exchanged into @recv and scattered again, into @out. @send and
- * @recv are packed buffers of a->count and of the result's count; @out
- * may be @in. With @may_skip, a digit on which all keys agree moves
- * nothing and returns 1.
+ * @send (so each destination's are a sorted run), the runs for other
+ * ranks are exchanged into @recv, and every rank lays out the runs it
+ * holds (its own still in @send) into @out. @send and @recv are packed
+ * buffers of a->count and of the result's count; @out may be @in. With
+ * @may_skip, a digit on which all keys agree moves nothing and returns 1.
  */
 static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 			  const size_t *hist, unsigned int shift,
@@ -173,11 +210,13 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	size_t *H = malloc(nb * sizeof(*H)), *E = calloc(nb, sizeof(*E));
 	size_t *G = malloc(nb * sizeof(*G)), *place = malloc(nb * sizeof(*G));
 	size_t *share = calloc(c->n, sizeof(*share)), lo = 0, sum;
+	size_t *lens = calloc(c->n, sizeof(*lens)), vlo, vhi;
+	uint8_t **runs = calloc(c->n, sizeof(*runs));
 	uint32_t *owner = NULL;
 	uint32_t d;
 	int rc = -ENOMEM;
 
-	if (!H || !E || !G || !place || !share)
+	if (!H || !E || !G || !place || !share || !lens || !runs)
 		goto out;
 	rc = fc_allreduce(c->g, hist, H, nb, FC_UINT64, FC_SUM, left_ms(c));
 	if (!rc)
@@ -259,18 +298,31 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 		if (rc)
 			goto out;
 	}
-	rc = exchange(c, send, *recvp);
+	/* our own run stays in @send: the exchange moves the others' */
+	lens[c->rank] = c->sc[c->rank];
+	rc = exchange(c, send, *recvp, true);
 	if (rc)
+		goto out;
+	for (d = 0; d < c->n; d++) {
+		if (d != c->rank)
+			lens[d] = c->rc[d] / c->rs;
+		runs[d] = d == c->rank ? send + c->sd[d] : *recvp + c->rd[d];
+	}
+	if (!c->a->out_count)
 		goto out;
 
 	/*
-	 * What arrived is in (source rank, index) order; bin v starts at
-	 * global place G[v], so at max(G[v], lo) - lo in our share.
+	 * Bin v starts at global place G[v], so at max(G[v], lo) - lo in
+	 * our share; the share holds bins vlo..vhi.
 	 */
-	for (size_t v = 0; v < nb; v++)
+	for (vlo = 0; G[vlo] + H[vlo] <= lo; vlo++)
+		;
+	for (vhi = vlo; vhi + 1 < nb && G[vhi + 1] < lo + c->a->out_count;
+	     vhi++)
+		;
+	for (size_t v = vlo; v <= vhi; v++)
 		place[v] = G[v] > lo ? G[v] - lo : 0;
-	fc__sort_scatter(sort_packed(*recvp, c->ks, c->vs), out,
-			 c->a->out_count, c->ks, c->vs, shift, b, place);
+	place_runs(c, runs, lens, out, shift, b, vlo, vhi, place);
 	c->a->mem_passes++;
 out:
 	free(H);
@@ -278,6 +330,8 @@ out:
 	free(G);
 	free(place);
 	free(share);
+	free(lens);
+	free(runs);
 	free(owner);
 	return rc;
 }
@@ -294,7 +348,7 @@ static int sort_counting(struct sort_ctx *c, const size_t *hist)
 			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
 			    c->buf[0], &recv, false);
 	if (recv != c->buf[1])
-		free(recv);
+		fc__sort_free(recv);
 	return rc;
 }
 
@@ -505,7 +559,7 @@ static int sort_onepass(struct sort_ctx *c)
 		if (rc)
 			goto out;
 	}
-	rc = exchange(c, recs, recv);
+	rc = exchange(c, recs, recv, false);
 	if (rc)
 		goto out;
 	/* the radix sort's two buffers are free now: the merge's scratch */
@@ -519,7 +573,7 @@ static int sort_onepass(struct sort_ctx *c)
 					c->ks, c->vs, scratch);
 out:
 	if (recv != c->buf[2])
-		free(recv);
+		fc__sort_free(recv);
 	free(target);
 	free(lb);
 	free(eq);
@@ -673,7 +727,7 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 		if (!c.partitioned && algo != FC_SORT_RADIX_NET)
 			nbuf++;		/* the receive buffer: count elements */
 		for (unsigned int i = 0; i < nbuf; i++) {
-			c.buf[i] = malloc(bytes);
+			c.buf[i] = fc__sort_alloc(bytes);
 			if (!c.buf[i] && !local_err)
 				local_err = -ENOMEM;
 		}
@@ -699,7 +753,7 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 	}
 out:
 	for (int i = 0; i < 3; i++)
-		free(c.buf[i]);
+		fc__sort_free(c.buf[i]);
 	free(hist);
 	free(arrays);
 	return rc;

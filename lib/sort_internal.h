@@ -65,12 +65,34 @@ uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
 		       unsigned int shift, unsigned int bits, size_t *hist);
 
 /*
+ * fc__sort_alloc - a work buffer of @bytes; large ones asked for in huge
+ * pages (a sort touches every page of a fresh buffer once, and on 4 KiB
+ * pages the faults cost as much as a pass over the data).
+ * fc__sort_free - give it back (NULL is fine).
+ */
+void *fc__sort_alloc(size_t bytes);
+void fc__sort_free(void *buf);
+
+/*
  * fc__sort_scatter - stable scatter of @in[0..n) by digit: element with
  * digit v goes to @out at position offs[v]++ (offs has 2^bits entries).
  */
 void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
 		      size_t ks, size_t vs, unsigned int shift,
 		      unsigned int bits, size_t *offs);
+
+/*
+ * fc__sort_place - lay out @nruns runs of packed records, each sorted by
+ * digit (key >> shift) & (2^bits - 1), into @out: the records of digit v
+ * go to @out at place[v] onwards (bins vlo..vhi only), run 0's first, then
+ * run 1's, ... So it does what a stable scatter of the runs in order does,
+ * but by copying each run's segment of a digit whole, found by galloping:
+ * worth it where segments are long.
+ */
+void fc__sort_place(uint8_t *const *runs, const size_t *lens,
+		    unsigned int nruns, struct sort_view out, size_t ks,
+		    size_t vs, unsigned int shift, unsigned int bits,
+		    size_t vlo, size_t vhi, const size_t *place);
 
 /* fc__sort_copy - copy @n elements from @in to @out (packing or not). */
 void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,

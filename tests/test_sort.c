@@ -10,7 +10,8 @@
  * sorts; 4- and 8-byte keys; values of 0, 4, 8 and 12 bytes; balanced and
  * partitioned layouts; random, all-equal, few-valued, sorted and reverse
  * sorted keys; zero keys on some ranks, one key in all, none at all;
- * in place; on a group split from the world;
+ * in place; on a group split from the world; large enough for the
+ * write-combined scatter and the layout by segments;
  * bad arguments (local errors change nothing; -ERANGE, -EBADMSG,
  * -ENOSPC and -ENOMEM on every rank, with the output untouched and the
  * group usable).
@@ -522,6 +523,34 @@ static void test_edges(void)
 	run_case(&s, "a key or none per rank");
 }
 
+/*
+ * Enough elements per bin for the write-combined scatter (64 a bin and
+ * more) and for laying out what arrives by whole segments: records of 4,
+ * 12, 16 and 20 bytes (some run over a cache line), every algorithm.
+ */
+static void test_large(void)
+{
+	struct spec s = { .base = 20000, .ks = 4, .bits = 6,
+			  .algo = FC_SORT_COUNTING, .seed = 11 };
+
+	run_case(&s, "large counting 6-bit keys alone");
+	s.ks = 8;
+	s.vs = 12;
+	s.dist = FEW;
+	s.layout = FC_SORT_PARTITIONED;
+	run_case(&s, "large counting 6-bit u64 keys, 12-byte values, few");
+	s = (struct spec){ .base = 70000, .ks = 4, .bits = 10, .vs = 8,
+			   .dist = REVERSE, .counts = UNEVEN,
+			   .algo = FC_SORT_COUNTING, .seed = 12 };
+	run_case(&s, "large counting 10-bit reverse, 8-byte values");
+	s = (struct spec){ .base = 140000, .ks = 4, .vs = 4,
+			   .algo = FC_SORT_ONEPASS, .seed = 13 };
+	run_case(&s, "large onepass u32, 4-byte values");
+	s = (struct spec){ .base = 20000, .ks = 4, .vs = 12,
+			   .algo = FC_SORT_RADIX_NET, .seed = 14 };
+	run_case(&s, "large radix_net u32, 12-byte values");
+}
+
 /* fc_sort_u32 in place: the convenience form. */
 static void test_in_place(void)
 {
@@ -684,6 +713,7 @@ static int run_rank(void)
 	test_onepass();
 	test_radix_net();
 	test_edges();
+	test_large();
 	test_in_place();
 	test_in_place_values();
 	test_subgroup();
