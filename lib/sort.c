@@ -194,17 +194,19 @@ static void place_runs(struct sort_ctx *c, uint8_t *const *runs,
  * One crossing of the network by the digit (key >> shift) & (2^b - 1):
  * every element goes to the rank, and the place there, that the stable
  * order by that digit gives it. @in holds this rank's elements, @hist
- * their histogram of the digit. The elements are scattered by digit into
- * @send (so each destination's are a sorted run), the runs for other
- * ranks are exchanged into @recv, and every rank lays out the runs it
- * holds (its own still in @send) into @out. @send and @recv are packed
- * buffers of a->count and of the result's count; @out may be @in. With
- * @may_skip, a digit on which all keys agree moves nothing and returns 1.
+ * their histogram of the digit. The elements are put in stable digit
+ * order in @send (so each destination's are a sorted run), the runs for
+ * other ranks are exchanged into @recv, and every rank lays out the runs
+ * it holds (its own still in @send) into @out. @send and @recv are packed
+ * buffers of a->count and of the result's count; @out may be @in. A digit
+ * wider than the local radix sort's (shift 0 only) is ordered by that
+ * sort's passes, between @send and @spare. With @may_skip, a digit on
+ * which all keys agree moves nothing and returns 1.
  */
 static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 			  const size_t *hist, unsigned int shift,
 			  unsigned int b, struct sort_view out, uint8_t *send,
-			  uint8_t **recvp, bool may_skip)
+			  uint8_t *spare, uint8_t **recvp, bool may_skip)
 {
 	size_t nb = (size_t)1 << b, count = c->a->count;
 	size_t *H = malloc(nb * sizeof(*H)), *E = calloc(nb, sizeof(*E));
@@ -283,15 +285,26 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	if (rc)
 		goto out;
 
-	/* local stable scatter by digit: the send buffer in global order */
-	sum = 0;
-	for (size_t v = 0; v < nb; v++) {
-		place[v] = sum;
-		sum += hist[v];
+	/* local stable order by digit: the send buffer in global order */
+	if (b > SORT_LOCAL_DIGIT_BITS && spare && !shift) {
+		unsigned int passes;
+
+		rc = -ENOMEM;
+		send = fc__sort_radix(in, count, c->ks, c->vs, b, hist, send,
+				      spare, &passes);
+		if (!send)
+			goto out;
+		c->a->mem_passes += passes;
+	} else {
+		sum = 0;
+		for (size_t v = 0; v < nb; v++) {
+			place[v] = sum;
+			sum += hist[v];
+		}
+		fc__sort_scatter(in, sort_packed(send, c->ks, c->vs), count,
+				 c->ks, c->vs, shift, b, place);
+		c->a->mem_passes++;
 	}
-	fc__sort_scatter(in, sort_packed(send, c->ks, c->vs), count, c->ks,
-			 c->vs, shift, b, place);
-	c->a->mem_passes++;
 
 	if (!*recvp) {
 		rc = agree_alloc(c, c->a->out_count * c->rs, recvp);
@@ -346,7 +359,7 @@ static int sort_counting(struct sort_ctx *c, const size_t *hist)
 	rc = net_digit_pass(c, sort_split(a->keys, a->values, c->ks, c->vs),
 			    hist, 0, c->bits,
 			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
-			    c->buf[0], &recv, false);
+			    c->buf[0], c->buf[2], &recv, false);
 	if (recv != c->buf[1])
 		fc__sort_free(recv);
 	return rc;
@@ -378,7 +391,8 @@ static int sort_radix_net(struct sort_ctx *c)
 		fc__sort_hist(cur, n, c->ks, shift, b, hist);
 		a->mem_passes++;
 		rc = net_digit_pass(c, cur, hist, shift, b,
-				    last ? user_out : work, send, &recv, true);
+				    last ? user_out : work, send, NULL, &recv,
+				    true);
 		if (rc < 0)
 			goto out;
 		if (rc == 0)
@@ -483,7 +497,8 @@ static int sort_onepass(struct sort_ctx *c)
 	    !K || !past)
 		goto out;
 	recs = fc__sort_radix(sort_split(a->keys, a->values, c->ks, c->vs),
-			      a->count, c->ks, c->vs, c->bits, x, y, &passes);
+			      a->count, c->ks, c->vs, c->bits, NULL, x, y,
+			      &passes);
 	if (!recs)
 		goto out;
 	a->mem_passes += passes;
@@ -726,7 +741,13 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 
 		if (!c.partitioned && algo != FC_SORT_RADIX_NET)
 			nbuf++;		/* the receive buffer: count elements */
-		for (unsigned int i = 0; i < nbuf; i++) {
+		/* a key wider than a local digit: the local sort's second */
+		bool spare = algo == FC_SORT_COUNTING &&
+			     c.bits > SORT_LOCAL_DIGIT_BITS;
+
+		for (unsigned int i = 0; i < 3; i++) {
+			if (i >= nbuf && !(i == 2 && spare))
+				continue;
 			c.buf[i] = fc__sort_alloc(bytes);
 			if (!c.buf[i] && !local_err)
 				local_err = -ENOMEM;

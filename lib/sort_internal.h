@@ -101,14 +101,17 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 /*
  * fc__sort_radix - stable LSD radix sort of @n elements of @in on their
  * low @key_bits bits, into packed records in @buf_a or @buf_b (each n
- * records). @in is not changed (it may be the caller's). Digits on which
- * every key agrees are skipped.
- * RETURN VALUE: the buffer holding the result; *passes gets the passes
- * over the data (histogram read included).
+ * records), by digits of at most SORT_LOCAL_DIGIT_BITS bits. @in is not
+ * changed (it may be the caller's). With @key_hist (the histogram of the
+ * whole keys, 2^key_bits entries) the digits' histograms come from it
+ * instead of a read of the keys. Digits on which every key agrees are
+ * skipped.
+ * RETURN VALUE: the buffer holding the result, NULL without memory;
+ * *passes gets the passes over the data (histogram read included).
  */
 uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
-			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
-			unsigned int *passes);
+			unsigned int key_bits, const size_t *key_hist,
+			uint8_t *buf_a, uint8_t *buf_b, unsigned int *passes);
 
 /*
  * fc__sort_merge - merge @nruns runs of packed records (run r is

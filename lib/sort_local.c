@@ -395,9 +395,8 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 
 ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
 				  size_t stride, unsigned int ndig,
-				  size_t *hist)
+				  unsigned int db, size_t *hist)
 {
-	const unsigned int db = SORT_LOCAL_DIGIT_BITS;
 	const size_t nb = (size_t)1 << db;
 
 	for (size_t i = 0; i < n; i++) {
@@ -409,26 +408,37 @@ ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
 }
 
 uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
-			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
-			unsigned int *passes)
+			unsigned int key_bits, const size_t *key_hist,
+			uint8_t *buf_a, uint8_t *buf_b, unsigned int *passes)
 {
-	const unsigned int db = SORT_LOCAL_DIGIT_BITS;
-	unsigned int ndig = (key_bits + db - 1) / db;
+	/* digits of at most SORT_LOCAL_DIGIT_BITS, as even as they come */
+	unsigned int ndig = (key_bits + SORT_LOCAL_DIGIT_BITS - 1) /
+			    SORT_LOCAL_DIGIT_BITS;
+	unsigned int db = ndig ? (key_bits + ndig - 1) / ndig : 1;
 	size_t nb = (size_t)1 << db;
-	size_t *hist = calloc((size_t)ndig * nb, sizeof(*hist));
+	size_t *hist = calloc((size_t)(ndig ? ndig : 1) * nb, sizeof(*hist));
 	struct sort_view src = in;
 	uint8_t *cur = NULL, *next = buf_a;
 
 	if (!hist)
 		return NULL;
-	/* every digit's histogram in one read */
-	if (ks == 4 && ndig == 3 && in.kstride == 4)
-		hist_all_body(in, n, 4, 4, 3, hist);
-	else if (ks == 8 && ndig == 6 && in.kstride == 8)
-		hist_all_body(in, n, 8, 8, 6, hist);
-	else
-		hist_all_body(in, n, ks, in.kstride, ndig, hist);
-	*passes = 1;
+	*passes = 0;
+	if (key_hist) {
+		/* every digit's histogram from the whole key's */
+		for (size_t v = 0; v < (size_t)1 << key_bits; v++)
+			for (unsigned int d = 0; d < ndig; d++)
+				hist[d * nb + ((v >> (d * db)) & (nb - 1))] +=
+					key_hist[v];
+	} else {
+		/* every digit's histogram in one read */
+		if (ks == 4 && ndig == 3 && db == 11 && in.kstride == 4)
+			hist_all_body(in, n, 4, 4, 3, 11, hist);
+		else if (ks == 8 && ndig == 6 && db == 11 && in.kstride == 8)
+			hist_all_body(in, n, 8, 8, 6, 11, hist);
+		else
+			hist_all_body(in, n, ks, in.kstride, ndig, db, hist);
+		*passes = 1;
+	}
 	for (unsigned int d = 0; d < ndig; d++) {
 		size_t *h = hist + d * nb, sum = 0;
 		unsigned int bits = d * db + db > key_bits ? key_bits - d * db : db;

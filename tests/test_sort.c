@@ -243,7 +243,8 @@ static void run_case(const struct spec *s, const char *name)
 	else
 		CHECK(a.net_passes == (total ? 1u : 0u), "net_passes %u",
 		      a.net_passes);
-	CHECK(a.used_algo == (s->algo ? s->algo : s->bits && s->bits <= 16 ?
+	CHECK(a.used_algo == (s->algo ? s->algo :
+			      s->bits && s->bits <= FC_SORT_COUNTING_MAX_BITS ?
 			      FC_SORT_COUNTING : FC_SORT_ONEPASS),
 	      "used_algo %u", a.used_algo);
 	if (partitioned) {
@@ -391,6 +392,18 @@ static void test_counting(void)
 	s.vs = 4;
 	s.layout = FC_SORT_PARTITIONED;
 	run_case(&s, "counting 16-bit partitioned, 4-byte values");
+	/* the widest: the local order in two radix passes */
+	s = (struct spec){ .base = 900, .ks = 4, .bits = FC_SORT_COUNTING_MAX_BITS,
+			   .vs = 8, .algo = FC_SORT_AUTO, .seed = 9 };
+	run_case(&s, "counting 20-bit, auto");
+	s.dist = FEW;
+	s.layout = FC_SORT_PARTITIONED;
+	run_case(&s, "counting 20-bit few, partitioned");
+	s.dist = SORTED;
+	s.bits = 13;
+	s.algo = FC_SORT_COUNTING;
+	s.layout = FC_SORT_BALANCED;
+	run_case(&s, "counting 13-bit sorted");
 }
 
 static void test_onepass(void)
@@ -416,9 +429,9 @@ static void test_onepass(void)
 	run_case(&s, "onepass u64 few values, every rank some");
 	s.vs = 0;
 	run_case(&s, "onepass u64 keys alone, few values");
-	s = (struct spec){ .base = 500, .ks = 4, .bits = 20, .vs = 4,
+	s = (struct spec){ .base = 500, .ks = 4, .bits = 24, .vs = 4,
 			   .algo = FC_SORT_AUTO, .seed = 5 };
-	run_case(&s, "onepass 20-bit keys, 4-byte values");
+	run_case(&s, "onepass 24-bit keys, 4-byte values");
 }
 
 static void test_radix_net(void)
@@ -543,6 +556,10 @@ static void test_large(void)
 			   .dist = REVERSE, .counts = UNEVEN,
 			   .algo = FC_SORT_COUNTING, .seed = 12 };
 	run_case(&s, "large counting 10-bit reverse, 8-byte values");
+	s.bits = 14;
+	s.ks = 8;
+	s.dist = RANDOM;
+	run_case(&s, "large counting 14-bit u64 keys, 8-byte values");
 	s = (struct spec){ .base = 140000, .ks = 4, .vs = 4,
 			   .algo = FC_SORT_ONEPASS, .seed = 13 };
 	run_case(&s, "large onepass u32, 4-byte values");
@@ -621,7 +638,8 @@ static void test_bad_args(void)
 	BAD(a.capacity = 63, -EINVAL);		/* balanced needs count */
 	BAD(a.value_size = 8, -EINVAL);		/* without values */
 	BAD(a.values = v, -EINVAL);		/* without value_size */
-	BAD((a.algo = FC_SORT_COUNTING, a.key_bits = 17), -EINVAL);
+	BAD((a.algo = FC_SORT_COUNTING,
+	     a.key_bits = FC_SORT_COUNTING_MAX_BITS + 1), -EINVAL);
 	BAD((a.algo = FC_SORT_COUNTING, a.key_bits = 0), -EINVAL);
 	BAD((a.algo = FC_SORT_RADIX_NET, a.layout = FC_SORT_PARTITIONED),
 	    -EOPNOTSUPP);

@@ -806,10 +806,11 @@ const char *fc_coll_algo_name(struct fc_group *g, const char *coll,
  *    capacity fails the sort on every rank (-ENOSPC) before any data
  *    moves: out_count then says what it would have needed.
  *
- * Algorithms (FC_SORT_AUTO picks counting for key_bits <= 16, else
- * onepass):
+ * Algorithms (FC_SORT_AUTO picks counting for key_bits up to
+ * FC_SORT_COUNTING_MAX_BITS, else onepass):
  *  - FC_SORT_COUNTING: OPTWEB's counting sort for small key ranges
- *    (key_bits <= 16): a histogram, its allreduce and exscan, one
+ *    (key_bits <= FC_SORT_COUNTING_MAX_BITS, 20: where it stops being
+ *    faster than onepass): a histogram, its allreduce and exscan, one
  *    alltoallv that puts every element at its place.
  *  - FC_SORT_ONEPASS: full-width keys, over the network once: a local
  *    stable radix sort, exact splitters by a distributed binary search on
@@ -822,7 +823,7 @@ enum fc_sort_layout { FC_SORT_BALANCED, FC_SORT_PARTITIONED };
 enum fc_sort_algo { FC_SORT_AUTO, FC_SORT_COUNTING, FC_SORT_ONEPASS,
 		    FC_SORT_RADIX_NET };
 
-#define FC_SORT_COUNTING_MAX_BITS	16
+#define FC_SORT_COUNTING_MAX_BITS	20
 
 struct fc_sort_args {
 	uint32_t key_size;	/* 4 (uint32_t keys) or 8 (uint64_t) */
