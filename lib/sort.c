@@ -146,6 +146,28 @@ static int check_shares(struct sort_ctx *c, const size_t *share)
 }
 
 /*
+ * The rank that owns each bin of a partitioned result (@owner, may be
+ * NULL) and every rank's share, from the bins' global counts @H: a bin
+ * goes whole to the rank in whose even share of the total it starts.
+ */
+static void partition_bins(const struct sort_ctx *c, const size_t *H,
+			   size_t nb, uint32_t *owner, size_t *share)
+{
+	size_t g = 0;
+
+	memset(share, 0, c->n * sizeof(*share));
+	for (size_t v = 0; v < nb; v++) {
+		unsigned __int128 o = (unsigned __int128)g * c->n / c->total;
+		uint32_t r = o >= c->n ? c->n - 1 : (uint32_t)o;
+
+		if (owner)
+			owner[v] = r;
+		share[r] += H[v];
+		g += H[v];
+	}
+}
+
+/*
  * A buffer that only some ranks need after the agreement (a partitioned
  * share's): all ranks learn whether every rank got its own, so that none
  * is left waiting in the exchange.
@@ -245,14 +267,9 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 		owner = malloc(nb * sizeof(*owner));
 		if (!owner)
 			goto out;
-		for (size_t v = 0; v < nb; v++) {
-			unsigned __int128 o = (unsigned __int128)G[v] * c->n /
-					      c->total;
-
-			owner[v] = o >= c->n ? c->n - 1 : (uint32_t)o;
-			share[owner[v]] += H[v];
+		partition_bins(c, H, nb, owner, share);
+		for (size_t v = 0; v < nb; v++)
 			c->sc[owner[v]] += hist[v];
-		}
 		rc = check_shares(c, share);
 		if (rc)
 			goto out;
@@ -365,47 +382,97 @@ static int sort_counting(struct sort_ctx *c, const size_t *hist)
 	return rc;
 }
 
-/* A radix sort that crosses the network on every digit (balanced). */
+/*
+ * A radix sort that crosses the network on every digit. Balanced, each
+ * pass puts every element at its balanced place by the digits so far. For
+ * a partitioned result the passes are balanced but the last, which hands
+ * out the bins of the most significant digit on which keys differ whole,
+ * as the counting sort does its keys. Which digit that is, and so every
+ * rank's share, is known before anything moves: a digit's global
+ * histogram does not change as the elements move, so one read of all the
+ * digits and one allreduce give them all.
+ */
 static int sort_radix_net(struct sort_ctx *c)
 {
 	struct fc_sort_args *a = c->a;
 	size_t nb = (size_t)1 << NET_DIGIT_BITS, n = a->count;
 	unsigned int ndig = (c->bits + NET_DIGIT_BITS - 1) / NET_DIGIT_BITS;
+	unsigned int last = ndig - 1;
 	struct sort_view user_in = sort_split(a->keys, a->values, c->ks, c->vs);
 	struct sort_view user_out = sort_split(a->out_keys, a->out_values,
 					       c->ks, c->vs);
 	struct sort_view cur = user_in, work;
 	uint8_t *x = c->buf[0], *send = c->buf[1], *recv = c->buf[2];
-	size_t *hist = malloc(nb * sizeof(*hist));
+	uint8_t *share_recv = NULL;
+	size_t *hist = malloc(nb * sizeof(*hist)), *local = NULL, *H = NULL;
+	size_t *share = NULL;
+	bool part = c->partitioned;
 	int rc = -ENOMEM;
 
 	if (!hist)
 		goto out;
+	if (part) {
+		local = malloc(ndig * nb * sizeof(*local));
+		H = malloc(ndig * nb * sizeof(*H));
+		share = malloc(c->n * sizeof(*share));
+		if (!local || !H || !share)
+			goto out;
+		fc__sort_hist_digits(user_in, n, c->ks, ndig, NET_DIGIT_BITS,
+				     local);
+		a->mem_passes++;
+		rc = fc_allreduce(c->g, local, H, ndig * nb, FC_UINT64, FC_SUM,
+				  left_ms(c));
+		if (rc)
+			goto out;
+		/* the last digit on which keys differ (0 if none does) */
+		for (last = ndig - 1; last; last--) {
+			size_t v = 0;
+
+			while (v < nb && H[last * nb + v] != c->total)
+				v++;
+			if (v == nb)
+				break;
+		}
+		partition_bins(c, H + last * nb, nb, NULL, share);
+		rc = check_shares(c, share);
+		if (rc)
+			goto out;
+		c->partitioned = false;	/* until the last digit */
+	}
 	work = sort_packed(x, c->ks, c->vs);
-	for (unsigned int dg = 0; dg < ndig; dg++) {
+	for (unsigned int dg = 0; dg <= last; dg++) {
 		unsigned int shift = dg * NET_DIGIT_BITS;
 		unsigned int b = c->bits - shift < NET_DIGIT_BITS ?
 				 c->bits - shift : NET_DIGIT_BITS;
-		bool last = dg == ndig - 1;
+		bool fin = dg == last;
 
+		c->partitioned = part && fin;
 		fc__sort_hist(cur, n, c->ks, shift, b, hist);
 		a->mem_passes++;
 		rc = net_digit_pass(c, cur, hist, shift, b,
-				    last ? user_out : work, send, NULL, &recv,
-				    true);
+				    fin ? user_out : work, send, NULL,
+				    c->partitioned ? &share_recv : &recv,
+				    !c->partitioned);
 		if (rc < 0)
 			goto out;
 		if (rc == 0)
-			cur = last ? user_out : work;
+			cur = fin ? user_out : work;
 	}
 	rc = 0;
+	if (part)
+		goto out;	/* the last pass wrote the output */
 	if (cur.keys != user_out.keys) {
 		fc__sort_copy(cur, user_out, n, c->ks, c->vs);
 		a->mem_passes++;
 	}
 	a->out_count = n;
 out:
+	c->partitioned = part;
+	fc__sort_free(share_recv);
 	free(hist);
+	free(local);
+	free(H);
+	free(share);
 	return rc;
 }
 
@@ -628,8 +695,6 @@ static int check_args(struct fc_group *g, const struct fc_sort_args *a)
 	if (a->algo == FC_SORT_COUNTING &&
 	    (!a->key_bits || a->key_bits > FC_SORT_COUNTING_MAX_BITS))
 		return -EINVAL;
-	if (a->algo == FC_SORT_RADIX_NET && a->layout != FC_SORT_BALANCED)
-		return -EOPNOTSUPP;
 	if ((a->count | a->capacity) >
 	    SIZE_MAX / 2 / ((size_t)a->key_size + a->value_size))
 		return -EINVAL;

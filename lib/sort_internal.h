@@ -65,6 +65,14 @@ uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
 		       unsigned int shift, unsigned int bits, size_t *hist);
 
 /*
+ * fc__sort_hist_digits - the histograms of @ndig digits of @db bits each,
+ * digit d being (key >> d * db) & (2^db - 1), in one read: digit d's
+ * 2^db counts at @hist + d * 2^db.
+ */
+void fc__sort_hist_digits(struct sort_view in, size_t n, size_t ks,
+			  unsigned int ndig, unsigned int db, size_t *hist);
+
+/*
  * fc__sort_alloc - a work buffer of @bytes; large ones asked for in huge
  * pages (a sort touches every page of a fresh buffer once, and on 4 KiB
  * pages the faults cost as much as a pass over the data).

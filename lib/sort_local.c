@@ -407,6 +407,16 @@ ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
 	}
 }
 
+void fc__sort_hist_digits(struct sort_view in, size_t n, size_t ks,
+			  unsigned int ndig, unsigned int db, size_t *hist)
+{
+	memset(hist, 0, (sizeof(*hist) * ndig) << db);
+	if (ks == 4)
+		hist_all_body(in, n, 4, in.kstride, ndig, db, hist);
+	else
+		hist_all_body(in, n, 8, in.kstride, ndig, db, hist);
+}
+
 uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 			unsigned int key_bits, const size_t *key_hist,
 			uint8_t *buf_a, uint8_t *buf_b, unsigned int *passes)
