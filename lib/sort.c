@@ -93,8 +93,13 @@ static size_t xchg_piece(void)
 	return v ? (size_t)v : SORT_XCHG_PIECE;
 }
 
-/* Turn element counts into byte counts and displacements, then exchange. */
-static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
+/*
+ * Turn element counts into byte counts and displacements, then exchange.
+ * With @keep_own, this rank's block to itself stays where it is in @send
+ * (at sd[rank]) and takes no room in @recv.
+ */
+static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv,
+		    bool keep_own)
 {
 	size_t s = 0, r = 0, most = 0, *psc = c->piece, *psd = psc + c->n;
 	size_t *prc = psd + c->n, *prd = prc + c->n, piece = xchg_piece();
@@ -102,8 +107,10 @@ static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv)
 
 	for (uint32_t d = 0; d < c->n; d++) {
 		c->sd[d] = s;
-		c->rd[d] = r;
 		s += c->sc[d] *= c->rs;
+		if (keep_own && d == c->rank)
+			c->sc[d] = c->rc[d] = 0;
+		c->rd[d] = r;
 		r += c->rc[d] *= c->rs;
 		most = c->sc[d] > most ? c->sc[d] : most;
 		most = c->rc[d] > most ? c->rc[d] : most;
@@ -139,6 +146,28 @@ static int check_shares(struct sort_ctx *c, const size_t *share)
 }
 
 /*
+ * The rank that owns each bin of a partitioned result (@owner, may be
+ * NULL) and every rank's share, from the bins' global counts @H: a bin
+ * goes whole to the rank in whose even share of the total it starts.
+ */
+static void partition_bins(const struct sort_ctx *c, const size_t *H,
+			   size_t nb, uint32_t *owner, size_t *share)
+{
+	size_t g = 0;
+
+	memset(share, 0, c->n * sizeof(*share));
+	for (size_t v = 0; v < nb; v++) {
+		unsigned __int128 o = (unsigned __int128)g * c->n / c->total;
+		uint32_t r = o >= c->n ? c->n - 1 : (uint32_t)o;
+
+		if (owner)
+			owner[v] = r;
+		share[r] += H[v];
+		g += H[v];
+	}
+}
+
+/*
  * A buffer that only some ranks need after the agreement (a partitioned
  * share's): all ranks learn whether every rank got its own, so that none
  * is left waiting in the exchange.
@@ -148,36 +177,70 @@ static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
 	int32_t err, all;
 	int rc;
 
-	*bufp = malloc(bytes + 1);
+	*bufp = fc__sort_alloc(bytes + 1);
 	err = *bufp ? 0 : -ENOMEM;
 	rc = fc_allreduce(c->g, &err, &all, 1, FC_INT32, FC_MIN, left_ms(c));
 	return rc ? rc : all;
 }
 
 /*
+ * Segments shorter than this, on average, are scattered element by element
+ * rather than found and copied whole.
+ */
+#define PLACE_MIN_SEGMENT	16
+
+/*
+ * What arrived, laid out into @out: @runs[s] holds source s's elements
+ * (lens[s] of them), each run in stable digit order; bin v of the share
+ * starts at place[v]. With long segments, each run's segment of a digit
+ * is copied whole; otherwise the runs are scattered in source order.
+ */
+static void place_runs(struct sort_ctx *c, uint8_t *const *runs,
+		       const size_t *lens, struct sort_view out,
+		       unsigned int shift, unsigned int b, size_t vlo,
+		       size_t vhi, size_t *place)
+{
+	size_t bins = vhi - vlo + 1;
+
+	if (c->a->out_count / bins / c->n >= PLACE_MIN_SEGMENT) {
+		fc__sort_place(runs, lens, c->n, out, c->ks, c->vs, shift, b,
+			       vlo, vhi, place);
+		return;
+	}
+	for (uint32_t s = 0; s < c->n; s++)
+		fc__sort_scatter(sort_packed(runs[s], c->ks, c->vs), out,
+				 lens[s], c->ks, c->vs, shift, b, place);
+}
+
+/*
  * One crossing of the network by the digit (key >> shift) & (2^b - 1):
  * every element goes to the rank, and the place there, that the stable
  * order by that digit gives it. @in holds this rank's elements, @hist
- * their histogram of the digit. The elements are scattered by digit into
- * @send, exchanged into @recv and scattered again, into @out. @send and
- * @recv are packed buffers of a->count and of the result's count; @out
- * may be @in. With @may_skip, a digit on which all keys agree moves
- * nothing and returns 1.
+ * their histogram of the digit. The elements are put in stable digit
+ * order in @send (so each destination's are a sorted run), the runs for
+ * other ranks are exchanged into @recv, and every rank lays out the runs
+ * it holds (its own still in @send) into @out. @send and @recv are packed
+ * buffers of a->count and of the result's count; @out may be @in. A digit
+ * wider than the local radix sort's (shift 0 only) is ordered by that
+ * sort's passes, between @send and @spare. With @may_skip, a digit on
+ * which all keys agree moves nothing and returns 1.
  */
 static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 			  const size_t *hist, unsigned int shift,
 			  unsigned int b, struct sort_view out, uint8_t *send,
-			  uint8_t **recvp, bool may_skip)
+			  uint8_t *spare, uint8_t **recvp, bool may_skip)
 {
 	size_t nb = (size_t)1 << b, count = c->a->count;
 	size_t *H = malloc(nb * sizeof(*H)), *E = calloc(nb, sizeof(*E));
 	size_t *G = malloc(nb * sizeof(*G)), *place = malloc(nb * sizeof(*G));
 	size_t *share = calloc(c->n, sizeof(*share)), lo = 0, sum;
+	size_t *lens = calloc(c->n, sizeof(*lens)), vlo, vhi;
+	uint8_t **runs = calloc(c->n, sizeof(*runs));
 	uint32_t *owner = NULL;
 	uint32_t d;
 	int rc = -ENOMEM;
 
-	if (!H || !E || !G || !place || !share)
+	if (!H || !E || !G || !place || !share || !lens || !runs)
 		goto out;
 	rc = fc_allreduce(c->g, hist, H, nb, FC_UINT64, FC_SUM, left_ms(c));
 	if (!rc)
@@ -204,14 +267,9 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 		owner = malloc(nb * sizeof(*owner));
 		if (!owner)
 			goto out;
-		for (size_t v = 0; v < nb; v++) {
-			unsigned __int128 o = (unsigned __int128)G[v] * c->n /
-					      c->total;
-
-			owner[v] = o >= c->n ? c->n - 1 : (uint32_t)o;
-			share[owner[v]] += H[v];
+		partition_bins(c, H, nb, owner, share);
+		for (size_t v = 0; v < nb; v++)
 			c->sc[owner[v]] += hist[v];
-		}
 		rc = check_shares(c, share);
 		if (rc)
 			goto out;
@@ -244,33 +302,57 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	if (rc)
 		goto out;
 
-	/* local stable scatter by digit: the send buffer in global order */
-	sum = 0;
-	for (size_t v = 0; v < nb; v++) {
-		place[v] = sum;
-		sum += hist[v];
+	/* local stable order by digit: the send buffer in global order */
+	if (b > SORT_LOCAL_DIGIT_BITS && spare && !shift) {
+		unsigned int passes;
+
+		rc = -ENOMEM;
+		send = fc__sort_radix(in, count, c->ks, c->vs, b, hist, send,
+				      spare, &passes);
+		if (!send)
+			goto out;
+		c->a->mem_passes += passes;
+	} else {
+		sum = 0;
+		for (size_t v = 0; v < nb; v++) {
+			place[v] = sum;
+			sum += hist[v];
+		}
+		fc__sort_scatter(in, sort_packed(send, c->ks, c->vs), count,
+				 c->ks, c->vs, shift, b, place);
+		c->a->mem_passes++;
 	}
-	fc__sort_scatter(in, sort_packed(send, c->ks, c->vs), count, c->ks,
-			 c->vs, shift, b, place);
-	c->a->mem_passes++;
 
 	if (!*recvp) {
 		rc = agree_alloc(c, c->a->out_count * c->rs, recvp);
 		if (rc)
 			goto out;
 	}
-	rc = exchange(c, send, *recvp);
+	/* our own run stays in @send: the exchange moves the others' */
+	lens[c->rank] = c->sc[c->rank];
+	rc = exchange(c, send, *recvp, true);
 	if (rc)
+		goto out;
+	for (d = 0; d < c->n; d++) {
+		if (d != c->rank)
+			lens[d] = c->rc[d] / c->rs;
+		runs[d] = d == c->rank ? send + c->sd[d] : *recvp + c->rd[d];
+	}
+	if (!c->a->out_count)
 		goto out;
 
 	/*
-	 * What arrived is in (source rank, index) order; bin v starts at
-	 * global place G[v], so at max(G[v], lo) - lo in our share.
+	 * Bin v starts at global place G[v], so at max(G[v], lo) - lo in
+	 * our share; the share holds bins vlo..vhi.
 	 */
-	for (size_t v = 0; v < nb; v++)
+	for (vlo = 0; G[vlo] + H[vlo] <= lo; vlo++)
+		;
+	for (vhi = vlo; vhi + 1 < nb && G[vhi + 1] < lo + c->a->out_count;
+	     vhi++)
+		;
+	for (size_t v = vlo; v <= vhi; v++)
 		place[v] = G[v] > lo ? G[v] - lo : 0;
-	fc__sort_scatter(sort_packed(*recvp, c->ks, c->vs), out,
-			 c->a->out_count, c->ks, c->vs, shift, b, place);
+	place_runs(c, runs, lens, out, shift, b, vlo, vhi, place);
 	c->a->mem_passes++;
 out:
 	free(H);
@@ -278,6 +360,8 @@ out:
 	free(G);
 	free(place);
 	free(share);
+	free(lens);
+	free(runs);
 	free(owner);
 	return rc;
 }
@@ -292,52 +376,103 @@ static int sort_counting(struct sort_ctx *c, const size_t *hist)
 	rc = net_digit_pass(c, sort_split(a->keys, a->values, c->ks, c->vs),
 			    hist, 0, c->bits,
 			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
-			    c->buf[0], &recv, false);
+			    c->buf[0], c->buf[2], &recv, false);
 	if (recv != c->buf[1])
-		free(recv);
+		fc__sort_free(recv);
 	return rc;
 }
 
-/* A radix sort that crosses the network on every digit (balanced). */
+/*
+ * A radix sort that crosses the network on every digit. Balanced, each
+ * pass puts every element at its balanced place by the digits so far. For
+ * a partitioned result the passes are balanced but the last, which hands
+ * out the bins of the most significant digit on which keys differ whole,
+ * as the counting sort does its keys. Which digit that is, and so every
+ * rank's share, is known before anything moves: a digit's global
+ * histogram does not change as the elements move, so one read of all the
+ * digits and one allreduce give them all.
+ */
 static int sort_radix_net(struct sort_ctx *c)
 {
 	struct fc_sort_args *a = c->a;
 	size_t nb = (size_t)1 << NET_DIGIT_BITS, n = a->count;
 	unsigned int ndig = (c->bits + NET_DIGIT_BITS - 1) / NET_DIGIT_BITS;
+	unsigned int last = ndig - 1;
 	struct sort_view user_in = sort_split(a->keys, a->values, c->ks, c->vs);
 	struct sort_view user_out = sort_split(a->out_keys, a->out_values,
 					       c->ks, c->vs);
 	struct sort_view cur = user_in, work;
 	uint8_t *x = c->buf[0], *send = c->buf[1], *recv = c->buf[2];
-	size_t *hist = malloc(nb * sizeof(*hist));
+	uint8_t *share_recv = NULL;
+	size_t *hist = malloc(nb * sizeof(*hist)), *local = NULL, *H = NULL;
+	size_t *share = NULL;
+	bool part = c->partitioned;
 	int rc = -ENOMEM;
 
 	if (!hist)
 		goto out;
+	if (part) {
+		local = malloc(ndig * nb * sizeof(*local));
+		H = malloc(ndig * nb * sizeof(*H));
+		share = malloc(c->n * sizeof(*share));
+		if (!local || !H || !share)
+			goto out;
+		fc__sort_hist_digits(user_in, n, c->ks, ndig, NET_DIGIT_BITS,
+				     local);
+		a->mem_passes++;
+		rc = fc_allreduce(c->g, local, H, ndig * nb, FC_UINT64, FC_SUM,
+				  left_ms(c));
+		if (rc)
+			goto out;
+		/* the last digit on which keys differ (0 if none does) */
+		for (last = ndig - 1; last; last--) {
+			size_t v = 0;
+
+			while (v < nb && H[last * nb + v] != c->total)
+				v++;
+			if (v == nb)
+				break;
+		}
+		partition_bins(c, H + last * nb, nb, NULL, share);
+		rc = check_shares(c, share);
+		if (rc)
+			goto out;
+		c->partitioned = false;	/* until the last digit */
+	}
 	work = sort_packed(x, c->ks, c->vs);
-	for (unsigned int dg = 0; dg < ndig; dg++) {
+	for (unsigned int dg = 0; dg <= last; dg++) {
 		unsigned int shift = dg * NET_DIGIT_BITS;
 		unsigned int b = c->bits - shift < NET_DIGIT_BITS ?
 				 c->bits - shift : NET_DIGIT_BITS;
-		bool last = dg == ndig - 1;
+		bool fin = dg == last;
 
+		c->partitioned = part && fin;
 		fc__sort_hist(cur, n, c->ks, shift, b, hist);
 		a->mem_passes++;
 		rc = net_digit_pass(c, cur, hist, shift, b,
-				    last ? user_out : work, send, &recv, true);
+				    fin ? user_out : work, send, NULL,
+				    c->partitioned ? &share_recv : &recv,
+				    !c->partitioned);
 		if (rc < 0)
 			goto out;
 		if (rc == 0)
-			cur = last ? user_out : work;
+			cur = fin ? user_out : work;
 	}
 	rc = 0;
+	if (part)
+		goto out;	/* the last pass wrote the output */
 	if (cur.keys != user_out.keys) {
 		fc__sort_copy(cur, user_out, n, c->ks, c->vs);
 		a->mem_passes++;
 	}
 	a->out_count = n;
 out:
+	c->partitioned = part;
+	fc__sort_free(share_recv);
 	free(hist);
+	free(local);
+	free(H);
+	free(share);
 	return rc;
 }
 
@@ -429,7 +564,8 @@ static int sort_onepass(struct sort_ctx *c)
 	    !K || !past)
 		goto out;
 	recs = fc__sort_radix(sort_split(a->keys, a->values, c->ks, c->vs),
-			      a->count, c->ks, c->vs, c->bits, x, y, &passes);
+			      a->count, c->ks, c->vs, c->bits, NULL, x, y,
+			      &passes);
 	if (!recs)
 		goto out;
 	a->mem_passes += passes;
@@ -505,7 +641,7 @@ static int sort_onepass(struct sort_ctx *c)
 		if (rc)
 			goto out;
 	}
-	rc = exchange(c, recs, recv);
+	rc = exchange(c, recs, recv, false);
 	if (rc)
 		goto out;
 	/* the radix sort's two buffers are free now: the merge's scratch */
@@ -519,7 +655,7 @@ static int sort_onepass(struct sort_ctx *c)
 					c->ks, c->vs, scratch);
 out:
 	if (recv != c->buf[2])
-		free(recv);
+		fc__sort_free(recv);
 	free(target);
 	free(lb);
 	free(eq);
@@ -559,8 +695,6 @@ static int check_args(struct fc_group *g, const struct fc_sort_args *a)
 	if (a->algo == FC_SORT_COUNTING &&
 	    (!a->key_bits || a->key_bits > FC_SORT_COUNTING_MAX_BITS))
 		return -EINVAL;
-	if (a->algo == FC_SORT_RADIX_NET && a->layout != FC_SORT_BALANCED)
-		return -EOPNOTSUPP;
 	if ((a->count | a->capacity) >
 	    SIZE_MAX / 2 / ((size_t)a->key_size + a->value_size))
 		return -EINVAL;
@@ -672,8 +806,14 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 
 		if (!c.partitioned && algo != FC_SORT_RADIX_NET)
 			nbuf++;		/* the receive buffer: count elements */
-		for (unsigned int i = 0; i < nbuf; i++) {
-			c.buf[i] = malloc(bytes);
+		/* a key wider than a local digit: the local sort's second */
+		bool spare = algo == FC_SORT_COUNTING &&
+			     c.bits > SORT_LOCAL_DIGIT_BITS;
+
+		for (unsigned int i = 0; i < 3; i++) {
+			if (i >= nbuf && !(i == 2 && spare))
+				continue;
+			c.buf[i] = fc__sort_alloc(bytes);
 			if (!c.buf[i] && !local_err)
 				local_err = -ENOMEM;
 		}
@@ -699,7 +839,7 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 	}
 out:
 	for (int i = 0; i < 3; i++)
-		free(c.buf[i]);
+		fc__sort_free(c.buf[i]);
 	free(hist);
 	free(arrays);
 	return rc;

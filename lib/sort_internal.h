@@ -65,12 +65,42 @@ uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
 		       unsigned int shift, unsigned int bits, size_t *hist);
 
 /*
+ * fc__sort_hist_digits - the histograms of @ndig digits of @db bits each,
+ * digit d being (key >> d * db) & (2^db - 1), in one read: digit d's
+ * 2^db counts at @hist + d * 2^db.
+ */
+void fc__sort_hist_digits(struct sort_view in, size_t n, size_t ks,
+			  unsigned int ndig, unsigned int db, size_t *hist);
+
+/*
+ * fc__sort_alloc - a work buffer of @bytes; large ones asked for in huge
+ * pages (a sort touches every page of a fresh buffer once, and on 4 KiB
+ * pages the faults cost as much as a pass over the data).
+ * fc__sort_free - give it back (NULL is fine).
+ */
+void *fc__sort_alloc(size_t bytes);
+void fc__sort_free(void *buf);
+
+/*
  * fc__sort_scatter - stable scatter of @in[0..n) by digit: element with
  * digit v goes to @out at position offs[v]++ (offs has 2^bits entries).
  */
 void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
 		      size_t ks, size_t vs, unsigned int shift,
 		      unsigned int bits, size_t *offs);
+
+/*
+ * fc__sort_place - lay out @nruns runs of packed records, each sorted by
+ * digit (key >> shift) & (2^bits - 1), into @out: the records of digit v
+ * go to @out at place[v] onwards (bins vlo..vhi only), run 0's first, then
+ * run 1's, ... So it does what a stable scatter of the runs in order does,
+ * but by copying each run's segment of a digit whole, found by galloping:
+ * worth it where segments are long.
+ */
+void fc__sort_place(uint8_t *const *runs, const size_t *lens,
+		    unsigned int nruns, struct sort_view out, size_t ks,
+		    size_t vs, unsigned int shift, unsigned int bits,
+		    size_t vlo, size_t vhi, const size_t *place);
 
 /* fc__sort_copy - copy @n elements from @in to @out (packing or not). */
 void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
@@ -79,14 +109,17 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 /*
  * fc__sort_radix - stable LSD radix sort of @n elements of @in on their
  * low @key_bits bits, into packed records in @buf_a or @buf_b (each n
- * records). @in is not changed (it may be the caller's). Digits on which
- * every key agrees are skipped.
- * RETURN VALUE: the buffer holding the result; *passes gets the passes
- * over the data (histogram read included).
+ * records), by digits of at most SORT_LOCAL_DIGIT_BITS bits. @in is not
+ * changed (it may be the caller's). With @key_hist (the histogram of the
+ * whole keys, 2^key_bits entries) the digits' histograms come from it
+ * instead of a read of the keys. Digits on which every key agrees are
+ * skipped.
+ * RETURN VALUE: the buffer holding the result, NULL without memory;
+ * *passes gets the passes over the data (histogram read included).
  */
 uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
-			unsigned int key_bits, uint8_t *buf_a, uint8_t *buf_b,
-			unsigned int *passes);
+			unsigned int key_bits, const size_t *key_hist,
+			uint8_t *buf_a, uint8_t *buf_b, unsigned int *passes);
 
 /*
  * fc__sort_merge - merge @nruns runs of packed records (run r is

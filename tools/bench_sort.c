@@ -51,7 +51,7 @@ static void sort_usage(FILE *f)
 		"                     each rank holds N / ranks\n"
 		"  -b, --bits B       key bits, 1..32 (default 32)\n"
 		"  -a, --algo LIST    counting, onepass, radix_net, comma separated\n"
-		"                     (default: counting for B <= 16, else onepass)\n"
+		"                     (default: counting for B <= 20, else onepass)\n"
 		"  -i, --iters N      timed sorts per algorithm (default 3; the\n"
 		"                     median is printed), after one untimed\n"
 		"      --serial       one process: a local sort and a memcpy of\n"

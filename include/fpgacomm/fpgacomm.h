@@ -816,23 +816,26 @@ const char *fc_coll_algo_name(struct fc_group *g, const char *coll,
  *    capacity fails the sort on every rank (-ENOSPC) before any data
  *    moves: out_count then says what it would have needed.
  *
- * Algorithms (FC_SORT_AUTO picks counting for key_bits <= 16, else
- * onepass):
+ * Algorithms (FC_SORT_AUTO picks counting for key_bits up to
+ * FC_SORT_COUNTING_MAX_BITS, else onepass):
  *  - FC_SORT_COUNTING: OPTWEB's counting sort for small key ranges
- *    (key_bits <= 16): a histogram, its allreduce and exscan, one
+ *    (key_bits <= FC_SORT_COUNTING_MAX_BITS, 20: where it stops being
+ *    faster than onepass): a histogram, its allreduce and exscan, one
  *    alltoallv that puts every element at its place.
  *  - FC_SORT_ONEPASS: full-width keys, over the network once: a local
  *    stable radix sort, exact splitters by a distributed binary search on
  *    the keys, one alltoallv, a merge of the runs that arrive.
  *  - FC_SORT_RADIX_NET: a radix sort that crosses the network on every
  *    8-bit digit (as OPTWEB's projected 32-bit sort; for comparison).
- *    Balanced layout only (-EOPNOTSUPP otherwise).
+ *    Partitioned, the last crossing hands out the bins of the most
+ *    significant differing digit whole, so shares balance only to that
+ *    digit's 256 bins.
  */
 enum fc_sort_layout { FC_SORT_BALANCED, FC_SORT_PARTITIONED };
 enum fc_sort_algo { FC_SORT_AUTO, FC_SORT_COUNTING, FC_SORT_ONEPASS,
 		    FC_SORT_RADIX_NET };
 
-#define FC_SORT_COUNTING_MAX_BITS	16
+#define FC_SORT_COUNTING_MAX_BITS	20
 
 struct fc_sort_args {
 	uint32_t key_size;	/* 4 (uint32_t keys) or 8 (uint64_t) */
@@ -866,8 +869,7 @@ struct fc_sort_args {
  * values without value_size or the other way round, unknown layout,
  * algorithm or flags, non-zero reserved fields, FC_SORT_BALANCED with
  * capacity below count, FC_SORT_COUNTING with key_bits 0 or above
- * FC_SORT_COUNTING_MAX_BITS), -EOPNOTSUPP (FC_SORT_RADIX_NET with
- * FC_SORT_PARTITIONED); on every rank, with nothing moved: -ERANGE a key
+ * FC_SORT_COUNTING_MAX_BITS); on every rank, with nothing moved: -ERANGE a key
  * of some rank is not below 2^key_bits, -EBADMSG the ranks disagree on
  * key_size, key_bits, value_size, layout or algorithm, -ENOSPC a rank's
  * share of a partitioned result exceeds its capacity, -ENOMEM a rank

@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!nalgo)
-		algos[nalgo++] = bits <= 16 ? "counting" : "onepass";
+		algos[nalgo++] = bits <= 20 ? "counting" : "onepass";
 	if (iters < 1 || iters > 64 || bits < 1 || bits > 32 || keys % n) {
 		if (!rank)
 			fprintf(stderr, "sort-mpi: bad arguments\n");
@@ -422,9 +422,9 @@ int main(int argc, char **argv)
 		uint32_t edge[2], *edges = xmalloc(8 * n);
 		double tm, gbs, model;
 
-		if (counting && bits > 16) {
+		if (counting && bits > 20) {
 			if (!rank)
-				fprintf(stderr, "sort-mpi: counting needs -b <= 16\n");
+				fprintf(stderr, "sort-mpi: counting needs -b <= 20\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 		for (int it = 0; it <= iters; it++) {
