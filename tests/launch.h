@@ -8,6 +8,7 @@
 #define FC_TEST_LAUNCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -33,6 +34,23 @@
 			failures++;                                         \
 		}                                                           \
 	} while (0)
+
+/* CHECK_RC - CHECK that @expr (a call) returns @want, saying what it did. */
+#define CHECK_RC(expr, want)                                                 \
+	do {                                                                 \
+		int _rc = (expr), _want = (want);                            \
+		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
+		      fc_strerror(_rc), _want);                              \
+	} while (0)
+
+/* Data every rank can recompute: splitmix64's output for @x. */
+static inline uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
 
 /*
  * harness_find_run - this program's path into @self, and the

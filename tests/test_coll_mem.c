@@ -34,19 +34,9 @@ static struct fc_group *world;
 static uint32_t rank, size;
 static int failures;
 
-#define CHECK_RC(expr, want)                                                 \
-	do {                                                                 \
-		int _rc = (expr), _want = (want);                            \
-		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
-		      fc_strerror(_rc), _want);                              \
-	} while (0)
-
 static uint32_t mix32(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return (uint32_t)(x ^ (x >> 31));
+	return (uint32_t)mix(x);
 }
 
 /* Word @i that rank @r contributes to case @tag (to rank @to). */

@@ -44,22 +44,7 @@ static bool full;
 /* Through the kernel driver, messages stay small (see run_pair). */
 static bool small;
 
-#define CHECK_RC(expr, want)                                                 \
-	do {                                                                 \
-		int _rc = (expr), _want = (want);                            \
-		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
-		      fc_strerror(_rc), _want);                              \
-	} while (0)
-
 /* ---- Data every rank can recompute ---- */
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 static uint16_t to_half(float f, bool brain)
 {

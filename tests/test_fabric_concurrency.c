@@ -78,13 +78,6 @@ static struct flags *flags;
 static int failures;
 static const char *what = "";
 
-#define CHECK_RC(expr, want)                                                  \
-	do {                                                                  \
-		int _rc = (expr), _want = (want);                             \
-		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
-		      fc_strerror(_rc), _want);                               \
-	} while (0)
-
 static void flag_set(uint32_t *f)
 {
 	__atomic_store_n(f, 1, __ATOMIC_RELEASE);

@@ -47,21 +47,6 @@ static uint32_t rank, size;
 static int failures;
 static const char *what = "";	/* the case being checked */
 
-#define CHECK_RC(expr, want)                                                  \
-	do {                                                                  \
-		int _rc = (expr), _want = (want);                             \
-		CHECK(_rc == _want, "%s = %d (%s), expected %d", #expr, _rc, \
-		      fc_strerror(_rc), _want);                               \
-	} while (0)
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* ---- Inputs every rank can recompute ---- */
 
 enum dist { RANDOM, EQUAL, FEW, SORTED, REVERSE };
