@@ -162,6 +162,26 @@ int harness_run_group(const char *name, const struct CMUnitTest *tests,
 	return n_skipped == n ? EXIT_SKIP : 0;
 }
 
+int harness_rank_world(struct fc_dev **devp, struct fc_group **world,
+		       uint32_t *rank, uint32_t *size)
+{
+	int rc = fc_open(devp, NULL);
+
+	if (rc) {
+		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
+		return 1;
+	}
+	rc = fc_group_world(*devp, world);
+	if (rc) {
+		fprintf(stderr, "fc_group_world: %s\n", fc_strerror(rc));
+		fc_close(*devp);
+		return 1;
+	}
+	*rank = (uint32_t)fc_group_rank(*world);
+	*size = (uint32_t)fc_group_size(*world);
+	return 0;
+}
+
 int harness_find_run(char *self, size_t self_len, char *run, size_t run_len)
 {
 	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");

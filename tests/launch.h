@@ -52,6 +52,17 @@ static inline uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+struct fc_dev;
+struct fc_group;
+
+/*
+ * harness_rank_world - a rank's board (FPGACOMM_DEVICE, as fpgacomm-run
+ * sets it) and the world group, with this rank's number and the world's
+ * size. RETURN VALUE: 0, or 1 (said why on stderr).
+ */
+int harness_rank_world(struct fc_dev **devp, struct fc_group **world,
+		       uint32_t *rank, uint32_t *size);
+
 /*
  * harness_find_run - this program's path into @self, and the
  * fpgacomm-run beside it (build/tools/) into @run.

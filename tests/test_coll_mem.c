@@ -331,20 +331,9 @@ static int run_rank(void)
 {
 	size_t sort_n = 20000;
 	uint32_t *ref;
-	int rc;
 
-	rc = fc_open(&dev, NULL);
-	if (rc) {
-		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
+	if (harness_rank_world(&dev, &world, &rank, &size))
 		return 1;
-	}
-	rc = fc_group_world(dev, &world);
-	if (rc) {
-		fprintf(stderr, "fc_group_world: %s\n", fc_strerror(rc));
-		return 1;
-	}
-	rank = (uint32_t)fc_group_rank(world);
-	size = (uint32_t)fc_group_size(world);
 	ref = malloc(2 * sort_n * 4);
 	if (!ref)
 		return 1;

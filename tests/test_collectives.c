@@ -929,23 +929,12 @@ static void test_rank_dies(void)
 static int run_rank(void)
 {
 	const char *only = getenv("FPGACOMM_COLL_TEST");
-	int rc;
 
 	full = getenv("FPGACOMM_TEST_FULL") &&
 	       atoi(getenv("FPGACOMM_TEST_FULL"));
 	small = only && !strcmp(only, "small");
-	rc = fc_open(&dev, NULL);
-	if (rc) {
-		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
+	if (harness_rank_world(&dev, &world, &rank, &size))
 		return 1;
-	}
-	rc = fc_group_world(dev, &world);
-	if (rc) {
-		fprintf(stderr, "fc_group_world: %s\n", fc_strerror(rc));
-		return 1;
-	}
-	rank = (uint32_t)fc_group_rank(world);
-	size = (uint32_t)fc_group_size(world);
 	/*
 	 * Through the driver, a message sent to a board before its process
 	 * has opened it can be lost (docs/collectives.md): start once both

@@ -715,19 +715,8 @@ static void test_bad_args(void)
 
 static int run_rank(void)
 {
-	int rc = fc_open(&dev, NULL);
-
-	if (rc) {
-		fprintf(stderr, "fc_open: %s\n", fc_strerror(rc));
+	if (harness_rank_world(&dev, &world, &rank, &size))
 		return 1;
-	}
-	rc = fc_group_world(dev, &world);
-	if (rc) {
-		fprintf(stderr, "fc_group_world: %s\n", fc_strerror(rc));
-		return 1;
-	}
-	rank = (uint32_t)fc_group_rank(world);
-	size = (uint32_t)fc_group_size(world);
 	if (size > MAX_RANKS) {
 		fprintf(stderr, "at most %d ranks\n", MAX_RANKS);
 		return 1;
