@@ -191,6 +191,7 @@ struct fc_dev {
 	u64 eq_off;			/* the queue's offset in eq_mem */
 	u32 eq_head;			/* last HEAD written */
 	wait_queue_head_t eq_wq;	/* EQ_WAIT sleepers */
+	atomic_t eq_waiters;		/* in EQ_WAIT: a removal waits for them */
 };
 
 /* One registered, allocated or temporarily pinned piece of user memory. */

@@ -224,6 +224,7 @@ long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg)
 	} else {
 		m = fc->eq_mem;
 		kref_get(&m->ref);
+		atomic_inc(&fc->eq_waiters);
 		slots = fc->eq_slots;
 		q = (const struct fc_hw_pkt *)((u8 *)m->cpu + fc->eq_off);
 		fc_wr32(fc, FC_EQ_IRQ_AT, a.entry);
@@ -234,14 +235,18 @@ long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg)
 	if (ret)
 		return ret;
 
+	/*
+	 * The queue's memory is read only while the board is not dead: a
+	 * removal frees it, after waiting for eq_waiters to reach 0.
+	 */
 	end = ktime_add_us(ktime_get(), a.timeout_us);
 	for (;;) {
-		if (fc_eq_written(q, slots, a.entry)) {
-			ret = 0;
-			break;
-		}
 		if (READ_ONCE(fc->dead) || READ_ONCE(fc->eq_owner) != ff) {
 			ret = READ_ONCE(fc->dead) ? -ENODEV : -EPERM;
+			break;
+		}
+		if (fc_eq_written(q, slots, a.entry)) {
+			ret = 0;
 			break;
 		}
 		now = ktime_get();
@@ -253,8 +258,8 @@ long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg)
 		if (fc->chan_irq < 0)
 			step = min_t(ktime_t, step, ns_to_ktime(FC_EQ_POLL_US * NSEC_PER_USEC));
 		ret = wait_event_interruptible_hrtimeout(fc->eq_wq,
-			fc_eq_written(q, slots, a.entry) ||
-			READ_ONCE(fc->dead) || READ_ONCE(fc->eq_owner) != ff,
+			READ_ONCE(fc->dead) || READ_ONCE(fc->eq_owner) != ff ||
+			fc_eq_written(q, slots, a.entry),
 			step);
 		if (ret == -ERESTARTSYS) {
 			ret = -EINTR;
@@ -262,6 +267,8 @@ long fc_ioctl_eq_wait(struct fc_file *ff, void __user *arg)
 		}
 	}
 	fc_mem_put(m);
+	if (atomic_dec_and_test(&fc->eq_waiters))
+		wake_up_all(&fc->eq_wq);
 	return ret;
 }
 
@@ -285,7 +292,9 @@ void fc_eq_release_file(struct fc_file *ff)
  */
 void fc_eq_kill(struct fc_dev *fc)
 {
+	/* dead is set: sleepers in EQ_WAIT leave without reading the queue */
 	wake_up_all(&fc->eq_wq);
+	wait_event(fc->eq_wq, !atomic_read(&fc->eq_waiters));
 	mutex_lock(&fc->eq_lock);
 	fc_eq_off(fc);
 	fc_mem_put(fc->eq_mem);

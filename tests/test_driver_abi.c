@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -2386,9 +2387,20 @@ static int remove_hammer(uint64_t alloc_off, size_t alloc_len)
 	return 3;
 }
 
+/* remove_test's sleeper in EQ_WAIT, and what it got. */
+static int remove_eq_rc = 1;
+
+static void *remove_eq_waiter(void *arg)
+{
+	(void)arg;
+	remove_eq_rc = eq_wait(fd, 0, 30000000, 0);
+	return NULL;
+}
+
 /*
  * PCI remove with the file open, a chain stalled and another queued, a
- * channel ring, and mappings of the registers, the aperture and a
+ * channel ring, a sleeper in EQ_WAIT, and mappings of the registers, the
+ * aperture and a
  * MEM_ALLOC buffer, in this process and in a child (and a second child
  * mapping and unmapping all along). After the remove every call gives
  * -ENODEV, a touch of any mapping gets SIGBUS, and munmap and close are
@@ -2409,6 +2421,8 @@ static int remove_test(void)
 	uint64_t t, t2;
 	uint32_t h, v;
 	pid_t child, hammer;
+	pthread_t eq_th;
+	bool eq_waiting = false;
 	int go[2], st;
 	ssize_t n;
 	int f, rc = 0;
@@ -2457,6 +2471,11 @@ static int remove_test(void)
 	EXPECT(submit(&x, 1, &t2), 0);
 	if (info.hw_caps & FC_CAP_CHANNELS)
 		EXPECT(chan_ring(fd, TEST_CHAN, am.handle, 16, page, NULL), 0);
+	/* A thread asleep on the event queue: the remove must end it. */
+	if ((info.features & FC_FEAT_EQ_WAIT) &&
+	    !eq_set(fd, am.handle, 64, 2 * page))
+		eq_waiting = !pthread_create(&eq_th, NULL, remove_eq_waiter,
+					     NULL);
 
 	/* A child holding the buffer's mapping too, and one hammering. */
 	if (pipe(go))
@@ -2483,6 +2502,11 @@ static int remove_test(void)
 	}
 	close(f);
 	printf("removed %s with the file open and mapped\n", pcidir);
+	if (eq_waiting) {
+		pthread_join(eq_th, NULL);
+		EXPECT(remove_eq_rc, -ENODEV);
+		printf("the sleeper in EQ_WAIT: %d\n", remove_eq_rc);
+	}
 
 	EXPECT(xioctl(fd, FC_IOC_INFO, &i), -ENODEV);
 	EXPECT(reg_read(FC_REG_ID, &v), -ENODEV);
