@@ -326,9 +326,11 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 		if (off + piece == len)
 			hdr |= FC_PKT_EOM;
 		pkts[n].hdr = htole32(hdr);
+		/* no stray bytes of our stack go out with the last one (the
+		 * whole payload: a constant size is a few wide stores) */
+		if (piece < FC_PKT_PAYLOAD)
+			memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
 		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
-		/* no stray bytes of our stack go out with the last one */
-		memset(pkts[n].payload + piece, 0, FC_PKT_PAYLOAD - piece);
 	}
 	pthread_mutex_lock(&dev->lock);
 	ret = dev->be->pio_send(dev, pkts, n, &end);

@@ -408,7 +408,7 @@ bool fc__progress(struct fc_dev *dev)
 	uint64_t board = 0;
 	bool moved;
 
-	moved = submit_queued(dev);
+	moved = fab->sendq_head && submit_queued(dev);
 	pthread_mutex_lock(&dev->lock);
 	dev->be->progress(dev, &board);
 	pthread_mutex_unlock(&dev->lock);
@@ -653,6 +653,17 @@ int fc__req_cancel(struct fc_req *r)
 	return ret;
 }
 
+/* @r has ended: its status and length to the caller, and it is freed. */
+static int req_done(struct fc_req *r, size_t *len)
+{
+	int ret = r->status;
+
+	if (len)
+		*len = r->len;
+	fc__req_free(r);
+	return ret;
+}
+
 /*
  * One look at @r. *now: the time, read here when @r is still going, for
  * the caller to reuse. RETURN VALUE: -EINPROGRESS, or its end (r freed).
@@ -676,11 +687,7 @@ static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now)
 			fc__req_free(r);
 		return -EHOSTDOWN;
 	}
-	ret = r->status;
-	if (len)
-		*len = r->len;
-	fc__req_free(r);
-	return ret;
+	return req_done(r, len);
 }
 
 int fc__req_test(struct fc_req *r, size_t *len)
@@ -695,7 +702,7 @@ int fc__req_test(struct fc_req *r, size_t *len)
  * One clock read per round serves the peer check, the timeout and the
  * backoff; the timeout counts from the first round that did not end it.
  */
-int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
+static int req_wait_loop(struct fc_req *r, int timeout_ms, size_t *len)
 {
 	struct fc__fabric *fab = r->dev->fab;
 	uint64_t deadline = 0, now;
@@ -720,6 +727,14 @@ int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 		fc__backoff_dev(r->dev, &round, now);
 		fc__fab_lock(fab);
 	}
+}
+
+int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
+{
+	/* Ended already (a PIO send, most of the time): nothing to wait for. */
+	if (r->status != -EINPROGRESS)
+		return req_done(r, len);
+	return req_wait_loop(r, timeout_ms, len);
 }
 
 /* Before a new request to @node. RETURN VALUE: 0, or -EHOSTDOWN when it

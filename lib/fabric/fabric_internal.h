@@ -319,8 +319,19 @@ void fc__fab_unlock(struct fc__fabric *fab);
 bool fc__progress(struct fc_dev *dev);
 /* Is @node down for good (dead or left, and given time to drain)? */
 bool fc__peer_down(struct fc_dev *dev, uint32_t node);
-struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
-			    uint32_t node);
+/* The state of what arrives on @port from @node, made at first use;
+ * NULL out of memory. Every message looks it up: inline. */
+struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
+			     uint32_t node);
+static inline struct fc__src *fc__src_get(struct fc__fabric *fab,
+					  uint32_t port, uint32_t node)
+{
+	struct fc__port *pt = fab->ports[port];
+
+	if (pt && pt->src[node])
+		return pt->src[node];
+	return fc__src_make(fab, port, node);
+}
 struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
 			     uint32_t node);
 /* Queue the complete (or announced) message @m on @s, last. */

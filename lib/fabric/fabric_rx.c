@@ -99,8 +99,8 @@ struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
 	return pt ? pt->src[node] : NULL;
 }
 
-struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
-			    uint32_t node)
+struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
+			     uint32_t node)
 {
 	struct fc__port *pt = fab->ports[port];
 
@@ -215,7 +215,8 @@ void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r)
 {
 	fc__req_append(&s->posted_head, &s->posted_tail, r);
-	fc__src_match(fab, port, s);
+	if (s->q_head)		/* else nothing to match */
+		fc__src_match(fab, port, s);
 }
 
 /* ---- Draining the receive rings ---- */
@@ -296,7 +297,8 @@ static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 	s->cur = NULL;
 	s->cur_len = 0;
 	s->cur_cap = 0;
-	fc__src_match(fab, port, s);
+	if (s->q_head)		/* else nothing to match */
+		fc__src_match(fab, port, s);
 }
 
 /*
