@@ -214,7 +214,7 @@ static void chan_seen(struct fcemu *emu)
 	}
 }
 
-static void command_notice(struct fcemu *emu);
+static void command_notice(struct fcemu *emu, bool streams);
 
 static bool is_chan_ctrl(uint32_t off)
 {
@@ -237,7 +237,7 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	else if (off == FC_EQ_CTRL)
 		fcemu__eq_notice(emu);
 	else if (is_command(off))
-		command_notice(emu);
+		command_notice(emu, fcemu__is_stream_command(off));
 }
 
 void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
@@ -248,8 +248,11 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 	memcpy((uint8_t *)emu->bar0 + off, line, FC_PKT_SIZE);
 }
 
-/* Doorbells, resets and the echo: what a trapped write of a command does. */
-static void command_notice(struct fcemu *emu)
+/*
+ * Doorbells, resets and the echo: what a trapped write of a command does;
+ * @streams: a stream's START or an LS's RESET may have moved.
+ */
+static void command_notice(struct fcemu *emu, bool streams)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	bool board_reset = reset != emu->seen_board_reset;
@@ -263,7 +266,7 @@ static void command_notice(struct fcemu *emu)
 		fcemu__pio_reset(emu);
 	}
 	/* Local stores: a board reset's is under way when it is acked. */
-	fcemu__streams_notice(emu, board_reset);
+	fcemu__streams_notice(emu, board_reset, streams);
 	if (board_reset)
 		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
 	for (i = 0; i < emu->cfg.dma_engines; i++)
@@ -276,7 +279,7 @@ static void command_notice(struct fcemu *emu)
  */
 void fcemu_notice(struct fcemu *emu)
 {
-	command_notice(emu);
+	command_notice(emu, true);
 	if (emu->cluster) {
 		chan_seen(emu);
 		fcemu__eq_notice(emu);

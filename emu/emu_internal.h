@@ -148,8 +148,10 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t 
 #define FCEMU_PCHANNELS		32
 int fcemu__streams_create(struct fcemu *emu);
 void fcemu__streams_destroy(struct fcemu *emu);
-/* Act on new LS RESET and START values; @board_reset: reset every LS. */
-void fcemu__streams_notice(struct fcemu *emu, bool board_reset);
+/* Act on new LS RESET and START values; @board_reset: reset every LS;
+ * @written: a stream register may have moved (else only a board reset or
+ * a START that waited for its stream's run to end is acted on). */
+void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written);
 bool fcemu__is_stream_command(uint32_t off);
 
 /* emu/kernels.c */
