@@ -7,6 +7,7 @@
  * board's router; what only a board's own process can reach (its host
  * memory, its engines) stays in that process.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -670,6 +671,36 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 		return 0;
 	fcemu__ring_put(r, c->inject_tail[node]++, pkt, false);
 	return 1;
+}
+
+unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
+				       unsigned int node, uint32_t hdr,
+				       const uint8_t *src, unsigned int n)
+{
+	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
+	uint64_t bit = 1ull << node;
+	uint32_t tail, room, k;
+	struct cl_slot *s;
+
+	if (!(c->inject_dirty & bit)) {
+		c->inject_tail[node] = fcemu__ring_tail(r);
+		c->inject_dirty |= bit;
+	}
+	tail = c->inject_tail[node];
+	room = CL_RING_SLOTS - (tail - cl_ld(&r->head));
+	if (room > CL_RING_SLOTS)
+		room = 0;	/* a head past our tail: no honest consumer */
+	if (n > room)
+		n = room;
+	/* Written in place: no packet built beside the ring and copied in. */
+	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
+		s = &r->slot[(tail + k) % CL_RING_SLOTS];
+		s->pkt.hdr = htole32(hdr);
+		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
+		s->seq = tail + k;
+	}
+	c->inject_tail[node] = tail + n;
+	return n;
 }
 
 unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,

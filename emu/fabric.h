@@ -124,6 +124,14 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget);
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 			 const struct fc_hw_pkt *pkt);
 void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node);
+/*
+ * Inject up to @n packets of header @hdr whose payloads are the
+ * FC_PKT_PAYLOAD bytes each at @src on: a run of a message's full packets,
+ * written in place. RETURN VALUE: packets taken, fewer when the ring fills.
+ */
+unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
+				       unsigned int node, uint32_t hdr,
+				       const uint8_t *src, unsigned int n);
 /* Packets the injection ring of @node can take now. */
 unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
 				       unsigned int node);

@@ -136,13 +136,19 @@ bool fcemu__fabric_flush_aborts(struct fcemu *emu)
 	return true;
 }
 
+/* The packet type of the current descriptor's bytes. */
+static unsigned int data_type(const struct fcemu_dma *dma)
+{
+	return le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL ?
+	       FC_PKT_T_CTRL : FC_PKT_T_DATA;
+}
+
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
 {
-	bool ctrl = le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL;
 	uint32_t hdr = FC_PKT_HDR(node, self(emu), chan, dma->part_len,
-				  ctrl ? FC_PKT_T_CTRL : FC_PKT_T_DATA) |
+				  data_type(dma)) |
 		       (eom ? FC_PKT_EOM : 0);
 
 	/* No stale bytes of an earlier message leave the board. */
@@ -205,7 +211,8 @@ static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 			       uint64_t span, bool *blocked)
 {
 	unsigned int node = FC_FABRIC_NODE(dst), chan = data_chan(dst);
-	uint64_t done, n;
+	uint64_t done, n, full;
+	uint32_t hdr;
 
 	for (done = 0; done < span; done += n) {
 		/* A full packet leaves once more bytes follow it. */
@@ -213,6 +220,26 @@ static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 		    !flush_data(emu, dma, node, chan, false)) {
 			*blocked = true;
 			break;
+		}
+		full = dma->part_len ? 0 : (span - done - 1) / FC_PKT_PAYLOAD;
+		if (full) {
+			/* Whole packets with more bytes behind them: straight
+			 * from the source into the injection ring. */
+			hdr = FC_PKT_HDR(node, self(emu), chan, FC_PKT_PAYLOAD,
+					 data_type(dma));
+			n = fcemu_cluster_inject_full(emu->cluster, self(emu), hdr,
+						      src + done, (unsigned int)full);
+			if (n) {
+				dma->msg_open = true;
+				dma->msg_node = (uint8_t)node;
+				dma->msg_chan = (uint8_t)chan;
+			}
+			if (n < full) {
+				*blocked = true;
+				return done + n * FC_PKT_PAYLOAD;
+			}
+			n *= FC_PKT_PAYLOAD;
+			continue;
 		}
 		n = FC_PKT_PAYLOAD - dma->part_len;
 		if (n > span - done)
