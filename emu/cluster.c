@@ -669,7 +669,7 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	}
 	if (c->inject_tail[node] - cl_ld(&r->head) >= CL_RING_SLOTS)
 		return 0;
-	fcemu__ring_put(r, c->inject_tail[node]++, pkt, false);
+	fcemu__ring_put(r, c->inject_tail[node]++, pkt);
 	return 1;
 }
 

@@ -253,8 +253,17 @@ uint32_t fcemu__ring_free(struct cl_ring *r);
 bool fcemu__ring_empty(struct cl_ring *r);
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
-void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, bool crc);
+static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
+				   const struct fc_hw_pkt *pkt)
+{
+	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
+
+	s->pkt = *pkt;
+	s->seq = idx;
+}
+/* The same on a link: the packet with header @hdr, and its CRC. */
+void fcemu__link_put(struct cl_ring *r, uint32_t idx,
+		     const struct fc_hw_pkt *pkt, uint32_t hdr);
 uint32_t fcemu__ring_tail(struct cl_ring *r);
 void fcemu__ring_publish(struct cl_ring *r, uint32_t tail);
 /* The input ring at the far end of @node's link port @port, VC @vc. */
@@ -263,13 +272,14 @@ struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 /* After publishing @n packets on that ring: count them, flag the peer. */
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int n);
-/* The packet @k places behind the head of @node's input port @port VC @vc
- * once it came over the wire intact, or NULL: not there, or lost or corrupt
- * this time (taken again later). Packets are checked in order: the caller
- * asks for k only after k - 1 came back good. */
-struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
-				 unsigned int port, unsigned int vc,
-				 uint32_t k);
+/*
+ * How many packets from the head of @node's input port @port VC @vc, up to
+ * @max, came over the wire intact: checked in order, the first one lost
+ * or corrupt this time ends the run (it is taken again later). A slot
+ * whose own memory was damaged is dropped, counted, once it is the head.
+ */
+uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int vc, uint32_t max);
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);

@@ -13,6 +13,7 @@
  * the receiver's router (it is the one that sees the loss). Each counter
  * thus has one writer, whichever process runs that router.
  */
+#include <endian.h>
 #include <stddef.h>
 #include <string.h>
 #ifdef __x86_64__
@@ -69,35 +70,76 @@ static uint32_t crc32c_hw(const void *buf, size_t len)
 #endif
 
 #ifdef __x86_64__
-/* A whole packet, unrolled: the CRC is taken twice per packet per hop. */
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw_pkt(const void *buf)
+static int crc_hw = -1;
+
+/* Whether the SSE4.2 instruction is there, asked once. */
+static bool crc_hw_ok(void)
+{
+	if (__builtin_expect(crc_hw < 0, 0))
+		crc_hw = __builtin_cpu_supports("sse4.2");
+	return crc_hw;
+}
+
+/*
+ * A whole packet, unrolled, copied to @to (if not NULL) on the way with
+ * its first word's low half (the header) replaced by @hdr (if @set_hdr):
+ * the CRC is taken twice per packet per hop, and a router reads the
+ * packet once for both the copy and the CRC.
+ */
+__attribute__((target("sse4.2"), always_inline))
+static inline uint32_t crc32c_hw_pkt(void *to, const void *buf, bool set_hdr,
+				     uint32_t hdr)
 {
 	const uint8_t *p = buf;
+	uint8_t *q = to;
 	uint64_t c = ~0u, w;
 	unsigned int i;
 
+#pragma GCC unroll 8
 	for (i = 0; i < FC_PKT_SIZE; i += 8) {
 		memcpy(&w, p + i, 8);
+		if (set_hdr && !i)
+			w = (w & ~0xffffffffull) | htole32(hdr);
 		c = _mm_crc32_u64(c, w);
+		if (q)
+			memcpy(q + i, &w, 8);
 	}
 	return ~(uint32_t)c;
 }
 
-static int crc_hw = -1;
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw_check(const struct fc_hw_pkt *pkt)
+{
+	return crc32c_hw_pkt(NULL, pkt, false, 0);
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw_copy(struct fc_hw_pkt *to,
+			       const struct fc_hw_pkt *from, uint32_t hdr)
+{
+	return crc32c_hw_pkt(to, from, true, hdr);
+}
 #endif
 
 uint32_t fcemu__crc32c(const void *buf, size_t len)
 {
 #ifdef __x86_64__
-	if (crc_hw < 0)
-		crc_hw = __builtin_cpu_supports("sse4.2");
-	if (crc_hw && len == FC_PKT_SIZE)
-		return crc32c_hw_pkt(buf);
-	if (crc_hw)
+	if (crc_hw_ok() && len == FC_PKT_SIZE)
+		return crc32c_hw_check(buf);
+	if (crc_hw_ok())
 		return crc32c_hw(buf, len);
 #endif
 	return crc32c_sw(buf, len);
+}
+
+/* The CRC of a packet in a slot. */
+static uint32_t pkt_crc(const struct fc_hw_pkt *pkt)
+{
+#ifdef __x86_64__
+	if (crc_hw_ok())
+		return crc32c_hw_check(pkt);
+#endif
+	return crc32c_sw(pkt, sizeof(*pkt));
 }
 
 /* ---- Rings ---- */
@@ -117,16 +159,22 @@ bool fcemu__ring_empty(struct cl_ring *r)
 	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 }
 
-/* Write slot @idx of @r (not yet published: see fcemu__ring_publish). */
-void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, bool crc)
+void fcemu__link_put(struct cl_ring *r, uint32_t idx,
+		     const struct fc_hw_pkt *pkt, uint32_t hdr)
 {
 	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
 
+#ifdef __x86_64__
+	if (crc_hw_ok()) {
+		s->crc = crc32c_hw_copy(&s->pkt, pkt, hdr);
+		s->seq = idx;
+		return;
+	}
+#endif
 	s->pkt = *pkt;
+	s->pkt.hdr = htole32(hdr);
 	s->seq = idx;
-	if (crc)
-		s->crc = fcemu__crc32c(pkt, sizeof(*pkt));
+	s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
 }
 
 uint32_t fcemu__ring_tail(struct cl_ring *r)
@@ -197,40 +245,44 @@ static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 	return false;
 }
 
-struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
-				 unsigned int port, unsigned int vc,
-				 uint32_t k)
+uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int vc, uint32_t max)
 {
 	unsigned int idx = CL_RING_LINK(port, vc);
 	struct cl_node *nd = &c->hdr->node[node];
 	struct cl_ring *r = cl_ring(c, node, idx);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	uint32_t at = head + k;
+	uint32_t avail = cl_ld(&r->tail) - head, k, at;
 	struct cl_slot *s;
 
-	if (cl_ld(&r->tail) - head <= k)
-		return NULL;
-	s = &r->slot[at % CL_RING_SLOTS];
-	/* A packet checked once and then held back by credit stays good. */
-	if ((int32_t)(nd->checked[idx] - at) > 0)
-		return s;
-	if (wire_fault(c, node, port, s))
-		return NULL;
-	if (s->seq != at || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
-		/*
-		 * Not the wire: the shared memory itself was damaged, and
-		 * asking again gives the same. Drop it once it is at the
-		 * head, counted, or the link would stop here for ever.
-		 */
-		if (k == 0) {
-			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
-			cl_inc(c, node, FC_ROUTER_DROPS);
-			cl_st(&r->head, head + 1);
+	if (max > avail)
+		max = avail;
+	/* Packets checked once and then held back by credit stay good. */
+	k = (int32_t)(nd->checked[idx] - head) > 0 ? nd->checked[idx] - head : 0;
+	if (k >= max)
+		return max;
+	for (; k < max; k++) {
+		at = head + k;
+		s = &r->slot[at % CL_RING_SLOTS];
+		if (wire_fault(c, node, port, s))
+			break;
+		if (s->seq != at || pkt_crc(&s->pkt) != s->crc) {
+			/*
+			 * Not the wire: the shared memory itself was damaged,
+			 * and asking again gives the same. Drop it once it is
+			 * at the head, counted, or the link would stop here
+			 * for ever.
+			 */
+			if (k == 0) {
+				cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+				cl_inc(c, node, FC_ROUTER_DROPS);
+				cl_st(&r->head, head + 1);
+			}
+			break;
 		}
-		return NULL;
+		nd->checked[idx] = at + 1;
 	}
-	nd->checked[idx] = at + 1;
-	return s;
+	return k;
 }
 
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
