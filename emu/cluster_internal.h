@@ -261,9 +261,11 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 	s->pkt = *pkt;
 	s->seq = idx;
 }
-/* The same on a link: the packet with header @hdr, and its CRC. */
-void fcemu__link_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, uint32_t hdr);
+/* The same on a link for @n packets from @from's slots (@head on) to
+ * @to's (@tail on): the VC bit of each header set to @vcbit, CRC taken. */
+void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			 const struct cl_ring *from, uint32_t head, uint32_t n,
+			 uint32_t vcbit);
 uint32_t fcemu__ring_tail(struct cl_ring *r);
 void fcemu__ring_publish(struct cl_ring *r, uint32_t tail);
 /* The input ring at the far end of @node's link port @port, VC @vc. */

@@ -113,11 +113,41 @@ static uint32_t crc32c_hw_check(const struct fc_hw_pkt *pkt)
 	return crc32c_hw_pkt(NULL, pkt, false, 0);
 }
 
+/* The first slot of @r from @head + @k to @head + @end whose sequence
+ * number or CRC is wrong, or @end. */
 __attribute__((target("sse4.2")))
-static uint32_t crc32c_hw_copy(struct fc_hw_pkt *to,
-			       const struct fc_hw_pkt *from, uint32_t hdr)
+static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
+			     uint32_t k, uint32_t end)
 {
-	return crc32c_hw_pkt(to, from, true, hdr);
+	const struct cl_slot *s;
+
+	for (; k < end; k++) {
+		s = &r->slot[(head + k) % CL_RING_SLOTS];
+		if (s->seq != head + k ||
+		    crc32c_hw_pkt(NULL, &s->pkt, false, 0) != s->crc)
+			break;
+	}
+	return k;
+}
+
+/* A run of packets from slots of @from to slots of @to, each with the VC
+ * bit of its header set to @vcbit and its CRC taken on the way. */
+__attribute__((target("sse4.2")))
+static void link_put_run_hw(struct cl_ring *to, uint32_t tail,
+			    const struct cl_ring *from, uint32_t head,
+			    uint32_t n, uint32_t vcbit)
+{
+	const struct cl_slot *f;
+	struct cl_slot *s;
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		s = &to->slot[(tail + k) % CL_RING_SLOTS];
+		s->crc = crc32c_hw_pkt(&s->pkt, &f->pkt, true,
+				       (le32toh(f->pkt.hdr) & ~FC_PKT_VC) | vcbit);
+		s->seq = tail + k;
+	}
 }
 #endif
 
@@ -132,14 +162,22 @@ uint32_t fcemu__crc32c(const void *buf, size_t len)
 	return crc32c_sw(buf, len);
 }
 
-/* The CRC of a packet in a slot. */
-static uint32_t pkt_crc(const struct fc_hw_pkt *pkt)
+static uint32_t check_run(const struct cl_ring *r, uint32_t head, uint32_t k,
+			  uint32_t end)
 {
+	const struct cl_slot *s;
+
 #ifdef __x86_64__
 	if (crc_hw_ok())
-		return crc32c_hw_check(pkt);
+		return check_run_hw(r, head, k, end);
 #endif
-	return crc32c_sw(pkt, sizeof(*pkt));
+	for (; k < end; k++) {
+		s = &r->slot[(head + k) % CL_RING_SLOTS];
+		if (s->seq != head + k ||
+		    crc32c_sw(&s->pkt, sizeof(s->pkt)) != s->crc)
+			break;
+	}
+	return k;
 }
 
 /* ---- Rings ---- */
@@ -159,22 +197,28 @@ bool fcemu__ring_empty(struct cl_ring *r)
 	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 }
 
-void fcemu__link_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, uint32_t hdr)
+void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			 const struct cl_ring *from, uint32_t head, uint32_t n,
+			 uint32_t vcbit)
 {
-	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
+	const struct cl_slot *f;
+	struct cl_slot *s;
+	uint32_t k;
 
 #ifdef __x86_64__
 	if (crc_hw_ok()) {
-		s->crc = crc32c_hw_copy(&s->pkt, pkt, hdr);
-		s->seq = idx;
+		link_put_run_hw(to, tail, from, head, n, vcbit);
 		return;
 	}
 #endif
-	s->pkt = *pkt;
-	s->pkt.hdr = htole32(hdr);
-	s->seq = idx;
-	s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
+	for (k = 0; k < n; k++) {
+		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		s = &to->slot[(tail + k) % CL_RING_SLOTS];
+		s->pkt = f->pkt;
+		s->pkt.hdr = htole32((le32toh(f->pkt.hdr) & ~FC_PKT_VC) | vcbit);
+		s->seq = tail + k;
+		s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
+	}
 }
 
 uint32_t fcemu__ring_tail(struct cl_ring *r)
@@ -252,21 +296,25 @@ uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 	struct cl_node *nd = &c->hdr->node[node];
 	struct cl_ring *r = cl_ring(c, node, idx);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	uint32_t avail = cl_ld(&r->tail) - head, k, at;
-	struct cl_slot *s;
+	uint32_t avail = cl_ld(&r->tail) - head, k, k0, end, good;
+	bool faults = c->faults.drop_ppm || c->faults.corrupt_ppm;
 
 	if (max > avail)
 		max = avail;
 	/* Packets checked once and then held back by credit stay good. */
-	k = (int32_t)(nd->checked[idx] - head) > 0 ? nd->checked[idx] - head : 0;
+	k0 = k = (int32_t)(nd->checked[idx] - head) > 0 ?
+		 nd->checked[idx] - head : 0;
 	if (k >= max)
 		return max;
-	for (; k < max; k++) {
-		at = head + k;
-		s = &r->slot[at % CL_RING_SLOTS];
-		if (wire_fault(c, node, port, s))
+	while (k < max) {
+		if (faults && wire_fault(c, node, port,
+					 &r->slot[(head + k) % CL_RING_SLOTS]))
 			break;
-		if (s->seq != at || pkt_crc(&s->pkt) != s->crc) {
+		/* A wire without faults: the rest of the run in one pass. */
+		end = faults ? k + 1 : max;
+		good = check_run(r, head, k, end);
+		if (good < end) {
+			k = good;
 			/*
 			 * Not the wire: the shared memory itself was damaged,
 			 * and asking again gives the same. Drop it once it is
@@ -280,8 +328,10 @@ uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 			}
 			break;
 		}
-		nd->checked[idx] = at + 1;
+		k = end;
 	}
+	if (k > k0)
+		nd->checked[idx] = head + k;
 	return k;
 }
 

@@ -124,7 +124,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	unsigned int in = i ? (i + 1) / 2 : FC_PORT_LOCAL;
 	unsigned int vc = i ? (i + 1) % 2 : 0;
 	struct cl_ring *from = input_ring(c, n, i), *to;
-	uint32_t hdr, dst, entry = 0, room, head, tail, k;
+	uint32_t hdr, dst, entry = 0, room, head, tail, k, j;
 	const struct cl_slot *s;
 	unsigned int ovc;
 	uint32_t vcbit = 0;
@@ -155,19 +155,21 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	/* the input's packets are checked for the whole run at once */
 	max = input_ready(c, n, in, vc, max);
 	tail = fcemu__ring_tail(to);
-	for (k = 0; k < max; k++) {
+	/* The run: the packets behind the head that go to the same node. */
+	for (k = 1; k < max; k++) {
 		s = &from->slot[(head + k) % CL_RING_SLOTS];
-		hdr = le32toh(s->pkt.hdr);
-		if ((hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)) != dst)
+		if ((le32toh(s->pkt.hdr) &
+		     (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)) != dst)
 			break;
-		if (out == FC_PORT_LOCAL)
-			fcemu__ring_put(to, tail + k, &s->pkt);
-		else
-			fcemu__link_put(to, tail + k, &s->pkt,
-					(hdr & ~FC_PKT_VC) | vcbit);
 	}
-	if (!k)
+	if (!max)
 		return 0;
+	if (out != FC_PORT_LOCAL)
+		fcemu__link_put_run(to, tail, from, head, k, vcbit);
+	else
+		for (j = 0; j < k; j++)
+			fcemu__ring_put(to, tail + j,
+					&from->slot[(head + j) % CL_RING_SLOTS].pkt);
 	move_begin(c, n, i, to, tail + k, k);
 	fcemu__ring_publish(to, tail + k);
 	if (fcemu__die_in_move == 1)
