@@ -751,6 +751,25 @@ const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 	return &r->slot[(head + k) % CL_RING_SLOTS].pkt;
 }
 
+unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
+					  unsigned int node, unsigned int k,
+					  const struct fc_hw_pkt **pkts,
+					  unsigned int max)
+{
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t used = cl_ld(&r->tail) - head;
+	unsigned int i;
+
+	if (used <= k)
+		return 0;
+	if (max > used - k)
+		max = used - k;
+	for (i = 0; i < max; i++)
+		pkts[i] = &r->slot[(head + k + i) % CL_RING_SLOTS].pkt;
+	return max;
+}
+
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n)
 {

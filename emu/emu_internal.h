@@ -3,10 +3,12 @@
 #ifndef FCEMU_INTERNAL_H
 #define FCEMU_INTERNAL_H
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <fpgacomm/hw.h>
 #include "fcemu.h"
@@ -132,8 +134,37 @@ void fcemu__pio_notice(struct fcemu *emu);
 
 void fcemu__eq_notice(struct fcemu *emu);
 /* RETURN VALUE: 1 written, 0 queue full (try later), -1 queue unusable. */
-int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
-		  const struct fc_hw_pkt *pkt);
+int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
+		       const struct fc_hw_pkt *pkt);
+
+/* The next entry of an open batch with room: the packet, its phase. */
+static inline void fcemu__eq_write(struct fcemu_eq_batch *b, uint32_t slots,
+				   const struct fc_hw_pkt *pkt)
+{
+	struct fc_hw_pkt *e = (struct fc_hw_pkt *)
+		(b->q + (size_t)(b->tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
+	uint32_t hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) |
+		       FC_EQ_PHASE_OF(b->tail, slots);
+
+	memcpy(e->payload, pkt->payload, sizeof(e->payload));
+	/* The header last: it is what the host polls. */
+	__atomic_store_n(&e->hdr, htole32(hdr), __ATOMIC_RELEASE);
+	b->tail++;
+}
+
+/* Inline while the batch is open and has room as last seen (per packet
+ * of a run); else the queue is opened, its HEAD read again or a stall
+ * counted. Same RETURN VALUE. */
+static inline int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
+				const struct fc_hw_pkt *pkt)
+{
+	uint32_t slots = emu->eq.slots;
+
+	if (b->state <= 0 || b->tail - b->head >= slots)
+		return fcemu__eq_put_slow(emu, b, pkt);
+	fcemu__eq_write(b, slots, pkt);
+	return 1;
+}
 void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b);
 void fcemu__pio_reset(struct fcemu *emu);
 

@@ -151,6 +151,12 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node);
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);
+/* The packets waiting from the @k-th on, up to @max, into @pkts (as
+ * eject_peek's). RETURN VALUE: how many. */
+unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
+					  unsigned int node, unsigned int k,
+					  const struct fc_hw_pkt **pkts,
+					  unsigned int max);
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
 

@@ -18,6 +18,7 @@
 
 #define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
 #define EJECT_MIN	256		/* packets per call, whatever the budget */
+#define EJECT_RUN	64		/* packets found at once */
 
 static unsigned int self(const struct fcemu *emu)
 {
@@ -579,16 +580,25 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
-	unsigned int taken = 0, landed = 0;
-	const struct fc_hw_pkt *pkt;
+	unsigned int taken = 0, landed = 0, n = 0, j = 0;
+	const struct fc_hw_pkt *run[EJECT_RUN], *pkt;
 	uint32_t hdr;
 	int r;
 
 	if (budget < EJECT_MIN)
 		budget = EJECT_MIN;
-	/* Slots are read in place and taken together at the end. */
-	while (taken < budget &&
-	       (pkt = fcemu_cluster_eject_peek(c, self(emu), taken))) {
+	/* Slots are read in place, found a run at a time, and taken
+	 * together at the end. */
+	while (taken < budget) {
+		if (j == n) {
+			n = fcemu_cluster_eject_peek_run(c, self(emu), taken, run,
+							 budget - taken < EJECT_RUN ?
+							 budget - taken : EJECT_RUN);
+			j = 0;
+			if (!n)
+				break;
+		}
+		pkt = run[j++];
 		hdr = le32toh(pkt->hdr);
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
 		case FC_PKT_T_DATA:
