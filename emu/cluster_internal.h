@@ -249,8 +249,32 @@ static inline bool cl_gone(struct fcemu_cluster *c, unsigned int node)
 
 /* emu/link.c: rings and the emulated wire */
 uint32_t fcemu__crc32c(const void *buf, size_t len);
-uint32_t fcemu__ring_free(struct cl_ring *r);
-bool fcemu__ring_empty(struct cl_ring *r);
+
+/* Inline: the routers ask these of every input and output on every pass. */
+static inline uint32_t fcemu__ring_free(struct cl_ring *r)
+{
+	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
+			cl_ld(&r->head);
+
+	/* A head moved past our tail was written by no honest consumer:
+	 * no room, rather than slots not yet read written over. */
+	return used > CL_RING_SLOTS ? 0 : CL_RING_SLOTS - used;
+}
+
+static inline bool fcemu__ring_empty(struct cl_ring *r)
+{
+	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t fcemu__ring_tail(struct cl_ring *r)
+{
+	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+}
+
+static inline void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
+{
+	cl_st(&r->tail, tail);	/* the slots are visible before the index */
+}
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
 static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
@@ -266,8 +290,6 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
 			 const struct cl_ring *from, uint32_t head, uint32_t n,
 			 uint32_t vcbit);
-uint32_t fcemu__ring_tail(struct cl_ring *r);
-void fcemu__ring_publish(struct cl_ring *r, uint32_t tail);
 /* The input ring at the far end of @node's link port @port, VC @vc. */
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 				 unsigned int port, unsigned int vc);

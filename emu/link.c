@@ -182,21 +182,6 @@ static uint32_t check_run(const struct cl_ring *r, uint32_t head, uint32_t k,
 
 /* ---- Rings ---- */
 
-uint32_t fcemu__ring_free(struct cl_ring *r)
-{
-	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
-			cl_ld(&r->head);
-
-	/* A head moved past our tail was written by no honest consumer:
-	 * no room, rather than slots not yet read written over. */
-	return used > CL_RING_SLOTS ? 0 : CL_RING_SLOTS - used;
-}
-
-bool fcemu__ring_empty(struct cl_ring *r)
-{
-	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-}
-
 void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
 			 const struct cl_ring *from, uint32_t head, uint32_t n,
 			 uint32_t vcbit)
@@ -219,16 +204,6 @@ void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
 		s->seq = tail + k;
 		s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
 	}
-}
-
-uint32_t fcemu__ring_tail(struct cl_ring *r)
-{
-	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
-}
-
-void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
-{
-	cl_st(&r->tail, tail);	/* the slots are visible before the index */
 }
 
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,

@@ -130,7 +130,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	uint32_t vcbit = 0;
 	int out;
 
-	if (!input_ready(c, n, in, vc, 1))
+	if (fcemu__ring_empty(from) || !input_ready(c, n, in, vc, 1))
 		return 0;
 	head = __atomic_load_n(&from->head, __ATOMIC_RELAXED);
 	s = &from->slot[head % CL_RING_SLOTS];
