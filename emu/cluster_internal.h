@@ -285,11 +285,17 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 	s->pkt = *pkt;
 	s->seq = idx;
 }
-/* The same on a link for @n packets from @from's slots (@head on) to
- * @to's (@tail on): the VC bit of each header set to @vcbit, CRC taken. */
-void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
-			 const struct cl_ring *from, uint32_t head, uint32_t n,
-			 uint32_t vcbit);
+/* A packet header's destination bits, in place. */
+#define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
+/*
+ * The same on a link for the run of packets at @from's slots from @head
+ * on whose destination bits are @dst, up to @max, to @to's from @tail on:
+ * the VC bit of each header set to @vcbit, the CRC taken on the way.
+ * RETURN VALUE: packets put.
+ */
+uint32_t fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			     const struct cl_ring *from, uint32_t head,
+			     uint32_t max, uint32_t dst, uint32_t vcbit);
 /* The input ring at the far end of @node's link port @port, VC @vc. */
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 				 unsigned int port, unsigned int vc);

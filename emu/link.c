@@ -130,24 +130,27 @@ static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
 	return k;
 }
 
-/* A run of packets from slots of @from to slots of @to, each with the VC
- * bit of its header set to @vcbit and its CRC taken on the way. */
+/* fcemu__link_put_run() with the SSE4.2 CRC. */
 __attribute__((target("sse4.2")))
-static void link_put_run_hw(struct cl_ring *to, uint32_t tail,
-			    const struct cl_ring *from, uint32_t head,
-			    uint32_t n, uint32_t vcbit)
+static uint32_t link_put_run_hw(struct cl_ring *to, uint32_t tail,
+				const struct cl_ring *from, uint32_t head,
+				uint32_t max, uint32_t dst, uint32_t vcbit)
 {
 	const struct cl_slot *f;
 	struct cl_slot *s;
-	uint32_t k;
+	uint32_t k, hdr;
 
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < max; k++) {
 		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		hdr = le32toh(f->pkt.hdr);
+		if ((hdr & FC_PKT_DST_BITS) != dst)
+			break;
 		s = &to->slot[(tail + k) % CL_RING_SLOTS];
 		s->crc = crc32c_hw_pkt(&s->pkt, &f->pkt, true,
-				       (le32toh(f->pkt.hdr) & ~FC_PKT_VC) | vcbit);
+				       (hdr & ~FC_PKT_VC) | vcbit);
 		s->seq = tail + k;
 	}
+	return k;
 }
 #endif
 
@@ -182,28 +185,30 @@ static uint32_t check_run(const struct cl_ring *r, uint32_t head, uint32_t k,
 
 /* ---- Rings ---- */
 
-void fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
-			 const struct cl_ring *from, uint32_t head, uint32_t n,
-			 uint32_t vcbit)
+uint32_t fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			     const struct cl_ring *from, uint32_t head,
+			     uint32_t max, uint32_t dst, uint32_t vcbit)
 {
 	const struct cl_slot *f;
 	struct cl_slot *s;
-	uint32_t k;
+	uint32_t k, hdr;
 
 #ifdef __x86_64__
-	if (crc_hw_ok()) {
-		link_put_run_hw(to, tail, from, head, n, vcbit);
-		return;
-	}
+	if (crc_hw_ok())
+		return link_put_run_hw(to, tail, from, head, max, dst, vcbit);
 #endif
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < max; k++) {
 		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		hdr = le32toh(f->pkt.hdr);
+		if ((hdr & FC_PKT_DST_BITS) != dst)
+			break;
 		s = &to->slot[(tail + k) % CL_RING_SLOTS];
 		s->pkt = f->pkt;
-		s->pkt.hdr = htole32((le32toh(f->pkt.hdr) & ~FC_PKT_VC) | vcbit);
+		s->pkt.hdr = htole32((hdr & ~FC_PKT_VC) | vcbit);
 		s->seq = tail + k;
 		s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
 	}
+	return k;
 }
 
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,

@@ -124,7 +124,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	unsigned int in = i ? (i + 1) / 2 : FC_PORT_LOCAL;
 	unsigned int vc = i ? (i + 1) % 2 : 0;
 	struct cl_ring *from = input_ring(c, n, i), *to;
-	uint32_t hdr, dst, entry = 0, room, head, tail, k, j;
+	uint32_t hdr, dst, entry = 0, room, head, tail, k;
 	const struct cl_slot *s;
 	unsigned int ovc;
 	uint32_t vcbit = 0;
@@ -135,7 +135,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	head = __atomic_load_n(&from->head, __ATOMIC_RELAXED);
 	s = &from->slot[head % CL_RING_SLOTS];
 	hdr = le32toh(s->pkt.hdr);
-	dst = hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT);
+	dst = hdr & FC_PKT_DST_BITS;
 	out = route(c, n, hdr, &entry);
 	if (out < 0) {
 		cl_inc(c, n, FC_ROUTER_DROPS);
@@ -155,21 +155,19 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	/* the input's packets are checked for the whole run at once */
 	max = input_ready(c, n, in, vc, max);
 	tail = fcemu__ring_tail(to);
-	/* The run: the packets behind the head that go to the same node. */
-	for (k = 1; k < max; k++) {
-		s = &from->slot[(head + k) % CL_RING_SLOTS];
-		if ((le32toh(s->pkt.hdr) &
-		     (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)) != dst)
-			break;
+	/* The run: the packets from the head on that go to the same node. */
+	if (out != FC_PORT_LOCAL) {
+		k = fcemu__link_put_run(to, tail, from, head, max, dst, vcbit);
+	} else {
+		for (k = 0; k < max; k++) {
+			s = &from->slot[(head + k) % CL_RING_SLOTS];
+			if ((le32toh(s->pkt.hdr) & FC_PKT_DST_BITS) != dst)
+				break;
+			fcemu__ring_put(to, tail + k, &s->pkt);
+		}
 	}
-	if (!max)
+	if (!k)
 		return 0;
-	if (out != FC_PORT_LOCAL)
-		fcemu__link_put_run(to, tail, from, head, k, vcbit);
-	else
-		for (j = 0; j < k; j++)
-			fcemu__ring_put(to, tail + j,
-					&from->slot[(head + j) % CL_RING_SLOTS].pkt);
 	move_begin(c, n, i, to, tail + k, k);
 	fcemu__ring_publish(to, tail + k);
 	if (fcemu__die_in_move == 1)
