@@ -137,19 +137,28 @@ void fcemu__eq_notice(struct fcemu *emu);
 int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
 		       const struct fc_hw_pkt *pkt);
 
-/* The next entry of an open batch with room: the packet, its phase. */
-static inline void fcemu__eq_write(struct fcemu_eq_batch *b, uint32_t slots,
+/* Entry @tail of the queue at @q, which has room for it: the packet, its
+ * phase. */
+static inline void fcemu__eq_write(uint8_t *q, uint32_t tail, uint32_t slots,
 				   const struct fc_hw_pkt *pkt)
 {
 	struct fc_hw_pkt *e = (struct fc_hw_pkt *)
-		(b->q + (size_t)(b->tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
+		(q + (size_t)(tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
 	uint32_t hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) |
-		       FC_EQ_PHASE_OF(b->tail, slots);
+		       FC_EQ_PHASE_OF(tail, slots);
 
 	memcpy(e->payload, pkt->payload, sizeof(e->payload));
 	/* The header last: it is what the host polls. */
 	__atomic_store_n(&e->hdr, htole32(hdr), __ATOMIC_RELEASE);
-	b->tail++;
+}
+
+/* Entries an open batch has room for, as last seen (0 if not open). */
+static inline uint32_t fcemu__eq_room(const struct fcemu *emu,
+				      const struct fcemu_eq_batch *b)
+{
+	uint32_t used = b->tail - b->head;
+
+	return b->state > 0 && used < emu->eq.slots ? emu->eq.slots - used : 0;
 }
 
 /* Inline while the batch is open and has room as last seen (per packet
@@ -158,11 +167,9 @@ static inline void fcemu__eq_write(struct fcemu_eq_batch *b, uint32_t slots,
 static inline int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
 				const struct fc_hw_pkt *pkt)
 {
-	uint32_t slots = emu->eq.slots;
-
-	if (b->state <= 0 || b->tail - b->head >= slots)
+	if (!fcemu__eq_room(emu, b))
 		return fcemu__eq_put_slow(emu, b, pkt);
-	fcemu__eq_write(b, slots, pkt);
+	fcemu__eq_write(b->q, b->tail++, emu->eq.slots, pkt);
 	return 1;
 }
 void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b);

@@ -74,7 +74,7 @@ int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
 			return 0;
 		}
 	}
-	fcemu__eq_write(b, slots, pkt);
+	fcemu__eq_write(b->q, b->tail++, slots, pkt);
 	return 1;
 }
 

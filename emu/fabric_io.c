@@ -480,6 +480,42 @@ drop:
 	return -1;
 }
 
+static bool is_data(uint32_t hdr)
+{
+	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
+
+	return type == FC_PKT_T_DATA || type == FC_PKT_T_CTRL ||
+	       type == FC_PKT_T_ABORT;
+}
+
+/*
+ * After a packet went to the event queue for @rr's endpoint: the packets
+ * of the run @pkts[0..@n) that follow it to the same endpoint, while the
+ * queue has room as last seen, as deliver_data() would write them.
+ * RETURN VALUE: packets written.
+ */
+static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
+				   const struct fc_hw_pkt *const *pkts,
+				   unsigned int n)
+{
+	struct fcemu_eq_batch *b = &rr->batch;
+	uint32_t room = fcemu__eq_room(emu, b), slots = emu->eq.slots;
+	uint32_t tail = b->tail, hdr;
+	unsigned int m;
+
+	if (n > room)
+		n = room;
+	for (m = 0; m < n; m++) {
+		hdr = le32toh(pkts[m]->hdr);
+		if (!is_data(hdr) ||
+		    (int)((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK) != rr->chan)
+			break;
+		fcemu__eq_write(b->q, tail + m, slots, pkts[m]);
+	}
+	b->tail = tail + m;
+	return m;
+}
+
 static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr)
 {
@@ -609,6 +645,12 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 				goto out;	/* ring full: the fabric holds it */
 			if (r > 0 && !rr.eq)
 				landed++;
+			if (r > 0 && rr.eq && j < n) {
+				/* the rest of a message, entry after entry */
+				r = (int)deliver_eq_run(emu, &rr, run + j, n - j);
+				j += (unsigned int)r;
+				taken += (unsigned int)r;
+			}
 			break;
 		case FC_PKT_T_PUT:
 			deliver_put(emu, pkt, hdr);
