@@ -144,8 +144,9 @@ static inline void fcemu__eq_write(uint8_t *q, uint32_t tail, uint32_t slots,
 {
 	struct fc_hw_pkt *e = (struct fc_hw_pkt *)
 		(q + (size_t)(tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
+	/* FC_EQ_PHASE_OF() without its division: slots is a power of two */
 	uint32_t hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) |
-		       FC_EQ_PHASE_OF(tail, slots);
+		       (tail & slots ? 0 : FC_EQ_PHASE);
 
 	memcpy(e->payload, pkt->payload, sizeof(e->payload));
 	/* The header last: it is what the host polls. */
