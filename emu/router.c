@@ -130,7 +130,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	uint32_t vcbit = 0;
 	int out;
 
-	if (fcemu__ring_empty(from) || !input_ready(c, n, in, vc, 1))
+	if (!input_ready(c, n, in, vc, 1))
 		return 0;
 	head = __atomic_load_n(&from->head, __ATOMIC_RELAXED);
 	s = &from->slot[head % CL_RING_SLOTS];
@@ -286,6 +286,7 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
 	struct cl_node *nd = &c->hdr->node[n];
 	unsigned int inputs = 1 + 2 * c->ports;
 	unsigned int moved = 0, k, i, got;
+	struct cl_ring *r;
 	bool again = true;
 
 	/* Cleared before looking: a packet pushed after this sets it again.
@@ -299,11 +300,14 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
 		again = false;
 		for (k = 0; k < inputs && moved < budget; k++) {
 			i = cl_wrap(nd->rr + k, inputs);
+			r = input_ring(c, n, i);
+			if (fcemu__ring_empty(r))
+				continue;
 			got = forward_run(c, n, i, budget - moved < BURST ?
 						    budget - moved : BURST);
 			moved += got;
 			/* Another sweep only for an input with more behind. */
-			if (got && !fcemu__ring_empty(input_ring(c, n, i)))
+			if (got && !fcemu__ring_empty(r))
 				again = true;
 		}
 		nd->rr = cl_wrap(nd->rr + 1, inputs);
@@ -330,7 +334,7 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int n,
 		cl_set_pending(c, n);
 		return;
 	}
-	while (moved < budget &&
+	while (moved < budget && !fcemu__ring_empty(input_ring(c, n, 0)) &&
 	       (got = forward_run(c, n, 0, budget - moved < BURST ?
 					   budget - moved : BURST)))
 		moved += got;
