@@ -113,8 +113,7 @@ static uint32_t crc32c_hw_check(const struct fc_hw_pkt *pkt)
 	return crc32c_hw_pkt(NULL, pkt, false, 0);
 }
 
-/* The first slot of @r from @head + @k to @head + @end whose sequence
- * number or CRC is wrong, or @end. */
+/* check_run() with the SSE4.2 CRC. */
 __attribute__((target("sse4.2")))
 static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
 			     uint32_t k, uint32_t end)
@@ -165,6 +164,8 @@ uint32_t fcemu__crc32c(const void *buf, size_t len)
 	return crc32c_sw(buf, len);
 }
 
+/* The first slot of @r from @head + @k to @head + @end whose sequence
+ * number or CRC is wrong, or @end. */
 static uint32_t check_run(const struct cl_ring *r, uint32_t head, uint32_t k,
 			  uint32_t end)
 {
@@ -277,13 +278,13 @@ uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 	struct cl_ring *r = cl_ring(c, node, idx);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint32_t avail = cl_ld(&r->tail) - head, k, k0, end, good;
+	uint32_t checked = nd->checked[idx] - head;
 	bool faults = c->faults.drop_ppm || c->faults.corrupt_ppm;
 
 	if (max > avail)
 		max = avail;
 	/* Packets checked once and then held back by credit stay good. */
-	k0 = k = (int32_t)(nd->checked[idx] - head) > 0 ?
-		 nd->checked[idx] - head : 0;
+	k0 = k = (int32_t)checked > 0 ? checked : 0;
 	if (k >= max)
 		return max;
 	while (k < max) {
