@@ -214,7 +214,17 @@ static void chan_seen(struct fcemu *emu)
 	}
 }
 
-static void command_notice(struct fcemu *emu, bool streams);
+static void command_notice(struct fcemu *emu, bool streams, int engine);
+
+/* The engine whose DOORBELL or RESET @off is, or -1 (any other command). */
+static int command_engine(const struct fcemu *emu, uint32_t off)
+{
+	uint32_t e = (off - FC_DMA_BASE) / FC_DMA_STRIDE;
+
+	if (off < FC_DMA_BASE || e >= emu->cfg.dma_engines)
+		return -1;
+	return (int)e;
+}
 
 static bool is_chan_ctrl(uint32_t off)
 {
@@ -237,7 +247,8 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	else if (off == FC_EQ_CTRL)
 		fcemu__eq_notice(emu);
 	else if (is_command(off))
-		command_notice(emu, fcemu__is_stream_command(off));
+		command_notice(emu, fcemu__is_stream_command(off),
+			       command_engine(emu, off));
 }
 
 void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
@@ -250,9 +261,10 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 
 /*
  * Doorbells, resets and the echo: what a trapped write of a command does;
- * @streams: a stream's START or an LS's RESET may have moved.
+ * @streams: a stream's START or an LS's RESET may have moved; @engine:
+ * only that engine's DOORBELL or RESET did (-1: any engine's may have).
  */
-static void command_notice(struct fcemu *emu, bool streams)
+static void command_notice(struct fcemu *emu, bool streams, int engine)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	bool board_reset = reset != emu->seen_board_reset;
@@ -269,6 +281,12 @@ static void command_notice(struct fcemu *emu, bool streams)
 	fcemu__streams_notice(emu, board_reset, streams);
 	if (board_reset)
 		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
+	/* The other engines only if one of them left something for later. */
+	if (engine >= 0 && !board_reset && !emu->dma_recheck) {
+		fcemu__dma_notice(emu, &emu->dma[engine]);
+		return;
+	}
+	emu->dma_recheck = false;
 	for (i = 0; i < emu->cfg.dma_engines; i++)
 		fcemu__dma_notice(emu, &emu->dma[i]);
 }
@@ -279,7 +297,7 @@ static void command_notice(struct fcemu *emu, bool streams)
  */
 void fcemu_notice(struct fcemu *emu)
 {
-	command_notice(emu, true);
+	command_notice(emu, true, -1);
 	if (emu->cluster) {
 		chan_seen(emu);
 		fcemu__eq_notice(emu);

@@ -151,16 +151,24 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	int err;
 
 	/* The deaf knob models a wedged board: the reset is never seen. */
-	if (reset != dma->seen_reset && !emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
-		dma->seen_reset = reset;
-		fcemu__dma_reset(emu, dma);
-		dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);
+	if (reset != dma->seen_reset) {
+		if (emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
+			emu->dma_recheck = true;	/* seen once it hears */
+		} else {
+			dma->seen_reset = reset;
+			fcemu__dma_reset(emu, dma);
+			dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);
+		}
 	}
-	if (dma->busy ||
-	    dma_rd(emu, dma, FC_DMA_STATUS) == FC_DMA_STATUS_ERROR)
-		return;
 	doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
 	if (doorbell == dma->seen_doorbell)
+		return;
+	if (dma->busy) {
+		emu->dma_recheck = true;	/* taken once the chain ends */
+		return;
+	}
+	/* In ERROR a doorbell waits for the reset, which takes it as seen. */
+	if (dma_rd(emu, dma, FC_DMA_STATUS) == FC_DMA_STATUS_ERROR)
 		return;
 
 	dma->seen_doorbell = doorbell;

@@ -81,6 +81,8 @@ struct fcemu {
 	void *ctx;
 	uint32_t seen_board_reset;
 	unsigned int next_engine;	/* round-robin start for progress */
+	/* an engine left a doorbell or reset for a later notice */
+	bool dma_recheck;
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
 	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
 	unsigned int acks_owed;
@@ -178,6 +180,8 @@ void fcemu__pio_reset(struct fcemu *emu);
 
 /* emu/dma.c */
 void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int index);
+/* Act on new RESET and DOORBELL values; what it must leave for later
+ * (a doorbell of a busy engine, a reset not heard) sets dma_recheck. */
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma);
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t budget);
