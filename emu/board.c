@@ -315,7 +315,7 @@ static uint64_t engines_progress(struct fcemu *emu, uint64_t budget)
 	if (emu_rd(emu, FC_EMU_FAULT_DMA_STALL))
 		return 0;
 	/* Share the budget between engines, starting where we left off. */
-	for (i = 0; i < n && moved < budget; i++) {
+	for (i = 0; i < n && moved < budget && emu->engines_busy; i++) {
 		struct fcemu_dma *dma = &emu->dma[(emu->next_engine + i) % n];
 
 		if (dma->busy)
@@ -384,10 +384,5 @@ bool fcemu_flush_aborts(struct fcemu *emu)
 
 bool fcemu_busy(struct fcemu *emu)
 {
-	unsigned int i;
-
-	for (i = 0; i < emu->cfg.dma_engines; i++)
-		if (emu->dma[i].busy)
-			return true;
-	return false;
+	return emu->engines_busy;
 }

@@ -83,6 +83,7 @@ struct fcemu {
 	unsigned int next_engine;	/* round-robin start for progress */
 	/* an engine left a doorbell or reset for a later notice */
 	bool dma_recheck;
+	unsigned int engines_busy;	/* engines with a chain running */
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
 	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
 	unsigned int acks_owed;
