@@ -214,7 +214,17 @@ static void chan_seen(struct fcemu *emu)
 	}
 }
 
-static void command_notice(struct fcemu *emu);
+static void command_notice(struct fcemu *emu, bool streams, int engine);
+
+/* The engine whose DOORBELL or RESET @off is, or -1 (any other command). */
+static int command_engine(const struct fcemu *emu, uint32_t off)
+{
+	uint32_t e = (off - FC_DMA_BASE) / FC_DMA_STRIDE;
+
+	if (off < FC_DMA_BASE || e >= emu->cfg.dma_engines)
+		return -1;
+	return (int)e;
+}
 
 static bool is_chan_ctrl(uint32_t off)
 {
@@ -237,7 +247,8 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	else if (off == FC_EQ_CTRL)
 		fcemu__eq_notice(emu);
 	else if (is_command(off))
-		command_notice(emu);
+		command_notice(emu, fcemu__is_stream_command(off),
+			       command_engine(emu, off));
 }
 
 void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
@@ -248,8 +259,12 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 	memcpy((uint8_t *)emu->bar0 + off, line, FC_PKT_SIZE);
 }
 
-/* Doorbells, resets and the echo: what a trapped write of a command does. */
-static void command_notice(struct fcemu *emu)
+/*
+ * Doorbells, resets and the echo: what a trapped write of a command does;
+ * @streams: a stream's START or an LS's RESET may have moved; @engine:
+ * only that engine's DOORBELL or RESET did (-1: any engine's may have).
+ */
+static void command_notice(struct fcemu *emu, bool streams, int engine)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
 	bool board_reset = reset != emu->seen_board_reset;
@@ -263,9 +278,15 @@ static void command_notice(struct fcemu *emu)
 		fcemu__pio_reset(emu);
 	}
 	/* Local stores: a board reset's is under way when it is acked. */
-	fcemu__streams_notice(emu, board_reset);
+	fcemu__streams_notice(emu, board_reset, streams);
 	if (board_reset)
 		emu_wr(emu, FC_REG_BOARD_RESET_ACK, reset);
+	/* The other engines only if one of them left something for later. */
+	if (engine >= 0 && !board_reset && !emu->dma_recheck) {
+		fcemu__dma_notice(emu, &emu->dma[engine]);
+		return;
+	}
+	emu->dma_recheck = false;
 	for (i = 0; i < emu->cfg.dma_engines; i++)
 		fcemu__dma_notice(emu, &emu->dma[i]);
 }
@@ -276,7 +297,7 @@ static void command_notice(struct fcemu *emu)
  */
 void fcemu_notice(struct fcemu *emu)
 {
-	command_notice(emu);
+	command_notice(emu, true, -1);
 	if (emu->cluster) {
 		chan_seen(emu);
 		fcemu__eq_notice(emu);
@@ -294,7 +315,7 @@ static uint64_t engines_progress(struct fcemu *emu, uint64_t budget)
 	if (emu_rd(emu, FC_EMU_FAULT_DMA_STALL))
 		return 0;
 	/* Share the budget between engines, starting where we left off. */
-	for (i = 0; i < n && moved < budget; i++) {
+	for (i = 0; i < n && moved < budget && emu->engines_busy; i++) {
 		struct fcemu_dma *dma = &emu->dma[(emu->next_engine + i) % n];
 
 		if (dma->busy)
@@ -363,10 +384,5 @@ bool fcemu_flush_aborts(struct fcemu *emu)
 
 bool fcemu_busy(struct fcemu *emu)
 {
-	unsigned int i;
-
-	for (i = 0; i < emu->cfg.dma_engines; i++)
-		if (emu->dma[i].busy)
-			return true;
-	return false;
+	return emu->engines_busy;
 }

@@ -7,6 +7,7 @@
  * board's router; what only a board's own process can reach (its host
  * memory, its engines) stays in that process.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -668,8 +669,38 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	}
 	if (c->inject_tail[node] - cl_ld(&r->head) >= CL_RING_SLOTS)
 		return 0;
-	fcemu__ring_put(r, c->inject_tail[node]++, pkt, false);
+	fcemu__ring_put(r, c->inject_tail[node]++, pkt);
 	return 1;
+}
+
+unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
+				       unsigned int node, uint32_t hdr,
+				       const uint8_t *src, unsigned int n)
+{
+	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
+	uint64_t bit = 1ull << node;
+	uint32_t tail, room, k;
+	struct cl_slot *s;
+
+	if (!(c->inject_dirty & bit)) {
+		c->inject_tail[node] = fcemu__ring_tail(r);
+		c->inject_dirty |= bit;
+	}
+	tail = c->inject_tail[node];
+	room = CL_RING_SLOTS - (tail - cl_ld(&r->head));
+	if (room > CL_RING_SLOTS)
+		room = 0;	/* a head past our tail: no honest consumer */
+	if (n > room)
+		n = room;
+	/* Written in place: no packet built beside the ring and copied in. */
+	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
+		s = &r->slot[(tail + k) % CL_RING_SLOTS];
+		s->pkt.hdr = htole32(hdr);
+		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
+		s->seq = tail + k;
+	}
+	c->inject_tail[node] = tail + n;
+	return n;
 }
 
 unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
@@ -718,6 +749,25 @@ const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 	if (cl_ld(&r->tail) - head <= k)
 		return NULL;
 	return &r->slot[(head + k) % CL_RING_SLOTS].pkt;
+}
+
+unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
+					  unsigned int node, unsigned int k,
+					  const struct fc_hw_pkt **pkts,
+					  unsigned int max)
+{
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t used = cl_ld(&r->tail) - head;
+	unsigned int i;
+
+	if (used <= k)
+		return 0;
+	if (max > used - k)
+		max = used - k;
+	for (i = 0; i < max; i++)
+		pkts[i] = &r->slot[(head + k + i) % CL_RING_SLOTS].pkt;
+	return max;
 }
 
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,

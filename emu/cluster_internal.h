@@ -249,27 +249,67 @@ static inline bool cl_gone(struct fcemu_cluster *c, unsigned int node)
 
 /* emu/link.c: rings and the emulated wire */
 uint32_t fcemu__crc32c(const void *buf, size_t len);
-uint32_t fcemu__ring_free(struct cl_ring *r);
-bool fcemu__ring_empty(struct cl_ring *r);
+
+/* Inline: the routers ask these of every input and output on every pass. */
+static inline uint32_t fcemu__ring_free(struct cl_ring *r)
+{
+	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
+			cl_ld(&r->head);
+
+	/* A head moved past our tail was written by no honest consumer:
+	 * no room, rather than slots not yet read written over. */
+	return used > CL_RING_SLOTS ? 0 : CL_RING_SLOTS - used;
+}
+
+static inline bool fcemu__ring_empty(struct cl_ring *r)
+{
+	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t fcemu__ring_tail(struct cl_ring *r)
+{
+	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+}
+
+static inline void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
+{
+	cl_st(&r->tail, tail);	/* the slots are visible before the index */
+}
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
-void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, bool crc);
-uint32_t fcemu__ring_tail(struct cl_ring *r);
-void fcemu__ring_publish(struct cl_ring *r, uint32_t tail);
+static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
+				   const struct fc_hw_pkt *pkt)
+{
+	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
+
+	s->pkt = *pkt;
+	s->seq = idx;
+}
+/* A packet header's destination bits, in place. */
+#define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
+/*
+ * The same on a link for the run of packets at @from's slots from @head
+ * on whose destination bits are @dst, up to @max, to @to's from @tail on:
+ * the VC bit of each header set to @vcbit, the CRC taken on the way.
+ * RETURN VALUE: packets put.
+ */
+uint32_t fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			     const struct cl_ring *from, uint32_t head,
+			     uint32_t max, uint32_t dst, uint32_t vcbit);
 /* The input ring at the far end of @node's link port @port, VC @vc. */
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 				 unsigned int port, unsigned int vc);
 /* After publishing @n packets on that ring: count them, flag the peer. */
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int n);
-/* The packet @k places behind the head of @node's input port @port VC @vc
- * once it came over the wire intact, or NULL: not there, or lost or corrupt
- * this time (taken again later). Packets are checked in order: the caller
- * asks for k only after k - 1 came back good. */
-struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
-				 unsigned int port, unsigned int vc,
-				 uint32_t k);
+/*
+ * How many packets from the head of @node's input port @port VC @vc, up to
+ * @max, came over the wire intact: checked in order, the first one lost
+ * or corrupt this time ends the run (it is taken again later). A slot
+ * whose own memory was damaged is dropped, counted, once it is the head.
+ */
+uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int vc, uint32_t max);
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);

@@ -36,11 +36,21 @@ void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma,
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
 }
 
+/* An engine takes or leaves a chain; the board counts the busy ones. */
+static void set_busy(struct fcemu *emu, struct fcemu_dma *dma, bool busy)
+{
+	if (busy && !dma->busy)
+		emu->engines_busy++;
+	else if (!busy && dma->busy)
+		emu->engines_busy--;
+	dma->busy = busy;
+}
+
 /* End the running chain: successfully if @err is FC_DMA_ERR_NONE. */
 static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 		    uint32_t index)
 {
-	dma->busy = false;
+	set_busy(emu, dma, false);
 	if (err) {
 		fcemu__fabric_abort(emu, dma);
 		dma_wr(emu, dma, FC_DMA_ERROR, err);
@@ -58,7 +68,7 @@ static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma)
 {
 	fcemu__fabric_abort(emu, dma);
-	dma->busy = false;
+	set_busy(emu, dma, false);
 	dma->seen_doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
 	dma_wr(emu, dma, FC_DMA_ERROR, FC_DMA_ERR_NONE);
 	dma_wr(emu, dma, FC_DMA_ERR_INDEX, 0);
@@ -151,16 +161,24 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	int err;
 
 	/* The deaf knob models a wedged board: the reset is never seen. */
-	if (reset != dma->seen_reset && !emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
-		dma->seen_reset = reset;
-		fcemu__dma_reset(emu, dma);
-		dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);
+	if (reset != dma->seen_reset) {
+		if (emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
+			emu->dma_recheck = true;	/* seen once it hears */
+		} else {
+			dma->seen_reset = reset;
+			fcemu__dma_reset(emu, dma);
+			dma_wr(emu, dma, FC_DMA_RESET_ACK, reset);
+		}
 	}
-	if (dma->busy ||
-	    dma_rd(emu, dma, FC_DMA_STATUS) == FC_DMA_STATUS_ERROR)
-		return;
 	doorbell = dma_rd(emu, dma, FC_DMA_DOORBELL);
 	if (doorbell == dma->seen_doorbell)
+		return;
+	if (dma->busy) {
+		emu->dma_recheck = true;	/* taken once the chain ends */
+		return;
+	}
+	/* In ERROR a doorbell waits for the reset, which takes it as seen. */
+	if (dma_rd(emu, dma, FC_DMA_STATUS) == FC_DMA_STATUS_ERROR)
 		return;
 
 	dma->seen_doorbell = doorbell;
@@ -171,7 +189,7 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 		dma_end(emu, dma, err, bad);
 		return;
 	}
-	dma->busy = true;
+	set_busy(emu, dma, true);
 	dma->cur = 0;
 	dma->cur_off = 0;
 	fcemu__fabric_chain_start(emu, dma);

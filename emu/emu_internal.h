@@ -3,10 +3,12 @@
 #ifndef FCEMU_INTERNAL_H
 #define FCEMU_INTERNAL_H
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <fpgacomm/hw.h>
 #include "fcemu.h"
@@ -79,6 +81,9 @@ struct fcemu {
 	void *ctx;
 	uint32_t seen_board_reset;
 	unsigned int next_engine;	/* round-robin start for progress */
+	/* an engine left a doorbell or reset for a later notice */
+	bool dma_recheck;
+	unsigned int engines_busy;	/* engines with a chain running */
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
 	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
 	unsigned int acks_owed;
@@ -132,13 +137,52 @@ void fcemu__pio_notice(struct fcemu *emu);
 
 void fcemu__eq_notice(struct fcemu *emu);
 /* RETURN VALUE: 1 written, 0 queue full (try later), -1 queue unusable. */
-int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
-		  const struct fc_hw_pkt *pkt);
+int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
+		       const struct fc_hw_pkt *pkt);
+
+/* Entry @tail of the queue at @q, which has room for it: the packet, its
+ * phase. */
+static inline void fcemu__eq_write(uint8_t *q, uint32_t tail, uint32_t slots,
+				   const struct fc_hw_pkt *pkt)
+{
+	struct fc_hw_pkt *e = (struct fc_hw_pkt *)
+		(q + (size_t)(tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
+	/* FC_EQ_PHASE_OF() without its division: slots is a power of two */
+	uint32_t hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) |
+		       (tail & slots ? 0 : FC_EQ_PHASE);
+
+	memcpy(e->payload, pkt->payload, sizeof(e->payload));
+	/* The header last: it is what the host polls. */
+	__atomic_store_n(&e->hdr, htole32(hdr), __ATOMIC_RELEASE);
+}
+
+/* Entries an open batch has room for, as last seen (0 if not open). */
+static inline uint32_t fcemu__eq_room(const struct fcemu *emu,
+				      const struct fcemu_eq_batch *b)
+{
+	uint32_t used = b->tail - b->head;
+
+	return b->state > 0 && used < emu->eq.slots ? emu->eq.slots - used : 0;
+}
+
+/* Inline while the batch is open and has room as last seen (per packet
+ * of a run); else the queue is opened, its HEAD read again or a stall
+ * counted. Same RETURN VALUE. */
+static inline int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
+				const struct fc_hw_pkt *pkt)
+{
+	if (!fcemu__eq_room(emu, b))
+		return fcemu__eq_put_slow(emu, b, pkt);
+	fcemu__eq_write(b->q, b->tail++, emu->eq.slots, pkt);
+	return 1;
+}
 void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b);
 void fcemu__pio_reset(struct fcemu *emu);
 
 /* emu/dma.c */
 void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int index);
+/* Act on new RESET and DOORBELL values; what it must leave for later
+ * (a doorbell of a busy engine, a reset not heard) sets dma_recheck. */
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma);
 uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t budget);
@@ -148,8 +192,10 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t 
 #define FCEMU_PCHANNELS		32
 int fcemu__streams_create(struct fcemu *emu);
 void fcemu__streams_destroy(struct fcemu *emu);
-/* Act on new LS RESET and START values; @board_reset: reset every LS. */
-void fcemu__streams_notice(struct fcemu *emu, bool board_reset);
+/* Act on new LS RESET and START values; @board_reset: reset every LS;
+ * @written: a stream register may have moved (else only a board reset or
+ * a START that waited for its stream's run to end is acted on). */
+void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written);
 bool fcemu__is_stream_command(uint32_t off);
 
 /* emu/kernels.c */

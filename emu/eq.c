@@ -54,16 +54,16 @@ static int batch_open(struct fcemu *emu, struct fcemu_eq_batch *b)
 	return 0;
 }
 
-int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
-		  const struct fc_hw_pkt *pkt)
+int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
+		       const struct fc_hw_pkt *pkt)
 {
-	uint32_t slots = emu->eq.slots, hdr;
-	struct fc_hw_pkt *e;
+	uint32_t slots;
 
 	if (!b->state && batch_open(emu, b))
 		return -1;
 	if (b->state < 0)
 		return -1;
+	slots = emu->eq.slots;	/* as the opening found it */
 	if (b->tail - b->head >= slots) {
 		/* Full as last seen: the host may have read some since. */
 		b->head = emu_rd(emu, FC_EQ_HEAD);
@@ -74,13 +74,7 @@ int fcemu__eq_put(struct fcemu *emu, struct fcemu_eq_batch *b,
 			return 0;
 		}
 	}
-	e = (struct fc_hw_pkt *)(b->q + (size_t)(b->tail & (slots - 1)) *
-				 FC_EQ_ENTRY_SIZE);
-	memcpy(e->payload, pkt->payload, sizeof(e->payload));
-	hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) | FC_EQ_PHASE_OF(b->tail, slots);
-	/* The header last: it is what the host polls. */
-	__atomic_store_n(&e->hdr, htole32(hdr), __ATOMIC_RELEASE);
-	b->tail++;
+	fcemu__eq_write(b->q, b->tail++, slots, pkt);
 	return 1;
 }
 

@@ -124,6 +124,14 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget);
 int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 			 const struct fc_hw_pkt *pkt);
 void fcemu_cluster_inject_commit(struct fcemu_cluster *c, unsigned int node);
+/*
+ * Inject up to @n packets of header @hdr whose payloads are the
+ * FC_PKT_PAYLOAD bytes each at @src on: a run of a message's full packets,
+ * written in place. RETURN VALUE: packets taken, fewer when the ring fills.
+ */
+unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
+				       unsigned int node, uint32_t hdr,
+				       const uint8_t *src, unsigned int n);
 /* Packets the injection ring of @node can take now. */
 unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
 				       unsigned int node);
@@ -143,6 +151,12 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node);
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);
+/* The packets waiting from the @k-th on, up to @max, into @pkts (as
+ * eject_peek's). RETURN VALUE: how many. */
+unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
+					  unsigned int node, unsigned int k,
+					  const struct fc_hw_pkt **pkts,
+					  unsigned int max);
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
 

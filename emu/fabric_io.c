@@ -18,6 +18,7 @@
 
 #define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
 #define EJECT_MIN	256		/* packets per call, whatever the budget */
+#define EJECT_RUN	64		/* packets found at once */
 
 static unsigned int self(const struct fcemu *emu)
 {
@@ -136,13 +137,19 @@ bool fcemu__fabric_flush_aborts(struct fcemu *emu)
 	return true;
 }
 
+/* The packet type of the current descriptor's bytes. */
+static unsigned int data_type(const struct fcemu_dma *dma)
+{
+	return le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL ?
+	       FC_PKT_T_CTRL : FC_PKT_T_DATA;
+}
+
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
 static int flush_data(struct fcemu *emu, struct fcemu_dma *dma,
 		      unsigned int node, unsigned int chan, bool eom)
 {
-	bool ctrl = le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL;
 	uint32_t hdr = FC_PKT_HDR(node, self(emu), chan, dma->part_len,
-				  ctrl ? FC_PKT_T_CTRL : FC_PKT_T_DATA) |
+				  data_type(dma)) |
 		       (eom ? FC_PKT_EOM : 0);
 
 	/* No stale bytes of an earlier message leave the board. */
@@ -205,7 +212,8 @@ static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 			       uint64_t span, bool *blocked)
 {
 	unsigned int node = FC_FABRIC_NODE(dst), chan = data_chan(dst);
-	uint64_t done, n;
+	uint64_t done, n, full;
+	uint32_t hdr;
 
 	for (done = 0; done < span; done += n) {
 		/* A full packet leaves once more bytes follow it. */
@@ -213,6 +221,26 @@ static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 		    !flush_data(emu, dma, node, chan, false)) {
 			*blocked = true;
 			break;
+		}
+		full = dma->part_len ? 0 : (span - done - 1) / FC_PKT_PAYLOAD;
+		if (full) {
+			/* Whole packets with more bytes behind them: straight
+			 * from the source into the injection ring. */
+			hdr = FC_PKT_HDR(node, self(emu), chan, FC_PKT_PAYLOAD,
+					 data_type(dma));
+			n = fcemu_cluster_inject_full(emu->cluster, self(emu), hdr,
+						      src + done, (unsigned int)full);
+			if (n) {
+				dma->msg_open = true;
+				dma->msg_node = (uint8_t)node;
+				dma->msg_chan = (uint8_t)chan;
+			}
+			if (n < full) {
+				*blocked = true;
+				return done + n * FC_PKT_PAYLOAD;
+			}
+			n *= FC_PKT_PAYLOAD;
+			continue;
 		}
 		n = FC_PKT_PAYLOAD - dma->part_len;
 		if (n > span - done)
@@ -452,6 +480,42 @@ drop:
 	return -1;
 }
 
+static bool is_data(uint32_t hdr)
+{
+	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
+
+	return type == FC_PKT_T_DATA || type == FC_PKT_T_CTRL ||
+	       type == FC_PKT_T_ABORT;
+}
+
+/*
+ * After a packet went to the event queue for @rr's endpoint: the packets
+ * of the run @pkts[0..@n) that follow it to the same endpoint, while the
+ * queue has room as last seen, as deliver_data() would write them.
+ * RETURN VALUE: packets written.
+ */
+static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
+				   const struct fc_hw_pkt *const *pkts,
+				   unsigned int n)
+{
+	struct fcemu_eq_batch *b = &rr->batch;
+	uint32_t room = fcemu__eq_room(emu, b), slots = emu->eq.slots;
+	uint32_t tail = b->tail, hdr;
+	unsigned int m;
+
+	if (n > room)
+		n = room;
+	for (m = 0; m < n; m++) {
+		hdr = le32toh(pkts[m]->hdr);
+		if (!is_data(hdr) ||
+		    (int)((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK) != rr->chan)
+			break;
+		fcemu__eq_write(b->q, tail + m, slots, pkts[m]);
+	}
+	b->tail = tail + m;
+	return m;
+}
+
 static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr)
 {
@@ -552,16 +616,25 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
-	unsigned int taken = 0, landed = 0;
-	const struct fc_hw_pkt *pkt;
+	unsigned int taken = 0, landed = 0, n = 0, j = 0;
+	const struct fc_hw_pkt *run[EJECT_RUN], *pkt;
 	uint32_t hdr;
 	int r;
 
 	if (budget < EJECT_MIN)
 		budget = EJECT_MIN;
-	/* Slots are read in place and taken together at the end. */
-	while (taken < budget &&
-	       (pkt = fcemu_cluster_eject_peek(c, self(emu), taken))) {
+	/* Slots are read in place, found a run at a time, and taken
+	 * together at the end. */
+	while (taken < budget) {
+		if (j == n) {
+			n = fcemu_cluster_eject_peek_run(c, self(emu), taken, run,
+							 budget - taken < EJECT_RUN ?
+							 budget - taken : EJECT_RUN);
+			j = 0;
+			if (!n)
+				break;
+		}
+		pkt = run[j++];
 		hdr = le32toh(pkt->hdr);
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
 		case FC_PKT_T_DATA:
@@ -572,6 +645,12 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 				goto out;	/* ring full: the fabric holds it */
 			if (r > 0 && !rr.eq)
 				landed++;
+			if (r > 0 && rr.eq && j < n) {
+				/* the rest of a message, entry after entry */
+				r = (int)deliver_eq_run(emu, &rr, run + j, n - j);
+				j += (unsigned int)r;
+				taken += (unsigned int)r;
+			}
 			break;
 		case FC_PKT_T_PUT:
 			deliver_put(emu, pkt, hdr);

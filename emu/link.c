@@ -13,6 +13,7 @@
  * the receiver's router (it is the one that sees the loss). Each counter
  * thus has one writer, whichever process runs that router.
  */
+#include <endian.h>
 #include <stddef.h>
 #include <string.h>
 #ifdef __x86_64__
@@ -69,74 +70,146 @@ static uint32_t crc32c_hw(const void *buf, size_t len)
 #endif
 
 #ifdef __x86_64__
-/* A whole packet, unrolled: the CRC is taken twice per packet per hop. */
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw_pkt(const void *buf)
+static int crc_hw = -1;
+
+/* Whether the SSE4.2 instruction is there, asked once. */
+static bool crc_hw_ok(void)
+{
+	if (__builtin_expect(crc_hw < 0, 0))
+		crc_hw = __builtin_cpu_supports("sse4.2");
+	return crc_hw;
+}
+
+/*
+ * A whole packet, unrolled, copied to @to (if not NULL) on the way with
+ * its first word's low half (the header) replaced by @hdr (if @set_hdr):
+ * the CRC is taken twice per packet per hop, and a router reads the
+ * packet once for both the copy and the CRC.
+ */
+__attribute__((target("sse4.2"), always_inline))
+static inline uint32_t crc32c_hw_pkt(void *to, const void *buf, bool set_hdr,
+				     uint32_t hdr)
 {
 	const uint8_t *p = buf;
+	uint8_t *q = to;
 	uint64_t c = ~0u, w;
 	unsigned int i;
 
+#pragma GCC unroll 8
 	for (i = 0; i < FC_PKT_SIZE; i += 8) {
 		memcpy(&w, p + i, 8);
+		if (set_hdr && !i)
+			w = (w & ~0xffffffffull) | htole32(hdr);
 		c = _mm_crc32_u64(c, w);
+		if (q)
+			memcpy(q + i, &w, 8);
 	}
 	return ~(uint32_t)c;
 }
 
-static int crc_hw = -1;
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw_check(const struct fc_hw_pkt *pkt)
+{
+	return crc32c_hw_pkt(NULL, pkt, false, 0);
+}
+
+/* check_run() with the SSE4.2 CRC. */
+__attribute__((target("sse4.2")))
+static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
+			     uint32_t k, uint32_t end)
+{
+	const struct cl_slot *s;
+
+	for (; k < end; k++) {
+		s = &r->slot[(head + k) % CL_RING_SLOTS];
+		if (s->seq != head + k ||
+		    crc32c_hw_pkt(NULL, &s->pkt, false, 0) != s->crc)
+			break;
+	}
+	return k;
+}
+
+/* fcemu__link_put_run() with the SSE4.2 CRC. */
+__attribute__((target("sse4.2")))
+static uint32_t link_put_run_hw(struct cl_ring *to, uint32_t tail,
+				const struct cl_ring *from, uint32_t head,
+				uint32_t max, uint32_t dst, uint32_t vcbit)
+{
+	const struct cl_slot *f;
+	struct cl_slot *s;
+	uint32_t k, hdr;
+
+	for (k = 0; k < max; k++) {
+		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		hdr = le32toh(f->pkt.hdr);
+		if ((hdr & FC_PKT_DST_BITS) != dst)
+			break;
+		s = &to->slot[(tail + k) % CL_RING_SLOTS];
+		s->crc = crc32c_hw_pkt(&s->pkt, &f->pkt, true,
+				       (hdr & ~FC_PKT_VC) | vcbit);
+		s->seq = tail + k;
+	}
+	return k;
+}
 #endif
 
 uint32_t fcemu__crc32c(const void *buf, size_t len)
 {
 #ifdef __x86_64__
-	if (crc_hw < 0)
-		crc_hw = __builtin_cpu_supports("sse4.2");
-	if (crc_hw && len == FC_PKT_SIZE)
-		return crc32c_hw_pkt(buf);
-	if (crc_hw)
+	if (crc_hw_ok() && len == FC_PKT_SIZE)
+		return crc32c_hw_check(buf);
+	if (crc_hw_ok())
 		return crc32c_hw(buf, len);
 #endif
 	return crc32c_sw(buf, len);
 }
 
+/* The first slot of @r from @head + @k to @head + @end whose sequence
+ * number or CRC is wrong, or @end. */
+static uint32_t check_run(const struct cl_ring *r, uint32_t head, uint32_t k,
+			  uint32_t end)
+{
+	const struct cl_slot *s;
+
+#ifdef __x86_64__
+	if (crc_hw_ok())
+		return check_run_hw(r, head, k, end);
+#endif
+	for (; k < end; k++) {
+		s = &r->slot[(head + k) % CL_RING_SLOTS];
+		if (s->seq != head + k ||
+		    crc32c_sw(&s->pkt, sizeof(s->pkt)) != s->crc)
+			break;
+	}
+	return k;
+}
+
 /* ---- Rings ---- */
 
-uint32_t fcemu__ring_free(struct cl_ring *r)
+uint32_t fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
+			     const struct cl_ring *from, uint32_t head,
+			     uint32_t max, uint32_t dst, uint32_t vcbit)
 {
-	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
-			cl_ld(&r->head);
+	const struct cl_slot *f;
+	struct cl_slot *s;
+	uint32_t k, hdr;
 
-	/* A head moved past our tail was written by no honest consumer:
-	 * no room, rather than slots not yet read written over. */
-	return used > CL_RING_SLOTS ? 0 : CL_RING_SLOTS - used;
-}
-
-bool fcemu__ring_empty(struct cl_ring *r)
-{
-	return cl_ld(&r->tail) == __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-}
-
-/* Write slot @idx of @r (not yet published: see fcemu__ring_publish). */
-void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-		     const struct fc_hw_pkt *pkt, bool crc)
-{
-	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
-
-	s->pkt = *pkt;
-	s->seq = idx;
-	if (crc)
-		s->crc = fcemu__crc32c(pkt, sizeof(*pkt));
-}
-
-uint32_t fcemu__ring_tail(struct cl_ring *r)
-{
-	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
-}
-
-void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
-{
-	cl_st(&r->tail, tail);	/* the slots are visible before the index */
+#ifdef __x86_64__
+	if (crc_hw_ok())
+		return link_put_run_hw(to, tail, from, head, max, dst, vcbit);
+#endif
+	for (k = 0; k < max; k++) {
+		f = &from->slot[(head + k) % CL_RING_SLOTS];
+		hdr = le32toh(f->pkt.hdr);
+		if ((hdr & FC_PKT_DST_BITS) != dst)
+			break;
+		s = &to->slot[(tail + k) % CL_RING_SLOTS];
+		s->pkt = f->pkt;
+		s->pkt.hdr = htole32((hdr & ~FC_PKT_VC) | vcbit);
+		s->seq = tail + k;
+		s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
+	}
+	return k;
 }
 
 struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
@@ -197,40 +270,50 @@ static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 	return false;
 }
 
-struct cl_slot *fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
-				 unsigned int port, unsigned int vc,
-				 uint32_t k)
+uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int vc, uint32_t max)
 {
 	unsigned int idx = CL_RING_LINK(port, vc);
 	struct cl_node *nd = &c->hdr->node[node];
 	struct cl_ring *r = cl_ring(c, node, idx);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	uint32_t at = head + k;
-	struct cl_slot *s;
+	uint32_t avail = cl_ld(&r->tail) - head, k, k0, end, good;
+	uint32_t checked = nd->checked[idx] - head;
+	bool faults = c->faults.drop_ppm || c->faults.corrupt_ppm;
 
-	if (cl_ld(&r->tail) - head <= k)
-		return NULL;
-	s = &r->slot[at % CL_RING_SLOTS];
-	/* A packet checked once and then held back by credit stays good. */
-	if ((int32_t)(nd->checked[idx] - at) > 0)
-		return s;
-	if (wire_fault(c, node, port, s))
-		return NULL;
-	if (s->seq != at || fcemu__crc32c(&s->pkt, sizeof(s->pkt)) != s->crc) {
-		/*
-		 * Not the wire: the shared memory itself was damaged, and
-		 * asking again gives the same. Drop it once it is at the
-		 * head, counted, or the link would stop here for ever.
-		 */
-		if (k == 0) {
-			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
-			cl_inc(c, node, FC_ROUTER_DROPS);
-			cl_st(&r->head, head + 1);
+	if (max > avail)
+		max = avail;
+	/* Packets checked once and then held back by credit stay good. */
+	k0 = k = (int32_t)checked > 0 ? checked : 0;
+	if (k >= max)
+		return max;
+	while (k < max) {
+		if (faults && wire_fault(c, node, port,
+					 &r->slot[(head + k) % CL_RING_SLOTS]))
+			break;
+		/* A wire without faults: the rest of the run in one pass. */
+		end = faults ? k + 1 : max;
+		good = check_run(r, head, k, end);
+		if (good < end) {
+			k = good;
+			/*
+			 * Not the wire: the shared memory itself was damaged,
+			 * and asking again gives the same. Drop it once it is
+			 * at the head, counted, or the link would stop here
+			 * for ever.
+			 */
+			if (k == 0) {
+				cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+				cl_inc(c, node, FC_ROUTER_DROPS);
+				cl_st(&r->head, head + 1);
+			}
+			break;
 		}
-		return NULL;
+		k = end;
 	}
-	nd->checked[idx] = at + 1;
-	return s;
+	if (k > k0)
+		nd->checked[idx] = head + k;
+	return k;
 }
 
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,

@@ -49,18 +49,19 @@ static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	return (int)port;
 }
 
-/* The packet @k places behind the head of input @in/@vc, checked. */
-static struct cl_slot *input_at(struct fcemu_cluster *c, unsigned int n,
-				unsigned int in, unsigned int vc, uint32_t k)
+/* Packets at the head of input @in/@vc that may go, up to @max: those
+ * there, and on a link only those that came over the wire intact. */
+static uint32_t input_ready(struct fcemu_cluster *c, unsigned int n,
+			    unsigned int in, unsigned int vc, uint32_t max)
 {
 	struct cl_ring *r;
+	uint32_t avail;
 
 	if (in != FC_PORT_LOCAL)
-		return fcemu__link_recv(c, n, in, vc, k);
+		return fcemu__link_recv(c, n, in, vc, max);
 	r = cl_ring(c, n, CL_RING_INJECT);
-	if (cl_ld(&r->tail) - __atomic_load_n(&r->head, __ATOMIC_RELAXED) <= k)
-		return NULL;
-	return &r->slot[(r->head + k) % CL_RING_SLOTS];
+	avail = cl_ld(&r->tail) - __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	return avail < max ? avail : max;
 }
 
 static void input_done(struct fcemu_cluster *c, unsigned int n,
@@ -122,18 +123,19 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 {
 	unsigned int in = i ? (i + 1) / 2 : FC_PORT_LOCAL;
 	unsigned int vc = i ? (i + 1) % 2 : 0;
-	uint32_t hdr, dst, entry = 0, room, tail, k;
-	struct fc_hw_pkt pkt;
-	struct cl_ring *to;
-	struct cl_slot *s;
-	unsigned int ovc = 0;
+	struct cl_ring *from = input_ring(c, n, i), *to;
+	uint32_t hdr, dst, entry = 0, room, head, tail, k;
+	const struct cl_slot *s;
+	unsigned int ovc;
+	uint32_t vcbit = 0;
 	int out;
 
-	s = input_at(c, n, in, vc, 0);
-	if (!s)
+	if (!input_ready(c, n, in, vc, 1))
 		return 0;
+	head = __atomic_load_n(&from->head, __ATOMIC_RELAXED);
+	s = &from->slot[head % CL_RING_SLOTS];
 	hdr = le32toh(s->pkt.hdr);
-	dst = hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT);
+	dst = hdr & FC_PKT_DST_BITS;
 	out = route(c, n, hdr, &entry);
 	if (out < 0) {
 		cl_inc(c, n, FC_ROUTER_DROPS);
@@ -144,25 +146,25 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 		to = cl_ring(c, n, CL_RING_EJECT);
 	} else {
 		ovc = out_vc(entry, in, vc, (unsigned int)out);
+		vcbit = ovc ? FC_PKT_VC : 0;
 		to = fcemu__link_ring(c, n, (unsigned int)out, ovc);
 	}
 	room = fcemu__ring_free(to);
 	if (max > room)
 		max = room;
+	/* the input's packets are checked for the whole run at once */
+	max = input_ready(c, n, in, vc, max);
 	tail = fcemu__ring_tail(to);
-	for (k = 0; k < max; k++) {
-		if (k && !(s = input_at(c, n, in, vc, k)))
-			break;
-		hdr = le32toh(s->pkt.hdr);
-		if ((hdr & (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)) != dst)
-			break;
-		if (out == FC_PORT_LOCAL) {
-			fcemu__ring_put(to, tail + k, &s->pkt, false);
-			continue;
+	/* The run: the packets from the head on that go to the same node. */
+	if (out != FC_PORT_LOCAL) {
+		k = fcemu__link_put_run(to, tail, from, head, max, dst, vcbit);
+	} else {
+		for (k = 0; k < max; k++) {
+			s = &from->slot[(head + k) % CL_RING_SLOTS];
+			if ((le32toh(s->pkt.hdr) & FC_PKT_DST_BITS) != dst)
+				break;
+			fcemu__ring_put(to, tail + k, &s->pkt);
 		}
-		pkt = s->pkt;
-		pkt.hdr = htole32((hdr & ~FC_PKT_VC) | (ovc ? FC_PKT_VC : 0));
-		fcemu__ring_put(to, tail + k, &pkt, true);
 	}
 	if (!k)
 		return 0;
@@ -284,6 +286,7 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
 	struct cl_node *nd = &c->hdr->node[n];
 	unsigned int inputs = 1 + 2 * c->ports;
 	unsigned int moved = 0, k, i, got;
+	struct cl_ring *r;
 	bool again = true;
 
 	/* Cleared before looking: a packet pushed after this sets it again.
@@ -297,11 +300,14 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
 		again = false;
 		for (k = 0; k < inputs && moved < budget; k++) {
 			i = cl_wrap(nd->rr + k, inputs);
+			r = input_ring(c, n, i);
+			if (fcemu__ring_empty(r))
+				continue;
 			got = forward_run(c, n, i, budget - moved < BURST ?
 						    budget - moved : BURST);
 			moved += got;
 			/* Another sweep only for an input with more behind. */
-			if (got && !fcemu__ring_empty(input_ring(c, n, i)))
+			if (got && !fcemu__ring_empty(r))
 				again = true;
 		}
 		nd->rr = cl_wrap(nd->rr + 1, inputs);
@@ -328,7 +334,7 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int n,
 		cl_set_pending(c, n);
 		return;
 	}
-	while (moved < budget &&
+	while (moved < budget && !fcemu__ring_empty(input_ring(c, n, 0)) &&
 	       (got = forward_run(c, n, 0, budget - moved < BURST ?
 					   budget - moved : BURST)))
 		moved += got;

@@ -55,6 +55,7 @@ struct fcemu_streams {
 	pthread_cond_t ended;			/* a run ended: for sleeping hosts */
 	struct fcemu_stream *head, *tail;	/* runnable, not on a worker */
 	bool stop;
+	bool recheck;				/* a START waits for its stream */
 	unsigned int nthreads;
 	pthread_t *threads;
 	uint32_t num_ls, ls_size;
@@ -231,13 +232,20 @@ static void ls_reset(struct fcemu_streams *ss, unsigned int l, bool ack,
 		reset_finish(ss, ls, l);
 }
 
-void fcemu__streams_notice(struct fcemu *emu, bool board_reset)
+void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written)
 {
 	struct fcemu_streams *ss = emu->streams;
+	bool recheck = false;
 	unsigned int l, s;
 	uint32_t v;
 
-	if (!ss)
+	/*
+	 * Nothing for the streams to see in another block's doorbell: no
+	 * register of theirs moved, and no START written while its stream
+	 * ran waits to be taken. Then no scan of every LS under the lock.
+	 */
+	if (!ss || (!written && !board_reset &&
+		    !__atomic_load_n(&ss->recheck, __ATOMIC_RELAXED)))
 		return;
 	pthread_mutex_lock(&ss->lock);
 	for (l = 0; l < ss->num_ls; l++) {
@@ -255,13 +263,16 @@ void fcemu__streams_notice(struct fcemu *emu, bool board_reset)
 		for (s = 0; s < FC_LS_STREAMS; s++) {
 			struct fcemu_stream *st = &ls->st[s];
 
-			if (st->busy ||
+			if (emu_rd(emu, sreg(st, FC_LS_START)) == st->seen_start ||
 			    emu_rd(emu, sreg(st, FC_LS_STATUS)) == FC_DMA_STATUS_ERROR)
 				continue;
-			if (emu_rd(emu, sreg(st, FC_LS_START)) != st->seen_start)
+			if (st->busy)
+				recheck = true;	/* taken once the run ends */
+			else
 				stream_start(ss, st);
 		}
 	}
+	__atomic_store_n(&ss->recheck, recheck, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ss->lock);
 }
 
