@@ -52,7 +52,7 @@ static const uint32_t algos_of[FC__KIND_COUNT] = {
 	[FC__REDUCE] = BIT(A_BINOMIAL),
 	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING) |
 			  BIT(A_RABENSEIFNER) | BIT(A_GRID),
-	[FC__REDUCE_SCATTER] = BIT(A_RING),
+	[FC__REDUCE_SCATTER] = BIT(A_RING) | BIT(A_GRID),
 	[FC__SCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__EXSCAN] = BIT(A_RECURSIVE_DOUBLING),
 	[FC__GATHER] = BIT(A_LINEAR) | BIT(A_BINOMIAL),
@@ -698,7 +698,10 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 			allreduce_recursive_doubling(&x);
 		break;
 	case FC__REDUCE_SCATTER:
-		fc__reduce_scatter_ring(&x);
+		if (algo == A_GRID)
+			fc__reduce_scatter_grid(&x);
+		else
+			fc__reduce_scatter_ring(&x);
 		break;
 	case FC__SCAN:
 	case FC__EXSCAN:

@@ -132,6 +132,44 @@ void fc__allreduce_grid(struct shape *x)
 }
 
 /*
+ * Reduce-scatter: the input's blocks are laid out by their owner's
+ * column, then row (a copy), so that a ring reduce-scatter along the row
+ * leaves this rank the row's sums for the owners in its column, side by
+ * side, and one along the column leaves it its own block's sum over all.
+ */
+void fc__reduce_scatter_grid(struct shape *x)
+{
+	size_t c = x->a->count, blk = c * x->es;
+	const char *in = input(x);
+	struct shape row, col;
+	struct grid gr;
+	char *work;
+	int ret = grid_get(x, &gr);
+
+	work = ret ? NULL : fc__sched_scratch(x->s, x->n * blk);
+	if (!ret && !work)
+		ret = -ENOMEM;
+	if (ret) {
+		x->s->err = ret;
+		return;
+	}
+	for (uint32_t m = 0; m < x->n; m++) {
+		uint32_t node = x->g->world[m];
+		uint32_t pos = (node % gr.nx) * gr.ny + node / gr.nx;
+
+		fc__sched_copy(x->s, work + pos * blk, in + m * blk, blk);
+	}
+	fc__sched_round(x->s);
+	row = ring_of(x, gr.nx, gr.x, gr.row);
+	col = ring_of(x, gr.ny, gr.y, gr.col);
+	fc__ring_reduce_scatter(&row, work, x->n * c);
+	fc__ring_reduce_scatter(&col, work + gr.x * gr.ny * blk, gr.ny * c);
+	fc__sched_copy(x->s, x->a->recvbuf,
+		       work + (gr.x * gr.ny + gr.y) * blk, blk);
+	fc__sched_round(x->s);
+}
+
+/*
  * Send (or receive) the blocks of the members of row @y, as few messages
  * as their places in the buffer allow: one, where the row's members are
  * consecutive ranks (the world, or a dup of it).

@@ -79,6 +79,7 @@ void fc__reduce_scatter_ring(struct shape *x);
  * covers. fc__grid_usable tells whether @g is such a group. */
 bool fc__grid_usable(struct fc_group *g, bool torus_only);
 void fc__allreduce_grid(struct shape *x);
+void fc__reduce_scatter_grid(struct shape *x);
 void fc__allgather_grid(struct shape *x);
 
 #endif /* FC_COLL_SHAPE_H */

@@ -691,6 +691,28 @@ static void test_forced_algos(void)
 		CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) * 10 +
 				       (int64_t)size * i,
 		      "allreduce backwards [%d] = %" PRId64, i, sum[i]);
+	/* reduce-scatter on it: member m's block holds m's sums */
+	{
+		int64_t *rs = calloc(size * 3, sizeof(*rs));
+		uint32_t me = (uint32_t)fc_group_rank(rev);
+
+		if (rs) {
+			for (uint32_t m = 0; m < size; m++)
+				for (int i = 0; i < 3; i++)
+					rs[m * 3 + i] = (int64_t)rank * 100 +
+							m * 10 + i;
+			CHECK_RC(fc_reduce_scatter(rev, rs, sum, 3, FC_INT64,
+						   FC_SUM, T_MS),
+				 0);
+			for (int i = 0; i < 3; i++)
+				CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) *
+							100 +
+						(int64_t)size * (me * 10 + i),
+				      "reduce_scatter backwards [%d] = %" PRId64,
+				      i, sum[i]);
+			free(rs);
+		}
+	}
 	CHECK_RC(fc_allreduce(half, in, sum, 3, FC_INT64, FC_SUM, T_MS), 0);
 	{
 		int64_t want = 0;
@@ -992,10 +1014,10 @@ static const struct shape shapes[] = {
 	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false, NULL },
 	{ 8, "full:8", "allreduce=ring", NULL, NULL, false, NULL },
 	{ 16, "torus:4x4", NULL, NULL, NULL, false, NULL },
-	{ 8, "torus:4x2", "allreduce=grid,allgather=grid", NULL, NULL, false,
-	  NULL },
-	{ 6, "mesh:3x2", "allreduce=grid,allgather=grid", "drop=0.01", NULL,
-	  true, NULL },
+	{ 8, "torus:4x2", "allreduce=grid,allgather=grid,reduce_scatter=grid",
+	  NULL, NULL, false, NULL },
+	{ 6, "mesh:3x2", "allreduce=grid,allgather=grid,reduce_scatter=grid",
+	  "drop=0.01", NULL, true, NULL },
 	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
 	  NULL, true, NULL },
 	{ 8, "ring:8",
