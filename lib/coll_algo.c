@@ -48,7 +48,7 @@ const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
 /* The algorithms each collective has. */
 static const uint32_t algos_of[FC__KIND_COUNT] = {
 	[FC__BARRIER] = BIT(A_DISSEMINATION),
-	[FC__BCAST] = BIT(A_BINOMIAL) | BIT(A_SCATTER_ALLGATHER),
+	[FC__BCAST] = BIT(A_BINOMIAL) | BIT(A_SCATTER_ALLGATHER) | BIT(A_GRID),
 	[FC__REDUCE] = BIT(A_BINOMIAL),
 	[FC__ALLREDUCE] = BIT(A_RECURSIVE_DOUBLING) | BIT(A_RING) |
 			  BIT(A_RABENSEIFNER) | BIT(A_GRID),
@@ -681,6 +681,8 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 	case FC__BCAST:
 		if (algo == A_BINOMIAL)
 			bcast_binomial(&x, a->recvbuf, bytes);
+		else if (algo == A_GRID)
+			fc__bcast_grid(&x);
 		else
 			bcast_scatter_allgather(&x, a->recvbuf);
 		break;

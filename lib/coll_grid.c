@@ -131,6 +131,52 @@ void fc__allreduce_grid(struct shape *x)
 	fc__ring_allgather(&row, acc, offs, cnts);
 }
 
+/* A binomial broadcast of @buf over the @n members of @map from position
+ * @root; this rank is at position @pos. */
+static void binomial_on(struct shape *x, const uint32_t *map, uint32_t n,
+			uint32_t pos, uint32_t root, void *buf, size_t bytes)
+{
+	uint32_t vr = (pos + n - root) % n, mask, m;
+
+	if (vr) {
+		mask = vr & -vr;
+		fc__sched_recv(x->s, map[(vr - mask + root) % n], buf, bytes);
+		fc__sched_round(x->s);
+	} else {
+		for (mask = 1; mask < n; mask <<= 1)
+			;
+	}
+	for (m = mask >> 1; m; m >>= 1)
+		if (vr + m < n)
+			fc__sched_send(x->s, map[(vr + m + root) % n], buf,
+				       bytes);
+	fc__sched_round(x->s);
+}
+
+/*
+ * Broadcast: a binomial tree along the root's row, then one down every
+ * column from its member in that row: log2(nx) + log2(ny) steps, each
+ * message one link.
+ */
+void fc__bcast_grid(struct shape *x)
+{
+	size_t bytes = x->a->count * x->es;
+	uint32_t node, rx, ry;
+	struct grid gr;
+	int ret = grid_get(x, &gr);
+
+	if (ret) {
+		x->s->err = ret;
+		return;
+	}
+	node = x->g->world[x->a->root];
+	rx = node % gr.nx;
+	ry = node / gr.nx;
+	if (gr.y == ry)
+		binomial_on(x, gr.row, gr.nx, gr.x, rx, x->a->recvbuf, bytes);
+	binomial_on(x, gr.col, gr.ny, gr.y, ry, x->a->recvbuf, bytes);
+}
+
 /*
  * Reduce-scatter: the input's blocks are laid out by their owner's
  * column, then row (a copy), so that a ring reduce-scatter along the row

@@ -78,6 +78,7 @@ void fc__reduce_scatter_ring(struct shape *x);
 /* coll_grid.c: dimension by dimension on a torus or mesh that the group
  * covers. fc__grid_usable tells whether @g is such a group. */
 bool fc__grid_usable(struct fc_group *g, bool torus_only);
+void fc__bcast_grid(struct shape *x);
 void fc__allreduce_grid(struct shape *x);
 void fc__reduce_scatter_grid(struct shape *x);
 void fc__allgather_grid(struct shape *x);

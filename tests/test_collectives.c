@@ -691,6 +691,19 @@ static void test_forced_algos(void)
 		CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) * 10 +
 				       (int64_t)size * i,
 		      "allreduce backwards [%d] = %" PRId64, i, sum[i]);
+	/* a broadcast on it, from each member */
+	for (uint32_t root = 0; root < size; root++) {
+		int64_t v[2] = { 0, 0 };
+
+		if ((uint32_t)fc_group_rank(rev) == root) {
+			v[0] = 7000 + root;
+			v[1] = -(int64_t)root;
+		}
+		CHECK_RC(fc_bcast(rev, v, 2, FC_INT64, root, T_MS), 0);
+		CHECK(v[0] == 7000 + (int64_t)root && v[1] == -(int64_t)root,
+		      "bcast backwards from %u: %" PRId64 " %" PRId64, root,
+		      v[0], v[1]);
+	}
 	/* reduce-scatter on it: member m's block holds m's sums */
 	{
 		int64_t *rs = calloc(size * 3, sizeof(*rs));
@@ -1014,9 +1027,11 @@ static const struct shape shapes[] = {
 	{ 5, "mesh:5x1", "allreduce=rabenseifner", NULL, NULL, false, NULL },
 	{ 8, "full:8", "allreduce=ring", NULL, NULL, false, NULL },
 	{ 16, "torus:4x4", NULL, NULL, NULL, false, NULL },
-	{ 8, "torus:4x2", "allreduce=grid,allgather=grid,reduce_scatter=grid",
-	  NULL, NULL, false, NULL },
-	{ 6, "mesh:3x2", "allreduce=grid,allgather=grid,reduce_scatter=grid",
+	{ 8, "torus:4x2",
+	  "allreduce=grid,allgather=grid,reduce_scatter=grid,bcast=grid", NULL,
+	  NULL, false, NULL },
+	{ 6, "mesh:3x2",
+	  "allreduce=grid,allgather=grid,reduce_scatter=grid,bcast=grid",
 	  "drop=0.01", NULL, true, NULL },
 	{ 5, "mesh:5x1", "allreduce=ring,alltoall=direct,allgather=ring", NULL,
 	  NULL, true, NULL },
