@@ -134,8 +134,16 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 	switch (kind) {
 	case FC__BCAST:
 		/* scatter_allgather's 2 (n - 1) steps cost more than they save
-		 * on the emulated fabric (docs/performance.md) */
+		 * on the emulated fabric; on a torus the grid's one-link steps
+		 * pay from 4 MiB (docs/performance.md) */
+		if (bytes >= (4u << 20) && fc__grid_usable(g, true))
+			return A_GRID;
 		return A_BINOMIAL;
+	case FC__REDUCE_SCATTER:
+		/* the grid from 1 MiB of input on a torus (docs/performance.md) */
+		if (bytes * g->size >= (1u << 20) && fc__grid_usable(g, true))
+			return A_GRID;
+		return A_RING;
 	case FC__ALLREDUCE:
 		if (bytes <= (16u << 10) || bytes < g->size)
 			return A_RECURSIVE_DOUBLING;

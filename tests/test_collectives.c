@@ -632,11 +632,17 @@ static void test_groups(void)
 /* ---- Forced algorithms ---- */
 
 /* The collective @kind's algorithm on @g, forced or not, for 1 MiB. */
-static bool runs(struct fc_group *g, const char *kind, const char *algo)
+static bool runs_at(struct fc_group *g, const char *kind, size_t bytes,
+		    const char *algo)
 {
-	const char *name = fc_coll_algo_name(g, kind, 1 << 20);
+	const char *name = fc_coll_algo_name(g, kind, bytes);
 
 	return name && !strcmp(name, algo);
+}
+
+static bool runs(struct fc_group *g, const char *kind, const char *algo)
+{
+	return runs_at(g, kind, 1 << 20, algo);
 }
 
 /*
@@ -741,6 +747,28 @@ out:
 	if (half)
 		CHECK_RC(fc_group_free(half), 0);
 	free(all);
+}
+
+/*
+ * The default choice on a torus the world covers: bcast from 4 MiB and
+ * reduce-scatter from 1 MiB of input go dimension by dimension, smaller
+ * ones not (docs/collectives.md, the choice table).
+ */
+static void test_default_algos(void)
+{
+	struct fc_world w;
+	unsigned int nx = 0, ny = 0;
+
+	if (getenv("FPGACOMM_COLL_ALGO") || fc_world_query(dev, &w) ||
+	    sscanf(w.topology, "torus:%ux%u", &nx, &ny) != 2 || nx < 2 ||
+	    ny < 2)
+		return;
+	CHECK(runs_at(world, "bcast", 4 << 20, "grid") &&
+		      !runs_at(world, "bcast", 1 << 16, "grid"),
+	      "bcast on %s: grid from 4 MiB only", w.topology);
+	CHECK(runs_at(world, "reduce_scatter", (1 << 20) / size, "grid") &&
+		      !runs_at(world, "reduce_scatter", 1024, "grid"),
+	      "reduce_scatter on %s: grid from 1 MiB only", w.topology);
 }
 
 /* ---- Errors ---- */
@@ -982,6 +1010,7 @@ static int run_rank(void)
 	} else {
 		test_groups();
 		test_forced_algos();
+		test_default_algos();
 		test_reductions();
 		test_bitwise_identical();
 		test_bcast();
