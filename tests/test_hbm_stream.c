@@ -577,9 +577,13 @@ static void test_all_busy_at_once(void **state)
 	for (i = 0; i < n; i++) {
 		struct fc_sprog *p = new_prog();
 
-		/* long enough that every stream gets its first slice in */
+		/*
+		 * Long enough that every stream gets its first slice in,
+		 * even when the starting thread waits for a core behind the
+		 * workers (4096 rounds were once too few on 2 busy cores).
+		 */
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i));
-		assert_ok(fc_sprog_for(p, 4096));
+		assert_ok(fc_sprog_for(p, 16384));
 		assert_ok(fc_sprog_copy_in(p, (i % 2) * 4 * CHUNK, area, 4 * CHUNK, 0));
 		assert_ok(fc_sprog_end_for(p));
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i + 1));
