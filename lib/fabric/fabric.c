@@ -207,12 +207,15 @@ void fc__req_release(struct fc_dev *dev, struct fc_req *r)
 	fc__xfers_free(r);
 }
 
+static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh);
+
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 {
 	struct fc__fabric *fab = dev->fab;
 
-	/* The board found no way to the node: it died or left. */
-	if (status == -EHOSTUNREACH && fc__peer_check(dev, r->node))
+	/* The board found no way to the node: it died or left (asked anew:
+	 * the board may know before our last look at it did). */
+	if (status == -EHOSTUNREACH && peer_check(dev, r->node, true))
 		status = -EHOSTDOWN;
 	r->next = NULL;
 	if (r->rndv && fab->up.chain_ended(dev, r, &status))
@@ -739,7 +742,8 @@ int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 
 /* Before a new request to @node. RETURN VALUE: 0, or -EHOSTDOWN when it
  * has died or left (one that came back is usable again). */
-int fc__peer_check(struct fc_dev *dev, uint32_t node)
+/* fc__peer_check(); @fresh: ask the backend even if it said alive lately. */
+static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__peer *p;
@@ -756,7 +760,8 @@ int fc__peer_check(struct fc_dev *dev, uint32_t node)
 	 */
 	p = &fab->peers[node];
 	now = fc__now_ns();
-	if (!p->down_ns && p->checked_ns && now - p->checked_ns < PEER_CHECK_NS)
+	if (!fresh && !p->down_ns && p->checked_ns &&
+	    now - p->checked_ns < PEER_CHECK_NS)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
@@ -766,4 +771,9 @@ int fc__peer_check(struct fc_dev *dev, uint32_t node)
 	peer_recheck(fab, node);
 	p->checked_ns = now;
 	return 0;
+}
+
+int fc__peer_check(struct fc_dev *dev, uint32_t node)
+{
+	return peer_check(dev, node, false);
 }
