@@ -303,7 +303,7 @@ static inline void fc__req_append(struct fc_req **head, struct fc_req **tail,
 	*tail = r;
 }
 
-/* fabric_rx.c: where packets arrive, and what they make */
+/* fabric_rx.c: where packets arrive (fabric_msg.c: what they make) */
 int fc__rx_init(struct fc_dev *dev);
 void fc__rx_fini(struct fc_dev *dev);
 /* Take what arrived. RETURN VALUE: true if anything did. */
@@ -336,6 +336,25 @@ struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
 			     uint32_t node);
 /* Queue the complete (or announced) message @m on @s, last. */
 void fc__src_queue(struct fc__src *s, struct fc__msg *m);
+/* fabric_msg.c: a library buffer's first size for a message */
+#define FC__MSG_MIN_CAP	4096
+/* The message @s is building in a library buffer (s->cur). */
+static inline struct fc__msg *fc__src_msg(struct fc__src *s)
+{
+	return (struct fc__msg *)s->cur;
+}
+/* Append @len bytes to the message @s is building. RETURN VALUE: 0 or
+ * -ENOMEM. */
+int fc__src_append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
+		   size_t len);
+/* The message @s was building is whole: to its receive, or queued. */
+void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
+/*
+ * The sender's board stopped in the middle of a message (a reset, an
+ * error): what came of it is dropped, and a receive it was filling stays
+ * posted for the next message.
+ */
+void fc__src_abort(struct fc__fabric *fab, uint32_t port, uint32_t node);
 /* Post receive @r on @s; it may end at once with a queued message. */
 void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The fabric's receive side: where the board puts what arrives (the event
- * queue, or a ring per channel port on a board without one), and what
- * the library makes of it: messages per (port, source), matched against
- * posted receives in order. fabric.c owns setup, sends and requests.
+ * queue, or a ring per channel port on a board without one), read a run
+ * of packets at a time and handed to the messages per (port, source) of
+ * fabric_msg.c. fabric.c owns setup, sends and requests.
  */
 #include <endian.h>
 #include <errno.h>
@@ -13,7 +13,6 @@
 
 #include "fabric_internal.h"
 
-#define MSG_MIN_CAP	4096
 #define EQ_SLOTS	4096		/* event queue entries: 256 KiB */
 #define EQ_ENV		"FPGACOMM_EQ"	/* 0: rings even where there is a queue */
 #define SEEN_WAIT_MS	2000		/* a board that never leaves a queue */
@@ -89,241 +88,6 @@ static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
 	return ret;
 }
 
-/* ---- Per-source state ---- */
-
-struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
-			     uint32_t node)
-{
-	struct fc__port *pt = fab->ports[port];
-
-	return pt ? pt->src[node] : NULL;
-}
-
-struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
-			     uint32_t node)
-{
-	struct fc__port *pt = fab->ports[port];
-
-	if (!pt) {
-		pt = calloc(1, sizeof(*pt));
-		if (!pt)
-			return NULL;
-		fab->ports[port] = pt;
-	}
-	if (!pt->src[node]) {
-		pt->src[node] = calloc(1, sizeof(struct fc__src));
-		if (pt->src[node])
-			pt->src[node]->node = node;
-	}
-	return pt->src[node];
-}
-
-static void posted_pop(struct fc__src *s)
-{
-	s->posted_head = s->posted_head->next;
-	if (!s->posted_head)
-		s->posted_tail = NULL;
-}
-
-static void deliver(struct fc__fabric *fab, struct fc__port *pt,
-		    struct fc__msg *m, struct fc_req *r)
-{
-	if (m->state != FC__MSG_DATA) {
-		/* A rendezvous message: not ready, or in a buffer of its own. */
-		fab->up.msg_deliver(pt, m, r);
-		return;
-	}
-	r->len = m->len;
-	if (m->len > r->cap) {
-		r->status = -EMSGSIZE;
-	} else {
-		memcpy(r->buf, m->data, m->len);
-		r->status = 0;
-	}
-	pt->buffered -= m->len;
-	free(m);
-}
-
-/*
- * Hand queued messages to posted receives, oldest to oldest. A message
- * announced by rendezvous and not yet cleared is cleared into the receive
- * it meets (up.msg_clear); one still landing holds up those behind it.
- */
-void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
-{
-	struct fc__port *pt = fab->ports[port];
-
-	while (s->q_head && s->posted_head && s->posted_head != s->into) {
-		struct fc__msg *m = s->q_head;
-		struct fc_req *r = s->posted_head;
-
-		if (m->state == FC__MSG_LANDING)
-			break;
-		s->q_head = m->next;
-		if (!s->q_head)
-			s->q_tail = NULL;
-		posted_pop(s);
-		r->next = NULL;
-		if (m->state == FC__MSG_DEFERRED) {
-			fab->up.msg_clear(fab->dev, port, s, m, r);
-			continue;
-		}
-		if (m->state == FC__MSG_DATA && fab->up.consumed)
-			fab->up.consumed(fab->dev, port, s, m->len);
-		deliver(fab, pt, m, r);
-	}
-	if (fab->up.msg_land)
-		fab->up.msg_land(fab->dev, port, s);
-}
-
-int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
-		       struct fc__src *s)
-{
-	struct fc__port *pt = fab->ports[port];
-	struct fc_req *r = s->into;
-	struct fc__msg *m;
-	size_t cap;
-
-	if (!r)
-		return 0;
-	if (!s->drop) {
-		cap = s->cur_len > MSG_MIN_CAP ? s->cur_len : MSG_MIN_CAP;
-		m = malloc(sizeof(*m) + cap);
-		if (!m)
-			return -ENOMEM;
-		memcpy(m->data, r->buf, s->cur_len);
-		m->len = s->cur_len;
-		s->cur = (uint8_t *)m;
-		s->cur_cap = cap;
-		pt->buffered += s->cur_len;
-	}
-	s->into = NULL;
-	return 0;
-}
-
-void fc__src_queue(struct fc__src *s, struct fc__msg *m)
-{
-	m->next = NULL;
-	if (s->q_tail)
-		s->q_tail->next = m;
-	else
-		s->q_head = m;
-	s->q_tail = m;
-}
-
-void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
-		  struct fc_req *r)
-{
-	fc__req_append(&s->posted_head, &s->posted_tail, r);
-	if (s->q_head)		/* else nothing to match */
-		fc__src_match(fab, port, s);
-}
-
-/* ---- Draining the receive rings ---- */
-
-static struct fc__msg *cur_msg(struct fc__src *s)
-{
-	return (struct fc__msg *)s->cur;
-}
-
-/* Append @len bytes to the message @s is building. */
-static int append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
-		  size_t len)
-{
-	struct fc__msg *m;
-	size_t cap;
-
-	if (s->drop) {
-		s->cur_len += len;
-		return 0;
-	}
-	if (s->into) {
-		if (s->cur_len + len > s->into->cap)
-			s->drop = true;
-		else
-			memcpy((uint8_t *)s->into->buf + s->cur_len, data, len);
-		s->cur_len += len;
-		return 0;
-	}
-	if (s->cur_len + len > FC_CHAN_MAX_MSG) {
-		/* Longer than any sender may send: not ours to keep. */
-		pt->buffered -= s->cur_len;
-		free(s->cur);
-		s->cur = NULL;
-		s->cur_cap = 0;
-		s->drop = true;
-		s->cur_len += len;
-		return 0;
-	}
-	if (!s->cur || s->cur_len + len > s->cur_cap) {
-		cap = s->cur_cap ? s->cur_cap * 2 : MSG_MIN_CAP;
-		m = realloc(s->cur, sizeof(*m) + cap);
-		if (!m)
-			return -ENOMEM;
-		s->cur = (uint8_t *)m;
-		s->cur_cap = cap;
-	}
-	m = cur_msg(s);
-	memcpy(m->data + s->cur_len, data, len);
-	s->cur_len += len;
-	pt->buffered += len;
-	return 0;
-}
-
-static void finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
-{
-	struct fc_req *r = s->into;
-	struct fc__msg *m;
-
-	if (r) {
-		posted_pop(s);
-		r->next = NULL;
-		r->len = s->cur_len;
-		r->status = s->drop ? -EMSGSIZE : 0;
-	} else if (s->cur && !s->drop) {
-		m = cur_msg(s);
-		m->len = s->cur_len;
-		m->state = FC__MSG_DATA;
-		fc__src_queue(s, m);
-	} else {
-		free(s->cur);
-	}
-	/* Taken by a receive, or dropped: the sender may send that again. */
-	if ((r || s->drop || !s->cur) && fab->up.consumed)
-		fab->up.consumed(fab->dev, port, s, s->cur_len);
-	s->active = false;
-	s->drop = false;
-	s->into = NULL;
-	s->cur = NULL;
-	s->cur_len = 0;
-	s->cur_cap = 0;
-	if (s->q_head)		/* else nothing to match */
-		fc__src_match(fab, port, s);
-}
-
-/*
- * The sender's board stopped in the middle of a message (a reset, an
- * error): what came of it is dropped, and a receive it was filling stays
- * posted for the next message.
- */
-static void abort_msg(struct fc__fabric *fab, uint32_t port, uint32_t node)
-{
-	struct fc__src *s = fc__src_find(fab, port, node);
-
-	if (!s || !s->active)
-		return;
-	if (s->cur && !s->into && !s->drop)
-		fab->ports[port]->buffered -= s->cur_len;
-	free(s->cur);
-	s->cur = NULL;
-	s->cur_len = 0;
-	s->cur_cap = 0;
-	s->into = NULL;
-	s->drop = false;
-	s->active = false;
-	fc__src_match(fab, port, s);
-}
-
 /* Packets of one run share type, source and channel. */
 #define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
 			 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | \
@@ -372,7 +136,7 @@ static size_t copy_payloads(uint8_t *dst, const struct pkt_ring *rg,
 
 /*
  * Append a run of @n packets of one message (ring slots @head on) to the
- * message @s is building, as append() one by one would, in one go: @bytes
+ * message @s is building, as fc__src_append() one by one would, in one go: @bytes
  * is their payload. The caller has cut the run so that no packet but the
  * first would cross FC_CHAN_MAX_MSG or start above the port's limit.
  * RETURN VALUE: packets consumed; *err -ENOMEM when one had to stay.
@@ -413,9 +177,9 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 	if (n > 1 && s->cur_len + bytes <= FC_CHAN_MAX_MSG) {
 		cap = s->cur_cap;
 		if (!s->cur || s->cur_len + bytes > cap) {
-			/* The capacity append() would double its way to. */
+			/* The capacity fc__src_append() would double its way to. */
 			if (!cap)
-				cap = MSG_MIN_CAP;
+				cap = FC__MSG_MIN_CAP;
 			while (s->cur_len + bytes > cap)
 				cap *= 2;
 			dst = realloc(s->cur, sizeof(struct fc__msg) + cap);
@@ -424,7 +188,7 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 			s->cur = dst;
 			s->cur_cap = cap;
 		}
-		s->cur_len += copy_payloads(cur_msg(s)->data + s->cur_len,
+		s->cur_len += copy_payloads(fc__src_msg(s)->data + s->cur_len,
 					    rg, head, n);
 		pt->buffered += bytes;
 		return n;
@@ -432,7 +196,7 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 one_by_one:
 	for (k = 0; k < n; k++) {
 		pkt = at(rg, head + k);
-		*err = append(pt, s, pkt->payload, pkt_len(le32toh(pkt->hdr)));
+		*err = fc__src_append(pt, s, pkt->payload, pkt_len(le32toh(pkt->hdr)));
 		if (*err)
 			break;
 	}
@@ -463,7 +227,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	int err;
 
 	if (type == FC_PKT_T_ABORT) {
-		abort_msg(fab, port, src);
+		fc__src_abort(fab, port, src);
 		return 1;
 	}
 	if (type == FC_PKT_T_CTRL && len <= FC_PKT_PAYLOAD) {
@@ -510,7 +274,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 		return n;
 	}
 	if (hdr & FC_PKT_EOM)
-		finish(fab, port, s);
+		fc__src_finish(fab, port, s);
 	return n;
 }
 
