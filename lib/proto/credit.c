@@ -74,8 +74,8 @@ static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 	}
 }
 
-/* Ask again, every GREET_RETRY_MS, where no answer came: the peer's
- * program may have opened its board since. */
+/* Ask again, every GREET_RETRY_MS, where no answer came and sends wait:
+ * the peer's program may have opened its board since. */
 static void credit_tick(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -89,7 +89,7 @@ static void credit_tick(struct fc_dev *dev)
 	for (port = 0; port < FC_MAX_CHANNELS; port++) {
 		for (node = 0; fab->ports[port] && node < FC_MAX_NODES; node++) {
 			s = fab->ports[port]->src[node];
-			if (s && s->tx_asked && !s->tx_heard)
+			if (s && s->tx_asked && !s->tx_heard && s->held_head)
 				fc__ctrl_send(dev, node, port,
 					      FC__CTRL_CREDIT_ASK, 0, 0);
 		}
