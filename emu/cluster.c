@@ -178,6 +178,14 @@ static bool topology_valid(const struct fc_topology *t)
 	       fc_topo_ports(t) <= FC_MAX_PORTS;
 }
 
+/* The express hop (router.c) unless FPGACOMM_EMU_EXPRESS=0. */
+static bool express_wanted(void)
+{
+	const char *env = getenv("FPGACOMM_EMU_EXPRESS");
+
+	return !env || strcmp(env, "0");
+}
+
 /*
  * Check every field of a mapped header against the layout its topology
  * gives, then keep the checked copy (cluster_internal.h): a header that
@@ -219,6 +227,7 @@ static int check_layout(struct fcemu_cluster *c)
 	}
 	c->topo = t;
 	c->faults = f;
+	c->express = !f.drop_ppm && !f.corrupt_ppm && express_wanted();
 	c->nodes = t.nodes;
 	c->ports = ports;
 	return 0;

@@ -143,6 +143,8 @@ struct fcemu_cluster {
 	struct fcemu_faults faults;
 	uint8_t peer[FC_MAX_NODES][FC_MAX_PORTS + 1];
 	uint8_t peer_port[FC_MAX_NODES][FC_MAX_PORTS + 1];
+	/* the express hop: a wire without faults, not turned off */
+	bool express;
 	uint64_t rng;		/* fault draws; private to this mapping */
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
@@ -223,6 +225,24 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
 
+/* The output port for packet header @hdr at board @n, or -1 to drop it
+ * (its routing table entry in *@entry), and the VC it leaves on. */
+int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
+		 uint32_t *entry);
+unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
+			   unsigned int out);
+
+/*
+ * emu/express.c: the run at @head of board @n's injection ring (up to
+ * @max packets, leaving by @port with VC bit @vcbit) by the express hop,
+ * under @n's router lock. RETURN VALUE: packets moved; 0: the usual way.
+ */
+uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
+			    unsigned int port, uint32_t vcbit, uint32_t head,
+			    uint32_t max);
+/* Tests only: packets this process sent by the express hop. */
+extern unsigned long fcemu__express_pkts;
+
 /* emu/bell.c: wake @node's host if it sleeps (news for its board);
  * _fenced when a locked operation came after the news was published. */
 void fcemu__cluster_ring(struct fcemu_cluster *c, unsigned int node);
@@ -302,6 +322,10 @@ struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 /* After publishing @n packets on that ring: count them, flag the peer. */
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int n);
+/* @n packets that took the express hop from @node's port @port: counted
+ * as sent and received (both routers' locks held). */
+void fcemu__link_counted(struct fcemu_cluster *c, unsigned int node,
+			 unsigned int port, unsigned int n);
 /*
  * How many packets from the head of @node's input port @port VC @vc, up to
  * @max, came over the wire intact: checked in order, the first one lost

@@ -148,6 +148,15 @@ void fcemu_cluster_inject_route(struct fcemu_cluster *c, unsigned int node);
  * Another process routing it meanwhile leaves them to that one.
  */
 void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node);
+/*
+ * The express hop (emu/express.c) for a message of board @node's own: its
+ * @n packets at @pkts, headers as the host wrote them (the source field is
+ * set to @node), straight into the destination's ejection ring if it is a
+ * neighbour, the link is idle and nothing of @node's is still in its
+ * injection ring. RETURN VALUE: true if sent whole; false: inject it.
+ */
+bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
+			   const struct fc_hw_pkt *const *pkts, unsigned int n);
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);

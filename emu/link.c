@@ -228,6 +228,18 @@ void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 	cl_set_pending(c, cl_peer(c, node, port));
 }
 
+void fcemu__link_counted(struct fcemu_cluster *c, unsigned int node,
+			 unsigned int port, unsigned int n)
+{
+	uint32_t *tx = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
+	uint32_t *rx = cl_reg(c, cl_peer(c, node, port),
+			      FC_PORT_REG(cl_peer_port(c, node, port),
+					  FC_PORT_RX_PKTS));
+
+	cl_st(tx, cl_ld(tx) + n);
+	cl_st(rx, cl_ld(rx) + n);
+}
+
 /* xorshift64*: fault draws need speed, not quality. */
 static uint32_t draw(struct fcemu_cluster *c)
 {

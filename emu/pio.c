@@ -73,6 +73,18 @@ static void inject_message(struct fcemu *emu, uint32_t head, uint32_t n)
 	}
 }
 
+/* The message at @head, @n packets, by the express hop if it can go. */
+static bool express(struct fcemu *emu, uint32_t head, uint32_t n)
+{
+	const struct fc_hw_pkt *pkts[FC_PIO_SLOTS];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		pkts[i] = (const void *)((const uint8_t *)emu->bar0 +
+					 FC_PIO_SLOT(head + i));
+	return fcemu_cluster_express(emu->cluster, emu->cfg.node_id, pkts, n);
+}
+
 void fcemu__pio_notice(struct fcemu *emu)
 {
 	struct fcemu_cluster *c = emu->cluster;
@@ -107,7 +119,7 @@ void fcemu__pio_notice(struct fcemu *emu)
 		}
 		if (!ok) {
 			count_errors(emu, n);
-		} else {
+		} else if (!express(emu, head, n)) {
 			if (fcemu_cluster_inject_room(c, emu->cfg.node_id) < n)
 				break;	/* the injection queue is full: later */
 			inject_message(emu, head, n);

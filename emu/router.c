@@ -19,8 +19,8 @@
 
 /* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
  * the same dimension, and 0 when it enters or turns. */
-static unsigned int out_vc(uint32_t entry, unsigned int in, unsigned int vc,
-			   unsigned int out)
+unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
+			  unsigned int out)
 {
 	if (entry & FC_ROUTE_DATELINE)
 		return 1;
@@ -30,7 +30,7 @@ static unsigned int out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 }
 
 /* Where the packet goes: an output port, or -1 to drop it. */
-static int route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
+int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 		 uint32_t *entry)
 {
 	unsigned int dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
@@ -136,7 +136,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	s = &from->slot[head % CL_RING_SLOTS];
 	hdr = le32toh(s->pkt.hdr);
 	dst = hdr & FC_PKT_DST_BITS;
-	out = route(c, n, hdr, &entry);
+	out = fcemu__route(c, n, hdr, &entry);
 	if (out < 0) {
 		cl_inc(c, n, FC_ROUTER_DROPS);
 		input_done(c, n, in, vc, 1);
@@ -145,8 +145,12 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	if (out == FC_PORT_LOCAL) {
 		to = cl_ring(c, n, CL_RING_EJECT);
 	} else {
-		ovc = out_vc(entry, in, vc, (unsigned int)out);
+		ovc = fcemu__out_vc(entry, in, vc, (unsigned int)out);
 		vcbit = ovc ? FC_PKT_VC : 0;
+		if (in == FC_PORT_LOCAL &&
+		    (k = fcemu__express_run(c, n, (unsigned int)out, vcbit,
+					    head, input_ready(c, n, in, vc, max))))
+			return k;
 		to = fcemu__link_ring(c, n, (unsigned int)out, ovc);
 	}
 	room = fcemu__ring_free(to);
