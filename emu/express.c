@@ -57,7 +57,9 @@ static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
 	    fcemu__cluster_lock(c, peer, false))
 		return 0;
 	room = fcemu__ring_free(cl_ring(c, peer, CL_RING_EJECT));
+	/* Both routers on: a stopped one holds its packets, as usual. */
 	if (room && links_idle(c, n, peer) &&
+	    (cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE) &&
 	    (cl_rd(c, peer, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
 		return room;
 	fcemu__cluster_unlock(c, peer);
