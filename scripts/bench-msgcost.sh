@@ -23,12 +23,15 @@
 # boards are emulated in this process, the board model. Counted twice:
 # with fc_chan_send and fc_chan_recv, the calls of fpgacomm-bench
 # pingpong, and with fc_chan_isend, fc_chan_irecv and fc_req_test (the
-# request path); the lists are for the first. They give
+# request path); the lists are for the first. Sizes of 32 KiB and more
+# (rendezvous, at the default threshold) are counted with the second
+# only: one thread cannot block in a send its own receive has to clear.
+# They give
 # the functions with the most inclusive Ir per message (the same
 # difference, function by function, from callgrind_annotate --inclusive),
 # then those with the most self Ir, the most called (calls per message),
 # and the self Ir per message of each part: lib/, emu/, libc.
-# Time: the same program without valgrind (fc_chan_send/recv), R runs of
+# Time: the same program without valgrind (the first calls), R runs of
 # 20000 ping-pongs; one-way = round trip / 2, in us (median and range).
 #
 # The callgrind files stay in build/bench/msgcost/ (callgrind_annotate
@@ -75,6 +78,10 @@ done
 if ! make -q "$TOOLS/fpgacomm-bench" >/dev/null 2>&1; then
 	echo "$prog: warning: build/tools is older than the sources: this measures the last build ('make' rebuilds)" >&2
 fi
+# Rendezvous sizes only with fc_chan_isend: one thread cannot block in a
+# send that its own receive has to clear.
+MODES=(send isend)
+((SIZE < 32768)) || MODES=(isend)
 tree="$(git describe --always --dirty 2>/dev/null || echo unknown)"
 mkdir -p "$OUT/msgcost"
 RAW=$OUT/msgcost-raw.txt
@@ -114,7 +121,7 @@ else
 	msgs=$((2 * (N2 - N1)))
 	total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1"; }
 	declare -A file=() ir=()
-	for mode in send isend; do
+	for mode in "${MODES[@]}"; do
 		for n in "$N1" "$N2"; do
 			file[$mode $n]=$OUT/msgcost/callgrind.$mode.$n
 			if ! msgcost valgrind --tool=callgrind --callgrind-out-file="${file[$mode $n]}" -- \
@@ -133,11 +140,17 @@ else
 		ir[$mode]=$(awk -v a="$t1" -v b="$t2" -v m="$msgs" 'BEGIN { printf "%.0f", (b - a) / m }')
 		echo "instructions $mode ${ir[$mode]} Ir ($t1 Ir at $N1, $t2 Ir at $N2 ping-pongs)" >>"$RAW"
 	done
-	per=${ir[send]}
-	printf 'Instructions per one-way message: %s Ir with fc_chan_send/recv (as the ping-pong),\n' "$per"
-	printf '%s Ir with fc_chan_isend/irecv and fc_req_test (callgrind; runs of %s and %s ping-pongs).\n' \
-		"${ir[isend]}" "$N1" "$N2"
-	echo "The lists below are for fc_chan_send/recv."
+	per=${ir[${MODES[0]}]}
+	if [[ ${MODES[0]} == send ]]; then
+		printf 'Instructions per one-way message: %s Ir with fc_chan_send/recv (as the ping-pong),\n' "${ir[send]}"
+		printf '%s Ir with fc_chan_isend/irecv and fc_req_test (callgrind; runs of %s and %s ping-pongs).\n' \
+			"${ir[isend]}" "$N1" "$N2"
+		echo "The lists below are for fc_chan_send/recv."
+	else
+		printf 'Instructions per one-way message: %s Ir with fc_chan_isend/irecv and fc_req_test\n' "${ir[isend]}"
+		printf '(a rendezvous size: one thread cannot block in fc_chan_send; callgrind; runs of %s and %s ping-pongs).\n' \
+			"$N1" "$N2"
+	fi
 
 	# "IR KEY" per function of callgrind_annotate's table, KEY = the
 	# function's file (relative to here) and name, its object dropped.
@@ -163,7 +176,7 @@ else
 		awk -F '\t' -v m="$msgs" '
 			FNR == NR { a[$2] = $1; next }
 			{ d = ($1 - a[$2]) / m; if (d > 0.5) printf "%.0f\t%s\n", d, $2 }
-		' <(functions "$@" "${file[send $N1]}") <(functions "$@" "${file[send $N2]}")
+		' <(functions "$@" "${file[${MODES[0]} $N1]}") <(functions "$@" "${file[${MODES[0]} $N2]}")
 	}
 	echo
 	echo "Top $TOP functions by inclusive Ir per message (the library, the emulated board, libc):"
@@ -205,7 +218,7 @@ else
 	awk -F '\t' -v m="$msgs" '
 		FNR == NR { a[$2] = $1; next }
 		{ d = ($1 - a[$2]) / m; if (d >= 0.05) printf "%.1f\t%s\n", d, $2 }
-	' <(calls "${file[send $N1]}") <(calls "${file[send $N2]}") |
+	' <(calls "${file[${MODES[0]} $N1]}") <(calls "${file[${MODES[0]} $N2]}") |
 		sort -t "$(printf '\t')" -k1,1gr | head -n "$TOP" |
 		while IFS=$'\t' read -r n key; do
 			printf '%8s  %s\n' "$n" "${key%%@@*}"
@@ -235,7 +248,7 @@ fi
 echo
 times=""
 for ((r = 1; r <= ROUNDS; r++)); do
-	v=$(msgcost -- -i "$TIME_ITERS" | awk '!/^#/ && NF == 2 { print $2 }')
+	v=$(msgcost -- -m "${MODES[0]}" -i "$TIME_ITERS" | awk '!/^#/ && NF == 2 { print $2 }')
 	if [[ -z $v ]]; then
 		echo "$prog: fpgacomm-bench msgcost printed no time" >&2
 		exit 1

@@ -35,6 +35,7 @@
 #define MC_WARMUP    100
 #define MC_TIMEOUT_S 60
 #define MC_NAME_MAX  128
+#define MC_SIZE_MAX  (16u << 20)
 
 static void msgcost_usage(FILE *f)
 {
@@ -51,7 +52,10 @@ static void msgcost_usage(FILE *f)
 		"ranks exit at once, taking no part.\n"
 		"\n"
 		"Options:\n"
-		"  -s, --size SIZE    message size (default 8, at most 4K)\n"
+		"  -s, --size SIZE    message size (default 8, at most 16M;\n"
+		"                     a rendezvous size needs -m isend: one\n"
+		"                     thread cannot block in a send its own\n"
+		"                     receive has to clear)\n"
 		"  -i, --iters N      ping-pongs timed (default 10000), after %u\n"
 		"                     untimed ones\n"
 		"  -m, --mode M       send: fc_chan_send and fc_chan_recv, as\n"
@@ -193,8 +197,8 @@ int bench_msgcost_main(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (parse_size(optarg, &size, "K", true) || !size ||
-			    size > 4096)
-				usage_error("bad size '%s' (1..4K)", optarg);
+			    size > MC_SIZE_MAX)
+				usage_error("bad size '%s' (1..16M)", optarg);
 			break;
 		case 'i':
 			if (parse_u64(optarg, &v) || !v || v > 100000000)
@@ -221,6 +225,9 @@ int bench_msgcost_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (one_way == one_way_send && size >= FC_CHAN_RNDV_MIN)
+		usage_error("%llu bytes go by rendezvous: use -m isend",
+			    (unsigned long long)size);
 	rank = getenv("FPGACOMM_RANK");
 	if (rank && strcmp(rank, "0"))
 		return 0; /* rank 0 drives both boards */
