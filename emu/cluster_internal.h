@@ -240,6 +240,17 @@ unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
 			    unsigned int port, uint32_t vcbit, uint32_t head,
 			    uint32_t max);
+/*
+ * The same for packets board @node's own process injects (cluster.c's
+ * fcemu_cluster_inject*): @n full packets of header @hdr whose payloads
+ * are at @src on, or one packet. RETURN VALUE: packets sent (0 or false:
+ * inject them as usual).
+ */
+unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
+				 uint32_t hdr, const uint8_t *src,
+				 unsigned int n);
+bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
+			const struct fc_hw_pkt *pkt);
 /* Tests only: packets this process sent by the express hop. */
 extern unsigned long fcemu__express_pkts;
 

@@ -17,6 +17,7 @@
  * holds whichever way each run went.
  */
 #include <endian.h>
+#include <string.h>
 
 #include "cluster_internal.h"
 #include "fabric.h"
@@ -123,40 +124,103 @@ uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
 	return k;
 }
 
+/* Where a run of board @node's own packets is going by the express hop. */
+struct express_to {
+	unsigned int peer, port;
+	uint32_t vcbit;
+	struct cl_ring *ring;	/* @peer's ejection ring */
+	uint32_t tail;		/* ... its first free slot */
+};
+
+/*
+ * Can packets of board @node with header @hdr, injected by its own
+ * process, take the express hop now? Anything of ours still in the
+ * injection ring (published or not) goes first. RETURN VALUE: the room
+ * for them, @peer's router lock held; 0 when they go the usual way.
+ */
+static uint32_t express_begin(struct fcemu_cluster *c, unsigned int node,
+			      uint32_t hdr, struct express_to *x)
+{
+	uint32_t entry = 0, room;
+	int port;
+
+	if (!c->express || (c->inject_dirty & (1ull << node)) ||
+	    !fcemu__ring_empty(cl_ring(c, node, CL_RING_INJECT)))
+		return 0;
+	port = fcemu__route(c, node, hdr, &entry);
+	if (port <= 0)
+		return 0;
+	x->port = (unsigned int)port;
+	x->peer = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
+	room = express_open(c, node, x->port, x->peer);
+	if (!room)
+		return 0;
+	x->vcbit = fcemu__out_vc(entry, FC_PORT_LOCAL, 0, x->port) ?
+			   FC_PKT_VC : 0;
+	x->ring = cl_ring(c, x->peer, CL_RING_EJECT);
+	x->tail = fcemu__ring_tail(x->ring);
+	return room;
+}
+
 bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 			   const struct fc_hw_pkt *const *pkts, unsigned int n)
 {
 	const uint32_t keep = ~((FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) |
 				FC_PKT_VC);
-	struct cl_ring *inject = cl_ring(c, node, CL_RING_INJECT), *to;
-	uint32_t hdr, entry = 0, set, tail, k;
-	unsigned int peer;
-	int port;
+	struct express_to x;
+	uint32_t hdr, k;
 
-	/* Anything of ours still in the injection ring goes first. */
-	if (!n || !c->express || (c->inject_dirty & (1ull << node)) ||
-	    !fcemu__ring_empty(inject))
+	if (!n)
 		return false;
 	hdr = le32toh(pkts[0]->hdr);
 	for (k = 1; k < n; k++)
 		if ((le32toh(pkts[k]->hdr) ^ hdr) & FC_PKT_DST_BITS)
 			return false;
-	port = fcemu__route(c, node, hdr, &entry);
-	if (port <= 0)
-		return false;
-	peer = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
-	k = express_open(c, node, (unsigned int)port, peer);
+	k = express_begin(c, node, hdr, &x);
 	if (k && k < n)
-		fcemu__cluster_unlock(c, peer);	/* the message goes whole */
+		fcemu__cluster_unlock(c, x.peer);	/* the message goes whole */
 	if (k < n)
 		return false;
-	set = node << FC_PKT_SRC_SHIFT;
-	if (fcemu__out_vc(entry, FC_PORT_LOCAL, 0, (unsigned int)port))
-		set |= FC_PKT_VC;
-	to = cl_ring(c, peer, CL_RING_EJECT);
-	tail = fcemu__ring_tail(to);
 	for (k = 0; k < n; k++)
-		express_put(to, tail + k, pkts[k], keep, set);
-	express_close(c, node, (unsigned int)port, peer, tail, n);
+		express_put(x.ring, x.tail + k, pkts[k], keep,
+			    (node << FC_PKT_SRC_SHIFT) | x.vcbit);
+	express_close(c, node, x.port, x.peer, x.tail, n);
+	return true;
+}
+
+unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
+				 uint32_t hdr, const uint8_t *src,
+				 unsigned int n)
+{
+	struct express_to x;
+	struct cl_slot *s;
+	uint32_t room, k;
+
+	room = express_begin(c, node, hdr, &x);
+	if (!room)
+		return 0;
+	if (n > room)
+		n = room;
+	hdr = (hdr & ~FC_PKT_VC) | x.vcbit;
+	/* Written in place, as the injection ring would have been. */
+	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
+		s = &x.ring->slot[(x.tail + k) % CL_RING_SLOTS];
+		s->pkt.hdr = htole32(hdr);
+		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
+		s->seq = x.tail + k;
+	}
+	express_close(c, node, x.port, x.peer, x.tail, n);
+	return n;
+}
+
+bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
+			const struct fc_hw_pkt *pkt)
+{
+	struct express_to x;
+
+	if (!express_begin(c, node, le32toh(pkt->hdr), &x))
+		return false;
+	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.vcbit);
+	express_close(c, node, x.port, x.peer, x.tail, 1);
 	return true;
 }
