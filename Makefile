@@ -142,8 +142,9 @@ EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_handles test_peer_gpu test_run
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
 $(B)/tests/test_topology: INC := -Itopo
-# test_coll_mem reads the channels' counters (lib/chan_stats.h).
-$(B)/tests/test_coll_mem: INC := -Ilib
+# test_coll_mem reads the channels' counters (lib/chan_stats.h);
+# test_live checks the library's sets of live objects (lib/live.h).
+$(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib
 
 # A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1

@@ -12,75 +12,23 @@
 
 #include "fabric_internal.h"
 #include "handle.h"
+#include "live.h"
 
 /*
  * Live channels, so that a closed one is refused (-EBADF) rather than read:
  * handles are compared, never dereferenced, until found here.
  */
-struct live {
-	struct live *next;
-	struct fc_chan *ch;
-};
+static struct fc__live live_chans = FC__LIVE_INIT;
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct live *live_head;
-
-static int live_add(struct fc_chan *ch)
+static bool of_dev(const void *ch, const void *dev)
 {
-	struct live *l = malloc(sizeof(*l));
-
-	if (!l)
-		return -ENOMEM;
-	l->ch = ch;
-	pthread_mutex_lock(&live_lock);
-	l->next = live_head;
-	live_head = l;
-	pthread_mutex_unlock(&live_lock);
-	return 0;
-}
-
-static bool live_del(struct fc_chan *ch)
-{
-	struct live **pp, *l;
-
-	pthread_mutex_lock(&live_lock);
-	for (pp = &live_head; (l = *pp); pp = &l->next) {
-		if (l->ch == ch) {
-			*pp = l->next;
-			free(l);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&live_lock);
-	return l != NULL;
-}
-
-static bool live_find(const struct fc_chan *ch)
-{
-	struct live *l;
-
-	pthread_mutex_lock(&live_lock);
-	for (l = live_head; l && l->ch != ch; l = l->next)
-		;
-	pthread_mutex_unlock(&live_lock);
-	return l != NULL;
+	return ((const struct fc_chan *)ch)->dev == dev;
 }
 
 /* Channels of a device being closed: forget them all. */
 void fc__chan_forget_dev(struct fc_dev *dev)
 {
-	struct live **pp, *l;
-
-	pthread_mutex_lock(&live_lock);
-	for (pp = &live_head; (l = *pp);) {
-		if (l->ch->dev == dev) {
-			*pp = l->next;
-			free(l);
-		} else {
-			pp = &l->next;
-		}
-	}
-	pthread_mutex_unlock(&live_lock);
+	fc__live_del_if(&live_chans, of_dev, dev);
 }
 
 /* RETURN VALUE: 0 and the channel's fabric locked, or -EINVAL/-EBADF. */
@@ -88,7 +36,7 @@ static int chan_get(struct fc_chan *ch)
 {
 	if (!ch)
 		return -EINVAL;
-	if (!live_find(ch))
+	if (!fc__live_has(&live_chans, ch))
 		return -EBADF;
 	fc__fab_lock(ch->dev->fab);
 	return 0;
@@ -113,7 +61,7 @@ int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 	ch->dev = dev;
 	ch->peer = peer;
 	ch->port = port;
-	ret = live_add(ch);
+	ret = fc__live_add(&live_chans, ch);
 	if (ret) {
 		free(ch);
 		return ret;
@@ -158,7 +106,7 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
 	}
 	s = fc__src_find(fab, ch->port, ch->peer);
 	s->chan = NULL;
-	live_del(ch);
+	fc__live_del(&live_chans, ch);
 	fc__fab_unlock(fab);
 	free(ch);
 	return 0;
