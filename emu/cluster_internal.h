@@ -234,12 +234,11 @@ unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 
 /*
  * emu/express.c: the run at @head of board @n's injection ring (up to
- * @max packets, leaving by @port with VC bit @vcbit) by the express hop,
- * under @n's router lock. RETURN VALUE: packets moved; 0: the usual way.
+ * @max packets) by the express hop, under @n's router lock. RETURN
+ * VALUE: packets moved; 0: the usual way.
  */
 uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
-			    unsigned int port, uint32_t vcbit, uint32_t head,
-			    uint32_t max);
+			    uint32_t head, uint32_t max);
 /*
  * The same for packets board @node's own process injects (cluster.c's
  * fcemu_cluster_inject*): @n full packets of header @hdr whose payloads

@@ -24,46 +24,76 @@
 
 unsigned long fcemu__express_pkts;
 
-/*
- * Nothing from board @n is on its way to its neighbour @peer: every link
- * ring from @n to @peer, of both VCs, is empty.
- */
-static bool links_idle(struct fcemu_cluster *c, unsigned int n,
-		       unsigned int peer)
-{
-	unsigned int p, vc;
+/* The links a run crosses, so that each counts it. */
+struct express_path {
+	unsigned int hops;
+	uint8_t node[FC_MAX_NODES];	/* the sending end of each link */
+	uint8_t port[FC_MAX_NODES];
+	uint32_t vcbit;			/* the VC it arrives on */
+};
 
-	for (p = 1; p <= c->ports; p++) {
-		if (cl_peer(c, n, p) != peer)
-			continue;
-		for (vc = 0; vc < FC_NUM_VCS; vc++)
-			if (!fcemu__ring_empty(fcemu__link_ring(c, n, p, vc)))
-				return false;
-	}
+/* Nothing on link port @port of board @m, of either VC, waits to cross. */
+static bool link_idle(struct fcemu_cluster *c, unsigned int m,
+		      unsigned int port)
+{
+	unsigned int vc;
+
+	for (vc = 0; vc < FC_NUM_VCS; vc++)
+		if (!fcemu__ring_empty(fcemu__link_ring(c, m, port, vc)))
+			return false;
 	return true;
 }
 
 /*
- * Take @peer's router for an express run from @n through @port. RETURN
- * VALUE: the room in @peer's ejection ring, the lock held; 0 when the hop
- * cannot be taken now, the lock not held.
+ * Is the route from board @n to @dst idle all the way, every router on
+ * it enabled? Walked from @n with @dst's router lock held, which stops
+ * the last link's consumer: a packet of @n's sent before (nowhere but on
+ * this route) only moves forward, is on some ring of it at every moment
+ * (a router publishes a run before taking it off its input) and cannot
+ * leave the last one, so the walk meets it. None met: nothing of @n's is
+ * on its way to @dst. The path goes into @p.
+ */
+static bool path_idle(struct fcemu_cluster *c, unsigned int n,
+		      unsigned int dst, struct express_path *p)
+{
+	unsigned int m = n, in = FC_PORT_LOCAL, vc = 0;
+	uint32_t hdr = dst << FC_PKT_DST_SHIFT, entry = 0;
+	int out;
+
+	for (p->hops = 0; m != dst; p->hops++) {
+		if (p->hops == FC_MAX_NODES ||
+		    !(cl_rd(c, m, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
+			return false;
+		out = fcemu__route(c, m, hdr, &entry);
+		if (out <= 0 || !link_idle(c, m, (unsigned int)out))
+			return false;
+		vc = fcemu__out_vc(entry, in, vc, (unsigned int)out);
+		p->node[p->hops] = (uint8_t)m;
+		p->port[p->hops] = (uint8_t)out;
+		in = cl_peer_port(c, m, (unsigned int)out);
+		m = cl_peer(c, m, (unsigned int)out);
+	}
+	p->vcbit = vc ? FC_PKT_VC : 0;
+	return p->hops && (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE);
+}
+
+/*
+ * Take @dst's router for an express run from @n. RETURN VALUE: the room
+ * in @dst's ejection ring, the lock held and the route in @p; 0 when the
+ * hop cannot be taken now, the lock not held.
  */
 static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
-			     unsigned int port, unsigned int peer)
+			     unsigned int dst, struct express_path *p)
 {
 	uint32_t room;
 
-	if (!c->express || !(c->mine & (1ull << n)) || peer == n ||
-	    cl_peer(c, n, port) != peer ||
-	    fcemu__cluster_lock(c, peer, false))
+	if (!c->express || !(c->mine & (1ull << n)) || dst == n ||
+	    dst >= c->nodes || fcemu__cluster_lock(c, dst, false))
 		return 0;
-	room = fcemu__ring_free(cl_ring(c, peer, CL_RING_EJECT));
-	/* Both routers on: a stopped one holds its packets, as usual. */
-	if (room && links_idle(c, n, peer) &&
-	    (cl_rd(c, n, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE) &&
-	    (cl_rd(c, peer, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
+	room = fcemu__ring_free(cl_ring(c, dst, CL_RING_EJECT));
+	if (room && path_idle(c, n, dst, p))
 		return room;
-	fcemu__cluster_unlock(c, peer);
+	fcemu__cluster_unlock(c, dst);
 	return 0;
 }
 
@@ -77,42 +107,46 @@ static void express_put(struct cl_ring *to, uint32_t idx,
 		htole32((le32toh(pkt->hdr) & keep) | set);
 }
 
-/* Publish @k packets put from @tail on, count them, let @peer go. */
-static void express_close(struct fcemu_cluster *c, unsigned int n,
-			  unsigned int port, unsigned int peer,
-			  uint32_t tail, uint32_t k)
+/* Publish @k packets put from @tail on, count them on every link of
+ * @p, let @dst go. */
+static void express_close(struct fcemu_cluster *c, unsigned int dst,
+			  const struct express_path *p, uint32_t tail,
+			  uint32_t k)
 {
-	fcemu__ring_publish(cl_ring(c, peer, CL_RING_EJECT), tail + k);
-	fcemu__link_counted(c, n, port, k);
+	unsigned int h;
+
+	fcemu__ring_publish(cl_ring(c, dst, CL_RING_EJECT), tail + k);
+	for (h = 0; h < p->hops; h++)
+		fcemu__link_counted(c, p->node[h], p->port[h], k);
 	fcemu__express_pkts += k;
-	fcemu__cluster_unlock(c, peer);
+	fcemu__cluster_unlock(c, dst);
 	/* the unlock was the locked operation after the publication */
-	if (!(c->mine & (1ull << peer)))
-		fcemu__cluster_ring_fenced(c, peer);
+	if (!(c->mine & (1ull << dst)))
+		fcemu__cluster_ring_fenced(c, dst);
 }
 
 uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
-			    unsigned int port, uint32_t vcbit, uint32_t head,
-			    uint32_t max)
+			    uint32_t head, uint32_t max)
 {
 	struct cl_ring *from = cl_ring(c, n, CL_RING_INJECT), *to;
 	uint32_t hdr = le32toh(from->slot[head % CL_RING_SLOTS].pkt.hdr);
-	unsigned int peer = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
+	struct express_path p;
 	const struct cl_slot *s;
 	uint32_t tail, room, k;
 
-	room = express_open(c, n, port, peer);
+	room = express_open(c, n, dst, &p);
 	if (!room)
 		return 0;
 	if (max > room)
 		max = room;
-	to = cl_ring(c, peer, CL_RING_EJECT);
+	to = cl_ring(c, dst, CL_RING_EJECT);
 	tail = fcemu__ring_tail(to);
 	for (k = 0; k < max; k++) {
 		s = &from->slot[(head + k) % CL_RING_SLOTS];
 		if ((le32toh(s->pkt.hdr) ^ hdr) & FC_PKT_DST_BITS)
 			break;
-		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, vcbit);
+		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit);
 	}
 	/*
 	 * Taken off the input before the output is published: were this
@@ -120,15 +154,15 @@ uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
 	 * with it, never sent twice (no move is noted for repair()).
 	 */
 	cl_st(&from->head, head + k);
-	express_close(c, n, port, peer, tail, k);
+	express_close(c, dst, &p, tail, k);
 	return k;
 }
 
 /* Where a run of board @node's own packets is going by the express hop. */
 struct express_to {
-	unsigned int peer, port;
-	uint32_t vcbit;
-	struct cl_ring *ring;	/* @peer's ejection ring */
+	unsigned int dst;
+	struct express_path path;
+	struct cl_ring *ring;	/* @dst's ejection ring */
 	uint32_t tail;		/* ... its first free slot */
 };
 
@@ -136,28 +170,22 @@ struct express_to {
  * Can packets of board @node with header @hdr, injected by its own
  * process, take the express hop now? Anything of ours still in the
  * injection ring (published or not) goes first. RETURN VALUE: the room
- * for them, @peer's router lock held; 0 when they go the usual way.
+ * for them, the destination's router lock held; 0 when they go the usual
+ * way.
  */
 static uint32_t express_begin(struct fcemu_cluster *c, unsigned int node,
 			      uint32_t hdr, struct express_to *x)
 {
-	uint32_t entry = 0, room;
-	int port;
+	uint32_t room;
 
 	if (!c->express || (c->inject_dirty & (1ull << node)) ||
 	    !fcemu__ring_empty(cl_ring(c, node, CL_RING_INJECT)))
 		return 0;
-	port = fcemu__route(c, node, hdr, &entry);
-	if (port <= 0)
-		return 0;
-	x->port = (unsigned int)port;
-	x->peer = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
-	room = express_open(c, node, x->port, x->peer);
+	x->dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
+	room = express_open(c, node, x->dst, &x->path);
 	if (!room)
 		return 0;
-	x->vcbit = fcemu__out_vc(entry, FC_PORT_LOCAL, 0, x->port) ?
-			   FC_PKT_VC : 0;
-	x->ring = cl_ring(c, x->peer, CL_RING_EJECT);
+	x->ring = cl_ring(c, x->dst, CL_RING_EJECT);
 	x->tail = fcemu__ring_tail(x->ring);
 	return room;
 }
@@ -178,13 +206,13 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 			return false;
 	k = express_begin(c, node, hdr, &x);
 	if (k && k < n)
-		fcemu__cluster_unlock(c, x.peer);	/* the message goes whole */
+		fcemu__cluster_unlock(c, x.dst);	/* the message goes whole */
 	if (k < n)
 		return false;
 	for (k = 0; k < n; k++)
 		express_put(x.ring, x.tail + k, pkts[k], keep,
-			    (node << FC_PKT_SRC_SHIFT) | x.vcbit);
-	express_close(c, node, x.port, x.peer, x.tail, n);
+			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit);
+	express_close(c, x.dst, &x.path, x.tail, n);
 	return true;
 }
 
@@ -201,7 +229,7 @@ unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
 		return 0;
 	if (n > room)
 		n = room;
-	hdr = (hdr & ~FC_PKT_VC) | x.vcbit;
+	hdr = (hdr & ~FC_PKT_VC) | x.path.vcbit;
 	/* Written in place, as the injection ring would have been. */
 	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
 		s = &x.ring->slot[(x.tail + k) % CL_RING_SLOTS];
@@ -209,7 +237,7 @@ unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = x.tail + k;
 	}
-	express_close(c, node, x.port, x.peer, x.tail, n);
+	express_close(c, x.dst, &x.path, x.tail, n);
 	return n;
 }
 
@@ -220,7 +248,7 @@ bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
 
 	if (!express_begin(c, node, le32toh(pkt->hdr), &x))
 		return false;
-	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.vcbit);
-	express_close(c, node, x.port, x.peer, x.tail, 1);
+	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.path.vcbit);
+	express_close(c, x.dst, &x.path, x.tail, 1);
 	return true;
 }

@@ -10,8 +10,9 @@
  *
  * Counters: TX_PKTS is written by the sender's router, RX_PKTS and
  * CRC_ERRORS by the receiver's router, RETRANSMITS of the sender's port by
- * the receiver's router (it is the one that sees the loss). Each counter
- * thus has one writer, whichever process runs that router.
+ * the receiver's router (it is the one that sees the loss). The packet
+ * counts are also added to by express runs (express.c), which hold only
+ * the destination's lock: they are atomic additions.
  */
 #include <endian.h>
 #include <stddef.h>
@@ -219,25 +220,27 @@ struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 		       CL_RING_LINK(cl_peer_port(c, node, port), vc));
 }
 
+/* Packet counters: besides the link's router, an express run from
+ * another process counts across links it does not own (express.c). */
+static void count(uint32_t *r, uint32_t n)
+{
+	__atomic_fetch_add(r, n, __ATOMIC_RELAXED);
+}
+
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int n)
 {
-	uint32_t *r = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
-
-	cl_st(r, cl_ld(r) + n);
+	count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS)), n);
 	cl_set_pending(c, cl_peer(c, node, port));
 }
 
 void fcemu__link_counted(struct fcemu_cluster *c, unsigned int node,
 			 unsigned int port, unsigned int n)
 {
-	uint32_t *tx = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS));
-	uint32_t *rx = cl_reg(c, cl_peer(c, node, port),
-			      FC_PORT_REG(cl_peer_port(c, node, port),
-					  FC_PORT_RX_PKTS));
-
-	cl_st(tx, cl_ld(tx) + n);
-	cl_st(rx, cl_ld(rx) + n);
+	count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS)), n);
+	count(cl_reg(c, cl_peer(c, node, port),
+		     FC_PORT_REG(cl_peer_port(c, node, port), FC_PORT_RX_PKTS)),
+	      n);
 }
 
 /* xorshift64*: fault draws need speed, not quality. */
@@ -332,8 +335,7 @@ void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_LINK(port, vc));
-	uint32_t *rx = cl_reg(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS));
 
 	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + n);
-	cl_st(rx, cl_ld(rx) + n);
+	count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS)), n);
 }

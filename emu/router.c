@@ -148,8 +148,8 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 		ovc = fcemu__out_vc(entry, in, vc, (unsigned int)out);
 		vcbit = ovc ? FC_PKT_VC : 0;
 		if (in == FC_PORT_LOCAL &&
-		    (k = fcemu__express_run(c, n, (unsigned int)out, vcbit,
-					    head, input_ready(c, n, in, vc, max))))
+		    (k = fcemu__express_run(c, n, head,
+					    input_ready(c, n, in, vc, max))))
 			return k;
 		to = fcemu__link_ring(c, n, (unsigned int)out, ovc);
 	}

@@ -782,22 +782,21 @@ static void test_chan_seen(void **state)
 	rig_free(r);
 }
 
-static void test_slow_receiver(void **state)
+static void slow_receiver(unsigned int dst, unsigned int hops)
 {
 	struct rig *r = rig_new("ring:4", 0, 0, 0);
 	const uint32_t len = 256u << 10;
-	struct rx *x = rx_open(r, 1, 0, 4);
+	struct rx *x = rx_open(r, dst, 0, 4);
 	struct fc_hw_desc *t = table(r, 0, 0);
 	unsigned int stalled = 0, rounds = 0;
 	unsigned long express0 = fcemu__express_pkts;
 	uint32_t bytes, irq0;
 
-	(void)state;
 	x->manual = true;
 	fill(r->b[0].host + SEND_OFF, len, 99);
 	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
-		 FC_FABRIC_CHAN(1, 0), FC_DESC_F_EOC);
-	irq0 = rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
+		 FC_FABRIC_CHAN(dst, 0), FC_DESC_F_EOC);
+	irq0 = rd(r, dst, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
 	kick(r, 0, 0, 1);
 	while (x->msgs < 1) {
 		bytes = rd(r, 0, FC_DMA_REG(0, FC_DMA_BYTES_LO));
@@ -807,9 +806,9 @@ static void test_slow_receiver(void **state)
 			stalled++;
 		/* the receiver takes one packet every other round */
 		if (rounds++ % 2)
-			rx_drain(r, 1, 0, 1);
+			rx_drain(r, dst, 0, 1);
 		/* never more than the ring holds */
-		assert_true(rd(r, 1, FC_CHAN_REG(0, FC_CHAN_TAIL)) - x->head <= 4);
+		assert_true(rd(r, dst, FC_CHAN_REG(0, FC_CHAN_TAIL)) - x->head <= 4);
 		assert_true(rounds < 4 * (len / FC_PKT_PAYLOAD) + 10000);
 	}
 	assert_true(chain_ended(r, 0, 0));
@@ -817,22 +816,83 @@ static void test_slow_receiver(void **state)
 	assert_memory_equal(x->src[0].buf, r->b[0].host + SEND_OFF, len);
 	/* the engine waited for credit most of the time, and resumed */
 	assert_true(stalled > 1000);
-	assert_true(rd(r, 1, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)) != irq0);
+	assert_true(rd(r, dst, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)) != irq0);
 	assert_int_equal(sum_drops(r), 0);
 	/*
-	 * 0 -> 1 is one hop: packets that found the link idle took the
-	 * express hop, the others waited on the link, and the message above
-	 * is whole and in order all the same. Both ways are counted.
+	 * Packets that found the route idle took the express hop, the
+	 * others waited on the links, and the message above is whole and
+	 * in order all the same. Both ways are counted on every link.
 	 */
 	assert_true(fcemu__express_pkts - express0 > 0);
 	assert_true(fcemu__express_pkts - express0 < len / FC_PKT_PAYLOAD);
 	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS),
-			 (len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
+			 hops * ((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD));
 	assert_int_equal(sum_ports(r, FC_PORT_RX_PKTS),
-			 (len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
-	print_message("slow receiver: %u rounds, engine stalled in %u, "
-		      "%lu packets by the express hop\n", rounds, stalled,
-		      fcemu__express_pkts - express0);
+			 hops * ((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD));
+	print_message("slow receiver %u hop(s) away: %u rounds, engine stalled "
+		      "in %u, %lu packets by the express hop\n", hops, rounds,
+		      stalled, fcemu__express_pkts - express0);
+	rig_free(r);
+}
+
+/* On ring:4, 0 -> 1 is one hop and 0 -> 2 two. */
+static void test_slow_receiver(void **state)
+{
+	(void)state;
+	slow_receiver(1, 1);
+	slow_receiver(2, 2);
+}
+
+/*
+ * The express hop never passes what is on its way. A message to a board
+ * two hops away whose router is stopped waits on the last link; the
+ * router is started again and, before anything else moves, a message is
+ * written into the PIO window (taken at once, in the write): it must go
+ * behind the first (the route is not idle), not past it straight into
+ * the destination. Once the route is idle again, the next one takes the
+ * hop.
+ */
+static void test_express_keeps_order(void **state)
+{
+	uint32_t *ctrl2;
+	struct rig *r = rig_new("ring:4", 0, 0, 0);
+	struct rx *x = rx_open(r, 2, 0, 256);
+	struct rx_src *xs = &x->src[0];
+	const uint32_t len = 600;
+	unsigned long express0;
+	struct fc_hw_pkt p[2];
+	unsigned int i;
+
+	(void)state;
+	ctrl2 = (uint32_t *)&fcemu_cluster_bar0(r->c, 2)[FC_ROUTER_CTRL / 4];
+	/* 2's router off, in the cluster's register that the routers read */
+	__atomic_store_n(ctrl2, 0, __ATOMIC_RELEASE);
+	fill(r->b[0].host + SEND_OFF, len, 5);
+	set_desc(&table(r, 0, 0)[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(2, 0), FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	for (i = 0; i < 100; i++)
+		pump(r);
+	assert_true(chain_ended(r, 0, 0));
+	assert_int_equal(x->msgs, 0);	/* held on the link into 2 */
+	__atomic_store_n(ctrl2, FC_ROUTER_CTRL_ENABLE, __ATOMIC_RELEASE);
+	express0 = fcemu__express_pkts;
+	for (i = 0; i < 2; i++)
+		pio_pkt(&p[i], 2, 0, 0, FC_PKT_PAYLOAD, FC_PKT_T_DATA,
+			FC_PKT_EOM, 6 + i);
+	pio_write(r, 0, &p[0], 1);
+	assert_int_equal(fcemu__express_pkts, express0);
+	wait_msgs(r, 2, 0, 2);
+	assert_int_equal(xs->msgs, 2);
+	assert_int_equal(xs->msg_end[0], len);
+	assert_memory_equal(xs->buf, r->b[0].host + SEND_OFF, len);
+	assert_memory_equal(xs->buf + len, p[0].payload, FC_PKT_PAYLOAD);
+	/* the route idle again: the next one takes the hop */
+	pio_write(r, 0, &p[1], 1);
+	assert_int_equal(fcemu__express_pkts, express0 + 1);
+	wait_msgs(r, 2, 0, 3);
+	assert_memory_equal(xs->buf + len + FC_PKT_PAYLOAD, p[1].payload,
+			    FC_PKT_PAYLOAD);
 	rig_free(r);
 }
 
@@ -1110,6 +1170,8 @@ static void test_dead_lock_holder(void **state)
  */
 static void router_dies_mid_move(int stage)
 {
+	/* The express hop would take 1 -> 3 past 2's router: not here. */
+	int env = setenv("FPGACOMM_EMU_EXPRESS", "0", 1);
 	struct rig *r = rig_new("ring:4", 0, 0, 1ull << 2);
 	struct rx *x = rx_open(r, 3, 0, 256);
 	int up[2], down[2], status;
@@ -1168,6 +1230,8 @@ static void router_dies_mid_move(int stage)
 	close(down[0]);
 	close(down[1]);
 	rig_free(r);
+	assert_int_equal(env, 0);
+	unsetenv("FPGACOMM_EMU_EXPRESS");
 }
 
 static void test_router_dies_mid_move(void **state)
@@ -1744,6 +1808,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_disabled_endpoint, unlink_clusters),
 		cmocka_unit_test_teardown(test_chan_seen, unlink_clusters),
 		cmocka_unit_test_teardown(test_slow_receiver, unlink_clusters),
+		cmocka_unit_test_teardown(test_express_keeps_order,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_abort_mid_message, unlink_clusters),
 		cmocka_unit_test_teardown(test_faults, unlink_clusters),
 		cmocka_unit_test_teardown(test_all_to_all, unlink_clusters),
