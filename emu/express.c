@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * The express hop (docs/fabric.md, "The express hop"): packets of a
- * board's own to a neighbour that is their destination go straight into
- * the neighbour's ejection ring when the link between them is idle, as a
- * cut-through router forwards a packet whose output is free. What it
- * saves is the copy onto the link, its CRC and the neighbour's router
- * pass; the link's counters count the packets as if they had crossed.
+ * board's own go straight into their destination's ejection ring when
+ * the whole route there is idle, as cut-through routers forward a packet
+ * whose outputs are free. What it saves is the copies into the injection
+ * ring and onto every link, their CRCs and the router passes on the way;
+ * each link's counters count the packets as if they had crossed.
  *
  * Only the board's own process takes it, for the board's own packets, on
- * a wire without faults (the link's retransmissions are then never
- * needed), and only with the neighbour's router lock taken at the first
- * try: holding it, this process is the neighbour's router, the one
- * producer of that ejection ring, and the link rings' consumer stands
- * still while we find them empty. Empty links mean nothing the board
- * sent before is still on its way, so order per (source, destination)
- * holds whichever way each run went.
+ * a wire without faults (the links' retransmissions are then never
+ * needed), and only with the destination's router lock taken at the
+ * first try: holding it, this process is the destination's router, the
+ * one producer of that ejection ring, and the last link's consumer stands
+ * still while the route is walked (path_idle() says why an idle route
+ * keeps order per (source, destination)).
  */
 #include <endian.h>
 #include <string.h>
