@@ -791,6 +791,21 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), i, tag;
+	uint32_t run = 0, run_tag = 0;
 
-	cl_st(&r->head, __atomic_load_n(&r->head, __ATOMIC_RELAXED) + n);
+	/* Express arrivals count on the link they came by (express.c). */
+	for (i = 0; i < n; i++) {
+		tag = r->slot[(head + i) % CL_RING_SLOTS].crc;
+		if (tag != run_tag) {
+			if (run_tag > 1 && run_tag - 1 <= c->ports)
+				fcemu__link_received(c, node, run_tag - 1, run);
+			run_tag = tag;
+			run = 0;
+		}
+		run++;
+	}
+	if (run_tag > 1 && run_tag - 1 <= c->ports)
+		fcemu__link_received(c, node, run_tag - 1, run);
+	cl_st(&r->head, head + n);
 }

@@ -34,7 +34,13 @@
 struct cl_slot {
 	struct fc_hw_pkt pkt;
 	uint32_t seq;		/* link sequence number: ring index sent at */
-	uint32_t crc;		/* CRC32C of pkt, link rings only */
+	/*
+	 * On link rings the CRC32C of pkt. On the ejection ring the link
+	 * port + 1 an express run (express.c) arrived by, 0 for what a
+	 * router put there: that link's RX_PKTS is counted as the board
+	 * takes the packet, by its own process, on a line of its own.
+	 */
+	uint32_t crc;
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -314,6 +320,7 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 
 	s->pkt = *pkt;
 	s->seq = idx;
+	s->crc = 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
@@ -332,10 +339,14 @@ struct cl_ring *fcemu__link_ring(struct fcemu_cluster *c, unsigned int node,
 /* After publishing @n packets on that ring: count them, flag the peer. */
 void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int n);
-/* @n packets that took the express hop from @node's port @port: counted
- * as sent and received (both routers' locks held). */
+/* @n packets that took the express hop across @node's port @port:
+ * counted as sent and, with @rx, as received at the far end. */
 void fcemu__link_counted(struct fcemu_cluster *c, unsigned int node,
-			 unsigned int port, unsigned int n);
+			 unsigned int port, unsigned int n, bool rx);
+/* @n packets that arrived at @node's port @port by the express hop,
+ * counted as received as the board takes them. */
+void fcemu__link_received(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int n);
 /*
  * How many packets from the head of @node's input port @port VC @vc, up to
  * @max, came over the wire intact: checked in order, the first one lost

@@ -29,6 +29,7 @@ struct express_path {
 	uint8_t node[FC_MAX_NODES];	/* the sending end of each link */
 	uint8_t port[FC_MAX_NODES];
 	uint32_t vcbit;			/* the VC it arrives on */
+	uint32_t tag;			/* ... and its port + 1 (the slot's crc) */
 };
 
 /* Nothing on link port @port of board @m, of either VC, waits to cross. */
@@ -73,6 +74,7 @@ static bool path_idle(struct fcemu_cluster *c, unsigned int n,
 		m = cl_peer(c, m, (unsigned int)out);
 	}
 	p->vcbit = vc ? FC_PKT_VC : 0;
+	p->tag = in + 1;
 	return p->hops && (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE);
 }
 
@@ -96,14 +98,18 @@ static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
 	return 0;
 }
 
-/* A packet into slot @idx of @to, its header (hdr & @keep) | @set. */
+/* A packet into slot @idx of @to, its header (hdr & @keep) | @set,
+ * tagged with the port it arrives by. */
 static void express_put(struct cl_ring *to, uint32_t idx,
 			const struct fc_hw_pkt *pkt, uint32_t keep,
-			uint32_t set)
+			uint32_t set, uint32_t tag)
 {
-	fcemu__ring_put(to, idx, pkt);
-	to->slot[idx % CL_RING_SLOTS].pkt.hdr =
-		htole32((le32toh(pkt->hdr) & keep) | set);
+	struct cl_slot *s = &to->slot[idx % CL_RING_SLOTS];
+
+	s->pkt = *pkt;
+	s->pkt.hdr = htole32((le32toh(pkt->hdr) & keep) | set);
+	s->seq = idx;
+	s->crc = tag;
 }
 
 /* Publish @k packets put from @tail on, count them on every link of
@@ -115,8 +121,14 @@ static void express_close(struct fcemu_cluster *c, unsigned int dst,
 	unsigned int h;
 
 	fcemu__ring_publish(cl_ring(c, dst, CL_RING_EJECT), tail + k);
+	/*
+	 * The last link's RX_PKTS is the destination's to count as it takes
+	 * the packets (the slots' tag): a counter line of its own, not one
+	 * that would cross between the cores at every message.
+	 */
 	for (h = 0; h < p->hops; h++)
-		fcemu__link_counted(c, p->node[h], p->port[h], k);
+		fcemu__link_counted(c, p->node[h], p->port[h], k,
+				    h + 1 < p->hops);
 	fcemu__express_pkts += k;
 	fcemu__cluster_unlock(c, dst);
 	/* the unlock was the locked operation after the publication */
@@ -145,7 +157,7 @@ uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
 		s = &from->slot[(head + k) % CL_RING_SLOTS];
 		if ((le32toh(s->pkt.hdr) ^ hdr) & FC_PKT_DST_BITS)
 			break;
-		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit);
+		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit, p.tag);
 	}
 	/*
 	 * Taken off the input before the output is published: were this
@@ -210,7 +222,8 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 		return false;
 	for (k = 0; k < n; k++)
 		express_put(x.ring, x.tail + k, pkts[k], keep,
-			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit);
+			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit,
+			    x.path.tag);
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return true;
 }
@@ -235,6 +248,7 @@ unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = x.tail + k;
+		s->crc = x.path.tag;
 	}
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return n;
@@ -247,7 +261,8 @@ bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
 
 	if (!express_begin(c, node, le32toh(pkt->hdr), &x))
 		return false;
-	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.path.vcbit);
+	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.path.vcbit,
+		    x.path.tag);
 	express_close(c, x.dst, &x.path, x.tail, 1);
 	return true;
 }

@@ -235,12 +235,18 @@ void fcemu__link_sent(struct fcemu_cluster *c, unsigned int node,
 }
 
 void fcemu__link_counted(struct fcemu_cluster *c, unsigned int node,
-			 unsigned int port, unsigned int n)
+			 unsigned int port, unsigned int n, bool rx)
 {
 	count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_TX_PKTS)), n);
-	count(cl_reg(c, cl_peer(c, node, port),
-		     FC_PORT_REG(cl_peer_port(c, node, port), FC_PORT_RX_PKTS)),
-	      n);
+	if (rx)
+		fcemu__link_received(c, cl_peer(c, node, port),
+				     cl_peer_port(c, node, port), n);
+}
+
+void fcemu__link_received(struct fcemu_cluster *c, unsigned int node,
+			  unsigned int port, unsigned int n)
+{
+	count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_RX_PKTS)), n);
 }
 
 /* xorshift64*: fault draws need speed, not quality. */

@@ -668,10 +668,12 @@ static int req_done(struct fc_req *r, size_t *len)
 }
 
 /*
- * One look at @r. *now: the time, read here when @r is still going, for
- * the caller to reuse. RETURN VALUE: -EINPROGRESS, or its end (r freed).
+ * One look at @r. With @clock, *now: the time, read here when @r is still
+ * going (for the peer check, and for the caller to reuse); without, only
+ * progress. RETURN VALUE: -EINPROGRESS, or its end (r freed).
  */
-static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now)
+static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now,
+		    bool clock)
 {
 	struct fc_dev *dev = r->dev;
 	int ret;
@@ -680,6 +682,8 @@ static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now)
 	if (r->status == -EINPROGRESS)
 		*moved = fc__progress(dev);
 	if (r->status == -EINPROGRESS) {
+		if (!clock)
+			return -EINPROGRESS;
 		*now = fc__now_ns();
 		if (!peer_down_at(dev, r->node, *now))
 			return -EINPROGRESS;
@@ -698,23 +702,29 @@ int fc__req_test(struct fc_req *r, size_t *len)
 	uint64_t now;
 	bool moved;
 
-	return req_step(r, len, &moved, &now);
+	return req_step(r, len, &moved, &now, true);
 }
 
 /*
- * One clock read per round serves the peer check, the timeout and the
- * backoff; the timeout counts from the first round that did not end it.
+ * One clock read serves the peer check, the timeout and the backoff; the
+ * timeout counts from the first round that did not end it. While it spins
+ * (a ping-pong's wait, a fraction of a microsecond a round) only every
+ * SPIN_LOOKS-th round reads the clock: a read costs as much as the rest
+ * of the round, and the spin's bounds are microseconds.
  */
+#define SPIN_LOOKS	8
+
 static int req_wait_loop(struct fc_req *r, int timeout_ms, size_t *len)
 {
 	struct fc__fabric *fab = r->dev->fab;
-	uint64_t deadline = 0, now;
-	unsigned int round = 0;
+	uint64_t deadline = 0, now = 0;
+	unsigned int round = 0, polls = 0;
 	bool moved, started = false;
 	int ret;
 
 	for (;;) {
-		ret = req_step(r, len, &moved, &now);
+		ret = req_step(r, len, &moved, &now,
+			       round > 1 || polls++ % SPIN_LOOKS == 0);
 		if (ret != -EINPROGRESS)
 			return ret;
 		if (timeout_ms >= 0 && !started)
