@@ -8,7 +8,10 @@
  * cluster: the channel goes through the driver (the event queue: EQ,
  * CHAN_RING's FC_CHAN_RING_EQ, EQ_HEAD, or rings: CHAN_RING, CHAN_HEAD;
  * SUBMIT to a channel, and the PIO window for small messages). On the
- * host, two emulated boards of a cluster this program makes.
+ * host, two emulated boards of a cluster this program makes, which also
+ * carry the rendezvous cases: a large message announced before its
+ * receive waits for it rather than being landed, and is landed once the
+ * wait (FPGACOMM_RNDV_LAND_US) is over.
  *
  * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
  * FPGACOMM_TEST_DEVICE naming a real board, the test is skipped.
