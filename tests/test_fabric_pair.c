@@ -8,7 +8,10 @@
  * cluster: the channel goes through the driver (the event queue: EQ,
  * CHAN_RING's FC_CHAN_RING_EQ, EQ_HEAD, or rings: CHAN_RING, CHAN_HEAD;
  * SUBMIT to a channel, and the PIO window for small messages). On the
- * host, two emulated boards of a cluster this program makes.
+ * host, two emulated boards of a cluster this program makes, which also
+ * carry the rendezvous cases: a large message announced before its
+ * receive waits for it rather than being landed, and is landed once the
+ * wait (FPGACOMM_RNDV_LAND_US) is over.
  *
  * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
  * FPGACOMM_TEST_DEVICE naming a real board, the test is skipped.
@@ -404,6 +407,143 @@ static void test_late_receiver(void **state)
 	assert_ok(fc_chan_close(c1));
 }
 
+/* ---- Rendezvous: a message announced before its receive ---- */
+
+#define LAND_ENV	"FPGACOMM_RNDV_LAND_US"
+
+/* The pair anew (a cluster of its own), its libraries opened with
+ * @land_us (NULL: the default) as how long a 1 MiB message nobody asked
+ * for waits for its receive before being landed (lib/proto/rndv.c). */
+static void pair_restart(const char *land_us)
+{
+	if (pumping) {
+		pumping = 0;
+		pthread_join(pump, NULL);
+	}
+	pair_close();
+	if (land_us)
+		setenv(LAND_ENV, land_us, 1);
+	else
+		unsetenv(LAND_ENV);
+	assert_int_equal(pair_open("pair"), 0);
+	pumping = 1;
+	assert_int_equal(pthread_create(&pump, NULL, pump_main, NULL), 0);
+}
+
+static void need_rndv(void)
+{
+	need_pair();
+	if (strncmp(names[0], "emu:", 4) || strncmp(names[1], "emu:", 4))
+		skip_because("rendezvous is on emulated boards only");
+	if (getenv("FPGACOMM_RNDV_MIN") || getenv(LAND_ENV))
+		skip_because("the rendezvous threshold or wait is set");
+}
+
+enum { BIG = 1 << 20, SMALL1 = 1000, SMALL2 = 2000 };
+
+/* Receive what send_three() sent, in order, and check it. */
+static void recv_three(struct fc_chan *rx, uint8_t *out, struct fc_req **req)
+{
+	uint8_t *in = malloc(BIG + SMALL1 + SMALL2);
+	size_t len[3] = { SMALL1, BIG, SMALL2 }, off = 0;
+	int i;
+
+	assert_non_null(in);
+	memset(in, 0x5a, BIG + SMALL1 + SMALL2);
+	for (i = 0; i < 3; off += len[i], i++)
+		assert_ok(fc_chan_irecv(rx, in + off, len[i], &req[3 + i]));
+	wait_all(req, 6);
+	assert_same(in, out, BIG + SMALL1 + SMALL2,
+		    "eager, rendezvous and eager messages, in order");
+	free(in);
+}
+
+/* An eager message, a rendezvous one and another eager one on @tx. */
+static uint8_t *send_three(struct fc_chan *tx, struct fc_req **req)
+{
+	uint8_t *out = malloc(BIG + SMALL1 + SMALL2);
+
+	assert_non_null(out);
+	rnd_fill(out, BIG + SMALL1 + SMALL2);
+	assert_ok(fc_chan_isend(tx, out, SMALL1, &req[0]));
+	assert_ok(fc_chan_isend(tx, out + SMALL1, BIG, &req[1]));
+	assert_ok(fc_chan_isend(tx, out + SMALL1 + BIG, SMALL2, &req[2]));
+	return out;
+}
+
+/*
+ * A rendezvous message whose receive comes within the wait is not landed
+ * in a library buffer (that would copy it twice, and end its send before
+ * any receive): its send waits for the receive, then the data goes
+ * straight there, in order with eager messages before and after it.
+ */
+static void test_rndv_waits_for_receive(void **state)
+{
+	struct fc_req *req[6];
+	struct fc_chan *c0, *c1;
+	uint64_t until;
+	uint8_t *out;
+
+	(void)state;
+	need_rndv();
+	rng_reset("rndv_waits");
+	pair_restart("60000000");	/* a minute per MiB */
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 5, 0, &c0));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 5, 0, &c1));
+	out = send_three(c0, req);
+	/* both libraries run (the pump), nobody asks: the send waits */
+	until = now_ms() + 300;
+	while (now_ms() < until)
+		usleep(1000);
+	assert_int_equal(fc_req_test(req[1], NULL), -EINPROGRESS);
+	recv_three(c1, out, req);
+	free(out);
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+	pair_restart(NULL);
+}
+
+/*
+ * ... and one whose receive does not come is landed once the wait is
+ * over, though nothing more arrives from its sender to look at it then
+ * (from progress): its send ends without a receive, no sooner than the
+ * wait, and the receive later gets it, in order.
+ */
+static void test_rndv_lands_after_wait(void **state)
+{
+	const uint64_t wait_ms = 30;
+	struct fc_req *req[6];
+	struct fc_chan *c0, *c1;
+	uint64_t t0, deadline;
+	uint8_t *out;
+	int rc;
+
+	(void)state;
+	need_rndv();
+	rng_reset("rndv_lands");
+	pair_restart("30000");		/* 30 ms for 1 MiB */
+	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 6, 0, &c0));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 6, 0, &c1));
+	t0 = now_ms();
+	out = send_three(c0, req);
+	deadline = t0 + WAIT_MS;
+	while ((rc = fc_req_test(req[1], NULL)) == -EINPROGRESS) {
+		assert_true(now_ms() < deadline);
+		usleep(200);
+	}
+	assert_ok(rc);
+	req[1] = NULL;		/* ended: wait_all() passes it */
+	print_message("a 1 MiB message nobody asked for landed after %llu ms "
+		      "(wait: %llu ms)\n", (unsigned long long)(now_ms() - t0),
+		      (unsigned long long)wait_ms);
+	assert_true(now_ms() - t0 >= wait_ms);
+	recv_three(c1, out, req);
+	free(out);
+	assert_ok(fc_chan_close(c0));
+	assert_ok(fc_chan_close(c1));
+	pair_restart(NULL);
+}
+
 /* A remote write into the peer's board memory, read back by the peer. */
 static void test_put_board(void **state)
 {
@@ -436,6 +576,8 @@ int main(void)
 		cmocka_unit_test(test_channel_queue),
 		cmocka_unit_test(test_credits_unread),
 		cmocka_unit_test(test_put_board),
+		cmocka_unit_test(test_rndv_waits_for_receive),
+		cmocka_unit_test(test_rndv_lands_after_wait),
 		cmocka_unit_test(test_late_receiver),
 	};
 	int rc;

@@ -422,6 +422,8 @@ bool fc__progress(struct fc_dev *dev)
 	moved |= fc__rx_drain(dev);
 	if (fab->greeting)
 		fab->up.tick(dev);
+	if (fab->land_due_ns)
+		fab->up.msg_land_due(dev);
 	if (fab->sendq_head)
 		moved |= submit_queued(dev);
 	return moved || board;

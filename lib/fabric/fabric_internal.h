@@ -73,6 +73,7 @@ struct fc__msg {
 	uint32_t cookie;		/* rendezvous: the sender's name for it */
 	struct fc_mem *land;		/* LANDING, LANDED: the library's buffer */
 	int status;			/* LANDED: 0, or the sender's error */
+	uint64_t land_at_ns;		/* DEFERRED: landed from then on */
 	uint8_t data[];
 };
 
@@ -208,6 +209,9 @@ struct fc__upcalls {
 	void (*msg_clear)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			  struct fc__msg *m, struct fc_req *r);
 	void (*msg_land)(struct fc_dev *dev, uint32_t port, struct fc__src *s);
+	/* From progress once fc__fabric.land_due_ns has come: msg_land()
+	 * for every source, since no arrival may call it meanwhile. */
+	void (*msg_land_due)(struct fc_dev *dev);
 	void (*rndv_fini)(struct fc__fabric *fab);
 	/*
 	 * End-to-end credits (credit.c): a message of @len bytes from @s was
@@ -273,6 +277,9 @@ struct fc__fabric {
 	struct fc_req *data_head, *data_tail;
 	/* per node: writes in the send queue or flying (one batch) */
 	uint8_t data_fly[FC_MAX_NODES];
+	/* the earliest a message nobody asked for is landed; 0: none waits */
+	uint64_t land_due_ns;
+	uint64_t land_delay_ns;		/* ... a 1 MiB message waits that long */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c), credits (credit.c) */

@@ -30,6 +30,10 @@
 
 #include "fabric_internal.h"
 
+/* microseconds a 1 MiB message nobody asked for waits for its receive */
+#define LAND_ENV	"FPGACOMM_RNDV_LAND_US"
+#define LAND_DELAY_US	1000
+
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
 	size_t min = dev->fab->rndv_min;
@@ -280,6 +284,21 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 /* ---- Receiving ---- */
 
+/*
+ * How long a message nobody has asked for waits for its receive before
+ * the library lands it in a buffer of its own: landed, it is copied
+ * twice (once there, once out); asked for meanwhile, the sender's board
+ * writes it straight into the receive. Ranks of a collective come to
+ * their receives a little apart, so landing at once copied about half
+ * of an alltoall's messages twice. The wait grows with the length, as
+ * the copy it saves does: fab->land_delay_ns for 1 MiB.
+ */
+static uint64_t land_wait_ns(const struct fc__fabric *fab, uint64_t len)
+{
+	return (uint64_t)((double)fab->land_delay_ns * (double)len /
+			  (double)(1u << 20));
+}
+
 static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   uint32_t cookie, uint64_t len)
 {
@@ -295,6 +314,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	m->state = FC__MSG_DEFERRED;
 	m->cookie = cookie;
 	m->len = len;
+	m->land_at_ns = fc__now_ns() + land_wait_ns(fab, len);
 	fc__src_queue(s, m);
 	fc__src_match(fab, port, s);
 }
@@ -351,13 +371,22 @@ static void rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *
 static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 			    struct fc__src *s)
 {
-	struct fc__port *pt = dev->fab->ports[port];
+	struct fc__fabric *fab = dev->fab;
+	struct fc__port *pt = fab->ports[port];
 	struct fc__msg *m;
-	uint64_t addr;
+	uint64_t addr, now = 0;
 
 	for (m = s->q_head; m; m = m->next) {
 		if (m->state != FC__MSG_DEFERRED)
 			continue;
+		if (!now)
+			now = fc__now_ns();
+		if (now < m->land_at_ns) {
+			/* its receive may come yet: look again then */
+			if (!fab->land_due_ns || m->land_at_ns < fab->land_due_ns)
+				fab->land_due_ns = m->land_at_ns;
+			return;
+		}
 		if (pt->buffered + m->len > FC_CHAN_BUFFERED)
 			return;		/* the sender waits for a receive */
 		if (fc__spare_get(dev, m->len, &m->land))
@@ -370,6 +399,25 @@ static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 		}
 		m->state = FC__MSG_LANDING;
 		pt->buffered += m->len;
+	}
+}
+
+/* Land what has waited long enough, wherever it is: no packet may come
+ * from its source to call rndv_land_deferred() meanwhile. */
+static void rndv_land_due(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint32_t port, node;
+	struct fc__port *pt;
+
+	if (fc__now_ns() < fab->land_due_ns)
+		return;
+	fab->land_due_ns = 0;
+	for (port = 0; port < FC_MAX_CHANNELS; port++) {
+		pt = fab->ports[port];
+		for (node = 0; pt && node < FC_MAX_NODES; node++)
+			if (pt->src[node] && pt->src[node]->q_head)
+				rndv_land_deferred(dev, port, pt->src[node]);
 	}
 }
 
@@ -510,6 +558,8 @@ void fc__rndv_register(struct fc__fabric *fab)
 	fab->up.msg_deliver = rndv_deliver;
 	fab->up.msg_clear = rndv_clear;
 	fab->up.msg_land = fab->rndv_min ? rndv_land_deferred : NULL;
+	fab->up.msg_land_due = rndv_land_due;
+	fab->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
 	fab->up.rndv_fini = rndv_fini;
 	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
 	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
