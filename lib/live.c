@@ -211,3 +211,14 @@ bool fc__live_has(struct fc__live *set, const void *p)
 	pthread_mutex_unlock(&set->lock);
 	return found;
 }
+
+void fc__live_fini(struct fc__live *set)
+{
+	struct fc__live_table *t, *older;
+
+	for (t = set->table; t; t = older) {
+		older = t->older;
+		free(t);
+	}
+	set->table = NULL;
+}

@@ -27,6 +27,9 @@ int fc__live_add(struct fc__live *set, const void *p);
 /* RETURN VALUE: true if @p was there. */
 bool fc__live_del(struct fc__live *set, const void *p);
 bool fc__live_has(struct fc__live *set, const void *p);
+/* Free @set's tables: nobody may look at it any more (a set that lives
+ * as long as the process, as the library's do, never needs it). */
+void fc__live_fini(struct fc__live *set);
 /* Remove every entry for which @drop says true (called with the lock
  * held, on live objects only). */
 void fc__live_del_if(struct fc__live *set,

@@ -41,6 +41,7 @@ static void test_add_find_remove(void **state)
 	for (i = 0; i < 5000; i++)
 		assert_int_equal(fc__live_has(&set, &objs[i]), i % 2);
 	assert_false(fc__live_del(&set, &objs[0]));
+	fc__live_fini(&set);
 }
 
 static bool in_first_half(const void *p, const void *arg)
@@ -59,6 +60,7 @@ static void test_del_if(void **state)
 	fc__live_del_if(&set, in_first_half, &objs[50]);
 	for (i = 0; i < 100; i++)
 		assert_int_equal(fc__live_has(&set, &objs[i]), i >= 50);
+	fc__live_fini(&set);
 }
 
 /* Open and close, over and over: tombstones are cleared, what stays is
@@ -77,6 +79,7 @@ static void test_churn(void **state)
 		assert_false(fc__live_has(&set, &objs[i % 19999]));
 	}
 	assert_true(fc__live_has(&set, &objs[19999]));
+	fc__live_fini(&set);
 }
 
 struct race {
@@ -127,6 +130,7 @@ static void test_reader_beside_writer(void **state)
 		      r.wrong);
 	assert_true(r.looks > 0);
 	assert_int_equal(r.wrong, 0);
+	fc__live_fini(&r.set);
 }
 
 int main(void)
