@@ -1038,7 +1038,9 @@ static void test_submit_bad(void **state)
 	(void)s;
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, NULL), -EFAULT);
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
-				    .flags = 2 };
+				    .flags = 1u << 2 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	s.flags = 1u << 31;
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
 	/* an engine without FC_SUBMIT_ENGINE: the field was reserved */
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
