@@ -171,7 +171,7 @@ struct fc_dev {
 	/* The DMA engines' queues (fc_engine.c), all under lock. */
 	struct mutex lock;
 	struct list_head files;		/* open fc_file */
-	unsigned int nengines;		/* engines[] in use: 1..FC_DMA_MAX_ENGINES */
+	unsigned int nengines;		/* engines[] in use, at least 1 */
 	struct fc_engine engines[FC_DMA_MAX_ENGINES];
 	/* Ended chains the board may still reach (broken): kept to remove. */
 	struct list_head parked;
