@@ -5,7 +5,9 @@
  * reserved fields, handles, spaces and ranges, unknown commands, register
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
  * transfers, chains longer than 255 descriptors, the per-file descriptor
- * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
+ * budget (-E2BIG, -EAGAIN), several engines (FC_SUBMIT_ENGINE: bad
+ * indexes, a short ticket on engine 1 not held back by engine 0's queue),
+ * eventfd and poll(2),
  * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD), the
  * event queue (EQ, EQ_HEAD, FC_CHAN_RING_EQ),
  * fork() with a registered buffer, close with a chain in

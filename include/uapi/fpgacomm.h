@@ -131,9 +131,9 @@ struct fc_ioc_xfer {
  * submitted them, each after the one before has ended; tickets on
  * different engines run side by side, with no order between them (nor
  * between their ends): a long ticket on one engine does not hold back a
- * short one on another. Files take each engine in turn. The driver builds one descriptor per
- * bus-contiguous piece of each transfer, in tables of max_chain descriptors
- * (one hardware chain each). What a file may hold is bounded, counted from
+ * short one on another. Files take each engine in turn. The driver
+ * builds one descriptor per bus-contiguous piece of each transfer, in
+ * tables of max_chain descriptors (one hardware chain each). What a file may hold is bounded, counted from
  * SUBMIT until the ticket ends (not until WAIT):
  *  - descriptors: a ticket of n descriptors holds ceil(n / max_chain)
  *    tables, and a file's tickets together at most max_desc / max_chain
