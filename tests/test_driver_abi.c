@@ -2301,7 +2301,11 @@ static void test_close_in_flight(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
 	for (i = 0; i < 8; i++) {
 		x = xfer(host(0, (uintptr_t)a), host(h, 0), len);
-		assert_ok(submit_on(f2, &x, 1, &t));
+		/* on both engines where there are two */
+		if (engines() >= 2)
+			assert_ok(submit_engine(f2, i & 1, &x, 1, &t));
+		else
+			assert_ok(submit_on(f2, &x, 1, &t));
 	}
 	t0 = now_ms();
 	close(f2);
@@ -2311,12 +2315,16 @@ static void test_close_in_flight(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	free(a); /* the closed file must not touch these any more */
 	free(b);
-	/* the engine goes on for the others */
+	/* the engines go on for the others */
 	{
 		uint8_t c[100];
 
 		x = xfer(host(0, (uintptr_t)c), board(0), sizeof(c));
 		assert_ok(run_chain(&x, 1));
+		if (engines() >= 2) {
+			assert_ok(submit_engine(fd, 1, &x, 1, &t));
+			assert_ok(wait_on(fd, t, WAIT_MS, NULL));
+		}
 	}
 }
 
@@ -2600,7 +2608,7 @@ static int remove_test(void)
 	char pcidir[512], file[600];
 	volatile uint32_t *regs;
 	uint8_t *ap = MAP_FAILED, *al;
-	uint64_t t, t2;
+	uint64_t t, t2, t3 = 0;
 	uint32_t h, v;
 	pid_t child, hammer;
 	pthread_t eq_th;
@@ -2651,6 +2659,9 @@ static int remove_test(void)
 	/* The buffer in a queued chain and under a channel ring. */
 	x = xfer(board(0x1000), host(am.handle, 0), 4096);
 	EXPECT(submit(&x, 1, &t2), 0);
+	/* ... and running on engine 1, where there is one */
+	if (engines() >= 2)
+		EXPECT(submit_engine(fd, 1, &x, 1, &t3), 0);
 	if (info.hw_caps & FC_CAP_CHANNELS)
 		EXPECT(chan_ring(fd, TEST_CHAN, am.handle, 16, page, NULL), 0);
 	/* A thread asleep on the event queue: the remove must end it. */
@@ -2696,6 +2707,8 @@ static int remove_test(void)
 	EXPECT(submit(&x, 1, &t), -ENODEV);
 	EXPECT(wait_on(fd, t, -1, NULL), -ENODEV);
 	EXPECT(wait_on(fd, t2, -1, NULL), -ENODEV);
+	if (t3)
+		EXPECT(wait_on(fd, t3, -1, NULL), -ENODEV);
 	EXPECT(mem_unregister(fd, h), -ENODEV);
 	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
 	EXPECT(mmap(NULL, alen, PROT_READ, MAP_SHARED, fd,
