@@ -86,8 +86,6 @@ static inline int fc_dma_set_max_seg_size(struct device *dev, unsigned int size)
 #define FC_FILE_MAX_DESC	(FC_FILE_MAX_TABLES * FC_DMA_MAX_CHAIN)
 /* Bytes of one hardware chain's descriptor table. */
 #define FC_TABLE_BYTES		(FC_DMA_MAX_CHAIN * FC_DESC_SIZE)
-/* Engine the driver runs chains on. */
-#define FC_ENGINE		0
 
 /* mmap offsets of MEM_ALLOC buffers: one 4 GiB window per handle. */
 #define FC_MMAP_ALLOC_BASE	(1ull << 41)
@@ -108,6 +106,29 @@ struct fc_chan_ep {
 	u32 head;			/* last HEAD written */
 	bool stale;			/* off; mem still held for the grace */
 	bool eq;			/* delivers into the event queue */
+};
+
+/*
+ * One DMA engine of the board and the tickets queued for it, all under
+ * fc->lock (seq and deadline are also read by its timer).
+ */
+struct fc_engine {
+	struct fc_dev *fc;
+	unsigned int index;		/* FC_DMA_REG(index, ...) */
+	struct list_head queue;		/* fc_chain waiting for the engine */
+	struct fc_chain *running;	/* on the engine, or NULL */
+	u64 starts;			/* tickets started on the engine */
+	u32 seq;			/* last DOORBELL value written */
+	u32 reset_seq;			/* last RESET value written */
+	unsigned long deadline;		/* jiffies: the running chain's limit */
+	/*
+	 * Its reset went unacknowledged: the board may still be DMAing, so no
+	 * chain starts on it and SUBMIT to it gives -EIO until the board is
+	 * removed. The other engines go on.
+	 */
+	bool broken;
+	struct hrtimer timer;		/* DONE_SEQ polling, and the deadline */
+	u32 poll_ns;			/* current polling interval */
 };
 
 struct fc_dev {
@@ -136,12 +157,6 @@ struct fc_dev {
 	struct rw_semaphore remove_sem;
 	bool dead;		/* removed: every call gives -ENODEV */
 	/*
-	 * An engine reset went unacknowledged: the board may still be DMAing,
-	 * so no chain starts and SUBMIT gives -EIO until the board is removed
-	 * (under lock).
-	 */
-	bool broken;
-	/*
 	 * mmap and BAR page faults against remove (dead), and mmap_mms:
 	 * every process (struct fc_mm) that mapped a MEM_ALLOC buffer.
 	 */
@@ -153,22 +168,16 @@ struct fc_dev {
 	struct mutex alloc_lock;
 	struct list_head allocs;
 
-	/* The DMA queue of engine FC_ENGINE, all under lock. */
+	/* The DMA engines' queues (fc_engine.c), all under lock. */
 	struct mutex lock;
 	struct list_head files;		/* open fc_file */
-	struct list_head queue;		/* fc_chain waiting for the engine */
-	struct fc_chain *running;	/* on the engine, or NULL */
-	u64 starts;			/* tickets started on the engine */
+	unsigned int nengines;		/* engines[] in use, at least 1 */
+	struct fc_engine engines[FC_DMA_MAX_ENGINES];
 	/* Ended chains the board may still reach (broken): kept to remove. */
 	struct list_head parked;
-	u32 seq;			/* last DOORBELL value written */
-	u32 reset_seq;			/* last RESET value written */
-	unsigned long deadline;		/* jiffies: the running chain's limit */
 	struct dma_pool *desc_pool;
 	struct workqueue_struct *wq;
 	struct work_struct work;	/* completion and timeout processing */
-	struct hrtimer timer;		/* DONE_SEQ polling, and the deadline */
-	u32 poll_ns;			/* current polling interval */
 
 	int irq_mode;			/* FC_IRQ_MODE_* */
 	int irq;			/* Linux irq of FC_IRQ_VEC_DMA, or -1 */
@@ -235,8 +244,9 @@ struct fc_file {
 	struct xarray mems;		/* handle -> struct fc_mem */
 	wait_queue_head_t wq;		/* chain ends */
 	u64 last_ticket;		/* under fc->lock */
-	u64 served;			/* fc->starts when one of ours last
-					   started, under fc->lock; 0 never */
+	/* Per engine, its starts when one of ours last started there,
+	   under fc->lock; 0 never. */
+	u64 served[FC_DMA_MAX_ENGINES];
 	spinlock_t res_lock;		/* results, uncollected, event, tables */
 	unsigned int uncollected;
 	unsigned int tables;		/* held by tickets not ended */
@@ -257,9 +267,9 @@ struct fc_sync {
 	bool write;			/* the board may write it */
 };
 
-/* One ticket: the chains of one SUBMIT, run in order on the engine. */
+/* One ticket: the chains of one SUBMIT, run in order on one engine. */
 struct fc_chain {
-	struct list_head node;		/* fc->queue, or a list to free */
+	struct list_head node;		/* an engine's queue, or a list to free */
 	struct fc_file *ff;		/* valid while queued or running */
 	u64 ticket;
 	struct eventfd_ctx *efd;
@@ -330,15 +340,27 @@ void fc_mmap_settle(struct list_head *mms);
 void fc_mem_release_all(struct fc_file *ff);
 void fc_mem_kill_allocs(struct fc_dev *fc);
 
-/* fc_dma.c */
-int fc_dma_init(struct fc_dev *fc);
-void fc_dma_fini(struct fc_dev *fc);
+/* fc_dma.c: tickets */
 void fc_dma_kill(struct fc_dev *fc);
-void fc_dma_process(struct fc_dev *fc);
 long fc_ioctl_submit(struct fc_file *ff, void __user *arg);
 long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
 long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
+void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c);
+void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c);
+void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
+		  u32 hw_index, struct list_head *done);
+void fc_chains_free(struct fc_dev *fc, struct list_head *list);
+
+/* fc_engine.c: the engines that run them */
+int fc_dma_init(struct fc_dev *fc);
+void fc_dma_fini(struct fc_dev *fc);
+void fc_dma_process(struct fc_dev *fc);
 int fc_dma_board_reset(struct fc_dev *fc, u32 val);
+void fc_engine_kick(struct fc_engine *eng);
+void fc_engine_stop(struct fc_engine *eng, int status, u32 hw_error,
+		    u32 hw_index, struct list_head *done);
+int fc_engine_cancel(struct fc_engine *eng, struct fc_file *ff, int status,
+		     bool reset_idle, struct list_head *done);
 
 /* fc_desc.c: a SUBMIT's transfers checked, its descriptors built from
  * what it resolved for each transfer */
@@ -397,8 +419,7 @@ void fc_export_kill(struct fc_dev *fc);
 /* fc_irq.c */
 int fc_irq_init(struct fc_dev *fc);
 void fc_irq_fini(struct fc_dev *fc);
-void fc_irq_arm(struct fc_dev *fc);
-void fc_irq_stop(struct fc_dev *fc);
+void fc_irq_arm(struct fc_engine *eng);
 const char *fc_irq_mode_name(int mode);
 
 /* fc_sysfs.c */

@@ -20,7 +20,7 @@
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
 			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT | \
 			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT | FC_FEAT_EQ | \
-			 FC_FEAT_XFER_CTRL | FC_FEAT_EQ_WAIT)
+			 FC_FEAT_XFER_CTRL | FC_FEAT_EQ_WAIT | FC_FEAT_ENGINES)
 
 static int fc_open(struct inode *inode, struct file *file)
 {

@@ -1,36 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fpgacomm: DMA chains. SUBMIT checks the transfers, pins or looks up the
+ * fpgacomm: DMA tickets. SUBMIT checks the transfers, pins or looks up the
  * memory they name and builds hardware descriptors from the DMA segments
- * (fc_desc.c), in tables of up to FC_DMA_MAX_CHAIN. The
- * tickets of all files queue on engine FC_ENGINE and run one hardware chain
- * at a time, each file's in order, the files in turn (fc_dma_next); a
- * ticket of more than FC_DMA_MAX_CHAIN descriptors
- * runs as several chains in a row. The tables of a file's tickets that
- * have not ended count against FC_FILE_MAX_TABLES, checked before they are
- * allocated: a SUBMIT over it gets -EAGAIN, or -E2BIG if it could never
- * fit. A chain that fails or overruns
- * dma_timeout_ms ends its ticket with -errno and the engine is reset. If
- * the board does not acknowledge a reset, it may go on reaching the memory
- * of the chain it ran: that chain is parked, its pages pinned and its
- * tables allocated, until the board is removed, and the engine is out of
- * use (SUBMIT gives -EIO) until then.
+ * (fc_desc.c), in tables of up to FC_DMA_MAX_CHAIN, and queues the ticket
+ * on the engine it names (engine 0 without FC_SUBMIT_ENGINE; fc_engine.c
+ * runs them). A ticket of more than FC_DMA_MAX_CHAIN descriptors runs as
+ * several chains in a row on its engine. The tables of a file's tickets
+ * that have not ended count against FC_FILE_MAX_TABLES, checked before
+ * they are allocated: a SUBMIT over it gets -EAGAIN, or -E2BIG if it could
+ * never fit.
  *
  * Registered memory stays mapped for DMA across chains: each chain syncs
  * it for the board before it starts and for the CPU once it is over.
  */
-#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "fc.h"
-
-/* How long a reset may take to be acknowledged by the board. */
-#define FC_RESET_TIMEOUT_MS	1000
 
 /* ---- chains ---- */
 
@@ -54,7 +45,7 @@ static void fc_chain_free(struct fc_dev *fc, struct fc_chain *c)
 	kfree(c);
 }
 
-static void fc_chains_free(struct fc_dev *fc, struct list_head *list)
+void fc_chains_free(struct fc_dev *fc, struct list_head *list)
 {
 	struct fc_chain *c, *tmp;
 
@@ -93,27 +84,7 @@ static void fc_file_uncharge_locked(struct fc_file *ff, struct fc_chain *c)
 	c->charged = 0;
 }
 
-/* ---- the engine ---- */
-
-/* Reset engine FC_ENGINE and wait (bounded) for the board to confirm. */
-static int fc_engine_reset(struct fc_dev *fc)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
-	u32 seq = ++fc->reset_seq;
-	unsigned int round = 0;
-
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET), seq);
-	fc_ring(fc);
-	while (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET_ACK)) != seq) {
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		if (round++ < 50)
-			usleep_range(20, 50);
-		else
-			usleep_range(500, 1000);
-	}
-	return 0;
-}
+/* ---- syncs and ends ---- */
 
 /*
  * Note registered memory @m that @c must sync, each once (@max: the most
@@ -149,7 +120,7 @@ static int fc_chain_add_sync(struct fc_chain *c, struct fc_mem *m,
  * buffer, so that the bytes the board leaves alone come back unchanged
  * from the sync for the CPU.
  */
-static void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c)
+void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c)
 {
 	unsigned int i;
 
@@ -161,7 +132,7 @@ static void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c)
 }
 
 /* Give it back to the CPU once the board is done with it. */
-static void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c)
+void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c)
 {
 	unsigned int i;
 
@@ -172,56 +143,9 @@ static void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c)
 					 DMA_FROM_DEVICE : DMA_TO_DEVICE);
 }
 
-static void fc_hw_start(struct fc_dev *fc, struct fc_chain *c)
-{
-	struct fc_table *t = &c->tables[c->cur];
-
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_LO), lower_32_bits(t->dma));
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_HI), upper_32_bits(t->dma));
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DESC_COUNT), t->count);
-	WRITE_ONCE(fc->deadline, jiffies +
-		   msecs_to_jiffies(max(READ_ONCE(fc_param_dma_timeout_ms), 1u)));
-	/* writel orders the descriptor table writes before the doorbell. */
-	WRITE_ONCE(fc->seq, fc->seq + 1);
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DOORBELL), fc->seq);
-	fc_ring(fc);
-	fc_irq_arm(fc);
-}
-
-/*
- * The next ticket: the oldest queued one of the file served longest ago,
- * so that files take the engine in turn however many tickets one of them
- * queued; each file's own tickets still run in order.
- */
-static struct fc_chain *fc_dma_next(struct fc_dev *fc)
-{
-	struct fc_chain *c, *best = NULL;
-
-	list_for_each_entry(c, &fc->queue, node)
-		if (!best || c->ff->served < best->ff->served)
-			best = c;
-	return best;
-}
-
-/* Start the next queued ticket if the engine is free (fc->lock held). */
-static void fc_dma_kick(struct fc_dev *fc)
-{
-	struct fc_chain *c;
-
-	if (fc->running || fc->dead || fc->broken || list_empty(&fc->queue))
-		return;
-	c = fc_dma_next(fc);
-	c->ff->served = ++fc->starts;
-	list_del_init(&c->node);
-	fc->running = c;
-	c->cur = 0;
-	fc_chain_sync_for_device(fc, c);
-	fc_hw_start(fc, c);
-}
-
 /* A ticket ended: publish its result and keep it on @done to be freed. */
-static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
-			 u32 hw_index, struct list_head *done)
+void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
+		  u32 hw_index, struct list_head *done)
 {
 	struct fc_file *ff = c->ff;
 	struct fc_result *r = &ff->results[c->ticket & (FC_FILE_RESULTS - 1)];
@@ -243,132 +167,6 @@ static void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 	list_add_tail(&c->node, done);
 }
 
-/*
- * An engine reset went unacknowledged (fc->lock held): the board may still
- * be running a chain. Take the engine out of use until the board is
- * removed and end the queued chains with -EIO onto @done.
- */
-static void fc_dma_set_broken(struct fc_dev *fc, struct list_head *done)
-{
-	struct fc_chain *c, *tmp;
-
-	if (!fc->broken)
-		dev_err(&fc->pdev->dev,
-			"DMA engine reset not acknowledged in %u ms: DMA disabled until the board is removed\n",
-			FC_RESET_TIMEOUT_MS);
-	fc->broken = true;
-	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
-		list_del_init(&c->node);
-		fc_chain_end(c, -EIO, FC_DMA_ERR_ABORTED, 0, done);
-	}
-}
-
-/*
- * Stop the running chain @c by an engine reset and end it with @status
- * (fc->lock held). Without the board's acknowledgement it may still be
- * reaching the memory @c names: @c is parked on fc->parked rather than
- * put on @done, keeping its pages pinned and mapped and its tables
- * allocated until fc_dma_fini(), and the engine is out of use.
- */
-static void fc_dma_stop(struct fc_dev *fc, struct fc_chain *c, int status,
-			u32 hw_error, u32 hw_index, struct list_head *done)
-{
-	fc->running = NULL;
-	if (fc_engine_reset(fc)) {
-		fc_chain_end(c, status, hw_error, hw_index, &fc->parked);
-		fc_dma_set_broken(fc, done);
-		return;
-	}
-	fc_chain_sync_for_cpu(fc, c);
-	fc_chain_end(c, status, hw_error, hw_index, done);
-}
-
-/* The transfer a failed descriptor belongs to, from its tag. */
-static u32 fc_failed_xfer(struct fc_chain *c, u32 index)
-{
-	struct fc_table *t = &c->tables[c->cur];
-
-	return index < t->count ? le32_to_cpu(t->desc[index].tag) : 0;
-}
-
-/*
- * Look at the running chain: ended, failed or late. Called from the
- * completion work (interrupt or timer) with nothing held.
- */
-void fc_dma_process(struct fc_dev *fc)
-{
-	struct fc_chain *c;
-	LIST_HEAD(done);
-	u32 err, index;
-
-	mutex_lock(&fc->lock);
-	c = fc->running;
-	if (!c || fc->dead)
-		goto out_unlock;
-
-	if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) == fc->seq) {
-		if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS)) ==
-		    FC_DMA_STATUS_ERROR) {
-			err = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERROR));
-			index = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX));
-			index = fc_failed_xfer(c, index);
-			fc_dma_stop(fc, c, err ? fc_hw_dma_errno(err) : -EIO,
-				    err, index, &done);
-		} else if (c->cur + 1 < c->ntables) {
-			c->cur++;
-			fc_hw_start(fc, c);
-			goto out_unlock;
-		} else {
-			fc->running = NULL;
-			fc_chain_sync_for_cpu(fc, c);
-			fc_chain_end(c, 0, FC_DMA_ERR_NONE, 0, &done);
-		}
-	} else if (time_after_eq(jiffies, READ_ONCE(fc->deadline))) {
-		dev_err(&fc->pdev->dev,
-			"DMA chain not done after %u ms: resetting the engine\n",
-			fc_param_dma_timeout_ms);
-		fc_dma_stop(fc, c, -ETIMEDOUT, FC_DMA_ERR_ABORTED, 0, &done);
-	} else if (!hrtimer_active(&fc->timer)) {
-		/* Woken early (a spurious interrupt): keep watching. */
-		fc_irq_arm(fc);
-	}
-	fc_dma_kick(fc);
-out_unlock:
-	mutex_unlock(&fc->lock);
-	fc_chains_free(fc, &done);
-}
-
-static void fc_dma_work(struct work_struct *work)
-{
-	fc_dma_process(container_of(work, struct fc_dev, work));
-}
-
-/*
- * Cancel the chains of @ff (all files if NULL) with @status. The running
- * one is stopped by an engine reset, unless it belongs to another file.
- * fc->lock held; the chains go to @done.
- */
-static void fc_dma_cancel(struct fc_dev *fc, struct fc_file *ff, int status,
-			  bool reset_idle, struct list_head *done)
-{
-	struct fc_chain *c, *tmp;
-
-	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
-		if (ff && c->ff != ff)
-			continue;
-		list_del_init(&c->node);
-		fc_chain_end(c, status, FC_DMA_ERR_ABORTED, 0, done);
-	}
-	c = fc->running;
-	if (c && (!ff || c->ff == ff)) {
-		fc_dma_stop(fc, c, status, FC_DMA_ERR_ABORTED, 0, done);
-	} else if (!c && reset_idle && !fc->broken) {
-		/* An idle engine may still sit in an error state. */
-		if (fc_engine_reset(fc))
-			fc_dma_set_broken(fc, done);
-	}
-}
-
 /* Does @c name memory @m, or a peer region taken back (fc->lock held)? */
 static bool fc_chain_uses(const struct fc_chain *c, const struct fc_mem *m)
 {
@@ -380,32 +178,42 @@ static bool fc_chain_uses(const struct fc_chain *c, const struct fc_mem *m)
 	return false;
 }
 
+/* Revoke @m on one engine (fc->lock held): see fc_dma_revoke(). */
+static void fc_engine_revoke(struct fc_engine *eng, struct fc_mem *m,
+			     struct list_head *done)
+{
+	struct fc_chain *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &eng->queue, node) {
+		if (!fc_chain_uses(c, m))
+			continue;
+		list_del_init(&c->node);
+		fc_chain_end(c, -ENOLINK, FC_DMA_ERR_ABORTED, 0, done);
+	}
+	c = eng->running;
+	if (c && !eng->fc->dead && fc_chain_uses(c, m)) {
+		fc_engine_stop(eng, -ENOLINK, FC_DMA_ERR_ABORTED, 0, done);
+		fc_engine_kick(eng);
+	}
+}
+
 /*
  * The exporter of peer region @m takes its memory back (move_notify, with
  * the dma-buf's reservation held): from now on no chain may reach it. The
  * queued chains naming it end with -ENOLINK, the running one is stopped by
- * an engine reset, and SUBMIT refuses it. Nothing here takes the
+ * a reset of its engine, and SUBMIT refuses it. Nothing here takes the
  * reservation, and the chains' references go after fc->lock is dropped:
  * the region's own teardown, should they hold its last, is deferred.
  */
 void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m)
 {
-	struct fc_chain *c, *tmp;
 	LIST_HEAD(done);
+	unsigned int e;
 
 	mutex_lock(&fc->lock);
 	m->revoked = true;
-	list_for_each_entry_safe(c, tmp, &fc->queue, node) {
-		if (!fc_chain_uses(c, m))
-			continue;
-		list_del_init(&c->node);
-		fc_chain_end(c, -ENOLINK, FC_DMA_ERR_ABORTED, 0, &done);
-	}
-	c = fc->running;
-	if (c && !fc->dead && fc_chain_uses(c, m)) {
-		fc_dma_stop(fc, c, -ENOLINK, FC_DMA_ERR_ABORTED, 0, &done);
-		fc_dma_kick(fc);
-	}
+	for (e = 0; e < fc->nengines; e++)
+		fc_engine_revoke(&fc->engines[e], m, &done);
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &done);
 }
@@ -449,6 +257,7 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	struct fc_ioc_xfer *x;
 	struct fc_xfer_res *res = NULL;
 	struct fc_chain *c = NULL;
+	struct fc_engine *eng;
 	struct fc_result *r;
 	unsigned int i;
 	long ndesc;
@@ -456,9 +265,13 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 
 	if (copy_from_user(&s, arg, sizeof(s)))
 		return -EFAULT;
-	if (s.flags & ~FC_SUBMIT_EVENTFD || s.reserved0 || s.reserved[0] ||
-	    s.reserved[1])
+	if (s.flags & ~(FC_SUBMIT_EVENTFD | FC_SUBMIT_ENGINE) ||
+	    s.reserved[0] || s.reserved[1])
 		return -EINVAL;
+	/* Without the flag the field is reserved: engine 0, as before. */
+	if (s.flags & FC_SUBMIT_ENGINE ? s.engine >= fc->nengines : s.engine)
+		return -EINVAL;
+	eng = &fc->engines[array_index_nospec(s.engine, fc->nengines)];
 	if (!s.count || s.count > FC_DMA_MAX_CHAIN)
 		return -E2BIG;
 
@@ -528,7 +341,7 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	r = &ff->results[(ff->last_ticket + 1) & (FC_FILE_RESULTS - 1)];
 	if (fc->dead) {
 		ret = -ENODEV;
-	} else if (fc->broken) {
+	} else if (eng->broken) {
 		ret = -EIO;
 	} else if (fc_chain_uses(c, NULL)) {
 		ret = -ENOLINK;		/* a peer region taken back */
@@ -545,8 +358,8 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	}
 	spin_unlock(&ff->res_lock);
 	if (!ret) {
-		list_add_tail(&c->node, &fc->queue);
-		fc_dma_kick(fc);
+		list_add_tail(&c->node, &eng->queue);
+		fc_engine_kick(eng);
 		s.ticket = c->ticket;
 		c = NULL;
 	}
@@ -649,7 +462,8 @@ long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
 	struct fc_dev *fc = ff->fc;
 	struct fc_ioc_reset a;
 	LIST_HEAD(done);
-	int ret;
+	unsigned int e;
+	int ret = 0;
 
 	if (copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
@@ -657,61 +471,12 @@ long fc_ioctl_reset(struct fc_file *ff, void __user *arg)
 		return -EINVAL;
 
 	mutex_lock(&fc->lock);
-	fc_dma_cancel(fc, ff, -ECANCELED, true, &done);
-	fc_dma_kick(fc);
-	ret = fc->broken ? -EIO : 0;
-	mutex_unlock(&fc->lock);
-	fc_chains_free(fc, &done);
-	return ret;
-}
-
-/*
- * A BOARD_RESET written through REG_WRITE (bring-up tools): the board
- * aborts the running chain without its DONE_SEQ and clears its outcome.
- * Read the outcome first, reset, wait for BOARD_RESET_ACK, then end the
- * chain (-ECANCELED unless it had already ended) and start the next: the
- * other files' tickets go on. Channel rings need nothing: the board keeps
- * their TAIL (docs/hardware.md, section 5).
- */
-int fc_dma_board_reset(struct fc_dev *fc, u32 val)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
-	u32 err = FC_DMA_ERR_ABORTED, index = 0;
-	int status = -ECANCELED, ret = 0;
-	struct fc_chain *c;
-	LIST_HEAD(done);
-
-	mutex_lock(&fc->lock);
-	c = fc->running;
-	if (c && fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) == fc->seq) {
-		if (fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS)) ==
-		    FC_DMA_STATUS_ERROR) {
-			err = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_ERROR));
-			index = fc_failed_xfer(c, fc_rd32(fc,
-				FC_DMA_REG(FC_ENGINE, FC_DMA_ERR_INDEX)));
-			status = err ? fc_hw_dma_errno(err) : -EIO;
-		} else if (c->cur + 1 == c->ntables) {
-			err = FC_DMA_ERR_NONE;
-			status = 0;
-		}
+	for (e = 0; e < fc->nengines; e++) {
+		if (fc_engine_cancel(&fc->engines[e], ff, -ECANCELED, true,
+				     &done))
+			ret = -EIO;
+		fc_engine_kick(&fc->engines[e]);
 	}
-	fc_wr32(fc, FC_REG_BOARD_RESET, val);
-	fc_ring(fc);
-	while (fc_rd32(fc, FC_REG_BOARD_RESET_ACK) != val) {
-		if (time_after(jiffies, end)) {
-			/* The chain may still run: its deadline deals with it. */
-			ret = -ETIMEDOUT;
-			goto out_unlock;
-		}
-		usleep_range(50, 200);
-	}
-	if (c) {
-		fc->running = NULL;
-		fc_chain_sync_for_cpu(fc, c);
-		fc_chain_end(c, status, err, index, &done);
-	}
-	fc_dma_kick(fc);
-out_unlock:
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &done);
 	return ret;
@@ -732,12 +497,13 @@ void fc_dma_release_file(struct fc_file *ff)
 {
 	struct fc_dev *fc = ff->fc;
 	LIST_HEAD(done);
+	unsigned int e;
 
 	mutex_lock(&fc->lock);
 	list_del_init(&ff->node);
-	if (!fc->dead) {
-		fc_dma_cancel(fc, ff, -ECANCELED, false, &done);
-		fc_dma_kick(fc);
+	for (e = 0; !fc->dead && e < fc->nengines; e++) {
+		fc_engine_cancel(&fc->engines[e], ff, -ECANCELED, false, &done);
+		fc_engine_kick(&fc->engines[e]);
 	}
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &done);
@@ -751,9 +517,11 @@ void fc_dma_kill(struct fc_dev *fc)
 {
 	struct fc_file *ff, *tmp;
 	LIST_HEAD(done);
+	unsigned int e;
 
 	mutex_lock(&fc->lock);
-	fc_dma_cancel(fc, NULL, -ENODEV, true, &done);
+	for (e = 0; e < fc->nengines; e++)
+		fc_engine_cancel(&fc->engines[e], NULL, -ENODEV, true, &done);
 	list_for_each_entry_safe(ff, tmp, &fc->files, node) {
 		list_del_init(&ff->node);
 		fc_mem_release_all(ff);
@@ -763,53 +531,4 @@ void fc_dma_kill(struct fc_dev *fc)
 	}
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &done);
-}
-
-int fc_dma_init(struct fc_dev *fc)
-{
-	struct device *dev = &fc->pdev->dev;
-	LIST_HEAD(none);
-	u32 status, done;
-
-	fc->desc_pool = dma_pool_create(FC_DRV_NAME, dev, FC_TABLE_BYTES,
-					FC_DESC_ALIGN, 0);
-	if (!fc->desc_pool)
-		return -ENOMEM;
-	fc->wq = alloc_ordered_workqueue("fpgacomm/%s",
-					 WQ_MEM_RECLAIM | WQ_HIGHPRI,
-					 pci_name(fc->pdev));
-	if (!fc->wq) {
-		dma_pool_destroy(fc->desc_pool);
-		return -ENOMEM;
-	}
-	INIT_WORK(&fc->work, fc_dma_work);
-
-	/* Sequences go on from what the board last saw. */
-	fc->seq = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DOORBELL));
-	fc->reset_seq = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_RESET));
-	status = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_STATUS));
-	done = fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ));
-	if (status != FC_DMA_STATUS_IDLE || done != fc->seq) {
-		dev_info(dev, "DMA engine left busy or failed (status %u): resetting it\n",
-			 status);
-		if (fc_engine_reset(fc))
-			fc_dma_set_broken(fc, &none);	/* nothing queued */
-	}
-	return 0;
-}
-
-/* After fc_irq_fini(): nothing queues the work any more. */
-void fc_dma_fini(struct fc_dev *fc)
-{
-	cancel_work_sync(&fc->work);
-	/*
-	 * With bus mastering off the board can no longer reach the memory of
-	 * the chains parked by an unacknowledged reset: free them at last.
-	 */
-	if (!list_empty(&fc->parked)) {
-		pci_clear_master(fc->pdev);
-		fc_chains_free(fc, &fc->parked);
-	}
-	destroy_workqueue(fc->wq);
-	dma_pool_destroy(fc->desc_pool);
 }

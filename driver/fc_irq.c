@@ -5,6 +5,7 @@
  * queues the completion work; the timer then only enforces the deadline.
  * In polling mode (module parameter poll=1, or a board with no interrupts
  * such as ivshmem-plain) the timer reads DONE_SEQ with a growing interval.
+ * Each engine has its timer; the one vector and the work serve them all.
  */
 #include <linux/interrupt.h>
 #include <linux/pci.h>
@@ -57,40 +58,45 @@ static irqreturn_t fc_chan_irq_handler(int irq, void *data)
 
 static enum hrtimer_restart fc_timer_fn(struct hrtimer *t)
 {
-	struct fc_dev *fc = container_of(t, struct fc_dev, timer);
-	bool due = time_after_eq(jiffies, READ_ONCE(fc->deadline));
+	struct fc_engine *eng = container_of(t, struct fc_engine, timer);
+	struct fc_dev *fc = eng->fc;
+	bool due = time_after_eq(jiffies, READ_ONCE(eng->deadline));
 
 	if (fc->irq_mode == FC_IRQ_MODE_POLL && !due &&
-	    fc_rd32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_DONE_SEQ)) !=
-	    READ_ONCE(fc->seq)) {
-		fc->poll_ns = min_t(u32, fc->poll_ns * 2, FC_POLL_MAX_NS);
-		hrtimer_forward_now(t, ns_to_ktime(fc->poll_ns));
+	    fc_rd32(fc, FC_DMA_REG(eng->index, FC_DMA_DONE_SEQ)) !=
+	    READ_ONCE(eng->seq)) {
+		eng->poll_ns = min_t(u32, eng->poll_ns * 2, FC_POLL_MAX_NS);
+		hrtimer_forward_now(t, ns_to_ktime(eng->poll_ns));
 		return HRTIMER_RESTART;
 	}
 	queue_work(fc->wq, &fc->work);
 	return HRTIMER_NORESTART;
 }
 
-/* A hardware chain was started (fc->lock held): watch it. */
-void fc_irq_arm(struct fc_dev *fc)
+/* A hardware chain was started on @eng (fc->lock held): watch it. */
+void fc_irq_arm(struct fc_engine *eng)
 {
 	unsigned long now = jiffies;
 	ktime_t when;
 
-	if (fc->irq_mode == FC_IRQ_MODE_POLL) {
-		fc->poll_ns = FC_POLL_MIN_NS;
-		when = ns_to_ktime(fc->poll_ns);
-	} else if (time_after(fc->deadline, now)) {
-		when = ms_to_ktime(jiffies_to_msecs(fc->deadline - now) + 1);
+	if (eng->fc->irq_mode == FC_IRQ_MODE_POLL) {
+		eng->poll_ns = FC_POLL_MIN_NS;
+		when = ns_to_ktime(eng->poll_ns);
+	} else if (time_after(eng->deadline, now)) {
+		when = ms_to_ktime(jiffies_to_msecs(eng->deadline - now) + 1);
 	} else {
 		when = 0;
 	}
-	hrtimer_start(&fc->timer, when, HRTIMER_MODE_REL);
+	hrtimer_start(&eng->timer, when, HRTIMER_MODE_REL);
 }
 
-void fc_irq_stop(struct fc_dev *fc)
+/* Chain ends and error stops of every engine raise FC_IRQ_VEC_DMA. */
+static void fc_engines_irq_enable(struct fc_dev *fc, u32 mask)
 {
-	hrtimer_cancel(&fc->timer);
+	unsigned int e;
+
+	for (e = 0; e < fc->nengines; e++)
+		fc_wr32(fc, FC_DMA_REG(e, FC_DMA_IRQ_ENABLE), mask);
 }
 
 static int fc_irq_vectors(struct fc_dev *fc)
@@ -146,10 +152,14 @@ static void fc_chan_irq_init(struct fc_dev *fc, int n)
 int fc_irq_init(struct fc_dev *fc)
 {
 	struct device *dev = &fc->pdev->dev;
+	unsigned int e;
 	int ret, n = 0;
 
-	hrtimer_init(&fc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	fc->timer.function = fc_timer_fn;
+	for (e = 0; e < fc->nengines; e++) {
+		hrtimer_init(&fc->engines[e].timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL);
+		fc->engines[e].timer.function = fc_timer_fn;
+	}
 	fc->irq_mode = FC_IRQ_MODE_POLL;
 
 	fc->chan_irq = -1;
@@ -182,12 +192,11 @@ int fc_irq_init(struct fc_dev *fc)
 	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_CHAN),
 		fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN)));
 	if (fc->irq_mode != FC_IRQ_MODE_POLL) {
-		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE),
-			FC_DMA_IRQ_CHAIN | FC_DMA_IRQ_ERROR);
+		fc_engines_irq_enable(fc, FC_DMA_IRQ_CHAIN | FC_DMA_IRQ_ERROR);
 		fc_wr32(fc, FC_REG_IRQ_ENABLE, BIT(FC_IRQ_VEC_DMA) |
 			(fc->chan_irq >= 0 ? BIT(FC_IRQ_VEC_CHAN) : 0));
 	} else {
-		fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
+		fc_engines_irq_enable(fc, 0);
 		fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
 	}
 	fc_ring(fc);
@@ -195,11 +204,13 @@ int fc_irq_init(struct fc_dev *fc)
 	return 0;
 }
 
-/* Quiet the board's interrupts and stop the timer; regs still mapped. */
+/* Quiet the board's interrupts and stop the timers; regs still mapped. */
 void fc_irq_fini(struct fc_dev *fc)
 {
+	unsigned int e;
+
 	fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
-	fc_wr32(fc, FC_DMA_REG(FC_ENGINE, FC_DMA_IRQ_ENABLE), 0);
+	fc_engines_irq_enable(fc, 0);
 	fc_ring(fc);
 	if (fc->chan_irq >= 0) {
 		free_irq(fc->chan_irq, fc);
@@ -210,5 +221,6 @@ void fc_irq_fini(struct fc_dev *fc)
 		pci_free_irq_vectors(fc->pdev);
 		fc->irq = -1;
 	}
-	hrtimer_cancel(&fc->timer);
+	for (e = 0; e < fc->nengines; e++)
+		hrtimer_cancel(&fc->engines[e].timer);
 }

@@ -116,7 +116,6 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	mutex_init(&fc->eq_lock);
 	init_waitqueue_head(&fc->eq_wq);
 	INIT_LIST_HEAD(&fc->files);
-	INIT_LIST_HEAD(&fc->queue);
 	INIT_LIST_HEAD(&fc->parked);
 
 	fc->minor = fc_minor_get();

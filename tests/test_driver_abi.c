@@ -5,7 +5,9 @@
  * reserved fields, handles, spaces and ranges, unknown commands, register
  * offsets and privileges, RLIMIT_MEMLOCK, user-address and registered
  * transfers, chains longer than 255 descriptors, the per-file descriptor
- * budget (-E2BIG, -EAGAIN), eventfd and poll(2),
+ * budget (-E2BIG, -EAGAIN), several engines (FC_SUBMIT_ENGINE: bad
+ * indexes, a short ticket on engine 1 not held back by engine 0's queue),
+ * eventfd and poll(2),
  * MEM_ALLOC + mmap, MEM_INFO, channel rings (CHAN_RING, CHAN_HEAD), the
  * event queue (EQ, EQ_HEAD, FC_CHAN_RING_EQ),
  * fork() with a registered buffer, close with a chain in
@@ -203,6 +205,29 @@ static int submit(struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
 	return submit_on(fd, x, n, t);
 }
 
+/* SUBMIT on engine @e (FC_SUBMIT_ENGINE). */
+static int submit_engine(int f, uint32_t e, struct fc_ioc_xfer *x, uint32_t n,
+			 uint64_t *t)
+{
+	struct fc_ioc_submit s = { .flags = FC_SUBMIT_ENGINE, .count = n,
+				   .xfers = (uintptr_t)x, .engine = e };
+	int rc = xioctl(f, FC_IOC_SUBMIT, &s);
+
+	*t = s.ticket;
+	return rc;
+}
+
+/* The engines SUBMIT may name: 0 without FC_FEAT_ENGINES. */
+static uint32_t engines(void)
+{
+	if (!(info.features & FC_FEAT_ENGINES))
+		return 0;
+	if (!info.dma_engines)
+		return 1;
+	return info.dma_engines < FC_DMA_MAX_ENGINES ? info.dma_engines :
+						       FC_DMA_MAX_ENGINES;
+}
+
 /* WAIT; returns the ioctl's result, or the chain's status. */
 static int wait_on(int f, uint64_t t, int ms, struct fc_ioc_wait *out)
 {
@@ -308,7 +333,7 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct fc_ioc_submit, count), 4);
 	assert_int_equal(offsetof(struct fc_ioc_submit, xfers), 8);
 	assert_int_equal(offsetof(struct fc_ioc_submit, eventfd), 16);
-	assert_int_equal(offsetof(struct fc_ioc_submit, reserved0), 20);
+	assert_int_equal(offsetof(struct fc_ioc_submit, engine), 20);
 	assert_int_equal(offsetof(struct fc_ioc_submit, ticket), 24);
 	assert_int_equal(offsetof(struct fc_ioc_submit, reserved), 32);
 
@@ -867,6 +892,129 @@ static void test_engine_shared(void **state)
 	close(b);
 }
 
+/* ---- several engines (FC_SUBMIT_ENGINE) ---- */
+
+/* The engine index: below the board's engines, and only with the flag. */
+static void test_engine_bad(void **state)
+{
+	uint8_t buf[64];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x4000),
+				    sizeof(buf));
+	struct fc_ioc_submit s;
+	uint32_t n = engines();
+	uint64_t t;
+
+	if (!n) {
+		print_message("[   SKIP   ] the driver has no FC_FEAT_ENGINES\n");
+		skip();
+	}
+	assert_rc(submit_engine(fd, n, &x, 1, &t), -EINVAL);
+	assert_rc(submit_engine(fd, FC_DMA_MAX_ENGINES, &x, 1, &t), -EINVAL);
+	assert_rc(submit_engine(fd, UINT32_MAX, &x, 1, &t), -EINVAL);
+	assert_rc(submit_engine(fd, 0x80000000u, &x, 1, &t), -EINVAL);
+	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)&x,
+				    .engine = n - 1 ? n - 1 : 1 };
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	assert_ok(submit_engine(fd, n - 1, &x, 1, &t));
+	assert_ok(wait_on(fd, t, WAIT_MS, NULL));
+	assert_ok(submit_engine(fd, 0, &x, 1, &t));
+	assert_ok(wait_on(fd, t, WAIT_MS, NULL));
+}
+
+/*
+ * Engines run side by side: with a long queue of large tickets on engine
+ * 0, a short ticket of the same file on engine 1 ends while they still
+ * run (with the engines serialised it would end after them), and one on
+ * engine 0 without the flag after all of them (as before). Engine 0's
+ * tickets end in order: looked at from the last, once one has ended every
+ * earlier one has. The data moved on both engines arrives.
+ */
+static void test_engines_side_by_side(void **state)
+{
+	enum { N = 200, LEN = 4 << 20 };
+	struct fc_ioc_xfer big = xfer(board(0), board(LEN), LEN);
+	uint8_t in[4096], out[4096], back[4096];
+	struct fc_ioc_xfer x;
+	uint64_t t[N], t1, t0;
+	bool ended = false;
+	int i, rc;
+
+	if (engines() < 2) {
+		print_message("[   SKIP   ] needs FC_FEAT_ENGINES and 2 engines\n");
+		skip();
+	}
+	if (info.board_mem_size < 4 * LEN)
+		skip();
+	fill(in, sizeof(in), 21);
+	for (i = 0; i < N; i++)
+		assert_ok(submit_engine(fd, 0, &big, 1, &t[i]));
+	if (wait_on(fd, t[N - 10], 0, NULL) != -ETIMEDOUT) {
+		for (i = 0; i < N; i++)
+			wait_on(fd, t[i], WAIT_MS, NULL);
+		print_message("engine 0 ran 190 chains before a SUBMIT: too fast to tell\n");
+		skip();
+	}
+	x = xfer(host(0, (uintptr_t)in), board(3 * LEN), sizeof(in));
+	assert_ok(submit_engine(fd, 1, &x, 1, &t1));
+	x = xfer(host(0, (uintptr_t)in), board(3 * LEN + sizeof(in)),
+		 sizeof(in));
+	assert_ok(submit_on(fd, &x, 1, &t0));	/* no flag: engine 0 */
+	assert_ok(wait_on(fd, t1, WAIT_MS, NULL));
+	/* engine 1 did not wait for engine 0's queue */
+	assert_rc(wait_on(fd, t[N - 1], 0, NULL), -ETIMEDOUT);
+	assert_rc(wait_on(fd, t0, 0, NULL), -ETIMEDOUT);
+	for (i = N - 1; i >= 0; i--) {
+		rc = wait_on(fd, t[i], 0, NULL);
+		if (ended && rc)
+			fail_msg("ticket %d of engine 0 ended before %d", i + 1,
+				 i);
+		ended |= !rc;
+	}
+	assert_ok(wait_on(fd, t0, WAIT_MS, NULL));
+	/* the ticket without the flag queued behind all of engine 0's */
+	for (i = 0; i < N; i++)
+		assert_ok(wait_on(fd, t[i], 0, NULL));
+	x = xfer(board(3 * LEN), host(0, (uintptr_t)out), sizeof(out));
+	assert_ok(submit_engine(fd, 1, &x, 1, &t1));
+	assert_ok(wait_on(fd, t1, WAIT_MS, NULL));
+	x = xfer(board(3 * LEN + sizeof(in)), host(0, (uintptr_t)back),
+		 sizeof(back));
+	assert_ok(run_chain(&x, 1));
+	assert_memory_equal(in, out, sizeof(in));
+	assert_memory_equal(in, back, sizeof(in));
+}
+
+/*
+ * A stalled board (the emulator's knob stops every engine): RESET cancels
+ * the file's tickets on both engines, and both work again after.
+ */
+static void test_engines_reset(void **state)
+{
+	uint8_t buf[5000];
+	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x600000),
+				    sizeof(buf));
+	struct fc_ioc_reset r = { 0 };
+	uint64_t t[4];
+	int i;
+
+	need_emulator();
+	if (engines() < 2)
+		skip();
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+	for (i = 0; i < 4; i++)
+		assert_ok(submit_engine(fd, i & 1, &x, 1, &t[i]));
+	assert_rc(wait_on(fd, t[0], 0, NULL), -ETIMEDOUT);
+	assert_rc(wait_on(fd, t[1], 0, NULL), -ETIMEDOUT);
+	assert_ok(xioctl(fd, FC_IOC_RESET, &r));
+	for (i = 0; i < 4; i++)
+		assert_rc(wait_on(fd, t[i], 0, NULL), -ECANCELED);
+	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
+	for (i = 0; i < 4; i++)
+		assert_ok(submit_engine(fd, i & 1, &x, 1, &t[i]));
+	for (i = 0; i < 4; i++)
+		assert_ok(wait_on(fd, t[i], WAIT_MS, NULL));
+}
+
 /* ---- SUBMIT and WAIT argument checks ---- */
 
 static void test_submit_bad(void **state)
@@ -892,10 +1040,13 @@ static void test_submit_bad(void **state)
 	(void)s;
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, NULL), -EFAULT);
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
-				    .flags = 2 };
+				    .flags = 1u << 2 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	s.flags = 1u << 31;
+	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
+	/* an engine without FC_SUBMIT_ENGINE: the field was reserved */
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
-				    .reserved0 = 1 };
+				    .engine = 1 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
 				    .reserved[1] = 1 };
@@ -2150,7 +2301,11 @@ static void test_close_in_flight(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
 	for (i = 0; i < 8; i++) {
 		x = xfer(host(0, (uintptr_t)a), host(h, 0), len);
-		assert_ok(submit_on(f2, &x, 1, &t));
+		/* on both engines where there are two */
+		if (engines() >= 2)
+			assert_ok(submit_engine(f2, i & 1, &x, 1, &t));
+		else
+			assert_ok(submit_on(f2, &x, 1, &t));
 	}
 	t0 = now_ms();
 	close(f2);
@@ -2160,12 +2315,16 @@ static void test_close_in_flight(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	free(a); /* the closed file must not touch these any more */
 	free(b);
-	/* the engine goes on for the others */
+	/* the engines go on for the others */
 	{
 		uint8_t c[100];
 
 		x = xfer(host(0, (uintptr_t)c), board(0), sizeof(c));
 		assert_ok(run_chain(&x, 1));
+		if (engines() >= 2) {
+			assert_ok(submit_engine(fd, 1, &x, 1, &t));
+			assert_ok(wait_on(fd, t, WAIT_MS, NULL));
+		}
 	}
 }
 
@@ -2269,10 +2428,39 @@ static int sysfs_write(const char *file)
 }
 
 /*
+ * Engine 0 is out of use (its reset went unheeded): engine 1 still moves
+ * data (@x, host to board, and back), engine 0 still refuses.
+ */
+static int deaf_other_engine(const struct fc_ioc_xfer *x)
+{
+	static uint8_t back[8192];
+	struct fc_ioc_xfer y = *x, z;
+	uint64_t t;
+	int rc;
+
+	rc = submit_engine(fd, 1, &y, 1, &t);
+	if (!rc)
+		rc = wait_on(fd, t, WAIT_MS, NULL);
+	z = xfer(y.dst, host(0, (uintptr_t)back), y.len);
+	if (!rc)
+		rc = submit_engine(fd, 1, &z, 1, &t);
+	if (!rc)
+		rc = wait_on(fd, t, WAIT_MS, NULL);
+	printf("engine 1 beside the broken engine 0: %d (%s)\n", rc,
+	       strerror(-rc));
+	if (rc || memcmp((void *)(uintptr_t)y.src.addr, back, y.len))
+		return 1;
+	rc = submit_engine(fd, 0, &y, 1, &t);
+	printf("engine 0 still: %d (%s)\n", rc, strerror(-rc));
+	return rc != -EIO;
+}
+
+/*
  * A board that never acknowledges an engine reset (the emulator's
- * RESET_DEAF knob): the stalled chain still ends (-ETIMEDOUT), the device
+ * RESET_DEAF knob): the stalled chain still ends (-ETIMEDOUT), its engine
  * then refuses new chains (-EIO) rather than reuse memory the board may
- * still write, and a PCI remove and rescan bring back a working board.
+ * still write, the other engines go on (FC_FEAT_ENGINES), and a PCI
+ * remove and rescan bring back a working board.
  * Needs dma_timeout_ms set short by the caller.
  */
 static int deaf_reset_test(void)
@@ -2305,6 +2493,8 @@ static int deaf_reset_test(void)
 		return 1;
 	reg_write(FC_EMU_FAULT_RESET_DEAF, 0);
 	reg_write(FC_EMU_FAULT_DMA_STALL, 0);
+	if (engines() >= 2 && deaf_other_engine(&x))
+		return 1;
 
 	/* Remove (freeing what was parked) and probe again. */
 	close(fd);
@@ -2418,7 +2608,7 @@ static int remove_test(void)
 	char pcidir[512], file[600];
 	volatile uint32_t *regs;
 	uint8_t *ap = MAP_FAILED, *al;
-	uint64_t t, t2;
+	uint64_t t, t2, t3 = 0;
 	uint32_t h, v;
 	pid_t child, hammer;
 	pthread_t eq_th;
@@ -2469,6 +2659,9 @@ static int remove_test(void)
 	/* The buffer in a queued chain and under a channel ring. */
 	x = xfer(board(0x1000), host(am.handle, 0), 4096);
 	EXPECT(submit(&x, 1, &t2), 0);
+	/* ... and running on engine 1, where there is one */
+	if (engines() >= 2)
+		EXPECT(submit_engine(fd, 1, &x, 1, &t3), 0);
 	if (info.hw_caps & FC_CAP_CHANNELS)
 		EXPECT(chan_ring(fd, TEST_CHAN, am.handle, 16, page, NULL), 0);
 	/* A thread asleep on the event queue: the remove must end it. */
@@ -2514,6 +2707,8 @@ static int remove_test(void)
 	EXPECT(submit(&x, 1, &t), -ENODEV);
 	EXPECT(wait_on(fd, t, -1, NULL), -ENODEV);
 	EXPECT(wait_on(fd, t2, -1, NULL), -ENODEV);
+	if (t3)
+		EXPECT(wait_on(fd, t3, -1, NULL), -ENODEV);
 	EXPECT(mem_unregister(fd, h), -ENODEV);
 	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
 	EXPECT(mmap(NULL, alen, PROT_READ, MAP_SHARED, fd,
@@ -2574,6 +2769,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mem_register_bad),
 		cmocka_unit_test(test_memlock_limit),
 		cmocka_unit_test(test_engine_shared),
+		cmocka_unit_test(test_engine_bad),
+		cmocka_unit_test(test_engines_side_by_side),
 		cmocka_unit_test(test_submit_bad),
 		cmocka_unit_test(test_submit_chain_rule),
 		cmocka_unit_test(test_wait_bad),
@@ -2589,6 +2786,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_eq_full),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_stall_reset),
+		cmocka_unit_test(test_engines_reset),
 		cmocka_unit_test(test_error_index),
 		cmocka_unit_test(test_close_in_flight),
 		cmocka_unit_test(test_killed_in_flight),

@@ -137,6 +137,11 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 			sb->flags = FC_SUBMIT_EVENTFD;
 			sb->eventfd = (int32_t)pick(s);
 		}
+		/* an engine: mostly one of the board's, some out of range */
+		if (next(s) % 4 == 0) {
+			sb->flags |= FC_SUBMIT_ENGINE;
+			sb->engine = next(s) % 4 ? next(s) % 4 : (uint32_t)pick(s);
+		}
 		break;
 	}
 	case FC_IOC_WAIT: {

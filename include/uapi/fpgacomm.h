@@ -39,6 +39,7 @@
 #define FC_FEAT_EQ		(1u << 16)	/* EQ, EQ_HEAD, FC_CHAN_RING_EQ */
 #define FC_FEAT_XFER_CTRL	(1u << 17)	/* FC_XFER_CTRL */
 #define FC_FEAT_EQ_WAIT		(1u << 18)	/* EQ_WAIT */
+#define FC_FEAT_ENGINES		(1u << 19)	/* FC_SUBMIT_ENGINE */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -122,10 +123,17 @@ struct fc_ioc_xfer {
 };
 
 /*
- * SUBMIT: queue @count transfers as one ticket; they run in order after
- * the tickets submitted before. The driver builds one descriptor per
- * bus-contiguous piece of each transfer, in tables of max_chain descriptors
- * (one hardware chain each). What a file may hold is bounded, counted from
+ * SUBMIT: queue @count transfers as one ticket on one of the board's DMA
+ * engines: engine 0, or with FC_SUBMIT_ENGINE (FC_FEAT_ENGINES) engine
+ * @engine, below fc_ioc_info.dma_engines (and FC_DMA_MAX_ENGINES; a board
+ * that reports none has engine 0), else -EINVAL; without the flag @engine
+ * must be 0 (-EINVAL). A file's tickets on one engine run in the order it
+ * submitted them, each after the one before has ended; tickets on
+ * different engines run side by side, with no order between them (nor
+ * between their ends): a long ticket on one engine does not hold back a
+ * short one on another. Files take each engine in turn. The driver
+ * builds one descriptor per bus-contiguous piece of each transfer, in
+ * tables of max_chain descriptors (one hardware chain each). What a file may hold is bounded, counted from
  * SUBMIT until the ticket ends (not until WAIT):
  *  - descriptors: a ticket of n descriptors holds ceil(n / max_chain)
  *    tables, and a file's tickets together at most max_desc / max_chain
@@ -138,17 +146,19 @@ struct fc_ioc_xfer {
  * Other errors: -EINVAL (flags, reserved fields, lengths, spaces, handles),
  * -ERANGE (outside a buffer or board memory), -EFAULT (user addresses),
  * -EPERM (raw bus addresses), -EMSGSIZE (a channel message crossing a
- * table), -ENOMEM (RLIMIT_MEMLOCK, no memory), -EIO (engine out of use
- * until the board is removed), -ENODEV (board gone).
+ * table), -ENOMEM (RLIMIT_MEMLOCK, no memory), -EIO (that engine out of use
+ * until the board is removed: its reset went unacknowledged; the others
+ * go on), -ENODEV (board gone).
  */
 #define FC_SUBMIT_EVENTFD	(1u << 0)	/* signal eventfd when it ends */
+#define FC_SUBMIT_ENGINE	(1u << 1)	/* run it on engine @engine */
 
 struct fc_ioc_submit {
 	__u32 flags;			/* FC_SUBMIT_* */
 	__u32 count;			/* 1..max_chain */
 	__aligned_u64 xfers;		/* user pointer to count fc_ioc_xfer */
 	__s32 eventfd;			/* with FC_SUBMIT_EVENTFD */
-	__u32 reserved0;
+	__u32 engine;			/* with FC_SUBMIT_ENGINE, else 0 */
 	__aligned_u64 ticket;		/* out: for WAIT */
 	__aligned_u64 reserved[2];
 };
@@ -180,7 +190,11 @@ struct fc_ioc_reg {
 	__u32 reserved;
 };
 
-/* RESET: cancel this file's chains (-ECANCELED) and reset the engine. */
+/*
+ * RESET: cancel this file's chains on every engine (-ECANCELED), resetting
+ * the engines that ran one of them and the idle ones; an engine running
+ * another file's chain goes on. -EIO: an engine is out of use.
+ */
 struct fc_ioc_reset {
 	__u32 flags;			/* in: must be 0 */
 	__u32 reserved;

@@ -112,6 +112,10 @@ static int kernel_open(struct fc_dev *dev, const char *path)
 	dev->info.numa_node = k->info.numa_node;
 	dev->ctrl_msgs = k->info.features & FC_FEAT_XFER_CTRL;
 	dev->info.max_xfer_len = k->info.max_xfer_len;
+	/* A queue per engine (the fabric's lanes), where SUBMIT can name one. */
+	if (k->info.features & FC_FEAT_ENGINES)
+		dev->engines = k->info.dma_engines < FC_DMA_MAX_ENGINES ?
+			       k->info.dma_engines : FC_DMA_MAX_ENGINES;
 	return 0;
 
 err_close:
@@ -251,7 +255,11 @@ static int kernel_peer_export(struct fc_dev *dev, uint64_t off, uint64_t len,
 	return ret;
 }
 
-/* The driver runs one queue per file (dev->engines 0): @engine is 0. */
+/*
+ * On engine @engine (below dev->engines): the driver runs a file's tickets
+ * on one engine in order, on different engines side by side. A driver
+ * without FC_FEAT_ENGINES has one queue (dev->engines 0): @engine is 0.
+ */
 static int kernel_submit(struct fc_dev *dev, unsigned int engine,
 			 const struct fc_xfer *xfers, unsigned int n,
 			 uint64_t *ticket)
@@ -264,6 +272,10 @@ static int kernel_submit(struct fc_dev *dev, unsigned int engine,
 	unsigned int i;
 	int ret;
 
+	if (engine) {
+		s.flags |= FC_SUBMIT_ENGINE;
+		s.engine = engine;
+	}
 	memset(x, 0, n * sizeof(x[0]));
 	for (i = 0; i < n; i++) {
 		if (xfers[i].flags & FC_XFER_F_CTRL) {
