@@ -178,7 +178,7 @@ static bool topology_valid(const struct fc_topology *t)
 	       fc_topo_ports(t) <= FC_MAX_PORTS;
 }
 
-/* The express hop (router.c) unless FPGACOMM_EMU_EXPRESS=0. */
+/* The express hop (express.c) unless FPGACOMM_EMU_EXPRESS=0. */
 static bool express_wanted(void)
 {
 	const char *env = getenv("FPGACOMM_EMU_EXPRESS");
@@ -672,8 +672,6 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
 	uint64_t bit = 1ull << node;
 
-	if (fcemu__express_pkt(c, node, pkt))
-		return 1;
 	if (!(c->inject_dirty & bit)) {
 		c->inject_tail[node] = fcemu__ring_tail(r);
 		c->inject_dirty |= bit;
@@ -690,15 +688,9 @@ unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
 	uint64_t bit = 1ull << node;
-	uint32_t tail, room, k, sent;
+	uint32_t tail, room, k;
 	struct cl_slot *s;
 
-	/* What goes by the express hop leaves the rest to inject. */
-	sent = fcemu__express_full(c, node, hdr, src, n);
-	if (sent == n)
-		return n;
-	n -= sent;
-	src += (size_t)sent * FC_PKT_PAYLOAD;
 	if (!(c->inject_dirty & bit)) {
 		c->inject_tail[node] = fcemu__ring_tail(r);
 		c->inject_dirty |= bit;
@@ -717,7 +709,7 @@ unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
 		s->seq = tail + k;
 	}
 	c->inject_tail[node] = tail + n;
-	return sent + n;
+	return n;
 }
 
 unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,

@@ -231,31 +231,21 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
  * or after taking it off its input too (2): kills at the worst moments. */
 extern int fcemu__die_in_move;
 
-/* The output port for packet header @hdr at board @n, or -1 to drop it
- * (its routing table entry in *@entry), and the VC it leaves on. */
+/* emu/route.c: the output port for packet header @hdr at board @n, or -1
+ * to drop it (its routing table entry in *@entry), and the VC it leaves
+ * on. */
 int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 		 uint32_t *entry);
 unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 			   unsigned int out);
 
 /*
- * emu/express.c: the run at @head of board @n's injection ring (up to
- * @max packets) by the express hop, under @n's router lock. RETURN
- * VALUE: packets moved; 0: the usual way.
+ * emu/express.c: what board @n's own process injected, from the head of
+ * its injection ring, by the express hop while it can go (up to @budget
+ * packets), under @n's router lock. RETURN VALUE: packets moved.
  */
-uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
-			    uint32_t head, uint32_t max);
-/*
- * The same for packets board @node's own process injects (cluster.c's
- * fcemu_cluster_inject*): @n full packets of header @hdr whose payloads
- * are at @src on, or one packet. RETURN VALUE: packets sent (0 or false:
- * inject them as usual).
- */
-unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
-				 uint32_t hdr, const uint8_t *src,
-				 unsigned int n);
-bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
-			const struct fc_hw_pkt *pkt);
+unsigned int fcemu__express_injected(struct fcemu_cluster *c, unsigned int n,
+				     unsigned int budget);
 /* Tests only: packets this process sent by the express hop. */
 extern unsigned long fcemu__express_pkts;
 

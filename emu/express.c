@@ -136,7 +136,8 @@ static void express_close(struct fcemu_cluster *c, unsigned int dst,
 		fcemu__cluster_ring_fenced(c, dst);
 }
 
-uint32_t fcemu__express_run(struct fcemu_cluster *c, unsigned int n,
+/* The run at @head of @n's injection ring, up to @max packets. */
+static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 			    uint32_t head, uint32_t max)
 {
 	struct cl_ring *from = cl_ring(c, n, CL_RING_INJECT), *to;
@@ -228,9 +229,9 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 	return true;
 }
 
-unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
-				 uint32_t hdr, const uint8_t *src,
-				 unsigned int n)
+unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
+					unsigned int node, uint32_t hdr,
+					const uint8_t *src, unsigned int n)
 {
 	struct express_to x;
 	struct cl_slot *s;
@@ -254,15 +255,26 @@ unsigned int fcemu__express_full(struct fcemu_cluster *c, unsigned int node,
 	return n;
 }
 
-bool fcemu__express_pkt(struct fcemu_cluster *c, unsigned int node,
-			const struct fc_hw_pkt *pkt)
+unsigned int fcemu__express_injected(struct fcemu_cluster *c, unsigned int n,
+				     unsigned int budget)
 {
-	struct express_to x;
+	struct cl_ring *r = cl_ring(c, n, CL_RING_INJECT);
+	unsigned int moved = 0;
+	uint32_t head, avail, k;
 
-	if (!express_begin(c, node, le32toh(pkt->hdr), &x))
-		return false;
-	express_put(x.ring, x.tail, pkt, ~FC_PKT_VC, x.path.vcbit,
-		    x.path.tag);
-	express_close(c, x.dst, &x.path, x.tail, 1);
-	return true;
+	if (!c->express || !(c->mine & (1ull << n)))
+		return 0;
+	while (moved < budget) {
+		head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+		avail = cl_ld(&r->tail) - head;
+		if (!avail || avail > CL_RING_SLOTS)
+			break;
+		if (avail > budget - moved)
+			avail = budget - moved;
+		k = express_run(c, n, head, avail);
+		if (!k)
+			break;
+		moved += k;
+	}
+	return moved;
 }

@@ -157,6 +157,14 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node);
  */
 bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 			   const struct fc_hw_pkt *const *pkts, unsigned int n);
+/*
+ * The same for up to @n full packets of header @hdr whose payloads are at
+ * @src on (as fcemu_cluster_inject_full() takes them), written in place.
+ * RETURN VALUE: packets sent; inject the rest.
+ */
+unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
+					unsigned int node, uint32_t hdr,
+					const uint8_t *src, unsigned int n);
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);

@@ -89,9 +89,14 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->bursts_shared = false;
 }
 
+/* One packet: by the express hop where the route is idle, else queued. */
 static int inject(struct fcemu *emu, struct fc_hw_pkt *pkt, uint32_t hdr)
 {
+	const struct fc_hw_pkt *one = pkt;
+
 	pkt->hdr = htole32(hdr);
+	if (fcemu_cluster_express(emu->cluster, self(emu), &one, 1))
+		return 1;
 	return fcemu_cluster_inject(emu->cluster, self(emu), pkt);
 }
 
@@ -207,6 +212,24 @@ static unsigned int data_chan(uint64_t dst)
 	return FC_FABRIC_OFFSET(dst) >> FC_FABRIC_CHAN_SHIFT;
 }
 
+/*
+ * @n full packets of header @hdr from @src on: by the express hop where
+ * the route is idle, the rest into the injection ring. RETURN VALUE:
+ * packets taken, fewer when the ring fills.
+ */
+static unsigned int inject_full(struct fcemu *emu, uint32_t hdr,
+				const uint8_t *src, unsigned int n)
+{
+	unsigned int k = fcemu_cluster_express_full(emu->cluster, self(emu),
+						    hdr, src, n);
+
+	if (k == n)
+		return n;
+	return k + fcemu_cluster_inject_full(emu->cluster, self(emu), hdr,
+					     src + (size_t)k * FC_PKT_PAYLOAD,
+					     n - k);
+}
+
 static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 			       uint64_t dst, const uint8_t *src,
 			       uint64_t span, bool *blocked)
@@ -228,8 +251,8 @@ static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
 			 * from the source into the injection ring. */
 			hdr = FC_PKT_HDR(node, self(emu), chan, FC_PKT_PAYLOAD,
 					 data_type(dma));
-			n = fcemu_cluster_inject_full(emu->cluster, self(emu), hdr,
-						      src + done, (unsigned int)full);
+			n = inject_full(emu, hdr, src + done,
+					(unsigned int)full);
 			if (n) {
 				dma->msg_open = true;
 				dma->msg_node = (uint8_t)node;

@@ -39,6 +39,19 @@ static uint64_t boards_to_route(struct fcemu_cluster *c, uint64_t pending)
 	return route;
 }
 
+/*
+ * Board @n's router, its lock held: what its own host injected takes the
+ * express hop first where its route is idle (express.c), the rest the
+ * router's way. RETURN VALUE: packets moved.
+ */
+static unsigned int run_router(struct fcemu_cluster *c, unsigned int n,
+			       unsigned int budget)
+{
+	unsigned int moved = fcemu__express_injected(c, n, budget);
+
+	return moved + fcemu__router_run(c, n, budget - moved);
+}
+
 uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 {
 	unsigned int nodes = c->nodes;
@@ -62,9 +75,9 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 			if (fcemu__cluster_lock(c, n, false))
 				continue;
 			kicked &= ~(1ull << n);
-			moved = fcemu__router_run(c, n, budget - total < BOARD_BUDGET ?
-						  (unsigned int)(budget - total) :
-						  BOARD_BUDGET);
+			moved = run_router(c, n, budget - total < BOARD_BUDGET ?
+						 (unsigned int)(budget - total) :
+						 BOARD_BUDGET);
 			fcemu__cluster_unlock(c, n);
 			total += moved;
 			if (moved)
@@ -90,6 +103,7 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
 		return;
 	}
 	c->kicked &= ~(1ull << node);
-	fcemu__router_run_injected(c, node, BOARD_BUDGET);
+	fcemu__router_run_injected(c, node, BOARD_BUDGET -
+			fcemu__express_injected(c, node, BOARD_BUDGET));
 	fcemu__cluster_unlock(c, node);
 }

@@ -17,38 +17,6 @@
 
 #define BURST		64	/* packets from one input before the next */
 
-/* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
- * the same dimension, and 0 when it enters or turns. */
-unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
-			  unsigned int out)
-{
-	if (entry & FC_ROUTE_DATELINE)
-		return 1;
-	if (in != FC_PORT_LOCAL && FC_PORT_DIM(in) == FC_PORT_DIM(out))
-		return vc;
-	return 0;
-}
-
-/* Where the packet goes: an output port, or -1 to drop it. */
-int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
-		 uint32_t *entry)
-{
-	unsigned int dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
-	unsigned int port;
-
-	if (dst >= c->nodes || cl_gone(c, dst))
-		return -1;
-	*entry = cl_rd(c, n, FC_ROUTE_TABLE(dst));
-	if (!(*entry & FC_ROUTE_VALID))
-		return -1;
-	port = *entry & FC_ROUTE_PORT_MASK;
-	if (port == FC_PORT_LOCAL)
-		return dst == n ? 0 : -1;
-	if (port > c->ports || cl_peer(c, n, port) == CL_NO_PEER)
-		return -1;
-	return (int)port;
-}
-
 /* Packets at the head of input @in/@vc that may go, up to @max: those
  * there, and on a link only those that came over the wire intact. */
 static uint32_t input_ready(struct fcemu_cluster *c, unsigned int n,
@@ -147,10 +115,6 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 	} else {
 		ovc = fcemu__out_vc(entry, in, vc, (unsigned int)out);
 		vcbit = ovc ? FC_PKT_VC : 0;
-		if (in == FC_PORT_LOCAL &&
-		    (k = fcemu__express_run(c, n, head,
-					    input_ready(c, n, in, vc, max))))
-			return k;
 		to = fcemu__link_ring(c, n, (unsigned int)out, ovc);
 	}
 	room = fcemu__ring_free(to);
