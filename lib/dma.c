@@ -69,10 +69,10 @@ static int check_xfer(struct fc_dev *dev, const struct fc_xfer *x,
 }
 
 static void note_ticket(struct fc_dev *dev, const struct fc_loc *loc,
-			uint64_t ticket)
+			unsigned int engine, uint64_t ticket)
 {
 	if (loc->space == FC_SPACE_HOST)
-		fc__mem_find(dev, loc->mem)->last_ticket = ticket;
+		fc__mem_find(dev, loc->mem)->last_ticket[engine] = ticket;
 }
 
 int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
@@ -97,8 +97,8 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 	if (ret)
 		goto out_unlock;
 	for (i = 0; i < n; i++) {
-		note_ticket(dev, &xfers[i].src, *ticket);
-		note_ticket(dev, &xfers[i].dst, *ticket);
+		note_ticket(dev, &xfers[i].src, engine, *ticket);
+		note_ticket(dev, &xfers[i].dst, engine, *ticket);
 	}
 out_unlock:
 	pthread_mutex_unlock(&dev->lock);

@@ -52,7 +52,9 @@ struct fc__mem {
 	size_t map_len;		/* bytes mapped when owned */
 	uint64_t handle;	/* the backend's name for it: emu bus address,
 				 * or the driver's registration handle */
-	uint64_t last_ticket;	/* newest chain naming this buffer */
+	/* newest chain naming this buffer on each engine (chains on one
+	 * engine end in order; on different engines in any order) */
+	uint64_t last_ticket[FC_DMA_MAX_ENGINES];
 	/* channel requests moving data straight from or into it (found by
 	 * fc__mem_hold): fc_mem_free() gives -EBUSY meanwhile */
 	unsigned int users;

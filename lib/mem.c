@@ -222,11 +222,24 @@ static void release(struct fc_dev *dev, struct fc__mem *m)
 	free(m);
 }
 
-FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
+/* Is a chain naming @m still running, on any engine? Only looks (moves
+ * nothing). Lock held. */
+static bool chains_use(struct fc_dev *dev, const struct fc__mem *m)
 {
 	struct fc_dma_result res;
+	unsigned int e;
+
+	for (e = 0; e < FC_DMA_MAX_ENGINES; e++)
+		if (m->last_ticket[e] &&
+		    dev->be->poll(dev, m->last_ticket[e], &res, NULL) ==
+			    -EINPROGRESS)
+			return true;
+	return false;
+}
+
+FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
+{
 	struct fc__mem *m;
-	uint64_t moved;
 	int ret = 0;
 
 	if (!dev || !mem)
@@ -238,9 +251,7 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 		goto out_unlock;
 	}
 	/* A message on its way from or into it, or a chain naming it. */
-	if (m->users ||
-	    (m->last_ticket && dev->be->poll(dev, m->last_ticket, &res,
-					     &moved) == -EINPROGRESS)) {
+	if (m->users || chains_use(dev, m)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}

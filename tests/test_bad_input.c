@@ -748,6 +748,45 @@ static void test_mem_free_busy(void **state)
 	assert_device_works();
 }
 
+/* lib/dma.c, not public: a chain on a queue of the caller's choice. */
+int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
+		      const struct fc_xfer *xfers, unsigned int n,
+		      uint64_t *ticket);
+
+/*
+ * Chains on different engines end in any order: a buffer named by an
+ * older chain still running on engine 0 (64 MiB, several polls' work)
+ * stays busy after a newer, short chain naming it on engine 1 has ended.
+ */
+static void test_mem_free_busy_engines(void **state)
+{
+	const size_t big = 64u << 20, piece = 4u << 20;
+	struct fc_xfer x[16];
+	struct fc_mem *m;
+	uint64_t t0, t1;
+	unsigned int i;
+	int ret;
+
+	need_emulator();
+	if (info.dma_engines < 2 || info.board_mem_size < big + 4096 ||
+	    info.max_xfer_len < piece)
+		skip();
+	assert_ok(fc_mem_alloc(dev, big + 4096, 0, &m));
+	for (i = 0; i < big / piece; i++)
+		x[i] = xfer(fc_host(m, i * piece), fc_board(i * piece), piece);
+	assert_ok(fc__dma_submit_on(dev, 0, x, big / piece, &t0));
+	x[0] = xfer(fc_host(m, big), fc_board(big), 64);
+	assert_ok(fc__dma_submit_on(dev, 1, x, 1, &t1));
+	for (i = 0; i < 1000 && (ret = fc_dma_poll(dev, t1)) == -EINPROGRESS; i++)
+		;
+	assert_ok(ret);
+	assert_int_equal(fc_dma_poll(dev, t0), -EINPROGRESS);
+	assert_rc(fc_mem_free(dev, m), -EBUSY);
+	assert_ok(fc_dma_wait(dev, t0, WAIT_MS));
+	assert_ok(fc_mem_free(dev, m));
+	assert_device_works();
+}
+
 static void test_reg_offsets(void **state)
 {
 	static const uint32_t bad[] = {
@@ -1139,6 +1178,7 @@ int main(void)
 		T(test_register_unmapped),
 		T(test_mem_double_free),
 		T(test_mem_free_busy),
+		T(test_mem_free_busy_engines),
 		T(test_reg_offsets),
 		T(test_unknown_ticket),
 		T(test_queue_full),
