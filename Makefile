@@ -9,7 +9,13 @@ BINDIR     ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
-VERSION    := 0.1.0
+# The release is the public API's major.minor (FC_API_VERSION_* in
+# include/fpgacomm/fpgacomm.h, whose symbols lib/libfpgacomm.map versions
+# as FPGACOMM_MAJOR.MINOR) and a patch level; scripts/check-rules.sh checks
+# that the header and the map agree.
+API_VERSION = $(shell sed -n 's/^\#define FC_API_VERSION_$(1)[[:space:]]*//p' \
+		include/fpgacomm/fpgacomm.h)
+VERSION    := $(call API_VERSION,MAJOR).$(call API_VERSION,MINOR).0
 SOVERSION  := 0
 
 CC       ?= cc
@@ -17,6 +23,10 @@ AR       ?= ar
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Werror=implicit-function-declaration
+# WERROR=1 (as .ci/run builds) turns every warning into an error.
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
 CPPFLAGS += -D_GNU_SOURCE -Iinclude
 # Include paths per folder, so that a folder's private headers stay its own:
 # include/ (the public API, the ioctl ABI, the hardware contract) is for

@@ -29,6 +29,11 @@ add_summary() {
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
 }
 
+echo "== House rules (scripts/check-rules.sh)"
+scripts/check-rules.sh | tee "$log"
+rules_status=${PIPESTATUS[0]}
+add_summary "$log"
+
 echo "== Library tests on the emulated board"
 scripts/run-tests.sh "$@" | tee "$log"
 host_status=${PIPESTATUS[0]}
@@ -77,4 +82,4 @@ else
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
-[[ $host_status == 0 && $asan_status == 0 && $vm_status == 0 && $failed == 0 ]]
+[[ $rules_status == 0 && $host_status == 0 && $asan_status == 0 && $vm_status == 0 && $failed == 0 ]]

@@ -155,7 +155,8 @@ static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 	x = malloc(xn * sizeof(*x));
 	if (!x)
 		return fc__dma_submit_on(dev, lane, r->xfers, r->n, &r->ticket);
-	for (q = r, xn = 0, i = 0; i < k; q = q->next, i++) {
+	memcpy(x, r->xfers, r->n * sizeof(*x));
+	for (q = r->next, xn = r->n, i = 1; i < k; q = q->next, i++) {
 		memcpy(x + xn, q->xfers, q->n * sizeof(*x));
 		xn += q->n;
 	}
