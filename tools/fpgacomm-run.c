@@ -415,7 +415,18 @@ static int start_ranks(struct run *r, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct run_args {
+	const char *topo_arg;
+	const char *name;
+	struct fcemu_faults faults;
+	double timeout;
+	bool verbose;
+	uint64_t n;
+	char **argv; /* the program and its arguments */
+};
+
+static void parse_args(int argc, char **argv, struct run_args *a)
 {
 	static const struct option opts[] = {
 		{ "ranks", required_argument, NULL, 'n' },
@@ -427,42 +438,34 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *topo_arg = NULL, *name = NULL;
-	struct fcemu_faults faults = { 0, 0 };
-	struct fcemu_cluster *cluster;
-	struct fc_topology t;
-	char default_name[FCEMU_CLUSTER_NAME_MAX];
-	struct run r;
-	double timeout = 0;
-	bool verbose = false;
-	uint64_t n = 0;
-	int c, ret, status;
+	int c;
 
+	memset(a, 0, sizeof(*a));
 	/* '+': the program's own options are not ours */
 	while ((c = getopt_long(argc, argv, "+n:t:c:f:T:vh", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'n':
-			if (parse_u64(optarg, &n) || !n || n > FC_MAX_NODES)
-				usage_error(
-					"bad number of ranks '%s': expected "
-					"1 to %u",
-					optarg, FC_MAX_NODES);
+			if (parse_u64(optarg, &a->n) || !a->n ||
+			    a->n > FC_MAX_NODES)
+				usage_error("bad number of ranks '%s': expected "
+					    "1 to %u",
+					    optarg, FC_MAX_NODES);
 			break;
 		case 't':
-			topo_arg = optarg;
+			a->topo_arg = optarg;
 			break;
 		case 'c':
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 'f':
-			parse_faults(optarg, &faults);
+			parse_faults(optarg, &a->faults);
 			break;
 		case 'T':
-			timeout = parse_timeout(optarg);
+			a->timeout = parse_timeout(optarg);
 			break;
 		case 'v':
-			verbose = true;
+			a->verbose = true;
 			break;
 		default:
 			other_option(c, usage);
@@ -471,93 +474,125 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage_error("no program given: %s -n N -- PROG [ARGS]...",
 			    prog);
-	if (topo_arg) {
-		if (fc_topo_parse(topo_arg, &t))
-			usage_error("bad topology '%s': expected ring:N, "
-				    "mesh:XxY, torus:XxY (at most %u nodes) "
-				    "or full:N (N <= %u)",
-				    topo_arg, FC_MAX_NODES, FC_MAX_PORTS + 1);
-		if (!n)
-			n = t.nodes;
-		if (t.nodes != n)
-			usage_error(
-				"topology %s has %u nodes, not the %u ranks "
-				"of -n",
-				topo_arg, t.nodes, (unsigned int)n);
-	} else {
-		if (!n)
+	a->argv = argv + optind;
+}
+
+/* The topology of --topology, else a default for -n ranks. */
+static void choose_topology(struct run_args *a, struct fc_topology *t)
+{
+	if (!a->topo_arg) {
+		if (!a->n)
 			usage_error("how many ranks? -n N (or --topology)");
-		default_topology(n, &t);
+		default_topology(a->n, t);
+		return;
 	}
-	if (!name) {
-		snprintf(default_name, sizeof(default_name), "run-%d",
-			 (int)getpid());
-		name = default_name;
-	}
-	if (!good_name(name))
-		usage_error("bad cluster name '%s': 1 to %u letters, digits, "
-			    "'.', '_' or '-', not starting with '.' or '-'",
-			    name, FCEMU_CLUSTER_NAME_MAX - 1);
+	if (fc_topo_parse(a->topo_arg, t))
+		usage_error("bad topology '%s': expected ring:N, "
+			    "mesh:XxY, torus:XxY (at most %u nodes) "
+			    "or full:N (N <= %u)",
+			    a->topo_arg, FC_MAX_NODES, FC_MAX_PORTS + 1);
+	if (!a->n)
+		a->n = t->nodes;
+	if (t->nodes != a->n)
+		usage_error("topology %s has %u nodes, not the %u ranks of -n",
+			    a->topo_arg, t->nodes, (unsigned int)a->n);
+}
 
-	memset(&r, 0, sizeof(r));
-	r.name = name;
-	r.n = n;
-	fc_topo_format(&t, r.topo, sizeof(r.topo));
-	r.ranks = calloc(n, sizeof(*r.ranks));
-	if (!r.ranks) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
-
-	/*
-	 * The signals that end a run are taken synchronously from here on, so
-	 * that none can end fpgacomm-run between creating the shared object
-	 * and removing it (only SIGKILL can: the ranks then die with it, by
-	 * PR_SET_PDEATHSIG, but the object stays). SIGCHLD must not be ignored (inherited SIG_IGN
-	 * would reap the ranks behind our back).
-	 */
+/*
+ * The signals that end a run are taken synchronously from here on, so that
+ * none can end fpgacomm-run between creating the shared object and removing
+ * it (only SIGKILL can: the ranks then die with it, by PR_SET_PDEATHSIG, but
+ * the object stays). SIGCHLD must not be ignored (inherited SIG_IGN would
+ * reap the ranks behind our back).
+ */
+static void take_signals(struct run *r)
+{
 	signal(SIGCHLD, SIG_DFL);
 	/* a closed stderr must not end us before the clean-up */
-	r.pipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
-	sigemptyset(&r.caught);
-	sigaddset(&r.caught, SIGCHLD);
-	catch_unless_ignored(&r.caught, SIGINT);
-	catch_unless_ignored(&r.caught, SIGTERM);
-	catch_unless_ignored(&r.caught, SIGHUP);
-	sigprocmask(SIG_BLOCK, &r.caught, &r.orig_mask);
+	r->pipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
+	sigemptyset(&r->caught);
+	sigaddset(&r->caught, SIGCHLD);
+	catch_unless_ignored(&r->caught, SIGINT);
+	catch_unless_ignored(&r->caught, SIGTERM);
+	catch_unless_ignored(&r->caught, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r->caught, &r->orig_mask);
+}
 
-	ret = fcemu_cluster_create(&cluster, name, &t, &faults);
+/*
+ * Create the cluster, run the ranks in it, remove it.
+ * RETURN VALUE: the exit status of fpgacomm-run.
+ */
+static int run_cluster(struct run *r, const struct run_args *a,
+		       const struct fc_topology *t)
+{
+	struct fcemu_cluster *cluster;
+	int ret, status;
+
+	ret = fcemu_cluster_create(&cluster, r->name, t, &a->faults);
 	if (ret) {
 		fprintf(stderr, "%s: cannot create cluster %s: %s%s\n", prog,
-			name, strerror(-ret),
+			r->name, strerror(-ret),
 			ret == -EEXIST ? " (another run uses the name, or one "
 					 "left /dev/shm/fpgacomm-NAME behind)" :
 					 "");
-		free(r.ranks);
 		return 1;
 	}
-	if (verbose)
+	if (a->verbose)
 		fprintf(stderr,
 			"%s: cluster %s, %s, %u rank%s, faults drop "
 			"%u corrupt %u ppm\n",
-			prog, name, r.topo, r.n, r.n == 1 ? "" : "s",
-			faults.drop_ppm, faults.corrupt_ppm);
+			prog, r->name, r->topo, r->n, r->n == 1 ? "" : "s",
+			a->faults.drop_ppm, a->faults.corrupt_ppm);
 
 	/* the ranks already started are being killed if this fails */
-	ret = start_ranks(&r, argv + optind);
-	status = wait_ranks(&r, ret ? 0 : timeout);
+	ret = start_ranks(r, a->argv);
+	status = wait_ranks(r, ret ? 0 : a->timeout);
 	if (ret && !status)
 		status = 1;
 
 	fcemu_cluster_detach(cluster);
-	ret = fcemu_cluster_unlink(name);
+	ret = fcemu_cluster_unlink(r->name);
 	/* a rank may have removed it already; anything else is worth a word */
 	if (ret && ret != -ENOENT) {
 		fprintf(stderr, "%s: cannot remove cluster %s: %s\n", prog,
-			name, strerror(-ret));
+			r->name, strerror(-ret));
 		if (!status)
 			status = 1;
 	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	char default_name[FCEMU_CLUSTER_NAME_MAX];
+	struct run_args a;
+	struct fc_topology t;
+	struct run r;
+	int status;
+
+	parse_args(argc, argv, &a);
+	choose_topology(&a, &t);
+	if (!a.name) {
+		snprintf(default_name, sizeof(default_name), "run-%d",
+			 (int)getpid());
+		a.name = default_name;
+	}
+	if (!good_name(a.name))
+		usage_error("bad cluster name '%s': 1 to %u letters, digits, "
+			    "'.', '_' or '-', not starting with '.' or '-'",
+			    a.name, FCEMU_CLUSTER_NAME_MAX - 1);
+
+	memset(&r, 0, sizeof(r));
+	r.name = a.name;
+	r.n = a.n;
+	fc_topo_format(&t, r.topo, sizeof(r.topo));
+	r.ranks = calloc(a.n, sizeof(*r.ranks));
+	if (!r.ranks) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	take_signals(&r);
+	status = run_cluster(&r, &a, &t);
 	free(r.ranks);
 	return status;
 }
