@@ -170,7 +170,15 @@ static int split_pair(const char *s, char *a, char *b)
 	return 0;
 }
 
-int bench_msgcost_main(int argc, char **argv)
+/* What the command line asks for. */
+struct mc_args {
+	char name[2][MC_NAME_MAX];
+	unsigned int iters;
+	uint64_t size;
+	one_way_fn *one_way;
+};
+
+static void mc_parse_args(int argc, char **argv, struct mc_args *a)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -180,41 +188,37 @@ int bench_msgcost_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char name[2][MC_NAME_MAX], *buf[2];
-	const char *cluster, *rank;
-	struct fc_chan *ch[2];
-	struct fc_world w[2];
-	struct fc_dev *dev[2];
-	unsigned int iters = 10000;
-	uint64_t size = 8, v;
-	one_way_fn *one_way = one_way_send;
+	const char *cluster;
 	bool named = false;
-	double t0, dt;
-	int c, i, ret;
+	uint64_t v;
+	int c, i;
 
+	a->iters = 10000;
+	a->size = 8;
+	a->one_way = one_way_send;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "s:i:d:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (parse_size(optarg, &size, "K", true) || !size ||
-			    size > MC_SIZE_MAX)
+			if (parse_size(optarg, &a->size, "KM", true) ||
+			    !a->size || a->size > MC_SIZE_MAX)
 				usage_error("bad size '%s' (1..16M)", optarg);
 			break;
 		case 'i':
 			if (parse_u64(optarg, &v) || !v || v > 100000000)
 				usage_error("bad iteration count '%s'", optarg);
-			iters = (unsigned int)v;
+			a->iters = (unsigned int)v;
 			break;
 		case 'd':
-			if (split_pair(optarg, name[0], name[1]))
+			if (split_pair(optarg, a->name[0], a->name[1]))
 				usage_error("-d takes two boards: A,B");
 			named = true;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "send"))
-				one_way = one_way_send;
+				a->one_way = one_way_send;
 			else if (!strcmp(optarg, "isend"))
-				one_way = one_way_isend;
+				a->one_way = one_way_isend;
 			else
 				usage_error("bad mode '%s' (send or isend)",
 					    optarg);
@@ -225,55 +229,79 @@ int bench_msgcost_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (one_way == one_way_send && size >= FC_CHAN_RNDV_MIN)
+	if (a->one_way == one_way_send && a->size >= FC_CHAN_RNDV_MIN)
 		usage_error("%llu bytes go by rendezvous: use -m isend",
-			    (unsigned long long)size);
-	rank = getenv("FPGACOMM_RANK");
-	if (rank && strcmp(rank, "0"))
-		return 0; /* rank 0 drives both boards */
-	if (!named) {
-		cluster = getenv("FPGACOMM_CLUSTER");
-		if (!cluster || !*cluster)
-			usage_error("no -d and no $FPGACOMM_CLUSTER: run it as "
-				    "fpgacomm-run -n 2 -- %s msgcost",
-				    prog);
-		for (i = 0; i < 2; i++)
-			if (snprintf(name[i], MC_NAME_MAX, "emu:%s/%d", cluster,
-				     i) >= MC_NAME_MAX)
-				usage_error("cluster name too long");
-	}
+			    (unsigned long long)a->size);
+	if (named)
+		return;
+	cluster = getenv("FPGACOMM_CLUSTER");
+	if (!cluster || !*cluster)
+		usage_error("no -d and no $FPGACOMM_CLUSTER: run it as "
+			    "fpgacomm-run -n 2 -- %s msgcost",
+			    prog);
+	for (i = 0; i < 2; i++)
+		if (snprintf(a->name[i], MC_NAME_MAX, "emu:%s/%d", cluster,
+			     i) >= MC_NAME_MAX)
+			usage_error("cluster name too long");
+}
+
+/* Both boards, a buffer each and a channel between them. */
+static void mc_open_pair(const struct mc_args *a, struct fc_dev *dev[2],
+			 struct fc_chan *ch[2], char *buf[2])
+{
+	struct fc_world w[2];
+	int i, ret;
 
 	for (i = 0; i < 2; i++) {
-		ret = fc_open(&dev[i], name[i]);
+		ret = fc_open(&dev[i], a->name[i]);
 		if (ret)
-			mc_die(name[i], ret);
+			mc_die(a->name[i], ret);
 		ret = fc_world_query(dev[i], &w[i]);
 		if (ret)
 			mc_die("world", ret);
-		buf[i] = calloc(1, size);
+		buf[i] = calloc(1, a->size);
 		if (!buf[i])
 			mc_die("buffer", -ENOMEM);
 	}
 	if (w[0].rank == w[1].rank)
-		usage_error("%s and %s are the same rank", name[0], name[1]);
+		usage_error("%s and %s are the same rank", a->name[0],
+			    a->name[1]);
 	for (i = 0; i < 2; i++) {
 		ret = fc_chan_open(dev[i], w[!i].rank, MC_PORT, 0, &ch[i]);
 		if (ret)
 			mc_die("channel", ret);
 	}
+}
+
+int bench_msgcost_main(int argc, char **argv)
+{
+	struct fc_chan *ch[2];
+	struct fc_dev *dev[2];
+	struct mc_args a;
+	const char *rank;
+	char *buf[2];
+	double t0, dt;
+	int i;
+
+	mc_parse_args(argc, argv, &a);
+	rank = getenv("FPGACOMM_RANK");
+	if (rank && strcmp(rank, "0"))
+		return 0; /* rank 0 drives both boards */
+	mc_open_pair(&a, dev, ch, buf);
 
 	printf("# %s msgcost: %s <-> %s in one thread, %llu B, %u ping-pongs, "
 	       "%s\n",
-	       prog, name[0], name[1], (unsigned long long)size, iters,
-	       one_way == one_way_send ? "fc_chan_send/recv" :
-					 "fc_chan_isend/irecv");
+	       prog, a.name[0], a.name[1], (unsigned long long)a.size,
+	       a.iters,
+	       a.one_way == one_way_send ? "fc_chan_send/recv" :
+					   "fc_chan_isend/irecv");
 	printf("# %-10s %18s\n", "Size", "Latency (us)");
-	pingpongs(one_way, ch[0], ch[1], buf[0], buf[1], size, MC_WARMUP);
+	pingpongs(a.one_way, ch[0], ch[1], buf[0], buf[1], a.size, MC_WARMUP);
 	t0 = mc_now_us();
-	pingpongs(one_way, ch[0], ch[1], buf[0], buf[1], size, iters);
+	pingpongs(a.one_way, ch[0], ch[1], buf[0], buf[1], a.size, a.iters);
 	dt = mc_now_us() - t0;
-	printf("%-12llu %18.3f\n", (unsigned long long)size,
-	       dt / (2.0 * iters));
+	printf("%-12llu %18.3f\n", (unsigned long long)a.size,
+	       dt / (2.0 * a.iters));
 
 	for (i = 0; i < 2; i++)
 		fc_chan_close(ch[i]);
