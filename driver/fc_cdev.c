@@ -28,11 +28,11 @@ static int fc_open(struct inode *inode, struct file *file)
 	struct fc_file *ff;
 	int ret;
 
-	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return -ENOMEM;
 	ff->results = kvcalloc(FC_FILE_RESULTS, sizeof(*ff->results),
-			       GFP_KERNEL);
+			       GFP_KERNEL_ACCOUNT);
 	if (!ff->results) {
 		ret = -ENOMEM;
 		goto err_free;

@@ -104,7 +104,7 @@ static int fc_chain_add_sync(struct fc_chain *c, struct fc_mem *m,
 		}
 	}
 	if (!c->syncs) {
-		c->syncs = kvcalloc(max, sizeof(*c->syncs), GFP_KERNEL);
+		c->syncs = kvcalloc(max, sizeof(*c->syncs), GFP_KERNEL_ACCOUNT);
 		if (!c->syncs)
 			return -ENOMEM;
 	}
@@ -286,13 +286,13 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	}
 
 	ret = -ENOMEM;
-	res = kcalloc(s.count, sizeof(*res), GFP_KERNEL);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	res = kcalloc(s.count, sizeof(*res), GFP_KERNEL_ACCOUNT);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!res || !c)
 		goto out_free_chain;
 	INIT_LIST_HEAD(&c->node);
 	c->ff = ff;
-	c->mems = kvcalloc(2 * s.count, sizeof(*c->mems), GFP_KERNEL);
+	c->mems = kvcalloc(2 * s.count, sizeof(*c->mems), GFP_KERNEL_ACCOUNT);
 	if (!c->mems)
 		goto out_free_chain;
 

@@ -310,8 +310,12 @@ struct fc_ioc_pio_kick {
  * from then on: unregister the handle. -EINVAL: unknown flags, non-zero
  * @handle or reserved fields, @offset or @len not a multiple of the page
  * size, @len 0, or @fd not a dma-buf. -EBADF: @fd is no open file.
- * -ERANGE: the range does not lie within the dma-buf. Errors of the
- * exporter's attach or map (-EOPNOTSUPP, -ENOMEM, ...) are passed on.
+ * -ERANGE: the range does not lie within the dma-buf. -EMFILE: the file
+ * holds max_imports peer regions already (a module parameter, 1024 by
+ * default: /sys/module/fpgacomm/parameters/max_imports); unregister one
+ * first. The driver's memory for a region is charged to the caller's
+ * memory cgroup. Errors of the exporter's attach or map (-EOPNOTSUPP,
+ * -ENOMEM, ...) are passed on.
  */
 struct fc_ioc_peer_import {
 	__u32 flags;			/* in: must be 0 */
