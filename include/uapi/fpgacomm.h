@@ -334,8 +334,10 @@ struct fc_ioc_peer_import {
  * (uncached). Importers must allow peer-to-peer; each gets the range
  * mapped for its device. The dma-buf holds the board, not the file: it
  * lives until its last user lets go. When the board is removed its
- * importers are told (move_notify), new maps fail with -ENODEV and its
- * CPU mappings fault with SIGBUS. -EINVAL: unknown flags, non-zero @fd or
+ * importers are told (move_notify), new attaches, pins and maps fail
+ * with -ENODEV (the exporter is dynamic, so a dynamic importer that maps
+ * again gets the error, never the BAR's old address) and its CPU mappings
+ * fault with SIGBUS. -EINVAL: unknown flags, non-zero @fd or
  * reserved fields, @offset or @len not a multiple of the page size, @len
  * 0. -ERANGE: beyond aperture_size. -EOPNOTSUPP: the board has no
  * aperture. -EFAULT: @fd could not be returned (nothing was made).
