@@ -253,7 +253,7 @@ struct fc_file {
 	unsigned int tables;		/* held by tickets not ended */
 	bool event;			/* a chain ended since the last WAIT */
 	struct fc_result *results;	/* FC_FILE_RESULTS, by ticket */
-	atomic_t peer_imports;		/* PEER_IMPORT handles held */
+	atomic_t peer_imports;		/* PEER_IMPORT handles held (max_imports) */
 };
 
 /* One hardware chain: up to FC_DMA_MAX_CHAIN descriptors. */
@@ -408,7 +408,6 @@ int fc_peer_init(void);
 void fc_peer_exit(void);
 void fc_peer_flush(void);
 void fc_peer_release(struct fc_mem *m);
-void fc_peer_unpublished(struct fc_file *ff, struct fc_mem *m);
 long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg);
 /* fc_dma.c, for peer regions */
 void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m);

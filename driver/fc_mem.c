@@ -414,7 +414,8 @@ long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg)
 	m = xa_erase(&ff->mems, a.handle);
 	if (!m)
 		return -EINVAL;
-	fc_peer_unpublished(ff, m);
+	if (m->peer)		/* its count against max_imports */
+		atomic_dec(&ff->peer_imports);
 	fc_mem_put(m);
 	return 0;
 }

@@ -178,13 +178,6 @@ out_unlock:
 	return ret;
 }
 
-/* One of @ff's handles let go of the region @m (MEM_UNREGISTER). */
-void fc_peer_unpublished(struct fc_file *ff, struct fc_mem *m)
-{
-	if (m->peer)
-		atomic_dec(&ff->peer_imports);
-}
-
 /* Count a new region of @ff against max_imports. */
 static int fc_peer_reserve(struct fc_file *ff)
 {
@@ -196,8 +189,10 @@ static int fc_peer_reserve(struct fc_file *ff)
 	return 0;
 }
 
-/* A peer region of @fc for bytes [@off, @off + @len) of @dmabuf, which it
- * takes over (put on error). */
+/*
+ * A peer region of @fc for bytes [@off, @off + @len) of @dmabuf, which it
+ * takes over (put on error).
+ */
 static int fc_peer_new(struct fc_dev *fc, struct dma_buf *dmabuf, u64 off,
 		       u64 len, struct fc_mem **out)
 {
@@ -269,12 +264,12 @@ long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg)
 		goto err_unreserve;
 	/* The handle holds the count now: MEM_UNREGISTER gives it back. */
 	if (put_user(handle, &uarg->handle)) {
+		ret = -EFAULT;
 		m = xa_erase(&ff->mems, handle);
-		if (m) {
-			fc_peer_unpublished(ff, m);
-			fc_mem_put(m);
-		}
-		return -EFAULT;
+		if (!m)
+			return ret;	/* MEM_UNREGISTER took it, and the count */
+		fc_mem_put(m);
+		goto err_unreserve;
 	}
 	return 0;
 
