@@ -241,6 +241,12 @@ bench: deps
 driver:
 	@scripts/build-driver.sh
 
+# The driver built with W=1 (as errors) and sparse against every installed
+# kernel's headers; `make check` runs it too.
+.PHONY: driver-lint
+driver-lint:
+	@scripts/driver-lint.sh
+
 install: lib tools
 	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

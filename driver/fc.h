@@ -5,6 +5,7 @@
 #ifndef _FC_H
 #define _FC_H
 
+#include <linux/atomic.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/dmapool.h>
@@ -252,6 +253,7 @@ struct fc_file {
 	unsigned int tables;		/* held by tickets not ended */
 	bool event;			/* a chain ended since the last WAIT */
 	struct fc_result *results;	/* FC_FILE_RESULTS, by ticket */
+	atomic_t peer_imports;		/* PEER_IMPORT handles held (max_imports) */
 };
 
 /* One hardware chain: up to FC_DMA_MAX_CHAIN descriptors. */
@@ -401,6 +403,7 @@ long fc_ioctl_pio_kick(struct fc_file *ff, void __user *arg);
 void fc_chan_kill(struct fc_dev *fc);
 
 /* fc_peer.c: dma-bufs imported as peer regions */
+extern unsigned int fc_param_max_imports;
 int fc_peer_init(void);
 void fc_peer_exit(void);
 void fc_peer_flush(void);

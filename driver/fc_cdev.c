@@ -28,11 +28,11 @@ static int fc_open(struct inode *inode, struct file *file)
 	struct fc_file *ff;
 	int ret;
 
-	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return -ENOMEM;
 	ff->results = kvcalloc(FC_FILE_RESULTS, sizeof(*ff->results),
-			       GFP_KERNEL);
+			       GFP_KERNEL_ACCOUNT);
 	if (!ff->results) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -194,13 +194,8 @@ static long fc_ioctl_reg_write(struct fc_dev *fc, void __user *arg)
 	return 0;
 }
 
-static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static bool fc_ioctl_known(unsigned int cmd)
 {
-	struct fc_file *ff = file->private_data;
-	struct fc_dev *fc = ff->fc;
-	void __user *uarg = (void __user *)arg;
-	long ret;
-
 	switch (cmd) {
 	case FC_IOC_INFO:
 	case FC_IOC_MEM_REGISTER:
@@ -220,12 +215,64 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FC_IOC_EQ:
 	case FC_IOC_EQ_HEAD:
 	case FC_IOC_EQ_WAIT:
-		break;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The calls made with remove_sem held for reading and the board there. */
+static long fc_ioctl_locked(struct fc_file *ff, unsigned int cmd,
+			    void __user *uarg)
+{
+	struct fc_dev *fc = ff->fc;
+
+	switch (cmd) {
+	case FC_IOC_INFO:
+		return fc_ioctl_info(fc, uarg);
+	case FC_IOC_MEM_REGISTER:
+		return fc_ioctl_mem_register(ff, uarg);
+	case FC_IOC_MEM_UNREGISTER:
+		return fc_ioctl_mem_unregister(ff, uarg);
+	case FC_IOC_MEM_ALLOC:
+		return fc_ioctl_mem_alloc(ff, uarg);
+	case FC_IOC_SUBMIT:
+		return fc_ioctl_submit(ff, uarg);
+	case FC_IOC_RESET:
+		return fc_ioctl_reset(ff, uarg);
+	case FC_IOC_REG_READ:
+		return fc_ioctl_reg_read(fc, uarg);
+	case FC_IOC_REG_WRITE:
+		return fc_ioctl_reg_write(fc, uarg);
+	case FC_IOC_CHAN_RING:
+		return fc_ioctl_chan_ring(ff, uarg);
+	case FC_IOC_CHAN_HEAD:
+		return fc_ioctl_chan_head(ff, uarg);
+	case FC_IOC_MEM_INFO:
+		return fc_ioctl_mem_info(ff, uarg);
+	case FC_IOC_PIO_KICK:
+		return fc_ioctl_pio_kick(ff, uarg);
+	case FC_IOC_PEER_IMPORT:
+		return fc_ioctl_peer_import(ff, uarg);
+	case FC_IOC_PEER_EXPORT:
+		return fc_ioctl_peer_export(ff, uarg);
+	case FC_IOC_EQ:
+		return fc_ioctl_eq(ff, uarg);
+	case FC_IOC_EQ_HEAD:
+		return fc_ioctl_eq_head(ff, uarg);
 	default:
 		return -ENOTTY;
 	}
+}
 
-	/* EQ_WAIT too: it takes remove_sem only to arm. */
+static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct fc_file *ff = file->private_data;
+	struct fc_dev *fc = ff->fc;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	/* EQ_WAIT takes remove_sem only to arm. */
 	if (cmd == FC_IOC_EQ_WAIT)
 		return fc_ioctl_eq_wait(ff, uarg);
 
@@ -236,65 +283,11 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fc_ioctl_wait(ff, uarg);
 	}
 
+	/* An unknown command is -ENOTTY even once the board is gone. */
+	if (!fc_ioctl_known(cmd))
+		return -ENOTTY;
 	down_read(&fc->remove_sem);
-	if (fc->dead) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
-	switch (cmd) {
-	case FC_IOC_INFO:
-		ret = fc_ioctl_info(fc, uarg);
-		break;
-	case FC_IOC_MEM_REGISTER:
-		ret = fc_ioctl_mem_register(ff, uarg);
-		break;
-	case FC_IOC_MEM_UNREGISTER:
-		ret = fc_ioctl_mem_unregister(ff, uarg);
-		break;
-	case FC_IOC_MEM_ALLOC:
-		ret = fc_ioctl_mem_alloc(ff, uarg);
-		break;
-	case FC_IOC_SUBMIT:
-		ret = fc_ioctl_submit(ff, uarg);
-		break;
-	case FC_IOC_RESET:
-		ret = fc_ioctl_reset(ff, uarg);
-		break;
-	case FC_IOC_REG_READ:
-		ret = fc_ioctl_reg_read(fc, uarg);
-		break;
-	case FC_IOC_REG_WRITE:
-		ret = fc_ioctl_reg_write(fc, uarg);
-		break;
-	case FC_IOC_CHAN_RING:
-		ret = fc_ioctl_chan_ring(ff, uarg);
-		break;
-	case FC_IOC_CHAN_HEAD:
-		ret = fc_ioctl_chan_head(ff, uarg);
-		break;
-	case FC_IOC_MEM_INFO:
-		ret = fc_ioctl_mem_info(ff, uarg);
-		break;
-	case FC_IOC_PIO_KICK:
-		ret = fc_ioctl_pio_kick(ff, uarg);
-		break;
-	case FC_IOC_PEER_IMPORT:
-		ret = fc_ioctl_peer_import(ff, uarg);
-		break;
-	case FC_IOC_PEER_EXPORT:
-		ret = fc_ioctl_peer_export(ff, uarg);
-		break;
-	case FC_IOC_EQ:
-		ret = fc_ioctl_eq(ff, uarg);
-		break;
-	case FC_IOC_EQ_HEAD:
-		ret = fc_ioctl_eq_head(ff, uarg);
-		break;
-	default:
-		ret = -ENOTTY;
-		break;
-	}
-out_unlock:
+	ret = fc->dead ? -ENODEV : fc_ioctl_locked(ff, cmd, uarg);
 	up_read(&fc->remove_sem);
 	return ret;
 }

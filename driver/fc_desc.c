@@ -174,13 +174,16 @@ int fc_chain_alloc_tables(struct fc_dev *fc, struct fc_chain *c,
 	unsigned int i;
 
 	c->ntables = DIV_ROUND_UP(ndesc, FC_DMA_MAX_CHAIN);
-	c->tables = kvcalloc(c->ntables, sizeof(*c->tables), GFP_KERNEL);
+	/* Charged to the caller's memory cgroup, as the tables are below. */
+	c->tables = kvcalloc(c->ntables, sizeof(*c->tables),
+			     GFP_KERNEL_ACCOUNT);
 	if (!c->tables)
 		return -ENOMEM;
 	for (i = 0; i < c->ntables; i++) {
 		struct fc_table *t = &c->tables[i];
 
-		t->desc = dma_pool_zalloc(fc->desc_pool, GFP_KERNEL, &t->dma);
+		t->desc = dma_pool_zalloc(fc->desc_pool, GFP_KERNEL_ACCOUNT,
+					  &t->dma);
 		if (!t->desc)
 			return -ENOMEM;
 		t->count = min_t(unsigned long, ndesc - i * FC_DMA_MAX_CHAIN,

@@ -104,7 +104,7 @@ static int fc_chain_add_sync(struct fc_chain *c, struct fc_mem *m,
 		}
 	}
 	if (!c->syncs) {
-		c->syncs = kvcalloc(max, sizeof(*c->syncs), GFP_KERNEL);
+		c->syncs = kvcalloc(max, sizeof(*c->syncs), GFP_KERNEL_ACCOUNT);
 		if (!c->syncs)
 			return -ENOMEM;
 	}
@@ -249,92 +249,131 @@ static int fc_resolve(struct fc_file *ff, struct fc_chain *c,
 	return 0;
 }
 
-long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
+/* SUBMIT's argument: flags, reserved fields, engine and count. */
+static int fc_submit_args(struct fc_dev *fc, const struct fc_ioc_submit *s,
+			  struct fc_engine **eng)
 {
-	struct fc_ioc_submit __user *uarg = arg;
-	struct fc_dev *fc = ff->fc;
-	struct fc_ioc_submit s;
+	if (s->flags & ~(FC_SUBMIT_EVENTFD | FC_SUBMIT_ENGINE) ||
+	    s->reserved[0] || s->reserved[1])
+		return -EINVAL;
+	/* Without the flag the field is reserved: engine 0, as before. */
+	if (s->flags & FC_SUBMIT_ENGINE ? s->engine >= fc->nengines : s->engine)
+		return -EINVAL;
+	*eng = &fc->engines[array_index_nospec(s->engine, fc->nengines)];
+	if (!s->count || s->count > FC_DMA_MAX_CHAIN)
+		return -E2BIG;
+	return 0;
+}
+
+/* The transfers of @s, copied in and checked one by one. */
+static int fc_submit_xfers(struct fc_dev *fc, const struct fc_ioc_submit *s,
+			   struct fc_ioc_xfer **out)
+{
 	struct fc_ioc_xfer *x;
-	struct fc_xfer_res *res = NULL;
-	struct fc_chain *c = NULL;
-	struct fc_engine *eng;
-	struct fc_result *r;
 	unsigned int i;
+	int ret;
+
+	x = memdup_user(u64_to_user_ptr(s->xfers), s->count * sizeof(*x));
+	if (IS_ERR(x))
+		return PTR_ERR(x);
+	for (i = 0; i < s->count; i++) {
+		ret = fc_check_xfer(fc, &x[i],
+				    i + 1 < s->count ? &x[i + 1] : NULL);
+		if (ret) {
+			kfree(x);
+			return ret;
+		}
+	}
+	*out = x;
+	return 0;
+}
+
+/* An empty ticket of @ff for @s, with its eventfd; fc_chain_free() undoes. */
+static int fc_chain_new(struct fc_file *ff, const struct fc_ioc_submit *s,
+			struct fc_chain **out)
+{
+	struct fc_chain *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (!c)
+		return -ENOMEM;
+	*out = c;
+	INIT_LIST_HEAD(&c->node);
+	c->ff = ff;
+	c->mems = kvcalloc(2 * s->count, sizeof(*c->mems), GFP_KERNEL_ACCOUNT);
+	if (!c->mems)
+		return -ENOMEM;
+	if (s->flags & FC_SUBMIT_EVENTFD) {
+		c->efd = eventfd_ctx_fdget(s->eventfd);
+		if (IS_ERR(c->efd)) {
+			int ret = PTR_ERR(c->efd);
+
+			c->efd = NULL;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The memory each of the @n transfers names, referenced by @c. */
+static int fc_chain_resolve(struct fc_file *ff, struct fc_chain *c,
+			    const struct fc_ioc_xfer *x,
+			    struct fc_xfer_res *res, unsigned int n)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = fc_resolve(ff, c, &x[i].src, x[i].len, false, &res[i].src);
+		if (ret)
+			return ret;
+		ret = fc_resolve(ff, c, &x[i].dst, x[i].len, true, &res[i].dst);
+		if (ret)
+			return ret;
+		ret = fc_chain_add_sync(c, res[i].src, false, 2 * n);
+		if (ret)
+			return ret;
+		ret = fc_chain_add_sync(c, res[i].dst, true, 2 * n);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The descriptors of @c: counted, charged to the file's budget, allocated,
+ * then filled in.
+ */
+static int fc_chain_build(struct fc_file *ff, struct fc_chain *c,
+			  const struct fc_ioc_xfer *x,
+			  const struct fc_xfer_res *res, unsigned int n)
+{
 	long ndesc;
 	int ret;
 
-	if (copy_from_user(&s, arg, sizeof(s)))
-		return -EFAULT;
-	if (s.flags & ~(FC_SUBMIT_EVENTFD | FC_SUBMIT_ENGINE) ||
-	    s.reserved[0] || s.reserved[1])
-		return -EINVAL;
-	/* Without the flag the field is reserved: engine 0, as before. */
-	if (s.flags & FC_SUBMIT_ENGINE ? s.engine >= fc->nengines : s.engine)
-		return -EINVAL;
-	eng = &fc->engines[array_index_nospec(s.engine, fc->nengines)];
-	if (!s.count || s.count > FC_DMA_MAX_CHAIN)
-		return -E2BIG;
-
-	x = memdup_user(u64_to_user_ptr(s.xfers), s.count * sizeof(*x));
-	if (IS_ERR(x))
-		return PTR_ERR(x);
-	for (i = 0; i < s.count; i++) {
-		ret = fc_check_xfer(fc, &x[i],
-				    i + 1 < s.count ? &x[i + 1] : NULL);
-		if (ret)
-			goto out_free_x;
-	}
-
-	ret = -ENOMEM;
-	res = kcalloc(s.count, sizeof(*res), GFP_KERNEL);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!res || !c)
-		goto out_free_chain;
-	INIT_LIST_HEAD(&c->node);
-	c->ff = ff;
-	c->mems = kvcalloc(2 * s.count, sizeof(*c->mems), GFP_KERNEL);
-	if (!c->mems)
-		goto out_free_chain;
-
-	if (s.flags & FC_SUBMIT_EVENTFD) {
-		c->efd = eventfd_ctx_fdget(s.eventfd);
-		if (IS_ERR(c->efd)) {
-			ret = PTR_ERR(c->efd);
-			c->efd = NULL;
-			goto out_free_chain;
-		}
-	}
-
-	for (i = 0; i < s.count; i++) {
-		ret = fc_resolve(ff, c, &x[i].src, x[i].len, false, &res[i].src);
-		if (ret)
-			goto out_free_chain;
-		ret = fc_resolve(ff, c, &x[i].dst, x[i].len, true, &res[i].dst);
-		if (ret)
-			goto out_free_chain;
-		ret = fc_chain_add_sync(c, res[i].src, false, 2 * s.count);
-		if (ret)
-			goto out_free_chain;
-		ret = fc_chain_add_sync(c, res[i].dst, true, 2 * s.count);
-		if (ret)
-			goto out_free_chain;
-	}
-
-	ndesc = fc_chain_walk(c, x, res, s.count, false);
-	if (ndesc < 0) {
-		ret = ndesc;
-		goto out_free_chain;
-	}
+	ndesc = fc_chain_walk(c, x, res, n, false);
+	if (ndesc < 0)
+		return ndesc;
 	ret = fc_file_charge(ff, c, DIV_ROUND_UP(ndesc, FC_DMA_MAX_CHAIN));
 	if (ret)
-		goto out_free_chain;
-	ret = fc_chain_alloc_tables(fc, c, ndesc);
+		return ret;
+	ret = fc_chain_alloc_tables(ff->fc, c, ndesc);
 	if (ret)
-		goto out_free_chain;
-	fc_chain_walk(c, x, res, s.count, true);
-	ret = fc_chain_mark_ends(c);
-	if (ret)
-		goto out_free_chain;
+		return ret;
+	fc_chain_walk(c, x, res, n, true);
+	return fc_chain_mark_ends(c);
+}
+
+/*
+ * Give @c a ticket and queue it on @eng, unless the board, the engine, a
+ * peer region or the file's results say no. On success the engine owns it.
+ */
+static int fc_chain_queue(struct fc_file *ff, struct fc_engine *eng,
+			  struct fc_chain *c)
+{
+	struct fc_dev *fc = ff->fc;
+	struct fc_result *r;
+	int ret;
 
 	mutex_lock(&fc->lock);
 	spin_lock(&ff->res_lock);
@@ -360,15 +399,48 @@ long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
 	if (!ret) {
 		list_add_tail(&c->node, &eng->queue);
 		fc_engine_kick(eng);
-		s.ticket = c->ticket;
-		c = NULL;
 	}
 	mutex_unlock(&fc->lock);
-	/* Queued: it runs even if the ticket cannot be told. */
-	if (!ret && put_user(s.ticket, &uarg->ticket))
-		ret = -EFAULT;
+	return ret;
+}
 
-out_free_chain:
+long fc_ioctl_submit(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_submit __user *uarg = arg;
+	struct fc_dev *fc = ff->fc;
+	struct fc_xfer_res *res = NULL;
+	struct fc_chain *c = NULL;
+	struct fc_ioc_submit s;
+	struct fc_engine *eng;
+	struct fc_ioc_xfer *x;
+	u64 ticket;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	ret = fc_submit_args(fc, &s, &eng);
+	if (ret)
+		return ret;
+	ret = fc_submit_xfers(fc, &s, &x);
+	if (ret)
+		return ret;
+
+	res = kcalloc(s.count, sizeof(*res), GFP_KERNEL_ACCOUNT);
+	ret = res ? fc_chain_new(ff, &s, &c) : -ENOMEM;
+	if (!ret)
+		ret = fc_chain_resolve(ff, c, x, res, s.count);
+	if (!ret)
+		ret = fc_chain_build(ff, c, x, res, s.count);
+	if (!ret)
+		ret = fc_chain_queue(ff, eng, c);
+	if (!ret) {
+		/* Queued: it runs even if the ticket cannot be told. */
+		ticket = c->ticket;
+		c = NULL;
+		if (put_user(ticket, &uarg->ticket))
+			ret = -EFAULT;
+	}
+
 	if (c) {
 		spin_lock(&ff->res_lock);
 		fc_file_uncharge_locked(ff, c);
@@ -376,7 +448,6 @@ out_free_chain:
 		fc_chain_free(fc, c);
 	}
 	kfree(res);
-out_free_x:
 	kfree(x);
 	return ret;
 }

@@ -6,7 +6,8 @@
  * range mapped for its own device (dma_map_resource(): a bus address, no
  * pages), so it must be able to do peer-to-peer. The dma-buf holds the
  * board's struct device; when the board is removed its importers are told
- * (move_notify), new maps fail and CPU mappings lose their pages.
+ * (move_notify), new attaches, pins and maps fail and CPU mappings lose
+ * their pages.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -34,8 +35,31 @@ static DEFINE_MUTEX(fc_export_lock);
 static int fc_export_attach(struct dma_buf *dmabuf,
 			    struct dma_buf_attachment *attach)
 {
+	struct fc_export *e = dmabuf->priv;
+
 	/* A BAR has no pages: only an importer that copes may have it. */
-	return attach->peer2peer ? 0 : -EOPNOTSUPP;
+	if (!attach->peer2peer)
+		return -EOPNOTSUPP;
+	return READ_ONCE(e->dead) ? -ENODEV : 0;
+}
+
+/*
+ * The range never moves while the board is there, so a pin only checks
+ * that it is. Having pin and unpin makes the exporter dynamic: the core
+ * then calls map for every mapping a dynamic importer asks for (after a
+ * move_notify too), instead of handing out the one it cached at attach,
+ * which would still hold the BAR's address after the board went.
+ * Reservation held.
+ */
+static int fc_export_pin(struct dma_buf_attachment *attach)
+{
+	struct fc_export *e = attach->dmabuf->priv;
+
+	return READ_ONCE(e->dead) ? -ENODEV : 0;
+}
+
+static void fc_export_unpin(struct dma_buf_attachment *attach)
+{
 }
 
 static struct sg_table *fc_export_map(struct dma_buf_attachment *attach,
@@ -128,6 +152,8 @@ static int fc_export_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 
 static const struct dma_buf_ops fc_export_ops = {
 	.attach = fc_export_attach,
+	.pin = fc_export_pin,
+	.unpin = fc_export_unpin,
 	.map_dma_buf = fc_export_map,
 	.unmap_dma_buf = fc_export_unmap,
 	.release = fc_export_release,
@@ -155,7 +181,7 @@ long fc_ioctl_peer_export(struct fc_file *ff, void __user *arg)
 	if (a.offset >= fc->aper_size || a.len > fc->aper_size - a.offset)
 		return -ERANGE;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	e->fc = fc;

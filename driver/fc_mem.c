@@ -125,7 +125,7 @@ void fc_mem_put(struct fc_mem *m)
 
 struct fc_mem *fc_mem_new(struct fc_dev *fc)
 {
-	struct fc_mem *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct fc_mem *m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 
 	if (!m)
 		return NULL;
@@ -172,7 +172,7 @@ static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
 	m->dir = write ? (longterm ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE) :
 		 DMA_TO_DEVICE;
 
-	pages = kmalloc_array(FC_PIN_CHUNK, sizeof(*pages), GFP_KERNEL);
+	pages = kmalloc_array(FC_PIN_CHUNK, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages) {
 		ret = -ENOMEM;
 		goto err_put;
@@ -199,7 +199,7 @@ static int fc_mem_pin_flags(struct fc_dev *fc, u64 addr, u64 len,
 						       offset, bytes,
 						       fc_max_segment(m->fc),
 						       npages - done - got,
-						       GFP_KERNEL);
+						       GFP_KERNEL_ACCOUNT);
 		if (ret) {
 			unpin_user_pages(pages, got);
 			goto err_free_pages;
@@ -300,7 +300,7 @@ int fc_mem_publish_handle(struct fc_file *ff, struct fc_mem *m, u32 *handle)
 	int ret;
 
 	ret = xa_alloc(&ff->mems, handle, m, XA_LIMIT(1, FC_MAX_HANDLE),
-		       GFP_KERNEL);
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		fc_mem_put(m);
 		return ret == -EBUSY ? -ENOSPC : ret;
@@ -414,6 +414,8 @@ long fc_ioctl_mem_unregister(struct fc_file *ff, void __user *arg)
 	m = xa_erase(&ff->mems, a.handle);
 	if (!m)
 		return -EINVAL;
+	if (m->peer)		/* its count against max_imports */
+		atomic_dec(&ff->peer_imports);
 	fc_mem_put(m);
 	return 0;
 }
@@ -494,7 +496,7 @@ static int fc_mmap_note_mm(struct fc_dev *fc)
 			kfree(e);
 		}
 	}
-	e = kmalloc(sizeof(*e), GFP_KERNEL);
+	e = kmalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	e->mm = current->mm;

@@ -26,6 +26,16 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
+/*
+ * Peer regions one file may hold at a time. Each costs kernel memory (the
+ * attachment, its mapping, the handle) that no rlimit counts, since the
+ * pages are the exporter's: without a bound one file could make a million.
+ */
+unsigned int fc_param_max_imports = 1024;
+module_param_named(max_imports, fc_param_max_imports, uint, 0644);
+MODULE_PARM_DESC(max_imports,
+		 "PEER_IMPORT regions one open file may hold (-EMFILE beyond)");
+
 struct fc_peer {
 	struct fc_mem *mem;		/* the handle's memory (no reference) */
 	struct dma_buf *dmabuf;		/* referenced */
@@ -111,7 +121,7 @@ static int fc_peer_trim(struct fc_mem *m, struct sg_table *whole, u64 off,
 	}
 	if (pos < end)
 		return -ERANGE;	/* the mapping is shorter than the dma-buf */
-	ret = sg_alloc_table(&m->sgt.sgt, n, GFP_KERNEL);
+	ret = sg_alloc_table(&m->sgt.sgt, n, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
 	out = m->sgt.sgt.sgl;
@@ -168,33 +178,30 @@ out_unlock:
 	return ret;
 }
 
-long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg)
+/* Count a new region of @ff against max_imports. */
+static int fc_peer_reserve(struct fc_file *ff)
 {
-	struct fc_dev *fc = ff->fc;
-	struct fc_ioc_peer_import a;
-	struct dma_buf *dmabuf;
+	if (atomic_inc_return(&ff->peer_imports) >
+	    READ_ONCE(fc_param_max_imports)) {
+		atomic_dec(&ff->peer_imports);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+/*
+ * A peer region of @fc for bytes [@off, @off + @len) of @dmabuf, which it
+ * takes over (put on error).
+ */
+static int fc_peer_new(struct fc_dev *fc, struct dma_buf *dmabuf, u64 off,
+		       u64 len, struct fc_mem **out)
+{
 	struct fc_peer *p;
 	struct fc_mem *m;
-	u32 handle;
-	long ret;
-
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	if (a.flags || a.handle || a.reserved0 || a.reserved[0] ||
-	    a.reserved[1])
-		return -EINVAL;
-	if (!a.len || !PAGE_ALIGNED(a.offset) || !PAGE_ALIGNED(a.len))
-		return -EINVAL;
-	dmabuf = dma_buf_get(a.fd);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
-	if (a.offset >= dmabuf->size || a.len > dmabuf->size - a.offset) {
-		dma_buf_put(dmabuf);
-		return -ERANGE;
-	}
+	int ret;
 
 	m = fc_mem_new(fc);
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!m || !p) {
 		kfree(m);
 		kfree(p);
@@ -207,24 +214,68 @@ long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg)
 	p->dmabuf = dmabuf;
 	INIT_WORK(&p->free_work, fc_peer_free_work);
 	m->peer = p;
-	m->len = a.len;
+	m->len = len;
 	/* From here on the last fc_mem_put() undoes everything. */
 	ret = fc_peer_map(fc, p);
 	if (!ret)
-		ret = fc_peer_trim(m, p->sgt, a.offset, a.len);
+		ret = fc_peer_trim(m, p->sgt, off, len);
 	if (ret) {
 		fc_mem_put(m);
 		return ret;
 	}
-	ret = fc_mem_publish_handle(ff, m, &handle);
+	*out = m;
+	return 0;
+}
+
+long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg)
+{
+	struct fc_ioc_peer_import __user *uarg = arg;
+	struct fc_ioc_peer_import a;
+	struct dma_buf *dmabuf;
+	struct fc_mem *m;
+	u32 handle;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.handle || a.reserved0 || a.reserved[0] ||
+	    a.reserved[1])
+		return -EINVAL;
+	if (!a.len || !PAGE_ALIGNED(a.offset) || !PAGE_ALIGNED(a.len))
+		return -EINVAL;
+	ret = fc_peer_reserve(ff);
 	if (ret)
 		return ret;
-	if (put_user(handle, &((struct fc_ioc_peer_import __user *)arg)->handle)) {
+	dmabuf = dma_buf_get(a.fd);
+	if (IS_ERR(dmabuf)) {
+		ret = PTR_ERR(dmabuf);
+		goto err_unreserve;
+	}
+	if (a.offset >= dmabuf->size || a.len > dmabuf->size - a.offset) {
+		dma_buf_put(dmabuf);
+		ret = -ERANGE;
+		goto err_unreserve;
+	}
+	ret = fc_peer_new(ff->fc, dmabuf, a.offset, a.len, &m);
+	if (ret)
+		goto err_unreserve;
+	ret = fc_mem_publish_handle(ff, m, &handle);
+	if (ret)
+		goto err_unreserve;
+	/* The handle holds the count now: MEM_UNREGISTER gives it back. */
+	if (put_user(handle, &uarg->handle)) {
+		ret = -EFAULT;
 		m = xa_erase(&ff->mems, handle);
+		if (!m)
+			return ret;	/* MEM_UNREGISTER took it, and the count */
 		fc_mem_put(m);
-		return -EFAULT;
+		goto err_unreserve;
 	}
 	return 0;
+
+err_unreserve:
+	atomic_dec(&ff->peer_imports);
+	return ret;
 }
 
 /* Wait for the teardown of every region released so far. */

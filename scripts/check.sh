@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # check.sh: everything `make check` runs, after `make all`: the library's
-# test programs on the emulated board, then the driver in a VM (the same
+# test programs on the emulated board, the driver's build with W=1 and
+# sparse (scripts/driver-lint.sh), then the driver in a VM (the same
 # programs through /dev/fpgacomm0, two boards, polling and MSI-X). Ends with
-# one line that adds up both: `N passed, M failed, K skipped`.
+# one line that adds them up: `N passed, M failed, K skipped`.
 #
 #   scripts/check.sh TEST...     the host test programs to run
 #
@@ -51,12 +52,24 @@ else
 	add_summary "$log"
 fi
 
+# What the VM and the driver lint need (sparse, kernel headers), first.
+if [[ ${FPGACOMM_SKIP_VM:-0} != 1 ]]; then
+	scripts/install-deps.sh --vm || exit 1
+fi
+
+# The driver's build with W=1 and sparse on every installed kernel;
+# skipped, saying why, without sparse or kernel headers.
+echo "== Driver lint: W=1 and sparse (scripts/driver-lint.sh)"
+scripts/driver-lint.sh 2>&1 | tee "$log"
+lint_status=${PIPESTATUS[0]}
+[[ $lint_status == 77 ]] && lint_status=0
+add_summary "$log"
+
 if [[ ${FPGACOMM_SKIP_VM:-0} == 1 ]]; then
 	echo "== Driver tests in a VM: skipped (FPGACOMM_SKIP_VM=1)"
 	skipped=$((skipped + 1))
 	vm_status=0
 else
-	scripts/install-deps.sh --vm || exit 1
 	# Every kernel with an image, modules and headers: Debian 12's 6.1
 	# and, where install-deps.sh could add it, bookworm-backports' 6.12.
 	kvers=()
@@ -82,4 +95,5 @@ else
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
-[[ $rules_status == 0 && $host_status == 0 && $asan_status == 0 && $vm_status == 0 && $failed == 0 ]]
+[[ $rules_status == 0 && $host_status == 0 && $asan_status == 0 && $lint_status == 0 &&
+   $vm_status == 0 && $failed == 0 ]]

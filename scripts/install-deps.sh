@@ -6,7 +6,8 @@
 # dpkg, prints nothing and exits 0.
 #
 #   scripts/install-deps.sh        build and emulator tests
-#   scripts/install-deps.sh --vm   also what the VM driver tests need, and
+#   scripts/install-deps.sh --vm   also what the VM driver tests and the
+#                                  driver lint (sparse) need, and
 #                                  on Debian 12 the newer kernel they also
 #                                  run on: bookworm-backports' (6.12 series)
 #                                  image and headers, beside Debian's own
@@ -21,7 +22,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils"
-VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace"
+VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace sparse"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
 VALGRIND_PKGS="valgrind"
 

@@ -6,8 +6,9 @@
  * checked through the dma-buf's own mmap; trimmed ranges; bad fds, ranges
  * past the end, unaligned ranges, flags and reserved fields); the region
  * released by MEM_UNREGISTER and at close (the fixture counts no
- * attachment left); the exporter revoking it (move_notify) with chains
- * queued and running: they end with -ENOLINK, no byte lands, SUBMIT
+ * attachment left); at most max_imports regions a file (-EMFILE beyond,
+ * room again after an unregister or a close); the exporter revoking it
+ * (move_notify) with chains queued and running: they end with -ENOLINK, no byte lands, SUBMIT
  * refuses it; PEER_EXPORT of the aperture (its mmap shows the same bytes
  * as the aperture's mmap; bad arguments); the export imported back and
  * written by the board, or with FPGACOMM_TEST_PAIR by the second board's
@@ -16,8 +17,8 @@
  *
  * Needs FPGACOMM_TEST_DEVICE naming a /dev node and /dev/fcvm_dmabuf (the
  * test VM loads it); skips otherwise. --remove-test (for the VM script):
- * the exporting board removed from the PCI bus under its importer and
- * mapping, then rescanned.
+ * the exporting board removed from the PCI bus under its importers (the
+ * other board's and the fixture's) and a mapping, then rescanned.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -422,6 +423,62 @@ static void test_import_release(void **state)
 	free(src);
 }
 
+/* The driver's bound on a file's peer regions (module parameter). */
+#define MAX_IMPORTS_PARAM "/sys/module/fpgacomm/parameters/max_imports"
+#define MAX_IMPORTS_DEFAULT 1024
+
+static unsigned int max_imports(void)
+{
+	unsigned int n = MAX_IMPORTS_DEFAULT;
+	FILE *f = fopen(MAX_IMPORTS_PARAM, "r");
+
+	if (f) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = MAX_IMPORTS_DEFAULT;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * A file holds at most max_imports peer regions: the next import gets
+ * -EMFILE, while another file still imports; unregistering one makes room
+ * for exactly one more; close releases every one of them (the fixture
+ * counts no attachment left) and a new file imports again.
+ */
+static void test_import_limit(void **state)
+{
+	unsigned int n = max_imports(), i;
+	uint32_t *h = calloc(n, sizeof(*h)), extra;
+	int dbuf = dmabuf_new(page), f2;
+
+	assert_non_null(h);
+	print_message("max_imports %u\n", n);
+	f2 = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(f2 >= 0);
+	for (i = 0; i < n; i++)
+		assert_ok(import_on(f2, dbuf, 0, page, &h[i]));
+	assert_rc(import_on(f2, dbuf, 0, page, &extra), -EMFILE);
+	assert_int_equal(fixture_count("live_attach"), n);
+	/* The bound is per file. */
+	assert_ok(import(dbuf, 0, page, &extra));
+	assert_ok(unregister(fd, extra));
+	/* Failed imports took nothing: one freed handle, one more import. */
+	assert_ok(unregister(f2, h[n / 2]));
+	assert_ok(import_on(f2, dbuf, 0, page, &h[n / 2]));
+	assert_rc(import_on(f2, dbuf, 0, page, &extra), -EMFILE);
+	close(f2);
+	assert_int_equal(settle("live_attach", 0), 0);
+	f2 = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(f2 >= 0);
+	assert_ok(import_on(f2, dbuf, 0, page, &extra));
+	close(f2);
+	close(dbuf);
+	assert_int_equal(settle("live_bufs", 0), 0);
+	assert_int_equal(settle("live_attach", 0), 0);
+	free(h);
+}
+
 static int exporter_revoke(int dbuf)
 {
 	struct fcvm_dmabuf_revoke r = { .fd = dbuf };
@@ -682,7 +739,9 @@ static int sigbus_on(volatile uint8_t *p)
  * Board A (FPGACOMM_TEST_DEVICE) exports its aperture, board B (the second
  * of FPGACOMM_TEST_PAIR) imports it and writes it; then A is removed from
  * the PCI bus: the dma-buf's CPU mapping gets SIGBUS, B's SUBMIT into the
- * region -ENOLINK (the importer was told), and A comes back on a rescan.
+ * region -ENOLINK (the importer was told), a dynamic importer of another
+ * driver (the fixture's) is told too and its map again gets -ENODEV, not
+ * the BAR's old bus address, and A comes back on a rescan.
  */
 static int remove_test(void)
 {
@@ -692,9 +751,10 @@ static int remove_test(void)
 	char other[64], file[256];
 	struct fc_ioc_xfer x;
 	volatile uint8_t *exp;
+	struct fcvm_dmabuf_import ia = { 0 };
 	uint32_t hp, hs;
-	uint64_t t;
-	int rc = 0, f2, e, f;
+	uint64_t t, stale;
+	int rc = 0, f2, e, f, imp, moves;
 
 	if (!pair || sscanf(pair, "%*s %63s", other) != 1) {
 		printf("SKIP: FPGACOMM_TEST_PAIR names no second board\n");
@@ -713,6 +773,17 @@ static int remove_test(void)
 	x = xfer(host(hs, 0), host(hp, 0), page);
 	EXPECT(run_on(f2, &x, 1), 0);
 	EXPECT(exp[page - 1], 0x5a);
+	/* A dynamic importer of another driver, as a GPU's or an RDMA NIC's. */
+	imp = open(FIXTURE, O_RDWR | O_CLOEXEC);
+	EXPECT(imp >= 0, 1);
+	ia.fd = e;
+	EXPECT(xioctl(imp, FCVM_DMABUF_IMPORT, &ia), 0);
+	stale = ia.addr;
+	ia.fd = 0;
+	ia.addr = 0;
+	EXPECT(xioctl(imp, FCVM_DMABUF_REMAP, &ia), 0);
+	EXPECT(ia.addr == stale, 1);
+	moves = fixture_count("moves");
 
 	snprintf(file, sizeof(file), "/sys/class/fpgacomm/%s/device/remove",
 		 name ? name + 1 : path);
@@ -727,7 +798,17 @@ static int remove_test(void)
 	EXPECT(sigbus_on(exp), 1);
 	EXPECT(submit_on(f2, &x, 1, &t), -ENOLINK);
 	EXPECT(export_on(fd, 0, page, &f), -ENODEV);
-	printf("after the remove: the mapping SIGBUS, the importer -ENOLINK\n");
+	/* Told, and a map again gets an error, not the BAR's old address. */
+	EXPECT(fixture_count("moves") - moves, 1);
+	ia.addr = 0;
+	EXPECT(xioctl(imp, FCVM_DMABUF_REMAP, &ia), -ENODEV);
+	if (ia.addr)
+		printf("REMAP after the remove: bus address %#" PRIx64
+		       " (the BAR's was %#" PRIx64 ")\n", (uint64_t)ia.addr,
+		       stale);
+	close(imp);
+	printf("after the remove: the mapping SIGBUS, the importer -ENOLINK, "
+	       "a dynamic importer's map again -ENODEV\n");
 	EXPECT(unregister(f2, hp), 0);
 	EXPECT(unregister(f2, hs), 0);
 	munmap((void *)exp, page);
@@ -754,6 +835,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_import_dma),
 		cmocka_unit_test(test_import_bad),
 		cmocka_unit_test(test_import_release),
+		cmocka_unit_test(test_import_limit),
 		cmocka_unit_test_teardown(test_revoke, clear_stall),
 		cmocka_unit_test(test_export_bad),
 		cmocka_unit_test(test_export_mmap),

@@ -156,7 +156,9 @@ int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem);
  * length, flags, @fd not a dma-buf or, emulated, not mappable), -EBADF
  * (@fd not open), -EACCES (emulated: @fd not open read-write), -ERANGE
  * (past the dma-buf's or file's end), -EOPNOTSUPP (a driver without
- * PEER_IMPORT), -ENOMEM, or the exporter's error.
+ * PEER_IMPORT), -EMFILE (kernel driver: @dev holds max_imports peer
+ * buffers already, 1024 by default; free one first), -ENOMEM, or the
+ * exporter's error.
  */
 int fc_peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 		   unsigned int flags, struct fc_mem **memp);

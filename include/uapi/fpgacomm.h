@@ -310,8 +310,12 @@ struct fc_ioc_pio_kick {
  * from then on: unregister the handle. -EINVAL: unknown flags, non-zero
  * @handle or reserved fields, @offset or @len not a multiple of the page
  * size, @len 0, or @fd not a dma-buf. -EBADF: @fd is no open file.
- * -ERANGE: the range does not lie within the dma-buf. Errors of the
- * exporter's attach or map (-EOPNOTSUPP, -ENOMEM, ...) are passed on.
+ * -ERANGE: the range does not lie within the dma-buf. -EMFILE: the file
+ * holds max_imports peer regions already (a module parameter, 1024 by
+ * default: /sys/module/fpgacomm/parameters/max_imports); unregister one
+ * first. The driver's memory for a region is charged to the caller's
+ * memory cgroup. Errors of the exporter's attach or map (-EOPNOTSUPP,
+ * -ENOMEM, ...) are passed on.
  */
 struct fc_ioc_peer_import {
 	__u32 flags;			/* in: must be 0 */
@@ -330,8 +334,10 @@ struct fc_ioc_peer_import {
  * (uncached). Importers must allow peer-to-peer; each gets the range
  * mapped for its device. The dma-buf holds the board, not the file: it
  * lives until its last user lets go. When the board is removed its
- * importers are told (move_notify), new maps fail with -ENODEV and its
- * CPU mappings fault with SIGBUS. -EINVAL: unknown flags, non-zero @fd or
+ * importers are told (move_notify), new attaches, pins and maps fail
+ * with -ENODEV (the exporter is dynamic, so a dynamic importer that maps
+ * again gets the error, never the BAR's old address) and its CPU mappings
+ * fault with SIGBUS. -EINVAL: unknown flags, non-zero @fd or
  * reserved fields, @offset or @len not a multiple of the page size, @len
  * 0. -ERANGE: beyond aperture_size. -EOPNOTSUPP: the board has no
  * aperture. -EFAULT: @fd could not be returned (nothing was made).

@@ -6,10 +6,13 @@
  * (FCVM_DMABUF_REVOKE: move_notify to every importer). The buffers and
  * attachments alive are counted in /sys/module/fcvm_dmabuf/parameters/
  * (live_bufs, live_attach), so that a test can tell that the importer let
- * go of everything. Behind QEMU without an IOMMU, the pages' bus addresses
- * are guest-physical, which fpgacomm-emud reaches in the guest's RAM file.
- * CPU access through the mmap is bracketed by DMA_BUF_IOCTL_SYNC, which
- * syncs every attachment's mapping (bounce buffers under swiotlb=force).
+ * go of everything. It can also import a dma-buf itself, as a dynamic
+ * importer that maps again after a move_notify (FCVM_DMABUF_IMPORT,
+ * FCVM_DMABUF_REMAP), to see what such an importer is handed. Behind QEMU
+ * without an IOMMU, the pages' bus addresses are guest-physical, which
+ * fpgacomm-emud reaches in the guest's RAM file. CPU access through the
+ * mmap is bracketed by DMA_BUF_IOCTL_SYNC, which syncs every attachment's
+ * mapping (bounce buffers under swiotlb=force).
  *
  * Built and loaded only by scripts/vm/run-vm-tests.sh.
  */
@@ -32,8 +35,10 @@ MODULE_IMPORT_NS(DMA_BUF);
 
 static atomic_t live_bufs = ATOMIC_INIT(0);
 static atomic_t live_attach = ATOMIC_INIT(0);
+static atomic_t moves = ATOMIC_INIT(0);
 module_param_named(live_bufs, live_bufs.counter, int, 0444);
 module_param_named(live_attach, live_attach.counter, int, 0444);
+module_param_named(moves, moves.counter, int, 0444);
 
 struct fcvm_buf {
 	unsigned long npages;
@@ -242,6 +247,117 @@ static long fcvm_revoke(void __user *arg)
 	return 0;
 }
 
+/* ---- The fixture as an importer (IMPORT, REMAP) ---- */
+
+static struct miscdevice fcvm_misc;
+
+/* An open file's import: a dynamic attachment and its current mapping. */
+struct fcvm_imp {
+	struct mutex lock;
+	struct dma_buf *dmabuf;		/* NULL: none yet */
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;		/* NULL: unmapped */
+};
+
+static void fcvm_imp_move(struct dma_buf_attachment *attach)
+{
+	atomic_inc(&moves);
+}
+
+static const struct dma_buf_attach_ops fcvm_imp_ops = {
+	.allow_peer2peer = true,
+	.move_notify = fcvm_imp_move,
+};
+
+/* Map the attachment again, dropping the old mapping. Under imp->lock. */
+static int fcvm_imp_map(struct fcvm_imp *imp, u64 *addr)
+{
+	struct sg_table *sgt;
+
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	if (imp->sgt)
+		dma_buf_unmap_attachment(imp->attach, imp->sgt,
+					 DMA_BIDIRECTIONAL);
+	imp->sgt = NULL;
+	sgt = dma_buf_map_attachment(imp->attach, DMA_BIDIRECTIONAL);
+	if (!IS_ERR(sgt))
+		imp->sgt = sgt;
+	dma_resv_unlock(imp->dmabuf->resv);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	*addr = sg_dma_address(sgt->sgl);
+	return 0;
+}
+
+static long fcvm_import(struct fcvm_imp *imp, unsigned int cmd,
+			void __user *arg)
+{
+	struct fcvm_dmabuf_import a;
+	struct dma_buf *dmabuf;
+	long ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.reserved || a.addr || (cmd == FCVM_DMABUF_REMAP && a.fd))
+		return -EINVAL;
+	mutex_lock(&imp->lock);
+	ret = -EINVAL;
+	if (cmd == FCVM_DMABUF_REMAP && !imp->attach)
+		goto out;
+	if (cmd == FCVM_DMABUF_IMPORT) {
+		if (imp->attach)
+			goto out;
+		dmabuf = dma_buf_get(a.fd);
+		ret = PTR_ERR(dmabuf);
+		if (IS_ERR(dmabuf))
+			goto out;
+		imp->attach = dma_buf_dynamic_attach(dmabuf,
+						     fcvm_misc.this_device,
+						     &fcvm_imp_ops, imp);
+		if (IS_ERR(imp->attach)) {
+			ret = PTR_ERR(imp->attach);
+			imp->attach = NULL;
+			dma_buf_put(dmabuf);
+			goto out;
+		}
+		imp->dmabuf = dmabuf;
+	}
+	ret = fcvm_imp_map(imp, &a.addr);
+	if (!ret && copy_to_user(arg, &a, sizeof(a)))
+		ret = -EFAULT;
+out:
+	mutex_unlock(&imp->lock);
+	return ret;
+}
+
+static int fcvm_open(struct inode *inode, struct file *file)
+{
+	struct fcvm_imp *imp = kzalloc(sizeof(*imp), GFP_KERNEL);
+
+	if (!imp)
+		return -ENOMEM;
+	mutex_init(&imp->lock);
+	file->private_data = imp;
+	return 0;
+}
+
+static int fcvm_release_file(struct inode *inode, struct file *file)
+{
+	struct fcvm_imp *imp = file->private_data;
+
+	if (imp->attach) {
+		dma_resv_lock(imp->dmabuf->resv, NULL);
+		if (imp->sgt)
+			dma_buf_unmap_attachment(imp->attach, imp->sgt,
+						 DMA_BIDIRECTIONAL);
+		dma_resv_unlock(imp->dmabuf->resv);
+		dma_buf_detach(imp->dmabuf, imp->attach);
+		dma_buf_put(imp->dmabuf);
+	}
+	kfree(imp);
+	return 0;
+}
+
 static long fcvm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	switch (cmd) {
@@ -249,6 +365,10 @@ static long fcvm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fcvm_create((void __user *)arg);
 	case FCVM_DMABUF_REVOKE:
 		return fcvm_revoke((void __user *)arg);
+	case FCVM_DMABUF_IMPORT:
+	case FCVM_DMABUF_REMAP:
+		return fcvm_import(file->private_data, cmd,
+				   (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}
@@ -256,6 +376,8 @@ static long fcvm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static const struct file_operations fcvm_fops = {
 	.owner = THIS_MODULE,
+	.open = fcvm_open,
+	.release = fcvm_release_file,
 	.unlocked_ioctl = fcvm_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };
@@ -267,7 +389,30 @@ static struct miscdevice fcvm_misc = {
 	.mode = 0666,
 };
 
-module_misc_device(fcvm_misc);
+/* The device the fixture imports with: direct DMA, no IOMMU in the VM. */
+static int __init fcvm_init(void)
+{
+	struct device *dev;
+	int ret;
+
+	ret = misc_register(&fcvm_misc);
+	if (ret)
+		return ret;
+	dev = fcvm_misc.this_device;
+	dev->dma_mask = &dev->coherent_dma_mask;
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (ret)
+		misc_deregister(&fcvm_misc);
+	return ret;
+}
+
+static void __exit fcvm_exit(void)
+{
+	misc_deregister(&fcvm_misc);
+}
+
+module_init(fcvm_init);
+module_exit(fcvm_exit);
 
 MODULE_DESCRIPTION("fpgacomm test VM fixture: kernel pages as dma-bufs");
 MODULE_LICENSE("GPL");
