@@ -89,6 +89,7 @@ void fc_engine_kick(struct fc_engine *eng)
 	struct fc_chain *c;
 
 	if (eng->running || eng->fc->dead || eng->broken ||
+	    READ_ONCE(eng->fc->state) != FC_STATE_OK ||
 	    list_empty(&eng->queue))
 		return;
 	c = fc_engine_next(eng);
@@ -265,7 +266,7 @@ static int fc_engine_outcome(struct fc_engine *eng, u32 *err, u32 *index)
 }
 
 /* Wait (bounded) for the board to act on BOARD_RESET @val. */
-static int fc_board_reset_wait(struct fc_dev *fc, u32 val)
+int fc_board_reset_wait(struct fc_dev *fc, u32 val)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
 

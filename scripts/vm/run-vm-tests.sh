@@ -139,6 +139,9 @@ else
 		board_args+=(--board-socket "$work/board$i.sock"
 			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --shm '$work/board$i.shm'$peers --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
 	done
+	# Each board in a slot of its own, as a card is: a bus reset through
+	# sysfs and AER through its root port reach it.
+	board_args+=(--root-port)
 fi
 
 # ---- The VM ----
