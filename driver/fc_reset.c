@@ -132,6 +132,9 @@ static void fc_quiesce(struct fc_dev *fc, int state, bool mmio)
 			unmap_mapping_range(ff->mapping, 0, FC_MMAP_ALLOC_BASE,
 					    1);
 	mutex_unlock(&fc->lock);
+	/* Nothing runs: no timer need look at the registers. */
+	for (e = 0; e < fc->nengines; e++)
+		hrtimer_cancel(&fc->engines[e].timer);
 	fc_chains_free(fc, &done);
 }
 

@@ -77,6 +77,13 @@ static int reg_write(uint32_t off, uint32_t val)
 	return xioctl(fd, FC_IOC_REG_WRITE, &r);
 }
 
+static int unregister(uint32_t handle)
+{
+	struct fc_ioc_mem m = { .handle = handle };
+
+	return xioctl(fd, FC_IOC_MEM_UNREGISTER, &m);
+}
+
 static struct fc_ioc_xfer xfer_to_board(uint32_t handle, uint64_t off,
 					uint64_t board, uint64_t len)
 {
@@ -195,8 +202,8 @@ static void next_chain_works(void)
 	assert_ok(submit(x, 2, &t));
 	assert_ok(wait_on(t, 20000));
 	assert_memory_equal(out, in, sizeof(in));
-	xioctl(fd, FC_IOC_MEM_UNREGISTER, &a);
-	xioctl(fd, FC_IOC_MEM_UNREGISTER, &b);
+	assert_ok(unregister(a.handle));
+	assert_ok(unregister(b.handle));
 }
 
 /* ---- tickets held in flight ---- */
@@ -255,7 +262,7 @@ static void flight_end(struct flight *f, int want)
 	for (i = 1; i < TICKETS; i++)
 		assert_rc(wait_on(f->t[i], 5000), want);
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
-	assert_ok(xioctl(fd, FC_IOC_MEM_UNREGISTER, &f->reg));
+	assert_ok(unregister(f->reg.handle));
 	free(f->buf);
 }
 
@@ -371,24 +378,33 @@ struct aer_error_inj {
 #define AER_UNC_COMP_TIME	0x00004000	/* non-fatal by default */
 #define AER_UNC_DLP		0x00000010	/* fatal by default */
 
-/* Inject at the root port above the board (the parent of pcidir). */
-static int aer_inject(uint32_t cor, uint32_t uncor)
+/* The root port above the board (the parent of pcidir); -ENODEV if none. */
+static int aer_port(unsigned int *dom, unsigned int *bus, unsigned int *dev,
+		    unsigned int *fn)
 {
-	struct aer_error_inj e = { .cor_status = cor, .uncor_status = uncor };
 	char port[sizeof(pcidir)];
-	unsigned int dom, bus, dev, fn;
 	char *slash;
-	int f, rc = 0;
 
 	snprintf(port, sizeof(port), "%s", pcidir);
 	slash = strrchr(port, '/');
 	if (!slash)
-		return -EINVAL;
+		return -ENODEV;
 	*slash = '\0';
 	slash = strrchr(port, '/');
-	if (!slash || sscanf(slash + 1, "%x:%x:%x.%x", &dom, &bus, &dev,
-			     &fn) != 4)
+	if (!slash || sscanf(slash + 1, "%x:%x:%x.%x", dom, bus, dev, fn) != 4)
 		return -ENODEV;		/* on the root bus: no port */
+	return 0;
+}
+
+/* Inject at the root port above the board. */
+static int aer_inject(uint32_t cor, uint32_t uncor)
+{
+	struct aer_error_inj e = { .cor_status = cor, .uncor_status = uncor };
+	unsigned int dom, bus, dev, fn;
+	int f, rc = 0;
+
+	if (aer_port(&dom, &bus, &dev, &fn))
+		return -ENODEV;
 	e.domain = dom;
 	e.bus = (uint8_t)bus;
 	e.dev = (uint8_t)dev;
@@ -404,8 +420,10 @@ static int aer_inject(uint32_t cor, uint32_t uncor)
 
 static void need_aer(void **st)
 {
+	unsigned int dom, bus, dev, fn;
+
 	need(st);
-	if (access("/dev/aer_inject", W_OK) || aer_inject(0, 0) == -ENODEV) {
+	if (access("/dev/aer_inject", W_OK) || aer_port(&dom, &bus, &dev, &fn)) {
 		print_message("[   SKIP   ] no /dev/aer_inject (modprobe aer_inject), or the board is not behind a root port\n");
 		skip();
 	}

@@ -651,6 +651,15 @@ int main(int argc, char **argv)
 		die("--topology goes with --cluster");
 	d.node = cfg.node_id;
 
+	/*
+	 * Before the bell's thread starts (join_cluster): a SIGTERM must
+	 * reach the loop's signalfd, not end the process in that thread.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+
 	if (d.ram_path)
 		d.ram = map_file(d.ram_path, &d.ram_size, ram_create, NULL);
 	setup_shm(&d);
@@ -673,10 +682,6 @@ int main(int argc, char **argv)
 		       sizeof(d.shadow));
 	}
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		die("signalfd: %s", strerror(errno));
