@@ -174,6 +174,8 @@ static int fc_restart(struct fc_dev *fc)
 		fc_engine_kick(&fc->engines[e]);
 	mutex_unlock(&fc->lock);
 	fc_chains_free(fc, &parked);
+	/* Restoring used up the saved state (6.1): keep one for next time. */
+	pci_save_state(fc->pdev);
 	return 0;
 }
 
@@ -201,8 +203,15 @@ void fc_kill_files(struct fc_dev *fc)
 
 static void fc_fail(struct fc_dev *fc, int why)
 {
+	unsigned int e;
+
 	down_write(&fc->remove_sem);
 	WRITE_ONCE(fc->state, FC_STATE_FAILED);
+	/* Nothing runs (quiesced): no engine reset to wait for in vain. */
+	mutex_lock(&fc->lock);
+	for (e = 0; e < fc->nengines; e++)
+		fc->engines[e].broken = true;
+	mutex_unlock(&fc->lock);
 	fc_kill_files(fc);
 	up_write(&fc->remove_sem);
 	fc_peer_flush();

@@ -12,6 +12,9 @@
  *   handle through libfpgacomm (fc_dma_wait() gives -EIO); the old
  *   mappings get SIGBUS; new ones work; the next chain moves data right;
  *   the device's state reads "ok" again.
+ * - A board that does not come back from the reset (the deaf knob):
+ *   "failed", every call -ENODEV, mappings SIGBUS; unbound, unwedged
+ *   through sysfs and bound again, it works.
  * - AER through the kernel's aer_inject (/dev/aer_inject, the board
  *   behind a PCIe root port; errors are injected at the port, whose
  *   recovery reaches every device below it): a correctable error leaves a
@@ -358,6 +361,82 @@ static void test_reset_sysfs(void **st)
 	assert_ok(fc_close(dev));
 }
 
+/*
+ * A board that does not come back from a reset (the deaf knob: it never
+ * acknowledges BOARD_RESET) is gone for every open file: calls give
+ * -ENODEV, mappings SIGBUS, the state reads "failed". The knob is then
+ * cleared through sysfs's resource2 with the driver unbound (the device
+ * cannot be reached through it any more), and a bind brings it back.
+ */
+static void test_reset_board_gone(void **st)
+{
+	char file[sizeof(pcidir) + 16], bdf[64];
+	struct fc_ioc_info i2 = { 0 };
+	struct fc_dev *dev = NULL;
+	volatile uint32_t *regs, *res;
+	const char *slash = strrchr(pcidir, '/');
+	uint64_t t;
+	int f, tries;
+
+	need(st);
+	snprintf(file, sizeof(file), "%s/reset", pcidir);
+	if (access(file, W_OK) || !slash) {
+		print_message("[   SKIP   ] %s: no reset method for the board\n",
+			      file);
+		skip();
+	}
+	snprintf(bdf, sizeof(bdf), "%s", slash + 1);
+	{
+		struct fc_ioc_xfer x;
+		static uint8_t buf[4096];
+		struct fc_ioc_mem m = { .addr = (uintptr_t)buf,
+					.len = sizeof(buf) };
+
+		assert_ok(xioctl(fd, FC_IOC_MEM_REGISTER, &m));
+		x = xfer_to_board(m.handle, 0, 0, sizeof(buf));
+		assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 1));
+		assert_ok(submit(&x, 1, &t));
+	}
+	regs = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
+	assert_true(regs != MAP_FAILED);
+	assert_int_equal(regs[FC_REG_ID / 4], FC_HW_ID_MAGIC);
+	assert_ok(reg_write(FC_EMU_FAULT_RESET_DEAF, 1));
+
+	assert_ok(sysfs_write(file, "1"));
+	assert_string_equal(state(), "failed");
+	assert_rc(wait_on(t, 5000), -ENODEV);
+	assert_rc(xioctl(fd, FC_IOC_INFO, &i2), -ENODEV);
+	assert_true(mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
+			 FC_MMAP_REGS) == MAP_FAILED);
+	assert_int_equal(sigbus_on((volatile uint8_t *)regs), 1);
+	assert_rc(fc_open(&dev, path), -ENODEV);
+	munmap((void *)regs, page);
+	close(fd);
+	fd = -1;
+
+	/* Unbound, the registers are reachable through sysfs: unwedge. */
+	assert_ok(sysfs_write("/sys/bus/pci/drivers/fpgacomm/unbind", bdf));
+	snprintf(file, sizeof(file), "%s/resource2", pcidir);
+	f = open(file, O_RDWR | O_SYNC);
+	assert_true(f >= 0);
+	res = mmap(NULL, FC_BAR0_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f,
+		   0);
+	assert_true(res != MAP_FAILED);
+	res[FC_EMU_FAULT_RESET_DEAF / 4] = 0;
+	res[FC_EMU_FAULT_DMA_STALL / 4] = 0;
+	munmap((void *)res, FC_BAR0_SIZE);
+	close(f);
+	assert_ok(sysfs_write("/sys/bus/pci/drivers/fpgacomm/bind", bdf));
+	for (tries = 0; fd < 0 && tries < 200; tries++) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			usleep(20000);
+	}
+	assert_true(fd >= 0);
+	assert_string_equal(state(), "ok");
+	next_chain_works();
+}
+
 /* ---- AER ---- */
 
 /* struct aer_error_inj of the kernel's aer_inject.c (its ABI). */
@@ -482,6 +561,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reset_sysfs),
+		cmocka_unit_test(test_reset_board_gone),
 		cmocka_unit_test(test_aer_correctable),
 		cmocka_unit_test(test_aer_nonfatal),
 		cmocka_unit_test(test_aer_fatal),
