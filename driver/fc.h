@@ -133,7 +133,7 @@ struct fc_engine {
 	/*
 	 * Its reset went unacknowledged: the board may still be DMAing, so no
 	 * chain starts on it and SUBMIT to it gives -EIO until the board is
-	 * removed. The other engines go on.
+	 * reset (fc_reset.c) or removed. The other engines go on.
 	 */
 	bool broken;
 	struct hrtimer timer;		/* DONE_SEQ polling, and the deadline */
