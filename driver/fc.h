@@ -337,13 +337,18 @@ void fc_minor_put(int minor);
 int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent);
 void fc_pci_remove(struct pci_dev *pdev);
 
-/* fc_reset.c: reset, error recovery, shutdown, power */
+/* fc_reset.c: PCI reset and error recovery */
 extern const struct pci_error_handlers fc_err_handlers;
-extern const struct dev_pm_ops fc_pm_ops;
-void fc_pci_shutdown(struct pci_dev *pdev);
+void fc_quiesce(struct fc_dev *fc, int state, bool mmio);
+int fc_restart(struct fc_dev *fc);
+void fc_fail(struct fc_dev *fc, int why);
 void fc_kill_files(struct fc_dev *fc);
 void fc_board_set_shm_bus(struct fc_dev *fc);
 const char *fc_state_name(const struct fc_dev *fc);
+
+/* fc_pm.c: shutdown and power */
+extern const struct dev_pm_ops fc_pm_ops;
+void fc_pci_shutdown(struct pci_dev *pdev);
 
 /* fc_cdev.c */
 extern const struct file_operations fc_fops;
