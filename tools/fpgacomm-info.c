@@ -541,6 +541,18 @@ static void json_info(const struct fc_info *in)
 	printf("    \"max_xfer_len\": %" PRIu64 ",\n", in->max_xfer_len);
 }
 
+/* "state": the driver's, where it says (board_state()). */
+static void json_state(const struct board *b)
+{
+	char state[32];
+
+	if (!*board_state(b->name, state, sizeof(state)))
+		return;
+	printf("    \"state\": ");
+	json_str(state);
+	printf(",\n");
+}
+
 static void print_json(const struct board_list *l)
 {
 	printf("[");
@@ -558,15 +570,7 @@ static void print_json(const struct board_list *l)
 		else
 			printf("null");
 		printf(",\n");
-		{
-			char state[32];
-
-			if (*board_state(b->name, state, sizeof(state))) {
-				printf("    \"state\": ");
-				json_str(state);
-				printf(",\n");
-			}
-		}
+		json_state(b);
 		if (b->opened)
 			json_info(&b->info);
 		printf("    \"opened\": %s", b->opened ? "true" : "false");
