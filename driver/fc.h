@@ -94,6 +94,15 @@ static inline int fc_dma_set_max_seg_size(struct device *dev, unsigned int size)
 #define FC_ALLOC_MAX_LEN	(1ull << FC_MMAP_ALLOC_SHIFT)
 #define FC_MAX_HANDLE		((1u << 20) - 1)
 
+/* Where the board stands in the machine's life (fc_reset.c). */
+enum fc_state {
+	FC_STATE_OK,		/* chains run */
+	FC_STATE_RESETTING,	/* a PCI reset or error recovery is under way */
+	FC_STATE_FAILED,	/* it did not come back: gone for every file */
+	FC_STATE_SUSPENDED,
+	FC_STATE_OFF,		/* shut down with the machine */
+};
+
 /* What a matching PCI ID is; stored in pci_device_id.driver_data. */
 enum fc_board_type {
 	FC_BOARD_NATIVE,	/* the real board: registers in BAR0 */
@@ -125,7 +134,7 @@ struct fc_engine {
 	/*
 	 * Its reset went unacknowledged: the board may still be DMAing, so no
 	 * chain starts on it and SUBMIT to it gives -EIO until the board is
-	 * removed. The other engines go on.
+	 * reset (fc_reset.c) or removed. The other engines go on.
 	 */
 	bool broken;
 	struct hrtimer timer;		/* DONE_SEQ polling, and the deadline */
@@ -157,6 +166,13 @@ struct fc_dev {
 	/* Held for reading by ioctls, for writing by remove. */
 	struct rw_semaphore remove_sem;
 	bool dead;		/* removed: every call gives -ENODEV */
+	/*
+	 * FC_STATE_*, written under mmap_lock: nothing starts, no BAR page
+	 * goes in unless OK. BAR mappings made before the last quiesce
+	 * (bar_gen, in their vm_private_data) get SIGBUS.
+	 */
+	int state;
+	unsigned long bar_gen;
 	/*
 	 * mmap and BAR page faults against remove (dead), and mmap_mms:
 	 * every process (struct fc_mm) that mapped a MEM_ALLOC buffer.
@@ -323,6 +339,19 @@ void fc_minor_put(int minor);
 int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent);
 void fc_pci_remove(struct pci_dev *pdev);
 
+/* fc_reset.c: PCI reset and error recovery */
+extern const struct pci_error_handlers fc_err_handlers;
+void fc_quiesce(struct fc_dev *fc, int state, bool mmio);
+int fc_restart(struct fc_dev *fc);
+void fc_fail(struct fc_dev *fc, int why);
+void fc_kill_files(struct fc_dev *fc);
+void fc_board_set_shm_bus(struct fc_dev *fc);
+const char *fc_state_name(const struct fc_dev *fc);
+
+/* fc_pm.c: shutdown and power */
+extern const struct dev_pm_ops fc_pm_ops;
+void fc_pci_shutdown(struct pci_dev *pdev);
+
 /* fc_cdev.c */
 extern const struct file_operations fc_fops;
 
@@ -358,6 +387,7 @@ int fc_dma_init(struct fc_dev *fc);
 void fc_dma_fini(struct fc_dev *fc);
 void fc_dma_process(struct fc_dev *fc);
 int fc_dma_board_reset(struct fc_dev *fc, u32 val);
+int fc_board_reset_wait(struct fc_dev *fc, u32 val);
 void fc_engine_kick(struct fc_engine *eng);
 void fc_engine_stop(struct fc_engine *eng, int status, u32 hw_error,
 		    u32 hw_index, struct list_head *done);
@@ -423,6 +453,8 @@ void fc_export_kill(struct fc_dev *fc);
 int fc_irq_init(struct fc_dev *fc);
 void fc_irq_fini(struct fc_dev *fc);
 void fc_irq_arm(struct fc_engine *eng);
+void fc_irq_mask(struct fc_dev *fc);
+void fc_irq_unmask(struct fc_dev *fc);
 const char *fc_irq_mode_name(int mode);
 
 /* fc_sysfs.c */

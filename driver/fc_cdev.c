@@ -287,7 +287,13 @@ static long fc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (!fc_ioctl_known(cmd))
 		return -ENOTTY;
 	down_read(&fc->remove_sem);
-	ret = fc->dead ? -ENODEV : fc_ioctl_locked(ff, cmd, uarg);
+	if (fc->dead)
+		ret = -ENODEV;
+	/* Error recovery under way, or the machine is going (fc_reset.c). */
+	else if (READ_ONCE(fc->state) != FC_STATE_OK)
+		ret = -EIO;
+	else
+		ret = fc_ioctl_locked(ff, cmd, uarg);
 	up_read(&fc->remove_sem);
 	return ret;
 }
@@ -338,7 +344,9 @@ static vm_fault_t fc_io_fault(struct vm_fault *vmf)
 	u64 left;
 
 	mutex_lock(&fc->mmap_lock);
-	if (!fc->dead &&
+	/* A reset revoked the mappings made before it (fc_reset.c). */
+	if (!fc->dead && fc->state == FC_STATE_OK &&
+	    (unsigned long)vma->vm_private_data == fc->bar_gen &&
 	    !fc_io_window(fc, (u64)vmf->pgoff << PAGE_SHIFT, &phys, &left))
 		ret = vmf_insert_pfn(vma, vmf->address, PHYS_PFN(phys));
 	mutex_unlock(&fc->mmap_lock);
@@ -367,6 +375,7 @@ static int fc_mmap_io(struct fc_dev *fc, struct vm_area_struct *vma, u64 off,
 	fc_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
 			     VM_DONTCOPY);
 	vma->vm_ops = &fc_io_vm_ops;
+	vma->vm_private_data = (void *)fc->bar_gen;
 	return 0;
 }
 
@@ -400,6 +409,8 @@ static int fc_mmap(struct file *file, struct vm_area_struct *vma)
 	mutex_lock(&fc->mmap_lock);
 	if (fc->dead)
 		ret = -ENODEV;
+	else if (fc->state != FC_STATE_OK)
+		ret = -EIO;
 	else if (off >= FC_MMAP_PIO && off < FC_MMAP_PIO + FC_MMAP_PIO_SIZE)
 		ret = off != FC_MMAP_PIO ? -EINVAL : fc_mmap_pio(ff, vma, off);
 	else if (off < FC_MMAP_APERTURE && !capable(CAP_SYS_RAWIO))

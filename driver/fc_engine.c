@@ -10,7 +10,8 @@
  * overruns dma_timeout_ms ends its ticket with -errno and its engine is
  * reset. If the board does not acknowledge that reset, it may go on
  * reaching the memory of the chain it ran: that chain is parked, its pages
- * pinned and its tables allocated, until the board is removed, and that
+ * pinned and its tables allocated, until the board is removed or reset
+ * (fc_reset.c: a BOARD_RESET it acknowledges frees them), and that
  * engine alone is out of use (SUBMIT to it gives -EIO) until then.
  */
 #include <linux/delay.h>
@@ -89,6 +90,7 @@ void fc_engine_kick(struct fc_engine *eng)
 	struct fc_chain *c;
 
 	if (eng->running || eng->fc->dead || eng->broken ||
+	    READ_ONCE(eng->fc->state) != FC_STATE_OK ||
 	    list_empty(&eng->queue))
 		return;
 	c = fc_engine_next(eng);
@@ -112,7 +114,7 @@ static void fc_engine_set_broken(struct fc_engine *eng,
 
 	if (!eng->broken)
 		dev_err(&eng->fc->pdev->dev,
-			"DMA engine %u reset not acknowledged in %u ms: engine disabled until the board is removed\n",
+			"DMA engine %u reset not acknowledged in %u ms: engine disabled until the board is reset or removed\n",
 			eng->index, FC_RESET_TIMEOUT_MS);
 	eng->broken = true;
 	list_for_each_entry_safe(c, tmp, &eng->queue, node) {
@@ -265,7 +267,7 @@ static int fc_engine_outcome(struct fc_engine *eng, u32 *err, u32 *index)
 }
 
 /* Wait (bounded) for the board to act on BOARD_RESET @val. */
-static int fc_board_reset_wait(struct fc_dev *fc, u32 val)
+int fc_board_reset_wait(struct fc_dev *fc, u32 val)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(FC_RESET_TIMEOUT_MS);
 

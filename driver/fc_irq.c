@@ -186,7 +186,17 @@ int fc_irq_init(struct fc_dev *fc)
 	if (fc->irq_mode != FC_IRQ_MODE_POLL)
 		fc_chan_irq_init(fc, n);
 
-	/* Forget events from before us, then let the board interrupt. */
+	fc_irq_unmask(fc);
+	dev_info(dev, "completion by %s\n", fc_irq_mode_name(fc->irq_mode));
+	return 0;
+}
+
+/*
+ * Forget events from before, then let the board interrupt as the mode
+ * wants: at probe, and after a reset (fc_reset.c).
+ */
+void fc_irq_unmask(struct fc_dev *fc)
+{
 	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_DMA),
 		fc_rd32(fc, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA)));
 	fc_wr32(fc, FC_REG_IRQ_ACK(FC_IRQ_VEC_CHAN),
@@ -200,8 +210,14 @@ int fc_irq_init(struct fc_dev *fc)
 		fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
 	}
 	fc_ring(fc);
-	dev_info(dev, "completion by %s\n", fc_irq_mode_name(fc->irq_mode));
-	return 0;
+}
+
+/* The board raises nothing until fc_irq_unmask(); handlers stay. */
+void fc_irq_mask(struct fc_dev *fc)
+{
+	fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
+	fc_engines_irq_enable(fc, 0);
+	fc_ring(fc);
 }
 
 /* Quiet the board's interrupts and stop the timers; regs still mapped. */
@@ -209,9 +225,7 @@ void fc_irq_fini(struct fc_dev *fc)
 {
 	unsigned int e;
 
-	fc_wr32(fc, FC_REG_IRQ_ENABLE, 0);
-	fc_engines_irq_enable(fc, 0);
-	fc_ring(fc);
+	fc_irq_mask(fc);
 	if (fc->chan_irq >= 0) {
 		free_irq(fc->chan_irq, fc);
 		fc->chan_irq = -1;

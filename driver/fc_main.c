@@ -50,6 +50,9 @@ static struct pci_driver fc_pci_driver = {
 	.id_table	= fc_pci_ids,
 	.probe		= fc_pci_probe,
 	.remove		= fc_pci_remove,
+	.shutdown	= fc_pci_shutdown,
+	.err_handler	= &fc_err_handlers,
+	.driver.pm	= pm_sleep_ptr(&fc_pm_ops),
 };
 
 static int __init fc_init(void)

@@ -92,20 +92,59 @@ static void fc_dev_release(struct device *dev)
 	kfree(fc);
 }
 
-int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
+/*
+ * What probe sets up is undone by devm actions, after fc_pci_remove() or
+ * a failed probe, in the reverse order: interrupts, the DMA queue, bus
+ * mastering and the MEM_ALLOC buffers, the BAR mappings and claims (pcim),
+ * the minor, and last fc itself (put_device: open files may keep it).
+ */
+static void fc_put_dev(void *data)
 {
-	struct device *dev = &pdev->dev;
-	struct fc_dev *fc;
-	int ret;
+	struct fc_dev *fc = data;
 
-	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
+	put_device(&fc->dev);
+}
+
+static void fc_put_minor(void *data)
+{
+	struct fc_dev *fc = data;
+
+	fc_minor_put(fc->minor);
+}
+
+/* The board can no longer reach MEM_ALLOC buffers: free them. */
+static void fc_stop_master(void *data)
+{
+	struct fc_dev *fc = data;
+
+	pci_clear_master(fc->pdev);
+	fc_mem_kill_allocs(fc);
+}
+
+static void fc_dma_release(void *data)
+{
+	fc_dma_fini(data);
+}
+
+static void fc_irq_release(void *data)
+{
+	fc_irq_fini(data);
+}
+
+/* fc with its locks and lists; freed by put_device() from here on. */
+static struct fc_dev *fc_dev_new(struct pci_dev *pdev,
+				 const struct pci_device_id *ent)
+{
+	struct fc_dev *fc = kzalloc(sizeof(*fc), GFP_KERNEL);
+
 	if (!fc)
-		return -ENOMEM;
-	fc->pdev = pdev;
+		return NULL;
+	fc->pdev = pci_dev_get(pdev);
 	fc->type = ent->driver_data;
 	fc->regs_bar = fc->type == FC_BOARD_IVSHMEM ? FC_IVSHMEM_BAR_SHM :
 						     FC_BAR_REGS;
 	fc->irq = -1;
+	fc->minor = -1;
 	init_rwsem(&fc->remove_sem);
 	mutex_init(&fc->mmap_lock);
 	INIT_LIST_HEAD(&fc->mmap_mms);
@@ -117,96 +156,136 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	init_waitqueue_head(&fc->eq_wq);
 	INIT_LIST_HEAD(&fc->files);
 	INIT_LIST_HEAD(&fc->parked);
+	device_initialize(&fc->dev);
+	fc->dev.class = fc_class;
+	fc->dev.parent = &pdev->dev;
+	fc->dev.groups = fc_groups;
+	fc->dev.release = fc_dev_release;
+	return fc;
+}
 
-	fc->minor = fc_minor_get();
-	if (fc->minor < 0) {
-		ret = fc->minor;
-		dev_err(dev, "no free minor: %d\n", ret);
-		goto err_free;
-	}
+/* Enable the device, claim its memory BARs and map the registers. */
+static int fc_map_bars(struct fc_dev *fc)
+{
+	struct pci_dev *pdev = fc->pdev;
+	struct device *dev = &pdev->dev;
+	int ret;
 
-	ret = pci_enable_device_mem(pdev);
+	ret = pcim_enable_device(pdev);
 	if (ret) {
 		dev_err(dev, "cannot enable device: %d\n", ret);
-		goto err_put_minor;
+		return ret;
 	}
-
 	if (!(pci_resource_flags(pdev, fc->regs_bar) & IORESOURCE_MEM) ||
 	    pci_resource_len(pdev, fc->regs_bar) < FC_BAR0_SIZE) {
 		dev_err(dev, "BAR%d is not a memory BAR of at least %u bytes\n",
 			fc->regs_bar, FC_BAR0_SIZE);
-		ret = -ENODEV;
-		goto err_disable_pdev;
+		return -ENODEV;
 	}
-
+	/* Managed: pcim_enable_device() came first. */
 	ret = pci_request_mem_regions(pdev, FC_DRV_NAME);
 	if (ret) {
 		dev_err(dev, "cannot claim memory BARs: %d\n", ret);
-		goto err_disable_pdev;
+		return ret;
 	}
-
-	fc->regs = pci_iomap(pdev, fc->regs_bar, FC_BAR0_SIZE);
+	fc->regs = pcim_iomap(pdev, fc->regs_bar, FC_BAR0_SIZE);
 	if (!fc->regs) {
 		dev_err(dev, "cannot map BAR%d\n", fc->regs_bar);
-		ret = -ENOMEM;
-		goto err_release_regions;
+		return -ENOMEM;
 	}
 	if (fc->type == FC_BOARD_IVSHMEM &&
 	    pci_resource_flags(pdev, FC_IVSHMEM_BAR_IVREGS) & IORESOURCE_MEM) {
-		fc->ivregs = pci_iomap(pdev, FC_IVSHMEM_BAR_IVREGS, 0x100);
+		fc->ivregs = pcim_iomap(pdev, FC_IVSHMEM_BAR_IVREGS, 0x100);
 		if (!fc->ivregs) {
 			dev_err(dev, "cannot map ivshmem registers\n");
-			ret = -ENOMEM;
-			goto err_iounmap;
+			return -ENOMEM;
 		}
 	}
+	return 0;
+}
 
-	ret = fc_check_board(fc);
+/* The DMA queue and interrupts, each undone by its devm action. */
+static int fc_start_engines(struct fc_dev *fc)
+{
+	struct device *dev = &fc->pdev->dev;
+	int ret;
+
+	pci_set_master(fc->pdev);
+	ret = devm_add_action_or_reset(dev, fc_stop_master, fc);
 	if (ret)
-		goto err_iounmap;
-
-	ret = fc_set_dma_mask(fc);
-	if (ret)
-		goto err_iounmap;
-	fc_find_windows(fc);
-	/* The VM's other emulated boards reach our aperture by this. */
-	if (fc->type == FC_BOARD_IVSHMEM && fc->caps & FC_CAP_EMULATED) {
-		u64 bus = pci_bus_address(pdev, FC_IVSHMEM_BAR_SHM);
-
-		fc_wr32(fc, FC_EMU_SHM_BUS_LO, lower_32_bits(bus));
-		fc_wr32(fc, FC_EMU_SHM_BUS_HI, upper_32_bits(bus));
-	}
-
-	pci_set_master(pdev);
-	pci_set_drvdata(pdev, fc);
-
+		return ret;
 	ret = fc_dma_init(fc);
 	if (ret)
-		goto err_clear_master;
-
+		return ret;
+	ret = devm_add_action_or_reset(dev, fc_dma_release, fc);
+	if (ret)
+		return ret;
 	ret = fc_irq_init(fc);
 	if (ret)
-		goto err_dma_fini;
+		return ret;
+	return devm_add_action_or_reset(dev, fc_irq_release, fc);
+}
 
-	/* From here on, fc is freed by put_device(&fc->dev). */
-	device_initialize(&fc->dev);
-	fc->dev.class = fc_class;
-	fc->dev.parent = dev;
+/* /dev/fpgacommN: the last step of probe, undone by fc_pci_remove(). */
+static int fc_cdev_add(struct fc_dev *fc)
+{
+	int ret;
+
 	fc->dev.devt = MKDEV(MAJOR(fc_devt), fc->minor);
-	fc->dev.groups = fc_groups;
-	fc->dev.release = fc_dev_release;
-	pci_dev_get(pdev);
 	ret = dev_set_name(&fc->dev, FC_DRV_NAME "%d", fc->minor);
 	if (ret)
-		goto err_put_device;
+		return ret;
 	cdev_init(&fc->cdev, &fc_fops);
 	fc->cdev.owner = THIS_MODULE;
 	ret = cdev_device_add(&fc->cdev, &fc->dev);
-	if (ret) {
-		dev_err(dev, "cannot add /dev/%s: %d\n", dev_name(&fc->dev),
-			ret);
-		goto err_put_device;
+	if (ret)
+		dev_err(&fc->pdev->dev, "cannot add /dev/%s: %d\n",
+			dev_name(&fc->dev), ret);
+	return ret;
+}
+
+int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
+{
+	struct device *dev = &pdev->dev;
+	struct fc_dev *fc;
+	int ret;
+
+	fc = fc_dev_new(pdev, ent);
+	if (!fc)
+		return -ENOMEM;
+	ret = devm_add_action_or_reset(dev, fc_put_dev, fc);
+	if (ret)
+		return ret;
+	fc->minor = fc_minor_get();
+	if (fc->minor < 0) {
+		dev_err(dev, "no free minor: %d\n", fc->minor);
+		return fc->minor;
 	}
+	ret = devm_add_action_or_reset(dev, fc_put_minor, fc);
+	if (ret)
+		return ret;
+
+	ret = fc_map_bars(fc);
+	if (ret)
+		return ret;
+	ret = fc_check_board(fc);
+	if (ret)
+		return ret;
+	ret = fc_set_dma_mask(fc);
+	if (ret)
+		return ret;
+	fc_find_windows(fc);
+	fc_board_set_shm_bus(fc);
+	pci_set_drvdata(pdev, fc);
+
+	ret = fc_start_engines(fc);
+	if (ret)
+		return ret;
+	/* What error recovery and resets restore (fc_reset.c). */
+	pci_save_state(pdev);
+	ret = fc_cdev_add(fc);
+	if (ret)
+		return ret;
 
 	dev_info(dev, "board id 0x%08x version %u.%u caps 0x%08x node %u mem %llu MiB%s\n",
 		 fc->id, FC_HW_VERSION_GET_MAJOR(fc->version),
@@ -214,39 +293,6 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		 fc->mem_size >> 20,
 		 fc->type == FC_BOARD_IVSHMEM ? " (ivshmem)" : "");
 	return 0;
-
-err_put_device:
-	fc_irq_fini(fc);
-	fc_dma_fini(fc);
-	pci_clear_master(pdev);
-	pci_set_drvdata(pdev, NULL);
-	if (fc->ivregs)
-		pci_iounmap(pdev, fc->ivregs);
-	pci_iounmap(pdev, fc->regs);
-	pci_release_mem_regions(pdev);
-	pci_disable_device(pdev);
-	fc_minor_put(fc->minor);
-	put_device(&fc->dev);
-	return ret;
-
-err_dma_fini:
-	fc_dma_fini(fc);
-err_clear_master:
-	pci_clear_master(pdev);
-	pci_set_drvdata(pdev, NULL);
-err_iounmap:
-	if (fc->ivregs)
-		pci_iounmap(pdev, fc->ivregs);
-	pci_iounmap(pdev, fc->regs);
-err_release_regions:
-	pci_release_mem_regions(pdev);
-err_disable_pdev:
-	pci_disable_device(pdev);
-err_put_minor:
-	fc_minor_put(fc->minor);
-err_free:
-	kfree(fc);
-	return ret;
 }
 
 /*
@@ -254,45 +300,21 @@ err_free:
  * refcount) but every call on them returns -ENODEV from now on, their
  * chains end with -ENODEV and their memory is unpinned here. Their
  * mappings stay, emptied: a touch of a BAR or a MEM_ALLOC buffer gets
- * SIGBUS, and the coherent memory is freed here, not at munmap.
+ * SIGBUS, and the coherent memory is freed (by fc_stop_master()), not at
+ * munmap. The rest is undone by the devm actions of probe.
  */
 void fc_pci_remove(struct pci_dev *pdev)
 {
 	struct fc_dev *fc = pci_get_drvdata(pdev);
-	LIST_HEAD(mms);
 
 	/* No new opens, no sysfs readers of the registers. */
 	cdev_device_del(&fc->cdev, &fc->dev);
 
 	down_write(&fc->remove_sem);
-	/* No new mapping, no BAR page faulted in from here on. */
-	mutex_lock(&fc->mmap_lock);
-	fc->dead = true;
-	list_splice_init(&fc->mmap_mms, &mms);
-	mutex_unlock(&fc->mmap_lock);
-	fc_mmap_settle(&mms);
 	/* Chains end, handles go, every mapping of the files is zapped. */
-	fc_dma_kill(fc);
-	fc_chan_kill(fc);
-	fc_eq_kill(fc);
-	fc_export_kill(fc);
+	fc_kill_files(fc);
 	up_write(&fc->remove_sem);
 	/* Peer regions let go above are unmapped while the device is here. */
 	fc_peer_flush();
-
-	fc_irq_fini(fc);
-	fc_dma_fini(fc);
-
-	pci_clear_master(pdev);
-	fc_mem_kill_allocs(fc);
-	if (fc->ivregs)
-		pci_iounmap(pdev, fc->ivregs);
-	pci_iounmap(pdev, fc->regs);
-	fc->regs = NULL;
-	pci_release_mem_regions(pdev);
-	pci_disable_device(pdev);
-	pci_set_drvdata(pdev, NULL);
-	fc_minor_put(fc->minor);
 	dev_info(&pdev->dev, "removed\n");
-	put_device(&fc->dev);
 }

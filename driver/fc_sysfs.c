@@ -51,6 +51,14 @@ static ssize_t irq_mode_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(irq_mode);
 
+/* ok, resetting, failed, suspended, off or removed (fc_reset.c). */
+static ssize_t state_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fc_state_name(to_fc_dev(dev)));
+}
+static DEVICE_ATTR_RO(state);
+
 static struct attribute *fc_attrs[] = {
 	&dev_attr_id.attr,
 	&dev_attr_version.attr,
@@ -59,6 +67,7 @@ static struct attribute *fc_attrs[] = {
 	&dev_attr_numa_node.attr,
 	&dev_attr_link_state.attr,
 	&dev_attr_irq_mode.attr,
+	&dev_attr_state.attr,
 	NULL,
 };
 

@@ -267,7 +267,9 @@ void fcemu_host_write_line(struct fcemu *emu, uint32_t off, const void *line)
 static void command_notice(struct fcemu *emu, bool streams, int engine)
 {
 	uint32_t reset = emu_rd(emu, FC_REG_BOARD_RESET);
-	bool board_reset = reset != emu->seen_board_reset;
+	/* Deaf: a wedged board, seen once it hears (the next notice). */
+	bool board_reset = reset != emu->seen_board_reset &&
+			   !emu_rd(emu, FC_EMU_FAULT_RESET_DEAF);
 	unsigned int i;
 
 	emu_wr(emu, FC_REG_SCRATCH_ECHO, ~emu_rd(emu, FC_REG_SCRATCH));

@@ -29,6 +29,8 @@ static const char *own_text(int err)
 		return "too many chains queued: wait for one to end";
 	case ENODEV:
 		return "no usable board (is the fpgacomm driver loaded?)";
+	case EIO:
+		return "board I/O error: a reset or bus error ended the transfer (run it again), or the engine is out of use";
 	case ENOSYS:
 		return "the board has no such kernel (stream program refused)";
 	case EBADFD:

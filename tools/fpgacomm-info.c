@@ -392,6 +392,30 @@ static void print_info_text(const struct fc_info *in)
 	       human_size(in->max_xfer_len, 1, buf, sizeof(buf)));
 }
 
+/*
+ * The driver's view of the board (/sys/class/fpgacomm/NAME/state): ok,
+ * resetting, failed, suspended, off or removed. Empty for an emulated
+ * board or an older driver.
+ */
+static const char *board_state(const char *name, char *buf, size_t len)
+{
+	const char *base = strrchr(name, '/');
+	char path[300];
+	FILE *f;
+
+	buf[0] = '\0';
+	if (!base || strncmp(name, "/dev/", 5))
+		return buf;
+	snprintf(path, sizeof(path), "/sys/class/fpgacomm/%s/state", base + 1);
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static void print_pci_text(const struct board *b)
 {
 	char buf[32];
@@ -441,6 +465,10 @@ static void print_text(const struct board_list *l, int pci_found, bool scanned)
 			printf("%s (opened as %s)\n", b->info.name, b->name);
 		else
 			printf("%s\n", b->name);
+		char state[32];
+
+		if (*board_state(b->name, state, sizeof(state)))
+			printf("  %-15s %s\n", "state", state);
 		if (b->opened) {
 			if (b->on_pci)
 				printf("  %-15s %s\n", "name", b->info.name);
@@ -513,6 +541,18 @@ static void json_info(const struct fc_info *in)
 	printf("    \"max_xfer_len\": %" PRIu64 ",\n", in->max_xfer_len);
 }
 
+/* "state": the driver's, where it says (board_state()). */
+static void json_state(const struct board *b)
+{
+	char state[32];
+
+	if (!*board_state(b->name, state, sizeof(state)))
+		return;
+	printf("    \"state\": ");
+	json_str(state);
+	printf(",\n");
+}
+
 static void print_json(const struct board_list *l)
 {
 	printf("[");
@@ -530,6 +570,7 @@ static void print_json(const struct board_list *l)
 		else
 			printf("null");
 		printf(",\n");
+		json_state(b);
 		if (b->opened)
 			json_info(&b->info);
 		printf("    \"opened\": %s", b->opened ? "true" : "false");

@@ -677,7 +677,7 @@ struct fc_hw_sinsn {
 #define FC_EMU_MAGIC		0xf000	/* B: FC_EMU_MAGIC_VALUE on the emulator */
 #define FC_EMU_FAULT_DMA_STALL	0xf004	/* H: non-zero: engines make no progress */
 #define FC_EMU_FAULT_DMA_ERROR	0xf008	/* H: non-zero: chains fail with this code */
-#define FC_EMU_FAULT_RESET_DEAF	0xf00c	/* H: non-zero: engine resets go unheeded */
+#define FC_EMU_FAULT_RESET_DEAF	0xf00c	/* H: non-zero: engine and board resets go unheeded */
 #define FC_EMU_MAGIC_VALUE	0x454d554cu	/* "EMUL" */
 /*
  * Behind QEMU ivshmem only: the bus (guest-physical) address of the

@@ -117,6 +117,7 @@ fi
 
 initrd_args=(--module "$ko" --module "$fixture/fcvm_msix.ko"
 	     --module "$dmabuf_fixture/fcvm_dmabuf.ko"
+	     --kmod aer_inject
 	     --prog /bin/dash --prog /usr/bin/timeout
 	     --prog "$top/build/tools/fpgacomm-info"
 	     --prog "$top/build/tools/fpgacomm-dma"
@@ -139,6 +140,9 @@ else
 		board_args+=(--board-socket "$work/board$i.sock"
 			     --board-cmd "exec '$emud' -v --socket \"\$FCVM_SOCKET\" --shm '$work/board$i.shm'$peers --guest-ram \"\$FCVM_RAM\" --node ${nodes[$i]} --cluster $cluster --topology full:${#nodes[@]}")
 	done
+	# Each board in a slot of its own, as a card is: a bus reset through
+	# sysfs and AER through its root port reach it.
+	board_args+=(--root-port)
 fi
 
 # ---- The VM ----
@@ -152,6 +156,44 @@ rc=0
 	--append "slub_debug=FZPU,kmalloc-* ${FCVM_APPEND:-}" \
 	-- "$here/vm-tests-guest.sh" "${guest_args[@]}" "${nodes[@]}" |
 	tee "$work/output" || rc=$?
+
+# ---- Shutdown: the VM rebooted under running chains ----
+# The last board reset a daemon logs (the driver's .shutdown) must be the
+# last thing its board did to the guest: "guest RAM reached N times, M
+# interrupts" the same there as at the end.
+shutdown_check() {
+	local dir=$logdir/shutdown i last end n
+	mkdir -p "$dir"
+	"$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout 300 \
+		--logdir "$dir" "${board_args[@]}" "${initrd_args[@]}" \
+		--append "slub_debug=FZPU,kmalloc-* ${FCVM_APPEND:-}" \
+		-- "$here/vm-shutdown-guest.sh" "${#nodes[@]}" > "$dir/run.out" 2>&1
+	echo "$prog: shutdown VM: exit $?" >&2
+	grep -E '^(PASS|FAIL) ' "$dir/output.log" | tr -d '\r' >> "$work/output"
+	n=$(grep -c 'shutdown: board stopped' "$dir/console.log" || true)
+	if [ "$n" = "${#nodes[@]}" ]; then
+		echo "PASS shutdown: the driver stopped all $n boards at the reboot (kernel log)"
+	else
+		echo "FAIL shutdown: $n of ${#nodes[@]} boards logged 'shutdown: board stopped'"
+	fi
+	for i in "${!nodes[@]}"; do
+		last=$(sed -n 's/.*board reset [0-9]*: //p' "$dir/board-$i.log" | tail -n 1)
+		end=$(sed -n 's/.*at the end: //p' "$dir/board-$i.log")
+		if [ -n "$last" ] && [ "$last" = "$end" ]; then
+			echo "PASS shutdown: board $i did nothing to the guest after its last reset ($end)"
+		else
+			echo "FAIL shutdown: board $i: at its last reset '${last:-none}', at the end '${end:-none}'"
+		fi
+	done
+	if grep -q '^kernel=clean' "$dir/result" 2> /dev/null; then
+		echo "PASS shutdown: kernel log clean through the reboot"
+	else
+		echo "FAIL shutdown: kernel log not clean (see $dir/console.log)"
+	fi
+}
+if [ "$plain" = 0 ]; then
+	shutdown_check | tee -a "$work/output"
+fi
 
 # ---- Count ----
 passed=$(grep -c '^PASS ' "$work/output" || true)

@@ -36,6 +36,10 @@
 #                     is made by --host-cmd (FCVM_SOCKETS lists them all),
 #                     or must exist already when there is no --host-cmd
 #   --board-wait SEC  how long to wait for the sockets (default 10)
+#   --root-port       put each --board-socket board behind a PCIe root port
+#                     of its own (bus N+1), as a card in a slot is: a bus
+#                     reset through sysfs and AER (aer_inject on the port)
+#                     then reach it; without it boards sit on the root bus
 #   --ram FILE        guest RAM backing file (default: private, removed)
 #   --host-cmd CMD    run CMD (sh -c) in the background from just before the
 #                     VM starts until it ends, e.g. the emulator daemon, with
@@ -72,6 +76,7 @@ die() { echo "$prog: $*" >&2; exit 2; }
 
 host_cmd='' kver='' kernel='' pvh=1 bar='' bar_size=2M ivshmem='' ram='' mem=256M smp=1
 accel=${FCVM_ACCEL:-tcg} timeout=120 append='' logdir='' verbose=0 board_wait=10
+root_port=0
 initrd_args=() board_sockets=() board_cmds=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -85,6 +90,7 @@ while [ $# -gt 0 ]; do
 	--board-socket) board_sockets+=("$2"); shift 2 ;;
 	--board-cmd) board_cmds+=("$2"); shift 2 ;;
 	--board-wait) board_wait=$2; shift 2 ;;
+	--root-port) root_port=1; shift ;;
 	--ram) ram=$2; shift 2 ;;
 	--host-cmd) host_cmd=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
@@ -249,10 +255,16 @@ if [ "$ivshmem" = 1 ]; then
 fi
 i=0
 for s in "${board_sockets[@]}"; do
+	bus=''
+	if [ "$root_port" = 1 ]; then
+		# shellcheck disable=SC2054
+		qargs+=(-device "pcie-root-port,id=fcrp$i,chassis=$((i + 1)),slot=$((i + 1))")
+		bus=",bus=fcrp$i"
+	fi
 	# shellcheck disable=SC2054
 	qargs+=(
 		-chardev "socket,path=$s,id=fcboard$i"
-		-device "ivshmem-doorbell,chardev=fcboard$i,vectors=4"
+		-device "ivshmem-doorbell,chardev=fcboard$i,vectors=4$bus"
 	)
 	i=$((i + 1))
 done

@@ -353,6 +353,75 @@ recovery_checks() {
 		test_driver_abi --remove-test
 }
 
+# The first board's PCI device in sysfs, and the driver's state of it.
+pci_dir_of() { readlink -f "/sys/class/fpgacomm/fpgacomm$(dev_index_of "$1")/device"; }
+state_of() { cat "/sys/class/fpgacomm/fpgacomm$(dev_index_of "$1")/state" 2> /dev/null; }
+
+# The board through the machine's life (test_lifecycle runs with the
+# library's programs: reset through sysfs with chains in flight and
+# mappings, AER): here the fuzzer across a reset, and suspend, refused
+# while a chain runs and done when the board is idle.
+lifecycle_checks() {
+	_p=$1
+	_dev=/dev/fpgacomm$(dev_index_of 0)
+	_pci=$(pci_dir_of 0)
+	if [ ! -w "$_pci/reset" ]; then
+		if [ $plain = 1 ]; then
+			skip "$_p: PCI reset: the plain board sits on the root bus (no bus reset, no FLR)"
+		else
+			fail "$_p: $_pci has no reset method (is the board behind a root port?)"
+		fi
+		return
+	fi
+	FPGACOMM_FUZZ_SECONDS=4 FPGACOMM_TEST_DEVICE=$_dev \
+		timeout -k 10 "$test_timeout" test_driver_fuzz > /tmp/fuzz.out 2>&1 &
+	_fuzz=$!
+	sleep 2
+	echo 1 > "$_pci/reset"
+	_reset=$?
+	wait $_fuzz
+	_rc=$?
+	sed 's/^/    /' /tmp/fuzz.out
+	_state=$(state_of 0)
+	check "$_p: the fuzzer across a PCI reset (reset $_reset, fuzzer exit $_rc, state $_state)" \
+		[ "$_reset $_rc $_state" = "0 0 ok" ]
+
+	# Suspend: devices only (pm_test), a second each.
+	if [ ! -w /sys/power/pm_test ]; then
+		skip "$_p: suspend: no /sys/power/pm_test (CONFIG_PM_DEBUG)"
+		return
+	fi
+	echo devices > /sys/power/pm_test
+	echo 1 > /sys/module/suspend/parameters/pm_test_delay 2> /dev/null
+	fpgacomm-reg -d "$_dev" write EMU_FAULT_DMA_STALL 1 > /dev/null
+	fpgacomm-dma -d "$_dev" -s 64K -i 1 --dir h2b > /tmp/held.out 2>&1 &
+	_held=$!
+	sleep 0.5
+	dmesg -c > /dev/null
+	if echo freeze > /sys/power/state 2> /dev/null; then
+		fail "$_p: suspend with a chain running was not refused"
+	elif dmesg | grep -q 'suspend refused'; then
+		pass "$_p: suspend refused while a chain runs"
+	else
+		fail "$_p: suspend failed, but not by the driver's refusal"
+	fi
+	fpgacomm-reg -d "$_dev" write EMU_FAULT_DMA_STALL 0 > /dev/null
+	wait $_held
+	_rc=$?
+	check "$_p: the held chain ends well after the refused suspend (exit $_rc)" \
+		[ $_rc = 0 ]
+	dmesg -c > /dev/null
+	echo freeze > /sys/power/state
+	_rc=$?
+	dmesg -c | grep -i fpgacomm | sed 's/^/    dmesg: /'
+	_state=$(state_of 0)
+	check "$_p: suspend and resume with the boards idle (write $_rc, state $_state)" \
+		[ "$_rc $_state" = "0 ok" ]
+	run_tool "$_p: a chain after the resume (fpgacomm-dma --verify)" \
+		fpgacomm-dma -d "$_dev" --verify
+	echo none > /sys/power/pm_test
+}
+
 driver_pass() {
 	p=$1
 	case $p in
@@ -488,6 +557,7 @@ driver_pass() {
 		done
 	fi
 
+	lifecycle_checks "$p"
 	recovery_checks "$p"
 
 	dmesg -c > /dev/null

@@ -76,6 +76,15 @@ struct emud {
 	uint8_t *peer_shm[MAX_PEERS];
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
 	uint32_t pio_seen;		/* PIO_TAIL as the last round began */
+	/*
+	 * What the board did to the guest: ranges of its RAM reached (read
+	 * or written) and interrupts sent, logged with -v at every board
+	 * reset and at the end, so that a test can tell that nothing
+	 * happened after the driver stopped the board (shutdown).
+	 */
+	uint64_t ram_reached;
+	uint64_t irqs_sent;
+	uint32_t reset_seen;		/* BOARD_RESET_ACK last logged */
 };
 
 static const char *prog = "fpgacomm-emud";
@@ -245,8 +254,10 @@ static void *translate(void *ctx, uint64_t bus, uint64_t len)
 	uint8_t *shm;
 	void *p;
 
-	if (d->ram && bus <= d->ram_size && len <= d->ram_size - bus)
+	if (d->ram && bus <= d->ram_size && len <= d->ram_size - bus) {
+		d->ram_reached++;
 		return d->ram + bus;
+	}
 	if (d->shm && (p = aperture_at(d->shm, bus, len)))
 		return p;
 	for (i = 0; i < d->npeers; i++) {
@@ -281,8 +292,22 @@ static void raise_irq(void *ctx, unsigned int vector)
 {
 	struct emud *d = ctx;
 
+	d->irqs_sent++;
 	if (d->have_srv)
 		ivshmem_server_notify(&d->srv, vector);
+}
+
+/* -v: a board reset acted on, and what the board had done by then. */
+static void log_board_reset(struct emud *d)
+{
+	uint32_t ack = fcemu_bar0(d->emu)[FC_REG_BOARD_RESET_ACK / 4];
+
+	if (!d->verbose || ack == d->reset_seen)
+		return;
+	d->reset_seen = ack;
+	fprintf(stderr, "%s: board reset %u: guest RAM reached %llu times, %llu interrupts\n",
+		prog, ack, (unsigned long long)d->ram_reached,
+		(unsigned long long)d->irqs_sent);
 }
 
 static const struct fcemu_host_ops host_ops = {
@@ -557,6 +582,7 @@ static void run(struct emud *d, int sfd)
 		if (rung || !d->have_srv)
 			fcemu_notice(d->emu);
 		moved = fcemu_progress(d->emu, STEP_BYTES);
+		log_board_reset(d);
 		if (d->cluster)
 			sync_shared(d);
 		if (moved || n > 0)
@@ -625,6 +651,15 @@ int main(int argc, char **argv)
 		die("--topology goes with --cluster");
 	d.node = cfg.node_id;
 
+	/*
+	 * Before the bell's thread starts (join_cluster): a SIGTERM must
+	 * reach the loop's signalfd, not end the process in that thread.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+
 	if (d.ram_path)
 		d.ram = map_file(d.ram_path, &d.ram_size, ram_create, NULL);
 	setup_shm(&d);
@@ -635,6 +670,7 @@ int main(int argc, char **argv)
 	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
 	if (ret)
 		die("board: %s", strerror(-ret));
+	d.reset_seen = fcemu_bar0(d.emu)[FC_REG_BOARD_RESET_ACK / 4];
 	back_aperture(&d);
 	if (d.cluster) {
 		/* Our blocks into the guest's memory, the shared ones mirrored. */
@@ -646,10 +682,6 @@ int main(int argc, char **argv)
 		       sizeof(d.shadow));
 	}
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		die("signalfd: %s", strerror(errno));
@@ -678,6 +710,9 @@ int main(int argc, char **argv)
 			prog, (long)ru.ru_utime.tv_sec,
 			(long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
 			(long)ru.ru_stime.tv_usec / 1000);
+		fprintf(stderr, "%s: at the end: guest RAM reached %llu times, %llu interrupts\n",
+			prog, (unsigned long long)d.ram_reached,
+			(unsigned long long)d.irqs_sent);
 	}
 
 	if (d.have_srv)
