@@ -44,6 +44,7 @@ struct sort_ctx {
 	size_t *sc, *sd, *rc, *rd;	/* n each, for the alltoallv */
 	size_t *piece;			/* 4 n: one round of it */
 	uint8_t *buf[3];		/* work buffers, taken before agreeing */
+	bool bad;			/* a peer's counts do not add up */
 };
 
 /* What is left of the caller's timeout for the next collective. */
@@ -94,18 +95,39 @@ static size_t xchg_piece(void)
 }
 
 /*
+ * Whether the counts the peers say they send (rc, from the alltoall)
+ * add up to @expect, the elements this rank's receive side has room for:
+ * a peer's word is all that sets the receive lengths.
+ */
+static bool counts_add_up(const struct sort_ctx *c, size_t expect)
+{
+	size_t sum = 0;
+
+	for (uint32_t d = 0; d < c->n; d++) {
+		if (c->rc[d] > expect - sum)
+			return false;
+		sum += c->rc[d];
+	}
+	return sum == expect;
+}
+
+/*
  * Turn element counts into byte counts and displacements, then exchange.
  * With @keep_own, this rank's block to itself stays where it is in @send
- * (at sd[rank]) and takes no room in @recv.
+ * (at sd[rank]) and takes no room in @recv. The peers' counts must add up
+ * to @expect elements (this rank's included); the allreduce that sizes
+ * the rounds also carries every rank's verdict on its counts (SIZE_MAX,
+ * which no real block reaches), so that all ranks fail together.
  */
 static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv,
-		    bool keep_own)
+		    bool keep_own, size_t expect)
 {
 	size_t s = 0, r = 0, most = 0, *psc = c->piece, *psd = psc + c->n;
 	size_t *prc = psd + c->n, *prd = prc + c->n, piece = xchg_piece();
+	bool bad = c->bad || !counts_add_up(c, expect);
 	int rc;
 
-	for (uint32_t d = 0; d < c->n; d++) {
+	for (uint32_t d = 0; d < c->n && !bad; d++) {
 		c->sd[d] = s;
 		s += c->sc[d] *= c->rs;
 		if (keep_own && d == c->rank)
@@ -115,8 +137,12 @@ static int exchange(struct sort_ctx *c, const uint8_t *send, uint8_t *recv,
 		most = c->sc[d] > most ? c->sc[d] : most;
 		most = c->rc[d] > most ? c->rc[d] : most;
 	}
+	if (bad)
+		most = SIZE_MAX;
 	rc = fc_allreduce(c->g, FC_IN_PLACE, &most, 1, FC_UINT64, FC_MAX,
 			  left_ms(c));
+	if (!rc && most == SIZE_MAX)
+		rc = -EBADMSG;
 	for (size_t off = 0; !rc && (off < most || !off); off += piece) {
 		for (uint32_t d = 0; d < c->n; d++) {
 			psc[d] = c->sc[d] > off ? c->sc[d] - off : 0;
@@ -252,12 +278,21 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 		memset(E, 0, nb * sizeof(*E));
 	sum = 0;
 	for (size_t v = 0; v < nb; v++) {
+		/* the same H on every rank, so the same verdict */
+		if (H[v] > c->total - sum) {
+			rc = -EBADMSG;
+			goto out;
+		}
 		if (may_skip && H[v] == c->total) {
 			rc = 1;
 			goto out;
 		}
 		G[v] = sum;
 		sum += H[v];
+	}
+	if (sum != c->total) {
+		rc = -EBADMSG;
+		goto out;
 	}
 
 	/* where each rank's share begins, and how much of it comes from us */
@@ -281,9 +316,14 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	} else {
 		c->a->out_count = count;
 		d = 0;
-		for (size_t v = 0; v < nb; v++) {
+		for (size_t v = 0; v < nb && !c->bad; v++) {
 			size_t s = G[v] + E[v], h = hist[v];
 
+			/* the peers' histograms place us past the end */
+			if (E[v] > H[v] || h > H[v] - E[v]) {
+				c->bad = true;
+				break;
+			}
 			while (h) {
 				size_t take;
 
@@ -330,7 +370,7 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 	}
 	/* our own run stays in @send: the exchange moves the others' */
 	lens[c->rank] = c->sc[c->rank];
-	rc = exchange(c, send, *recvp, true);
+	rc = exchange(c, send, *recvp, true, c->a->out_count);
 	if (rc)
 		goto out;
 	for (d = 0; d < c->n; d++) {
@@ -615,6 +655,11 @@ static int sort_onepass(struct sort_ctx *c)
 			before = before < eq[d] ? before : eq[d];
 		}
 		cut[d + 1] = lb[d] + before;
+		/* splitters out of order: the peers' sums were not true */
+		if (cut[d + 1] < cut[d]) {
+			cut[d + 1] = cut[d];
+			c->bad = true;
+		}
 	}
 	if (c->partitioned) {
 		for (uint32_t d = 0; d < n; d++)
@@ -641,7 +686,7 @@ static int sort_onepass(struct sort_ctx *c)
 		if (rc)
 			goto out;
 	}
-	rc = exchange(c, recs, recv, false);
+	rc = exchange(c, recs, recv, false, a->out_count);
 	if (rc)
 		goto out;
 	/* the radix sort's two buffers are free now: the merge's scratch */
@@ -712,6 +757,7 @@ static int agree(struct sort_ctx *c, int local_err)
 		[AG_LAYOUT] = a->layout, [AG_ALGO] = a->algo,
 	};
 	uint64_t *all = malloc(sizeof(mine) * c->n);
+	size_t most = SIZE_MAX / 2 / c->rs;	/* check_args's bound */
 	int rc;
 
 	if (!all)
@@ -728,6 +774,13 @@ static int agree(struct sort_ctx *c, int local_err)
 		for (int f = AG_KS; f < AG_N; f++)
 			if (o[f] != mine[f] && !rc)
 				rc = -EBADMSG;
+		/* counts that no rank could hold, or a total that wraps */
+		if ((o[AG_COUNT] | o[AG_CAP]) > most ||
+		    o[AG_COUNT] > most - c->offs[r]) {
+			if (!rc)
+				rc = -EBADMSG;
+			break;
+		}
 		c->counts[r] = o[AG_COUNT];
 		c->caps[r] = o[AG_CAP];
 		c->offs[r + 1] = c->offs[r] + o[AG_COUNT];
