@@ -746,6 +746,23 @@ static int check_args(struct fc_group *g, const struct fc_sort_args *a)
 	return 0;
 }
 
+/*
+ * A peer's error field as an error code: only the errors a rank finds
+ * alone before the agreement (a key out of range, no memory) are taken
+ * at its word; anything else is a peer not speaking the protocol.
+ */
+static int peer_error(uint64_t field)
+{
+	switch (field) {
+	case ERANGE:
+		return -ERANGE;
+	case ENOMEM:
+		return -ENOMEM;
+	default:
+		return -EBADMSG;
+	}
+}
+
 /* Gather every rank's count, capacity, arguments and local error. */
 static int agree(struct sort_ctx *c, int local_err)
 {
@@ -770,7 +787,7 @@ static int agree(struct sort_ctx *c, int local_err)
 		const uint64_t *o = all + r * AG_N;
 
 		if (o[AG_ERR] && !rc)
-			rc = -(int)o[AG_ERR];
+			rc = peer_error(o[AG_ERR]);
 		for (int f = AG_KS; f < AG_N; f++)
 			if (o[f] != mine[f] && !rc)
 				rc = -EBADMSG;
