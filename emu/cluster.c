@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,7 +390,7 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 		if ((size_t)st.st_size >= sizeof(*h))
 			break;
 		if (tries == ATTACH_TRIES) {
-			ret = -EPROTO;
+			ret = -EBADMSG;	/* too short for a header */
 			goto err_close;
 		}
 		nanosleep(&nap, NULL);
@@ -400,8 +401,10 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 	close(fd);
 	h = c->hdr;
 	for (tries = 0; cl_ld(&h->magic) != CL_MAGIC; tries++) {
-		if (tries == ATTACH_TRIES)
-			goto err_proto;
+		if (tries == ATTACH_TRIES) {
+			fcemu_cluster_detach(c);
+			return -EBADMSG;	/* no creator ever finished it */
+		}
 		nanosleep(&nap, NULL);
 	}
 	if (check_layout(c))
@@ -415,6 +418,75 @@ err_proto:
 err_close:
 	close(fd);
 	return ret;
+}
+
+/* Who owns uid @uid, by name, or "" (no such user, or no memory). */
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char strings[1024];
+
+	buf[0] = 0;
+	if (!getpwuid_r(uid, &pw, strings, sizeof(strings), &found) && found)
+		snprintf(buf, len, " (%s)", found->pw_name);
+}
+
+static bool read_header(const char *full, struct cl_header *h)
+{
+	int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h);
+	close(fd);
+	return ok;
+}
+
+void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len)
+{
+	char path[FCEMU_CLUSTER_NAME_MAX + 16], full[FCEMU_CLUSTER_NAME_MAX + 32];
+	char who[64];
+	struct cl_header h;
+	struct stat st;
+
+	if (shm_path(name, path, sizeof(path))) {
+		snprintf(buf, len, "bad cluster name '%s'", name ? name : "");
+		return;
+	}
+	/* where glibc's shm_open keeps it */
+	snprintf(full, sizeof(full), "/dev/shm%s", path);
+	if (lstat(full, &st)) {
+		snprintf(buf, len, "/dev/shm%s: %s", path, strerror(errno));
+		return;
+	}
+	user_name(st.st_uid, who, sizeof(who));
+	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		snprintf(buf, len, "/dev/shm%s is %s, not a cluster object",
+			 path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+			 "not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		snprintf(buf, len, "/dev/shm%s belongs to uid %u%s, not to us "
+			 "(uid %u): another user took the name", path,
+			 (unsigned int)st.st_uid, who, (unsigned int)geteuid());
+	} else if ((st.st_mode & 07777) != CL_MODE) {
+		snprintf(buf, len, "/dev/shm%s has mode %04o, not %04o", path,
+			 (unsigned int)(st.st_mode & 07777), CL_MODE);
+	} else if ((size_t)st.st_size < sizeof(h)) {
+		snprintf(buf, len, "/dev/shm%s is not a cluster object "
+			 "(%lld bytes, too short for its header)", path,
+			 (long long)st.st_size);
+	} else if (!read_header(full, &h) || h.magic != CL_MAGIC) {
+		snprintf(buf, len, "/dev/shm%s is not a cluster object "
+			 "(no cluster magic)", path);
+	} else if (h.layout != CL_LAYOUT) {
+		snprintf(buf, len, "/dev/shm%s has layout version %u, this "
+			 "library speaks %u", path, h.layout, CL_LAYOUT);
+	} else {
+		snprintf(buf, len, "/dev/shm%s: %s", path,
+			 err == -EPROTO ? "its header does not match its topology" :
+			 strerror(err < 0 ? -err : err));
+	}
 }
 
 void fcemu_cluster_detach(struct fcemu_cluster *c)

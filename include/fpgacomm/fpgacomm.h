@@ -29,13 +29,17 @@ struct fc_dev;
 /*
  * fc_open - open a board.
  * @name: "/dev/fpgacommN" (kernel driver), "emu:CLUSTER/N" (emulated board N
- *        of an emulated cluster; "emu:" alone means "emu:local/0"), or NULL
+ *        of an emulated cluster; "emu:" alone means "emu:local/0", and
+ *        the cluster "local" is each user's own, local-UID), or NULL
  *        for $FPGACOMM_DEVICE, else /dev/fpgacomm0 if present, else "emu:".
  * Emulated boards read $FPGACOMM_EMU_MEM (board memory size, e.g. "8G";
  * default 8 GiB, reserved but not backed by RAM until written).
  * RETURN VALUE: 0 and *devp set; -EINVAL bad name, -ENOENT no such board,
  * -EPROTO the board's ID or version is not one this library speaks,
- * -ENOMEM, or the error of the underlying open.
+ * -ENOMEM, or the error of the underlying open. An emulated cluster's
+ * object that is not ours (-EPERM), has another mode (-EACCES) or is no
+ * cluster object (-EBADMSG) is refused, and a line on stderr names it
+ * and, if another user's, its owner.
  * fc_open never resets the board (other programs may be using it): it
  * starts each receive ring at its endpoint's TAIL, as it finds it.
  * A handle belongs to the process that opened it. In a child of fork(),

@@ -181,7 +181,15 @@ static int parse_spec(const char *spec, struct emu_board *b)
 		if (*end || index >= FC_MAX_NODES)
 			return -EINVAL;
 	}
-	memcpy(b->cluster, len ? spec : "local", len ? len : 5);
+	/*
+	 * "local" is each user's own (local-UID): a name shared by all users
+	 * would let the first to use it shut the others out.
+	 */
+	if (!len || (len == 5 && !memcmp(spec, "local", 5)))
+		snprintf(b->cluster, sizeof(b->cluster), "local-%u",
+			 (unsigned int)geteuid());
+	else
+		memcpy(b->cluster, spec, len);
 	b->index = (unsigned int)index;
 	return 0;
 }
@@ -227,6 +235,23 @@ static int wait_attach(struct emu_board *b)
 }
 
 /*
+ * An object we would not attach to is in the way of every fc_open of its
+ * cluster: say on stderr which one and whose, since an error code cannot.
+ */
+static void say_refused(const struct emu_board *b, int err)
+{
+	char why[256];
+
+	if (err != -EPERM && err != -EACCES && err != -EBADMSG &&
+	    err != -EPROTO)
+		return;
+	fcemu_cluster_explain(b->cluster, err, why, sizeof(why));
+	fprintf(stderr, "fpgacomm: cannot join emulated cluster %s: %s "
+		"(remove it, or name another cluster: "
+		"FPGACOMM_DEVICE=emu:NAME/N)\n", b->cluster, why);
+}
+
+/*
  * Join the cluster named in the spec: a job's rank 0 creates it, the job's
  * other ranks wait for it, anyone else attaches if it exists and otherwise
  * stays a board on its own. Then claim our node in it.
@@ -250,8 +275,10 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 		if (ret == -ENOENT)
 			return 0;
 	}
-	if (ret)
+	if (ret) {
+		say_refused(b, ret);
 		return ret;
+	}
 	ret = fcemu_cluster_claim(b->fabric, b->index);
 	if (ret) {
 		fcemu_cluster_detach(b->fabric);
