@@ -57,10 +57,12 @@ static uint64_t now_ns(void)
 
 /*
  * Field 22 of /proc/PID/stat tells a pid from a later one that reuses it;
- * field 3, the state, tells a zombie (dead, not yet reaped) from the living.
+ * field 3, the state, tells a zombie (dead, not yet reaped) from the living,
+ * and a stopped process ('T', not 't': a debugger's stop is left alone)
+ * from a running one (*stopped, if not NULL).
  * RETURN VALUE: the start time, or 0 for a process gone or a zombie.
  */
-static uint64_t proc_starttime(pid_t pid)
+static uint64_t proc_stat(pid_t pid, bool *stopped)
 {
 	char path[64], buf[1024];
 	unsigned long long start = 0;
@@ -81,6 +83,8 @@ static uint64_t proc_starttime(pid_t pid)
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
+	if (stopped)
+		*stopped = p[2] == 'T';
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
@@ -620,7 +624,7 @@ static bool owner_gone(const struct cl_node *nd, bool reuse)
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return true;
 	/* Alive, or a zombie (start time 0), or a reused pid. */
-	return reuse && proc_starttime(pid) != nd->starttime;
+	return reuse && proc_stat(pid, NULL) != nd->starttime;
 }
 
 int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
@@ -640,7 +644,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 		return -EBUSY;
 	}
 	nd->pid = getpid();
-	nd->starttime = proc_starttime(nd->pid);
+	nd->starttime = proc_stat(nd->pid, NULL);
 	/* Bursts only where peers can read us; a job a dead owner left
 	 * open must not be taken by anyone. */
 	__atomic_fetch_or(&nd->job.claim, 0xffffffffull, __ATOMIC_SEQ_CST);
@@ -671,19 +675,50 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 	fcemu__cluster_unlock(c, node);
 }
 
-/* Mark @node DEAD if its process is gone. Cheap reads first: no lock for
- * the common case of a live board. */
+/*
+ * Has @node's process been stopped (SIGSTOP) for longer than
+ * FCEMU_STOP_NS, as seen by this mapping's reads of /proc? A stopped
+ * process holds its links and its peers' sends as a dead one would, but
+ * kill(pid, 0) cannot tell it from a running one.
+ */
+static bool owner_stopped(struct fcemu_cluster *c, unsigned int node)
+{
+	const struct cl_node *nd = &c->hdr->node[node];
+	bool stopped = false;
+	uint64_t now;
+
+	if (nd->pid == getpid() || nd->pid <= 0 ||
+	    !proc_stat(nd->pid, &stopped) || !stopped) {
+		c->stopped_since[node] = 0;
+		return false;
+	}
+	now = now_ns();
+	if (!c->stopped_since[node])
+		c->stopped_since[node] = now;
+	return now - c->stopped_since[node] >= FCEMU_STOP_NS;
+}
+
+/* Mark @node DEAD if its process is gone, or stopped past the bound.
+ * Cheap reads first: no lock for the common case of a live board. */
 static enum fcemu_node_state check_node(struct fcemu_cluster *c,
 					unsigned int node, bool reuse)
 {
 	struct cl_node *nd = &c->hdr->node[node];
 	uint32_t s = cl_ld(&nd->state);
+	bool stopped = false;
 
-	if (s != FCEMU_NODE_ALIVE || !owner_gone(nd, reuse))
+	if (s != FCEMU_NODE_ALIVE)
 		return s;
-	if (fcemu__cluster_lock(c, node, true))
+	if (!owner_gone(nd, reuse)) {
+		stopped = reuse && owner_stopped(c, node);
+		if (!stopped)
+			return s;
+	}
+	/* a stopped process may hold its lock: never wait for it */
+	if (fcemu__cluster_lock(c, node, !stopped))
 		return s;
-	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && owner_gone(nd, reuse)) {
+	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE &&
+	    (stopped || owner_gone(nd, reuse))) {
 		cl_st(&nd->state, FCEMU_NODE_DEAD);
 		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
 	}
@@ -732,6 +767,13 @@ void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node)
 	for (n = 0; n < c->nodes; n++)
 		if (cl_gone(c, n))
 			down |= 1ull << n;
+	/*
+	 * Our own board declared down while we live (we were stopped): the
+	 * others dropped what they sent us meanwhile, so every node is down
+	 * to us, and requests fail instead of waiting for it.
+	 */
+	if (c->mine & down & (1ull << node))
+		down = c->nodes < 64 ? (1ull << c->nodes) - 1 : ~0ull;
 	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_LO), (uint32_t)down);
 	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_HI), (uint32_t)(down >> 32));
 }

@@ -19,11 +19,15 @@
 
 #define FCEMU_CLUSTER_NAME_MAX	32
 
+/* A board whose process is stopped (SIGSTOP) this long is declared down. */
+#define FCEMU_STOP_NS	(2 * 1000000000ull)
+
 enum fcemu_node_state {
 	FCEMU_NODE_FREE,	/* no process has claimed the board */
 	FCEMU_NODE_ALIVE,	/* claimed by a live process */
 	FCEMU_NODE_EXITED,	/* released by its process */
-	FCEMU_NODE_DEAD,	/* its process died without releasing it */
+	FCEMU_NODE_DEAD,	/* its process died without releasing it, or
+				 * was stopped longer than FCEMU_STOP_NS */
 };
 
 struct fcemu_faults {

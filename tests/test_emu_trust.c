@@ -18,13 +18,15 @@
  * ignored by the library (no garbage, no endless drain), and the channel
  * works on once the board writes it again; a forged CTS (another node's
  * address, board memory) ends the large send with -EPROTO, and no byte
- * is written there. No board needed.
+ * is written there; a peer stopped (SIGSTOP) past the bound is declared
+ * down, and learns it when it resumes. No board needed.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -708,6 +710,71 @@ static void test_ptracer(void **state)
 	assert_int_equal(res, 'y');
 }
 
+/* ---- A peer stopped (SIGSTOP) ---- */
+
+/*
+ * A peer stopped longer than FCEMU_STOP_NS is declared down like a dead
+ * one: its state goes DEAD and the other boards' NODES_DOWN show it. When
+ * it resumes, it learns that it was: its own NODES_DOWN shows every node,
+ * so that its requests fail rather than wait for messages the others
+ * dropped while it slept.
+ */
+static void test_stopped_peer(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2"), *c2;
+	int up[2], down[2], status, round;
+	char ch = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		if (fcemu_cluster_attach(&c2, name) || fcemu_cluster_claim(c2, 1))
+			_exit(1);
+		if (write(up[1], "x", 1) != 1 || read(down[0], &ch, 1) != 1)
+			_exit(1);
+		/* resumed: cut off from node 0 */
+		fcemu_cluster_note_down(c2, 1);
+		_exit(fcemu_cluster_reg(c2, 1, FC_ROUTER_NODES_DOWN_LO) & 1 ?
+		      0 : 2);
+	}
+	close(up[1]);
+	close(down[0]);
+	assert_int_equal(read(up[0], &ch, 1), 1);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(status));
+	/* bounded: well past FCEMU_STOP_NS plus a scan period */
+	for (round = 0; round < 300; round++) {
+		if (fcemu_cluster_node_state(c, 1) == FCEMU_NODE_DEAD)
+			break;
+		usleep(50 * 1000);
+	}
+	if (fcemu_cluster_node_state(c, 1) != FCEMU_NODE_DEAD) {
+		kill(pid, SIGKILL);	/* never leave it stopped */
+		waitpid(pid, &status, 0);
+		fail_msg("a peer stopped for %d ms is still ALIVE", round * 50);
+	}
+	fcemu_cluster_note_down(c, 0);
+	assert_int_equal(fcemu_cluster_reg(c, 0, FC_ROUTER_NODES_DOWN_LO), 2);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	assert_int_equal(write(down[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(up[0]);
+	close(down[1]);
+	fcemu_cluster_release(c, 0);
+	fcemu_cluster_detach(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +792,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
 		cmocka_unit_test_teardown(test_forged_cts, unlink_clusters),
 		cmocka_unit_test_teardown(test_ptracer, unlink_clusters),
+		cmocka_unit_test_teardown(test_stopped_peer, unlink_clusters),
 	};
 
 	printf("test_emu_trust: the emulated cluster's shared object as a trust boundary\n");
