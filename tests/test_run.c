@@ -599,6 +599,31 @@ static void test_usage(void **state)
 	}
 }
 
+/* --faults: an empty item or a fault given twice is refused, and said so. */
+static void test_faults_malformed(void **state)
+{
+	static const struct {
+		const char *list, *says;
+	} bad[] = {
+		{ "drop=1%,drop=2%", "drop given twice" },
+		{ "corrupt=0.01,drop=0.01,corrupt=0.02", "corrupt given twice" },
+		{ "drop=1%,,corrupt=1%", "empty item" },
+		{ ",drop=1%", "empty item" },
+		{ "drop=1%,", "empty item" },
+		{ "", "empty item" },
+	};
+	struct result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		RUN(&r, "-n", "2", "--faults", bad[i].list, "--", "true");
+		if (r.status != 2)
+			fail_msg("--faults '%s': exit %d, expected 2; stderr:\n%s",
+				 bad[i].list, r.status, r.err);
+		assert_contains(r.err, bad[i].says);
+		assert_contains(r.err, "--faults");
+	}
+}
+
 static void test_faults_accepted(void **state)
 {
 	char name[64];
@@ -655,6 +680,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_interrupt_twice, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults_malformed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_faults_accepted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup,
