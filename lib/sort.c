@@ -216,26 +216,59 @@ static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
 #define PLACE_MIN_SEGMENT	16
 
 /*
+ * Do the runs hold, bin by bin, what the share has room for (bin v from
+ * place[v] to place[v + 1], the last to out_count), and nothing outside
+ * bins vlo..vhi? The peers' runs are as they counted them only if they
+ * say true: a scatter trusts every element's digit.
+ */
+static bool runs_fit(const struct sort_ctx *c, uint8_t *const *runs,
+		     const size_t *lens, unsigned int shift, unsigned int b,
+		     size_t vlo, size_t vhi, const size_t *place)
+{
+	size_t nb = (size_t)1 << b, *cnt = calloc(nb, sizeof(*cnt));
+	uint64_t mask = nb - 1;
+	bool fit = cnt != NULL;
+
+	for (uint32_t s = 0; fit && s < c->n; s++)
+		for (size_t i = 0; i < lens[s]; i++)
+			cnt[sort_key_at(runs[s] + i * c->rs, c->ks) >> shift &
+			    mask]++;
+	for (size_t v = 0; fit && v < nb; v++) {
+		size_t room = v < vlo || v > vhi ? 0 :
+			      (v < vhi ? place[v + 1] : c->a->out_count) -
+			      place[v];
+
+		fit = cnt[v] <= room;
+	}
+	free(cnt);
+	return fit;
+}
+
+/*
  * What arrived, laid out into @out: @runs[s] holds source s's elements
  * (lens[s] of them), each run in stable digit order; bin v of the share
  * starts at place[v]. With long segments, each run's segment of a digit
  * is copied whole; otherwise the runs are scattered in source order.
+ * RETURN VALUE: 0, or -EBADMSG for runs not as their senders counted them
+ * (nothing written out of the share).
  */
-static void place_runs(struct sort_ctx *c, uint8_t *const *runs,
-		       const size_t *lens, struct sort_view out,
-		       unsigned int shift, unsigned int b, size_t vlo,
-		       size_t vhi, size_t *place)
+static int place_runs(struct sort_ctx *c, uint8_t *const *runs,
+		      const size_t *lens, struct sort_view out,
+		      unsigned int shift, unsigned int b, size_t vlo,
+		      size_t vhi, size_t *place)
 {
 	size_t bins = vhi - vlo + 1;
 
-	if (c->a->out_count / bins / c->n >= PLACE_MIN_SEGMENT) {
-		fc__sort_place(runs, lens, c->n, out, c->ks, c->vs, shift, b,
-			       vlo, vhi, place);
-		return;
-	}
+	if (c->a->out_count / bins / c->n >= PLACE_MIN_SEGMENT)
+		return fc__sort_place(runs, lens, c->n, out, c->ks, c->vs,
+				      shift, b, vlo, vhi, place,
+				      c->a->out_count) ? 0 : -EBADMSG;
+	if (!runs_fit(c, runs, lens, shift, b, vlo, vhi, place))
+		return -EBADMSG;
 	for (uint32_t s = 0; s < c->n; s++)
 		fc__sort_scatter(sort_packed(runs[s], c->ks, c->vs), out,
 				 lens[s], c->ks, c->vs, shift, b, place);
+	return 0;
 }
 
 /* The bins of one digit pass, and what each rank's share of them is. */
@@ -409,8 +442,8 @@ static uint8_t *order_locally(struct sort_ctx *c, struct digit_pass *p,
  * starts at global place G[v], so at max(G[v], lo) - lo in our share;
  * the share holds bins vlo..vhi.
  */
-static void lay_out(struct sort_ctx *c, struct digit_pass *p,
-		    struct sort_view out, unsigned int shift, unsigned int b)
+static int lay_out(struct sort_ctx *c, struct digit_pass *p,
+		   struct sort_view out, unsigned int shift, unsigned int b)
 {
 	size_t vlo, vhi;
 
@@ -421,8 +454,9 @@ static void lay_out(struct sort_ctx *c, struct digit_pass *p,
 		;
 	for (size_t v = vlo; v <= vhi; v++)
 		p->place[v] = p->G[v] > p->lo ? p->G[v] - p->lo : 0;
-	place_runs(c, p->runs, p->lens, out, shift, b, vlo, vhi, p->place);
 	c->a->mem_passes++;
+	return place_runs(c, p->runs, p->lens, out, shift, b, vlo, vhi,
+			  p->place);
 }
 
 /*
@@ -482,7 +516,7 @@ static int net_digit_pass(struct sort_ctx *c, struct sort_view in,
 		p.runs[d] = d == c->rank ? send + c->sd[d] : *recvp + c->rd[d];
 	}
 	if (c->a->out_count)
-		lay_out(c, &p, out, shift, b);
+		rc = lay_out(c, &p, out, shift, b);
 out:
 	digit_pass_free(&p);
 	return rc;
