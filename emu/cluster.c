@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +57,12 @@ static uint64_t now_ns(void)
 
 /*
  * Field 22 of /proc/PID/stat tells a pid from a later one that reuses it;
- * field 3, the state, tells a zombie (dead, not yet reaped) from the living.
+ * field 3, the state, tells a zombie (dead, not yet reaped) from the living,
+ * and a stopped process ('T', not 't': a debugger's stop is left alone)
+ * from a running one (*stopped, if not NULL).
  * RETURN VALUE: the start time, or 0 for a process gone or a zombie.
  */
-static uint64_t proc_starttime(pid_t pid)
+static uint64_t proc_stat(pid_t pid, bool *stopped)
 {
 	char path[64], buf[1024];
 	unsigned long long start = 0;
@@ -80,6 +83,8 @@ static uint64_t proc_starttime(pid_t pid)
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
+	if (stopped)
+		*stopped = p[2] == 'T';
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
@@ -389,7 +394,7 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 		if ((size_t)st.st_size >= sizeof(*h))
 			break;
 		if (tries == ATTACH_TRIES) {
-			ret = -EPROTO;
+			ret = -EBADMSG;	/* too short for a header */
 			goto err_close;
 		}
 		nanosleep(&nap, NULL);
@@ -400,8 +405,10 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 	close(fd);
 	h = c->hdr;
 	for (tries = 0; cl_ld(&h->magic) != CL_MAGIC; tries++) {
-		if (tries == ATTACH_TRIES)
-			goto err_proto;
+		if (tries == ATTACH_TRIES) {
+			fcemu_cluster_detach(c);
+			return -EBADMSG;	/* no creator ever finished it */
+		}
 		nanosleep(&nap, NULL);
 	}
 	if (check_layout(c))
@@ -415,6 +422,75 @@ err_proto:
 err_close:
 	close(fd);
 	return ret;
+}
+
+/* Who owns uid @uid, by name, or "" (no such user, or no memory). */
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char strings[1024];
+
+	buf[0] = 0;
+	if (!getpwuid_r(uid, &pw, strings, sizeof(strings), &found) && found)
+		snprintf(buf, len, " (%s)", found->pw_name);
+}
+
+static bool read_header(const char *full, struct cl_header *h)
+{
+	int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h);
+	close(fd);
+	return ok;
+}
+
+void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len)
+{
+	char path[FCEMU_CLUSTER_NAME_MAX + 16], full[FCEMU_CLUSTER_NAME_MAX + 32];
+	char who[64];
+	struct cl_header h;
+	struct stat st;
+
+	if (shm_path(name, path, sizeof(path))) {
+		snprintf(buf, len, "bad cluster name '%s'", name ? name : "");
+		return;
+	}
+	/* where glibc's shm_open keeps it */
+	snprintf(full, sizeof(full), "/dev/shm%s", path);
+	if (lstat(full, &st)) {
+		snprintf(buf, len, "/dev/shm%s: %s", path, strerror(errno));
+		return;
+	}
+	user_name(st.st_uid, who, sizeof(who));
+	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		snprintf(buf, len, "/dev/shm%s is %s, not a cluster object",
+			 path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+			 "not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		snprintf(buf, len, "/dev/shm%s belongs to uid %u%s, not to us "
+			 "(uid %u): another user took the name", path,
+			 (unsigned int)st.st_uid, who, (unsigned int)geteuid());
+	} else if ((st.st_mode & 07777) != CL_MODE) {
+		snprintf(buf, len, "/dev/shm%s has mode %04o, not %04o", path,
+			 (unsigned int)(st.st_mode & 07777), CL_MODE);
+	} else if ((size_t)st.st_size < sizeof(h)) {
+		snprintf(buf, len, "/dev/shm%s is not a cluster object "
+			 "(%lld bytes, too short for its header)", path,
+			 (long long)st.st_size);
+	} else if (!read_header(full, &h) || h.magic != CL_MAGIC) {
+		snprintf(buf, len, "/dev/shm%s is not a cluster object "
+			 "(no cluster magic)", path);
+	} else if (h.layout != CL_LAYOUT) {
+		snprintf(buf, len, "/dev/shm%s has layout version %u, this "
+			 "library speaks %u", path, h.layout, CL_LAYOUT);
+	} else {
+		snprintf(buf, len, "/dev/shm%s: %s", path,
+			 err == -EPROTO ? "its header does not match its topology" :
+			 strerror(err < 0 ? -err : err));
+	}
 }
 
 void fcemu_cluster_detach(struct fcemu_cluster *c)
@@ -548,7 +624,7 @@ static bool owner_gone(const struct cl_node *nd, bool reuse)
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return true;
 	/* Alive, or a zombie (start time 0), or a reused pid. */
-	return reuse && proc_starttime(pid) != nd->starttime;
+	return reuse && proc_stat(pid, NULL) != nd->starttime;
 }
 
 int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
@@ -568,7 +644,7 @@ int fcemu_cluster_claim(struct fcemu_cluster *c, unsigned int node)
 		return -EBUSY;
 	}
 	nd->pid = getpid();
-	nd->starttime = proc_starttime(nd->pid);
+	nd->starttime = proc_stat(nd->pid, NULL);
 	/* Bursts only where peers can read us; a job a dead owner left
 	 * open must not be taken by anyone. */
 	__atomic_fetch_or(&nd->job.claim, 0xffffffffull, __ATOMIC_SEQ_CST);
@@ -599,19 +675,50 @@ void fcemu_cluster_release(struct fcemu_cluster *c, unsigned int node)
 	fcemu__cluster_unlock(c, node);
 }
 
-/* Mark @node DEAD if its process is gone. Cheap reads first: no lock for
- * the common case of a live board. */
+/*
+ * Has @node's process been stopped (SIGSTOP) for longer than
+ * FCEMU_STOP_NS, as seen by this mapping's reads of /proc? A stopped
+ * process holds its links and its peers' sends as a dead one would, but
+ * kill(pid, 0) cannot tell it from a running one.
+ */
+static bool owner_stopped(struct fcemu_cluster *c, unsigned int node)
+{
+	const struct cl_node *nd = &c->hdr->node[node];
+	bool stopped = false;
+	uint64_t now;
+
+	if (nd->pid == getpid() || nd->pid <= 0 ||
+	    !proc_stat(nd->pid, &stopped) || !stopped) {
+		c->stopped_since[node] = 0;
+		return false;
+	}
+	now = now_ns();
+	if (!c->stopped_since[node])
+		c->stopped_since[node] = now;
+	return now - c->stopped_since[node] >= FCEMU_STOP_NS;
+}
+
+/* Mark @node DEAD if its process is gone, or stopped past the bound.
+ * Cheap reads first: no lock for the common case of a live board. */
 static enum fcemu_node_state check_node(struct fcemu_cluster *c,
 					unsigned int node, bool reuse)
 {
 	struct cl_node *nd = &c->hdr->node[node];
 	uint32_t s = cl_ld(&nd->state);
+	bool stopped = false;
 
-	if (s != FCEMU_NODE_ALIVE || !owner_gone(nd, reuse))
+	if (s != FCEMU_NODE_ALIVE)
 		return s;
-	if (fcemu__cluster_lock(c, node, true))
+	if (!owner_gone(nd, reuse)) {
+		stopped = reuse && owner_stopped(c, node);
+		if (!stopped)
+			return s;
+	}
+	/* a stopped process may hold its lock: never wait for it */
+	if (fcemu__cluster_lock(c, node, !stopped))
 		return s;
-	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE && owner_gone(nd, reuse)) {
+	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE &&
+	    (stopped || owner_gone(nd, reuse))) {
 		cl_st(&nd->state, FCEMU_NODE_DEAD);
 		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
 	}
@@ -660,6 +767,13 @@ void fcemu_cluster_note_down(struct fcemu_cluster *c, unsigned int node)
 	for (n = 0; n < c->nodes; n++)
 		if (cl_gone(c, n))
 			down |= 1ull << n;
+	/*
+	 * Our own board declared down while we live (we were stopped): the
+	 * others dropped what they sent us meanwhile, so every node is down
+	 * to us, and requests fail instead of waiting for it.
+	 */
+	if (c->mine & down & (1ull << node))
+		down = c->nodes < 64 ? (1ull << c->nodes) - 1 : ~0ull;
 	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_LO), (uint32_t)down);
 	cl_st(cl_reg(c, node, FC_ROUTER_NODES_DOWN_HI), (uint32_t)(down >> 32));
 }

@@ -154,6 +154,7 @@ struct fcemu_cluster {
 	uint64_t rng;		/* fault draws; private to this mapping */
 	uint64_t next_scan_ns;	/* next liveness check of the boards */
 	unsigned int scans;
+	uint64_t stopped_since[FC_MAX_NODES];	/* seen stopped first, or 0 */
 	unsigned int next_board;	/* round-robin start of progress */
 	uint64_t mine;		/* the boards this mapping claimed */
 	/* others' boards seen pending, and for how many calls in a row */

@@ -19,11 +19,15 @@
 
 #define FCEMU_CLUSTER_NAME_MAX	32
 
+/* A board whose process is stopped (SIGSTOP) this long is declared down. */
+#define FCEMU_STOP_NS	(2 * 1000000000ull)
+
 enum fcemu_node_state {
 	FCEMU_NODE_FREE,	/* no process has claimed the board */
 	FCEMU_NODE_ALIVE,	/* claimed by a live process */
 	FCEMU_NODE_EXITED,	/* released by its process */
-	FCEMU_NODE_DEAD,	/* its process died without releasing it */
+	FCEMU_NODE_DEAD,	/* its process died without releasing it, or
+				 * was stopped longer than FCEMU_STOP_NS */
 };
 
 struct fcemu_faults {
@@ -40,8 +44,17 @@ struct fcemu_cluster;
 int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 			 const struct fc_topology *t,
 			 const struct fcemu_faults *faults);
-/* Map an existing cluster. RETURN VALUE: 0; -ENOENT; -EPROTO bad layout. */
+/*
+ * Map an existing cluster. RETURN VALUE: 0; -ENOENT; -EPERM another owner
+ * or a link; -EACCES a mode other than 0600; -EBADMSG not a cluster object
+ * (too short, or no creator ever finished it); -EPROTO bad layout.
+ */
 int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name);
+/*
+ * Why the object of cluster @name was refused (@err from attach), in
+ * words that name it and, if another user's, its owner: for the user.
+ */
+void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len);
 void fcemu_cluster_detach(struct fcemu_cluster *c);
 /* Remove the shared object (mappings stay valid). RETURN VALUE: 0/-errno. */
 int fcemu_cluster_unlink(const char *name);

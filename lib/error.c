@@ -10,21 +10,25 @@ static const char *own_text(int err)
 {
 	switch (err) {
 	case EPROTO:
-		return "board identity or version not supported by this library";
+		return "not a protocol or version this library speaks (a board's identity, a cluster's layout, a peer's message)";
 	case E2BIG:
-		return "chain too long (1..255 transfers, and within the driver's descriptor budget)";
+		return "too large: a chain over 255 transfers or the driver's descriptor budget, a stream program over FC_SPROG_MAX instructions, or an HBM allocation over a pseudo-channel";
 	case ERANGE:
 		return "address range outside its buffer or board memory";
 	case EFAULT:
-		return "the board could not reach an address of the chain";
+		return "an address the board could not reach (in a chain, a put, or a stream program's LS or board range)";
 	case EHOSTUNREACH:
 		return "no route to the fabric node";
 	case ECANCELED:
-		return "transfer cancelled by an engine reset";
+		return "cancelled: by a reset of the engines or the board, or by a cancel that broke the group";
 	case ETIMEDOUT:
-		return "transfer still running after the timeout";
+		return "timed out before the operation finished";
 	case EINPROGRESS:
-		return "transfer still running";
+		return "still running";
+	case ENOEXEC:
+		return "malformed stream program: a LOOP of 0, loops too deep or unbalanced, END missing or not last, an unknown opcode or event, or a reserved field set";
+	case EBADMSG:
+		return "a peer's data does not add up: the ranks disagree on the call or its arguments, or a peer or shared object sent what it should not";
 	case EAGAIN:
 		return "too many chains queued: wait for one to end";
 	case ENODEV:

@@ -12,6 +12,7 @@
 #ifndef FC_SORT_INTERNAL_H
 #define FC_SORT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -95,12 +96,16 @@ void fc__sort_scatter(struct sort_view in, struct sort_view out, size_t n,
  * go to @out at place[v] onwards (bins vlo..vhi only), run 0's first, then
  * run 1's, ... So it does what a stable scatter of the runs in order does,
  * but by copying each run's segment of a digit whole, found by galloping:
- * worth it where segments are long.
+ * worth it where segments are long. Bin v has room up to place[v + 1]
+ * (bin vhi up to @out_n): a run with more of a bin than that, or with
+ * records outside vlo..vhi (runs not as their senders counted them), stops
+ * it before it writes out of its room.
+ * RETURN VALUE: true when every record was placed within its room.
  */
-void fc__sort_place(uint8_t *const *runs, const size_t *lens,
+bool fc__sort_place(uint8_t *const *runs, const size_t *lens,
 		    unsigned int nruns, struct sort_view out, size_t ks,
 		    size_t vs, unsigned int shift, unsigned int bits,
-		    size_t vlo, size_t vhi, const size_t *place);
+		    size_t vlo, size_t vhi, const size_t *place, size_t out_n);
 
 /* fc__sort_copy - copy @n elements from @in to @out (packing or not). */
 void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,

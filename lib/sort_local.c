@@ -342,17 +342,19 @@ static size_t gallop_past(const uint8_t *recs, size_t p, size_t e, size_t ks,
 	return hi;
 }
 
-void fc__sort_place(uint8_t *const *runs, const size_t *lens,
+bool fc__sort_place(uint8_t *const *runs, const size_t *lens,
 		    unsigned int nruns, struct sort_view out, size_t ks,
 		    size_t vs, unsigned int shift, unsigned int bits,
-		    size_t vlo, size_t vhi, const size_t *place)
+		    size_t vlo, size_t vhi, const size_t *place, size_t out_n)
 {
-	size_t rs = ks + vs, pos[nruns ? nruns : 1];
+	size_t rs = ks + vs, pos[nruns ? nruns : 1], placed = 0, want = 0;
 	uint64_t mask = (1ull << bits) - 1;
 
 	memset(pos, 0, sizeof(pos));
+	for (unsigned int r = 0; r < nruns; r++)
+		want += lens[r];
 	for (size_t v = vlo; v <= vhi; v++) {
-		size_t at = place[v];
+		size_t at = place[v], room = v < vhi ? place[v + 1] : out_n;
 
 		for (unsigned int r = 0; r < nruns; r++) {
 			size_t end = gallop_past(runs[r], pos[r], lens[r], ks,
@@ -361,15 +363,20 @@ void fc__sort_place(uint8_t *const *runs, const size_t *lens,
 
 			if (end == pos[r])
 				continue;
+			/* more of bin v than it has room for: not as counted */
+			if (end - pos[r] > room - at)
+				return false;
 			dst.keys += at * out.kstride;
 			if (vs)
 				dst.vals += at * out.vstride;
 			fc__sort_copy(sort_packed(runs[r] + pos[r] * rs, ks, vs),
 				      dst, end - pos[r], ks, vs);
 			at += end - pos[r];
+			placed += end - pos[r];
 			pos[r] = end;
 		}
 	}
+	return placed == want;	/* none left out of the share's bins */
 }
 
 ALWAYS_INLINE void copy_body(struct sort_view in, struct sort_view out,

@@ -112,8 +112,10 @@ FC__EXPORT int fc_sprog_for(struct fc_sprog *prog, uint32_t iterations)
 {
 	int ret;
 
-	if (!prog || !iterations || prog->depth == FC_SLOOP_DEPTH)
+	if (!prog)
 		return -EINVAL;
+	if (!iterations || prog->depth == FC_SLOOP_DEPTH)
+		return -ENOEXEC;	/* the program would be malformed */
 	ret = simple(prog, FC_SOP_LOOP, iterations);
 	if (!ret)
 		prog->depth++;
@@ -124,8 +126,10 @@ FC__EXPORT int fc_sprog_end_for(struct fc_sprog *prog)
 {
 	int ret;
 
-	if (!prog || !prog->depth)
+	if (!prog)
 		return -EINVAL;
+	if (!prog->depth)
+		return -ENOEXEC;	/* no loop open */
 	ret = simple(prog, FC_SOP_ENDLOOP, 0);
 	if (!ret)
 		prog->depth--;
@@ -149,8 +153,10 @@ FC__EXPORT int fc_sprog_signal(struct fc_sprog *prog, uint32_t event)
 FC__EXPORT int fc_sprog_encode(const struct fc_sprog *prog,
 			       struct fc_hw_sinsn *out, size_t max, size_t *n)
 {
-	if (!prog || !out || !n || prog->depth)
+	if (!prog || !out || !n)
 		return -EINVAL;
+	if (prog->depth)
+		return -ENOEXEC;	/* a loop left open */
 	if (max < prog->n + 1)
 		return -E2BIG;
 	memcpy(out, prog->insn, prog->n * sizeof(*out));

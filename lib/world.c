@@ -14,7 +14,7 @@
 
 #include "fabric_internal.h"
 
-#define JOB_NAME_MAX	32	/* as FCEMU_CLUSTER_NAME_MAX */
+#define JOB_NAME_MAX	32	/* as FCEMU_CLUSTER_NAME_MAX, NUL included */
 #define FULL_MESH_MAX	9	/* full:N up to here, then a torus */
 
 static int env_u32(const char *name, uint32_t *out)
@@ -32,19 +32,27 @@ static int env_u32(const char *name, uint32_t *out)
 	return 0;
 }
 
-/* Keep what a cluster name may hold: [A-Za-z0-9_.-], at most @len - 1. */
+/*
+ * PREFIX, the job's id and the user's uid, keeping only what a cluster
+ * name may hold: [A-Za-z0-9_.-], at most @len - 1. The uid makes the name
+ * each user's own, so that one user's job never meets another's object
+ * (every rank of a job runs as the same user).
+ */
 static void clean_name(char *dst, size_t len, const char *prefix,
-		       const char *id)
+		       const char *id, unsigned int uid)
 {
 	size_t n = 0, i;
 	uint64_t h = 0xcbf29ce484222325ull;
+	char tail[16];
 
+	snprintf(tail, sizeof(tail), "-%u", uid);
 	n = (size_t)snprintf(dst, len, "%s", prefix);
 	for (i = 0; id[i]; i++)
 		h = (h ^ (uint8_t)id[i]) * 0x100000001b3ull;
-	if (n + strlen(id) >= len) {
+	if (n + strlen(id) + strlen(tail) >= len) {
 		/* Too long (PMIx namespaces are): a hash names it as well. */
-		snprintf(dst + n, len - n, "%016llx", (unsigned long long)h);
+		snprintf(dst + n, len - n, "%012llx%s",
+			 (unsigned long long)(h >> 16), tail);
 		return;
 	}
 	for (i = 0; id[i]; i++) {
@@ -55,7 +63,7 @@ static void clean_name(char *dst, size_t len, const char *prefix,
 			c = '-';
 		dst[n++] = c;
 	}
-	dst[n] = 0;
+	snprintf(dst + n, len - n, "%s", tail);
 }
 
 /* full:N up to 9 ranks; else the squarest torus, or a ring for a prime. */
@@ -85,6 +93,7 @@ static void default_topology(uint32_t size, char *buf, size_t len)
 int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 {
 	char cluster[JOB_NAME_MAX + 1], id[64];
+	unsigned int uid = (unsigned int)geteuid();
 	uint32_t rank, size;
 	const char *s, *topo;
 
@@ -98,13 +107,13 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 			snprintf(id, sizeof(id), "%s", s);
 		else	/* ranks of one node share their mpirun */
 			snprintf(id, sizeof(id), "p%ld", (long)getppid());
-		clean_name(cluster, sizeof(cluster), "ompi-", id);
+		clean_name(cluster, JOB_NAME_MAX, "ompi-", id, uid);
 	} else if (!env_u32("SLURM_PROCID", &rank) &&
 		   !env_u32("SLURM_NTASKS", &size)) {
 		s = getenv("SLURM_JOB_ID");
 		snprintf(id, sizeof(id), "%s.%s", s ? s : "0",
 			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0");
-		clean_name(cluster, sizeof(cluster), "slurm-", id);
+		clean_name(cluster, JOB_NAME_MAX, "slurm-", id, uid);
 	} else {
 		return -ENOENT;
 	}

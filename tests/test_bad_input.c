@@ -221,6 +221,22 @@ static void test_strerror(void **state)
 	/* different errors are told apart */
 	assert_string_not_equal(fc_strerror(-EINVAL), fc_strerror(-ERANGE));
 	assert_string_not_equal(fc_strerror(-ENOENT), fc_strerror(-EBUSY));
+
+	/*
+	 * The text fits every call that returns the error, not DMA alone:
+	 * a collective times out, a group is cancelled, an HBM allocation or
+	 * a stream program is too large, a stream program's range is out of
+	 * reach, a stream program is malformed.
+	 */
+	assert_null(strstr(fc_strerror(-ETIMEDOUT), "transfer"));
+	assert_non_null(strstr(fc_strerror(-ECANCELED), "group"));
+	assert_null(strstr(fc_strerror(-ECANCELED), "transfer"));
+	assert_non_null(strstr(fc_strerror(-E2BIG), "HBM"));
+	assert_non_null(strstr(fc_strerror(-E2BIG), "stream program"));
+	assert_non_null(strstr(fc_strerror(-EFAULT), "stream program"));
+	assert_non_null(strstr(fc_strerror(-ENOEXEC), "malformed stream program"));
+	assert_non_null(strstr(fc_strerror(-ENOEXEC), "LOOP"));
+	assert_non_null(strstr(fc_strerror(-EBADMSG), "peer"));
 }
 
 static int count_fds(void)

@@ -1165,9 +1165,11 @@ static int launch_as_job(const char *self, bool slurm)
 	}
 	/* The last rank to leave removes the cluster: check that it did. */
 	if (slurm)
-		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-slurm-%s.3", job);
+		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-slurm-%s.3-%u", job,
+			 (unsigned int)geteuid());
 	else
-		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-ompi-%s", job);
+		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-ompi-%s-%u", job,
+			 (unsigned int)geteuid());
 	if (!access(shm, F_OK)) {
 		printf("== %s left behind\n", shm);
 		unlink(shm);

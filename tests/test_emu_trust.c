@@ -2,7 +2,11 @@
 /*
  * test_emu_trust: the emulated cluster's shared object as a trust boundary
  * (docs/security.md). A planted object (another owner, a mode wider than
- * 0600, a symbolic link) is refused; every header field an attacher or a
+ * 0600, a symbolic link) is refused; another user's object under the
+ * name fc_open wants gives -EPERM and a line on stderr naming the object
+ * and its owner; a garbage object of our own (too short, no magic) gives
+ * -EBADMSG, said to be no cluster object; a job's cluster is named after
+ * the job and the user; every header field an attacher or a
  * broken peer could write wrong (node count, topology, ports, offsets,
  * the wiring, fault rates, layout) is checked at attach and a wrong one
  * refused with -EPROTO; a header rewritten after attach steers nothing; a
@@ -14,12 +18,15 @@
  * ignored by the library (no garbage, no endless drain), and the channel
  * works on once the board writes it again; a forged CTS (another node's
  * address, board memory) ends the large send with -EPROTO, and no byte
- * is written there. No board needed.
+ * is written there; a peer stopped (SIGSTOP) past the bound is declared
+ * down, and learns it when it resumes. No board needed.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,6 +153,143 @@ static void test_planted_symlink(void **state)
 	assert_int_equal(fcemu_cluster_create(&c2, link, fcemu_cluster_topology(c),
 					      NULL), -EEXIST);
 	fcemu_cluster_detach(c);
+}
+
+/* ---- A name taken before we came: refused, and said why ---- */
+
+/*
+ * fc_open of cluster @name with fd 2 caught: its result, and what it said
+ * on stderr into @said.
+ */
+static int open_said(const char *name, char *said, size_t len)
+{
+	char spec[64];
+	struct fc_dev *d = NULL;
+	int saved, tmp, ret;
+	ssize_t n;
+
+	snprintf(spec, sizeof(spec), "emu:%s/0", name);
+	tmp = memfd_create("stderr", MFD_CLOEXEC);
+	assert_true(tmp >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(tmp, 2), 2);
+	ret = fc_open(&d, spec);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	n = pread(tmp, said, len - 1, 0);
+	said[n > 0 ? n : 0] = 0;
+	close(tmp);
+	if (!ret)
+		fc_close(d);
+	return ret;
+}
+
+/* An empty object of @size bytes under @name, as a squatter makes one. */
+static int plant(const char *name, off_t size)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/fpgacomm-%s", name);
+	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0600), 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	return fd;
+}
+
+/*
+ * Another user's empty 0600 object under the name: -EPERM, and the user
+ * is told which object and whose (needs root to plant one).
+ */
+static void test_squatted_name(void **state)
+{
+	const char *name = new_name();
+	char said[1024], want[96];
+	struct passwd *pw;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip_because("not root: cannot give the object another owner");
+		return;
+	}
+	fd = plant(name, 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	assert_int_equal(open_said(name, said, sizeof(said)), -EPERM);
+	snprintf(want, sizeof(want), "/dev/shm/fpgacomm-%s", name);
+	assert_non_null(strstr(said, want));
+	assert_non_null(strstr(said, "uid 65534"));
+	pw = getpwuid(65534);
+	if (pw) {
+		snprintf(want, sizeof(want), "(%s)", pw->pw_name);
+		assert_non_null(strstr(said, want));
+	}
+	close(fd);
+}
+
+/*
+ * A garbage object of our own (too short for a header; long enough but
+ * never finished: no magic): -EBADMSG, said to be no cluster object, not
+ * a version mismatch.
+ */
+static void test_garbage_object(void **state)
+{
+	const char *shorty = new_name(), *nomagic = new_name();
+	char said[1024];
+	int fd;
+
+	(void)state;
+	fd = plant(shorty, 16);
+	assert_int_equal(open_said(shorty, said, sizeof(said)), -EBADMSG);
+	assert_non_null(strstr(said, "not a cluster object"));
+	assert_non_null(strstr(said, "too short"));
+	assert_null(strstr(fc_strerror(-EBADMSG), "version"));
+	close(fd);
+	fd = plant(nomagic, 1 << 20);
+	assert_int_equal(open_said(nomagic, said, sizeof(said)), -EBADMSG);
+	assert_non_null(strstr(said, "not a cluster object"));
+	assert_non_null(strstr(said, "no cluster magic"));
+	close(fd);
+}
+
+/*
+ * The cluster of an Open MPI job's ranks is named after the job and the
+ * user (ompi-JOB-UID), so that another user's object cannot be in its way
+ * by accident.
+ */
+static void test_job_name_per_user(void **state)
+{
+	const char *saved = getenv("FPGACOMM_DEVICE");
+	char job[32], path[96], *keep = saved ? strdup(saved) : NULL;
+	struct fc_dev *d = NULL;
+	struct stat st;
+
+	(void)state;
+	snprintf(job, sizeof(job), "tet%d", (int)getpid());
+	unsetenv("FPGACOMM_DEVICE");
+	setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+	setenv("OMPI_MCA_ess_base_jobid", job, 1);
+	if (!access("/dev/fpgacomm0", F_OK)) {
+		skip_because("a kernel board is fc_open(NULL)'s first choice");
+	} else {
+		assert_int_equal(fc_open(&d, NULL), 0);
+		snprintf(path, sizeof(path), "/dev/shm/fpgacomm-ompi-%s-%u",
+			 job, (unsigned int)geteuid());
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_uid, geteuid());
+		fc_close(d);
+	}
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	unsetenv("OMPI_MCA_ess_base_jobid");
+	if (keep)
+		setenv("FPGACOMM_DEVICE", keep, 1);
+	free(keep);
 }
 
 /* Whatever the umask, the object is made 0600 and can be attached to. */
@@ -566,12 +710,80 @@ static void test_ptracer(void **state)
 	assert_int_equal(res, 'y');
 }
 
+/* ---- A peer stopped (SIGSTOP) ---- */
+
+/*
+ * A peer stopped longer than FCEMU_STOP_NS is declared down like a dead
+ * one: its state goes DEAD and the other boards' NODES_DOWN show it. When
+ * it resumes, it learns that it was: its own NODES_DOWN shows every node,
+ * so that its requests fail rather than wait for messages the others
+ * dropped while it slept.
+ */
+static void test_stopped_peer(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2"), *c2;
+	int up[2], down[2], status, round;
+	char ch = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		if (fcemu_cluster_attach(&c2, name) || fcemu_cluster_claim(c2, 1))
+			_exit(1);
+		if (write(up[1], "x", 1) != 1 || read(down[0], &ch, 1) != 1)
+			_exit(1);
+		/* resumed: cut off from node 0 */
+		fcemu_cluster_note_down(c2, 1);
+		_exit(fcemu_cluster_reg(c2, 1, FC_ROUTER_NODES_DOWN_LO) & 1 ?
+		      0 : 2);
+	}
+	close(up[1]);
+	close(down[0]);
+	assert_int_equal(read(up[0], &ch, 1), 1);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(status));
+	/* bounded: well past FCEMU_STOP_NS plus a scan period */
+	for (round = 0; round < 300; round++) {
+		if (fcemu_cluster_node_state(c, 1) == FCEMU_NODE_DEAD)
+			break;
+		usleep(50 * 1000);
+	}
+	if (fcemu_cluster_node_state(c, 1) != FCEMU_NODE_DEAD) {
+		kill(pid, SIGKILL);	/* never leave it stopped */
+		waitpid(pid, &status, 0);
+		fail_msg("a peer stopped for %d ms is still ALIVE", round * 50);
+	}
+	fcemu_cluster_note_down(c, 0);
+	assert_int_equal(fcemu_cluster_reg(c, 0, FC_ROUTER_NODES_DOWN_LO), 2);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	assert_int_equal(write(down[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(up[0]);
+	close(down[1]);
+	fcemu_cluster_release(c, 0);
+	fcemu_cluster_detach(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_planted_mode, unlink_clusters),
 		cmocka_unit_test_teardown(test_planted_owner, unlink_clusters),
 		cmocka_unit_test_teardown(test_planted_symlink, unlink_clusters),
+		cmocka_unit_test_teardown(test_squatted_name, unlink_clusters),
+		cmocka_unit_test_teardown(test_garbage_object, unlink_clusters),
+		cmocka_unit_test_teardown(test_job_name_per_user, unlink_clusters),
 		cmocka_unit_test_teardown(test_create_mode, unlink_clusters),
 		cmocka_unit_test_teardown(test_bad_header, unlink_clusters),
 		cmocka_unit_test_teardown(test_header_rewritten, unlink_clusters),
@@ -580,6 +792,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
 		cmocka_unit_test_teardown(test_forged_cts, unlink_clusters),
 		cmocka_unit_test_teardown(test_ptracer, unlink_clusters),
+		cmocka_unit_test_teardown(test_stopped_peer, unlink_clusters),
 	};
 
 	printf("test_emu_trust: the emulated cluster's shared object as a trust boundary\n");

@@ -2,7 +2,8 @@
 /*
  * test_emud: build/tools/fpgacomm-emud's files and socket from outside.
  * Its --shm file is never a symbolic link, another user's file or one
- * others may open (it holds the board's registers); its ivshmem socket is
+ * others may open (it holds the board's registers), nor is a --peer file
+ * (another board's, where its engines write); its ivshmem socket is
  * born 0600, and a peer of another user that connects anyway (the mode
  * widened later) gets nothing: the board's memory goes only to its own
  * user. Root is needed to play the other user; the rest runs as anyone.
@@ -146,6 +147,64 @@ static void test_shm_file(void **state)
 	close(fd);
 }
 
+/* Start the daemon serving @shm with one --peer @peer. */
+static pid_t start_peer(const char *shm, const char *peer)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(emud, emud, "--shm", shm, "--peer", peer, "--mem", "16M",
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (n_started < 8)
+		started[n_started++] = pid;
+	return pid;
+}
+
+/*
+ * --peer: another board's file, which our engines write: a link, a file
+ * others may open, another user's file: refused at start; one not made
+ * yet (its daemon starts later) or ours and closed to others: it serves.
+ */
+static void test_peer_file(void **state)
+{
+	char shm[96], peer[96], link[96], later[96];
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	snprintf(shm, sizeof(shm), "%s/bar", dir);
+	snprintf(peer, sizeof(peer), "%s/peer", dir);
+	snprintf(link, sizeof(link), "%s/plink", dir);
+	snprintf(later, sizeof(later), "%s/later", dir);
+	fd = open(peer, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(symlink(peer, link), 0);
+	assert_int_not_equal(exited(start_peer(shm, link), 10000), -1);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	assert_int_not_equal(exited(start_peer(shm, peer), 10000), -1);
+	if (geteuid() == 0) {
+		assert_int_equal(fchmod(fd, 0600), 0);
+		assert_int_equal(fchown(fd, 65534, 65534), 0);
+		assert_int_not_equal(exited(start_peer(shm, peer), 10000), -1);
+		assert_int_equal(fchown(fd, 0, 0), 0);
+	}
+	assert_int_equal(fchmod(fd, 0600), 0);
+	pid = start_peer(shm, peer);
+	assert_int_equal(exited(pid, 1000), -1);
+	stop(pid);
+	pid = start_peer(shm, later);
+	assert_int_equal(exited(pid, 1000), -1);
+	stop(pid);
+	close(fd);
+}
+
 /* Connect to @path as @uid (-1: ourselves). RETURN VALUE: bytes the
  * server sent within 2 s (the first message is 8), or -errno of connect. */
 static int connect_as(const char *path, int uid)
@@ -220,6 +279,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_shm_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 	};
 	char exe[PATH_MAX - 32];

@@ -210,7 +210,7 @@ static void test_encode_decode(void **state)
 	do {                                                             \
 		memcpy(again, code, sizeof(code));                       \
 		again[i].field = (val);                                  \
-		assert_rc(fc_sprog_decode(again, n, &q, &bad), -EINVAL); \
+		assert_rc(fc_sprog_decode(again, n, &q, &bad), -ENOEXEC); \
 		assert_int_equal(bad, at);                               \
 	} while (0)
 	REJECT(2, op, FC_SOP_MAX + 1, 2);	/* unknown opcode */
@@ -226,24 +226,24 @@ static void test_encode_decode(void **state)
 	/* END inside a loop */
 	memcpy(again, code, sizeof(code));
 	memset(&again[4], 0, sizeof(again[4]));
-	assert_rc(fc_sprog_decode(again, n, &q, &bad), -EINVAL);
+	assert_rc(fc_sprog_decode(again, n, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, 4);
 	/* END not last */
 	memcpy(again, code + 3, 2 * sizeof(code[0]));	/* SIGNAL, WAIT */
 	memcpy(again + 2, code + 7, sizeof(code[0]));	/* END */
 	memcpy(again + 3, code + 3, sizeof(code[0]));	/* SIGNAL */
 	memcpy(again + 4, code + 7, sizeof(code[0]));	/* END */
-	assert_rc(fc_sprog_decode(again, 5, &q, &bad), -EINVAL);
+	assert_rc(fc_sprog_decode(again, 5, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, 2);
 	assert_ok(fc_sprog_decode(again, 3, &q, &bad));
 	fc_sprog_free(q);
 	/* END missing, ENDLOOP with no LOOP */
 	memcpy(again, code, sizeof(code));
-	assert_rc(fc_sprog_decode(again, n - 1, &q, &bad), -EINVAL);
+	assert_rc(fc_sprog_decode(again, n - 1, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, n - 2);
 	again[0].op = FC_SOP_SIGNAL;
 	again[0].len = 0;
-	assert_rc(fc_sprog_decode(again, n, &q, &bad), -EINVAL);
+	assert_rc(fc_sprog_decode(again, n, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, 6);
 	/* too long, too short */
 	assert_rc(fc_sprog_decode(code, 0, &q, &bad), -E2BIG);
@@ -258,8 +258,8 @@ static void test_record_limits(void **state)
 	unsigned int i;
 	size_t n;
 
-	assert_rc(fc_sprog_for(p, 0), -EINVAL);
-	assert_rc(fc_sprog_end_for(p), -EINVAL);
+	assert_rc(fc_sprog_for(p, 0), -ENOEXEC);
+	assert_rc(fc_sprog_end_for(p), -ENOEXEC);
 	assert_rc(fc_sprog_wait(p, FC_LS_EVENTS), -EINVAL);
 	assert_rc(fc_sprog_signal(p, FC_LS_EVENTS), -EINVAL);
 	assert_rc(fc_sprog_run(p, 0, 0, 0, 1, 0), -EINVAL);
@@ -267,8 +267,8 @@ static void test_record_limits(void **state)
 	assert_rc(fc_sprog_copy_in(p, 0, 0, 0, 0), -EINVAL);
 	for (i = 0; i < FC_SLOOP_DEPTH; i++)
 		assert_ok(fc_sprog_for(p, 2));
-	assert_rc(fc_sprog_for(p, 2), -EINVAL);	/* too deep */
-	assert_rc(fc_sprog_encode(p, code, FC_SPROG_MAX, &n), -EINVAL);
+	assert_rc(fc_sprog_for(p, 2), -ENOEXEC);	/* too deep */
+	assert_rc(fc_sprog_encode(p, code, FC_SPROG_MAX, &n), -ENOEXEC);
 	for (i = 0; i < FC_SLOOP_DEPTH; i++)
 		assert_ok(fc_sprog_end_for(p));
 	/* room for FC_SPROG_MAX - 1 and the END */

@@ -4,7 +4,10 @@
  * fc_peer_export, fc_peer_import_cuda). Everywhere: bad arguments
  * (-EINVAL, -ERANGE); a memfd: on an emulated board in this process a
  * peer region written and read by DMA (checked through its own mapping),
- * export -EOPNOTSUPP; through the driver -EINVAL (not a dma-buf).
+ * export -EOPNOTSUPP; through the driver -EINVAL (not a dma-buf). An
+ * emulated board refuses an empty memfd or a range past its end, and a
+ * memfd cut short after the import gives -EFAULT for DMA past its new end
+ * (the importer lives on, the rest of the file and the board still work).
  * With CUDA and a GPU: a host pointer is refused (-EINVAL); a device
  * buffer, through the CUDA driver's dma-buf on a kernel board or as a
  * device window of an emulated one (test_peer_gpu tests that further),
@@ -117,6 +120,51 @@ static void test_memfd(void **state)
 	assert_rc(fc_mem_free(dev, m), -EINVAL);
 out:
 	munmap(shm, BUF_LEN);
+	close(mfd);
+}
+
+/*
+ * A memfd that is empty, or shrinks after the import, on an emulated
+ * board: an empty file or a range past its end is refused (-ERANGE); a
+ * DMA into or out of the part cut off fails with -EFAULT and the process
+ * lives on (the board took SIGBUS where it mapped the file), a DMA
+ * within what is left still works, and so does the board.
+ */
+static void test_memfd_shrinks(void **state)
+{
+	uint8_t *src = host_a->addr, *back = host_b->addr;
+	struct fc_xfer x[1];
+	struct fc_mem *m;
+	uint8_t byte;
+	int mfd;
+
+	if (kernel_board())
+		skip();		/* the driver refuses a memfd (test_memfd) */
+	mfd = memfd_create("test_peer_lib", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	assert_rc(fc_peer_import(dev, mfd, 0, page, 0, &m), -ERANGE);
+	assert_rc(fc_peer_import(dev, mfd, page, page, 0, &m), -ERANGE);
+	assert_int_equal(ftruncate(mfd, 4 * page), 0);
+	assert_rc(fc_peer_import(dev, mfd, 3 * page + 1, page, 0, &m),
+		  -ERANGE);
+	assert_ok(fc_peer_import(dev, mfd, 0, 4 * page, 0, &m));
+
+	assert_int_equal(ftruncate(mfd, page), 0);
+	rnd_fill(src, BUF_LEN);
+	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 2 * page), page);
+	assert_rc(fc_dma_run(dev, x, 1, WAIT_MS), -EFAULT);
+	x[0] = xfer(fc_host(m, page), fc_host(host_b, 0), page);
+	assert_rc(fc_dma_run(dev, x, 1, WAIT_MS), -EFAULT);
+	/* what is left of the file, and the board, still work */
+	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 0), page);
+	assert_ok(fc_dma_run(dev, x, 1, WAIT_MS));
+	assert_int_equal(pread(mfd, &byte, 1, page - 1), 1);
+	assert_int_equal(byte, src[page - 1]);
+	memset(back, 0, BUF_LEN);
+	x[0] = xfer(fc_host(host_a, 0), fc_host(host_b, 0), BUF_LEN);
+	assert_ok(fc_dma_run(dev, x, 1, WAIT_MS));
+	assert_same(back, src, BUF_LEN, "host -> host after the faults");
+	assert_ok(fc_mem_free(dev, m));
 	close(mfd);
 }
 
@@ -285,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_memfd),
+		cmocka_unit_test(test_memfd_shrinks),
 		cmocka_unit_test(test_cuda),
 		cmocka_unit_test(test_dmabuf_import),
 		cmocka_unit_test(test_export_import),

@@ -8,7 +8,9 @@
  * the same time; default topologies; --timeout (124, SIGTERM then SIGKILL,
  * a rank's own children too); SIGINT/SIGTERM passed on, a second one
  * kills; bad usage exits 2 creating nothing; a cluster name in use is left
- * alone. After every run, /dev/shm/fpgacomm-NAME is gone.
+ * alone; --faults with an empty item or a fault given twice is refused;
+ * fpgacomm-bench sort runs with a key count that does not split evenly.
+ * After every run, /dev/shm/fpgacomm-NAME is gone.
  *
  * Needs no board of its own. FPGACOMM_TEST_FILTER picks tests by name.
  */
@@ -34,6 +36,7 @@
 
 static char run_path[PATH_MAX]; /* build/tools/fpgacomm-run */
 static char reg_path[PATH_MAX]; /* build/tools/fpgacomm-reg */
+static char bench_path[PATH_MAX]; /* build/tools/fpgacomm-bench */
 static char tmpdir[256];	/* per test: rank files and output */
 static unsigned int name_seq;
 
@@ -599,6 +602,31 @@ static void test_usage(void **state)
 	}
 }
 
+/* --faults: an empty item or a fault given twice is refused, and said so. */
+static void test_faults_malformed(void **state)
+{
+	static const struct {
+		const char *list, *says;
+	} bad[] = {
+		{ "drop=1%,drop=2%", "drop given twice" },
+		{ "corrupt=0.01,drop=0.01,corrupt=0.02", "corrupt given twice" },
+		{ "drop=1%,,corrupt=1%", "empty item" },
+		{ ",drop=1%", "empty item" },
+		{ "drop=1%,", "empty item" },
+		{ "", "empty item" },
+	};
+	struct result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		RUN(&r, "-n", "2", "--faults", bad[i].list, "--", "true");
+		if (r.status != 2)
+			fail_msg("--faults '%s': exit %d, expected 2; stderr:\n%s",
+				 bad[i].list, r.status, r.err);
+		assert_contains(r.err, bad[i].says);
+		assert_contains(r.err, "--faults");
+	}
+}
+
 static void test_faults_accepted(void **state)
 {
 	char name[64];
@@ -609,6 +637,32 @@ static void test_faults_accepted(void **state)
 	assert_status(&r, 0);
 	assert_contains(r.err, "drop 10000 corrupt 5000 ppm");
 	assert_false(shm_exists(name));
+}
+
+/*
+ * fpgacomm-bench sort takes any key count, as fc_sort does: 1000 keys over
+ * 3 ranks (333, 333, 334) and 2 keys over 3 (one rank has none) sort, and
+ * the result is checked sorted across the ranks.
+ */
+static void test_bench_sort_any_count(void **state)
+{
+	static const char *const keys[] = { "1000", "2" };
+	struct result r;
+
+	if (access(bench_path, X_OK))
+		skip_because("no fpgacomm-bench (make tools)");
+	for (size_t i = 0; i < 2; i++) {
+		RUN(&r, "-n", "3", "--", bench_path, "sort", "--keys", keys[i],
+		    "--bits", "12", "--algo", "counting,onepass,radix_net",
+		    "--iters", "1");
+		assert_status(&r, 0);
+		assert_contains(r.out, "counting");
+		assert_contains(r.out, "radix_net");
+		assert_contains(r.out, " ok");
+		if (strstr(r.out, "WRONG"))
+			fail_msg("%s keys: a result out of order:\n%s", keys[i],
+				 r.out);
+	}
 }
 
 /* A name in use belongs to someone else: refuse, and leave it there. */
@@ -655,10 +709,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_interrupt_twice, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults_malformed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_faults_accepted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_bench_sort_any_count,
+						setup, teardown),
 	};
 	char exe[PATH_MAX - 64], *slash;
 	ssize_t n;
@@ -674,6 +732,8 @@ int main(int argc, char **argv)
 	*slash = '\0';
 	snprintf(run_path, sizeof(run_path), "%s/../tools/fpgacomm-run", exe);
 	snprintf(reg_path, sizeof(reg_path), "%s/../tools/fpgacomm-reg", exe);
+	snprintf(bench_path, sizeof(bench_path), "%s/../tools/fpgacomm-bench",
+		 exe);
 	printf("test_run: %s\n", run_path);
 	if (access(run_path, X_OK)) {
 		printf("SKIP: no fpgacomm-run at %s (make tools)\n", run_path);

@@ -14,7 +14,11 @@
  * write-combined scatter and the layout by segments;
  * bad arguments (local errors change nothing; -ERANGE, -EBADMSG,
  * -ENOSPC and -ENOMEM on every rank, with the output untouched and the
- * group usable).
+ * group usable); a rank that lies about its per-destination counts (more,
+ * none, a count that wraps in bytes) or sends an error code no rank sends
+ * (INT_MIN, a negative one): -EBADMSG on every other rank, nothing
+ * written, and the next sort works; one that counts true but sends other
+ * keys: a rank that got them says -EBADMSG, none writes past its output.
  *
  * Run alone, it starts itself under build/tools/fpgacomm-run in several
  * shapes (1, 2, 3, 4, 5 and 8 ranks; ring, 2x2 torus, mesh, full mesh;
@@ -713,6 +717,176 @@ static void test_bad_args(void)
 #undef BAD
 }
 
+/* ---- A rank that lies ---- */
+
+/*
+ * The last rank plays fc_sort's part by hand with the public collectives,
+ * in the order a counting sort of LIE_COUNT 8-bit keys calls them, but
+ * sends what it likes where fc_sort would send facts: its error field in
+ * the agreement, or its per-destination counts before the exchange. The
+ * others call fc_sort and must all fail with -EBADMSG, their output
+ * untouched, and the group must still sort afterwards.
+ */
+static size_t lie_count = 64;	/* keys per rank */
+#define LIE_COUNT	lie_count
+#define LIE_BITS	8
+
+enum lie { LIE_NONE, LIE_MORE, LIE_LESS, LIE_HUGE, LIE_ERR, LIE_KEYS };
+
+static void lie_agree(uint64_t err)
+{
+	uint64_t mine[8] = { LIE_COUNT, LIE_COUNT, err, 4, LIE_BITS, 0,
+			     FC_SORT_BALANCED, FC_SORT_COUNTING };
+	uint64_t *all = calloc(8 * size, sizeof(*all));
+
+	CHECK_RC(fc_allgather(world, mine, all, 8, FC_UINT64, T_MS), 0);
+	free(all);
+}
+
+/* The liar's counts to each rank, then the exchange in fc_sort's rounds. */
+static void lie_exchange(enum lie lie)
+{
+	uint64_t hist[1u << LIE_BITS] = { [0] = LIE_COUNT };
+	uint64_t H[1u << LIE_BITS], sc[MAX_RANKS] = { 0 }, rc[MAX_RANKS] = { 0 };
+	size_t psc[MAX_RANKS], psd[MAX_RANKS], prc[MAX_RANKS], prd[MAX_RANKS];
+	const char *env = getenv("FPGACOMM_SORT_PIECE");
+	size_t piece = env && strtoull(env, NULL, 0) ?
+		       strtoull(env, NULL, 0) : (size_t)8 << 20;
+	uint64_t most = 0, rtotal = 0;
+	uint8_t *send, *recv;
+
+	CHECK_RC(fc_allreduce(world, hist, H, 1u << LIE_BITS, FC_UINT64,
+			      FC_SUM, T_MS), 0);
+	CHECK_RC(fc_exscan(world, hist, H, 1u << LIE_BITS, FC_UINT64, FC_SUM,
+			   T_MS), 0);
+	/* all its keys are 0: by the facts they go to rank 0, mostly */
+	sc[0] = lie == LIE_MORE ? LIE_COUNT + 1000 :
+		lie == LIE_HUGE ? LIE_COUNT + (1ull << 62) : 0;
+	if (lie == LIE_KEYS) {
+		/* the true counts: places H[0] (the lower ranks' zeros) on */
+		for (uint64_t s = H[0], h = LIE_COUNT; h; s++, h--)
+			sc[s / LIE_COUNT]++;
+	}
+	if (fc_alltoall(world, sc, rc, 1, FC_UINT64, T_MS)) {
+		CHECK(0, "the liar's alltoall failed");
+		return;
+	}
+	sc[rank] = 0;	/* its own stays, as fc_sort's does */
+	for (uint32_t d = 0; d < size; d++)
+		sc[d] = sc[d] * 4 > (1u << 20) ? (1u << 20) : sc[d] * 4;
+	for (uint32_t d = 0; d < size; d++) {
+		rc[d] = d == rank ? 0 : rc[d] * 4;
+		rtotal += rc[d];
+		most = sc[d] > most ? sc[d] : most;
+		most = rc[d] > most ? rc[d] : most;
+	}
+	if (fc_allreduce(world, FC_IN_PLACE, &most, 1, FC_UINT64, FC_MAX,
+			 T_MS)) {
+		CHECK(0, "the liar's allreduce failed");
+		return;
+	}
+	if (most == UINT64_MAX)
+		return;		/* someone saw the lie: no exchange */
+	/* what fc_sort did before it checked: the exchange, as declared */
+	send = calloc(1, (size_t)LIE_COUNT * 4 + (1u << 20) + 1);
+	recv = calloc(1, rtotal + 1);
+	/* LIE_KEYS: the counts were true, the keys are 255, not 0 */
+	for (size_t i = 0; lie == LIE_KEYS && i < LIE_COUNT; i++)
+		send[4 * i] = 0xff;
+	for (size_t off = 0; off < most || !off; off += piece) {
+		for (uint32_t d = 0, r = 0, s = 0; d < size; d++) {
+			psc[d] = sc[d] > off ? sc[d] - off : 0;
+			psc[d] = psc[d] < piece ? psc[d] : piece;
+			psd[d] = s + (psc[d] ? off : 0);
+			s += sc[d];
+			prc[d] = rc[d] > off ? rc[d] - off : 0;
+			prc[d] = prc[d] < piece ? prc[d] : piece;
+			prd[d] = r + (prc[d] ? off : 0);
+			r += rc[d];
+		}
+		CHECK_RC(fc_alltoallv(world, send, psc, psd, recv, prc, prd,
+				      FC_UINT8, T_MS), 0);
+	}
+	free(send);
+	free(recv);
+}
+
+static void lie_once(enum lie lie, uint64_t err, int want, const char *name)
+{
+	uint32_t k[LIE_COUNT], out[LIE_COUNT + 4];
+	uint64_t bad = 0;
+	struct fc_sort_args a = {
+		.key_size = 4, .key_bits = LIE_BITS, .keys = k,
+		.count = LIE_COUNT, .out_keys = out, .capacity = LIE_COUNT,
+		.algo = FC_SORT_COUNTING,
+	};
+
+	what = name;
+	for (size_t i = 0; i < LIE_COUNT; i++)
+		k[i] = (uint32_t)mix(i * 31 + rank) & 0xff;
+	memset(out, 0xa5, sizeof(out));
+	if (rank == size - 1) {
+		lie_agree(err);
+		if (lie != LIE_ERR)
+			lie_exchange(lie);
+	} else if (lie == LIE_KEYS) {
+		/* only a rank that got the keys can tell: nothing past out */
+		int rc = fc_sort(world, &a, T_MS);
+
+		CHECK(rc == 0 || rc == -EBADMSG, "fc_sort: %d", rc);
+		bad = rc == -EBADMSG;
+		for (size_t i = LIE_COUNT; i < LIE_COUNT + 4; i++)
+			CHECK(out[i] == 0xa5a5a5a5, "written past the output "
+			      "at %zu", i);
+	} else {
+		CHECK_RC(fc_sort(world, &a, T_MS), want);
+		for (size_t i = 0; i < LIE_COUNT + 4; i++)
+			if (out[i] != 0xa5a5a5a5) {
+				CHECK(0, "output touched at %zu", i);
+				break;
+			}
+	}
+	if (lie == LIE_KEYS) {
+		CHECK_RC(fc_allreduce(world, FC_IN_PLACE, &bad, 1, FC_UINT64,
+				      FC_SUM, T_MS), 0);
+		CHECK(bad >= 1, "no rank saw keys other than counted");
+	}
+	/* the group is still good for an honest sort */
+	CHECK_RC(fc_sort(world, &a, T_MS), 0);
+	for (size_t i = 1; i < LIE_COUNT; i++)
+		CHECK(out[i - 1] <= out[i], "after the lie: unsorted");
+}
+
+static void test_lying_peer(void)
+{
+	if (size < 2)
+		return;
+	lie_once(LIE_MORE, 0, -EBADMSG, "a peer claims to send more");
+	lie_once(LIE_LESS, 0, -EBADMSG, "a peer claims to send nothing");
+	lie_once(LIE_HUGE, 0, -EBADMSG, "a peer's count wraps in bytes");
+	lie_once(LIE_KEYS, 0, -EBADMSG, "a peer sends keys it did not count");
+	/* enough for the layout by segments (fc__sort_place) on <= 4 ranks */
+	lie_count = 16384;
+	lie_once(LIE_KEYS, 0, -EBADMSG, "a peer sends keys it did not count, "
+		 "laid out by segments");
+	lie_count = 64;
+	/* error fields no rank sends: only known codes are taken as such */
+	lie_once(LIE_ERR, 0x80000000u, -EBADMSG, "error field INT_MIN");
+	lie_once(LIE_ERR, (uint64_t)-5, -EBADMSG, "error field -EIO");
+	lie_once(LIE_ERR, 0xffffffffu, -EBADMSG, "error field 2^32-1");
+	lie_once(LIE_ERR, ERANGE, -ERANGE, "error field ERANGE");
+}
+
+/*
+ * Under AddressSanitizer: the -ENOMEM case asks for more than it serves,
+ * and must get NULL as from malloc, not an abort.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
 static int run_rank(void)
 {
 	if (harness_rank_world(&dev, &world, &rank, &size))
@@ -730,6 +904,7 @@ static int run_rank(void)
 	test_in_place_values();
 	test_subgroup();
 	test_bad_args();
+	test_lying_peer();
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
 		       failures ? "FAIL" : "ok", failures);

@@ -11,8 +11,10 @@
  * running at once. scripts/bench/sort-mpi.c measures the same algorithms
  * over MPI the same way, for scripts/bench-sort.sh.
  *
- * The keys: key g (g = rank * per-rank count + index) is
- * mix(seed + g) cut to the key bits, the same in both programs. With
+ * The keys: key g (g = the rank's first global index + index) is
+ * mix(seed + g) cut to the key bits, the same in both programs. Any count
+ * splits: each rank takes keys / ranks, and the first keys % ranks ranks
+ * one more (so an even split is the MPI program's). With
  * --serial, one process (no cluster) sorts all the keys with a plain
  * local counting or radix sort, and copies them with memcpy, as the
  * single-process baselines.
@@ -217,9 +219,22 @@ static int run_serial(size_t keys, unsigned int bits, unsigned int iters)
 struct sort_bench {
 	struct fc_group *g;
 	uint32_t rank, n;
-	size_t count, keys;
+	size_t count, keys;	/* this rank's, and all */
+	size_t first;		/* global index of this rank's first key */
 	unsigned int bits, iters;
+	uint32_t algos[4];	/* --algo, in order */
+	unsigned int nalgo;
+	bool serial, head;
+	const char *devname;
 };
+
+/* Keys per pair of the bandwidth alltoall: the same on every rank. */
+static size_t pair_keys(const struct sort_bench *b)
+{
+	size_t per = b->keys / b->n / b->n;
+
+	return per ? per : 1;
+}
 
 /* The largest of the ranks' times. */
 static double slowest(struct sort_bench *b, double t)
@@ -236,7 +251,7 @@ static double slowest(struct sort_bench *b, double t)
 static void bandwidths(struct sort_bench *b, const uint32_t *src,
 		       uint32_t *dst, double *bmem, double *bnet)
 {
-	size_t bytes = b->count * 4, per = b->count / b->n;
+	size_t bytes = b->count * 4, per = pair_keys(b);
 	double t[5], t0;
 	int rc;
 
@@ -262,22 +277,30 @@ static void bandwidths(struct sort_bench *b, const uint32_t *src,
 static const char *const algo_names[] = { "auto", "counting", "onepass",
 					  "radix_net" };
 
-/* Sorted within and across ranks? (rank 0's verdict for all) */
+/* Sorted within and across ranks (empty ones skipped)? The same verdict
+ * on every rank. */
 static bool check_sorted(struct sort_bench *b, const uint32_t *k)
 {
-	uint32_t edge[2] = { k[0], k[b->count - 1] }, *all;
-	uint64_t bad = 0;
+	uint64_t edge[3] = { b->count != 0, b->count ? k[0] : 0,
+			     b->count ? k[b->count - 1] : 0 }, *all;
+	uint64_t bad = 0, last = 0;
+	bool seen = false;
 
 	for (size_t i = 1; i < b->count; i++)
 		bad += k[i - 1] > k[i];
-	all = malloc(2 * 4 * b->n);
-	if (!all || fc_allgather(b->g, edge, all, 2, FC_UINT32,
+	all = malloc(sizeof(edge) * b->n);
+	if (!all || fc_allgather(b->g, edge, all, 3, FC_UINT64,
 				 SORT_TIMEOUT_MS) ||
 	    fc_allreduce(b->g, FC_IN_PLACE, &bad, 1, FC_UINT64, FC_SUM,
 			 SORT_TIMEOUT_MS))
 		sort_die("check", -EIO);
-	for (uint32_t r = 1; r < b->n; r++)
-		bad += all[2 * r - 1] > all[2 * r];
+	for (uint32_t r = 0; r < b->n; r++) {
+		if (!all[3 * r])
+			continue;
+		bad += seen && last > all[3 * r + 1];
+		last = all[3 * r + 2];
+		seen = true;
+	}
 	free(all);
 	return !bad;
 }
@@ -296,7 +319,7 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 
 	if (!in || !out || !t)
 		sort_die("buffers", -ENOMEM);
-	gen_keys(in, c, (uint64_t)b->rank * c, b->bits);
+	gen_keys(in, c, b->first, b->bits);
 	a.keys = in;
 	a.out_keys = out;
 	for (unsigned int it = 0; it <= b->iters; it++) {
@@ -321,7 +344,36 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 	free(t);
 }
 
-int bench_sort_main(int argc, char **argv)
+/* --algo's list into b->algos (default: counting for few bits). */
+static void parse_algos(struct sort_bench *b, const char *algos)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (!algos) {
+		b->algos[b->nalgo++] = b->bits <= FC_SORT_COUNTING_MAX_BITS ?
+				       FC_SORT_COUNTING : FC_SORT_ONEPASS;
+		return;
+	}
+	copy = strdup(algos);
+	if (!copy)
+		sort_die("arguments", -ENOMEM);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t i;
+
+		for (i = 1; i < 4 && strcmp(tok, algo_names[i]); i++)
+			;
+		if (i == 4 || b->nalgo == 4)
+			usage_error("bad algorithm '%s'", tok);
+		if (i == FC_SORT_COUNTING && b->bits > FC_SORT_COUNTING_MAX_BITS)
+			usage_error("counting needs --bits <= %d",
+				    FC_SORT_COUNTING_MAX_BITS);
+		b->algos[b->nalgo++] = i;
+	}
+	free(copy);
+}
+
+static void parse_args(struct sort_bench *b, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "keys", required_argument, NULL, 'n' },
@@ -334,15 +386,9 @@ int bench_sort_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sort_bench b = { .keys = 1 << 20, .bits = 32, .iters = 3 };
-	const char *devname = NULL, *algos = NULL;
-	uint32_t list[4];
-	unsigned int nalgo = 0;
-	bool serial = false, head = false;
-	double bmem, bnet;
-	struct fc_dev *dev;
+	const char *algos = NULL;
 	uint64_t v;
-	int c, rc;
+	int c;
 
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "n:b:a:i:d:h", opts, NULL)) != -1) {
@@ -351,12 +397,12 @@ int bench_sort_main(int argc, char **argv)
 			if (parse_size(optarg, &v, "KM", false) || !v ||
 			    v > (1ull << 32))
 				usage_error("bad key count '%s'", optarg);
-			b.keys = v;
+			b->keys = v;
 			break;
 		case 'b':
 			if (parse_u64(optarg, &v) || !v || v > 32)
 				usage_error("bad key bits '%s' (1..32)", optarg);
-			b.bits = (unsigned int)v;
+			b->bits = (unsigned int)v;
 			break;
 		case 'a':
 			algos = optarg;
@@ -364,16 +410,16 @@ int bench_sort_main(int argc, char **argv)
 		case 'i':
 			if (parse_u64(optarg, &v) || !v || v > 1000)
 				usage_error("bad iteration count '%s'", optarg);
-			b.iters = (unsigned int)v;
+			b->iters = (unsigned int)v;
 			break;
 		case 'S':
-			serial = true;
+			b->serial = true;
 			break;
 		case 'H':
-			head = true;
+			b->head = true;
 			break;
 		case 'd':
-			devname = optarg;
+			b->devname = optarg;
 			break;
 		default:
 			other_option(c, sort_usage);
@@ -381,35 +427,47 @@ int bench_sort_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (algos) {
-		char *copy = strdup(algos), *tok, *save = NULL;
+	parse_algos(b, algos);
+}
 
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			uint32_t i;
+/* This rank's share of the keys: any count splits. */
+static void split_keys(struct sort_bench *b)
+{
+	size_t base = b->keys / b->n, extra = b->keys % b->n;
 
-			for (i = 1; i < 4 && strcmp(tok, algo_names[i]); i++)
-				;
-			if (i == 4 || nalgo == 4)
-				usage_error("bad algorithm '%s'", tok);
-			if (i == FC_SORT_COUNTING &&
-			    b.bits > FC_SORT_COUNTING_MAX_BITS)
-				usage_error("counting needs --bits <= %d",
-					    FC_SORT_COUNTING_MAX_BITS);
-			list[nalgo++] = i;
-		}
-		free(copy);
-	} else {
-		list[nalgo++] = b.bits <= FC_SORT_COUNTING_MAX_BITS ?
-				FC_SORT_COUNTING : FC_SORT_ONEPASS;
-	}
-	if (serial) {
-		if (head)
+	b->count = base + (b->rank < extra);
+	b->first = b->rank * base + (b->rank < extra ? b->rank : extra);
+}
+
+/* Bmem and Bnet, measured on this rank's keys. */
+static void measure(struct sort_bench *b, double *bmem, double *bnet)
+{
+	size_t n = b->count > pair_keys(b) * b->n ? b->count :
+		   pair_keys(b) * b->n;
+	uint32_t *src = calloc(n + 1, 4), *dst = calloc(n + 1, 4);
+
+	if (!src || !dst)
+		sort_die("buffers", -ENOMEM);
+	gen_keys(src, n, 0, b->bits);
+	bandwidths(b, src, dst, bmem, bnet);
+	free(src);
+	free(dst);
+}
+
+int bench_sort_main(int argc, char **argv)
+{
+	struct sort_bench b = { .keys = 1 << 20, .bits = 32, .iters = 3 };
+	double bmem, bnet;
+	struct fc_dev *dev;
+	int rc;
+
+	parse_args(&b, argc, argv);
+	if (b.serial) {
+		if (b.head)
 			header();
 		return run_serial(b.keys, b.bits, b.iters);
 	}
-
-	rc = fc_open(&dev, devname);
+	rc = fc_open(&dev, b.devname);
 	if (rc)
 		sort_die("open", rc);
 	rc = fc_group_world(dev, &b.g);
@@ -417,27 +475,15 @@ int bench_sort_main(int argc, char **argv)
 		sort_die("world (run it under fpgacomm-run, mpirun or srun)", rc);
 	b.rank = (uint32_t)fc_group_rank(b.g);
 	b.n = (uint32_t)fc_group_size(b.g);
-	if (b.keys % b.n)
-		usage_error("%zu keys do not split evenly over %u ranks",
-			    b.keys, b.n);
-	b.count = b.keys / b.n;
-	{
-		uint32_t *src = calloc(b.count + 1, 4), *dst = calloc(b.count + 1, 4);
-
-		if (!src || !dst)
-			sort_die("buffers", -ENOMEM);
-		gen_keys(src, b.count, 0, b.bits);
-		bandwidths(&b, src, dst, &bmem, &bnet);
-		free(src);
-		free(dst);
-	}
-	if (b.rank == 0 && head)
+	split_keys(&b);
+	measure(&b, &bmem, &bnet);
+	if (b.rank == 0 && b.head)
 		header();
 	if (b.rank == 0)
 		printf("# ranks %u: memcpy %.2f GB/s, alltoall %.2f GB/s per rank\n",
 		       b.n, bmem / 1e9, bnet / 1e9);
-	for (unsigned int i = 0; i < nalgo; i++)
-		run_algo(&b, list[i], bmem, bnet);
+	for (unsigned int i = 0; i < b.nalgo; i++)
+		run_algo(&b, b.algos[i], bmem, bnet);
 	fc_group_free(b.g);
 	fc_close(dev);
 	return 0;

@@ -93,17 +93,28 @@ static long parse_prob(const char *s)
 	return (long)(p * 1e6 + 0.5); /* no libm: tools do not link it */
 }
 
+/*
+ * "drop=P,corrupt=P", each at most once. Items are split by hand, not with
+ * strtok, which would pass over an empty one ("drop=1%,,corrupt=1%") as
+ * if it were not there.
+ */
 static void parse_faults(const char *arg, struct fcemu_faults *f)
 {
-	char *copy = strdup(arg), *tok, *save, *val;
+	char *copy = strdup(arg), *tok, *next, *val;
+	bool seen_drop = false, seen_corrupt = false, *seen;
 	long ppm;
 
 	if (!copy) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		exit(1);
 	}
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (tok = copy; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*tok)
+			usage_error("empty item in --faults '%s': expected "
+				    "drop=P,corrupt=P", arg);
 		val = strchr(tok, '=');
 		if (!val)
 			usage_error("bad fault '%s' in --faults: expected "
@@ -120,13 +131,20 @@ static void parse_faults(const char *arg, struct fcemu_faults *f)
 				    "least one (1 per million)",
 				    val, tok);
 		if (!strcmp(tok, "drop"))
-			f->drop_ppm = ppm;
+			seen = &seen_drop;
 		else if (!strcmp(tok, "corrupt"))
-			f->corrupt_ppm = ppm;
+			seen = &seen_corrupt;
 		else
 			usage_error("unknown fault '%s' in --faults (drop or "
 				    "corrupt)",
 				    tok);
+		if (*seen)
+			usage_error("%s given twice in --faults '%s'", tok, arg);
+		*seen = true;
+		if (seen == &seen_drop)
+			f->drop_ppm = ppm;
+		else
+			f->corrupt_ppm = ppm;
 	}
 	free(copy);
 	/* each packet is either lost, corrupted or delivered */

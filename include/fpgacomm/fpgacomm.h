@@ -29,13 +29,17 @@ struct fc_dev;
 /*
  * fc_open - open a board.
  * @name: "/dev/fpgacommN" (kernel driver), "emu:CLUSTER/N" (emulated board N
- *        of an emulated cluster; "emu:" alone means "emu:local/0"), or NULL
+ *        of an emulated cluster; "emu:" alone means "emu:local/0", and
+ *        the cluster "local" is each user's own, local-UID), or NULL
  *        for $FPGACOMM_DEVICE, else /dev/fpgacomm0 if present, else "emu:".
  * Emulated boards read $FPGACOMM_EMU_MEM (board memory size, e.g. "8G";
  * default 8 GiB, reserved but not backed by RAM until written).
  * RETURN VALUE: 0 and *devp set; -EINVAL bad name, -ENOENT no such board,
  * -EPROTO the board's ID or version is not one this library speaks,
- * -ENOMEM, or the error of the underlying open.
+ * -ENOMEM, or the error of the underlying open. An emulated cluster's
+ * object that is not ours (-EPERM), has another mode (-EACCES) or is no
+ * cluster object (-EBADMSG) is refused, and a line on stderr names it
+ * and, if another user's, its owner.
  * fc_open never resets the board (other programs may be using it): it
  * starts each receive ring at its endpoint's TAIL, as it finds it.
  * A handle belongs to the process that opened it. In a child of fork(),
@@ -680,7 +684,11 @@ int fc_reduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
 int fc_allreduce(struct fc_group *g, const void *sendbuf, void *recvbuf,
 		 size_t count, enum fc_dtype dtype, enum fc_redop op,
 		 int timeout_ms);
-/* recvbuf holds size * count elements; rank i gets block i of the sum. */
+/*
+ * @sendbuf holds size * count elements (in place, @recvbuf does); rank i
+ * gets block i of the reduction, count elements, at the start of @recvbuf
+ * (out of place, only those count are written).
+ */
 int fc_reduce_scatter(struct fc_group *g, const void *sendbuf, void *recvbuf,
 		      size_t count, enum fc_dtype dtype, enum fc_redop op,
 		      int timeout_ms);
@@ -950,7 +958,8 @@ void fc_sprog_free(struct fc_sprog *prog);
  * address on each iteration of the innermost fc_sprog_for() loop.
  * Addresses are checked against the board at fc_stream_start().
  * RETURN VALUE: 0; -EINVAL (NULL, event >= FC_LS_EVENTS, zero count,
- * kernel 0, loops deeper than FC_SLOOP_DEPTH, fc_sprog_end_for() with no
+ * kernel 0); -ENOEXEC the program would be malformed (fc_sprog_for() of
+ * 0 iterations or deeper than FC_SLOOP_DEPTH, fc_sprog_end_for() with no
  * loop open); -E2BIG the program is full.
  */
 int fc_sprog_copy_in(struct fc_sprog *prog, uint32_t ls_off, uint64_t hbm,
@@ -971,9 +980,9 @@ int fc_sprog_signal(struct fc_sprog *prog, uint32_t event);
  * fc_sprog_decode - the reverse: a program from @n instructions ending
  * with END, structure checked (opcodes, reserved fields, loops, END;
  * not addresses or kernels, which are the board's).
- * RETURN VALUE: 0; -EINVAL (NULL; a loop left open; a malformed
- * program, *bad set to the instruction); -E2BIG (@max or @n too small or
- * too large); -ENOMEM.
+ * RETURN VALUE: 0; -EINVAL (NULL); -ENOEXEC (a loop left open; a
+ * malformed program, *bad set to the instruction); -E2BIG (@max or @n
+ * too small or too large); -ENOMEM.
  */
 int fc_sprog_encode(const struct fc_sprog *prog, struct fc_hw_sinsn *out,
 		    size_t max, size_t *n);
@@ -984,7 +993,8 @@ int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
  * fc_stream_check - check @prog against this board as its START will:
  * LS and board ranges, kernels present, structure.
  * RETURN VALUE: 0; -EFAULT (an address range), -ENOSYS (a kernel the
- * board lacks), -EINVAL (structure), -E2BIG; *bad (may be NULL) the
+ * board lacks), -ENOEXEC (structure), -EINVAL (not 32-byte aligned),
+ * -E2BIG; *bad (may be NULL) the
  * instruction; -EOPNOTSUPP.
  */
 int fc_stream_check(struct fc_dev *dev, const struct fc_sprog *prog,
@@ -1007,7 +1017,7 @@ int fc_stream_start(struct fc_dev *dev, uint32_t ls, uint32_t stream,
  * Spins briefly, then sleeps.
  * RETURN VALUE: 0 it ended well; -ETIMEDOUT still running; the board's
  * error as an errno (fc_stream_query() has the code and instruction):
- * -EFAULT, -EINVAL, -E2BIG, -ENOSYS, -EIO (a kernel failed);
+ * -EFAULT, -ENOEXEC, -EINVAL, -E2BIG, -ENOSYS, -EIO (a kernel failed);
  * -ECANCELED reset before it ended; -EINVAL bad arguments; -EOPNOTSUPP.
  */
 int fc_stream_wait(struct fc_dev *dev, uint32_t ls, uint32_t stream,

@@ -1015,12 +1015,13 @@ static inline int fc_hw_ls_errno(__u32 err)
 	case FC_LS_ERR_HBM_ADDR:
 		return -EFAULT;
 	case FC_LS_ERR_ALIGN:
-	case FC_LS_ERR_OP:
+		return -EINVAL;
+	case FC_LS_ERR_OP:	/* the program's structure: malformed */
 	case FC_LS_ERR_RSVD:
 	case FC_LS_ERR_LOOP:
 	case FC_LS_ERR_END:
 	case FC_LS_ERR_EVENT:
-		return -EINVAL;
+		return -ENOEXEC;
 	case FC_LS_ERR_KERNEL:
 		return -ENOSYS;
 	case FC_LS_ERR_ABORTED:

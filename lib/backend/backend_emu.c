@@ -6,6 +6,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,13 +93,45 @@ static void *emu_translate(void *ctx, uint64_t bus, uint64_t len)
 	return fc__iommu_translate(&b->mmu, bus, len);
 }
 
-/* GPU memory (fc_peer_import_cuda): windows the CPU reaches through CUDA. */
+/*
+ * Windows the CPU does not load from: GPU memory (fc_peer_import_cuda),
+ * reached through CUDA, and imported files, reached by offset.
+ */
 static bool emu_peer_span(void *ctx, uint64_t bus, uint64_t len)
 {
 	struct emu_board *b = ctx;
 	void *dev_ctx;
+	uint64_t off;
 
-	return fc__iommu_dev(&b->mmu, bus, len, &dev_ctx) != 0;
+	return fc__iommu_dev(&b->mmu, bus, len, &dev_ctx) != 0 ||
+	       fc__iommu_file(&b->mmu, bus, len, &off) >= 0;
+}
+
+/*
+ * [off, off + len) of an imported file. Past its end (the file was cut
+ * short after the import) is -EFAULT, as a revoked dma-buf is for the
+ * driver; a write there would have grown it.
+ */
+static int file_move(int fd, uint64_t off, void *cpu, uint64_t len,
+		     bool to_peer)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (to_peer && (fstat(fd, &st) || (uint64_t)st.st_size < off + len))
+		return -EFAULT;
+	while (len) {
+		n = to_peer ? pwrite(fd, cpu, len, (off_t)off) :
+			      pread(fd, cpu, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EFAULT;
+		cpu = (char *)cpu + n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
 }
 
 static int emu_peer_move(void *ctx, uint64_t bus, void *cpu, uint64_t len,
@@ -106,11 +139,15 @@ static int emu_peer_move(void *ctx, uint64_t bus, void *cpu, uint64_t len,
 {
 	struct emu_board *b = ctx;
 	void *dev_ctx = NULL;
-	uint64_t dptr = fc__iommu_dev(&b->mmu, bus, len, &dev_ctx);
+	uint64_t dptr = fc__iommu_dev(&b->mmu, bus, len, &dev_ctx), off;
+	int fd;
 
-	if (!dptr)
+	if (dptr)
+		return fc__cuda_move(dev_ctx, dptr, cpu, len, to_peer);
+	fd = fc__iommu_file(&b->mmu, bus, len, &off);
+	if (fd < 0)
 		return -EFAULT;
-	return fc__cuda_move(dev_ctx, dptr, cpu, len, to_peer);
+	return file_move(fd, off, cpu, len, to_peer);
 }
 
 static const struct fcemu_host_ops emu_host_ops = {
@@ -144,7 +181,15 @@ static int parse_spec(const char *spec, struct emu_board *b)
 		if (*end || index >= FC_MAX_NODES)
 			return -EINVAL;
 	}
-	memcpy(b->cluster, len ? spec : "local", len ? len : 5);
+	/*
+	 * "local" is each user's own (local-UID): a name shared by all users
+	 * would let the first to use it shut the others out.
+	 */
+	if (!len || (len == 5 && !memcmp(spec, "local", 5)))
+		snprintf(b->cluster, sizeof(b->cluster), "local-%u",
+			 (unsigned int)geteuid());
+	else
+		memcpy(b->cluster, spec, len);
 	b->index = (unsigned int)index;
 	return 0;
 }
@@ -190,6 +235,23 @@ static int wait_attach(struct emu_board *b)
 }
 
 /*
+ * An object we would not attach to is in the way of every fc_open of its
+ * cluster: say on stderr which one and whose, since an error code cannot.
+ */
+static void say_refused(const struct emu_board *b, int err)
+{
+	char why[256];
+
+	if (err != -EPERM && err != -EACCES && err != -EBADMSG &&
+	    err != -EPROTO)
+		return;
+	fcemu_cluster_explain(b->cluster, err, why, sizeof(why));
+	fprintf(stderr, "fpgacomm: cannot join emulated cluster %s: %s "
+		"(remove it, or name another cluster: "
+		"FPGACOMM_DEVICE=emu:NAME/N)\n", b->cluster, why);
+}
+
+/*
  * Join the cluster named in the spec: a job's rank 0 creates it, the job's
  * other ranks wait for it, anyone else attaches if it exists and otherwise
  * stays a board on its own. Then claim our node in it.
@@ -213,8 +275,10 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 		if (ret == -ENOENT)
 			return 0;
 	}
-	if (ret)
+	if (ret) {
+		say_refused(b, ret);
 		return ret;
+	}
 	ret = fcemu_cluster_claim(b->fabric, b->index);
 	if (ret) {
 		fcemu_cluster_detach(b->fabric);
@@ -377,31 +441,67 @@ static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 {
 	struct emu_board *b = board_of(dev);
 
-	if (mem->peer && !mem->device)
+	uint64_t off;
+	int fd = fc__iommu_file(&b->mmu, mem->handle, 1, &off);
+
+	if (fd >= 0)
+		close(fd);
+	else if (mem->peer && !mem->device)
 		munmap(fc__iommu_translate(&b->mmu, mem->handle, 1),
 		       mem->map_len);
 	fc__iommu_unmap(&b->mmu, mem->handle);
 }
 
 /*
- * Peer memory of an emulated board: any file it can map shared (a memfd,
- * a file, a dma-buf with mmap), which the board then reaches like
- * registered memory. [off, off + peer_off + len) of @fd; @off page-aligned.
+ * A regular file (a memfd, say): the engine reads and writes it by offset
+ * through a descriptor of its own, so that whoever else holds the file
+ * may cut it short without crashing us (a mapping would take SIGBUS).
+ */
+static int import_file(struct emu_board *b, struct fc__mem *mem, int fd,
+		       uint64_t off, size_t len)
+{
+	int flags = fcntl(fd, F_GETFL), own, ret;
+
+	if (flags < 0)
+		return -errno;
+	if ((flags & O_ACCMODE) != O_RDWR)
+		return -EACCES;		/* as mmap would say */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -errno;
+	ret = fc__iommu_map_file(&b->mmu, own, off, len, &mem->handle);
+	if (ret) {
+		close(own);
+		return ret;
+	}
+	mem->map_len = len;
+	return 0;
+}
+
+/*
+ * Peer memory of an emulated board: a regular file (import_file), or any
+ * other file it can map shared (a dma-buf with mmap), which the board then
+ * reaches like registered memory. [off, off + peer_off + len) of @fd;
+ * @off page-aligned; the range must lie inside the file (an empty file
+ * has none).
  */
 static int emu_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
 			   uint64_t off)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len = (mem->peer_off + mem->pub.len + page - 1) & ~(page - 1);
+	size_t end = mem->peer_off + mem->pub.len;
 	struct stat st;
 	void *p;
 	int ret;
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (st.st_size > 0 && (off >= (uint64_t)st.st_size ||
-			       len > (uint64_t)st.st_size - off))
+	if ((S_ISREG(st.st_mode) || st.st_size > 0) &&
+	    (off >= (uint64_t)st.st_size || end > (uint64_t)st.st_size - off))
 		return -ERANGE;
+	if (S_ISREG(st.st_mode))
+		return import_file(board_of(dev), mem, fd, off, end);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return errno == ENODEV ? -EINVAL : -errno;	/* not mappable */

@@ -69,6 +69,7 @@ static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
 	mmu->win[i].ptr = ptr;
 	mmu->win[i].dev_addr = dev_addr;
 	mmu->win[i].dev_ctx = dev_ctx;
+	mmu->win[i].fd = -1;
 	mmu->n++;
 	*bus = start + in_page;
 	return 0;
@@ -87,6 +88,22 @@ int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
 	if (!dev_addr)
 		return -EINVAL;
 	return map_window(mmu, NULL, dev_addr, dev_ctx, len, bus);
+}
+
+int fc__iommu_map_file(struct fc__iommu *mmu, int fd, uint64_t off,
+		       uint64_t len, uint64_t *bus)
+{
+	int ret;
+	long i;
+
+	if (fd < 0)
+		return -EINVAL;
+	ret = map_window(mmu, NULL, off, NULL, len, bus);
+	if (ret)
+		return ret;
+	i = find_below(mmu, *bus);
+	mmu->win[i].fd = fd;
+	return 0;
 }
 
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
@@ -130,10 +147,21 @@ uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
 {
 	const struct fc__iommu_win *w = window(mmu, bus, len);
 
-	if (!w || w->ptr)
+	if (!w || w->ptr || w->fd >= 0)
 		return 0;
 	*dev_ctx = w->dev_ctx;
 	return w->dev_addr + (bus - w->bus);
+}
+
+int fc__iommu_file(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
+		   uint64_t *off)
+{
+	const struct fc__iommu_win *w = window(mmu, bus, len);
+
+	if (!w || w->ptr || w->fd < 0)
+		return -1;
+	*off = w->dev_addr + (bus - w->bus);
+	return w->fd;
 }
 
 void fc__iommu_fini(struct fc__iommu *mmu)

@@ -16,6 +16,7 @@ struct fc__iommu_win {
 	void *ptr;		/* CPU memory, or ... */
 	uint64_t dev_addr;	/* ... (ptr NULL) a device's, e.g. a GPU's */
 	void *dev_ctx;		/* the device API's context for it, or NULL */
+	int fd;			/* or (ptr NULL, >= 0) a file, at dev_addr */
 };
 
 struct fc__iommu {
@@ -27,6 +28,16 @@ int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus)
 /* A window onto device memory at @dev_addr, which translate refuses. */
 int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
 		      uint64_t len, uint64_t *bus);
+/*
+ * A window onto [off, off + len) of the file @fd, which translate refuses
+ * too: the engine reads and writes it by offset, so that a file cut short
+ * under it gives an error rather than SIGBUS. The window owns @fd.
+ */
+int fc__iommu_map_file(struct fc__iommu *mmu, int fd, uint64_t off,
+		       uint64_t len, uint64_t *bus);
+/* The file of [bus, bus+len) in one file window (*off its offset), or -1. */
+int fc__iommu_file(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
+		   uint64_t *off);
 /* The device address of [bus, bus+len) in one device window, or 0;
  * *dev_ctx: the context it was mapped with. */
 uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,

@@ -74,6 +74,7 @@ struct emud {
 	unsigned int npeers;
 	const char *peer_path[MAX_PEERS];
 	uint8_t *peer_shm[MAX_PEERS];
+	unsigned int peer_refused[MAX_PEERS];	/* said so once */
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
 	uint32_t pio_seen;		/* PIO_TAIL as the last round began */
 	/*
@@ -218,6 +219,46 @@ static void *aperture_at(const uint8_t *shm, uint64_t bus, uint64_t len)
 	return (uint8_t *)shm + FC_IVSHMEM_APERTURE_OFF + (bus - lo);
 }
 
+/*
+ * Open a peer board's shared memory: as --shm, never through a link and
+ * only a regular file of ours that no one else may open (it holds that
+ * board's registers and memory, where our engines write).
+ * RETURN VALUE: the fd, or -1 with errno set (ENOENT: not made yet;
+ * EPERM: a file we must not take).
+ */
+static int open_peer(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) ||
+	    st->st_uid != geteuid() || (st->st_mode & 077)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* Refuse at start a --peer file that exists and is not ours to take. */
+static void check_peers(const struct emud *d)
+{
+	struct stat st;
+	int fd;
+
+	for (unsigned int i = 0; i < d->npeers; i++) {
+		fd = open_peer(d->peer_path[i], &st);
+		if (fd >= 0)
+			close(fd);
+		else if (errno != ENOENT)
+			die("--peer %s: %s", d->peer_path[i], errno == ELOOP ?
+			    "a symbolic link" : errno == EPERM ?
+			    "not a file of ours closed to others (mode 0600)" :
+			    strerror(errno));
+	}
+}
+
 /* Map peer @i's shared memory, if its daemon has made it yet. */
 static uint8_t *peer_shm(struct emud *d, unsigned int i)
 {
@@ -227,10 +268,16 @@ static uint8_t *peer_shm(struct emud *d, unsigned int i)
 
 	if (d->peer_shm[i])
 		return d->peer_shm[i];
-	fd = open(d->peer_path[i], O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_peer(d->peer_path[i], &st);
+	if (fd < 0) {
+		if (errno != ENOENT && !d->peer_refused[i]++)
+			fprintf(stderr, "%s: --peer %s refused: %s\n", prog,
+				d->peer_path[i], errno == ELOOP ?
+				"a symbolic link" : "not a file of ours "
+				"closed to others (mode 0600)");
 		return NULL;
-	if (fstat(fd, &st) || st.st_size < SHM_SIZE) {
+	}
+	if (st.st_size < SHM_SIZE) {
 		close(fd);
 		return NULL;
 	}
@@ -651,6 +698,7 @@ int main(int argc, char **argv)
 		die("--topology goes with --cluster");
 	d.node = cfg.node_id;
 
+	check_peers(&d);
 	/*
 	 * Before the bell's thread starts (join_cluster): a SIGTERM must
 	 * reach the loop's signalfd, not end the process in that thread.
