@@ -639,7 +639,14 @@ static void run(struct emud *d, int sfd)
 	}
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for, beyond the board's own settings. */
+struct emud_args {
+	unsigned int vectors;
+	uint64_t ram_create;
+};
+
+static void parse_args(int argc, char **argv, struct emud *d,
+		       struct fcemu_config *cfg, struct emud_args *a)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -658,46 +665,117 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct emud d = { .shm_fd = -1 };
-	struct fcemu_config cfg;
-	unsigned int vectors = FC_IRQ_VECTORS;
-	uint64_t ram_create = 0;
-	sigset_t mask;
-	int c, sfd, ret;
+	int c;
 
-	fcemu_config_default(&cfg);
-	cfg.board_mem_size = 1ull << 30;
+	a->vectors = FC_IRQ_VECTORS;
+	a->ram_create = 0;
+	fcemu_config_default(cfg);
+	cfg->board_mem_size = 1ull << 30;
 	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:p:vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': d.socket_path = optarg; break;
-		case 'S': d.shm_path = optarg; break;
-		case 'r': d.ram_path = optarg; break;
-		case 'R': ram_create = parse_size(optarg, "guest RAM size"); break;
-		case 'm': cfg.board_mem_size = parse_size(optarg, "memory size"); break;
-		case 'n': cfg.node_id = parse_uint(optarg, FC_MAX_NODES - 1, "node"); break;
-		case 'c': d.cluster_name = optarg; break;
-		case 't': d.topology = optarg; break;
-		case 'e': cfg.dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
-		case 'V': vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
-		case 'B': cfg.bad_id = 1; break;
+		case 's': d->socket_path = optarg; break;
+		case 'S': d->shm_path = optarg; break;
+		case 'r': d->ram_path = optarg; break;
+		case 'R': a->ram_create = parse_size(optarg, "guest RAM size"); break;
+		case 'm': cfg->board_mem_size = parse_size(optarg, "memory size"); break;
+		case 'n': cfg->node_id = parse_uint(optarg, FC_MAX_NODES - 1, "node"); break;
+		case 'c': d->cluster_name = optarg; break;
+		case 't': d->topology = optarg; break;
+		case 'e': cfg->dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
+		case 'V': a->vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
+		case 'B': cfg->bad_id = 1; break;
 		case 'p':
-			if (d.npeers == MAX_PEERS)
+			if (d->npeers == MAX_PEERS)
 				die("at most %d --peer", MAX_PEERS);
-			d.peer_path[d.npeers++] = optarg;
+			d->peer_path[d->npeers++] = optarg;
 			break;
-		case 'v': d.verbose = true; break;
+		case 'v': d->verbose = true; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
-	if (optind != argc || (!d.socket_path && !d.shm_path))
+	if (optind != argc || (!d->socket_path && !d->shm_path))
 		usage(stderr, 2);
-	if (!vectors)
+	if (!a->vectors)
 		die("at least one vector is needed");
-	if (d.topology && !d.cluster_name)
+	if (d->topology && !d->cluster_name)
 		die("--topology goes with --cluster");
-	d.node = cfg.node_id;
+	d->node = cfg->node_id;
+}
 
+/* The board behind the shared memory, in its cluster if it has one. */
+static void start_board(struct emud *d, struct fcemu_config *cfg,
+			const struct emud_args *a)
+{
+	int ret;
+
+	if (d->ram_path)
+		d->ram = map_file(d->ram_path, &d->ram_size, a->ram_create,
+				  NULL);
+	setup_shm(d);
+	if (d->cluster_name)
+		join_cluster(d, cfg);
+	else
+		cfg->bar0 = d->shm;
+	ret = fcemu_create(&d->emu, cfg, &host_ops, d);
+	if (ret)
+		die("board: %s", strerror(-ret));
+	d->reset_seen = fcemu_bar0(d->emu)[FC_REG_BOARD_RESET_ACK / 4];
+	back_aperture(d);
+	if (d->cluster) {
+		/* Our blocks into the guest's memory, the shared ones mirrored. */
+		ret = fcemu_cluster_map_regs(d->cluster, d->node, d->shm_fd,
+					     FC_IVSHMEM_REGS_OFF);
+		if (ret)
+			die("register file: %s", strerror(-ret));
+		memcpy(d->shadow, (uint8_t *)d->shm + FC_ROUTER_BASE,
+		       sizeof(d->shadow));
+	}
+}
+
+/* With -v: what the board cost and what it did to the guest. */
+static void say_stopping(const struct emud *d)
+{
+	struct rusage ru;
+
+	if (!d->verbose)
+		return;
+	/* How much CPU the board cost: near zero while idle. */
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "%s: stopping; cpu %ld.%03lds user %ld.%03lds system\n",
+		prog, (long)ru.ru_utime.tv_sec,
+		(long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
+		(long)ru.ru_stime.tv_usec / 1000);
+	fprintf(stderr, "%s: at the end: guest RAM reached %llu times, %llu interrupts\n",
+		prog, (unsigned long long)d->ram_reached,
+		(unsigned long long)d->irqs_sent);
+}
+
+static void stop_board(struct emud *d)
+{
+	if (d->have_srv)
+		ivshmem_server_fini(&d->srv);
+	fcemu_destroy(d->emu);
+	if (d->cluster)
+		leave_cluster(d);
+	munmap(d->shm, SHM_SIZE);
+	if (d->ram)
+		munmap(d->ram, d->ram_size);
+	for (unsigned int i = 0; i < d->npeers; i++)
+		if (d->peer_shm[i])
+			munmap(d->peer_shm[i], SHM_SIZE);
+	close(d->shm_fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct emud d = { .shm_fd = -1 };
+	struct fcemu_config cfg;
+	struct emud_args a;
+	sigset_t mask;
+	int sfd, ret;
+
+	parse_args(argc, argv, &d, &cfg, &a);
 	check_peers(&d);
 	/*
 	 * Before the bell's thread starts (join_cluster): a SIGTERM must
@@ -708,34 +786,14 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
-	if (d.ram_path)
-		d.ram = map_file(d.ram_path, &d.ram_size, ram_create, NULL);
-	setup_shm(&d);
-	if (d.cluster_name)
-		join_cluster(&d, &cfg);
-	else
-		cfg.bar0 = d.shm;
-	ret = fcemu_create(&d.emu, &cfg, &host_ops, &d);
-	if (ret)
-		die("board: %s", strerror(-ret));
-	d.reset_seen = fcemu_bar0(d.emu)[FC_REG_BOARD_RESET_ACK / 4];
-	back_aperture(&d);
-	if (d.cluster) {
-		/* Our blocks into the guest's memory, the shared ones mirrored. */
-		ret = fcemu_cluster_map_regs(d.cluster, d.node, d.shm_fd,
-					     FC_IVSHMEM_REGS_OFF);
-		if (ret)
-			die("register file: %s", strerror(-ret));
-		memcpy(d.shadow, (uint8_t *)d.shm + FC_ROUTER_BASE,
-		       sizeof(d.shadow));
-	}
-
+	start_board(&d, &cfg, &a);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		die("signalfd: %s", strerror(errno));
 
 	if (d.socket_path) {
-		ret = ivshmem_server_init(&d.srv, d.socket_path, d.shm_fd, vectors);
+		ret = ivshmem_server_init(&d.srv, d.socket_path, d.shm_fd,
+					  a.vectors);
 		if (ret)
 			die("%s: %s", d.socket_path, strerror(-ret));
 		d.have_srv = true;
@@ -749,32 +807,8 @@ int main(int argc, char **argv)
 			d.have_srv ? d.socket_path : d.shm_path);
 
 	run(&d, sfd);
-	if (d.verbose) {
-		struct rusage ru;
-
-		/* How much CPU the board cost: near zero while idle. */
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "%s: stopping; cpu %ld.%03lds user %ld.%03lds system\n",
-			prog, (long)ru.ru_utime.tv_sec,
-			(long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
-			(long)ru.ru_stime.tv_usec / 1000);
-		fprintf(stderr, "%s: at the end: guest RAM reached %llu times, %llu interrupts\n",
-			prog, (unsigned long long)d.ram_reached,
-			(unsigned long long)d.irqs_sent);
-	}
-
-	if (d.have_srv)
-		ivshmem_server_fini(&d.srv);
-	fcemu_destroy(d.emu);
-	if (d.cluster)
-		leave_cluster(&d);
-	munmap(d.shm, SHM_SIZE);
-	if (d.ram)
-		munmap(d.ram, d.ram_size);
-	for (unsigned int i = 0; i < d.npeers; i++)
-		if (d.peer_shm[i])
-			munmap(d.peer_shm[i], SHM_SIZE);
+	say_stopping(&d);
+	stop_board(&d);
 	close(sfd);
-	close(d.shm_fd);
 	return 0;
 }
