@@ -344,6 +344,9 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 	ret = check_layout(c);	/* the one path that fills the cache */
 	if (ret)
 		goto err_detach;
+	/* A zeroed slot 0 would pass for one written at index 0. */
+	for (n = 0; n < t->nodes; n++)
+		cl_ring(c, n, CL_RING_EJECT)->slot[0].seq = -CL_RING_SLOTS;
 	for (n = 0; n < t->nodes; n++)
 		init_board(c, n);
 	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
@@ -748,16 +751,33 @@ void fcemu_cluster_inject_route(struct fcemu_cluster *c, unsigned int node)
 		c->kicked |= 1ull << node;
 }
 
-const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
-						 unsigned int node,
-						 unsigned int k)
+/*
+ * The ejection ring's tail moved more than a ring from our head: no
+ * router wrote that (it never gets a ring ahead of what it read of the
+ * head), and while it stands no router finds room. Under the router lock,
+ * so that none is writing, the tail goes back to the last slot published
+ * for its index from the head on (nothing written for the board is lost),
+ * the damage counted once. RETURN VALUE: the tail now.
+ */
+static uint32_t eject_repair(struct fcemu_cluster *c, unsigned int node,
+			     struct cl_ring *r, uint32_t head)
 {
-	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t tail, k;
 
-	if (cl_ld(&r->tail) - head <= k)
-		return NULL;
-	return &r->slot[(head + k) % CL_RING_SLOTS].pkt;
+	if (fcemu__cluster_lock(c, node, false))
+		return head;	/* a router at work: next time */
+	tail = cl_ld(&r->tail);
+	if (tail - head > CL_RING_SLOTS) {
+		for (k = 0; k < CL_RING_SLOTS &&
+			    r->slot[(head + k) % CL_RING_SLOTS].seq == head + k;
+		     k++)
+			;
+		tail = head + k;
+		cl_st(&r->tail, tail);
+		cl_inc(c, node, FC_ROUTER_EJECT_DROPS);
+	}
+	fcemu__cluster_unlock(c, node);
+	return tail;
 }
 
 unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
@@ -768,15 +788,44 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint32_t used = cl_ld(&r->tail) - head;
+	const struct cl_slot *s;
 	unsigned int i;
 
+	if (__builtin_expect(used > CL_RING_SLOTS, 0))
+		used = eject_repair(c, node, r, head) - head;
 	if (used <= k)
 		return 0;
+	/*
+	 * A slot at the head not written for its index (its own memory
+	 * damaged, or behind a tail moved by something else): dropped,
+	 * counted, as a damaged link slot is (link.c), or the board would
+	 * stop here for ever. Further on, the run ends before it.
+	 */
+	s = &r->slot[head % CL_RING_SLOTS];
+	while (!k && used && __builtin_expect(s->seq != head, 0)) {
+		cl_inc(c, node, FC_ROUTER_EJECT_DROPS);
+		cl_st(&r->head, ++head);
+		used--;
+		s = &r->slot[head % CL_RING_SLOTS];
+	}
 	if (max > used - k)
 		max = used - k;
-	for (i = 0; i < max; i++)
-		pkts[i] = &r->slot[(head + k + i) % CL_RING_SLOTS].pkt;
-	return max;
+	for (i = 0; i < max; i++) {
+		s = &r->slot[(head + k + i) % CL_RING_SLOTS];
+		if (s->seq != head + k + i)
+			break;
+		pkts[i] = &s->pkt;
+	}
+	return i;
+}
+
+const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
+						 unsigned int node,
+						 unsigned int k)
+{
+	const struct fc_hw_pkt *pkt;
+
+	return fcemu_cluster_eject_peek_run(c, node, k, &pkt, 1) ? pkt : NULL;
 }
 
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
@@ -788,7 +837,7 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 
 	/* Express arrivals count on the link they came by (express.c). */
 	for (i = 0; i < n; i++) {
-		tag = r->slot[(head + i) % CL_RING_SLOTS].crc;
+		tag = r->slot[(head + i) % CL_RING_SLOTS].tag;
 		if (tag != run_tag) {
 			if (run_tag > 1 && run_tag - 1 <= c->ports)
 				fcemu__link_received(c, node, run_tag - 1, run);

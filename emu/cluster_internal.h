@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	10		/* bump on any change below */
+#define CL_LAYOUT	11		/* bump on any change below */
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
@@ -33,14 +33,21 @@
 
 struct cl_slot {
 	struct fc_hw_pkt pkt;
-	uint32_t seq;		/* link sequence number: ring index sent at */
 	/*
-	 * On link rings the CRC32C of pkt. On the ejection ring the link
-	 * port + 1 an express run (express.c) arrived by, 0 for what a
-	 * router put there: that link's RX_PKTS is counted as the board
-	 * takes the packet, by its own process, on a line of its own.
+	 * The ring index the slot was written at: on links the link
+	 * sequence number; on every ring what a consumer checks, so that a
+	 * slot not written for this index (behind a forged tail) is never
+	 * taken as a packet.
 	 */
-	uint32_t crc;
+	uint32_t seq;
+	uint32_t crc;		/* link rings: the CRC32C of pkt */
+	/*
+	 * Ejection ring: the link port + 1 an express run (express.c)
+	 * arrived by, 0 for what a router put there: that link's RX_PKTS
+	 * is counted as the board takes the packet, by its own process, on
+	 * a line of its own.
+	 */
+	uint32_t tag;
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -310,7 +317,7 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 
 	s->pkt = *pkt;
 	s->seq = idx;
-	s->crc = 0;
+	s->tag = 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
