@@ -195,12 +195,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Tests: interleave with the sharing (stage: enum fcemu_burst_stage). */
-int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
-
-static int hook(struct fcemu_cluster *c, int stage)
+/* Tests interleave with the sharing here (fcemu_cluster_test_faults). */
+static int hook(struct fcemu_cluster *c, enum fcemu_burst_stage stage)
 {
-	return fcemu__burst_hook ? fcemu__burst_hook(c, stage) : 0;
+	return c->test.burst_stage ? c->test.burst_stage(c, stage) : 0;
 }
 
 /* Is the process of @node still the one that sent the burst? A node

@@ -428,6 +428,15 @@ void fcemu_cluster_detach(struct fcemu_cluster *c)
 	free(c);
 }
 
+void fcemu_cluster_test_faults(struct fcemu_cluster *c,
+			       const struct fcemu_test_faults *f)
+{
+	if (f)
+		c->test = *f;
+	else
+		memset(&c->test, 0, sizeof(c->test));
+}
+
 int fcemu_cluster_unlink(const char *name)
 {
 	char path[FCEMU_CLUSTER_NAME_MAX + 16];

@@ -174,6 +174,7 @@ struct fcemu_cluster {
 	/* FC_ROUTER_NODES_DOWN written for state_gen (fcemu_cluster_note_down) */
 	uint64_t down_known;
 	uint32_t down_gen[FC_MAX_NODES];
+	struct fcemu_test_faults test;	/* fcemu_cluster_test_faults() */
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
@@ -234,9 +235,6 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
 /* Its injection ring only (what its host just sent), lock held. */
 void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
 				unsigned int budget);
-/* Tests only: the router's process dies right after publishing a run (1)
- * or after taking it off its input too (2): kills at the worst moments. */
-extern int fcemu__die_in_move;
 
 /* emu/route.c: the output port for packet header @hdr at board @n, or -1
  * to drop it (its routing table entry in *@entry), and the VC it leaves
@@ -359,14 +357,6 @@ void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 /* emu/cma.c: may peers read this process's memory (bursts)? False with
  * FPGACOMM_EMU_BURST=0. Under Yama, names our launcher as a ptracer. */
 bool fcemu__cma_offer(void);
-/* Tests only: called at these points of a shared burst; non-zero at TAKEN
- * makes the helper walk away from the chunk it took. */
-enum fcemu_burst_stage {
-	FCEMU_BURST_STAGE_FIELDS,	/* receiver: job written, not published */
-	FCEMU_BURST_STAGE_PUBLISHED,	/* receiver: job out, no chunk taken */
-	FCEMU_BURST_STAGE_TAKEN,	/* helper: took a chunk, not copied */
-};
-extern int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);

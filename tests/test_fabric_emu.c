@@ -36,13 +36,7 @@
 #include "fcemu.h"
 #include "fabric.h"	/* emu/: the model under test */
 #include "emu_internal.h"		/* bursts (emu/burst.c) */
-#include "cluster_internal.h"	/* the burst job, and its test hook */
-
-/* emu/cluster.c, internal: lets a child die holding a router lock. */
-int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
-/* emu/router.c, internal: a router's process dies in the middle of a move. */
-extern int fcemu__die_in_move;
-extern unsigned long fcemu__express_pkts;
+#include "cluster_internal.h"	/* the burst job, the express count */
 
 #define HOST_BUS	0x10000000ull
 #define HOST_LEN	(8u << 20)
@@ -1191,7 +1185,8 @@ static void router_dies_mid_move(int stage)
 		    fcemu_cluster_claim(c, 2) || write(up[1], "x", 1) != 1 ||
 		    read(down[0], &ch, 1) != 1)
 			_exit(1);
-		fcemu__die_in_move = stage;
+		fcemu_cluster_test_faults(c, &(struct fcemu_test_faults){
+						     .die_in_move = stage });
 		fcemu_cluster_progress(c, 1024);	/* routes board 2: dies */
 		_exit(2);
 	}
@@ -1660,7 +1655,7 @@ static void test_link_rate(void **state)
 
 static struct {
 	struct rig *r;
-	int stage;		/* where the test steps in */
+	enum fcemu_burst_stage stage;	/* where the test steps in */
 	bool stall;		/* the helper walks away from its chunk */
 	bool reclaim;		/* board 0's node looks claimed anew */
 	bool busy;
@@ -1671,7 +1666,7 @@ static struct {
 
 /* At @stage of the receiver (board 1), run the sender's (board 0's) help
  * as if it came in at that moment, and see what it wrote. */
-static int burst_hook(struct fcemu_cluster *c, int stage)
+static int burst_hook(struct fcemu_cluster *c, enum fcemu_burst_stage stage)
 {
 	uint8_t *dst = bh.r->b[1].mem + BURST_DST;
 	struct cl_node *nd = &c->hdr->node[0];
@@ -1695,7 +1690,8 @@ static int burst_hook(struct fcemu_cluster *c, int stage)
 }
 
 /* Board 0 PUTs 64 KiB then 1 MiB to board 1 as two shared bursts. */
-static struct rig *burst_rig(int stage, bool stall, bool reclaim)
+static struct rig *burst_rig(enum fcemu_burst_stage stage, bool stall,
+			     bool reclaim)
 {
 	struct rig *r = rig_new("full:2", 0, 0, 0);
 	struct fc_hw_desc *t = table(r, 0, 0);
@@ -1720,7 +1716,8 @@ static struct rig *burst_rig(int stage, bool stall, bool reclaim)
 		 FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BURST_DST + BURST_SMALL),
 		 FC_DESC_F_EOC);
-	fcemu__burst_hook = burst_hook;
+	fcemu_cluster_test_faults(r->c, &(struct fcemu_test_faults){
+					       .burst_stage = burst_hook });
 	kick(r, 0, 0, 2);
 	return r;
 }
@@ -1738,7 +1735,7 @@ static void burst_delivered(struct rig *r)
 
 static void burst_rig_free(struct rig *r)
 {
-	fcemu__burst_hook = NULL;
+	fcemu_cluster_test_faults(r->c, NULL);
 	free(bh.snap);
 	bh.snap = NULL;
 	rig_free(r);
