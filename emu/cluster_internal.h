@@ -243,6 +243,11 @@ int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 		 uint32_t *entry);
 unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 			   unsigned int out);
+/* The links a packet from @src to @dst crosses by the routing tables,
+ * each by its receiving end (board, input port), into @node and @port
+ * (FC_MAX_NODES each). RETURN VALUE: how many; 0 if none or no route. */
+unsigned int fcemu__route_links(struct fcemu_cluster *c, unsigned int src,
+				unsigned int dst, uint8_t *node, uint8_t *port);
 
 /*
  * emu/express.c: what board @n's own process injected, from the head of
@@ -350,6 +355,15 @@ void fcemu__link_received(struct fcemu_cluster *c, unsigned int node,
  */
 uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 			  unsigned int port, unsigned int vc, uint32_t max);
+/*
+ * A piece of a burst (emu/burst.c: FC_PKT_PUT_DATA bytes at most, at
+ * @buf in the receiving board's memory) crossing the link into @node's
+ * input port @port on a wire with faults: one try, drawn and counted as a
+ * packet's. RETURN VALUE: true it came intact; false it was lost or the
+ * CRC caught it corrupt (@buf no longer holds the bytes): take it again.
+ */
+bool fcemu__link_wire_piece(struct fcemu_cluster *c, unsigned int node,
+			    unsigned int port, uint8_t *buf, size_t len);
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);

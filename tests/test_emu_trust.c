@@ -7,6 +7,9 @@
  * the wiring, fault rates, layout) is checked at attach and a wrong one
  * refused with -EPROTO; a header rewritten after attach steers nothing; a
  * damaged link slot is dropped and counted instead of stopping the link;
+ * the ejection ring's tail moved by another process (ahead, far ahead,
+ * behind) or a damaged ejection slot delivers no old slot, is counted and
+ * repaired; an express slot's port tag has a field of its own;
  * a dead router's move record naming rings it cannot own is ignored by
  * the repair; under Yama's ptrace scope 1, a board that offers bursts
  * lets its launcher's descendants read its memory, not any process of
