@@ -41,13 +41,6 @@ struct cl_slot {
 	 */
 	uint32_t seq;
 	uint32_t crc;		/* link rings: the CRC32C of pkt */
-	/*
-	 * Ejection ring: the link port + 1 an express run (express.c)
-	 * arrived by, 0 for what a router put there: that link's RX_PKTS
-	 * is counted as the board takes the packet, by its own process, on
-	 * a line of its own.
-	 */
-	uint32_t tag;
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -55,6 +48,14 @@ struct cl_ring {
 	uint32_t head __attribute__((aligned(64)));	/* consumer's */
 	uint32_t tail __attribute__((aligned(64)));	/* producer's */
 	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
+	/*
+	 * Ejection ring, beside each slot: the link port + 1 an express
+	 * run (express.c) arrived by, 0 for what a router put there: that
+	 * link's RX_PKTS is counted as the board takes the packet, by its
+	 * own process, on a line of its own. A byte per slot, apart from
+	 * the slots: the board reads 64 of them in one line.
+	 */
+	uint8_t tag[CL_RING_SLOTS] __attribute__((aligned(64)));
 };
 
 /*
@@ -320,7 +321,7 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 
 	s->pkt = *pkt;
 	s->seq = idx;
-	s->tag = 0;
+	r->tag[idx % CL_RING_SLOTS] = 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)

@@ -192,8 +192,15 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);
-/* The packets waiting from the @k-th on, up to @max, into @pkts (as
- * eject_peek's). RETURN VALUE: how many. */
+/*
+ * The packets waiting from the @k-th on, up to @max, into @pkts (as
+ * eject_peek's), as far as the ring's end. Only slots written for their
+ * index are taken: one at the head that was not, or a tail more than a
+ * ring ahead, is damage (another process wrote the ring), dropped and
+ * counted in FC_ROUTER_EJECT_DROPS. RETURN VALUE: how many; fewer than
+ * waiting at the ring's end or before a damaged slot (ask again from
+ * there).
+ */
 unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 					  unsigned int node, unsigned int k,
 					  const struct fc_hw_pkt **pkts,
