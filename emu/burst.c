@@ -7,7 +7,8 @@
  * emulated fabric measure memcpy, not the fabric. So the sending engine
  * puts one record in its injection ring instead of the run of packets:
  * destination, length and where the bytes are in the sending process. The
- * record is routed, checked and retransmitted like any packet; the
+ * record is routed, checked and retransmitted like any packet (and on a
+ * wire with faults its bytes like the packets it stands for); the
  * receiving board applies it in order with the other packets from that
  * source by copying the bytes straight from the sender's memory into the
  * destination (process_vm_readv, the kernel's cross-memory attach), one
@@ -195,12 +196,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Tests: interleave with the sharing (stage: enum fcemu_burst_stage). */
-int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
-
-static int hook(struct fcemu_cluster *c, int stage)
+/* Tests interleave with the sharing here (fcemu_cluster_test_faults). */
+static int hook(struct fcemu_cluster *c, enum fcemu_burst_stage stage)
 {
-	return fcemu__burst_hook ? fcemu__burst_hook(c, stage) : 0;
+	return c->test.burst_stage ? c->test.burst_stage(c, stage) : 0;
 }
 
 /* Is the process of @node still the one that sent the burst? A node
@@ -372,6 +371,38 @@ void fcemu__burst_help(struct fcemu *emu, uint64_t nodes)
 	}
 }
 
+/*
+ * A burst stands for a run of PUT packets, and on a wire with faults it is
+ * treated as one (docs/hardware.md, section 9): each FC_PKT_PUT_DATA-byte
+ * piece that landed at @to crosses every link of the route from @src, each
+ * try drawn as a packet's; one lost or caught by its CRC is taken again
+ * from the sender's memory, which stays put until the FENCE_ACK (it is
+ * the replay buffer). RETURN VALUE: 0, or -errno of a retake.
+ */
+static int wire_pieces(struct fcemu_cluster *c, unsigned int src,
+		       unsigned int self, pid_t pid, uint8_t *to,
+		       uint64_t from, uint32_t len)
+{
+	uint8_t node[FC_MAX_NODES], port[FC_MAX_NODES];
+	unsigned int hops = fcemu__route_links(c, src, self, node, port), h;
+	uint32_t off, n;
+	int r;
+
+	for (h = 0; h < hops; h++) {
+		for (off = 0; off < len; off += n) {
+			n = len - off < FC_PKT_PUT_DATA ? len - off :
+							  FC_PKT_PUT_DATA;
+			while (!fcemu__link_wire_piece(c, node[h], port[h],
+						       to + off, n)) {
+				r = cma_copy(pid, to + off, from + off, n, false);
+				if (r)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
 bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr)
 {
@@ -382,6 +413,7 @@ bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	uint32_t len;
 	pid_t pid;
 	void *to;
+	int ret;
 
 	memcpy(&rec, pkt->payload, sizeof(rec));
 	len = le32toh(rec.len);
@@ -393,7 +425,11 @@ bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	if (!to || !sender_is(c, src, pid, start))
 		return false;
 	if (fcemu__burst_shared(len))
-		return !shared_apply(c, emu->cfg.node_id, src, pid, start, to,
-				     from, len);
-	return !cma_copy(pid, to, from, len, false);
+		ret = shared_apply(c, emu->cfg.node_id, src, pid, start, to,
+				   from, len);
+	else
+		ret = cma_copy(pid, to, from, len, false);
+	if (!ret && (c->faults.drop_ppm || c->faults.corrupt_ppm))
+		ret = wire_pieces(c, src, emu->cfg.node_id, pid, to, from, len);
+	return !ret;
 }

@@ -349,6 +349,9 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 	ret = check_layout(c);	/* the one path that fills the cache */
 	if (ret)
 		goto err_detach;
+	/* A zeroed slot 0 would pass for one written at index 0. */
+	for (n = 0; n < t->nodes; n++)
+		cl_ring(c, n, CL_RING_EJECT)->slot[0].seq = -CL_RING_SLOTS;
 	for (n = 0; n < t->nodes; n++)
 		init_board(c, n);
 	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
@@ -499,6 +502,15 @@ void fcemu_cluster_detach(struct fcemu_cluster *c)
 		return;
 	munmap(c->base, c->size);
 	free(c);
+}
+
+void fcemu_cluster_test_faults(struct fcemu_cluster *c,
+			       const struct fcemu_test_faults *f)
+{
+	if (f)
+		c->test = *f;
+	else
+		memset(&c->test, 0, sizeof(c->test));
 }
 
 int fcemu_cluster_unlink(const char *name)
@@ -862,16 +874,94 @@ void fcemu_cluster_inject_route(struct fcemu_cluster *c, unsigned int node)
 		c->kicked |= 1ull << node;
 }
 
-const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
-						 unsigned int node,
-						 unsigned int k)
+/*
+ * The ejection ring's tail moved more than a ring from our head: no
+ * router wrote that (it never gets a ring ahead of what it read of the
+ * head), and while it stands no router finds room. Under the router lock,
+ * so that none is writing, the tail goes back to the last slot published
+ * for its index from the head on (nothing written for the board is lost),
+ * the damage counted once. RETURN VALUE: the slots waiting now.
+ */
+static __attribute__((noinline, cold)) uint32_t
+eject_repair(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
+	     uint32_t head)
+{
+	uint32_t tail, k;
+
+	if (fcemu__cluster_lock(c, node, false))
+		return 0;	/* a router at work: next time */
+	tail = cl_ld(&r->tail);
+	if (tail - head > CL_RING_SLOTS) {
+		for (k = 0; k < CL_RING_SLOTS &&
+			    r->slot[(head + k) % CL_RING_SLOTS].seq == head + k;
+		     k++)
+			;
+		tail = head + k;
+		cl_st(&r->tail, tail);
+		cl_inc(c, node, FC_ROUTER_EJECT_DROPS);
+	}
+	fcemu__cluster_unlock(c, node);
+	return tail - head;
+}
+
+/*
+ * Slots at the head not written for their index (their own memory
+ * damaged, or behind a tail moved by something else): dropped, counted,
+ * as a damaged link slot is (link.c), or the board would stop here for
+ * ever. RETURN VALUE: the head now; *@used less the slots dropped.
+ */
+static __attribute__((noinline, cold)) uint32_t
+eject_drop_head(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
+		uint32_t head, uint32_t *used)
+{
+	while (*used && r->slot[head % CL_RING_SLOTS].seq != head) {
+		cl_inc(c, node, FC_ROUTER_EJECT_DROPS);
+		cl_st(&r->head, ++head);
+		--*used;
+	}
+	return head;
+}
+
+/*
+ * Up to @max of the @used slots from index @at on, into @pkts, as far as
+ * the ring's end (the caller asks again for the rest): only those written
+ * for their index, the run ending before any other.
+ */
+static inline __attribute__((always_inline)) unsigned int
+peek_slots(struct cl_ring *r, uint32_t at, uint32_t used,
+	   const struct fc_hw_pkt **pkts, unsigned int max)
+{
+	const struct cl_slot *s = &r->slot[at % CL_RING_SLOTS];
+	unsigned int i, n = CL_RING_SLOTS - at % CL_RING_SLOTS;
+
+	if (n > used)
+		n = used;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++, s++) {
+		if (__builtin_expect(s->seq != at + i, 0))
+			break;
+		pkts[i] = &s->pkt;
+	}
+	return i;
+}
+
+/* fcemu_cluster_eject_peek_run() on a ring found damaged. */
+static __attribute__((noinline)) unsigned int
+eject_damaged(struct fcemu_cluster *c, unsigned int node, unsigned int k,
+	      const struct fc_hw_pkt **pkts, unsigned int max)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t used = cl_ld(&r->tail) - head;
 
-	if (cl_ld(&r->tail) - head <= k)
-		return NULL;
-	return &r->slot[(head + k) % CL_RING_SLOTS].pkt;
+	if (used > CL_RING_SLOTS)
+		used = eject_repair(c, node, r, head);
+	if (!k && used)
+		head = eject_drop_head(c, node, r, head, &used);
+	if (used <= k)
+		return 0;
+	return peek_slots(r, head + k, used - k, pkts, max);
 }
 
 unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
@@ -882,15 +972,22 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint32_t used = cl_ld(&r->tail) - head;
-	unsigned int i;
 
 	if (used <= k)
 		return 0;
-	if (max > used - k)
-		max = used - k;
-	for (i = 0; i < max; i++)
-		pkts[i] = &r->slot[(head + k + i) % CL_RING_SLOTS].pkt;
-	return max;
+	if (__builtin_expect(used > CL_RING_SLOTS ||
+			     (!k && r->slot[head % CL_RING_SLOTS].seq != head), 0))
+		return eject_damaged(c, node, k, pkts, max);
+	return peek_slots(r, head + k, used - k, pkts, max);
+}
+
+const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
+						 unsigned int node,
+						 unsigned int k)
+{
+	const struct fc_hw_pkt *pkt;
+
+	return fcemu_cluster_eject_peek_run(c, node, k, &pkt, 1) ? pkt : NULL;
 }
 
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
@@ -902,7 +999,7 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 
 	/* Express arrivals count on the link they came by (express.c). */
 	for (i = 0; i < n; i++) {
-		tag = r->slot[(head + i) % CL_RING_SLOTS].crc;
+		tag = r->tag[(head + i) % CL_RING_SLOTS];
 		if (tag != run_tag) {
 			if (run_tag > 1 && run_tag - 1 <= c->ports)
 				fcemu__link_received(c, node, run_tag - 1, run);

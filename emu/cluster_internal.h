@@ -20,7 +20,7 @@
 #include "fabric.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	10		/* bump on any change below */
+#define CL_LAYOUT	11		/* bump on any change below */
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
@@ -33,14 +33,14 @@
 
 struct cl_slot {
 	struct fc_hw_pkt pkt;
-	uint32_t seq;		/* link sequence number: ring index sent at */
 	/*
-	 * On link rings the CRC32C of pkt. On the ejection ring the link
-	 * port + 1 an express run (express.c) arrived by, 0 for what a
-	 * router put there: that link's RX_PKTS is counted as the board
-	 * takes the packet, by its own process, on a line of its own.
+	 * The ring index the slot was written at: on links the link
+	 * sequence number; on every ring what a consumer checks, so that a
+	 * slot not written for this index (behind a forged tail) is never
+	 * taken as a packet.
 	 */
-	uint32_t crc;
+	uint32_t seq;
+	uint32_t crc;		/* link rings: the CRC32C of pkt */
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -48,6 +48,14 @@ struct cl_ring {
 	uint32_t head __attribute__((aligned(64)));	/* consumer's */
 	uint32_t tail __attribute__((aligned(64)));	/* producer's */
 	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
+	/*
+	 * Ejection ring, beside each slot: the link port + 1 an express
+	 * run (express.c) arrived by, 0 for what a router put there: that
+	 * link's RX_PKTS is counted as the board takes the packet, by its
+	 * own process, on a line of its own. A byte per slot, apart from
+	 * the slots: the board reads 64 of them in one line.
+	 */
+	uint8_t tag[CL_RING_SLOTS] __attribute__((aligned(64)));
 };
 
 /*
@@ -168,6 +176,7 @@ struct fcemu_cluster {
 	/* FC_ROUTER_NODES_DOWN written for state_gen (fcemu_cluster_note_down) */
 	uint64_t down_known;
 	uint32_t down_gen[FC_MAX_NODES];
+	struct fcemu_test_faults test;	/* fcemu_cluster_test_faults() */
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
@@ -228,9 +237,6 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int node,
 /* Its injection ring only (what its host just sent), lock held. */
 void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int node,
 				unsigned int budget);
-/* Tests only: the router's process dies right after publishing a run (1)
- * or after taking it off its input too (2): kills at the worst moments. */
-extern int fcemu__die_in_move;
 
 /* emu/route.c: the output port for packet header @hdr at board @n, or -1
  * to drop it (its routing table entry in *@entry), and the VC it leaves
@@ -239,6 +245,11 @@ int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 		 uint32_t *entry);
 unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
 			   unsigned int out);
+/* The links a packet from @src to @dst crosses by the routing tables,
+ * each by its receiving end (board, input port), into @node and @port
+ * (FC_MAX_NODES each). RETURN VALUE: how many; 0 if none or no route. */
+unsigned int fcemu__route_links(struct fcemu_cluster *c, unsigned int src,
+				unsigned int dst, uint8_t *node, uint8_t *port);
 
 /*
  * emu/express.c: what board @n's own process injected, from the head of
@@ -311,7 +322,7 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 
 	s->pkt = *pkt;
 	s->seq = idx;
-	s->crc = 0;
+	r->tag[idx % CL_RING_SLOTS] = 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
@@ -346,6 +357,15 @@ void fcemu__link_received(struct fcemu_cluster *c, unsigned int node,
  */
 uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 			  unsigned int port, unsigned int vc, uint32_t max);
+/*
+ * A piece of a burst (emu/burst.c: FC_PKT_PUT_DATA bytes at most, at
+ * @buf in the receiving board's memory) crossing the link into @node's
+ * input port @port on a wire with faults: one try, drawn and counted as a
+ * packet's. RETURN VALUE: true it came intact; false it was lost or the
+ * CRC caught it corrupt (@buf no longer holds the bytes): take it again.
+ */
+bool fcemu__link_wire_piece(struct fcemu_cluster *c, unsigned int node,
+			    unsigned int port, uint8_t *buf, size_t len);
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);
@@ -353,14 +373,6 @@ void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 /* emu/cma.c: may peers read this process's memory (bursts)? False with
  * FPGACOMM_EMU_BURST=0. Under Yama, names our launcher as a ptracer. */
 bool fcemu__cma_offer(void);
-/* Tests only: called at these points of a shared burst; non-zero at TAKEN
- * makes the helper walk away from the chunk it took. */
-enum fcemu_burst_stage {
-	FCEMU_BURST_STAGE_FIELDS,	/* receiver: job written, not published */
-	FCEMU_BURST_STAGE_PUBLISHED,	/* receiver: job out, no chunk taken */
-	FCEMU_BURST_STAGE_TAKEN,	/* helper: took a chunk, not copied */
-};
-extern int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);

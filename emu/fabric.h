@@ -38,6 +38,27 @@ struct fcemu_faults {
 struct fcemu_cluster;
 
 /*
+ * Faults at set points of the emulator, for tests that must interleave
+ * with it or kill it at the worst moment. They belong to one mapping (this
+ * process's view of the cluster), never to the shared object: another
+ * process of the cluster does not see them.
+ */
+enum fcemu_burst_stage {
+	FCEMU_BURST_STAGE_FIELDS,	/* receiver: job written, not published */
+	FCEMU_BURST_STAGE_PUBLISHED,	/* receiver: job out, no chunk taken */
+	FCEMU_BURST_STAGE_TAKEN,	/* helper: took a chunk, not copied */
+};
+struct fcemu_test_faults {
+	/* A router of this mapping exits the process right after publishing
+	 * a run (1), or after taking it off its input too (2). */
+	int die_in_move;
+	/* Called at each stage of a shared burst (emu/burst.c) in this
+	 * mapping; non-zero at TAKEN makes the helper walk away from the
+	 * chunk it took. */
+	int (*burst_stage)(struct fcemu_cluster *c, enum fcemu_burst_stage stage);
+};
+
+/*
  * Create the shared object /fpgacomm-NAME for @t (routing tables loaded).
  * RETURN VALUE: 0; -EEXIST; -EINVAL bad name or topology; -errno of shm.
  */
@@ -58,6 +79,9 @@ void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len);
 void fcemu_cluster_detach(struct fcemu_cluster *c);
 /* Remove the shared object (mappings stay valid). RETURN VALUE: 0/-errno. */
 int fcemu_cluster_unlink(const char *name);
+/* Set this mapping's test faults (NULL: none). */
+void fcemu_cluster_test_faults(struct fcemu_cluster *c,
+			       const struct fcemu_test_faults *f);
 
 const struct fc_topology *fcemu_cluster_topology(const struct fcemu_cluster *c);
 /* Board @node's register file (FC_BAR0_SIZE bytes) in the shared object. */
@@ -181,8 +205,15 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 						 unsigned int node,
 						 unsigned int k);
-/* The packets waiting from the @k-th on, up to @max, into @pkts (as
- * eject_peek's). RETURN VALUE: how many. */
+/*
+ * The packets waiting from the @k-th on, up to @max, into @pkts (as
+ * eject_peek's), as far as the ring's end. Only slots written for their
+ * index are taken: one at the head that was not, or a tail more than a
+ * ring ahead, is damage (another process wrote the ring), dropped and
+ * counted in FC_ROUTER_EJECT_DROPS. RETURN VALUE: how many; fewer than
+ * waiting at the ring's end or before a damaged slot (ask again from
+ * there).
+ */
 unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 					  unsigned int node, unsigned int k,
 					  const struct fc_hw_pkt **pkts,

@@ -12,7 +12,8 @@
  * CRC_ERRORS by the receiver's router, RETRANSMITS of the sender's port by
  * the receiver's router (it is the one that sees the loss). The packet
  * counts are also added to by express runs (express.c), which hold only
- * the destination's lock: they are atomic additions.
+ * the destination's lock, and the fault counts by the board a burst goes
+ * to, for the burst's pieces (burst.c): they are atomic additions.
  */
 #include <endian.h>
 #include <stddef.h>
@@ -258,37 +259,91 @@ static uint32_t draw(struct fcemu_cluster *c)
 	return (uint32_t)((c->rng * 0x2545f4914f6cdd1dull) >> 32);
 }
 
+enum wire_try { WIRE_OK, WIRE_LOST, WIRE_CORRUPT };
+
+/* One try at crossing the wire: came, lost, or corrupted (bit *@bit of
+ * @bits flipped). */
+static enum wire_try wire_draw(struct fcemu_cluster *c, size_t bits,
+			       size_t *bit)
+{
+	const struct fcemu_faults *f = &c->faults;
+	uint32_t r = draw(c) % 1000000;
+
+	if (r < f->drop_ppm)
+		return WIRE_LOST;
+	if (r - f->drop_ppm < f->corrupt_ppm) {
+		*bit = draw(c) % bits;
+		return WIRE_CORRUPT;
+	}
+	return WIRE_OK;
+}
+
+/*
+ * A try that failed on the link into @node's port @port, as its receiver
+ * saw it: a resend by the sender, and with @crc a CRC error. Atomic: the
+ * pieces of a burst are counted by the board they go to, not by the
+ * router of the link's receiver.
+ */
+static void wire_failed(struct fcemu_cluster *c, unsigned int node,
+			unsigned int port, bool crc)
+{
+	if (crc)
+		count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS)), 1);
+	count(cl_reg(c, cl_peer(c, node, port),
+		     FC_PORT_REG(cl_peer_port(c, node, port),
+				 FC_PORT_RETRANSMITS)), 1);
+}
+
 /* Did this try at the packet fail on the wire? Counts what it saw. */
 static bool wire_fault(struct fcemu_cluster *c, unsigned int node,
 		       unsigned int port, const struct cl_slot *s)
 {
-	const struct fcemu_faults *f = &c->faults;
-	unsigned int peer = cl_peer(c, node, port);
-	uint32_t sender_rtx = FC_PORT_REG(cl_peer_port(c, node, port),
-					  FC_PORT_RETRANSMITS);
 	struct fc_hw_pkt bad;
-	uint32_t r, bit;
+	size_t bit = 0;
 
-	if (!f->drop_ppm && !f->corrupt_ppm)
-		return false;
-	r = draw(c) % 1000000;
-	if (r < f->drop_ppm) {
-		/* lost: the receiver sees the next sequence number, asks again */
-		cl_inc(c, peer, sender_rtx);
+	switch (wire_draw(c, 8 * sizeof(bad), &bit)) {
+	case WIRE_LOST:
+		/* the receiver sees the next sequence number, asks again */
+		wire_failed(c, node, port, false);
 		return true;
-	}
-	if (r - f->drop_ppm < f->corrupt_ppm) {
+	case WIRE_CORRUPT:
 		/* what arrived has one bit flipped: the CRC must catch it */
 		bad = s->pkt;
-		bit = draw(c) % (8 * sizeof(bad));
 		((uint8_t *)&bad)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		if (fcemu__crc32c(&bad, sizeof(bad)) != s->crc) {
-			cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
-			cl_inc(c, peer, sender_rtx);
+			wire_failed(c, node, port, true);
 			return true;
 		}
+		return false;
+	default:
+		return false;
 	}
-	return false;
+}
+
+bool fcemu__link_wire_piece(struct fcemu_cluster *c, unsigned int node,
+			    unsigned int port, uint8_t *buf, size_t len)
+{
+	size_t bit = 0, i;
+	uint32_t crc;
+
+	switch (wire_draw(c, 8 * len, &bit)) {
+	case WIRE_LOST:
+		/* never came: what lies there is not the data */
+		for (i = 0; i < len; i++)
+			buf[i] = (uint8_t)~buf[i];
+		wire_failed(c, node, port, false);
+		return false;
+	case WIRE_CORRUPT:
+		crc = fcemu__crc32c(buf, len);	/* as the link's sender sent it */
+		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (fcemu__crc32c(buf, len) != crc) {
+			wire_failed(c, node, port, true);
+			return false;
+		}
+		return true;	/* the CRC missed it: it lands as it is */
+	default:
+		return true;
+	}
 }
 
 uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,

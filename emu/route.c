@@ -2,8 +2,9 @@
 /*
  * Routing decisions of an emulated board: where a packet goes from a
  * board (its routing table, the peer's state) and on which VC it leaves.
- * The routers (router.c) and the express hop (express.c) both ask; this
- * file calls nothing above it.
+ * The routers (router.c), the express hop (express.c) and a burst's
+ * pieces on a wire with faults (burst.c) ask; this file calls nothing
+ * above it.
  */
 #include "cluster_internal.h"
 
@@ -39,3 +40,23 @@ int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 	return (int)port;
 }
 
+
+unsigned int fcemu__route_links(struct fcemu_cluster *c, unsigned int src,
+				unsigned int dst, uint8_t *node, uint8_t *port)
+{
+	uint32_t hdr = dst << FC_PKT_DST_SHIFT, entry = 0;
+	unsigned int m = src, hops;
+	int out;
+
+	for (hops = 0; m != dst; hops++) {
+		if (hops == FC_MAX_NODES)
+			return 0;
+		out = fcemu__route(c, m, hdr, &entry);
+		if (out <= 0)
+			return 0;
+		node[hops] = (uint8_t)cl_peer(c, m, (unsigned int)out);
+		port[hops] = (uint8_t)cl_peer_port(c, m, (unsigned int)out);
+		m = node[hops];
+	}
+	return hops;
+}

@@ -72,8 +72,6 @@ static struct cl_ring *input_ring(struct fcemu_cluster *c, unsigned int n,
 				 CL_RING_INJECT);
 }
 
-int fcemu__die_in_move;
-
 static void move_begin(struct fcemu_cluster *c, unsigned int n,
 		       unsigned int i, struct cl_ring *to, uint32_t tail,
 		       uint32_t k);
@@ -138,12 +136,12 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 		return 0;
 	move_begin(c, n, i, to, tail + k, k);
 	fcemu__ring_publish(to, tail + k);
-	if (fcemu__die_in_move == 1)
+	if (__builtin_expect(c->test.die_in_move == 1, 0))
 		_exit(0);
 	if (out != FC_PORT_LOCAL)
 		fcemu__link_sent(c, n, (unsigned int)out, k);
 	input_done(c, n, in, vc, k);
-	if (fcemu__die_in_move == 2)
+	if (__builtin_expect(c->test.die_in_move == 2, 0))
 		_exit(0);
 	c->hdr->node[n].move_count = 0;
 	wake_for(c, n, in, out, dst >> FC_PKT_DST_SHIFT);

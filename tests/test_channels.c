@@ -702,17 +702,40 @@ out:
 	sync_all();
 }
 
-static uint64_t tx_packets(void)
+/* Port register @reg summed over this board's link ports. */
+static uint64_t ports_sum(uint32_t reg)
 {
 	uint64_t sum = 0;
 	uint32_t port, v;
 
 	for (port = 1; port <= info.num_ports; port++) {
-		assert_ok(fc_reg_read(dev, FC_PORT_REG(port, FC_PORT_TX_PKTS),
-				      &v));
+		assert_ok(fc_reg_read(dev, FC_PORT_REG(port, reg), &v));
 		sum += v;
 	}
 	return sum;
+}
+
+static uint64_t tx_packets(void)
+{
+	return ports_sum(FC_PORT_TX_PKTS);
+}
+
+/*
+ * Under link faults, the bursts' bytes cross the links as the run of PUT
+ * packets they stand for: this board's resends (RETRANSMITS counts them
+ * at the sending end of a link) since @rtx0 outnumber the packets it sent
+ * since @tx0, which only a burst's pieces can make them do.
+ */
+static void faults_hit_bursts(const char *what, uint64_t tx0, uint64_t rtx0)
+{
+	const char *env = getenv("FPGACOMM_EMU_BURST");
+	uint64_t tx = tx_packets() - tx0;
+	uint64_t rtx = ports_sum(FC_PORT_RETRANSMITS) - rtx0;
+
+	print_message("%s under faults: %" PRIu64 " retransmits, %" PRIu64
+		      " link packets sent\n", what, rtx, tx);
+	if (faults && !(env && !strcmp(env, "0")))
+		assert_true(rtx > tx);
 }
 
 /* A 1 MiB put leaves as a few burst records, or with
@@ -724,7 +747,7 @@ static void test_put_bursts(void **state)
 	const size_t len = (1u << 20) + 13;
 	uint32_t p = partner();
 	struct fc_mem *win, *src;
-	uint64_t addr, mine, before, sent;
+	uint64_t addr, mine, before, sent, rtx0;
 	size_t got;
 
 	assert_ok(fc_mem_alloc(dev, len, 0, &win));
@@ -737,8 +760,10 @@ static void test_put_bursts(void **state)
 	if (world.rank == 0 && p != world.rank) {
 		pattern(src->addr, len, salt(0, p, 0, 11));
 		before = tx_packets();
+		rtx0 = ports_sum(FC_PORT_RETRANSMITS);
 		assert_ok(fc_put(dev, addr, src, 0, len, TMO));
 		assert_ok(fc_fence(dev, TMO));
+		faults_hit_bursts("1 MiB put", before, rtx0);
 		sent = tx_packets() - before;
 		print_message("put of %zu B: %" PRIu64 " link packets%s\n",
 			      len, sent, bursts ? "" : " (bursts off)");
@@ -748,11 +773,43 @@ static void test_put_bursts(void **state)
 			assert_true(sent >= len / FC_PKT_PUT_DATA);
 	}
 	sync_all();
-	if (world.rank == p && p != 0)
-		check_pattern_big(win->addr, len, salt(0, p, 0, 11));
+	/* rank 0's partner: the one whose partner rank 0 is */
+	if (p == 0 && world.rank != 0)
+		check_pattern_big(win->addr, len, salt(0, world.rank, 0, 11));
 	sync_all();
 	assert_ok(fc_mem_free(dev, src));
 	assert_ok(fc_mem_free(dev, win));
+}
+
+/*
+ * A 1 MiB message (rendezvous: its bytes go as a PUT, in bursts) from
+ * rank 0 to its partner under link faults: whole, and the faults reached
+ * its bytes (faults_hit_bursts).
+ */
+static void test_faults_rndv(void **state)
+{
+	uint32_t p = partner();
+	uint64_t tx0, rtx0;
+	size_t len;
+
+	sync_all();
+	if (world.rank == 0 && p != 0) {
+		pattern(sbuf, MAX_MSG, salt(0, p, 0, 23));
+		tx0 = tx_packets();
+		rtx0 = ports_sum(FC_PORT_RETRANSMITS);
+		assert_ok(fc_chan_send(chan[p], sbuf, MAX_MSG, TMO));
+		/* The receiver's answer: its data has landed. */
+		assert_ok(fc_chan_recv(chan[p], rbuf, MAX_MSG, &len, TMO));
+		assert_int_equal(len, 1);
+		faults_hit_bursts("1 MiB message", tx0, rtx0);
+	} else if (p == 0 && world.rank != 0) {
+		assert_ok(fc_chan_recv(chan[0], rbuf, MAX_MSG, &len, TMO));
+		assert_int_equal(len, MAX_MSG);
+		check_pattern(rbuf, MAX_MSG, salt(0, world.rank, 0, 23),
+			      "1 MiB message");
+		assert_ok(fc_chan_send(chan[0], "k", 1, TMO));
+	}
+	sync_all();
 }
 
 static void test_barrier(void **state)
@@ -1037,7 +1094,7 @@ static int run_rank(void)
 		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
 		T(test_order_mixed_paths),
 		T(test_put_fence), T(test_rndv_order), T(test_rndv_stream),
-		T(test_put_bursts),
+		T(test_put_bursts), T(test_faults_rndv),
 		T(test_barrier),  T(test_faults_seen),
 	};
 	const char *name = getenv("FPGACOMM_DEVICE");

@@ -11,6 +11,9 @@
  * the wiring, fault rates, layout) is checked at attach and a wrong one
  * refused with -EPROTO; a header rewritten after attach steers nothing; a
  * damaged link slot is dropped and counted instead of stopping the link;
+ * the ejection ring's tail moved by another process (ahead, far ahead,
+ * behind) or a damaged ejection slot delivers no old slot, is counted and
+ * repaired; an express slot's port tag has a field of its own;
  * a dead router's move record naming rings it cannot own is ignored by
  * the repair; under Yama's ptrace scope 1, a board that offers bursts
  * lets its launcher's descendants read its memory, not any process of
@@ -459,6 +462,143 @@ static void test_damaged_slot(void **state)
 	fcemu_cluster_detach(c);
 }
 
+/* The packets waiting at @node's ejection, as the board's own ejection
+ * finds them (fabric_io.c): a run at a time from the head. */
+static unsigned int eject_waiting(struct fcemu_cluster *c, unsigned int node,
+				  const struct fc_hw_pkt **run, unsigned int max)
+{
+	return fcemu_cluster_eject_peek_run(c, node, 0, run, max);
+}
+
+/*
+ * The ejection ring's TAIL, in shared memory, moved by something that is
+ * not its router: less than a ring ahead (slots never written behind it),
+ * then far past the ring, then behind the head. The board takes none of
+ * those slots (no stale packet delivered again, nothing read past the
+ * ring), counts what it dropped in EJECT_DROPS, and the next real
+ * packets arrive. Before, each forged TAIL delivered old slots again.
+ */
+static void test_eject_tail_forged(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2");
+	volatile uint32_t *r1 = fcemu_cluster_bar0(c, 1);
+	struct cl_ring *ej = cl_ring(c, 1, CL_RING_EJECT);
+	const struct fc_hw_pkt *run[64];
+	static const uint32_t jump[] = { 10, 100000, (uint32_t)-5 };
+	uint32_t drops0 = r1[FC_ROUTER_EJECT_DROPS / 4], drops;
+	struct fc_hw_pkt p[2];
+	unsigned int k, i, round;
+
+	(void)state;
+	for (round = 0; round < 3; round++) {
+		for (k = 0; k < 2; k++) {
+			p[k] = pkt(1, 0, (uint8_t)(0x20 + 2 * round + k));
+			assert_int_equal(fcemu_cluster_inject(c, 0, &p[k]), 1);
+		}
+		fcemu_cluster_inject_commit(c, 0);
+		assert_int_equal(pump(c, 1, 2), 2);
+		assert_int_equal(eject_waiting(c, 1, run, 64), 2);
+		assert_payload(run[0], &p[0]);
+		assert_payload(run[1], &p[1]);
+		fcemu_cluster_eject_done(c, 1, 2);
+
+		/* Nothing waits; TAIL moved anyway. */
+		drops = r1[FC_ROUTER_EJECT_DROPS / 4];
+		__atomic_store_n(&ej->tail, ej->tail + jump[round],
+				 __ATOMIC_RELEASE);
+		for (i = 0; i < 4; i++) {
+			k = eject_waiting(c, 1, run, 64);
+			if (k)
+				fail_msg("round %u: %u slots behind a forged TAIL taken",
+					 round, k);
+		}
+		assert_true(r1[FC_ROUTER_EJECT_DROPS / 4] > drops);
+
+		/* The ring works on: a real packet after the damage. */
+		p[0] = pkt(1, 0, (uint8_t)(0x60 + round));
+		assert_int_equal(fcemu_cluster_inject(c, 0, &p[0]), 1);
+		fcemu_cluster_inject_commit(c, 0);
+		assert_int_equal(pump(c, 1, 1), 1);
+		assert_int_equal(eject_waiting(c, 1, run, 64), 1);
+		assert_payload(run[0], &p[0]);
+		fcemu_cluster_eject_done(c, 1, 1);
+	}
+	print_message("%u ejection slots dropped\n",
+		      r1[FC_ROUTER_EJECT_DROPS / 4] - drops0);
+	fcemu_cluster_detach(c);
+}
+
+/*
+ * A slot of the ejection ring damaged in memory (its sequence number, as
+ * a stray write would leave it): dropped and counted, the packet behind
+ * it taken.
+ */
+static void test_eject_slot_damaged(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2");
+	volatile uint32_t *r1 = fcemu_cluster_bar0(c, 1);
+	struct cl_ring *ej = cl_ring(c, 1, CL_RING_EJECT);
+	uint32_t drops0 = r1[FC_ROUTER_EJECT_DROPS / 4];
+	const struct fc_hw_pkt *run[8];
+	struct fc_hw_pkt p[2];
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		p[k] = pkt(1, 0, (uint8_t)(0x30 + k));
+		assert_int_equal(fcemu_cluster_inject(c, 0, &p[k]), 1);
+	}
+	fcemu_cluster_inject_commit(c, 0);
+	assert_int_equal(pump(c, 1, 2), 2);
+	ej->slot[ej->head % CL_RING_SLOTS].seq += CL_RING_SLOTS;
+	assert_int_equal(eject_waiting(c, 1, run, 8), 1);
+	assert_payload(run[0], &p[1]);
+	assert_int_equal(r1[FC_ROUTER_EJECT_DROPS / 4], drops0 + 1);
+	fcemu_cluster_eject_done(c, 1, 1);
+	assert_int_equal(ej->head, ej->tail);
+	fcemu_cluster_detach(c);
+}
+
+/*
+ * A packet that took the express hop: its ejection slot names the port
+ * it came by in a field of its own (the ring's tag beside the slot; the
+ * slot's CRC field is the link's), and that link's RX_PKTS counts it as
+ * the board takes it.
+ */
+static void test_express_tag(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:2");
+	struct cl_ring *ej = cl_ring(c, 1, CL_RING_EJECT);
+	struct fc_hw_pkt p = pkt(1, 0, 0x44);
+	const struct fc_hw_pkt *one = &p;
+	unsigned int port = cl_peer_port(c, 0, 1);
+	volatile uint32_t *rx = &fcemu_cluster_bar0(c, 1)[FC_PORT_REG(port, FC_PORT_RX_PKTS) / 4];
+	const struct cl_slot *s;
+	uint32_t rx0;
+
+	(void)state;
+	if (getenv("FPGACOMM_EMU_EXPRESS") &&
+	    !strcmp(getenv("FPGACOMM_EMU_EXPRESS"), "0")) {
+		fcemu_cluster_detach(c);
+		skip_because("the express hop is off (FPGACOMM_EMU_EXPRESS=0)");
+		return;
+	}
+	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
+	assert_true(fcemu_cluster_express(c, 0, &one, 1));
+	s = &ej->slot[ej->head % CL_RING_SLOTS];
+	assert_int_equal(ej->tag[ej->head % CL_RING_SLOTS], port + 1);
+	assert_int_equal(s->seq, ej->head);
+	rx0 = *rx;
+	assert_payload(fcemu_cluster_eject_peek(c, 1, 0), &p);
+	fcemu_cluster_eject_done(c, 1, 1);
+	assert_int_equal(*rx, rx0 + 1);
+	fcemu_cluster_release(c, 0);
+	fcemu_cluster_detach(c);
+}
+
 /*
  * A router's process dies holding its lock with a move record that names
  * no ring of its (written by a broken peer): the repair ignores it, and
@@ -788,6 +928,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_header, unlink_clusters),
 		cmocka_unit_test_teardown(test_header_rewritten, unlink_clusters),
 		cmocka_unit_test_teardown(test_damaged_slot, unlink_clusters),
+		cmocka_unit_test_teardown(test_eject_tail_forged, unlink_clusters),
+		cmocka_unit_test_teardown(test_eject_slot_damaged, unlink_clusters),
+		cmocka_unit_test_teardown(test_express_tag, unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
 		cmocka_unit_test_teardown(test_forged_cts, unlink_clusters),

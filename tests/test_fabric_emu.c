@@ -6,7 +6,8 @@
  * neighbours, across hops and on every kind of topology, boundaries and
  * order; F_MORE gathering; PUTs into a peer's host and board memory seen
  * when the chain ends; a slow receiver stalling the sender without loss;
- * drop and corrupt faults without loss; all-to-all without deadlock; a
+ * drop and corrupt faults without loss, bursts included (their pieces
+ * counted on the links); all-to-all without deadlock; a
  * dead board's packets dropped and counted; chains the check refuses;
  * the PIO window (packets the host writes, checked and sourced by the
  * board); a burst shared between receiver and sender, interleaved at set
@@ -36,13 +37,7 @@
 #include "fcemu.h"
 #include "fabric.h"	/* emu/: the model under test */
 #include "emu_internal.h"		/* bursts (emu/burst.c) */
-#include "cluster_internal.h"	/* the burst job, and its test hook */
-
-/* emu/cluster.c, internal: lets a child die holding a router lock. */
-int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);
-/* emu/router.c, internal: a router's process dies in the middle of a move. */
-extern int fcemu__die_in_move;
-extern unsigned long fcemu__express_pkts;
+#include "cluster_internal.h"	/* the burst job, the express count */
 
 #define HOST_BUS	0x10000000ull
 #define HOST_LEN	(8u << 20)
@@ -957,6 +952,57 @@ static void test_faults(void **state)
 	rig_free(r);
 }
 
+/*
+ * Large PUTs travel as burst records plus one copy (emu/burst.c), and the
+ * faults must reach their bytes too: a burst is a run of PUT packets on
+ * the wire. A 1 MiB PUT two hops away and 300 KiB to a neighbour under
+ * 1% drop + 1% corrupt arrive whole, and the links' fault counters show
+ * that the bursts' pieces crossed them: more CRC errors and resends than
+ * the packets that crossed could ever give (a few records and fences).
+ */
+static void test_burst_faults(void **state)
+{
+	struct rig *r = rig_new("ring:4", 10000, 10000, 0);
+	struct fc_hw_desc *t = table(r, 0, 0);
+	uint8_t *h = r->b[0].host + SEND_OFF;
+	const uint64_t bus = HOST_BUS + SEND_OFF;
+	const uint32_t big = (1u << 20) + 13, small = 300000;
+	uint64_t tx, crc, rtx;
+
+	(void)state;
+	if (!fcemu__burst_usable(r->b[0].emu, 2)) {
+		rig_free(r);
+		skip();		/* bursts turned off, or not allowed here */
+	}
+	fill(h, big + small, 31);
+	memset(r->b[2].mem, 0xa5, big + 10);
+	set_desc(&t[0], big, FC_SPACE_HOST, bus, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(2, FC_REGION_BOARD, 5), 0);
+	set_desc(&t[1], small, FC_SPACE_HOST, bus + big, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, HOST_BUS + PUT_OFF + 3),
+		 FC_DESC_F_EOC);
+	kick(r, 0, 0, 2);
+	wait_chain(r, 0, 0);
+	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)), FC_DMA_ERR_NONE);
+	assert_memory_equal(r->b[2].mem + 5, h, big);
+	assert_int_equal(r->b[2].mem[4], 0xa5);
+	assert_int_equal(r->b[2].mem[5 + big], 0xa5);
+	assert_memory_equal(r->b[1].host + PUT_OFF + 3, h + big, small);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), 0);
+	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 0);
+	tx = sum_ports(r, FC_PORT_TX_PKTS);
+	crc = sum_ports(r, FC_PORT_CRC_ERRORS);
+	rtx = sum_ports(r, FC_PORT_RETRANSMITS);
+	print_message("bursts under 1%%+1%% faults: %llu CRC errors, %llu "
+		      "retransmits, %llu link packets\n",
+		      (unsigned long long)crc, (unsigned long long)rtx,
+		      (unsigned long long)tx);
+	assert_true(tx < 100);
+	assert_true(crc > tx && rtx > crc);
+	assert_int_equal(tx, sum_ports(r, FC_PORT_RX_PKTS));
+	rig_free(r);
+}
+
 struct a2a {
 	unsigned int len;
 };
@@ -1191,7 +1237,8 @@ static void router_dies_mid_move(int stage)
 		    fcemu_cluster_claim(c, 2) || write(up[1], "x", 1) != 1 ||
 		    read(down[0], &ch, 1) != 1)
 			_exit(1);
-		fcemu__die_in_move = stage;
+		fcemu_cluster_test_faults(c, &(struct fcemu_test_faults){
+						     .die_in_move = stage });
 		fcemu_cluster_progress(c, 1024);	/* routes board 2: dies */
 		_exit(2);
 	}
@@ -1660,7 +1707,7 @@ static void test_link_rate(void **state)
 
 static struct {
 	struct rig *r;
-	int stage;		/* where the test steps in */
+	enum fcemu_burst_stage stage;	/* where the test steps in */
 	bool stall;		/* the helper walks away from its chunk */
 	bool reclaim;		/* board 0's node looks claimed anew */
 	bool busy;
@@ -1671,7 +1718,7 @@ static struct {
 
 /* At @stage of the receiver (board 1), run the sender's (board 0's) help
  * as if it came in at that moment, and see what it wrote. */
-static int burst_hook(struct fcemu_cluster *c, int stage)
+static int burst_hook(struct fcemu_cluster *c, enum fcemu_burst_stage stage)
 {
 	uint8_t *dst = bh.r->b[1].mem + BURST_DST;
 	struct cl_node *nd = &c->hdr->node[0];
@@ -1695,7 +1742,8 @@ static int burst_hook(struct fcemu_cluster *c, int stage)
 }
 
 /* Board 0 PUTs 64 KiB then 1 MiB to board 1 as two shared bursts. */
-static struct rig *burst_rig(int stage, bool stall, bool reclaim)
+static struct rig *burst_rig(enum fcemu_burst_stage stage, bool stall,
+			     bool reclaim)
 {
 	struct rig *r = rig_new("full:2", 0, 0, 0);
 	struct fc_hw_desc *t = table(r, 0, 0);
@@ -1720,7 +1768,8 @@ static struct rig *burst_rig(int stage, bool stall, bool reclaim)
 		 FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BURST_DST + BURST_SMALL),
 		 FC_DESC_F_EOC);
-	fcemu__burst_hook = burst_hook;
+	fcemu_cluster_test_faults(r->c, &(struct fcemu_test_faults){
+					       .burst_stage = burst_hook });
 	kick(r, 0, 0, 2);
 	return r;
 }
@@ -1738,7 +1787,7 @@ static void burst_delivered(struct rig *r)
 
 static void burst_rig_free(struct rig *r)
 {
-	fcemu__burst_hook = NULL;
+	fcemu_cluster_test_faults(r->c, NULL);
 	free(bh.snap);
 	bh.snap = NULL;
 	rig_free(r);
@@ -1812,6 +1861,7 @@ int main(void)
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_abort_mid_message, unlink_clusters),
 		cmocka_unit_test_teardown(test_faults, unlink_clusters),
+		cmocka_unit_test_teardown(test_burst_faults, unlink_clusters),
 		cmocka_unit_test_teardown(test_all_to_all, unlink_clusters),
 		cmocka_unit_test_teardown(test_dead_board, unlink_clusters),
 		cmocka_unit_test_teardown(test_dead_lock_holder, unlink_clusters),
