@@ -29,6 +29,10 @@ B := build
 
 # topo/: topologies, pure code shared by the emulator, lib/ and tools/.
 TOPO_SRC := $(wildcard topo/*.c)
+# model/: the timing model's profiles and arithmetic (docs/model.md), pure
+# code the emulator's virtual time, make model and the tests share.
+MODEL_SRC := $(wildcard model/*.c)
+MODEL_OBJ := $(MODEL_SRC:%.c=$(B)/%.o)
 EMU_SRC := $(wildcard emu/*.c)
 # lib/: the public API; lib/proto/: protocols on the channels (rendezvous,
 # credits, control messages); lib/fabric/: the transport below them;
@@ -57,8 +61,11 @@ all: lib tools tests examples
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
 $(B)/lib/%.o: INC := -Ilib -Ilib/fabric -Itopo
-$(B)/emu/%.o: INC := -Iemu -Itopo
+$(B)/emu/%.o: INC := -Iemu -Itopo -Imodel
 $(B)/topo/%.o: INC := -Itopo
+# Profiles are found by name in the tree's model/profiles unless
+# $$FPGACOMM_MODEL_DIR says elsewhere.
+$(B)/model/%.o: INC := -Imodel -DFCM_PROFILE_DIR='"$(CURDIR)/model/profiles"'
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
 $(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
 $(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu
@@ -67,16 +74,16 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ)
+$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ)
+$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) lib/libfpgacomm.map
+$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ) lib/libfpgacomm.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libfpgacomm.map -Wl,-z,defs \
-		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(LIB_LIBS)
+		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ) $(LIB_LIBS)
 	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
 
@@ -102,7 +109,7 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 # fpgacomm-route prints and loads routing tables: topo/.
 $(B)/tools/fpgacomm-route: INC := -Itopo
 # fpgacomm-run creates the emulated cluster its ranks join: emu/fabric.h.
-$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo
+$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo -Imodel
 
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
@@ -120,7 +127,7 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_msgcost.c
 # The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iemu -Itopo $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
+	$(CC) $(CPPFLAGS) -Iemu -Itopo -Imodel $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 # Programs a user starts from: only the public header and the library.
 examples: $(EXAMPLES)
@@ -137,10 +144,10 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 # Tests go through the public API, except these: the emulator's own (its
 # registers, clusters and internals), those that make an emulated cluster
 # in process, and the topology's.
-EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
+EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_board_reset test_chan_abort \
 	     test_handles test_peer_gpu test_run
-$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
+$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/chan_stats.h);
 # test_live checks the library's sets of live objects (lib/live.h).

@@ -18,9 +18,10 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "vtime.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	10		/* bump on any change below */
+#define CL_LAYOUT	11		/* bump on any change below */
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
@@ -41,6 +42,7 @@ struct cl_slot {
 	 * takes the packet, by its own process, on a line of its own.
 	 */
 	uint32_t crc;
+	uint64_t t;		/* virtual time the packet left its board, ps */
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -167,6 +169,8 @@ struct fcemu_cluster {
 	/* FC_ROUTER_NODES_DOWN written for state_gen (fcemu_cluster_note_down) */
 	uint64_t down_known;
 	uint32_t down_gen[FC_MAX_NODES];
+	/* the virtual time of this process's boards, NULL: none (vtime.h) */
+	struct fcemu_vtime *vt[FC_MAX_NODES];
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
@@ -304,13 +308,20 @@ static inline void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
 static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-				   const struct fc_hw_pkt *pkt)
+				   const struct fc_hw_pkt *pkt, uint64_t t)
 {
 	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
 
 	s->pkt = *pkt;
 	s->seq = idx;
 	s->crc = 0;
+	s->t = t;
+}
+
+/* The departure stamped on the next packet board @node injects. */
+static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node)
+{
+	return c->vt[node] ? fcemu__vt_next(c->vt[node]) : 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
@@ -363,6 +374,9 @@ extern int (*fcemu__burst_hook)(struct fcemu_cluster *c, int stage);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);
+/* Board @node's virtual time (NULL or off: none), for this mapping. */
+void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
+			   struct fcemu_vtime *vt);
 /* Lock board @node's router, repairing it after a holder died.
  * RETURN VALUE: 0 locked; -EBUSY (trylock only); -ENOTRECOVERABLE. */
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);

@@ -242,3 +242,17 @@ FC__EXPORT int fc_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }
+
+FC__EXPORT int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns)
+{
+	int ret;
+
+	if (!dev || !ns)
+		return -EINVAL;
+	if (!dev->be->sim_time)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->sim_time(dev, ns);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}

@@ -657,6 +657,11 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
+static int emu_sim_time(struct fc_dev *dev, uint64_t *ns)
+{
+	return fcemu_sim_time(board_of(dev)->emu, ns);
+}
+
 /* Packets into the PIO window, then its TAIL: the board takes them. */
 static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 			unsigned int n, uint32_t *end)
@@ -756,6 +761,7 @@ const struct fc__backend fc__emu_backend = {
 	.progress = emu_progress,
 	.world = emu_world,
 	.hops = emu_hops,
+	.sim_time = emu_sim_time,
 	.node_state = emu_node_state,
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,

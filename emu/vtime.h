@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to emu/: virtual time (docs/model.md). With a profile
+ * (FPGACOMM_EMU_MODEL) each board keeps a clock, in picoseconds, that only
+ * the model's costs move: what programs compute is the same, only time
+ * differs. Every packet carries the time it left its board (struct
+ * cl_slot's t, never the wire packet); a board's clock moves to the latest
+ * arrival it takes. Nothing here reads a host clock, so the same program
+ * on the same input gets the same times whatever the host's load.
+ */
+#ifndef FCEMU_VTIME_H
+#define FCEMU_VTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <fpgacomm/hw.h>
+
+#include "model.h"
+
+struct fcemu_vtime {
+	bool on;
+	struct fcm_profile prof;
+	uint64_t now;		/* the board's (and its host's) clock, ps */
+	uint64_t stamp;		/* departure of the next packet injected */
+	uint64_t rx_last[FC_MAX_NODES];	/* last arrival from each source */
+	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
+	/* the profile's costs, in ps */
+	uint64_t pkt;		/* one packet on the port */
+	uint64_t tx;		/* a packet from the program to the router */
+	uint64_t rx;		/* from the router into the program */
+	uint64_t router, link;
+};
+
+/* Load the profile FPGACOMM_EMU_MODEL names, if any (off otherwise).
+ * RETURN VALUE: 0; -EINVAL, -ENOENT: a bad profile (said on stderr). */
+int fcemu__vt_init(struct fcemu_vtime *vt);
+
+static inline uint64_t fcemu__vt_ps(double ns)
+{
+	return ns > 0 ? (uint64_t)(ns * 1000.0 + 0.5) : 0;
+}
+
+/* A message leaves no sooner than @at (ps), after what left before it. */
+static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
+{
+	if (vt && vt->on && at > vt->stamp)
+		vt->stamp = at;
+}
+
+/* The departure of the next packet; the port is then busy one packet. */
+static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt)
+{
+	uint64_t t;
+
+	if (!vt || !vt->on)
+		return 0;
+	t = vt->stamp;
+	vt->stamp += vt->pkt;
+	return t;
+}
+
+/* @n packets' time on the port (a burst record stands for them). */
+static inline void fcemu__vt_skip(struct fcemu_vtime *vt, uint64_t n)
+{
+	if (vt && vt->on)
+		vt->stamp += n * vt->pkt;
+}
+
+/* Move the clock to @t if it is later. */
+static inline void fcemu__vt_reach(struct fcemu_vtime *vt, uint64_t t)
+{
+	if (vt && vt->on && t > vt->now)
+		vt->now = t;
+}
+
+/*
+ * A packet from @src, @hops links away, that left at @t, taken by the
+ * board now: its arrival after the path, behind the one before it from
+ * the same source, then into the program. (Per source, so that packets of
+ * different sources taken in any order give the same times.)
+ */
+void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
+		      unsigned int hops, uint64_t t);
+
+#endif /* FCEMU_VTIME_H */
