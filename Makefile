@@ -53,7 +53,7 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests examples check check-full demo bench install uninstall driver deps \
+.PHONY: all lib tools tests examples check check-full demo bench model install uninstall driver deps \
         clean format FORCE
 
 all: lib tools tests examples
@@ -108,6 +108,8 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 
 # fpgacomm-route prints and loads routing tables: topo/.
 $(B)/tools/fpgacomm-route: INC := -Itopo
+# fpgacomm-model prints the timing model's arithmetic: model/.
+$(B)/tools/fpgacomm-model: INC := -Imodel
 # fpgacomm-run creates the emulated cluster its ranks join: emu/fabric.h.
 $(B)/tools/fpgacomm-run: INC := -Iemu -Itopo -Imodel
 
@@ -234,6 +236,12 @@ bench: deps
 	@echo
 	@echo "== The distributed sort beside Open MPI and one process (scripts/bench-sort.sh)"
 	scripts/bench-sort.sh
+
+# Each paper's experiment on the emulated boards in simulated time, with
+# that paper's profile (model/profiles/): its figure, the model's, the ratio
+# (docs/model.md). Run after make.
+model:
+	@scripts/model.sh
 
 driver:
 	@scripts/build-driver.sh
