@@ -176,6 +176,7 @@ int fcemu_sim_time(struct fcemu *emu, uint64_t *ns)
 		return -EINVAL;
 	if (!emu->vt.on)
 		return -EOPNOTSUPP;
+	fcemu__vt_sync(&emu->vt);
 	*ns = emu->vt.now / 1000;
 	return 0;
 }

@@ -30,6 +30,9 @@ struct fcemu_vtime {
 	uint64_t tx;		/* a packet from the program to the router */
 	uint64_t rx;		/* from the router into the program */
 	uint64_t router, link;
+	/* the latest end of work the board did on its own (stream runs, on
+	 * worker threads); the clock takes it when the host looks */
+	uint64_t async_end;
 };
 
 /* Load the profile FPGACOMM_EMU_MODEL names, if any (off otherwise).
@@ -72,6 +75,25 @@ static inline void fcemu__vt_reach(struct fcemu_vtime *vt, uint64_t t)
 {
 	if (vt && vt->on && t > vt->now)
 		vt->now = t;
+}
+
+/* Work on a worker thread ends at @t: kept for the host's next look. */
+static inline void fcemu__vt_async(struct fcemu_vtime *vt, uint64_t t)
+{
+	uint64_t old = __atomic_load_n(&vt->async_end, __ATOMIC_RELAXED);
+
+	while (old < t && !__atomic_compare_exchange_n(&vt->async_end, &old, t,
+						       true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+/* The host looks at the board (its thread): the clock takes that work. */
+static inline void fcemu__vt_sync(struct fcemu_vtime *vt)
+{
+	if (vt->on)
+		fcemu__vt_reach(vt, __atomic_load_n(&vt->async_end,
+						    __ATOMIC_RELAXED));
 }
 
 /*

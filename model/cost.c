@@ -136,40 +136,43 @@ double fcm_ls_gbs(const struct fcm_profile *p)
 }
 
 double fcm_stream_ns(const struct fcm_profile *p, uint64_t c, uint64_t chunk,
-		     unsigned int streams)
+		     unsigned int streams, bool shared)
 {
 	double ch = fcm_hbm_channel_gbs(p), ls = fcm_ls_gbs(p);
 	double io = ch > 0 ? chunk / ch : 0;
 	double k = (ls > 0 ? chunk / ls : 0) + p->ls_step_ns;
-	double chan = 0, kern = 0, loaded = 0, stored[2] = { 0, 0 }, t;
+	double rd = 0, wr = 0, *in = &rd, *out = shared ? &rd : &wr;
+	double kern = 0, loaded, stored[2] = { 0, 0 }, t;
 	uint64_t j;
 
 	if (!c)
 		return 0;
 	/*
-	 * The channel serves loads and stores in the program's order: with
+	 * A channel serves its loads and stores in the program's order: with
 	 * one stream L0 S0 L1 S1 ...; with two (chunk j on stream j % 2)
 	 * L0 L1 S0 L2 S1 ..., a stream loading its next chunk once it
-	 * stored its last one, so one stream's load and store overlap the
-	 * other's kernel. One kernel per LS.
+	 * stored its last one, so one stream's transfers overlap the other's
+	 * kernel. One kernel per LS.
 	 */
-	loaded = chan = io;			/* L0 */
+	loaded = *in = io;				/* L0 */
 	for (j = 0; j < c; j++) {
 		double next_loaded = 0;
 
 		t = loaded > kern ? loaded : kern;	/* kernel j */
 		kern = t + k;
 		if (streams >= 2 && j + 1 < c) {	/* L(j+1) */
-			t = stored[(j + 1) % 2] > chan ? stored[(j + 1) % 2] : chan;
-			next_loaded = chan = t + io;
+			t = stored[(j + 1) % 2] > *in ? stored[(j + 1) % 2] : *in;
+			next_loaded = *in = t + io;
 		}
-		t = kern > chan ? kern : chan;		/* S(j) */
-		stored[j % 2] = chan = t + io;
-		if (streams < 2 && j + 1 < c)		/* L(j+1) */
-			next_loaded = chan = chan + io;
+		t = kern > *out ? kern : *out;		/* S(j) */
+		stored[j % 2] = *out = t + io;
+		if (streams < 2 && j + 1 < c) {		/* L(j+1) */
+			t = stored[j % 2] > *in ? stored[j % 2] : *in;
+			next_loaded = *in = t + io;
+		}
 		loaded = next_loaded;
 	}
-	return chan;
+	return stored[0] > stored[1] ? stored[0] : stored[1];
 }
 
 double fcm_sort_gbs(const struct fcm_profile *p, unsigned int nodes,

@@ -118,11 +118,12 @@ double fcm_hbm_peak_gbs(const struct fcm_profile *p);
 double fcm_ls_gbs(const struct fcm_profile *p);
 /*
  * One local store's stream program over @c chunks of @chunk bytes with
- * @streams streams (1 or 2) on one HBM channel: load chunk, run the
- * kernel over it, store it back, the channel shared by loads and stores.
+ * @streams streams (1 or 2): load a chunk from HBM, run the kernel over
+ * it, store it back. @shared: loads and stores use one channel (an array
+ * updated in place, as the paper's benchmark), else one channel each.
  */
 double fcm_stream_ns(const struct fcm_profile *p, uint64_t c, uint64_t chunk,
-		     unsigned int streams);
+		     unsigned int streams, bool shared);
 
 /* OPTWEB: the sort's rate (GB/s) for @nodes nodes, @a memory passes and
  * @m network passes: N * min(W*M*C/A, B/m). */

@@ -7,7 +7,9 @@
  * (unknown keys, bad values, keys given twice, every shipped profile
  * loads); an emulated board's virtual time: fc_sim_time_ns() without a
  * model (-EOPNOTSUPP), a bad FPGACOMM_EMU_MODEL refused at open, a chain of
- * d descriptors taking exactly fcm_chain_ns() in simulated time; and, as
+ * d descriptors taking exactly fcm_chain_ns() in simulated time, stream
+ * programs of one LS (one and two streams, an array in place) taking
+ * fcm_stream_ns(); and, as
  * ranks under fpgacomm-run on a ring of 6 with the CIRCUS profile, a
  * ping-pong over 1 and 3 hops whose simulated latency is the path's costs
  * (fcm_msg_ns(), the protocol's own packets aside) and the same, to the
@@ -135,18 +137,18 @@ static void test_stream(void **state)
 	NEAR(fcm_ls_gbs(&p), 16, 1e-9);
 	/* chunks of 12800 B: 1000 ns each way on the channel, 800 ns of
 	 * kernel. One stream: load, kernel, store, one after the other. */
-	NEAR(fcm_stream_ns(&p, 1, 12800, 1), 2800, 1e-6);
-	NEAR(fcm_stream_ns(&p, 2, 12800, 1), 5600, 1e-6);
+	NEAR(fcm_stream_ns(&p, 1, 12800, 1, true), 2800, 1e-6);
+	NEAR(fcm_stream_ns(&p, 2, 12800, 1, true), 5600, 1e-6);
 	/* Two: the kernels hide behind the other stream's transfers and
 	 * the channel never rests after the first load. */
-	NEAR(fcm_stream_ns(&p, 2, 12800, 2), 4000, 1e-6);
-	NEAR(fcm_stream_ns(&p, 3, 12800, 2), 6000, 1e-6);
+	NEAR(fcm_stream_ns(&p, 2, 12800, 2, true), 4000, 1e-6);
+	NEAR(fcm_stream_ns(&p, 3, 12800, 2, true), 6000, 1e-6);
 	/* A kernel longer than a transfer (8 GB/s: 1600 ns): L0 0-1000,
 	 * K0 1000-2600, L1 1000-2000, S0 2600-3600, K1 2600-4200,
 	 * S1 4200-5200 */
 	p.ls_mhz = 125;
-	NEAR(fcm_stream_ns(&p, 2, 12800, 2), 5200, 1e-6);
-	assert_true(fcm_stream_ns(&p, 0, 12800, 2) == 0);
+	NEAR(fcm_stream_ns(&p, 2, 12800, 2, true), 5200, 1e-6);
+	assert_true(fcm_stream_ns(&p, 0, 12800, 2, true) == 0);
 }
 
 static void test_sort(void **state)
@@ -301,6 +303,61 @@ static void test_chain_virtual_time(void **state)
 	chain_case(d, m, &p, 255, 4096);
 	chain_case(d, m, &p, 3, 100);
 	assert_ok(fc_mem_free(d, m));
+	assert_ok(fc_close(d));
+}
+
+/* Two streams of LS 0 over @c chunks in place take fcm_stream_ns() of
+ * simulated time; one stream alone too. */
+static void stream_case(struct fc_dev *d, const struct fcm_profile *p,
+			uint64_t base, uint32_t c, unsigned int streams)
+{
+	const uint32_t chunk = 16 << 10;
+	uint64_t t0, t1;
+	unsigned int s;
+
+	assert_ok(fc_sim_time_ns(d, &t0));
+	for (s = 0; s < streams; s++) {
+		uint32_t mine = (c - s + streams - 1) / streams;
+		uint32_t off = s * chunk, step = streams * chunk;
+		struct fc_sprog *prog;
+
+		assert_ok(fc_sprog_new(&prog));
+		assert_ok(fc_sprog_for(prog, mine));
+		assert_ok(fc_sprog_copy_in(prog, off, base + off, chunk, step));
+		assert_ok(fc_sprog_run(prog, FC_KERN_INVERT, off, off, chunk / 4, 0));
+		assert_ok(fc_sprog_copy_out(prog, base + off, step, off, chunk));
+		assert_ok(fc_sprog_end_for(prog));
+		assert_ok(fc_stream_start(d, 0, s, prog));
+		fc_sprog_free(prog);
+	}
+	for (s = 0; s < streams; s++)
+		assert_ok(fc_stream_wait(d, 0, s, WAIT_MS));
+	assert_ok(fc_sim_time_ns(d, &t1));
+	NEAR((double)(t1 - t0), fcm_stream_ns(p, c, chunk, streams, true), 2);
+}
+
+static void test_stream_virtual_time(void **state)
+{
+	struct fcm_profile p;
+	struct fc_hbm_info hi;
+	struct fc_dev *d;
+	uint64_t base;
+	char err[256];
+	int ret;
+
+	(void)state;
+	assert_ok(fcm_profile_load(&p, "hbm2", err, sizeof(err)));
+	assert_ok(open_with_model("hbm2", &d));
+	ret = fc_hbm_query(d, &hi);
+	if (ret) {
+		fc_close(d);
+		skip_because("the emulated board has no local stores");
+	}
+	assert_ok(fc_hbm_alloc(d, 64 * (16 << 10), 0, 0, &base));
+	stream_case(d, &p, base, 64, 2);
+	stream_case(d, &p, base, 63, 2);
+	stream_case(d, &p, base, 8, 1);
+	assert_ok(fc_hbm_free(d, base));
 	assert_ok(fc_close(d));
 }
 
@@ -526,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_profiles_load),
 		cmocka_unit_test(test_sim_time_api),
 		cmocka_unit_test(test_chain_virtual_time),
+		cmocka_unit_test(test_stream_virtual_time),
 		cmocka_unit_test(test_pingpong_virtual_time),
 		cmocka_unit_test(test_pingpong_under_load),
 	};

@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"  pcie                     PCIe payload rate after TLP overheads\n"
 		"  chain D BYTES w|r        a chain of D descriptors: GB/s\n"
 		"  stream BYTES CHUNK S     HBM: BYTES over every channel in CHUNK\n"
-		"                           chunks with S streams per LS: GB/s of\n"
-		"                           bytes read and written\n"
+		"                           chunks with S streams per LS, in place:\n"
+		"                           GB/s of bytes read and written\n"
 		"  sort NODES A MHZ B M     the sort: N * min(W*M*C/A, B/m), GB/s;\n"
 		"                           C = MHZ, node bandwidth B GB/s, m = M\n"
 		"\n"
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 			usage_error("stream BYTES CHUNK 1|2, on a profile with HBM");
 		per = bytes / (uint64_t)p.hbm_channels / chunk;
 		/* each LS reads and writes its part: bytes moved both ways */
-		printf("%.4f\n", 2.0 * bytes / fcm_stream_ns(&p, per, chunk, s));
+		printf("%.4f\n", 2.0 * bytes / fcm_stream_ns(&p, per, chunk, s, true));
 	} else if (!strcmp(cmd, "sort")) {
 		need(argc, 5);
 		p.sort_mhz = num(argv[2]);
