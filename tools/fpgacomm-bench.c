@@ -134,23 +134,23 @@ static void pingpong(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 }
 
 /*
- * In simulated time the ranks that only wait must send nothing while the
- * two measure: a barrier message of theirs reaching rank 0 would move its
- * clock by an amount that depends on when the host ran it. So with a model
- * on they wait for rank 0's word, on a port of their own, before the next
- * barrier.
+ * In simulated time nothing may reach rank 0 while it measures but the
+ * messages measured: a barrier message of a rank that only waits, or of
+ * the peer right after its last answer, taken by rank 0 before it reads
+ * its clock, would move that clock by an amount that depends on when the
+ * host ran it. So with a model on every other rank waits for rank 0's
+ * word, on a port of its own, before the next barrier.
  */
 #define HOLD_PORT 1
 static struct fc_chan *hold[FC_MAX_NODES];
 
-static void hold_open(struct fc_dev *dev, uint32_t size, unsigned int peer,
-		      uint32_t rank)
+static void hold_open(struct fc_dev *dev, uint32_t size, uint32_t rank)
 {
 	uint32_t r;
 	int ret;
 
 	for (r = 1; r < size; r++) {
-		if (r == peer || (rank != 0 && rank != r))
+		if (rank != 0 && rank != r)
 			continue;
 		ret = fc_chan_open(dev, rank ? 0 : r, HOLD_PORT, 0, &hold[r]);
 		if (ret)
@@ -158,7 +158,7 @@ static void hold_open(struct fc_dev *dev, uint32_t size, unsigned int peer,
 	}
 }
 
-static void hold_step(uint32_t size, unsigned int peer, uint32_t rank)
+static void hold_step(uint32_t size, uint32_t rank)
 {
 	char word = 0;
 	size_t len;
@@ -702,7 +702,7 @@ int main(int argc, char **argv)
 	}
 	sim = fc_sim_time_ns(dev, &s0) == 0;
 	if (sim)
-		hold_open(dev, w.size, peer, w.rank);
+		hold_open(dev, w.size, w.rank);
 	buf = calloc(1, max);
 	if (!buf)
 		die("buffer", -ENOMEM);
@@ -755,7 +755,7 @@ int main(int argc, char **argv)
 		if (lead)
 			printf("\n");
 		if (sim)
-			hold_step(w.size, peer, w.rank);
+			hold_step(w.size, w.rank);
 		fflush(stdout);
 	}
 	ret = fc_barrier(dev, TIMEOUT_MS);
