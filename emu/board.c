@@ -170,14 +170,15 @@ void fcemu_destroy(struct fcemu *emu)
 	free(emu);
 }
 
-int fcemu_sim_time(struct fcemu *emu, uint64_t *ns)
+int fcemu_sim_time_ps(struct fcemu *emu, uint64_t *ps)
 {
-	if (!emu || !ns)
+	if (!emu || !ps)
 		return -EINVAL;
 	if (!emu->vt.on)
 		return -EOPNOTSUPP;
+	fcemu__streams_vt_sync(emu);
 	fcemu__vt_sync(&emu->vt);
-	*ns = emu->vt.now / 1000;
+	*ps = emu->vt.now;
 	return 0;
 }
 

@@ -207,6 +207,8 @@ void fcemu__streams_destroy(struct fcemu *emu);
  * a START that waited for its stream's run to end is acted on). */
 void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written);
 bool fcemu__is_stream_command(uint32_t off);
+/* Virtual time: the host looks; ended stream runs reach the clock. */
+void fcemu__streams_vt_sync(struct fcemu *emu);
 
 /* emu/kernels.c */
 uint32_t fcemu__kernels_builtin(void);

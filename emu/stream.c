@@ -117,17 +117,15 @@ static void flush_insns(struct fcemu *emu, struct fcemu_stream *st)
 }
 
 /*
- * Virtual time: once neither stream of @st's LS runs, what they did (their
- * chunks, and whether loads and stores met on one pseudo-channel) takes
- * fcm_stream_ns() from the later start, then the interrupt; the board's
- * clock takes it when the host next looks (fcemu__vt_async()). With the
- * lock held. Chunks of one size and one kernel pass each are modelled.
+ * Virtual time: once neither stream of @ls runs, what they did since the
+ * host last looked (their chunks, and whether loads and stores met on one
+ * pseudo-channel) takes fcm_stream_ns() from the later start, then the
+ * interrupt. With the lock held. Chunks of one size and one kernel pass
+ * each are modelled.
  */
-static void vt_ls_end(struct fcemu *emu, struct fcemu_streams *ss,
-		      struct fcemu_stream *st)
+static void vt_ls_end(struct fcemu *emu, struct fcemu_ls *ls)
 {
 	const struct fcm_profile *p = &emu->vt.prof;
-	struct fcemu_ls *ls = &ss->ls[st->ls];
 	uint64_t in = 0, start = 0, end;
 	uint32_t copies = 0;
 	unsigned int s, streams = 0;
@@ -160,13 +158,29 @@ static void vt_ls_end(struct fcemu *emu, struct fcemu_streams *ss,
 	fcemu__vt_async(&emu->vt, end);
 }
 
+/*
+ * The host reads the clock: the LS whose streams all ended add their runs
+ * to it. Here, in the host's thread, not as each run ends: whether one
+ * stream of an LS ends before the host started the other is host timing.
+ */
+void fcemu__streams_vt_sync(struct fcemu *emu)
+{
+	struct fcemu_streams *ss = emu->streams;
+	unsigned int l;
+
+	if (!ss || !emu->vt.on)
+		return;
+	pthread_mutex_lock(&ss->lock);
+	for (l = 0; l < ss->num_ls; l++)
+		vt_ls_end(emu, &ss->ls[l]);
+	pthread_mutex_unlock(&ss->lock);
+}
+
 /* The run ends: outcome, then DONE_SEQ, then the event (hw.h's order). */
 static void run_end(struct fcemu *emu, struct fcemu_stream *st, uint32_t err,
 		    uint32_t index)
 {
 	st->busy = false;
-	if (emu->vt.on)
-		vt_ls_end(emu, emu->streams, st);
 	st->wait_event = -1;
 	flush_insns(emu, st);
 	if (err) {

@@ -243,16 +243,29 @@ FC__EXPORT int fc_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 	return ret;
 }
 
-FC__EXPORT int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns)
+FC__EXPORT int fc_sim_time_ps(struct fc_dev *dev, uint64_t *ps)
 {
 	int ret;
 
-	if (!dev || !ns)
+	if (!dev || !ps)
 		return -EINVAL;
 	if (!dev->be->sim_time)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->sim_time(dev, ns);
+	ret = dev->be->sim_time(dev, ps);
 	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+FC__EXPORT int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns)
+{
+	uint64_t ps;
+	int ret;
+
+	if (!ns)
+		return -EINVAL;
+	ret = fc_sim_time_ps(dev, &ps);
+	if (!ret)
+		*ns = ps / 1000;
 	return ret;
 }

@@ -427,10 +427,10 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 		if (cs->in_place && r)
 			hbm_copy(dev, in, cs, src, true);
 		if (sim)
-			fc_sim_time_ns(dev, &s0);
+			fc_sim_time_ps(dev, &s0);
 		t = hbm_run(dev, cs, src, dst);
-		if (sim && !fc_sim_time_ns(dev, &s1))
-			sim_us = (double)(s1 - s0) / 1e3;	/* the same each round */
+		if (sim && !fc_sim_time_ps(dev, &s1))
+			sim_us = (double)(s1 - s0) / 1e6;	/* the same each round */
 		hbm_copy(dev, out, cs, dst, false);
 		for (i = 0, bad = 0; i < cs->len / 4; i++)
 			bad += got[i] != ~want[i];
@@ -735,12 +735,12 @@ int main(int argc, char **argv)
 			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], 1);
 		t0 = now_us();
 		if (sim)
-			fc_sim_time_ns(dev, &s0);
+			fc_sim_time_ps(dev, &s0);
 		if (part)
 			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], n);
 		dt = now_us() - t0;
 		if (sim)
-			fc_sim_time_ns(dev, &s1);
+			fc_sim_time_ps(dev, &s1);
 		if (lead && bw)
 			printf("%-12llu %18.2f", (unsigned long long)sizes[s],
 			       (double)sizes[s] * WINDOW * n / dt);
@@ -748,10 +748,10 @@ int main(int argc, char **argv)
 			printf("%-12llu %18.3f", (unsigned long long)sizes[s],
 			       dt / (2.0 * n));
 		if (lead && sim && bw)
-			printf(" %19.2f", (double)sizes[s] * WINDOW * n * 1e3 /
+			printf(" %19.2f", (double)sizes[s] * WINDOW * n * 1e6 /
 						  (double)(s1 - s0));
 		else if (lead && sim)
-			printf(" %19.4f", (double)(s1 - s0) / (2e3 * n));
+			printf(" %19.4f", (double)(s1 - s0) / (2e6 * n));
 		if (lead)
 			printf("\n");
 		if (sim)

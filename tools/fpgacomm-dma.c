@@ -326,7 +326,7 @@ static int time_chains(struct fc_dev *dev, const struct opts *o,
 	ret = read_doorbells(dev, engines, &before);
 	if (ret)
 		return ret;
-	r->sim_secs = fc_sim_time_ns(dev, &s0) ? -1 : 0;
+	r->sim_secs = fc_sim_time_ps(dev, &s0) ? -1 : 0;
 	t0 = now();
 	for (unsigned long i = 0; i < o->iters; i++) {
 		ret = run_chain(dev, x, o->count, o->timeout_ms, what);
@@ -334,8 +334,8 @@ static int time_chains(struct fc_dev *dev, const struct opts *o,
 			return ret;
 	}
 	r->secs = now() - t0;
-	if (r->sim_secs >= 0 && !fc_sim_time_ns(dev, &s1))
-		r->sim_secs = (double)(s1 - s0) * 1e-9;
+	if (r->sim_secs >= 0 && !fc_sim_time_ps(dev, &s1))
+		r->sim_secs = (double)(s1 - s0) * 1e-12;
 	ret = read_doorbells(dev, engines, &after);
 	if (ret)
 		return ret;

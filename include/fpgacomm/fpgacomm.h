@@ -63,6 +63,10 @@ int fc_close(struct fc_dev *dev);
  * on (a kernel board, or FPGACOMM_EMU_MODEL unset).
  */
 int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns);
+/* fc_sim_time_ps - the same clock in picoseconds, its own resolution: an
+ * interval between two reads is then exact (whole nanoseconds cut the
+ * start and the end apart). RETURN VALUE: as fc_sim_time_ns(). */
+int fc_sim_time_ps(struct fc_dev *dev, uint64_t *ps);
 
 #define FC_NAME_MAX	64
 

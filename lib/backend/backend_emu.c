@@ -657,9 +657,9 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
-static int emu_sim_time(struct fc_dev *dev, uint64_t *ns)
+static int emu_sim_time(struct fc_dev *dev, uint64_t *ps)
 {
-	return fcemu_sim_time(board_of(dev)->emu, ns);
+	return fcemu_sim_time_ps(board_of(dev)->emu, ps);
 }
 
 /* Packets into the PIO window, then its TAIL: the board takes them. */
