@@ -51,13 +51,19 @@ static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
 		vt->stamp = at;
 }
 
-/* The departure of the next packet; the port is then busy one packet. */
+/*
+ * The departure of the next packet; the port is then busy one packet. No
+ * packet leaves before the board's present: what the board sends of its
+ * own (a FENCE_ACK, an ABORT) leaves once what it answers has arrived.
+ */
 static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt)
 {
 	uint64_t t;
 
 	if (!vt || !vt->on)
 		return 0;
+	if (vt->stamp < vt->now)
+		vt->stamp = vt->now;
 	t = vt->stamp;
 	vt->stamp += vt->pkt;
 	return t;
