@@ -257,6 +257,20 @@ static void test_sim_time_api(void **state)
 	assert_ok(fc_close(d));
 	/* a model that is not there, or not good, is an error at open */
 	assert_rc(open_with_model("no-such-machine", &d), -ENOENT);
+	{
+		char path[] = "/tmp/test_model.XXXXXX.prof";
+		int fd = mkstemps(path, 5);
+		FILE *f;
+
+		assert_true(fd >= 0);
+		f = fdopen(fd, "w");
+		assert_non_null(f);
+		fputs("line_gbps = 10\npkt_bytes = 64\npkt_payload = 60\n"
+		      "router_clocks = 9\n", f);
+		fclose(f);
+		assert_rc(open_with_model(path, &d), -EINVAL);
+		unlink(path);
+	}
 	assert_ok(open_with_model("peach2", &d));
 	assert_ok(fc_sim_time_ns(d, &ns));
 	assert_int_equal(ns, 0);	/* nothing happened yet */
