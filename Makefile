@@ -32,7 +32,8 @@ TOPO_SRC := $(wildcard topo/*.c)
 # model/: the timing model's profiles and arithmetic (docs/model.md), pure
 # code the emulator's virtual time, make model and the tests share.
 MODEL_SRC := $(wildcard model/*.c)
-MODEL_OBJ := $(MODEL_SRC:%.c=$(B)/%.o)
+MODEL_OBJ := $(MODEL_SRC:%.c=$(B)/%.o) $(B)/model/builtin.o
+PROFILES := $(wildcard model/profiles/*.prof)
 EMU_SRC := $(wildcard emu/*.c)
 # lib/: the public API; lib/proto/: protocols on the channels (rendezvous,
 # credits, control messages); lib/fabric/: the transport below them;
@@ -63,9 +64,13 @@ lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 $(B)/lib/%.o: INC := -Ilib -Ilib/fabric -Itopo
 $(B)/emu/%.o: INC := -Iemu -Itopo -Imodel
 $(B)/topo/%.o: INC := -Itopo
-# Profiles are found by name in the tree's model/profiles unless
-# $$FPGACOMM_MODEL_DIR says elsewhere.
-$(B)/model/%.o: INC := -Imodel -DFCM_PROFILE_DIR='"$(CURDIR)/model/profiles"'
+$(B)/model/%.o: INC := -Imodel
+# The shipped profiles, built into the library: known by name anywhere.
+$(B)/model/builtin.c: $(PROFILES) scripts/embed-profiles.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-profiles.sh $@ $(PROFILES)
+$(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
+	$(CC) $(CPPFLAGS) -Imodel $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
 $(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
 $(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu

@@ -254,6 +254,8 @@ static void stream_stop(struct fcemu_streams *ss, struct fcemu_stream *st)
 		dequeue(ss, st);
 	st->busy = false;
 	st->wait_event = -1;
+	st->vt_copies = 0;	/* a run cut off costs no simulated time */
+	st->vt_in = st->vt_out = 0;
 }
 
 /* Both streams are off the workers: the reset takes effect. */

@@ -62,9 +62,9 @@ struct fcm_profile {
 };
 
 /*
- * Load the profile NAME (model/profiles/NAME.prof, found by the directory
- * in $FPGACOMM_MODEL_DIR, else the build's) or the file PATH (a spec with
- * a '/' or ending in ".prof").
+ * Load the profile NAME (model/profiles/NAME.prof as built into the
+ * library, or NAME.prof in the directory $FPGACOMM_MODEL_DIR names) or the
+ * file PATH (a spec with a '/' or ending in ".prof").
  * RETURN VALUE: 0; -ENOENT no such profile; -EINVAL a bad line (its
  * number and why in @err, @errlen bytes, if @err is not NULL).
  */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "model.h"
 
 #define FIELD(k) { #k, offsetof(struct fcm_profile, k) }
@@ -143,16 +144,12 @@ int fcm_profile_parse(struct fcm_profile *p, const char *name,
 	return 0;
 }
 
-#ifndef FCM_PROFILE_DIR
-#define FCM_PROFILE_DIR "model/profiles"
-#endif
-
 int fcm_profile_load(struct fcm_profile *p, const char *spec, char *err,
 		     size_t errlen)
 {
 	char path[4096], name[FCM_NAME_MAX], *text = NULL;
 	const char *dir, *base, *dot;
-	size_t len;
+	size_t len, i;
 	FILE *f;
 	long size;
 	int ret;
@@ -160,17 +157,27 @@ int fcm_profile_load(struct fcm_profile *p, const char *spec, char *err,
 	if (!p || !spec || !*spec)
 		return fail(err, errlen, "no profile named");
 	len = strlen(spec);
+	dir = getenv("FPGACOMM_MODEL_DIR");
 	if (strchr(spec, '/') || (len > 5 && !strcmp(spec + len - 5, ".prof"))) {
 		if (len >= sizeof(path))
 			return fail(err, errlen, "profile path too long");
 		strcpy(path, spec);
-	} else {
-		dir = getenv("FPGACOMM_MODEL_DIR");
-		if (!dir || !*dir)
-			dir = FCM_PROFILE_DIR;
+	} else if (dir && *dir) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s.prof", dir,
 				     spec) >= sizeof(path))
 			return fail(err, errlen, "profile path too long");
+	} else {
+		/* a name: the shipped profile of that name, built in */
+		for (i = 0; fcm_builtins[i].name; i++)
+			if (!strcmp(spec, fcm_builtins[i].name))
+				return fcm_profile_parse(p, spec,
+							 fcm_builtins[i].text,
+							 err, errlen);
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "no profile '%s' (known: circus, peach2, hbm2, "
+				 "optweb, coe; or a file)", spec);
+		return -ENOENT;
 	}
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;

@@ -243,6 +243,7 @@ static int open_with_model(const char *model, struct fc_dev **d)
 
 static void test_sim_time_api(void **state)
 {
+	const char *kernel = getenv("FPGACOMM_TEST_DEVICE");
 	struct fc_dev *d;
 	uint64_t ns = 42;
 
@@ -275,6 +276,14 @@ static void test_sim_time_api(void **state)
 	assert_ok(fc_sim_time_ns(d, &ns));
 	assert_int_equal(ns, 0);	/* nothing happened yet */
 	assert_ok(fc_close(d));
+	/* a kernel board has no simulated clock, model or not (the VM) */
+	if (kernel && !strncmp(kernel, "/dev/", 5)) {
+		setenv("FPGACOMM_EMU_MODEL", "peach2", 1);
+		assert_ok(fc_open(&d, kernel));
+		unsetenv("FPGACOMM_EMU_MODEL");
+		assert_rc(fc_sim_time_ns(d, &ns), -EOPNOTSUPP);
+		assert_ok(fc_close(d));
+	}
 }
 
 /* A chain of @n x @len takes fcm_chain_ns() of simulated time, each way,
