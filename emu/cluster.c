@@ -678,7 +678,8 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	}
 	if (c->inject_tail[node] - cl_ld(&r->head) >= CL_RING_SLOTS)
 		return 0;
-	fcemu__ring_put(r, c->inject_tail[node]++, pkt, cl_vt_next(c, node));
+	fcemu__ring_put(r, c->inject_tail[node]++, pkt,
+			cl_vt_next(c, node, le32toh(pkt->hdr)));
 	return 1;
 }
 
@@ -707,7 +708,7 @@ unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = tail + k;
-		s->t = cl_vt_next(c, node);
+		s->t = cl_vt_next(c, node, hdr);
 	}
 	c->inject_tail[node] = tail + n;
 	return n;
@@ -799,6 +800,15 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 							      node);
 		fcemu__vt_arrive(vt, src, vt->hops[src], s->t);
 	}
+}
+
+uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
+				uint32_t hdr)
+{
+	uint32_t entry;
+	int port = fcemu__route(c, node, hdr, &entry);
+
+	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
 }
 
 void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,

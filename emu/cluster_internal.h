@@ -318,10 +318,15 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 	s->t = t;
 }
 
-/* The departure stamped on the next packet board @node injects. */
-static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node)
+/* emu/cluster.c: the departure stamped on the next packet board @node
+ * injects, header @hdr (its route picks the port). */
+uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
+				uint32_t hdr);
+
+static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node,
+				  uint32_t hdr)
 {
-	return c->vt[node] ? fcemu__vt_next(c->vt[node]) : 0;
+	return c->vt[node] ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)

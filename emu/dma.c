@@ -333,8 +333,8 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 			if (emu->vt.on && !dma->cur_off)
 				vt_send_start(emu, dma, d);
 			moved += fabric_step(emu, dma, budget - moved, &stop);
-			if (emu->vt.on && emu->vt.stamp > dma->vt)
-				dma->vt = emu->vt.stamp;
+			if (emu->vt.on && emu->vt.last > dma->vt)
+				dma->vt = emu->vt.last;
 			if (stop)
 				break;
 			goto desc_done;

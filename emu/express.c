@@ -226,7 +226,8 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 	for (k = 0; k < n; k++)
 		express_put(x.ring, x.tail + k, pkts[k], keep,
 			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit,
-			    x.path.tag, cl_vt_next(c, node));
+			    x.path.tag,
+			    cl_vt_next(c, node, le32toh(pkts[k]->hdr)));
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return true;
 }
@@ -252,7 +253,7 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = x.tail + k;
 		s->crc = x.path.tag;
-		s->t = cl_vt_next(c, node);
+		s->t = cl_vt_next(c, node, hdr);
 	}
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return n;

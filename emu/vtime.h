@@ -22,7 +22,10 @@ struct fcemu_vtime {
 	bool on;
 	struct fcm_profile prof;
 	uint64_t now;		/* the board's (and its host's) clock, ps */
-	uint64_t stamp;		/* departure of the next packet injected */
+	uint64_t start;		/* the message being injected leaves no sooner */
+	uint64_t port_free[FC_MAX_PORTS + 1];	/* each output port's */
+	uint64_t last;		/* the end of the latest packet sent */
+	uint64_t skip;		/* packets the next one stands for, less 1 */
 	uint64_t rx_last[FC_MAX_NODES];	/* last arrival from each source */
 	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
 	/* the profile's costs, in ps */
@@ -44,36 +47,43 @@ static inline uint64_t fcemu__vt_ps(double ns)
 	return ns > 0 ? (uint64_t)(ns * 1000.0 + 0.5) : 0;
 }
 
-/* A message leaves no sooner than @at (ps), after what left before it. */
+/* The message injected next leaves no sooner than @at (ps). */
 static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
 {
-	if (vt && vt->on && at > vt->stamp)
-		vt->stamp = at;
+	if (vt && vt->on && at > vt->start)
+		vt->start = at;
 }
 
 /*
- * The departure of the next packet; the port is then busy one packet. No
- * packet leaves before the board's present: what the board sends of its
- * own (a FENCE_ACK, an ABORT) leaves once what it answers has arrived.
+ * The departure of the next packet, out of output port @port (0 local);
+ * that port is then busy one packet. Ports work side by side (a full mesh
+ * sends to every peer at once). No packet leaves before the board's
+ * present: what the board sends of its own (a FENCE_ACK, an ABORT) leaves
+ * once what it answers has arrived.
  */
-static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt)
+static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt,
+				      unsigned int port)
 {
-	uint64_t t;
+	uint64_t t = vt->start;
 
-	if (!vt || !vt->on)
-		return 0;
-	if (vt->stamp < vt->now)
-		vt->stamp = vt->now;
-	t = vt->stamp;
-	vt->stamp += vt->pkt;
+	if (t < vt->now)
+		t = vt->now;
+	if (t < vt->port_free[port])
+		t = vt->port_free[port];
+	/* a burst record leaves as the last packet it stands for */
+	t += vt->skip * vt->pkt;
+	vt->skip = 0;
+	vt->port_free[port] = t + vt->pkt;
+	if (vt->last < t + vt->pkt)
+		vt->last = t + vt->pkt;
 	return t;
 }
 
-/* @n packets' time on the port (a burst record stands for them). */
+/* The next packet stands for @n (a burst record); 1 to undo. */
 static inline void fcemu__vt_skip(struct fcemu_vtime *vt, uint64_t n)
 {
 	if (vt && vt->on)
-		vt->stamp += n * vt->pkt;
+		vt->skip = n ? n - 1 : 0;
 }
 
 /* Move the clock to @t if it is later. */
