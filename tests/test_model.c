@@ -3,7 +3,9 @@
  * test_model: the timing model (docs/model.md). Its arithmetic on small
  * cases with answers worked out by hand (a packet's time on a link, n
  * bytes over k hops, a chain of d descriptors over PCIe, a stream of c
- * chunks through a local store, the sort's formula); the profile parser
+ * chunks through a local store, the sort's formula); a board's clock on
+ * its own (output ports side by side, a burst record, the present, arrivals
+ * per source); the profile parser
  * (unknown keys, bad values, keys given twice, every shipped profile
  * loads); an emulated board's virtual time: fc_sim_time_ns() without a
  * model (-EOPNOTSUPP), a bad FPGACOMM_EMU_MODEL refused at open, a chain of
@@ -30,6 +32,7 @@
 #include "harness.h"
 #include "launch.h"
 #include "model.h"
+#include "vtime.h"	/* emu/: a board's ports in virtual time */
 
 #define NEAR(got, want, tol)                                                 \
 	do {                                                                 \
@@ -168,6 +171,50 @@ static void test_sort(void **state)
 	p.sort_node_gbs = 8;
 	NEAR(fcm_sort_gbs(&p, 8, 1, 2), 8 * 4.0, 1e-9);
 	assert_true(fcm_sort_gbs(&p, 8, 0, 1) == 0);
+}
+
+/* The sending side of a board's clock (emu/vtime.h), in ps. */
+static void test_ports(void **state)
+{
+	struct fcemu_vtime vt;
+
+	(void)state;
+	memset(&vt, 0, sizeof(vt));
+	vt.on = true;
+	vt.pkt = 1000;
+	/* one port: back to back */
+	assert_int_equal(fcemu__vt_next(&vt, 1), 0);
+	assert_int_equal(fcemu__vt_next(&vt, 1), 1000);
+	/* another port works beside it */
+	assert_int_equal(fcemu__vt_next(&vt, 2), 0);
+	/* a message that may leave at 5000 only */
+	fcemu__vt_begin(&vt, 5000);
+	assert_int_equal(fcemu__vt_next(&vt, 1), 5000);
+	fcemu__vt_begin(&vt, 3000);	/* never earlier than before */
+	assert_int_equal(fcemu__vt_next(&vt, 1), 6000);
+	/* a record for 4 packets leaves as its last: 3 behind the first */
+	fcemu__vt_skip(&vt, 4);
+	assert_int_equal(fcemu__vt_next(&vt, 1), 7000 + 3000);
+	assert_int_equal(fcemu__vt_next(&vt, 1), 11000);
+	fcemu__vt_skip(&vt, 4);
+	fcemu__vt_skip(&vt, 1);		/* undone */
+	assert_int_equal(fcemu__vt_next(&vt, 1), 12000);
+	/* nothing leaves before the board's present */
+	vt.now = 50000;
+	assert_int_equal(fcemu__vt_next(&vt, 2), 50000);
+	assert_int_equal(vt.last, 51000);
+	/* arrivals: the path, then one packet behind the last from there */
+	vt.router = 10;
+	vt.link = 100;
+	vt.rx = 7;
+	fcemu__vt_arrive(&vt, 3, 2, 60000);
+	assert_int_equal(vt.rx_last[3], 60000 + 3 * 10 + 2 * 100);
+	assert_int_equal(vt.now, 60230 + 7);
+	fcemu__vt_arrive(&vt, 3, 2, 60000);
+	assert_int_equal(vt.rx_last[3], 61230);
+	fcemu__vt_arrive(&vt, 4, 2, 59000);	/* another source: its own */
+	assert_int_equal(vt.rx_last[4], 59230);
+	assert_int_equal(vt.now, 61237);	/* the clock never goes back */
 }
 
 static void expect_bad(const char *text, const char *says)
@@ -579,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_profiles_load),
 		cmocka_unit_test(test_sim_time_api),
