@@ -27,6 +27,11 @@ trap 'rm -f "$ROWS"' EXIT
 # row PAPER FIGURE PAPER_VALUE MODEL_VALUE UNIT HOW KIND
 #   HOW: emulator or analytic; KIND: fit, check or predict
 row() {
+	case $4 in
+	'' | *[!0-9.]*)
+		echo "model: $1, $2: no figure from the run ('$4')" >&2
+		exit 1 ;;
+	esac
 	printf '%s|%s|%s|%s|%s|%s|%s\n' "$@" >> "$ROWS"
 }
 
