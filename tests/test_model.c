@@ -16,7 +16,9 @@
  * ping-pong over 1 and 3 hops whose simulated latency is the path's costs
  * (fcm_msg_ns(), the protocol's own packets aside) and the same, to the
  * picosecond (fc_sim_time_ps), run after run and with two CPU hogs beside
- * it (no wall-time assertion anywhere).
+ * it (no wall-time assertion anywhere); last, test_fabric_emu,
+ * test_dma_integrity and test_hbm_stream run whole with the circus, peach2
+ * and hbm2 models on, and pass.
  */
 #include <errno.h>
 #include <limits.h>
@@ -618,6 +620,66 @@ static void test_pingpong_under_load(void **state)
 	assert_string_equal(first, loaded);
 }
 
+/*
+ * Another suite of this folder, run whole with a model on: what programs
+ * compute must not change, only time. RETURN VALUE: its exit status.
+ */
+static int run_suite(const char *name, const char *model)
+{
+	char self[PATH_MAX], run[PATH_MAX + 32], path[PATH_MAX + 64], *slash;
+	int rc, status;
+	pid_t pid;
+
+	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
+	if (rc)
+		return rc;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/%s", slash ? self : ".", name);
+	if (access(path, X_OK))
+		return EXIT_SKIP;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		setenv("FPGACOMM_EMU_MODEL", model, 1);
+		unsetenv("FPGACOMM_TEST_FILTER");
+		execl(path, name, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void test_suites_with_model(void **state)
+{
+	static const struct {
+		const char *suite, *model;
+	} runs[] = {
+		{ "test_fabric_emu", "circus" },
+		{ "test_dma_integrity", "peach2" },
+		{ "test_hbm_stream", "hbm2" },
+	};
+	unsigned int i, ran = 0;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		print_message("== %s with FPGACOMM_EMU_MODEL=%s\n", runs[i].suite,
+			      runs[i].model);
+		rc = run_suite(runs[i].suite, runs[i].model);
+		if (rc == EXIT_SKIP)
+			continue;
+		if (rc)
+			fail_msg("%s with the %s model: exit %d", runs[i].suite,
+				 runs[i].model, rc);
+		ran++;
+	}
+	if (!ran)
+		skip_because("no suite to run beside this one (or not on an emulated board)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_stream_virtual_time),
 		cmocka_unit_test(test_pingpong_virtual_time),
 		cmocka_unit_test(test_pingpong_under_load),
+		cmocka_unit_test(test_suites_with_model),
 	};
 
 	if (getenv("FPGACOMM_RANK"))
