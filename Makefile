@@ -39,6 +39,11 @@ B := build
 
 # topo/: topologies, pure code shared by the emulator, lib/ and tools/.
 TOPO_SRC := $(wildcard topo/*.c)
+# model/: the timing model's profiles and arithmetic (docs/model.md), pure
+# code the emulator's virtual time, make model and the tests share.
+MODEL_SRC := $(wildcard model/*.c)
+MODEL_OBJ := $(MODEL_SRC:%.c=$(B)/%.o) $(B)/model/builtin.o
+PROFILES := $(wildcard model/profiles/*.prof)
 EMU_SRC := $(wildcard emu/*.c)
 # lib/: the public API; lib/proto/: protocols on the channels (rendezvous,
 # credits, control messages); lib/fabric/: the transport below them;
@@ -59,7 +64,7 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests examples check check-full demo bench install uninstall driver deps \
+.PHONY: all lib tools tests examples check check-full demo bench model install uninstall driver deps \
         clean format FORCE
 
 all: lib tools tests examples
@@ -67,8 +72,15 @@ all: lib tools tests examples
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
 $(B)/lib/%.o: INC := -Ilib -Ilib/fabric -Itopo
-$(B)/emu/%.o: INC := -Iemu -Itopo
+$(B)/emu/%.o: INC := -Iemu -Itopo -Imodel
 $(B)/topo/%.o: INC := -Itopo
+$(B)/model/%.o: INC := -Imodel
+# The shipped profiles, built into the library: known by name anywhere.
+$(B)/model/builtin.c: $(PROFILES) scripts/embed-profiles.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-profiles.sh $@ $(PROFILES)
+$(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
+	$(CC) $(CPPFLAGS) -Imodel $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
 $(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
 $(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu
@@ -77,16 +89,16 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ)
+$(EMU_A): $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ)
+$(LIB_A): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ)
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) lib/libfpgacomm.map
+$(LIB_SO): $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ) lib/libfpgacomm.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libfpgacomm.map -Wl,-z,defs \
-		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(LIB_LIBS)
+		-o $@ $(LIB_OBJ) $(EMU_OBJ) $(TOPO_OBJ) $(MODEL_OBJ) $(LIB_LIBS)
 	ln -sf $(notdir $@) $(B)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(B)/libfpgacomm.so
 
@@ -111,8 +123,10 @@ $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
 
 # fpgacomm-route prints and loads routing tables: topo/.
 $(B)/tools/fpgacomm-route: INC := -Itopo
+# fpgacomm-model prints the timing model's arithmetic: model/.
+$(B)/tools/fpgacomm-model: INC := -Imodel
 # fpgacomm-run creates the emulated cluster its ranks join: emu/fabric.h.
-$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo
+$(B)/tools/fpgacomm-run: INC := -Iemu -Itopo -Imodel
 
 # fpgacomm-bench's collectives live in a file of their own.
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
@@ -130,7 +144,7 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_msgcost.c
 # The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iemu -Itopo $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
+	$(CC) $(CPPFLAGS) -Iemu -Itopo -Imodel $(ALL_CFLAGS) $(EMUD_SRC) -o $@ $(EMU_A)
 
 # Programs a user starts from: only the public header and the library.
 examples: $(EXAMPLES)
@@ -147,10 +161,10 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 # Tests go through the public API, except these: the emulator's own (its
 # registers, clusters and internals), those that make an emulated cluster
 # in process, and the topology's.
-EMU_TESTS := test_emu_model test_emu_trust test_fabric_emu test_fabric_pair \
+EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_board_reset test_chan_abort \
 	     test_handles test_peer_gpu test_run
-$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo
+$(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/chan_stats.h);
 # test_live checks the library's sets of live objects (lib/live.h).
@@ -237,6 +251,12 @@ bench: deps
 	@echo
 	@echo "== The distributed sort beside Open MPI and one process (scripts/bench-sort.sh)"
 	scripts/bench-sort.sh
+
+# Each paper's experiment on the emulated boards in simulated time, with
+# that paper's profile (model/profiles/): its figure, the model's, the ratio
+# (docs/model.md). Run after make.
+model:
+	@scripts/model.sh
 
 driver:
 	@scripts/build-driver.sh

@@ -83,6 +83,7 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 {
 	struct fcemu *emu;
 	unsigned int i;
+	int ret = -ENOMEM;
 
 	if (!emup || !cfg || !ops || !ops->translate)
 		return -EINVAL;
@@ -101,6 +102,10 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	emu->ops = ops;
 	emu->ctx = ctx;
 	emu->cluster = cfg->cluster;
+	ret = fcemu__vt_init(&emu->vt);
+	if (ret)
+		goto err_free_emu;
+	ret = -ENOMEM;
 	if (emu->cluster) {
 		emu->cfg.num_ports =
 			fc_topo_ports(fcemu_cluster_topology(emu->cluster));
@@ -134,6 +139,8 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	pthread_mutex_init(&emu->kernel_lock, NULL);
 	if (fcemu__streams_create(emu))
 		goto err_unmap_mem;
+	if (emu->cluster)
+		fcemu__cluster_set_vt(emu->cluster, cfg->node_id, &emu->vt);
 	*emup = emu;
 	return 0;
 
@@ -145,7 +152,7 @@ err_free_bar0:
 		free((void *)emu->bar0);
 err_free_emu:
 	free(emu);
-	return -ENOMEM;
+	return ret;
 }
 
 void fcemu_destroy(struct fcemu *emu)
@@ -153,12 +160,26 @@ void fcemu_destroy(struct fcemu *emu)
 	if (!emu)
 		return;
 	fcemu__streams_destroy(emu);	/* its workers use board memory */
+	if (emu->cluster)
+		fcemu__cluster_set_vt(emu->cluster, emu->cfg.node_id, NULL);
 	pthread_mutex_destroy(&emu->kernel_lock);
 	munmap(emu->mem, emu->mem_size);
 	free(emu->bounce);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
 	free(emu);
+}
+
+int fcemu_sim_time_ps(struct fcemu *emu, uint64_t *ps)
+{
+	if (!emu || !ps)
+		return -EINVAL;
+	if (!emu->vt.on)
+		return -EOPNOTSUPP;
+	fcemu__streams_vt_sync(emu);
+	fcemu__vt_sync(&emu->vt);
+	*ps = emu->vt.now;
+	return 0;
 }
 
 volatile uint32_t *fcemu_bar0(struct fcemu *emu)

@@ -804,7 +804,8 @@ int fcemu_cluster_inject(struct fcemu_cluster *c, unsigned int node,
 	}
 	if (c->inject_tail[node] - cl_ld(&r->head) >= CL_RING_SLOTS)
 		return 0;
-	fcemu__ring_put(r, c->inject_tail[node]++, pkt);
+	fcemu__ring_put(r, c->inject_tail[node]++, pkt,
+			cl_vt_next(c, node, le32toh(pkt->hdr)));
 	return 1;
 }
 
@@ -833,6 +834,7 @@ unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = tail + k;
+		s->t = cl_vt_next(c, node, hdr);
 	}
 	c->inject_tail[node] = tail + n;
 	return n;
@@ -990,6 +992,43 @@ const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 	return fcemu_cluster_eject_peek_run(c, node, k, &pkt, 1) ? pkt : NULL;
 }
 
+/* Virtual time: board @node takes @n packets from @head of ring @r. */
+static void vt_take(struct fcemu_cluster *c, unsigned int node,
+		    struct cl_ring *r, uint32_t head, unsigned int n)
+{
+	struct fcemu_vtime *vt = c->vt[node];
+	const struct cl_slot *s;
+	unsigned int i, src;
+
+	for (i = 0; i < n; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		src = (le32toh(s->pkt.hdr) >> FC_PKT_SRC_SHIFT) &
+		      FC_PKT_NODE_MASK;
+		if (src >= c->nodes)
+			continue;
+		if (vt->hops[src] == 0xff)
+			vt->hops[src] = (uint8_t)fc_topo_hops(&c->topo, src,
+							      node);
+		fcemu__vt_arrive(vt, src, vt->hops[src], s->t);
+	}
+}
+
+uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
+				uint32_t hdr)
+{
+	uint32_t entry;
+	int port = fcemu__route(c, node, hdr, &entry);
+
+	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
+}
+
+void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
+			   struct fcemu_vtime *vt)
+{
+	if (node < FC_MAX_NODES)
+		c->vt[node] = vt && vt->on ? vt : NULL;
+}
+
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n)
 {
@@ -997,6 +1036,8 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), i, tag;
 	uint32_t run = 0, run_tag = 0;
 
+	if (c->vt[node])
+		vt_take(c, node, r, head, n);
 	/* Express arrivals count on the link they came by (express.c). */
 	for (i = 0; i < n; i++) {
 		tag = r->tag[(head + i) % CL_RING_SLOTS];

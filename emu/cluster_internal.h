@@ -18,9 +18,10 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "vtime.h"
 
 #define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	11		/* bump on any change below */
+#define CL_LAYOUT	12		/* bump on any change below */
 #define CL_MODE		0600		/* the object's mode: its owner only */
 #define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER	0xffu
@@ -41,6 +42,7 @@ struct cl_slot {
 	 */
 	uint32_t seq;
 	uint32_t crc;		/* link rings: the CRC32C of pkt */
+	uint64_t t;		/* virtual time the packet left its board, ps */
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
@@ -177,6 +179,8 @@ struct fcemu_cluster {
 	uint64_t down_known;
 	uint32_t down_gen[FC_MAX_NODES];
 	struct fcemu_test_faults test;	/* fcemu_cluster_test_faults() */
+	/* the virtual time of this process's boards, NULL: none (vtime.h) */
+	struct fcemu_vtime *vt[FC_MAX_NODES];
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
@@ -316,13 +320,25 @@ static inline void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
 static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
-				   const struct fc_hw_pkt *pkt)
+				   const struct fc_hw_pkt *pkt, uint64_t t)
 {
 	struct cl_slot *s = &r->slot[idx % CL_RING_SLOTS];
 
 	s->pkt = *pkt;
 	s->seq = idx;
 	r->tag[idx % CL_RING_SLOTS] = 0;
+	s->t = t;
+}
+
+/* emu/cluster.c: the departure stamped on the next packet board @node
+ * injects, header @hdr (its route picks the port). */
+uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
+				uint32_t hdr);
+
+static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node,
+				  uint32_t hdr)
+{
+	return c->vt[node] ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 }
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
@@ -376,6 +392,9 @@ bool fcemu__cma_offer(void);
 
 /* emu/cluster.c */
 void fcemu__cluster_scan(struct fcemu_cluster *c);
+/* Board @node's virtual time (NULL or off: none), for this mapping. */
+void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
+			   struct fcemu_vtime *vt);
 /* Lock board @node's router, repairing it after a holder died.
  * RETURN VALUE: 0 locked; -EBUSY (trylock only); -ENOTRECOVERABLE. */
 int fcemu__cluster_lock(struct fcemu_cluster *c, unsigned int node, bool wait);

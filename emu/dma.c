@@ -46,10 +46,77 @@ static void set_busy(struct fcemu *emu, struct fcemu_dma *dma, bool busy)
 	dma->busy = busy;
 }
 
+/* ---- Virtual time of a chain (docs/model.md), when a profile is on ---- */
+
+/* The doorbell (a posted write) and one read of the whole table. */
+static void vt_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	const struct fcm_profile *p = &emu->vt.prof;
+
+	dma->vt = emu->vt.now +
+		  fcemu__vt_ps(fcm_pcie_write_ns(p, 4) +
+			       fcm_pcie_read_ns(p, (uint64_t)(dma->count *
+							      p->desc_bytes)));
+	dma->vt_read = false;
+	dma->vt_wrote = false;
+}
+
+/* Host memory read by the chain: the first read waits a round trip, the
+ * rest stream behind it. */
+static void vt_host_read(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	if (!dma->vt_read)
+		dma->vt += fcemu__vt_ps(2 * emu->vt.prof.pcie_ns);
+	dma->vt_read = true;
+}
+
+/* A descriptor between memories, whole: its bytes over PCIe (reads and
+ * writes are full duplex, so one that does both costs them once). */
+static void vt_desc(struct fcemu *emu, struct fcemu_dma *dma,
+		    const struct fc_hw_desc *d)
+{
+	bool rd = d->src_space == FC_SPACE_HOST;
+	bool wr = d->dst_space == FC_SPACE_HOST;
+
+	if (rd)
+		vt_host_read(emu, dma);
+	if (rd || wr)
+		dma->vt += fcemu__vt_ps(fcm_pcie_bytes_ns(&emu->vt.prof,
+							  le32toh(d->len)));
+	dma->vt_wrote |= wr;
+}
+
+/* A descriptor that goes out as packets: they leave once their bytes are
+ * read and through the engine's port into the fabric. */
+static void vt_send_start(struct fcemu *emu, struct fcemu_dma *dma,
+			  const struct fc_hw_desc *d)
+{
+	if (d->src_space == FC_SPACE_HOST)
+		vt_host_read(emu, dma);
+	fcemu__vt_begin(&emu->vt,
+			dma->vt + fcemu__vt_ps(emu->vt.prof.endpoint_ns / 2));
+}
+
+/* The chain ended: the last write lands, then the interrupt (an MSI);
+ * fences end once their acks came (they moved the board's clock). */
+static void vt_chain_end(struct fcemu *emu, struct fcemu_dma *dma)
+{
+	const struct fcm_profile *p = &emu->vt.prof;
+	uint64_t end = dma->vt;
+
+	if (dma->vt_wrote)
+		end += fcemu__vt_ps(p->pcie_ns);
+	if (dma->fence_need && emu->vt.now > end)
+		end = emu->vt.now;
+	fcemu__vt_reach(&emu->vt, end + fcemu__vt_ps(fcm_pcie_write_ns(p, 4)));
+}
+
 /* End the running chain: successfully if @err is FC_DMA_ERR_NONE. */
 static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 		    uint32_t index)
 {
+	if (emu->vt.on && dma->busy)
+		vt_chain_end(emu, dma);
 	set_busy(emu, dma, false);
 	if (err) {
 		fcemu__fabric_abort(emu, dma);
@@ -192,6 +259,8 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	set_busy(emu, dma, true);
 	dma->cur = 0;
 	dma->cur_off = 0;
+	if (emu->vt.on)
+		vt_chain_start(emu, dma);
 	fcemu__fabric_chain_start(emu, dma);
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_BUSY);
 }
@@ -261,7 +330,11 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		src = le64toh(d->src) + dma->cur_off;
 		dst = le64toh(d->dst) + dma->cur_off;
 		if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst))) {
+			if (emu->vt.on && !dma->cur_off)
+				vt_send_start(emu, dma, d);
 			moved += fabric_step(emu, dma, budget - moved, &stop);
+			if (emu->vt.on && emu->vt.last > dma->vt)
+				dma->vt = emu->vt.last;
 			if (stop)
 				break;
 			goto desc_done;
@@ -288,6 +361,8 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		dma->cur_off += step;
 		if (dma->cur_off < len)
 			continue;
+		if (emu->vt.on)
+			vt_desc(emu, dma, d);
 desc_done:
 		emu_inc(emu, FC_DMA_REG(dma->index, FC_DMA_DESC_DONE));
 		if (le16toh(d->flags) & FC_DESC_F_IRQ)

@@ -12,6 +12,7 @@
 
 #include <fpgacomm/hw.h>
 #include "fcemu.h"
+#include "vtime.h"
 
 struct fcemu_dma {
 	unsigned int index;
@@ -35,6 +36,9 @@ struct fcemu_dma {
 	bool msg_open;			/* packets of a message are out, EOM not */
 	bool abort_owed;
 	uint8_t msg_node, msg_chan;
+	/* virtual time of the running chain (vtime.h), ps */
+	uint64_t vt;
+	bool vt_read, vt_wrote;		/* a host read paid; host written */
 	struct fc_hw_desc chain[FC_DMA_MAX_CHAIN];
 };
 
@@ -97,7 +101,13 @@ struct fcemu {
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
 	void *bounce;			/* peer to peer copies, FCEMU_BOUNCE bytes */
+	struct fcemu_vtime vt;		/* virtual time (docs/model.md) */
 };
+
+/* emu/cluster.c: board @node's virtual time for its cluster mapping. */
+struct fcemu_cluster;
+void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
+			   struct fcemu_vtime *vt);
 
 /* Region and offset of a PUT's destination (node bits zero). */
 #define FCEMU_PUT_ADDR_MASK	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
@@ -197,6 +207,8 @@ void fcemu__streams_destroy(struct fcemu *emu);
  * a START that waited for its stream's run to end is acted on). */
 void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written);
 bool fcemu__is_stream_command(uint32_t off);
+/* Virtual time: the host looks; ended stream runs reach the clock. */
+void fcemu__streams_vt_sync(struct fcemu *emu);
 
 /* emu/kernels.c */
 uint32_t fcemu__kernels_builtin(void);

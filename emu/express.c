@@ -102,10 +102,11 @@ static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
  * tagged with the port it arrives by. */
 static void express_put(struct cl_ring *to, uint32_t idx,
 			const struct fc_hw_pkt *pkt, uint32_t keep,
-			uint32_t set, uint32_t tag)
+			uint32_t set, uint32_t tag, uint64_t t)
 {
 	struct cl_slot *s = &to->slot[idx % CL_RING_SLOTS];
 
+	s->t = t;
 	s->pkt = *pkt;
 	s->pkt.hdr = htole32((le32toh(pkt->hdr) & keep) | set);
 	s->seq = idx;
@@ -158,7 +159,8 @@ static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 		s = &from->slot[(head + k) % CL_RING_SLOTS];
 		if ((le32toh(s->pkt.hdr) ^ hdr) & FC_PKT_DST_BITS)
 			break;
-		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit, p.tag);
+		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit, p.tag,
+			    s->t);
 	}
 	/*
 	 * Taken off the input before the output is published: were this
@@ -224,7 +226,8 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 	for (k = 0; k < n; k++)
 		express_put(x.ring, x.tail + k, pkts[k], keep,
 			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit,
-			    x.path.tag);
+			    x.path.tag,
+			    cl_vt_next(c, node, le32toh(pkts[k]->hdr)));
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return true;
 }
@@ -250,6 +253,7 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = x.tail + k;
 		x.ring->tag[(x.tail + k) % CL_RING_SLOTS] = (uint8_t)x.path.tag;
+		s->t = cl_vt_next(c, node, hdr);
 	}
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return n;

@@ -303,7 +303,11 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 	uint64_t done, n, a;
 
 	if (span >= FCEMU_BURST_MIN && fcemu__burst_usable(emu, node)) {
+		/* virtual time: the record leaves as its last packet would */
+		fcemu__vt_skip(&emu->vt, (span + FC_PKT_PUT_DATA - 1) /
+						 FC_PKT_PUT_DATA);
 		if (!fcemu__burst_inject(emu, dma, node, at, src, (uint32_t)span)) {
+			fcemu__vt_skip(&emu->vt, 1);
 			*blocked = true;
 			return 0;
 		}

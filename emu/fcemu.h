@@ -126,6 +126,12 @@ int fcemu_kernel_register(struct fcemu *emu, uint32_t id, fcemu_kernel_fn fn,
  */
 void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns);
 
+/*
+ * fcemu_sim_time_ps - the board's virtual clock in ps (docs/model.md).
+ * RETURN VALUE: 0; -EOPNOTSUPP when no timing model is on; -EINVAL NULL.
+ */
+int fcemu_sim_time_ps(struct fcemu *emu, uint64_t *ps);
+
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
 

@@ -150,6 +150,7 @@ static uint32_t link_put_run_hw(struct cl_ring *to, uint32_t tail,
 		s->crc = crc32c_hw_pkt(&s->pkt, &f->pkt, true,
 				       (hdr & ~FC_PKT_VC) | vcbit);
 		s->seq = tail + k;
+		s->t = f->t;
 	}
 	return k;
 }
@@ -210,6 +211,7 @@ uint32_t fcemu__link_put_run(struct cl_ring *to, uint32_t tail,
 		s->pkt.hdr = htole32((hdr & ~FC_PKT_VC) | vcbit);
 		s->seq = tail + k;
 		s->crc = crc32c_sw(&s->pkt, sizeof(s->pkt));
+		s->t = f->t;
 	}
 	return k;
 }

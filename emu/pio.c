@@ -117,6 +117,8 @@ void fcemu__pio_notice(struct fcemu *emu)
 			}
 			break;		/* the rest is not written yet */
 		}
+		/* virtual time: the host's stores reach the board */
+		fcemu__vt_begin(&emu->vt, emu->vt.now + emu->vt.tx);
 		if (!ok) {
 			count_errors(emu, n);
 		} else if (!express(emu, head, n)) {

@@ -129,7 +129,7 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
 			s = &from->slot[(head + k) % CL_RING_SLOTS];
 			if ((le32toh(s->pkt.hdr) & FC_PKT_DST_BITS) != dst)
 				break;
-			fcemu__ring_put(to, tail + k, &s->pkt);
+			fcemu__ring_put(to, tail + k, &s->pkt, s->t);
 		}
 	}
 	if (!k)

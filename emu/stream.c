@@ -34,6 +34,11 @@ struct fcemu_stream {
 	uint32_t loop_left[FC_SLOOP_DEPTH + 1];
 	uint32_t loop_i[FC_SLOOP_DEPTH + 1];
 	uint32_t insns;			/* executed, not yet in FC_LS_INSNS */
+	/* virtual time (docs/model.md): what this run moved, from when */
+	uint64_t vt_start;		/* ps */
+	uint64_t vt_in, vt_out;		/* bytes copied in and out */
+	uint32_t vt_copies;		/* COPY_IN instructions */
+	int vt_ch_in, vt_ch_out;	/* their first pseudo-channel, -1 none */
 	struct fcemu_stream *next;	/* run queue */
 	struct fc_hw_sinsn prog[FC_SPROG_MAX];
 };
@@ -59,6 +64,7 @@ struct fcemu_streams {
 	unsigned int nthreads;
 	pthread_t *threads;
 	uint32_t num_ls, ls_size;
+	uint64_t pch;				/* bytes of a pseudo-channel */
 	uint8_t *mem;				/* every LS, back to back */
 	struct fcemu_ls ls[FC_MAX_LS];
 };
@@ -108,6 +114,66 @@ static void flush_insns(struct fcemu *emu, struct fcemu_stream *st)
 	emu_wr(emu, sreg(st, FC_LS_INSNS), emu_rd(emu, sreg(st, FC_LS_INSNS)) +
 	       st->insns);
 	st->insns = 0;
+}
+
+/*
+ * Virtual time: once neither stream of @ls runs, what they did since the
+ * host last looked (their chunks, and whether loads and stores met on one
+ * pseudo-channel) takes fcm_stream_ns() from the later start, then the
+ * interrupt. With the lock held. Chunks of one size and one kernel pass
+ * each are modelled.
+ */
+static void vt_ls_end(struct fcemu *emu, struct fcemu_ls *ls)
+{
+	const struct fcm_profile *p = &emu->vt.prof;
+	uint64_t in = 0, start = 0, end;
+	uint32_t copies = 0;
+	unsigned int s, streams = 0;
+	bool shared = true;
+
+	for (s = 0; s < FC_LS_STREAMS; s++)
+		if (ls->st[s].busy)
+			return;
+	for (s = 0; s < FC_LS_STREAMS; s++) {
+		struct fcemu_stream *o = &ls->st[s];
+
+		if (o->vt_copies) {
+			streams++;
+			copies += o->vt_copies;
+			in += o->vt_in;
+			if (o->vt_ch_out >= 0 && o->vt_ch_out != o->vt_ch_in)
+				shared = false;
+			if (o->vt_start > start)
+				start = o->vt_start;
+		}
+		o->vt_in = o->vt_out = 0;
+		o->vt_copies = 0;
+		o->vt_ch_in = o->vt_ch_out = -1;
+	}
+	if (!copies)
+		return;
+	end = start + fcemu__vt_ps(fcm_stream_ns(p, copies, in / copies,
+						 streams, shared) +
+				   fcm_pcie_write_ns(p, 4));
+	fcemu__vt_async(&emu->vt, end);
+}
+
+/*
+ * The host reads the clock: the LS whose streams all ended add their runs
+ * to it. Here, in the host's thread, not as each run ends: whether one
+ * stream of an LS ends before the host started the other is host timing.
+ */
+void fcemu__streams_vt_sync(struct fcemu *emu)
+{
+	struct fcemu_streams *ss = emu->streams;
+	unsigned int l;
+
+	if (!ss || !emu->vt.on)
+		return;
+	pthread_mutex_lock(&ss->lock);
+	for (l = 0; l < ss->num_ls; l++)
+		vt_ls_end(emu, &ss->ls[l]);
+	pthread_mutex_unlock(&ss->lock);
 }
 
 /* The run ends: outcome, then DONE_SEQ, then the event (hw.h's order). */
@@ -164,6 +230,12 @@ static void stream_start(struct fcemu_streams *ss, struct fcemu_stream *st)
 		err = fc_hw_sprog_check(st->prog, n, &g, &bad);
 	}
 	st->busy = true;
+	/* the host's START, a posted write, reaches the board */
+	st->vt_start = emu->vt.now +
+		       fcemu__vt_ps(fcm_pcie_write_ns(&emu->vt.prof, 4));
+	st->vt_in = st->vt_out = 0;
+	st->vt_copies = 0;
+	st->vt_ch_in = st->vt_ch_out = -1;
 	if (err) {
 		run_end(emu, st, err, bad);
 		return;
@@ -182,6 +254,8 @@ static void stream_stop(struct fcemu_streams *ss, struct fcemu_stream *st)
 		dequeue(ss, st);
 	st->busy = false;
 	st->wait_event = -1;
+	st->vt_copies = 0;	/* a run cut off costs no simulated time */
+	st->vt_in = st->vt_out = 0;
 }
 
 /* Both streams are off the workers: the reset takes effect. */
@@ -363,10 +437,17 @@ static enum slice_end run_slice(struct fcemu_streams *ss,
 		case FC_SOP_COPY_IN:
 			/* into the cache: the LS is on-chip memory */
 			memcpy(lsmem + ls, emu->mem + hbm, len);
+			st->vt_in += len;
+			st->vt_copies++;
+			if (st->vt_ch_in < 0)
+				st->vt_ch_in = (int)(hbm / ss->pch);
 			break;
 		case FC_SOP_COPY_OUT:
 			/* large ones past the cache, as the engines write */
 			fcemu__copy(emu->mem + hbm, lsmem + ls, len);
+			st->vt_out += len;
+			if (st->vt_ch_out < 0)
+				st->vt_ch_out = (int)(hbm / ss->pch);
 			break;
 		case FC_SOP_RUN:
 			if (fcemu__kernel_run(emu, le16toh(in->kernel), lsmem + ls,
@@ -502,6 +583,7 @@ int fcemu__streams_create(struct fcemu *emu)
 	ss->emu = emu;
 	ss->num_ls = emu->cfg.num_ls;
 	ss->ls_size = FCEMU_LS_SIZE;
+	ss->pch = pch ? pch : 1;
 	/* Reserved like board memory: an LS costs RAM once used. Page
 	 * aligned: copies in and out of it run on whole cache lines. */
 	ss->mem = mmap(NULL, (size_t)ss->num_ls * ss->ls_size,

@@ -242,3 +242,30 @@ FC__EXPORT int fc_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }
+
+FC__EXPORT int fc_sim_time_ps(struct fc_dev *dev, uint64_t *ps)
+{
+	int ret;
+
+	if (!dev || !ps)
+		return -EINVAL;
+	if (!dev->be->sim_time)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->sim_time(dev, ps);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+FC__EXPORT int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns)
+{
+	uint64_t ps;
+	int ret;
+
+	if (!ns)
+		return -EINVAL;
+	ret = fc_sim_time_ps(dev, &ps);
+	if (!ret)
+		*ns = ps / 1000;
+	return ret;
+}

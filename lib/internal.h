@@ -103,6 +103,9 @@ struct fc__backend {
 	/* rank, size, node_id, topology; -ENOTCONN in no cluster */
 	int (*world)(struct fc_dev *dev, struct fc_world *world);
 	int (*hops)(struct fc_dev *dev, uint32_t node, uint32_t *hops);
+	/* The board's simulated clock in ps (docs/model.md); -EOPNOTSUPP:
+	 * none */
+	int (*sim_time)(struct fc_dev *dev, uint64_t *ps);
 	/* enum fc__node_state of @node, or -errno */
 	int (*node_state)(struct fc_dev *dev, uint32_t node);
 	/* The bus address the board uses for byte 0 of @mem. */

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,11 @@ static void sort_usage(FILE *f)
 		"                     all the keys (no cluster needed)\n"
 		"      --header       print the column header first\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
-		"  -h, --help         show this help\n",
+		"  -h, --help         show this help\n"
+		"With a timing model on (FPGACOMM_EMU_MODEL, docs/model.md) a line\n"
+		"\"# model: ... sim_ms\" follows each algorithm's: the sort's simulated\n"
+		"time, the slowest rank's. It is the fabric's part only: the local\n"
+		"passes run on the host and cost no simulated time.\n",
 		prog, prog);
 }
 
@@ -217,6 +222,7 @@ static int run_serial(size_t keys, unsigned int bits, unsigned int iters)
 /* ---- Every rank: the distributed sort ---- */
 
 struct sort_bench {
+	struct fc_dev *dev;
 	struct fc_group *g;
 	uint32_t rank, n;
 	size_t count, keys;	/* this rank's, and all */
@@ -311,13 +317,16 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 	size_t c = b->count;
 	uint32_t *in = malloc(c * 4 + 4), *out = malloc(c * 4 + 4);
 	double *t = calloc(b->iters, sizeof(*t)), t0, model;
+	double *st = calloc(b->iters, sizeof(*st));
+	uint64_t s0, s1;
+	bool sim = fc_sim_time_ps(b->dev, &s0) == 0;
 	struct fc_sort_args a = {
 		.key_size = 4, .key_bits = b->bits, .algo = algo,
 		.count = c, .capacity = c,
 	};
 	int rc;
 
-	if (!in || !out || !t)
+	if (!in || !out || !t || !st)
 		sort_die("buffers", -ENOMEM);
 	gen_keys(in, c, b->first, b->bits);
 	a.keys = in;
@@ -325,11 +334,17 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 	for (unsigned int it = 0; it <= b->iters; it++) {
 		fc_barrier_group(b->g, SORT_TIMEOUT_MS);
 		t0 = now_s();
+		if (sim)
+			fc_sim_time_ps(b->dev, &s0);
 		rc = fc_sort(b->g, &a, SORT_TIMEOUT_MS);
 		if (rc)
 			sort_die(algo_names[algo], rc);
+		if (sim)
+			fc_sim_time_ps(b->dev, &s1);
 		if (it)
 			t[it - 1] = slowest(b, now_s() - t0);
+		if (it && sim)
+			st[it - 1] = slowest(b, (double)(s1 - s0) * 1e-12);
 	}
 	/* OPTWEB's model with our passes; GB/s of keys */
 	model = b->n * (bmem / a.mem_passes < bnet / (a.net_passes ? a.net_passes : 1) ?
@@ -339,6 +354,12 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 		line("fpgacomm", b->n, b->keys, b->bits, algo_names[algo],
 		     median(t, b->iters), a.net_passes, a.mem_passes, model,
 		     rc ? "ok" : "WRONG");
+	if (b->rank == 0 && sim)
+		printf("# model: %s %s sim_ms %.4f, %.3f GB/s of keys (the fabric only)\n",
+		       getenv("FPGACOMM_EMU_MODEL"), algo_names[algo],
+		       median(st, b->iters) * 1e3,
+		       b->keys * 4.0 / median(st, b->iters) / 1e9);
+	free(st);
 	free(in);
 	free(out);
 	free(t);
@@ -470,6 +491,7 @@ int bench_sort_main(int argc, char **argv)
 	rc = fc_open(&dev, b.devname);
 	if (rc)
 		sort_die("open", rc);
+	b.dev = dev;
 	rc = fc_group_world(dev, &b.g);
 	if (rc)
 		sort_die("world (run it under fpgacomm-run, mpirun or srun)", rc);

@@ -133,6 +133,48 @@ static void pingpong(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 	}
 }
 
+/*
+ * In simulated time nothing may reach rank 0 while it measures but the
+ * messages measured: a barrier message of a rank that only waits, or of
+ * the peer right after its last answer, taken by rank 0 before it reads
+ * its clock, would move that clock by an amount that depends on when the
+ * host ran it. So with a model on every other rank waits for rank 0's
+ * word, on a port of its own, before the next barrier.
+ */
+#define HOLD_PORT 1
+static struct fc_chan *hold[FC_MAX_NODES];
+
+static void hold_open(struct fc_dev *dev, uint32_t size, uint32_t rank)
+{
+	uint32_t r;
+	int ret;
+
+	for (r = 1; r < size; r++) {
+		if (rank != 0 && rank != r)
+			continue;
+		ret = fc_chan_open(dev, rank ? 0 : r, HOLD_PORT, 0, &hold[r]);
+		if (ret)
+			die("channel", ret);
+	}
+}
+
+static void hold_step(uint32_t size, uint32_t rank)
+{
+	char word = 0;
+	size_t len;
+	uint32_t r;
+	int ret = 0;
+
+	for (r = 1; r < size && !ret; r++) {
+		if (!hold[r])
+			continue;
+		ret = rank ? fc_chan_recv(hold[r], &word, 1, &len, TIMEOUT_MS) :
+			     fc_chan_send(hold[r], &word, 1, TIMEOUT_MS);
+	}
+	if (ret)
+		die("hold", ret);
+}
+
 static void bandwidth(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 		      unsigned int iters)
 {
@@ -183,6 +225,11 @@ static void hbm_usage(FILE *f)
 		"  -p, --passes N      invert each chunk N times in the LS (odd;\n"
 		"                      default 1): more work per byte of HBM, to see\n"
 		"                      the cores scale where memory does not\n"
+		"  -I, --in-place      invert the array where it is, as the paper's\n"
+		"                      data[i] = ~data[i] (default: into a second\n"
+		"                      array, in a pseudo-channel of its own)\n"
+		"With a timing model on (FPGACOMM_EMU_MODEL, docs/model.md) the model's\n"
+		"GB/s of the array, in simulated time, are printed beside ours.\n"
 		"  -d, --device DEV    board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -j, --json          one JSON object per case\n"
 		"  -h, --help          show this help\n",
@@ -216,6 +263,7 @@ struct hbm_case {
 	uint64_t len, chunk;
 	unsigned int nls, nstreams;
 	unsigned int passes;	/* invert passes per chunk: odd */
+	bool in_place;		/* destination = source */
 };
 
 /* The time one run of the array takes on the board, in microseconds. */
@@ -349,9 +397,11 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 {
 	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i, bad;
 	const uint32_t *want = in->addr, *got = out->addr;
-	double best = 0, hbest = 0, t;
+	double best = 0, hbest = 0, t, sim_us = 0;
+	uint64_t s0, s1;
 	unsigned int l, r;
 	char size[16];
+	bool sim;
 	int ret;
 
 	if (part % cs->chunk || part > hi->pch_bytes) {
@@ -362,17 +412,25 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 	}
 	for (l = 0; l < cs->nls; l++) {
 		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0, &src[l]);
-		if (!ret)
+		dst[l] = src[l];
+		if (!ret && !cs->in_place)
 			ret = fc_hbm_alloc(dev, part, (2 * l + 1) % hi->pchannels,
 					   0, &dst[l]);
 		if (ret)
 			die("board memory", ret);
 	}
 	hbm_copy(dev, in, cs, src, true);
+	sim = fc_sim_time_ns(dev, &s0) == 0;
 	/* round 0 warms up: board pages are backed on first write */
 	for (r = 0; r <= rounds; r++) {
 		memset(out->addr, 0, cs->len);
+		if (cs->in_place && r)
+			hbm_copy(dev, in, cs, src, true);
+		if (sim)
+			fc_sim_time_ps(dev, &s0);
 		t = hbm_run(dev, cs, src, dst);
+		if (sim && !fc_sim_time_ps(dev, &s1))
+			sim_us = (double)(s1 - s0) / 1e6;	/* the same each round */
 		hbm_copy(dev, out, cs, dst, false);
 		for (i = 0, bad = 0; i < cs->len / 4; i++)
 			bad += got[i] != ~want[i];
@@ -390,19 +448,30 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 	}
 	for (l = 0; l < cs->nls; l++) {
 		fc_hbm_free(dev, src[l]);
-		fc_hbm_free(dev, dst[l]);
+		if (!cs->in_place)
+			fc_hbm_free(dev, dst[l]);
 	}
-	if (json)
+	if (json) {
 		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, \"passes\": %u, "
-		       "\"board_gbps\": %.3f, \"host_gbps\": %.3f, "
-		       "\"ratio\": %.3f, \"verify\": \"ok\"}\n",
+		       "\"in_place\": %s, \"board_gbps\": %.3f, \"host_gbps\": %.3f, "
+		       "\"ratio\": %.3f, \"verify\": \"ok\"",
 		       (unsigned long long)cs->len, cs->nls, cs->nstreams, cs->passes,
+		       cs->in_place ? "true" : "false",
 		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
-	else
-		printf("%-8s %4u %7u %10.2f %10.2f %8.2f\n",
+		/* the model's: the array, and the bytes read and written */
+		if (sim_us > 0)
+			printf(", \"model_gbps\": %.3f, \"model_moved_gbps\": %.3f",
+			       cs->len / sim_us / 1e3, 2 * cs->len / sim_us / 1e3);
+		printf("}\n");
+	} else {
+		printf("%-8s %4u %7u %10.2f %10.2f %8.2f",
 		       human_size(cs->len, 0, size, sizeof(size)), cs->nls,
 		       cs->nstreams, cs->len / best / 1e3, cs->len / hbest / 1e3,
 		       hbest / best);
+		if (sim_us > 0)
+			printf(" %10.2f", cs->len / sim_us / 1e3);
+		printf("\n");
+	}
 	fflush(stdout);
 	return 0;
 }
@@ -416,6 +485,7 @@ static int hbm_main(int argc, char **argv)
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "passes", required_argument, NULL, 'p' },
+		{ "in-place", no_argument, NULL, 'I' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -430,12 +500,12 @@ static int hbm_main(int argc, char **argv)
 	struct fc_mem *in, *out;
 	struct fc_hbm_info hi;
 	struct fc_dev *dev;
-	bool json = false;
+	bool json = false, in_place = false;
 	uint32_t *host_out;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jIh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			n_sizes = hbm_list(optarg, sizes, "sizes", true);
@@ -469,6 +539,9 @@ static int hbm_main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'I':
+			in_place = true;
 			break;
 		default:
 			other_option(c, hbm_usage);
@@ -509,15 +582,17 @@ static int hbm_main(int argc, char **argv)
 		       "%u pass(es), best of %u rounds\n", prog, hi.num_ls,
 		       hi.ls_size >> 10, hi.pchannels, (unsigned long long)chunk >> 10,
 		       passes, rounds);
-		printf("%-8s %4s %7s %10s %10s %8s\n", "size", "LS", "streams",
-		       "board GB/s", "host GB/s", "ratio");
+		printf("%-8s %4s %7s %10s %10s %8s%s\n", "size", "LS", "streams",
+		       "board GB/s", "host GB/s", "ratio",
+		       fc_sim_time_ns(dev, &v) ? "" : " model GB/s");
 	}
 	for (a = 0; a < n_sizes; a++) {
 		for (b = 0; b < n_ls; b++) {
 			for (k = 0; k < n_st; k++) {
 				struct hbm_case cs = { sizes[a], chunk,
 						       (unsigned int)nls[b],
-						       (unsigned int)nst[k], passes };
+						       (unsigned int)nst[k], passes,
+						       in_place };
 
 				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
 					       rounds, json);
@@ -555,6 +630,8 @@ int main(int argc, char **argv)
 	struct fc_dev *dev;
 	uint32_t hops = 0;
 	double t0, dt;
+	uint64_t s0 = 0, s1 = 0;
+	bool sim;
 	char *buf;
 	int c, ret;
 
@@ -623,15 +700,23 @@ int main(int argc, char **argv)
 		if (ret)
 			die("channel", ret);
 	}
+	sim = fc_sim_time_ns(dev, &s0) == 0;
+	if (sim)
+		hold_open(dev, w.size, w.rank);
 	buf = calloc(1, max);
 	if (!buf)
 		die("buffer", -ENOMEM);
 	fc_world_hops(dev, peer, &hops);
+	/* A timing model on (docs/model.md): its figures beside ours. */
 	if (lead) {
 		printf("# %s %s: rank 0 <-> rank %u, %u hop(s), topology %s\n",
 		       prog, bw ? "bw" : "pingpong", peer, hops, w.topology);
-		printf("# %-10s %18s\n", "Size",
-		       bw ? "Bandwidth (MB/s)" : "Latency (us)");
+		if (sim)
+			printf("# model: %s (simulated time, FPGACOMM_EMU_MODEL)\n",
+			       getenv("FPGACOMM_EMU_MODEL"));
+		printf("# %-10s %18s%s\n", "Size",
+		       bw ? "Bandwidth (MB/s)" : "Latency (us)",
+		       !sim ? "" : bw ? "        Model (MB/s)" : "          Model (us)");
 	}
 	for (s = 0; s < nsizes; s++) {
 		n = iters_for(sizes[s] * (bw ? WINDOW : 1), iters, iters_given);
@@ -641,16 +726,36 @@ int main(int argc, char **argv)
 		ret = fc_barrier(dev, TIMEOUT_MS);
 		if (ret)
 			die("barrier", ret);
+		/*
+		 * In simulated time the barrier leaves the two clocks apart:
+		 * one round trip first, after which each message finds its
+		 * receiver waiting, as on the hardware.
+		 */
+		if (sim && part)
+			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], 1);
 		t0 = now_us();
+		if (sim)
+			fc_sim_time_ps(dev, &s0);
 		if (part)
 			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], n);
 		dt = now_us() - t0;
+		if (sim)
+			fc_sim_time_ps(dev, &s1);
 		if (lead && bw)
-			printf("%-12llu %18.2f\n", (unsigned long long)sizes[s],
+			printf("%-12llu %18.2f", (unsigned long long)sizes[s],
 			       (double)sizes[s] * WINDOW * n / dt);
 		else if (lead)
-			printf("%-12llu %18.3f\n", (unsigned long long)sizes[s],
+			printf("%-12llu %18.3f", (unsigned long long)sizes[s],
 			       dt / (2.0 * n));
+		if (lead && sim && bw)
+			printf(" %19.2f", (double)sizes[s] * WINDOW * n * 1e6 /
+						  (double)(s1 - s0));
+		else if (lead && sim)
+			printf(" %19.4f", (double)(s1 - s0) / (2e6 * n));
+		if (lead)
+			printf("\n");
+		if (sim)
+			hold_step(w.size, w.rank);
 		fflush(stdout);
 	}
 	ret = fc_barrier(dev, TIMEOUT_MS);

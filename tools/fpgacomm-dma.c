@@ -43,6 +43,7 @@ struct result {
 	double secs;
 	double bytes;	    /* may pass 2^64 on a long run */
 	uint32_t doorbells; /* accepted during the timed chains */
+	double sim_secs;    /* simulated time (docs/model.md), < 0: no model */
 };
 
 const char *const prog = "fpgacomm-dma";
@@ -315,6 +316,7 @@ static int time_chains(struct fc_dev *dev, const struct opts *o,
 		       const char *what, struct result *r)
 {
 	uint32_t before, after;
+	uint64_t s0, s1;
 	double t0;
 	int ret;
 
@@ -324,6 +326,7 @@ static int time_chains(struct fc_dev *dev, const struct opts *o,
 	ret = read_doorbells(dev, engines, &before);
 	if (ret)
 		return ret;
+	r->sim_secs = fc_sim_time_ps(dev, &s0) ? -1 : 0;
 	t0 = now();
 	for (unsigned long i = 0; i < o->iters; i++) {
 		ret = run_chain(dev, x, o->count, o->timeout_ms, what);
@@ -331,6 +334,8 @@ static int time_chains(struct fc_dev *dev, const struct opts *o,
 			return ret;
 	}
 	r->secs = now() - t0;
+	if (r->sim_secs >= 0 && !fc_sim_time_ps(dev, &s1))
+		r->sim_secs = (double)(s1 - s0) * 1e-12;
 	ret = read_doorbells(dev, engines, &after);
 	if (ret)
 		return ret;
@@ -423,6 +428,12 @@ static double gbps(const struct result *r)
 	return r->secs > 0 ? r->bytes / r->secs / 1e9 : 0;
 }
 
+/* The timing model's GB/s, simulated time; 0 without a model. */
+static double sim_gbps(const struct result *r)
+{
+	return r->sim_secs > 0 ? r->bytes / r->sim_secs / 1e9 : 0;
+}
+
 enum verdict {
 	VERIFY_SKIPPED,
 	VERIFY_OK,
@@ -458,6 +469,10 @@ static void print_dir_text(const struct report *rp, const char *label,
 	if (rp->mc.done)
 		printf("; dma/memcpy %.2f", gbps(r) / gbps(&rp->mc));
 	printf(")\n");
+	if (r->sim_secs > 0)
+		printf("%-12s %9.3f GB/s  (model %s: simulated time, %.3f us a chain)\n",
+		       "", sim_gbps(r), getenv("FPGACOMM_EMU_MODEL"),
+		       r->sim_secs * 1e6 / o->iters);
 }
 
 static void print_text(const struct report *rp)
@@ -500,6 +515,9 @@ static void print_dir_json(const struct report *rp, const char *key,
 	       (double)r->doorbells / rp->o->iters);
 	if (rp->mc.done)
 		printf(", \"dma_memcpy_ratio\": %.4f", gbps(r) / gbps(&rp->mc));
+	if (r->sim_secs > 0)
+		printf(", \"model_seconds\": %.9f, \"model_gbps\": %.4f",
+		       r->sim_secs, sim_gbps(r));
 	printf(" },\n");
 }
 

@@ -56,6 +56,22 @@ int fc_open(struct fc_dev **devp, const char *name);
  * fc_open() got the same address). */
 int fc_close(struct fc_dev *dev);
 
+/*
+ * fc_sim_time_ns - the board's simulated clock, in nanoseconds: on an
+ * emulated board running a timing model (FPGACOMM_EMU_MODEL names a
+ * profile, docs/model.md), the time the modelled hardware would have
+ * taken so far; it moves only by the model's costs, so the same program on
+ * the same input reads the same times whatever the host's load. Read it
+ * beside the wall clock, e.g. before and after a ping-pong.
+ * RETURN VALUE: 0 and *ns set; -EINVAL on NULL; -EOPNOTSUPP with no model
+ * on (a kernel board, or FPGACOMM_EMU_MODEL unset).
+ */
+int fc_sim_time_ns(struct fc_dev *dev, uint64_t *ns);
+/* fc_sim_time_ps - the same clock in picoseconds, its own resolution: an
+ * interval between two reads is then exact (whole nanoseconds cut the
+ * start and the end apart). RETURN VALUE: as fc_sim_time_ns(). */
+int fc_sim_time_ps(struct fc_dev *dev, uint64_t *ps);
+
 #define FC_NAME_MAX	64
 
 struct fc_info {

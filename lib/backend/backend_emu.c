@@ -757,6 +757,11 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 	return 0;
 }
 
+static int emu_sim_time(struct fc_dev *dev, uint64_t *ps)
+{
+	return fcemu_sim_time_ps(board_of(dev)->emu, ps);
+}
+
 /* Packets into the PIO window, then its TAIL: the board takes them. */
 static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 			unsigned int n, uint32_t *end)
@@ -856,6 +861,7 @@ const struct fc__backend fc__emu_backend = {
 	.progress = emu_progress,
 	.world = emu_world,
 	.hops = emu_hops,
+	.sim_time = emu_sim_time,
 	.node_state = emu_node_state,
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,

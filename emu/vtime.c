@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Virtual time of one board (emu/vtime.h): the profile's costs in
+ * picoseconds, and the arrival of packets.
+ */
+#include <string.h>
+
+#include "vtime.h"
+
+int fcemu__vt_init(struct fcemu_vtime *vt)
+{
+	const struct fcm_profile *p = &vt->prof;
+	double pcie_pkt;
+	int ret;
+
+	memset(vt, 0, sizeof(*vt));
+	memset(vt->hops, 0xff, sizeof(vt->hops));
+	ret = fcm_profile_from_env(&vt->prof);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	vt->on = true;
+	vt->pkt = fcemu__vt_ps(fcm_pkt_ns(p));
+	vt->router = fcemu__vt_ps(fcm_router_ns(p));
+	vt->link = fcemu__vt_ps(p->link_ns + fcm_pkt_ns(p));
+	/* A host on PCIe stores a packet into the board and the far board
+	 * writes it into its host's memory. */
+	pcie_pkt = p->pcie_lanes > 0 ?
+			   fcm_pcie_write_ns(p, (uint64_t)p->pkt_bytes) : 0;
+	vt->tx = fcemu__vt_ps(p->endpoint_ns / 2 + pcie_pkt);
+	vt->rx = fcemu__vt_ps(p->endpoint_ns - p->endpoint_ns / 2 + pcie_pkt);
+	return 0;
+}
+
+void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
+		      unsigned int hops, uint64_t t)
+{
+	uint64_t at;
+
+	if (!vt || !vt->on || src >= FC_MAX_NODES)
+		return;
+	at = t + (hops + 1) * vt->router + hops * vt->link;
+	if (vt->rx_last[src] && at < vt->rx_last[src] + vt->pkt)
+		at = vt->rx_last[src] + vt->pkt;
+	vt->rx_last[src] = at;
+	fcemu__vt_reach(vt, at + vt->rx);
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to emu/: virtual time (docs/model.md). With a profile
+ * (FPGACOMM_EMU_MODEL) each board keeps a clock, in picoseconds, that only
+ * the model's costs move: what programs compute is the same, only time
+ * differs. Every packet carries the time it left its board (struct
+ * cl_slot's t, never the wire packet); a board's clock moves to the latest
+ * arrival it takes. Nothing here reads a host clock, so the same program
+ * on the same input gets the same times whatever the host's load.
+ */
+#ifndef FCEMU_VTIME_H
+#define FCEMU_VTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <fpgacomm/hw.h>
+
+#include "model.h"
+
+struct fcemu_vtime {
+	bool on;
+	struct fcm_profile prof;
+	uint64_t now;		/* the board's (and its host's) clock, ps */
+	uint64_t start;		/* the message being injected leaves no sooner */
+	uint64_t port_free[FC_MAX_PORTS + 1];	/* each output port's */
+	uint64_t last;		/* the end of the latest packet sent */
+	uint64_t skip;		/* packets the next one stands for, less 1 */
+	uint64_t rx_last[FC_MAX_NODES];	/* last arrival from each source */
+	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
+	/* the profile's costs, in ps */
+	uint64_t pkt;		/* one packet on the port */
+	uint64_t tx;		/* a packet from the program to the router */
+	uint64_t rx;		/* from the router into the program */
+	uint64_t router, link;
+	/* the latest end of work the board did on its own (stream runs, on
+	 * worker threads); the clock takes it when the host looks */
+	uint64_t async_end;
+};
+
+/* Load the profile FPGACOMM_EMU_MODEL names, if any (off otherwise).
+ * RETURN VALUE: 0; -EINVAL, -ENOENT: a bad profile (said on stderr). */
+int fcemu__vt_init(struct fcemu_vtime *vt);
+
+static inline uint64_t fcemu__vt_ps(double ns)
+{
+	return ns > 0 ? (uint64_t)(ns * 1000.0 + 0.5) : 0;
+}
+
+/* The message injected next leaves no sooner than @at (ps). */
+static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
+{
+	if (vt && vt->on && at > vt->start)
+		vt->start = at;
+}
+
+/*
+ * The departure of the next packet, out of output port @port (0 local);
+ * that port is then busy one packet. Ports work side by side (a full mesh
+ * sends to every peer at once). No packet leaves before the board's
+ * present: what the board sends of its own (a FENCE_ACK, an ABORT) leaves
+ * once what it answers has arrived.
+ */
+static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt,
+				      unsigned int port)
+{
+	uint64_t t = vt->start;
+
+	if (t < vt->now)
+		t = vt->now;
+	if (t < vt->port_free[port])
+		t = vt->port_free[port];
+	/* a burst record leaves as the last packet it stands for */
+	t += vt->skip * vt->pkt;
+	vt->skip = 0;
+	vt->port_free[port] = t + vt->pkt;
+	if (vt->last < t + vt->pkt)
+		vt->last = t + vt->pkt;
+	return t;
+}
+
+/* The next packet stands for @n (a burst record); 1 to undo. */
+static inline void fcemu__vt_skip(struct fcemu_vtime *vt, uint64_t n)
+{
+	if (vt && vt->on)
+		vt->skip = n ? n - 1 : 0;
+}
+
+/* Move the clock to @t if it is later. */
+static inline void fcemu__vt_reach(struct fcemu_vtime *vt, uint64_t t)
+{
+	if (vt && vt->on && t > vt->now)
+		vt->now = t;
+}
+
+/* Work on a worker thread ends at @t: kept for the host's next look. */
+static inline void fcemu__vt_async(struct fcemu_vtime *vt, uint64_t t)
+{
+	uint64_t old = __atomic_load_n(&vt->async_end, __ATOMIC_RELAXED);
+
+	while (old < t && !__atomic_compare_exchange_n(&vt->async_end, &old, t,
+						       true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+/* The host looks at the board (its thread): the clock takes that work. */
+static inline void fcemu__vt_sync(struct fcemu_vtime *vt)
+{
+	if (vt->on)
+		fcemu__vt_reach(vt, __atomic_load_n(&vt->async_end,
+						    __ATOMIC_RELAXED));
+}
+
+/*
+ * A packet from @src, @hops links away, that left at @t, taken by the
+ * board now: its arrival after the path, behind the one before it from
+ * the same source, then into the program. (Per source, so that packets of
+ * different sources taken in any order give the same times.)
+ */
+void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
+		      unsigned int hops, uint64_t t);
+
+#endif /* FCEMU_VTIME_H */
