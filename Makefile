@@ -140,6 +140,8 @@ $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
 # ... and the cost of one small message, both ends in one process.
 $(B)/tools/fpgacomm-bench: tools/bench_msgcost.c tools/bench_msgcost.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_msgcost.c
+$(B)/tools/fpgacomm-bench: tools/bench_hbm.c tools/bench_hbm.h
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_hbm.c
 
 # The daemon that hosts the emulated board behind QEMU ivshmem (so: emu/).
 $(B)/tools/fpgacomm-emud: $(EMUD_SRC) tools/emud/ivshmem.h tools/emud/bell.h $(EMU_A)

@@ -7,7 +7,7 @@
  * Run it as every rank of the world (fpgacomm-run -n 2 -- fpgacomm-bench
  * pingpong); rank 0 and its peer measure, rank 0 prints, any others wait
  * at the barriers.
- * fpgacomm-bench hbm: the HBM2 paper's benchmark on one board (below).
+ * fpgacomm-bench hbm: the HBM2 paper's benchmark on one board (bench_hbm.c).
  * fpgacomm-bench msgcost: a small message's cost in one process
  * (bench_msgcost.c).
  */
@@ -22,6 +22,7 @@
 
 #include "bench_coll.h"
 #include "bench_gpu.h"
+#include "bench_hbm.h"
 #include "bench_msgcost.h"
 #include "bench_sort.h"
 #include "tool_util.h"
@@ -199,419 +200,15 @@ static void bandwidth(struct fc_chan *ch, bool lead, char *buf, uint64_t size,
 		die("bw", ret);
 }
 
-/* ---- hbm: random uint32 inverted by stream programs, checked on the host ---- */
-
-#define HBM_MAX_LIST	16
-
-static void hbm_usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s hbm [options]\n"
-		"The HBM2 paper's benchmark: a random uint32 array in board memory,\n"
-		"every bit inverted by stream programs on the local stores (copy\n"
-		"in, invert, copy out, in chunks), read back and checked on the\n"
-		"host; beside it a host loop inverting the same array. GB/s count\n"
-		"the array's bytes over the time from the first start to the last\n"
-		"stream's end (host loop: the loop's time). Each LS works on its\n"
-		"own part of the array, placed in a pseudo-channel of its own.\n"
-		"\n"
-		"Options:\n"
-		"  -s, --sizes LIST    array sizes (default 1M,4M,16M,64M)\n"
-		"  -l, --ls LIST       local stores used (default 1,2,4,... all)\n"
-		"  -S, --streams LIST  streams per LS, 1 or 2 (default 1,2)\n"
-		"  -c, --chunk SIZE    bytes per step (default 64K: the paper's\n"
-		"                      16 Ki elements; with 2 streams, half an LS each)\n"
-		"  -r, --rounds N      timed rounds per case, best kept (default 3)\n"
-		"  -p, --passes N      invert each chunk N times in the LS (odd;\n"
-		"                      default 1): more work per byte of HBM, to see\n"
-		"                      the cores scale where memory does not\n"
-		"  -I, --in-place      invert the array where it is, as the paper's\n"
-		"                      data[i] = ~data[i] (default: into a second\n"
-		"                      array, in a pseudo-channel of its own)\n"
-		"With a timing model on (FPGACOMM_EMU_MODEL, docs/model.md) the model's\n"
-		"GB/s of the array, in simulated time, are printed beside ours.\n"
-		"  -d, --device DEV    board (default: $FPGACOMM_DEVICE, ...)\n"
-		"  -j, --json          one JSON object per case\n"
-		"  -h, --help          show this help\n",
-		prog);
-}
-
-static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
-			     bool size)
-{
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == HBM_MAX_LIST)
-			usage_error("at most %u %s", HBM_MAX_LIST, what);
-		if ((size ? parse_size(tok, &v[n], "KMG", true) :
-			    parse_u64(tok, &v[n])) || !v[n])
-			usage_error("bad %s '%s'", what, tok);
-		n++;
-	}
-	free(copy);
-	if (!n)
-		usage_error("no %s", what);
-	return n;
-}
-
-struct hbm_case {
-	uint64_t len, chunk;
-	unsigned int nls, nstreams;
-	unsigned int passes;	/* invert passes per chunk: odd */
-	bool in_place;		/* destination = source */
+/* What the command line asks for. */
+struct chan_args {
+	uint64_t sizes[MAX_SIZES];
+	unsigned int nsizes, iters, peer;
+	bool iters_given, bw;
+	const char *devname;
 };
 
-/* The time one run of the array takes on the board, in microseconds. */
-static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
-		      const uint64_t *src, const uint64_t *dst)
-{
-	uint64_t part = c->len / c->nls;
-	unsigned int l, s;
-	double t0;
-	int ret;
-
-	t0 = now_us();
-	for (l = 0; l < c->nls; l++) {
-		for (s = 0; s < c->nstreams; s++) {
-			uint64_t chunks = part / c->chunk;
-			uint32_t mine = (uint32_t)((chunks - s + c->nstreams - 1) /
-						   c->nstreams);
-			uint32_t off = (uint32_t)(s * c->chunk);
-			uint32_t step = (uint32_t)(c->nstreams * c->chunk);
-			struct fc_sprog *p;
-
-			if (!mine)
-				continue;
-			/* stream_for (i = s; i < chunks; i += nstreams) */
-			ret = fc_sprog_new(&p);
-			if (!ret)
-				ret = fc_sprog_for(p, mine);
-			if (!ret)
-				ret = fc_sprog_copy_in(p, off, src[l] + off,
-						       (uint32_t)c->chunk, step);
-			/* more passes: work in the LS, not in HBM */
-			if (!ret && c->passes > 1)
-				ret = fc_sprog_for(p, c->passes);
-			if (!ret)
-				ret = fc_sprog_run(p, FC_KERN_INVERT, off, off,
-						   (uint32_t)(c->chunk / 4), 0);
-			if (!ret && c->passes > 1)
-				ret = fc_sprog_end_for(p);
-			if (!ret)
-				ret = fc_sprog_copy_out(p, dst[l] + off, step, off,
-							(uint32_t)c->chunk);
-			if (!ret)
-				ret = fc_sprog_end_for(p);
-			if (!ret)
-				ret = fc_stream_start(dev, l, s, p);
-			fc_sprog_free(p);
-			if (ret)
-				die("stream start", ret);
-		}
-	}
-	for (l = 0; l < c->nls; l++)
-		for (s = 0; s < c->nstreams; s++) {
-			ret = fc_stream_wait(dev, l, s, TIMEOUT_MS);
-			if (ret)
-				die("stream wait", ret);
-		}
-	return now_us() - t0;
-}
-
-/* Move [0, len) of @mem to or from the LS parts on the board. */
-static void hbm_copy(struct fc_dev *dev, struct fc_mem *mem,
-		     const struct hbm_case *c, const uint64_t *at, bool in)
-{
-	uint64_t part = c->len / c->nls;
-	struct fc_xfer x;
-	unsigned int l;
-	int ret;
-
-	for (l = 0; l < c->nls; l++) {
-		memset(&x, 0, sizeof(x));
-		x.src = in ? fc_host(mem, l * part) : fc_board(at[l]);
-		x.dst = in ? fc_board(at[l]) : fc_host(mem, l * part);
-		x.len = part;
-		ret = fc_dma_run(dev, &x, 1, TIMEOUT_MS);
-		if (ret)
-			die("dma", ret);
-	}
-}
-
-/*
- * The host's loop: the emulated board's invert kernel, 4 elements to a
- * 16-byte vector (emu/kernels.c), over the whole array at once. Both
- * sides run the same inner loop, so the ratio measures the streams'
- * machinery: copies through the LS, scheduling, start and wait.
- */
-typedef uint32_t v4u __attribute__((vector_size(16)));
-
-static void invert(const uint32_t *src, uint32_t *dst, uint64_t n)
-{
-	uint64_t i;
-	v4u x;
-
-	for (i = 0; i + 4 <= n; i += 4) {
-		memcpy(&x, src + i, 16);
-		x = ~x;
-		memcpy(dst + i, &x, 16);
-	}
-	for (; i < n; i++)
-		dst[i] = ~src[i];
-}
-
-/* With more passes, chunk by chunk as the LS do: the rest in the cache. */
-static double host_invert(const uint32_t *src, uint32_t *dst,
-			  const struct hbm_case *c)
-{
-	uint64_t n = c->chunk / 4, off;
-	double t0 = now_us();
-	unsigned int p;
-
-	if (c->passes == 1) {
-		invert(src, dst, c->len / 4);
-		return now_us() - t0;
-	}
-	for (off = 0; off < c->len / 4; off += n) {
-		invert(src + off, dst + off, n);
-		for (p = 1; p < c->passes; p++)
-			invert(dst + off, dst + off, n);
-	}
-	return now_us() - t0;
-}
-
-/*
- * One case: the array split over the LS, copied in, inverted in a warm-up
- * round and @rounds timed ones, each read back and checked, beside the
- * host loop. RETURN VALUE: 0, or 1 when an element was not inverted.
- */
-static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
-		    const struct hbm_case *cs, struct fc_mem *in,
-		    struct fc_mem *out, uint32_t *host_out, unsigned int rounds,
-		    bool json)
-{
-	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i, bad;
-	const uint32_t *want = in->addr, *got = out->addr;
-	double best = 0, hbest = 0, t, sim_us = 0;
-	uint64_t s0, s1;
-	unsigned int l, r;
-	char size[16];
-	bool sim;
-	int ret;
-
-	if (part % cs->chunk || part > hi->pch_bytes) {
-		fprintf(stderr, "%s: %llu bytes over %u LS: parts must be whole "
-			"chunks within a pseudo-channel; skipped\n", prog,
-			(unsigned long long)cs->len, cs->nls);
-		return 0;
-	}
-	for (l = 0; l < cs->nls; l++) {
-		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0, &src[l]);
-		dst[l] = src[l];
-		if (!ret && !cs->in_place)
-			ret = fc_hbm_alloc(dev, part, (2 * l + 1) % hi->pchannels,
-					   0, &dst[l]);
-		if (ret)
-			die("board memory", ret);
-	}
-	hbm_copy(dev, in, cs, src, true);
-	sim = fc_sim_time_ns(dev, &s0) == 0;
-	/* round 0 warms up: board pages are backed on first write */
-	for (r = 0; r <= rounds; r++) {
-		memset(out->addr, 0, cs->len);
-		if (cs->in_place && r)
-			hbm_copy(dev, in, cs, src, true);
-		if (sim)
-			fc_sim_time_ps(dev, &s0);
-		t = hbm_run(dev, cs, src, dst);
-		if (sim && !fc_sim_time_ps(dev, &s1))
-			sim_us = (double)(s1 - s0) / 1e6;	/* the same each round */
-		hbm_copy(dev, out, cs, dst, false);
-		for (i = 0, bad = 0; i < cs->len / 4; i++)
-			bad += got[i] != ~want[i];
-		if (bad) {
-			fprintf(stderr, "%s: %llu of %llu elements not inverted "
-				"(lost writes)\n", prog, (unsigned long long)bad,
-				(unsigned long long)cs->len / 4);
-			return 1;
-		}
-		if (r && (!best || t < best))
-			best = t;
-		t = host_invert(want, host_out, cs);
-		if (r && (!hbest || t < hbest))
-			hbest = t;
-	}
-	for (l = 0; l < cs->nls; l++) {
-		fc_hbm_free(dev, src[l]);
-		if (!cs->in_place)
-			fc_hbm_free(dev, dst[l]);
-	}
-	if (json) {
-		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, \"passes\": %u, "
-		       "\"in_place\": %s, \"board_gbps\": %.3f, \"host_gbps\": %.3f, "
-		       "\"ratio\": %.3f, \"verify\": \"ok\"",
-		       (unsigned long long)cs->len, cs->nls, cs->nstreams, cs->passes,
-		       cs->in_place ? "true" : "false",
-		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
-		/* the model's: the array, and the bytes read and written */
-		if (sim_us > 0)
-			printf(", \"model_gbps\": %.3f, \"model_moved_gbps\": %.3f",
-			       cs->len / sim_us / 1e3, 2 * cs->len / sim_us / 1e3);
-		printf("}\n");
-	} else {
-		printf("%-8s %4u %7u %10.2f %10.2f %8.2f",
-		       human_size(cs->len, 0, size, sizeof(size)), cs->nls,
-		       cs->nstreams, cs->len / best / 1e3, cs->len / hbest / 1e3,
-		       hbest / best);
-		if (sim_us > 0)
-			printf(" %10.2f", cs->len / sim_us / 1e3);
-		printf("\n");
-	}
-	fflush(stdout);
-	return 0;
-}
-
-static int hbm_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "sizes", required_argument, NULL, 's' },
-		{ "ls", required_argument, NULL, 'l' },
-		{ "streams", required_argument, NULL, 'S' },
-		{ "chunk", required_argument, NULL, 'c' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "passes", required_argument, NULL, 'p' },
-		{ "in-place", no_argument, NULL, 'I' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t sizes[HBM_MAX_LIST] = { 1 << 20, 4 << 20, 16 << 20, 64 << 20 };
-	uint64_t nls[HBM_MAX_LIST], nst[HBM_MAX_LIST] = { 1, 2 }, chunk = 64 << 10;
-	uint64_t max = 0, v, i;
-	unsigned int n_sizes = 4, n_ls = 0, n_st = 2, rounds = 3, passes = 1;
-	unsigned int a, b, k;
-	const char *devname = NULL;
-	struct fc_mem *in, *out;
-	struct fc_hbm_info hi;
-	struct fc_dev *dev;
-	bool json = false, in_place = false;
-	uint32_t *host_out;
-	int c, ret;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jIh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			n_sizes = hbm_list(optarg, sizes, "sizes", true);
-			break;
-		case 'l':
-			n_ls = hbm_list(optarg, nls, "LS counts", false);
-			break;
-		case 'S':
-			n_st = hbm_list(optarg, nst, "stream counts", false);
-			for (k = 0; k < n_st; k++)
-				if (nst[k] > FC_LS_STREAMS)
-					usage_error("streams per LS: 1 or 2");
-			break;
-		case 'c':
-			if (parse_size(optarg, &chunk, "K", true) || !chunk ||
-			    chunk % 4)
-				usage_error("bad chunk '%s'", optarg);
-			break;
-		case 'r':
-			if (parse_u64(optarg, &v) || !v || v > 1000)
-				usage_error("bad rounds '%s'", optarg);
-			rounds = (unsigned int)v;
-			break;
-		case 'p':
-			if (parse_u64(optarg, &v) || !(v % 2) || v > 1001)
-				usage_error("bad passes '%s' (odd, 1..1001)", optarg);
-			passes = (unsigned int)v;
-			break;
-		case 'd':
-			devname = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'I':
-			in_place = true;
-			break;
-		default:
-			other_option(c, hbm_usage);
-		}
-	}
-	if (optind != argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	ret = fc_open(&dev, devname);
-	if (ret)
-		die("open", ret);
-	ret = fc_hbm_query(dev, &hi);
-	if (ret)
-		die("hbm", ret);
-	if (chunk * FC_LS_STREAMS > hi.ls_size)
-		usage_error("chunk: two must fit an LS of %u bytes", hi.ls_size);
-	if (!n_ls)
-		for (v = 1; v <= hi.num_ls; v *= 2)
-			nls[n_ls++] = v;
-	for (k = 0; k < n_ls; k++)
-		if (nls[k] > hi.num_ls)
-			usage_error("the board has %u local stores", hi.num_ls);
-	for (a = 0; a < n_sizes; a++)
-		if (sizes[a] > max)
-			max = sizes[a];
-	ret = fc_mem_alloc(dev, max, 0, &in);
-	if (!ret)
-		ret = fc_mem_alloc(dev, max, 0, &out);
-	host_out = malloc(max);
-	if (ret || !host_out)
-		die("host memory", ret ? ret : -ENOMEM);
-	srandom(1);
-	for (i = 0; i < max / 4; i++)
-		((uint32_t *)in->addr)[i] = (uint32_t)random() ^
-					    ((uint32_t)random() << 16);
-
-	if (!json) {
-		printf("# %s hbm: %u LS of %u KiB, %u pseudo-channels, chunk %llu KiB, "
-		       "%u pass(es), best of %u rounds\n", prog, hi.num_ls,
-		       hi.ls_size >> 10, hi.pchannels, (unsigned long long)chunk >> 10,
-		       passes, rounds);
-		printf("%-8s %4s %7s %10s %10s %8s%s\n", "size", "LS", "streams",
-		       "board GB/s", "host GB/s", "ratio",
-		       fc_sim_time_ns(dev, &v) ? "" : " model GB/s");
-	}
-	for (a = 0; a < n_sizes; a++) {
-		for (b = 0; b < n_ls; b++) {
-			for (k = 0; k < n_st; k++) {
-				struct hbm_case cs = { sizes[a], chunk,
-						       (unsigned int)nls[b],
-						       (unsigned int)nst[k], passes,
-						       in_place };
-
-				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
-					       rounds, json);
-				if (ret)
-					return ret;
-			}
-		}
-	}
-	if (!json)
-		printf("# ratio: board GB/s over host GB/s, each the best of its rounds;\n"
-		       "# every round's result read back and checked element by element\n");
-	free(host_out);
-	fc_mem_free(dev, in);
-	fc_mem_free(dev, out);
-	fc_close(dev);
-	return 0;
-}
-
-int main(int argc, char **argv)
+static void chan_parse_args(int argc, char **argv, struct chan_args *a)
 {
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },
@@ -621,48 +218,30 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t sizes[MAX_SIZES], v, max = 0;
-	unsigned int nsizes = 0, iters = 1000, peer = 1, s, n;
-	const char *devname = NULL;
-	bool iters_given = false, bw, lead, part;
-	struct fc_world w;
-	struct fc_chan *ch = NULL;
-	struct fc_dev *dev;
-	uint32_t hops = 0;
-	double t0, dt;
-	uint64_t s0 = 0, s1 = 0;
-	bool sim;
-	char *buf;
-	int c, ret;
+	uint64_t v;
+	int c;
 
-	if (argc > 1 && bench_coll_is(argv[1]))
-		return bench_coll_main(argc, argv);
-	if (argc > 1 && !strcmp(argv[1], "hbm"))
-		return hbm_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "gpu"))
-		return bench_gpu_main(argc, argv);
-	if (argc > 1 && !strcmp(argv[1], "sort"))
-		return bench_sort_main(argc, argv);
-	if (argc > 1 && !strcmp(argv[1], "msgcost"))
-		return bench_msgcost_main(argc, argv);
+	memset(a, 0, sizeof(*a));
+	a->iters = 1000;
+	a->peer = 1;
 	while ((c = getopt_long(argc, argv, "s:i:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			nsizes = parse_sizes(optarg, sizes);
+			a->nsizes = parse_sizes(optarg, a->sizes);
 			break;
 		case 'i':
 			if (parse_u64(optarg, &v) || !v || v > 100000000)
 				usage_error("bad iteration count '%s'", optarg);
-			iters = (unsigned int)v;
-			iters_given = true;
+			a->iters = (unsigned int)v;
+			a->iters_given = true;
 			break;
 		case 'p':
 			if (parse_u64(optarg, &v) || v >= FC_MAX_NODES)
 				usage_error("bad peer '%s'", optarg);
-			peer = (unsigned int)v;
+			a->peer = (unsigned int)v;
 			break;
 		case 'd':
-			devname = optarg;
+			a->devname = optarg;
 			break;
 		default:
 			other_option(c, usage);
@@ -671,99 +250,153 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		usage_error("one command: pingpong or bw");
 	if (!strcmp(argv[optind], "pingpong"))
-		bw = false;
+		a->bw = false;
 	else if (!strcmp(argv[optind], "bw"))
-		bw = true;
+		a->bw = true;
 	else
 		usage_error("unknown command '%s'", argv[optind]);
-	if (!nsizes)
+	if (!a->nsizes)
 		for (v = 1; v <= (1u << 20); v <<= 1)
-			sizes[nsizes++] = v;
-	for (s = 0; s < nsizes; s++)
-		if (sizes[s] > max)
-			max = sizes[s];
+			a->sizes[a->nsizes++] = v;
+}
 
-	ret = fc_open(&dev, devname);
+/* One run of pingpong or bw between rank 0 and its peer. */
+struct chan_run {
+	const struct chan_args *a;
+	struct fc_dev *dev;
+	struct fc_world w;
+	struct fc_chan *ch;
+	bool lead, part, sim;
+	char *buf;
+};
+
+static void chan_print_header(const struct chan_run *r)
+{
+	const struct chan_args *a = r->a;
+	uint32_t hops = 0;
+
+	fc_world_hops(r->dev, a->peer, &hops);
+	printf("# %s %s: rank 0 <-> rank %u, %u hop(s), topology %s\n", prog,
+	       a->bw ? "bw" : "pingpong", a->peer, hops, r->w.topology);
+	/* A timing model on (docs/model.md): its figures beside ours. */
+	if (r->sim)
+		printf("# model: %s (simulated time, FPGACOMM_EMU_MODEL)\n",
+		       getenv("FPGACOMM_EMU_MODEL"));
+	printf("# %-10s %18s%s\n", "Size",
+	       a->bw ? "Bandwidth (MB/s)" : "Latency (us)",
+	       !r->sim ? "" : a->bw ? "        Model (MB/s)" : "          Model (us)");
+}
+
+/* One size: warm-up, a barrier, the timed iterations; rank 0 prints. */
+static void chan_measure(const struct chan_run *r, uint64_t size)
+{
+	const struct chan_args *a = r->a;
+	void (*fn)(struct fc_chan *, bool, char *, uint64_t, unsigned int) =
+		a->bw ? bandwidth : pingpong;
+	unsigned int n = iters_for(size * (a->bw ? WINDOW : 1), a->iters,
+				   a->iters_given);
+	uint64_t s0 = 0, s1 = 0;
+	double t0, dt;
+	int ret;
+
+	if (r->part)
+		fn(r->ch, r->lead, r->buf, size, WARMUP);
+	ret = fc_barrier(r->dev, TIMEOUT_MS);
+	if (ret)
+		die("barrier", ret);
+	/*
+	 * In simulated time the barrier leaves the two clocks apart: one
+	 * round trip first, after which each message finds its receiver
+	 * waiting, as on the hardware.
+	 */
+	if (r->sim && r->part)
+		fn(r->ch, r->lead, r->buf, size, 1);
+	t0 = now_us();
+	if (r->sim)
+		fc_sim_time_ps(r->dev, &s0);
+	if (r->part)
+		fn(r->ch, r->lead, r->buf, size, n);
+	dt = now_us() - t0;
+	if (r->sim)
+		fc_sim_time_ps(r->dev, &s1);
+	if (r->lead && a->bw)
+		printf("%-12llu %18.2f", (unsigned long long)size,
+		       (double)size * WINDOW * n / dt);
+	else if (r->lead)
+		printf("%-12llu %18.3f", (unsigned long long)size,
+		       dt / (2.0 * n));
+	if (r->lead && r->sim && a->bw)
+		printf(" %19.2f",
+		       (double)size * WINDOW * n * 1e6 / (double)(s1 - s0));
+	else if (r->lead && r->sim)
+		printf(" %19.4f", (double)(s1 - s0) / (2e6 * n));
+	if (r->lead)
+		printf("\n");
+	if (r->sim)
+		hold_step(r->w.size, r->w.rank);
+	fflush(stdout);
+}
+
+static int chan_main(int argc, char **argv)
+{
+	struct chan_run r = { 0 };
+	struct chan_args a;
+	uint64_t max = 0, s0;
+	unsigned int s;
+	int ret;
+
+	chan_parse_args(argc, argv, &a);
+	r.a = &a;
+	for (s = 0; s < a.nsizes; s++)
+		if (a.sizes[s] > max)
+			max = a.sizes[s];
+	ret = fc_open(&r.dev, a.devname);
 	if (ret)
 		die("open", ret);
-	ret = fc_world_query(dev, &w);
+	ret = fc_world_query(r.dev, &r.w);
 	if (ret)
 		die("world (run it under fpgacomm-run, mpirun or srun)", ret);
-	if (peer == 0 || peer >= w.size)
-		usage_error(
-			"peer %u: the world has ranks 0..%u and rank 0 leads",
-			peer, w.size - 1);
-	lead = w.rank == 0;
-	part = lead || w.rank == peer;
-	if (part) {
-		ret = fc_chan_open(dev, lead ? peer : 0, PORT, 0, &ch);
+	if (a.peer == 0 || a.peer >= r.w.size)
+		usage_error("peer %u: the world has ranks 0..%u and rank 0 leads",
+			    a.peer, r.w.size - 1);
+	r.lead = r.w.rank == 0;
+	r.part = r.lead || r.w.rank == a.peer;
+	if (r.part) {
+		ret = fc_chan_open(r.dev, r.lead ? a.peer : 0, PORT, 0, &r.ch);
 		if (ret)
 			die("channel", ret);
 	}
-	sim = fc_sim_time_ns(dev, &s0) == 0;
-	if (sim)
-		hold_open(dev, w.size, w.rank);
-	buf = calloc(1, max);
-	if (!buf)
+	r.sim = fc_sim_time_ns(r.dev, &s0) == 0;
+	if (r.sim)
+		hold_open(r.dev, r.w.size, r.w.rank);
+	r.buf = calloc(1, max);
+	if (!r.buf)
 		die("buffer", -ENOMEM);
-	fc_world_hops(dev, peer, &hops);
-	/* A timing model on (docs/model.md): its figures beside ours. */
-	if (lead) {
-		printf("# %s %s: rank 0 <-> rank %u, %u hop(s), topology %s\n",
-		       prog, bw ? "bw" : "pingpong", peer, hops, w.topology);
-		if (sim)
-			printf("# model: %s (simulated time, FPGACOMM_EMU_MODEL)\n",
-			       getenv("FPGACOMM_EMU_MODEL"));
-		printf("# %-10s %18s%s\n", "Size",
-		       bw ? "Bandwidth (MB/s)" : "Latency (us)",
-		       !sim ? "" : bw ? "        Model (MB/s)" : "          Model (us)");
-	}
-	for (s = 0; s < nsizes; s++) {
-		n = iters_for(sizes[s] * (bw ? WINDOW : 1), iters, iters_given);
-		if (part)
-			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s],
-						    WARMUP);
-		ret = fc_barrier(dev, TIMEOUT_MS);
-		if (ret)
-			die("barrier", ret);
-		/*
-		 * In simulated time the barrier leaves the two clocks apart:
-		 * one round trip first, after which each message finds its
-		 * receiver waiting, as on the hardware.
-		 */
-		if (sim && part)
-			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], 1);
-		t0 = now_us();
-		if (sim)
-			fc_sim_time_ps(dev, &s0);
-		if (part)
-			(bw ? bandwidth : pingpong)(ch, lead, buf, sizes[s], n);
-		dt = now_us() - t0;
-		if (sim)
-			fc_sim_time_ps(dev, &s1);
-		if (lead && bw)
-			printf("%-12llu %18.2f", (unsigned long long)sizes[s],
-			       (double)sizes[s] * WINDOW * n / dt);
-		else if (lead)
-			printf("%-12llu %18.3f", (unsigned long long)sizes[s],
-			       dt / (2.0 * n));
-		if (lead && sim && bw)
-			printf(" %19.2f", (double)sizes[s] * WINDOW * n * 1e6 /
-						  (double)(s1 - s0));
-		else if (lead && sim)
-			printf(" %19.4f", (double)(s1 - s0) / (2e6 * n));
-		if (lead)
-			printf("\n");
-		if (sim)
-			hold_step(w.size, w.rank);
-		fflush(stdout);
-	}
-	ret = fc_barrier(dev, TIMEOUT_MS);
+	if (r.lead)
+		chan_print_header(&r);
+	for (s = 0; s < a.nsizes; s++)
+		chan_measure(&r, a.sizes[s]);
+	ret = fc_barrier(r.dev, TIMEOUT_MS);
 	if (ret)
 		die("barrier", ret);
-	if (ch)
-		fc_chan_close(ch);
-	free(buf);
-	fc_close(dev);
+	if (r.ch)
+		fc_chan_close(r.ch);
+	free(r.buf);
+	fc_close(r.dev);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && bench_coll_is(argv[1]))
+		return bench_coll_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "hbm"))
+		return bench_hbm_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "gpu"))
+		return bench_gpu_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "sort"))
+		return bench_sort_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "msgcost"))
+		return bench_msgcost_main(argc, argv);
+	return chan_main(argc, argv);
 }
