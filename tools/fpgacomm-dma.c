@@ -82,6 +82,47 @@ static void usage(FILE *f)
 
 /* ---- Argument parsing ---- */
 
+/* A byte count or address with an optional K, M, G or T suffix. */
+static uint64_t size_arg(const char *arg, const char *what)
+{
+	uint64_t v;
+	int ret;
+
+	ret = parse_size(arg, &v, "KMGT", true);
+	if (ret == -ERANGE)
+		usage_error("%s '%s' is too large", what, arg);
+	if (ret)
+		usage_error("bad %s '%s': expected a number with an optional "
+			    "K, M or G suffix",
+			    what, arg);
+	return v;
+}
+
+/* A plain number from @min to @max. */
+static uint64_t range_arg(const char *arg, const char *what, uint64_t min,
+			  uint64_t max)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v))
+		usage_error("bad %s '%s': expected a number", what, arg);
+	if (v < min || v > max)
+		usage_error("%s %s out of range %llu..%llu", what, arg,
+			    (unsigned long long)min, (unsigned long long)max);
+	return v;
+}
+
+static int dir_arg(const char *arg)
+{
+	if (!strcmp(arg, "h2b"))
+		return DIR_H2B;
+	if (!strcmp(arg, "b2h"))
+		return DIR_B2H;
+	if (!strcmp(arg, "both"))
+		return DIR_BOTH;
+	usage_error("bad direction '%s': expected h2b, b2h or both", arg);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum {
@@ -108,8 +149,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
-	int c, ret;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "d:s:n:i:h", lopts, NULL)) != -1) {
 		switch (c) {
@@ -117,73 +157,33 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->dev = optarg;
 			break;
 		case 's':
-			ret = parse_size(optarg, &o->size, "KMGT", true);
-			if (ret == -ERANGE)
-				usage_error("size '%s' is too large", optarg);
-			if (ret)
-				usage_error(
-					"bad size '%s': expected a number with an optional K, M or G suffix",
-					optarg);
+			o->size = size_arg(optarg, "size");
 			if (!o->size)
 				usage_error("size must not be 0");
 			break;
 		case 'n':
-			if (parse_u64(optarg, &v))
-				usage_error("bad count '%s': expected a number",
-					    optarg);
-			if (v < 1 || v > FC_MAX_CHAIN)
-				usage_error("count %s out of range 1..%d",
-					    optarg, FC_MAX_CHAIN);
-			o->count = v;
+			o->count = range_arg(optarg, "count", 1, FC_MAX_CHAIN);
 			break;
 		case 'i':
-			if (parse_u64(optarg, &v))
-				usage_error(
-					"bad iteration count '%s': expected a number",
-					optarg);
-			if (v < 1 || v > 1000000000)
-				usage_error(
-					"iterations %s out of range 1..1000000000",
-					optarg);
-			o->iters = v;
+			o->iters = range_arg(optarg, "iteration count", 1,
+					     1000000000);
 			break;
 		case O_DIR:
-			if (!strcmp(optarg, "h2b"))
-				o->dir = DIR_H2B;
-			else if (!strcmp(optarg, "b2h"))
-				o->dir = DIR_B2H;
-			else if (!strcmp(optarg, "both"))
-				o->dir = DIR_BOTH;
-			else
-				usage_error(
-					"bad direction '%s': expected h2b, b2h or both",
-					optarg);
+			o->dir = dir_arg(optarg);
 			break;
 		case O_VERIFY:
-			o->verify = true;
-			break;
 		case O_NO_VERIFY:
-			o->verify = false;
+			o->verify = c == O_VERIFY;
 			break;
 		case O_BOARD_ADDR:
-			ret = parse_size(optarg, &o->board_addr, "KMGT", true);
-			if (ret == -ERANGE)
-				usage_error("board address '%s' is too large",
-					    optarg);
-			if (ret)
-				usage_error(
-					"bad board address '%s': expected a number",
-					optarg);
+			o->board_addr = size_arg(optarg, "board address");
 			break;
 		case O_MEMCPY:
 			o->memcpy = true;
 			break;
 		case O_TIMEOUT:
-			if (parse_u64(optarg, &v) || v < 1 || v > INT32_MAX)
-				usage_error(
-					"bad timeout '%s': expected milliseconds, 1..%d",
-					optarg, INT32_MAX);
-			o->timeout_ms = v;
+			o->timeout_ms = range_arg(optarg, "timeout (ms)", 1,
+						  INT32_MAX);
 			break;
 		case O_JSON:
 			o->json = true;
