@@ -344,7 +344,56 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 		       (unsigned long long)bad_all);
 }
 
-int bench_coll_main(int argc, char **argv)
+static const char *const tnames[] = { "float32", "float64", "int32",
+				      "int64" };
+static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64, FC_INT32,
+				       FC_INT64 };
+static const char *const onames[] = { "sum", "min", "max" };
+static const enum fc_redop ops[] = { FC_SUM, FC_MIN, FC_MAX };
+static const char *const mnames[] = { "plain", "fc_mem" };
+
+/* What the command line asks for, beyond what struct bench holds. */
+struct coll_args {
+	uint64_t sizes[COLL_MAX_SIZES];
+	unsigned int nsizes, iters, ti, oi;
+	unsigned int mem_first, mem_last; /* 0: plain, 1: fc_mem */
+	bool iters_given, mem_given;
+	const char *devname;
+};
+
+static unsigned int coll_sizes(const char *list, uint64_t *sizes)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	unsigned int n = 0;
+
+	if (!copy)
+		coll_die("strdup", -ENOMEM);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == COLL_MAX_SIZES ||
+		    parse_size(tok, &sizes[n], "KM", true))
+			usage_error("bad size '%s'", tok);
+		n++;
+	}
+	free(copy);
+	return n;
+}
+
+static void coll_buffers_arg(const char *arg, struct coll_args *a)
+{
+	a->mem_given = true;
+	if (!strcmp(arg, "plain"))
+		a->mem_first = a->mem_last = 0;
+	else if (!strcmp(arg, "fc_mem"))
+		a->mem_first = a->mem_last = 1;
+	else if (!strcmp(arg, "both"))
+		a->mem_first = 0, a->mem_last = 1;
+	else
+		usage_error("unknown buffers '%s'", arg);
+}
+
+static void coll_parse_args(int argc, char **argv, struct coll_args *a,
+			    struct bench *b)
 {
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },
@@ -357,84 +406,53 @@ int bench_coll_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const tnames[] = { "float32", "float64", "int32",
-					      "int64" };
-	static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64, FC_INT32,
-					       FC_INT64 };
-	static const char *const onames[] = { "sum", "min", "max" };
-	static const enum fc_redop ops[] = { FC_SUM, FC_MIN, FC_MAX };
-	uint64_t sizes[COLL_MAX_SIZES] = { 8, 1024, 65536, 1048576 }, v,
-		 max = 0;
-	unsigned int nsizes = 4, iters = 200, s, ti = 0, oi = 0;
-	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
-	const char *devname = NULL, *list;
-	bool iters_given = false;
-	static const char *const mnames[] = { "plain", "fc_mem" };
-	unsigned int mem_first = 0, mem_last = 0, m;
-	bool mem_given = false;
-	struct fc_mem *smem = NULL, *rmem = NULL;
-	struct fc_dev *dev;
-	char *sb, *rb, *copy, *tok, *save = NULL;
-	char *bufs[2][2] = { { NULL, NULL }, { NULL, NULL } };
-	int c, ret;
+	static const uint64_t default_sizes[] = { 8, 1024, 65536, 1048576 };
+	uint64_t v;
+	int c;
 
-	for (b.coll = 0; strcmp(argv[1], coll_names[b.coll]); b.coll++)
-		;
+	memset(a, 0, sizeof(*a));
+	memcpy(a->sizes, default_sizes, sizeof(default_sizes));
+	a->nsizes = 4;
+	a->iters = 200;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "s:i:t:o:r:d:m:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 's':
-			list = optarg;
-			copy = strdup(list);
-			nsizes = 0;
-			for (tok = strtok_r(copy, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (nsizes == COLL_MAX_SIZES ||
-				    parse_size(tok, &sizes[nsizes], "KM", true))
-					usage_error("bad size '%s'", tok);
-				nsizes++;
-			}
-			free(copy);
+			a->nsizes = coll_sizes(optarg, a->sizes);
 			break;
 		case 'i':
 			if (parse_u64(optarg, &v) || !v || v > 1000000)
 				usage_error("bad iteration count '%s'", optarg);
-			iters = (unsigned int)v;
-			iters_given = true;
+			a->iters = (unsigned int)v;
+			a->iters_given = true;
 			break;
 		case 't':
-			for (ti = 0; ti < 4 && strcmp(optarg, tnames[ti]); ti++)
+			for (a->ti = 0; a->ti < 4 && strcmp(optarg, tnames[a->ti]);
+			     a->ti++)
 				;
-			if (ti == 4)
+			if (a->ti == 4)
 				usage_error("unknown type '%s'", optarg);
-			b.type = types[ti];
+			b->type = types[a->ti];
 			break;
 		case 'o':
-			for (oi = 0; oi < 3 && strcmp(optarg, onames[oi]); oi++)
+			for (a->oi = 0; a->oi < 3 && strcmp(optarg, onames[a->oi]);
+			     a->oi++)
 				;
-			if (oi == 3)
+			if (a->oi == 3)
 				usage_error("unknown op '%s'", optarg);
-			b.op = ops[oi];
+			b->op = ops[a->oi];
 			break;
 		case 'r':
 			if (parse_u64(optarg, &v) || v >= FC_MAX_NODES)
 				usage_error("bad root '%s'", optarg);
-			b.root = (uint32_t)v;
+			b->root = (uint32_t)v;
 			break;
 		case 'd':
-			devname = optarg;
+			a->devname = optarg;
 			break;
 		case 'm':
-			mem_given = true;
-			if (!strcmp(optarg, "plain"))
-				mem_first = mem_last = 0;
-			else if (!strcmp(optarg, "fc_mem"))
-				mem_first = mem_last = 1;
-			else if (!strcmp(optarg, "both"))
-				mem_first = 0, mem_last = 1;
-			else
-				usage_error("unknown buffers '%s'", optarg);
+			coll_buffers_arg(optarg, a);
 			break;
 		default:
 			other_option(c, coll_usage);
@@ -442,7 +460,96 @@ int bench_coll_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	ret = fc_open(&dev, devname);
+}
+
+/* Send and receive buffers of @max bytes: plain ones in bufs[0], fc_mem
+ * ones in bufs[1] (their fc_mem in @smem and @rmem), as asked. */
+static void coll_buffers(struct fc_dev *dev, const struct coll_args *a,
+			 const struct bench *b, uint64_t max,
+			 char *bufs[2][2], struct fc_mem **smem,
+			 struct fc_mem **rmem)
+{
+	int ret;
+
+	if (a->mem_first == 0) {
+		bufs[0][0] = calloc(1, max + b->es);
+		bufs[0][1] = calloc(1, max + b->es);
+		if (!bufs[0][0] || !bufs[0][1])
+			coll_die("buffers", -ENOMEM);
+	}
+	if (a->mem_last == 1) {
+		ret = fc_mem_alloc(dev, max + b->es, 0, smem);
+		if (!ret)
+			ret = fc_mem_alloc(dev, max + b->es, 0, rmem);
+		if (ret)
+			coll_die("fc_mem_alloc", ret);
+		bufs[1][0] = (*smem)->addr;
+		bufs[1][1] = (*rmem)->addr;
+	}
+}
+
+static void coll_print_header(const struct coll_args *a,
+			      const struct bench *b)
+{
+	printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n",
+	       prog, coll_names[b->coll], b->n, tnames[a->ti], onames[a->oi],
+	       fc_coll_algo_name(b->g, coll_names[b->coll], 1u << 20));
+	printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
+	       "", "", "", "", "", "out-of-place", "", "", "",
+	       "in-place", "", "", "");
+	printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s%s\n",
+	       "size", "count", "type", "redop", "root", "time(us)",
+	       "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
+	       "#wrong", a->mem_given ? "  buffers" : "");
+}
+
+/* One size, on each kind of buffer asked for; rank 0 prints a row each. */
+static void coll_run_size(struct bench *b, const struct coll_args *a,
+			  char *bufs[2][2], uint64_t size)
+{
+	uint64_t cap = (512ull << 20) / (size ? size : 1);
+	unsigned int n = a->iters_given ? a->iters :
+			 cap < 5	? 5 :
+			 cap < a->iters ? (unsigned int)cap :
+					  a->iters;
+	size_t sc, rc, count;
+	unsigned int m;
+
+	counts_of(b, size, &sc, &rc, &count);
+	for (m = a->mem_first; m <= a->mem_last; m++) {
+		if (b->rank == 0)
+			printf("  %10llu %12zu %8s %6s %4d",
+			       (unsigned long long)size, count, tnames[a->ti],
+			       onames[a->oi],
+			       b->coll == BCAST || b->coll == REDUCE ?
+				       (int)b->root :
+				       -1);
+		measure(b, bufs[m][0], bufs[m][1], size, n, false);
+		if (b->coll != BCAST)
+			measure(b, bufs[m][0], bufs[m][1], size, n, true);
+		if (b->rank == 0) {
+			printf("%s%s\n", a->mem_given ? "  " : "",
+			       a->mem_given ? mnames[m] : "");
+			fflush(stdout);
+		}
+	}
+}
+
+int bench_coll_main(int argc, char **argv)
+{
+	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
+	char *bufs[2][2] = { { NULL, NULL }, { NULL, NULL } };
+	struct fc_mem *smem = NULL, *rmem = NULL;
+	struct coll_args a;
+	struct fc_dev *dev;
+	uint64_t max = 0;
+	unsigned int s;
+	int ret;
+
+	for (b.coll = 0; strcmp(argv[1], coll_names[b.coll]); b.coll++)
+		;
+	coll_parse_args(argc, argv, &a, &b);
+	ret = fc_open(&dev, a.devname);
 	if (ret)
 		coll_die("open", ret);
 	ret = fc_group_world(dev, &b.g);
@@ -455,65 +562,14 @@ int bench_coll_main(int argc, char **argv)
 	if (b.root >= b.n)
 		usage_error("root %u: the world has ranks 0..%u", b.root,
 			    b.n - 1);
-	for (s = 0; s < nsizes; s++)
-		if (sizes[s] > max)
-			max = sizes[s];
-	if (mem_first == 0) {
-		bufs[0][0] = calloc(1, max + b.es);
-		bufs[0][1] = calloc(1, max + b.es);
-		if (!bufs[0][0] || !bufs[0][1])
-			coll_die("buffers", -ENOMEM);
-	}
-	if (mem_last == 1) {
-		ret = fc_mem_alloc(dev, max + b.es, 0, &smem);
-		if (!ret)
-			ret = fc_mem_alloc(dev, max + b.es, 0, &rmem);
-		if (ret)
-			coll_die("fc_mem_alloc", ret);
-		bufs[1][0] = smem->addr;
-		bufs[1][1] = rmem->addr;
-	}
-	if (b.rank == 0) {
-		printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n",
-		       prog, coll_names[b.coll], b.n, tnames[ti], onames[oi],
-		       fc_coll_algo_name(b.g, coll_names[b.coll], 1u << 20));
-		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
-		       "", "", "", "", "", "out-of-place", "", "", "",
-		       "in-place", "", "", "");
-		printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s%s\n",
-		       "size", "count", "type", "redop", "root", "time(us)",
-		       "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
-		       "#wrong", mem_given ? "  buffers" : "");
-	}
-	for (s = 0; s < nsizes; s++) {
-		size_t sc, rc, count;
-		uint64_t cap = (512ull << 20) / (sizes[s] ? sizes[s] : 1);
-		unsigned int n = iters_given ? iters :
-				 cap < 5     ? 5 :
-				 cap < iters ? (unsigned int)cap :
-					       iters;
-
-		counts_of(&b, sizes[s], &sc, &rc, &count);
-		for (m = mem_first; m <= mem_last; m++) {
-			sb = bufs[m][0];
-			rb = bufs[m][1];
-			if (b.rank == 0)
-				printf("  %10llu %12zu %8s %6s %4d",
-				       (unsigned long long)sizes[s], count,
-				       tnames[ti], onames[oi],
-				       b.coll == BCAST || b.coll == REDUCE ?
-					       (int)b.root :
-					       -1);
-			measure(&b, sb, rb, sizes[s], n, false);
-			if (b.coll != BCAST)
-				measure(&b, sb, rb, sizes[s], n, true);
-			if (b.rank == 0) {
-				printf("%s%s\n", mem_given ? "  " : "",
-				       mem_given ? mnames[m] : "");
-				fflush(stdout);
-			}
-		}
-	}
+	for (s = 0; s < a.nsizes; s++)
+		if (a.sizes[s] > max)
+			max = a.sizes[s];
+	coll_buffers(dev, &a, &b, max, bufs, &smem, &rmem);
+	if (b.rank == 0)
+		coll_print_header(&a, &b);
+	for (s = 0; s < a.nsizes; s++)
+		coll_run_size(&b, &a, bufs, a.sizes[s]);
 	free(bufs[0][0]);
 	free(bufs[0][1]);
 	if (smem)
