@@ -8,6 +8,8 @@
 #
 #   - version: the header's FC_API_VERSION_MAJOR.MINOR is the newest node
 #     of lib/libfpgacomm.map, so the release and the symbols agree.
+#   - functions: no function of lib/, emu/, driver/, model/, topo/ or tools/
+#     is over 100 lines (universal-ctags finds them; skipped without it).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,7 +33,31 @@ rule_version() {
 	fi
 }
 
+# Each function's length: from the line ctags gives to the first line
+# after it that is a lone "}" (kernel style closes a function so).
+rule_functions() {
+	local long long_lines
+	if ! command -v ctags >/dev/null || ! ctags --version 2>/dev/null | grep -q Universal; then
+		echo "skip: functions: universal-ctags is not installed"
+		return
+	fi
+	long=$(find lib emu driver model topo tools -name '*.c' 2>/dev/null | sort |
+	       xargs ctags -x --c-kinds=f 2>/dev/null |
+	       awk '{ print $4, $3, $1 }' | sort -k1,1 -k2,2n |
+	       while read -r file line name; do
+		       awk -v s="$line" -v n="$name" -v f="$file" \
+			   'NR > s && /^}$/ { if (NR - s > 100) print f ":" s " " n "() " NR - s " lines"; exit }' "$file"
+	       done)
+	if [[ -z $long ]]; then
+		ok "functions: none over 100 lines"
+	else
+		mapfile -t long_lines <<<"$long"
+		bad "functions: over 100 lines (split them into named steps)" "${long_lines[@]}"
+	fi
+}
+
 rule_version
+rule_functions
 
 echo "$passed passed, $failed failed"
 (( failed == 0 ))

@@ -21,7 +21,7 @@
 
 set -eu
 
-PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils"
+PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils universal-ctags clang-format"
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace sparse"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
 VALGRIND_PKGS="valgrind"

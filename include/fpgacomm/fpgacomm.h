@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define FC_API_VERSION_MAJOR	0
-#define FC_API_VERSION_MINOR	3
+#define FC_API_VERSION_MINOR	4
 
 struct fc_dev;
 
