@@ -23,6 +23,7 @@
 #define HDR_MAGIC	0xa7
 #define HDR_SPLIT	(1u << 0)	/* the payload follows in pieces */
 #define HDR_DATA	(1u << 1)	/* @data is the sender's */
+#define HDR_SPACE1	(1u << 2)	/* of the second matching space */
 #define EAGER_BUF	(16u << 10)	/* a header and a small payload */
 #define OP_CACHE	64		/* ended operations kept for the next */
 #define DEAD_CHECK_NS	(20ull * 1000000)	/* look for dead peers this often */
@@ -51,6 +52,7 @@ struct op {
 	struct op *next;
 	bool send, inject;
 	bool discard;			/* receive: of a claimed message, no buffer */
+	bool space1;			/* receive: FC_TAG_F_SPACE1 */
 	uint32_t node;			/* receive: wanted, or FC_TAG_ANY_NODE */
 	uint64_t tag, ignore;
 	uint8_t *buf;
@@ -253,7 +255,7 @@ static void recv_copy(struct fc_tag_ep *ep, struct op *o, const uint8_t *data,
 /* The first posted receive that a message from @node with @tag matches,
  * taken off the queue; or NULL. */
 static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node,
-			      uint64_t tag)
+			      uint64_t tag, bool space1)
 {
 	struct op **pp, *prev = NULL;
 
@@ -261,7 +263,7 @@ static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node,
 		struct op *o = *pp;
 
 		if ((o->node != FC_TAG_ANY_NODE && o->node != node) ||
-		    !tag_match(o->tag, o->ignore, tag))
+		    o->space1 != space1 || !tag_match(o->tag, o->ignore, tag))
 			continue;
 		*pp = o->next;
 		if (ep->posted_t == o)
@@ -284,7 +286,8 @@ static void unexp_append(struct fc_tag_ep *ep, struct fc_tag_msg *m)
 }
 
 static struct fc_tag_msg *unexp_find(struct fc_tag_ep *ep, uint32_t node,
-				     uint64_t tag, uint64_t ignore, bool take)
+				     uint64_t tag, uint64_t ignore,
+				     bool space1, bool take)
 {
 	struct fc_tag_msg **pp, *prev = NULL;
 
@@ -292,6 +295,7 @@ static struct fc_tag_msg *unexp_find(struct fc_tag_ep *ep, uint32_t node,
 		struct fc_tag_msg *m = *pp;
 
 		if ((node != FC_TAG_ANY_NODE && m->node != node) ||
+		    !(m->h.flags & HDR_SPACE1) != !space1 ||
 		    !tag_match(tag, ignore, m->h.tag))
 			continue;
 		if (take) {
@@ -386,7 +390,7 @@ static void take_eager(struct fc_tag_ep *ep, uint32_t node, size_t len)
 		return;		/* not ours: dropped */
 	if (!(h.flags & HDR_SPLIT) && h.len != len - sizeof(h))
 		return;
-	o = posted_take(ep, node, h.tag);
+	o = posted_take(ep, node, h.tag, h.flags & HDR_SPACE1);
 	if (h.flags & HDR_SPLIT) {
 		take_split(ep, node, &h, o);
 		return;
@@ -710,7 +714,8 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	struct hdr h;
 	int ret;
 
-	if (!ep || (!buf && len) || (flags & ~(FC_TAG_F_DATA | FC_TAG_F_INJECT)))
+	if (!ep || (!buf && len) ||
+	    (flags & ~(FC_TAG_F_DATA | FC_TAG_F_INJECT | FC_TAG_F_SPACE1)))
 		return -EINVAL;
 	if (node >= ep->size || port >= FC_CHAN_PORTS)
 		return -EINVAL;
@@ -723,6 +728,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	h.len = (uint32_t)len;
 	h.port = (uint16_t)ep->port;
 	h.flags = (flags & FC_TAG_F_DATA ? HDR_DATA : 0) |
+		  (flags & FC_TAG_F_SPACE1 ? HDR_SPACE1 : 0) |
 		  (len > EAGER_MAX ? HDR_SPLIT : 0);
 	h.magic = HDR_MAGIC;
 
@@ -786,7 +792,7 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	struct fc_tag_msg *m;
 	struct op *o;
 
-	if (!ep || (!buf && cap) || flags)
+	if (!ep || (!buf && cap) || (flags & ~FC_TAG_F_SPACE1))
 		return -EINVAL;
 	if (node != FC_TAG_ANY_NODE && node >= ep->size)
 		return -EINVAL;
@@ -799,6 +805,7 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	o->node = node;
 	o->tag = tag;
 	o->ignore = ignore;
+	o->space1 = flags & FC_TAG_F_SPACE1;
 	o->buf = buf;
 	o->cap = cap;
 	o->cqe.ctx = ctx;
@@ -806,7 +813,7 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	o->cqe.flags = FC_TAG_CQE_RECV;
 	/* what came first and was not taken by a header since */
 	take_headers(ep);
-	m = unexp_find(ep, node, tag, ignore, true);
+	m = unexp_find(ep, node, tag, ignore, o->space1, true);
 	if (m) {
 		msg_deliver(ep, m, o);
 	} else {
@@ -840,13 +847,14 @@ FC__EXPORT int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
 	bool claim = flags & FC_TAG_F_CLAIM;
 	struct fc_tag_msg *m;
 
-	if (!ep || !info || (flags & ~FC_TAG_F_CLAIM) || (claim && !msgp))
+	if (!ep || !info || (flags & ~(FC_TAG_F_CLAIM | FC_TAG_F_SPACE1)) ||
+	    (claim && !msgp))
 		return -EINVAL;
 	if (node != FC_TAG_ANY_NODE && node >= ep->size)
 		return -EINVAL;
 	fc__fab_lock(ep->fab);
 	progress(ep);
-	m = unexp_find(ep, node, tag, ignore, claim);
+	m = unexp_find(ep, node, tag, ignore, flags & FC_TAG_F_SPACE1, claim);
 	if (m) {
 		info_of(m, info);
 		if (claim) {

@@ -8,7 +8,7 @@
  * that came before their receive (small and large) taken by later
  * receives out of order; probe, claim and the claimed message's receive
  * (and a discard); cut-off receives (-EMSGSIZE, the first bytes there,
- * olen right, the next message whole); cancel; the sender's rank and
+ * olen right, the next message whole); the two matching spaces; cancel; the sender's rank and
  * port and its data on the receive; bad input and a port already taken.
  */
 #include <errno.h>
@@ -318,6 +318,31 @@ static void test_truncate(uint8_t *sb, uint8_t *rb)
 	sync_all();
 }
 
+/* The two matching spaces never match each other. */
+static void test_spaces(void)
+{
+	struct fc_tag_cqe c;
+	uint32_t a = 1, b = 2, v;
+	int r;
+
+	if (rank == 1) {
+		CHECK_RC(fc_tag_send(ep, 0, PORT, &a, 4, 7, 0,
+				     FC_TAG_F_SPACE1 | FC_TAG_F_INJECT, NULL, 0), 0);
+		CHECK_RC(fc_tag_send(ep, 0, PORT, &b, 4, 7, 0,
+				     FC_TAG_F_INJECT, NULL, 0), 0);
+	}
+	sync_all();
+	if (rank == 0) {
+		CHECK_RC(fc_tag_recv(ep, 1, &v, 4, 7, 0, 0, &r, 0), 0);
+		wait_ctx(&r, 0, &c);
+		CHECK(v == 2, "space 0 got %u", v);
+		CHECK_RC(fc_tag_recv(ep, 1, &v, 4, 7, 0, FC_TAG_F_SPACE1, &r, 0), 0);
+		wait_ctx(&r, 0, &c);
+		CHECK(v == 1, "space 1 got %u", v);
+	}
+	sync_all();
+}
+
 static void test_cancel(void)
 {
 	struct fc_tag_cqe c;
@@ -419,6 +444,7 @@ static int run_rank(void)
 	test_unexpected(sb, rb);
 	test_probe_claim(sb, rb);
 	test_truncate(sb, rb);
+	test_spaces();
 	test_cancel();
 	test_source_port();
 	test_bad_input();

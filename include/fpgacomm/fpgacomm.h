@@ -928,6 +928,10 @@ const char *fc_strerror(int err);
 #define FC_TAG_F_INJECT		(1u << 1)	/* no completion; copied at once */
 /* Flags of fc_tag_probe(). */
 #define FC_TAG_F_CLAIM		(1u << 2)	/* take the message found (*msgp) */
+/* Flag of fc_tag_send(), fc_tag_recv() and fc_tag_probe(): the second of
+ * an endpoint's two matching spaces, which never match each other (a
+ * libfabric endpoint's untagged messages beside its tagged ones). */
+#define FC_TAG_F_SPACE1		(1u << 3)
 
 /* fc_tag_cqe.flags */
 #define FC_TAG_CQE_SEND		(1u << 0)
@@ -986,7 +990,7 @@ int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 /*
  * fc_tag_recv - post a receive of at most @cap bytes into @buf for the
  * first message from @node (or FC_TAG_ANY_NODE) whose tag matches @tag
- * outside @ignore. @flags: none defined, must be 0.
+ * outside @ignore. @flags: 0 or FC_TAG_F_SPACE1.
  * RETURN VALUE: 0; -EINVAL (NULL @ep, NULL @buf with @cap, unknown flags,
  * @node out of range); -ENOMEM.
  */
