@@ -49,10 +49,10 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests examples check check-full demo bench install uninstall driver deps \
+.PHONY: all lib prov tools tests examples check check-full demo bench install uninstall driver deps \
         clean format FORCE
 
-all: lib tools tests examples
+all: lib prov tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
@@ -91,6 +91,27 @@ $(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile FORCE
 	fi
 
 FORCE:
+
+# prov/: the libfabric provider "fpgacomm" (libfpgacomm-fi.so), a thin
+# layer over the library, linked with its static form so that libfabric
+# loads it alone. Built where libfabric's headers are (libfabric-dev);
+# installed where Debian's libfabric looks for providers (FI_PROVDIR).
+HAVE_LIBFABRIC := $(shell pkg-config --exists libfabric 2>/dev/null && \
+			  test -f $$(pkg-config --variable=includedir libfabric)/rdma/providers/fi_prov.h && echo 1)
+FI_PROVDIR ?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
+PROV_SRC := $(wildcard prov/*.c)
+PROV_OBJ := $(PROV_SRC:%.c=$(B)/%.o)
+PROV_SO  := $(B)/libfpgacomm-fi.so
+$(B)/prov/%.o: INC := -Iprov
+ifeq ($(HAVE_LIBFABRIC),1)
+prov: $(PROV_SO)
+else
+prov:
+	@echo "prov: libfabric-dev not installed: the provider is not built (scripts/install-deps.sh --mpi)"
+endif
+$(PROV_SO): $(PROV_OBJ) $(LIB_A) prov/libfpgacomm-fi.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=prov/libfpgacomm-fi.map \
+		-Wl,-z,defs -o $@ $(PROV_OBJ) $(LIB_A) $(LIB_LIBS) -lfabric
 
 # Tools and tests link the static library so that they run from the tree.
 tools: $(TOOLS)
@@ -231,7 +252,7 @@ bench: deps
 driver:
 	@scripts/build-driver.sh
 
-install: lib tools
+install: lib prov tools
 	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/fpgacomm/fpgacomm.h include/fpgacomm/hw.h \
@@ -243,13 +264,19 @@ install: lib tools
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(B)/fpgacomm.pc $(DESTDIR)$(PKGCONFIGDIR)/
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	@if [ -f $(PROV_SO) ]; then \
+		echo "install -m 755 $(PROV_SO) $(DESTDIR)$(FI_PROVDIR)/"; \
+		install -d $(DESTDIR)$(FI_PROVDIR) && \
+		install -m 755 $(PROV_SO) $(DESTDIR)$(FI_PROVDIR)/; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fpgacomm/fpgacomm.h \
 	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi/fpgacomm.h \
 	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/hw.h \
 	      $(DESTDIR)$(LIBDIR)/libfpgacomm.* $(DESTDIR)$(PKGCONFIGDIR)/fpgacomm.pc \
-	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
+	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS)) \
+	      $(DESTDIR)$(FI_PROVDIR)/libfpgacomm-fi.so
 
 format:
 	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
