@@ -5,10 +5,61 @@
  * A process has one board: domains share it, counted.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <fpgacomm/hw.h>
+
 #include "fcp.h"
+
+/*
+ * What the board moved: bytes of its DMA engines and packets its ports
+ * sent, from its own counters. With FPGACOMM_FI_STATS=PREFIX, a domain's
+ * close writes the board's counts since the domain opened to PREFIX.RANK,
+ * so that a test can tell the traffic went over the board.
+ */
+struct board_counts {
+	uint64_t dma_bytes, tx_pkts;
+};
+
+static void counts_read(struct fc_dev *dev, struct board_counts *c)
+{
+	struct fc_info info;
+	uint32_t e, p, lo, hi;
+
+	memset(c, 0, sizeof(*c));
+	if (fc_query(dev, &info))
+		return;
+	for (e = 0; e < info.dma_engines; e++) {
+		if (!fc_reg_read(dev, FC_DMA_REG(e, FC_DMA_BYTES_LO), &lo) &&
+		    !fc_reg_read(dev, FC_DMA_REG(e, FC_DMA_BYTES_HI), &hi))
+			c->dma_bytes += (uint64_t)hi << 32 | lo;
+	}
+	for (p = 1; p <= info.num_ports; p++)
+		if (!fc_reg_read(dev, FC_PORT_REG(p, FC_PORT_TX_PKTS), &lo))
+			c->tx_pkts += lo;
+}
+
+static void counts_write(struct fcp_domain *d)
+{
+	const char *prefix = getenv("FPGACOMM_FI_STATS");
+	struct board_counts now;
+	char path[4096];
+	FILE *f;
+
+	if (!prefix || !*prefix)
+		return;
+	counts_read(d->dev, &now);
+	snprintf(path, sizeof(path), "%s.%u", prefix, d->world.rank);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "dma_bytes %llu\ntx_pkts %llu\n",
+		(unsigned long long)(now.dma_bytes - d->dma_bytes0),
+		(unsigned long long)(uint32_t)(now.tx_pkts - d->tx_pkts0));
+	fclose(f);
+}
 
 static pthread_mutex_t board_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fc_dev *board;
@@ -45,6 +96,7 @@ static int domain_close(struct fid *fid)
 
 	if (d->refs)
 		return -FI_EBUSY;
+	counts_write(d);
 	board_put();
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -140,6 +192,13 @@ int fcp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		board_put();
 		free(d);
 		return ret;
+	}
+	{
+		struct board_counts c;
+
+		counts_read(d->dev, &c);
+		d->dma_bytes0 = c.dma_bytes;
+		d->tx_pkts0 = c.tx_pkts;
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	d->fab = (struct fcp_fabric *)fabric;

@@ -58,6 +58,7 @@ struct fcp_domain {
 	uint64_t mr_mode;
 	uint32_t next_port;
 	int refs;			/* objects opened on it */
+	uint64_t dma_bytes0, tx_pkts0;	/* the board's counts at open */
 };
 
 struct fcp_av {
