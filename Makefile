@@ -153,7 +153,21 @@ tests: $(TESTS)
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka $(TEST_LIBS)
+
+# test_libfabric uses the provider through libfabric, and runs an MPI
+# program (built with mpicc where Open MPI is) under mpirun.
+ifeq ($(HAVE_LIBFABRIC),1)
+$(B)/tests/test_libfabric: TEST_LIBS := -lfabric
+endif
+MPICC ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_MPICC),1)
+tests: $(B)/tests/mpi/mpi_fabric
+endif
+$(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@
 
 # Tests go through the public API, except these: the emulator's own (its
 # registers, clusters and internals), those that make an emulated cluster
