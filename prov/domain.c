@@ -2,7 +2,7 @@
 /*
  * The domain: this process's board, opened as fc_open(NULL) opens it
  * ($FPGACOMM_DEVICE, or the emulated cluster of an mpirun or srun job).
- * A process has one board: domains share it, counted.
+ * A process has one board: domains share it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -80,10 +80,23 @@ static int board_get(struct fc_dev **devp)
 	return ret;
 }
 
+/*
+ * The board stays open once opened, until the provider is unloaded
+ * (fcp_board_close): a board closed and opened again skips what arrived
+ * meanwhile (fc_open starts at each ring's TAIL), so a program that
+ * closes its domain and opens another would lose its peers' messages.
+ */
 static void board_put(void)
 {
 	pthread_mutex_lock(&board_lock);
-	if (--board_users == 0) {
+	board_users--;
+	pthread_mutex_unlock(&board_lock);
+}
+
+void fcp_board_close(void)
+{
+	pthread_mutex_lock(&board_lock);
+	if (board && !board_users) {
 		fc_close(board);
 		board = NULL;
 	}

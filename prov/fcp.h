@@ -143,6 +143,8 @@ int fcp_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 /* domain.c */
 int fcp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **dom, void *context);
+/* The board, closed when the provider is unloaded. */
+void fcp_board_close(void);
 /* av.c */
 int fcp_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av, void *context);

@@ -199,6 +199,7 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 
 static void fcp_cleanup(void)
 {
+	fcp_board_close();
 }
 
 struct fi_provider fcp_prov = {

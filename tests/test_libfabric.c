@@ -54,7 +54,7 @@
 
 #include "launch.h"
 
-#define EP_PORT	"3"		/* FPGACOMM_FI_PORT: each rank's first endpoint */
+#define EP_PORT	"3"		/* FPGACOMM_FI_PORT: the first round's endpoints */
 #define WAIT_S	30
 
 static uint32_t rank;
@@ -122,7 +122,7 @@ static void sync_peer(void)
 	cq_expect(R.rxcq, &c2, &e, NULL);
 }
 
-static int open_res(enum fi_av_type av_type)
+static int open_res(enum fi_av_type av_type, uint32_t port)
 {
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_av_attr av_attr = { .type = av_type };
@@ -163,13 +163,13 @@ static int open_res(enum fi_av_type av_type)
 	FI_OK(fi_ep_bind(R.ep, &R.rcntr->fid, FI_RECV));
 	FI_OK(fi_enable(R.ep));
 	FI_OK(fi_getname(&R.ep->fid, &me, &len));
-	CHECK(len == sizeof(me) && me.node == rank && me.port == 3,
+	CHECK(len == sizeof(me) && me.node == rank && me.port == port,
 	      "getname: %u:%u (len %zu)", me.node, me.port, len);
 	/* the peer's first endpoint is on the same port; node 99 is none */
 	addr[0].node = rank ^ 1;
-	addr[0].port = 3;
+	addr[0].port = port;
 	addr[1].node = 99;
-	addr[1].port = 3;
+	addr[1].port = port;
 	CHECK_FI(fi_av_insert(R.av, addr, 2, fa, 0, NULL), 1);
 	CHECK(fa[1] == FI_ADDR_NOTAVAIL, "bad address got fi_addr %llu",
 	      (unsigned long long)fa[1]);
@@ -415,7 +415,10 @@ static int run_rank(void)
 
 	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
 	for (int t = 0; t < 2 && !failures; t++) {
-		if (open_res(types[t])) {
+		/* a port of its own each round: what the peer sends to the
+		 * next round's endpoint must not reach this one, closing */
+		setenv("FPGACOMM_FI_PORT", t ? "4" : EP_PORT, 1);
+		if (open_res(types[t], 3 + t)) {
 			close_res();
 			break;
 		}
