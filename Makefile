@@ -296,7 +296,7 @@ uninstall:
 	      $(DESTDIR)$(FI_PROVDIR)/libfpgacomm-fi.so
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
+	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] prov/*.[ch] tools/*.c tests/*.c tests/mpi/*.c examples/*.c)
 
 clean:
 	rm -rf $(B) build-asan

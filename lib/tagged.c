@@ -20,29 +20,29 @@
 
 #include "fabric_internal.h"
 
-#define HDR_MAGIC	0xa7
-#define HDR_SPLIT	(1u << 0)	/* the payload follows in pieces */
-#define HDR_DATA	(1u << 1)	/* @data is the sender's */
-#define HDR_SPACE1	(1u << 2)	/* of the second matching space */
-#define EAGER_BUF	(16u << 10)	/* a header and a small payload */
-#define OP_CACHE	64		/* ended operations kept for the next */
-#define DEAD_CHECK_NS	(20ull * 1000000)	/* look for dead peers this often */
+#define HDR_MAGIC     0xa7
+#define HDR_SPLIT     (1u << 0)		/* the payload follows in pieces */
+#define HDR_DATA      (1u << 1)		/* @data is the sender's */
+#define HDR_SPACE1    (1u << 2)		/* of the second matching space */
+#define EAGER_BUF     (16u << 10)	/* a header and a small payload */
+#define OP_CACHE      64		/* ended operations kept for the next */
+#define DEAD_CHECK_NS (20ull * 1000000) /* look for dead peers this often */
 
 struct hdr {
 	uint64_t tag;
 	uint64_t data;
 	uint32_t len;
-	uint16_t port;			/* the sender's endpoint */
-	uint8_t flags;			/* HDR_* */
+	uint16_t port; /* the sender's endpoint */
+	uint8_t flags; /* HDR_* */
 	uint8_t magic;
 };
 
-#define EAGER_MAX	(EAGER_BUF - sizeof(struct hdr))
+#define EAGER_MAX (EAGER_BUF - sizeof(struct hdr))
 
 /* Channel requests of one message's pieces. */
 struct pieces {
 	struct fc_req **reqs;
-	struct fc_req *one;		/* reqs when there is one piece */
+	struct fc_req *one; /* reqs when there is one piece */
 	unsigned int n, left;
 	uint32_t node;
 	int status;
@@ -51,43 +51,43 @@ struct pieces {
 struct op {
 	struct op *next;
 	bool send, inject;
-	bool discard;			/* receive: of a claimed message, no buffer */
-	bool space1;			/* receive: FC_TAG_F_SPACE1 */
-	uint32_t node;			/* receive: wanted, or FC_TAG_ANY_NODE */
+	bool discard;  /* receive: of a claimed message, no buffer */
+	bool space1;   /* receive: FC_TAG_F_SPACE1 */
+	uint32_t node; /* receive: wanted, or FC_TAG_ANY_NODE */
 	uint64_t tag, ignore;
 	uint8_t *buf;
 	size_t cap;
-	uint8_t *tmp;			/* receive: landing of a cut-off message */
+	uint8_t *tmp; /* receive: landing of a cut-off message */
 	struct pieces pc;
 	struct fc_tag_cqe cqe;
 };
 
 /* A message nobody asked for yet. */
 struct fc_tag_msg {
-	struct fc_tag_msg *next;	/* unexpected queue */
-	struct fc_tag_msg *anext;	/* arriving: pieces outstanding */
+	struct fc_tag_msg *next;  /* unexpected queue */
+	struct fc_tag_msg *anext; /* arriving: pieces outstanding */
 	uint32_t node;
 	struct hdr h;
-	uint8_t *data;			/* the whole payload, ours */
+	uint8_t *data; /* the whole payload, ours */
 	struct pieces pc;
 	bool arriving;
-	bool queued;			/* on the unexpected queue */
-	struct op *waiter;		/* matched, waits for its pieces */
+	bool queued;	   /* on the unexpected queue */
+	struct op *waiter; /* matched, waits for its pieces */
 };
 
 struct fc_tag_ep {
 	struct fc_dev *dev;
 	struct fc__fabric *fab;
 	uint32_t port, size;
-	struct fc_chan *ch[FC_MAX_NODES];	/* on our port */
-	struct fc_req *eager[FC_MAX_NODES];	/* posted on them */
-	uint8_t *ebuf;				/* size * EAGER_BUF */
-	struct fc_chan **xch;			/* other ports', ours */
+	struct fc_chan *ch[FC_MAX_NODES];   /* on our port */
+	struct fc_req *eager[FC_MAX_NODES]; /* posted on them */
+	uint8_t *ebuf;			    /* size * EAGER_BUF */
+	struct fc_chan **xch;		    /* other ports', ours */
 	struct op *posted_h, *posted_t;
 	struct fc_tag_msg *unexp_h, *unexp_t;
-	struct op *active;			/* pieces outstanding */
+	struct op *active; /* pieces outstanding */
 	struct fc_tag_msg *arriving;
-	struct fc_tag_msg *claimed;		/* by fc_tag_probe(), linked by next */
+	struct fc_tag_msg *claimed; /* by fc_tag_probe(), linked by next */
 	struct op *done_h, *done_t;
 	struct op *cache;
 	unsigned int cached;
@@ -151,8 +151,8 @@ static bool tag_match(uint64_t want, uint64_t ignore, uint64_t tag)
 /* Room for @n requests of pieces. RETURN VALUE: 0 or -ENOMEM. */
 static int pieces_init(struct pieces *pc, uint64_t len, uint32_t node)
 {
-	unsigned int n = (unsigned int)((len + FC_CHAN_MAX_MSG - 1) /
-					FC_CHAN_MAX_MSG);
+	unsigned int n =
+		(unsigned int)((len + FC_CHAN_MAX_MSG - 1) / FC_CHAN_MAX_MSG);
 
 	memset(pc, 0, sizeof(*pc));
 	pc->node = node;
@@ -231,8 +231,8 @@ static void pieces_drop(struct pieces *pc)
 /* A receive's entry from the message's header. */
 static void recv_fill(struct op *o, uint32_t node, const struct hdr *h)
 {
-	o->cqe.flags = FC_TAG_CQE_RECV | (h->flags & HDR_DATA ?
-						  FC_TAG_CQE_DATA : 0);
+	o->cqe.flags = FC_TAG_CQE_RECV |
+		       (h->flags & HDR_DATA ? FC_TAG_CQE_DATA : 0);
 	o->cqe.tag = h->tag;
 	o->cqe.data = h->flags & HDR_DATA ? h->data : 0;
 	o->cqe.node = node;
@@ -254,8 +254,8 @@ static void recv_copy(struct fc_tag_ep *ep, struct op *o, const uint8_t *data,
 
 /* The first posted receive that a message from @node with @tag matches,
  * taken off the queue; or NULL. */
-static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node,
-			      uint64_t tag, bool space1)
+static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
+			      bool space1)
 {
 	struct op **pp, *prev = NULL;
 
@@ -286,8 +286,8 @@ static void unexp_append(struct fc_tag_ep *ep, struct fc_tag_msg *m)
 }
 
 static struct fc_tag_msg *unexp_find(struct fc_tag_ep *ep, uint32_t node,
-				     uint64_t tag, uint64_t ignore,
-				     bool space1, bool take)
+				     uint64_t tag, uint64_t ignore, bool space1,
+				     bool take)
 {
 	struct fc_tag_msg **pp, *prev = NULL;
 
@@ -323,7 +323,7 @@ static void msg_deliver(struct fc_tag_ep *ep, struct fc_tag_msg *m,
 {
 	recv_fill(o, m->node, &m->h);
 	if (m->arriving) {
-		m->waiter = o;		/* ends with the pieces */
+		m->waiter = o; /* ends with the pieces */
 		return;
 	}
 	recv_copy(ep, o, m->data, m->pc.status);
@@ -332,8 +332,8 @@ static void msg_deliver(struct fc_tag_ep *ep, struct fc_tag_msg *m,
 
 /* A header that says its payload follows, from @node: the receives of
  * the pieces, into @o's buffer or ours. */
-static void take_split(struct fc_tag_ep *ep, uint32_t node,
-		       const struct hdr *h, struct op *o)
+static void take_split(struct fc_tag_ep *ep, uint32_t node, const struct hdr *h,
+		       struct op *o)
 {
 	struct fc_chan *ch = ep->ch[node];
 	struct fc_tag_msg *m;
@@ -361,7 +361,7 @@ static void take_split(struct fc_tag_ep *ep, uint32_t node,
 		m->data = malloc(h->len);
 	if (!m || !m->data) {
 		free(m);
-		return;		/* the pieces are then taken as headers: dropped */
+		return; /* the pieces are then taken as headers: dropped */
 	}
 	m->node = node;
 	m->h = *h;
@@ -387,7 +387,7 @@ static void take_eager(struct fc_tag_ep *ep, uint32_t node, size_t len)
 		return;
 	memcpy(&h, b, sizeof(h));
 	if (h.magic != HDR_MAGIC)
-		return;		/* not ours: dropped */
+		return; /* not ours: dropped */
 	if (!(h.flags & HDR_SPLIT) && h.len != len - sizeof(h))
 		return;
 	o = posted_take(ep, node, h.tag, h.flags & HDR_SPACE1);
@@ -438,7 +438,7 @@ static bool take_headers(struct fc_tag_ep *ep)
 			if (!st)
 				take_eager(ep, node, len);
 			if (eager_post(ep, node))
-				ep->eager[node] = NULL;	/* out of memory */
+				ep->eager[node] = NULL; /* out of memory */
 			any = true;
 		}
 	}
@@ -655,7 +655,7 @@ static int chan_for(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 
 		if (!s)
 			return -ENOMEM;
-		if (s->chan) {		/* another endpoint's: share it */
+		if (s->chan) { /* another endpoint's: share it */
 			*chp = s->chan;
 			return 0;
 		}
@@ -679,8 +679,9 @@ static int send_split(struct fc_chan *ch, struct op *o, const struct hdr *h,
 
 	memset(&o->pc, 0, sizeof(o->pc));
 	o->pc.node = ch->peer;
-	o->pc.n = (unsigned int)((len + FC_CHAN_MAX_MSG - 1) /
-				 FC_CHAN_MAX_MSG) + 1;
+	o->pc.n =
+		(unsigned int)((len + FC_CHAN_MAX_MSG - 1) / FC_CHAN_MAX_MSG) +
+		1;
 	o->pc.reqs = calloc(o->pc.n, sizeof(*o->pc.reqs));
 	if (!o->pc.reqs)
 		return -ENOMEM;
@@ -760,7 +761,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 			op_free(ep, o);
 			goto out_unlock;
 		}
-		if (r->status != -EINPROGRESS) {	/* through the PIO window */
+		if (r->status != -EINPROGRESS) { /* through the PIO window */
 			op_done(ep, o, fc__req_test(r, NULL));
 			goto out_unlock;
 		}
@@ -831,8 +832,8 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 static void info_of(const struct fc_tag_msg *m, struct fc_tag_cqe *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->flags = FC_TAG_CQE_RECV | (m->h.flags & HDR_DATA ?
-						 FC_TAG_CQE_DATA : 0);
+	info->flags = FC_TAG_CQE_RECV |
+		      (m->h.flags & HDR_DATA ? FC_TAG_CQE_DATA : 0);
 	info->tag = m->h.tag;
 	info->data = m->h.flags & HDR_DATA ? m->h.data : 0;
 	info->len = m->h.len;
@@ -887,7 +888,7 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 	if (!*pp) {
 		op_free(ep, o);
 		fc__fab_unlock(ep->fab);
-		return -EINVAL;		/* not a claimed message of ours */
+		return -EINVAL; /* not a claimed message of ours */
 	}
 	*pp = msg->next;
 	msg->next = NULL;

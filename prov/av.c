@@ -10,7 +10,7 @@
 
 #include "fcp.h"
 
-#define MAP_ADDR(node, port)	((fi_addr_t)(node) << 32 | (port))
+#define MAP_ADDR(node, port) ((fi_addr_t)(node) << 32 | (port))
 
 static bool addr_ok(const struct fcp_av *av, const struct fcp_addr *a)
 {
@@ -70,8 +70,8 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		} else {
 			if (av->n == av->cap) {
 				size_t cap = av->cap ? av->cap * 2 : 64;
-				struct fcp_addr *t = realloc(av->tab,
-							     cap * sizeof(*t));
+				struct fcp_addr *t =
+					realloc(av->tab, cap * sizeof(*t));
 
 				if (!t)
 					goto next;
@@ -91,15 +91,15 @@ next:
 }
 
 static int av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context)
+			const char *service, fi_addr_t *fi_addr, uint64_t flags,
+			void *context)
 {
 	return -FI_ENOSYS;
 }
 
 static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			const char *service, size_t svccnt,
-			fi_addr_t *fi_addr, uint64_t flags, void *context)
+			const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }

@@ -7,7 +7,7 @@
 
 #include "fcp.h"
 
-#define WAIT_SLICE_MS	1
+#define WAIT_SLICE_MS 1
 
 void fcp_cntr_inc(struct fcp_cntr *c, bool err)
 {

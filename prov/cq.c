@@ -12,10 +12,10 @@
 
 #include "fcp.h"
 
-#define WAIT_SLICE_MS	1	/* sread looks at every endpoint this often */
+#define WAIT_SLICE_MS 1 /* sread looks at every endpoint this often */
 /* Empty reads in a row before each further one yields the core: a caller
  * that polls in a loop must let the peer it waits for run (two cores). */
-#define IDLE_READS	64
+#define IDLE_READS 64
 
 static size_t entry_size(enum fi_cq_format f)
 {

@@ -13,7 +13,7 @@
 
 #include "fcp.h"
 
-#define POLL_BATCH	16
+#define POLL_BATCH 16
 
 static void dispatch(struct fcp_ep *ep, const struct fc_tag_cqe *c)
 {
@@ -162,7 +162,7 @@ static int bind_cq(struct fcp_ep *ep, struct fcp_cq *cq, uint64_t flags)
 static int bind_cntr(struct fcp_ep *ep, struct fcp_cntr *c, uint64_t flags)
 {
 	if (flags & ~(FI_SEND | FI_RECV | FI_WRITE))
-		return -FI_EBADFLAGS;	/* no reads; remote writes are not seen */
+		return -FI_EBADFLAGS; /* no reads; remote writes are not seen */
 	if (!listed(c->eps, c->neps, ep)) {
 		if (c->neps == FCP_MAX_CQ_EPS)
 			return -FI_ENOSPC;
@@ -207,7 +207,7 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = bind_cntr(ep, (struct fcp_cntr *)bfid, flags);
 		break;
 	case FI_CLASS_EQ:
-		break;		/* no connections: no events */
+		break; /* no connections: no events */
 	default:
 		ret = -FI_ENOSYS;
 		break;
@@ -232,7 +232,8 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	case FI_GETOPSFLAG:
 		if (!flags)
 			return -FI_EINVAL;
-		*flags = *flags & FI_TRANSMIT ? ep->tx_op_flags : ep->rx_op_flags;
+		*flags = *flags & FI_TRANSMIT ? ep->tx_op_flags :
+						ep->rx_op_flags;
 		return 0;
 	case FI_SETOPSFLAG:
 		if (!flags)
@@ -292,7 +293,7 @@ static int no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 
 static ssize_t size_left(struct fid_ep *ep)
 {
-	return FCP_QUEUE_SIZE;	/* the library queues without bound */
+	return FCP_QUEUE_SIZE; /* the library queues without bound */
 }
 
 static struct fi_ops_ep ep_ops = {
@@ -446,8 +447,9 @@ int fcp_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return ret;
 	}
 	if (info)
-		ep->directed = (info->rx_attr ? info->rx_attr->caps :
-						info->caps) & FI_DIRECTED_RECV;
+		ep->directed =
+			(info->rx_attr ? info->rx_attr->caps : info->caps) &
+			FI_DIRECTED_RECV;
 	if (info && info->tx_attr)
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info && info->rx_attr)

@@ -12,7 +12,7 @@
 
 #include "fcp.h"
 
-#define EQ_ENTRY_MAX	256	/* bytes of one written event */
+#define EQ_ENTRY_MAX 256 /* bytes of one written event */
 
 struct fcp_eq {
 	struct fid_eq eq;
@@ -51,7 +51,7 @@ static ssize_t eq_read(struct fid_eq *feq, uint32_t *event, void *buf,
 static ssize_t eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf,
 			  uint64_t flags)
 {
-	return -FI_EAGAIN;	/* no errors are raised */
+	return -FI_EAGAIN; /* no errors are raised */
 }
 
 static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf,
@@ -88,7 +88,7 @@ static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf,
 		ret = eq_read(feq, event, buf, len, flags);
 		if (ret != -FI_EAGAIN || (timeout >= 0 && waited >= timeout))
 			return ret;
-		nanosleep(&ts, NULL);	/* only another thread can write */
+		nanosleep(&ts, NULL); /* only another thread can write */
 		waited++;
 	}
 }

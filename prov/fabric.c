@@ -33,7 +33,7 @@ static int no_wait(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 static int trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
-	return 0;	/* manual progress: nothing to wait for */
+	return 0; /* manual progress: nothing to wait for */
 }
 
 static int domain2(struct fid_fabric *fabric, struct fi_info *info,

@@ -24,10 +24,10 @@
 
 #include <fpgacomm/fpgacomm.h>
 
-#define FCP_NAME	"fpgacomm"
-#define FCP_VERSION	FI_VERSION(0, 1)
-#define FCP_MAX_CQ_EPS	16		/* endpoints bound to one CQ or counter */
-#define FCP_QUEUE_SIZE	4096		/* tx and rx queue depth, as told */
+#define FCP_NAME       "fpgacomm"
+#define FCP_VERSION    FI_VERSION(0, 1)
+#define FCP_MAX_CQ_EPS 16   /* endpoints bound to one CQ or counter */
+#define FCP_QUEUE_SIZE 4096 /* tx and rx queue depth, as told */
 
 /* An endpoint's address: the board's rank and the endpoint's port. */
 struct fcp_addr {
@@ -36,12 +36,13 @@ struct fcp_addr {
 };
 
 /* The capabilities we have. */
-#define FCP_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | \
-		  FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |          \
-		  FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define FCP_CAPS                                                              \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | \
+	 FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |             \
+	 FI_REMOTE_COMM)
 /* fc_tag_cqe.uflags of our operations */
-#define FCP_UF_TAGGED	(1u << 0)
-#define FCP_UF_NOCQ	(1u << 1)	/* selective completion: no entry */
+#define FCP_UF_TAGGED (1u << 0)
+#define FCP_UF_NOCQ   (1u << 1) /* selective completion: no entry */
 
 extern struct fi_provider fcp_prov;
 
@@ -57,15 +58,15 @@ struct fcp_domain {
 	struct fc_world world;
 	uint64_t mr_mode;
 	uint32_t next_port;
-	int refs;			/* objects opened on it */
-	uint64_t dma_bytes0, tx_pkts0;	/* the board's counts at open */
+	int refs;		       /* objects opened on it */
+	uint64_t dma_bytes0, tx_pkts0; /* the board's counts at open */
 };
 
 struct fcp_av {
 	struct fid_av av;
 	struct fcp_domain *dom;
 	enum fi_av_type type;
-	struct fcp_addr *tab;		/* FI_AV_TABLE */
+	struct fcp_addr *tab; /* FI_AV_TABLE */
 	size_t n, cap;
 	int refs;
 };
@@ -74,8 +75,8 @@ struct fcp_av {
 struct fcp_cqe {
 	struct fi_cq_tagged_entry e;
 	fi_addr_t src;
-	int err;			/* positive FI_E*; 0: success */
-	int prov_errno;			/* the library's -errno */
+	int err;	/* positive FI_E*; 0: success */
+	int prov_errno; /* the library's -errno */
 	size_t olen;
 };
 
@@ -90,7 +91,7 @@ struct fcp_cq {
 	struct fcp_ep *eps[FCP_MAX_CQ_EPS];
 	int neps;
 	int refs;
-	unsigned int idle;		/* empty reads in a row */
+	unsigned int idle; /* empty reads in a row */
 };
 
 struct fcp_cntr {
@@ -113,7 +114,7 @@ struct fcp_mr {
 struct fcp_rma {
 	struct fcp_rma *next;
 	struct fc_req *req;
-	struct fc_mem *own;		/* registered for it alone */
+	struct fc_mem *own; /* registered for it alone */
 	void *ctx;
 	size_t len;
 	uint32_t uflags;
@@ -130,7 +131,7 @@ struct fcp_ep {
 	struct fc_tag_ep *tep;
 	uint32_t port;
 	bool enabled;
-	bool directed;			/* FI_DIRECTED_RECV: honour src_addr */
+	bool directed; /* FI_DIRECTED_RECV: honour src_addr */
 	struct fcp_rma *rma;
 };
 

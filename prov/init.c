@@ -11,11 +11,11 @@
 #include "fcp.h"
 
 /* The order we keep: messages from one endpoint to another in order. */
-#define FCP_ORDER	(FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_WAW)
-#define FCP_TX_FLAGS	(FI_INJECT | FI_COMPLETION | FI_REMOTE_CQ_DATA | \
-			 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |        \
-			 FI_DELIVERY_COMPLETE)
-#define FCP_RX_FLAGS	(FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD)
+#define FCP_ORDER (FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_WAW)
+#define FCP_TX_FLAGS                                                          \
+	(FI_INJECT | FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
+	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define FCP_RX_FLAGS (FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD)
 
 int fcp_errno(int status)
 {
@@ -136,7 +136,8 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	fi->addr_format = FI_FORMAT_UNSPEC;
 	fi->tx_attr->caps = caps;
 	fi->tx_attr->op_flags = hints && hints->tx_attr ?
-					hints->tx_attr->op_flags & FCP_TX_FLAGS :
+					hints->tx_attr->op_flags &
+						FCP_TX_FLAGS :
 					0;
 	fi->tx_attr->msg_order = FCP_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -146,7 +147,8 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	fi->tx_attr->rma_iov_limit = 1;
 	fi->rx_attr->caps = caps;
 	fi->rx_attr->op_flags = hints && hints->rx_attr ?
-					hints->rx_attr->op_flags & FCP_RX_FLAGS :
+					hints->rx_attr->op_flags &
+						FCP_RX_FLAGS :
 					0;
 	fi->rx_attr->msg_order = FCP_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -187,8 +189,8 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 	fi->fabric_attr->name = strdup(FCP_NAME);
 	fi->fabric_attr->prov_version = FCP_VERSION;
-	fi->fabric_attr->api_version = FI_VERSION(FI_MAJOR_VERSION,
-						  FI_MINOR_VERSION);
+	fi->fabric_attr->api_version =
+		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	if (!fi->domain_attr->name || !fi->fabric_attr->name) {
 		fi_freeinfo(fi);
 		return -FI_ENOMEM;

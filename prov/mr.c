@@ -37,9 +37,9 @@ static struct fi_ops mr_fi_ops = {
 	.ops_open = fcp_no_ops_open,
 };
 
-static int mr_reg(struct fid *fid, const void *buf, size_t len,
-		  uint64_t access, uint64_t offset, uint64_t requested_key,
-		  uint64_t flags, struct fid_mr **fmr, void *context)
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		  uint64_t offset, uint64_t requested_key, uint64_t flags,
+		  struct fid_mr **fmr, void *context)
 {
 	struct fcp_domain *d = (struct fcp_domain *)fid;
 	struct fcp_mr *mr;

@@ -10,11 +10,10 @@
 
 #include "fcp.h"
 
-#define TX_FLAGS	(FI_INJECT | FI_COMPLETION | FI_REMOTE_CQ_DATA |      \
-			 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |          \
-			 FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE)
-#define RX_FLAGS	(FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD |    \
-			 FI_MORE)
+#define TX_FLAGS                                                              \
+	(FI_INJECT | FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
+	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE)
+#define RX_FLAGS (FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MORE)
 
 static ssize_t lib_err(int ret)
 {
@@ -97,18 +96,18 @@ static ssize_t do_peek(struct fcp_ep *ep, uint32_t node, uint64_t tag,
 	}
 	if (ret)
 		return ret;
-	if (flags & FI_DISCARD)	/* its completion says it is gone */
+	if (flags & FI_DISCARD) /* its completion says it is gone */
 		return fc_tag_recv_msg(ep->tep, msg, NULL, 0, ctx,
 				       FCP_UF_TAGGED);
 	if (flags & FI_CLAIM)
-		fc->internal[0] = msg;	/* for the FI_CLAIM receive */
+		fc->internal[0] = msg; /* for the FI_CLAIM receive */
 	peek_entry(ep, &info, ctx, 0);
 	return 0;
 }
 
-static ssize_t do_recv(struct fcp_ep *ep, void *buf, size_t len,
-		       fi_addr_t src, uint64_t tag, uint64_t ignore,
-		       uint64_t flags, void *ctx, bool tagged)
+static ssize_t do_recv(struct fcp_ep *ep, void *buf, size_t len, fi_addr_t src,
+		       uint64_t tag, uint64_t ignore, uint64_t flags, void *ctx,
+		       bool tagged)
 {
 	uint32_t node = FC_TAG_ANY_NODE;
 	uint32_t uf = tagged ? FCP_UF_TAGGED : 0;
@@ -179,8 +178,8 @@ static ssize_t m_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 		       false);
 }
 
-static ssize_t m_recvv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src, void *ctx)
+static ssize_t m_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t src, void *ctx)
 {
 	size_t len;
 	void *buf;
@@ -199,8 +198,9 @@ static ssize_t m_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	ret = one_iov(msg->msg_iov, msg->iov_count, &buf, &len);
-	return ret ? ret : do_recv(EP(ep), buf, len, msg->addr, 0, 0, flags,
-				   msg->context, false);
+	return ret ? ret :
+		     do_recv(EP(ep), buf, len, msg->addr, 0, 0, flags,
+			     msg->context, false);
 }
 
 static ssize_t m_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -210,8 +210,8 @@ static ssize_t m_send(struct fid_ep *ep, const void *buf, size_t len,
 		       EP(ep)->tx_op_flags & ~FI_INJECT, ctx, false);
 }
 
-static ssize_t m_sendv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t dest, void *ctx)
+static ssize_t m_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t dest, void *ctx)
 {
 	size_t len;
 	void *buf;
@@ -230,8 +230,9 @@ static ssize_t m_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	ret = one_iov(msg->msg_iov, msg->iov_count, &buf, &len);
-	return ret ? ret : do_send(EP(ep), buf, len, msg->addr, 0, msg->data,
-				   flags, msg->context, false);
+	return ret ? ret :
+		     do_send(EP(ep), buf, len, msg->addr, 0, msg->data, flags,
+			     msg->context, false);
 }
 
 static ssize_t m_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -278,8 +279,8 @@ static ssize_t t_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 		       ctx, true);
 }
 
-static ssize_t t_recvv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
+static ssize_t t_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t src, uint64_t tag,
 		       uint64_t ignore, void *ctx)
 {
 	size_t len;
@@ -299,8 +300,9 @@ static ssize_t t_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	ret = one_iov(msg->msg_iov, msg->iov_count, &buf, &len);
-	return ret ? ret : do_recv(EP(ep), buf, len, msg->addr, msg->tag,
-				   msg->ignore, flags, msg->context, true);
+	return ret ? ret :
+		     do_recv(EP(ep), buf, len, msg->addr, msg->tag, msg->ignore,
+			     flags, msg->context, true);
 }
 
 static ssize_t t_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -310,9 +312,8 @@ static ssize_t t_send(struct fid_ep *ep, const void *buf, size_t len,
 		       EP(ep)->tx_op_flags & ~FI_INJECT, ctx, true);
 }
 
-static ssize_t t_sendv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t dest, uint64_t tag,
-		       void *ctx)
+static ssize_t t_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
 {
 	size_t len;
 	void *buf;
@@ -331,8 +332,9 @@ static ssize_t t_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	ret = one_iov(msg->msg_iov, msg->iov_count, &buf, &len);
-	return ret ? ret : do_send(EP(ep), buf, len, msg->addr, msg->tag,
-				   msg->data, flags, msg->context, true);
+	return ret ? ret :
+		     do_send(EP(ep), buf, len, msg->addr, msg->tag, msg->data,
+			     flags, msg->context, true);
 }
 
 static ssize_t t_inject(struct fid_ep *ep, const void *buf, size_t len,

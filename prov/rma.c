@@ -14,9 +14,9 @@
 
 #include "fcp.h"
 
-#define WR_FLAGS	(FI_INJECT | FI_COMPLETION | FI_INJECT_COMPLETE | \
-			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |    \
-			 FI_MORE | FI_FENCE)
+#define WR_FLAGS                                          \
+	(FI_INJECT | FI_COMPLETION | FI_INJECT_COMPLETE | \
+	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE)
 
 static void rma_end(struct fcp_ep *ep, struct fcp_rma *r, int status)
 {
@@ -73,8 +73,8 @@ void fcp_rma_drop(struct fcp_ep *ep)
 }
 
 static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, uint64_t addr,
-			uint64_t key, uint64_t flags, void *ctx)
+			void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+			uint64_t flags, void *ctx)
 {
 	struct fcp_domain *d = ep->dom;
 	struct fcp_mr *mr = desc;
@@ -101,8 +101,8 @@ static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
 	pthread_mutex_lock(&d->lock);
 	ret = fcp_av_lookup_addr(ep->av, dest, &a);
 	/* the key names the board it was made on */
-	if (!ret && (FC_FABRIC_NODE(dst) != a.node ||
-		     (dst & FC_FABRIC_RSVD_MASK)))
+	if (!ret &&
+	    (FC_FABRIC_NODE(dst) != a.node || (dst & FC_FABRIC_RSVD_MASK)))
 		ret = -FI_EINVAL;
 	if (ret || !len)
 		goto out;
@@ -143,9 +143,9 @@ static ssize_t r_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
 	return -FI_ENOSYS;
 }
 
-static ssize_t r_readv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src, uint64_t addr,
-		       uint64_t key, void *ctx)
+static ssize_t r_readv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t src, uint64_t addr, uint64_t key,
+		       void *ctx)
 {
 	return -FI_ENOSYS;
 }
@@ -164,9 +164,9 @@ static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len,
 			EP(ep)->tx_op_flags & ~FI_INJECT & WR_FLAGS, ctx);
 }
 
-static ssize_t r_writev(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t dest,
-			uint64_t addr, uint64_t key, void *ctx)
+static ssize_t r_writev(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			size_t count, fi_addr_t dest, uint64_t addr,
+			uint64_t key, void *ctx)
 {
 	if (count != 1 || !iov)
 		return -FI_EINVAL;

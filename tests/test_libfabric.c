@@ -54,7 +54,7 @@
 
 #include "launch.h"
 
-#define EP_PORT	"3"		/* FPGACOMM_FI_PORT: the first round's endpoints */
+#define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
 #define WAIT_S	30
 
 static uint32_t rank;
@@ -76,11 +76,11 @@ struct res {
 static struct res R;
 
 #define FI_OK(expr) CHECK_FI((expr), 0)
-#define CHECK_FI(expr, want)                                                 \
-	do {                                                                 \
-		long _rc = (long)(expr), _w = (long)(want);                  \
-		CHECK(_rc == _w, "%s = %ld (%s), expected %ld", #expr, _rc,  \
-		      fi_strerror((int)-_rc), _w);                           \
+#define CHECK_FI(expr, want)                                                \
+	do {                                                                \
+		long _rc = (long)(expr), _w = (long)(want);                 \
+		CHECK(_rc == _w, "%s = %ld (%s), expected %ld", #expr, _rc, \
+		      fi_strerror((int)-_rc), _w);                          \
 	} while (0)
 
 /* One entry of @cq, waited for: its count (1), or -FI_EAVAIL. */
@@ -98,8 +98,8 @@ static long cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
 	return -FI_ETIMEDOUT;
 }
 
-static void cq_expect(struct fid_cq *cq, void *ctx, struct fi_cq_tagged_entry *e,
-		      fi_addr_t *src)
+static void cq_expect(struct fid_cq *cq, void *ctx,
+		      struct fi_cq_tagged_entry *e, fi_addr_t *src)
 {
 	long rc = cq_wait(cq, e, src);
 
@@ -128,13 +128,16 @@ static int open_res(enum fi_av_type av_type, uint32_t port)
 	struct fi_av_attr av_attr = { .type = av_type };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct { uint32_t node, port; } me, addr[2];
+	struct {
+		uint32_t node, port;
+	} me, addr[2];
 	size_t len = sizeof(me);
 	fi_addr_t fa[2];
 	int rc;
 
 	memset(&R, 0, sizeof(R));
-	hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_DIRECTED_RECV | FI_SOURCE;
+	hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_DIRECTED_RECV |
+		      FI_SOURCE;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = av_type;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
@@ -215,7 +218,8 @@ static void test_data_source(void)
 	int c1, c2;
 
 	if (rank == 1) {
-		FI_OK(fi_tsenddata(R.ep, &w, 8, NULL, 0xfeed, R.peer, 0x77, &c1));
+		FI_OK(fi_tsenddata(R.ep, &w, 8, NULL, 0xfeed, R.peer, 0x77,
+				   &c1));
 		cq_expect(R.txcq, &c1, &e, NULL);
 		CHECK(e.flags == (FI_SEND | FI_TAGGED), "send flags %llx",
 		      (unsigned long long)e.flags);
@@ -227,7 +231,8 @@ static void test_data_source(void)
 		cq_expect(R.rxcq, &c2, &e, &src);
 		CHECK(v == w && e.tag == 0x77 && e.data == 0xfeed &&
 			      e.len == 8 && src == R.peer &&
-			      e.flags == (FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA),
+			      e.flags ==
+				      (FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA),
 		      "v %llx tag %llx data %llx len %zu src %llu flags %llx",
 		      (unsigned long long)v, (unsigned long long)e.tag,
 		      (unsigned long long)e.data, e.len,
@@ -349,14 +354,16 @@ static void test_counters(void)
 	      "receive errors: %llu, before %llu",
 	      (unsigned long long)fi_cntr_readerr(R.rcntr),
 	      (unsigned long long)rerr);
-	cq_expect(R.rxcq, &c, &e, NULL);	/* counted, and its entry too */
+	cq_expect(R.rxcq, &c, &e, NULL); /* counted, and its entry too */
 	sync_peer();
 }
 
 /* Rank 0's registered buffer written by rank 1 with its key. */
 static void test_rma_write(void)
 {
-	enum { N = 8192 };
+	enum {
+		N = 8192
+	};
 	struct fi_cq_tagged_entry e;
 	struct fid_mr *mr = NULL;
 	uint64_t kv[2];
@@ -376,22 +383,25 @@ static void test_rma_write(void)
 		kv[1] = (uint64_t)(uintptr_t)buf;
 		FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4b, &c));
 		cq_expect(R.txcq, &c, &e, NULL);
-		sync_peer();	/* written by now */
+		sync_peer(); /* written by now */
 		for (int i = 0; i < N; i++)
 			if (buf[i] != (uint8_t)(i * 7 + 1)) {
 				CHECK(0, "byte %d: %u", i, buf[i]);
 				break;
 			}
 	} else {
-		FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4b, 0, &c));
+		FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4b, 0,
+			       &c));
 		cq_expect(R.rxcq, &c, &e, NULL);
 		for (int i = 0; i < N; i++)
 			buf[i] = (uint8_t)(i * 7 + 1);
 		CHECK_FI(fi_read(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
-				 kv[0], &c), -FI_ENOSYS);
+				 kv[0], &c),
+			 -FI_ENOSYS);
 		/* a key of another board is refused */
 		CHECK_FI(fi_write(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
-				  fi_mr_key(mr), &c), -FI_EINVAL);
+				  fi_mr_key(mr), &c),
+			 -FI_EINVAL);
 		FI_OK(fi_write(R.ep, buf, 4096, fi_mr_desc(mr), R.peer, kv[1],
 			       kv[0], &c));
 		cq_expect(R.txcq, &c, &e, NULL);
@@ -469,7 +479,7 @@ static int sh(const char *cmd, char *out, size_t len)
 		n += strlen(out + n);
 	out[n] = '\0';
 	while (fgets(tmp, sizeof(tmp), p))
-		;	/* the rest */
+		; /* the rest */
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -513,7 +523,7 @@ static int pingpong_rank(void)
 		       "rdm", "-m", mode, "-c", "-I", "50", "-B", port,
 		       (char *)NULL);
 	else {
-		usleep(500 * 1000);	/* the server listens by then */
+		usleep(500 * 1000); /* the server listens by then */
 		execlp("fi_pingpong", "fi_pingpong", "-p", "fpgacomm", "-e",
 		       "rdm", "-m", mode, "-c", "-I", "50", "-P", port,
 		       "127.0.0.1", (char *)NULL);
@@ -532,8 +542,12 @@ static int part_pingpong(const char *run, const char *self)
 		return 77;
 	}
 	for (int m = 0; m < 2; m++) {
-		const char *env[] = { "FC_TEST_PP", "1", "FC_TEST_PP_MODE",
-				      modes[m], "FC_TEST_PP_PORT", port,
+		const char *env[] = { "FC_TEST_PP",
+				      "1",
+				      "FC_TEST_PP_MODE",
+				      modes[m],
+				      "FC_TEST_PP_PORT",
+				      port,
 				      NULL };
 		int rc;
 
@@ -562,11 +576,13 @@ static int check_stats(const char *prefix, int n)
 		if (!f || fscanf(f, "dma_bytes %llu tx_pkts %llu", &dma,
 				 &pkts) != 2) {
 			printf("FAIL rank %d wrote no board counts (%s): the "
-			       "provider was not used\n", r, path);
+			       "provider was not used\n",
+			       r, path);
 			bad = 1;
 		} else if (!pkts || !dma) {
 			printf("FAIL rank %d: the board moved %llu bytes, %llu "
-			       "packets\n", r, dma, pkts);
+			       "packets\n",
+			       r, dma, pkts);
 			bad = 1;
 		}
 		if (f) {
@@ -592,7 +608,8 @@ static int part_mpi(void)
 	snprintf(prog, sizeof(prog), "%s/tests/mpi/mpi_fabric", builddir);
 	if (!have("mpirun") || access(prog, X_OK)) {
 		printf("SKIP MPI: no mpirun or %s (scripts/install-deps.sh "
-		       "--mpi)\n", prog);
+		       "--mpi)\n",
+		       prog);
 		return 77;
 	}
 	snprintf(prefix, sizeof(prefix), "/tmp/fc-test-libfabric-%d",
@@ -601,13 +618,15 @@ static int part_mpi(void)
 		int rc;
 
 		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
-		       "FI_PROVIDER=fpgacomm\n", n);
+		       "FI_PROVIDER=fpgacomm\n",
+		       n);
 		fflush(stdout);
-		snprintf(cmd, sizeof(cmd),
-			 "timeout 240 mpirun --allow-run-as-root --oversubscribe "
-			 "-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
-			 "-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s %s 2>&1",
-			 n, prefix, prog);
+		snprintf(
+			cmd, sizeof(cmd),
+			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
+			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
+			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s %s 2>&1",
+			n, prefix, prog);
 		rc = sh(cmd, out, sizeof(out));
 		fputs(out, stdout);
 		if (rc || !strstr(out, "mpi_fabric: ok")) {

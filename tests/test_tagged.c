@@ -24,9 +24,9 @@
 
 #include "launch.h"
 
-#define T_MS	30000
-#define PORT	5
-#define PORT2	9
+#define T_MS  30000
+#define PORT  5
+#define PORT2 9
 
 static struct fc_dev *dev;
 static struct fc_tag_ep *ep;
@@ -82,8 +82,17 @@ static void sync_all(void)
 	CHECK_RC(fc_barrier(dev, T_MS), 0);
 }
 
-static const size_t pp_sizes[] = { 0, 1, 8, 60, 4096, 16360, 16361, 16384,
-				   100000, (1u << 20) + 3, (17u << 20) + 5 };
+static const size_t pp_sizes[] = { 0,
+				   1,
+				   8,
+				   60,
+				   4096,
+				   16360,
+				   16361,
+				   16384,
+				   100000,
+				   (1u << 20) + 3,
+				   (17u << 20) + 5 };
 
 static void test_pingpong(uint8_t *sb, uint8_t *rb)
 {
@@ -99,7 +108,9 @@ static void test_pingpong(uint8_t *sb, uint8_t *rb)
 
 		if (rank & 1) {
 			memset(rb, 0, n + 16);
-			CHECK_RC(fc_tag_recv(ep, peer, rb, n + 16, 77, 0, 0, &r, 0), 0);
+			CHECK_RC(fc_tag_recv(ep, peer, rb, n + 16, 77, 0, 0, &r,
+					     0),
+				 0);
 			wait_ctx(&r, 0, &c);
 			CHECK(c.len == n && c.olen == 0 && c.tag == 77 &&
 				      c.node == peer && c.port == PORT,
@@ -109,17 +120,22 @@ static void test_pingpong(uint8_t *sb, uint8_t *rb)
 			      (unsigned long long)c.tag, c.node, c.port);
 			CHECK(same(rb, n, salt), "size %zu: data differ", n);
 			CHECK(c.flags == FC_TAG_CQE_RECV, "flags %x", c.flags);
-			CHECK_RC(fc_tag_send(ep, peer, PORT, rb, n, 78, 0, 0, &s, 0), 0);
+			CHECK_RC(fc_tag_send(ep, peer, PORT, rb, n, 78, 0, 0,
+					     &s, 0),
+				 0);
 			wait_ctx(&s, 0, &c);
 			CHECK(c.flags == FC_TAG_CQE_SEND && c.len == n,
 			      "send entry flags %x len %llu", c.flags,
 			      (unsigned long long)c.len);
 		} else {
 			fill(sb, n, salt);
-			CHECK_RC(fc_tag_send(ep, peer, PORT, sb, n, 77, 0, 0, &s, 0), 0);
+			CHECK_RC(fc_tag_send(ep, peer, PORT, sb, n, 77, 0, 0,
+					     &s, 0),
+				 0);
 			wait_ctx(&s, 0, NULL);
 			memset(rb, 0, n);
-			CHECK_RC(fc_tag_recv(ep, peer, rb, n, 78, 0, 0, &r, 0), 0);
+			CHECK_RC(fc_tag_recv(ep, peer, rb, n, 78, 0, 0, &r, 0),
+				 0);
 			wait_ctx(&r, 0, &c);
 			CHECK(c.len == n && same(rb, n, salt),
 			      "size %zu: echo wrong (len %llu)", n,
@@ -134,7 +150,9 @@ out:
  * rank: each once, each source's in order. */
 static void test_any_source(void)
 {
-	enum { N = 20 };
+	enum {
+		N = 20
+	};
 	uint64_t v;
 	int seen[FC_MAX_NODES] = { 0 };
 	struct fc_tag_cqe c;
@@ -142,14 +160,16 @@ static void test_any_source(void)
 	if (rank == 0) {
 		for (uint32_t i = 0; i < (size - 1) * N; i++) {
 			CHECK_RC(fc_tag_recv(ep, FC_TAG_ANY_NODE, &v, sizeof(v),
-					     0x500, 0xff, 0, &v, 0), 0);
+					     0x500, 0xff, 0, &v, 0),
+				 0);
 			wait_ctx(&v, 0, &c);
 			if (c.node == 0 || c.node >= size) {
 				CHECK(0, "from rank %u", c.node);
 				continue;
 			}
-			CHECK(c.tag == (0x500 | c.node) && (
-				      v == ((uint64_t)c.node << 32 | (uint64_t)seen[c.node])),
+			CHECK(c.tag == (0x500 | c.node) &&
+				      (v == ((uint64_t)c.node << 32 |
+					     (uint64_t)seen[c.node])),
 			      "from %u: tag %llx value %llx, expected #%d",
 			      c.node, (unsigned long long)c.tag,
 			      (unsigned long long)v, seen[c.node]);
@@ -163,7 +183,8 @@ static void test_any_source(void)
 			/* inject: copied at once, no completion */
 			CHECK_RC(fc_tag_send(ep, 0, PORT, &v, sizeof(v),
 					     0x500 | rank, 0, FC_TAG_F_INJECT,
-					     NULL, 0), 0);
+					     NULL, 0),
+				 0);
 		}
 		CHECK_RC(fc_tag_poll(ep, &c, 1), 0);
 	}
@@ -192,13 +213,14 @@ static void test_unexpected(uint8_t *sb, uint8_t *rb)
 			fill(sb + off, len[t], t);
 			CHECK_RC(fc_tag_send(ep, 0, PORT, sb + off, len[t],
 					     0x20 | t, 1000 + t, FC_TAG_F_DATA,
-					     &ctx[t], 0), 0);
+					     &ctx[t], 0),
+				 0);
 			off += len[t];
 		}
 		for (int i = 0; i < 4; i++)
 			CHECK_RC(next(&c), 0);
 	}
-	sync_all();	/* all of it sent: unexpected at rank 0 */
+	sync_all(); /* all of it sent: unexpected at rank 0 */
 	if (rank == 0) {
 		struct fc_tag_cqe info;
 
@@ -208,7 +230,8 @@ static void test_unexpected(uint8_t *sb, uint8_t *rb)
 			uint64_t t = order[i];
 
 			CHECK_RC(fc_tag_recv(ep, 1, rb, 4u << 20, 0x20 | t, 0,
-					     0, &ctx[t], 0), 0);
+					     0, &ctx[t], 0),
+				 0);
 			wait_ctx(&ctx[t], 0, &c);
 			CHECK(c.len == len[t] && same(rb, len[t], t) &&
 				      c.tag == (0x20 | t) &&
@@ -233,24 +256,32 @@ static void test_probe_claim(uint8_t *sb, uint8_t *rb)
 		return;
 	if (rank == 1) {
 		fill(sb, 70000, 9);
-		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 70000, 0x900, 0, 0, &s[0], 0), 0);
-		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 10, 0x900, 0, 0, &s[1], 0), 0);
-		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 30, 0x901, 0, 0, &s[2], 0), 0);
+		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 70000, 0x900, 0, 0, &s[0],
+				     0),
+			 0);
+		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 10, 0x900, 0, 0, &s[1],
+				     0),
+			 0);
+		CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 30, 0x901, 0, 0, &s[2],
+				     0),
+			 0);
 		for (int i = 0; i < 3; i++)
 			CHECK_RC(next(&c), 0);
 	}
 	sync_all();
 	if (rank == 0) {
-		CHECK_RC(fc_tag_probe(ep, 0, 0x900,
-				      0, 0, &info, NULL), -ENOMSG);
+		CHECK_RC(fc_tag_probe(ep, 0, 0x900, 0, 0, &info, NULL),
+			 -ENOMSG);
 		/* a peek leaves it there */
 		CHECK_RC(fc_tag_probe(ep, FC_TAG_ANY_NODE, 0x900, 0, 0, &info,
-				      NULL), 0);
+				      NULL),
+			 0);
 		CHECK(info.len == 70000 && info.node == 1 && info.tag == 0x900,
 		      "peek: len %llu from %u", (unsigned long long)info.len,
 		      info.node);
 		CHECK_RC(fc_tag_probe(ep, 1, 0x900, 0, FC_TAG_F_CLAIM, &info,
-				      &msg), 0);
+				      &msg),
+			 0);
 		CHECK(info.len == 70000, "claimed len %llu",
 		      (unsigned long long)info.len);
 		/* the claimed one is no longer matched: the 10-byte one is */
@@ -266,12 +297,14 @@ static void test_probe_claim(uint8_t *sb, uint8_t *rb)
 		CHECK_RC(fc_tag_recv_msg(ep, msg, rb, 10, &r2, 0), -EINVAL);
 		/* claim and discard */
 		CHECK_RC(fc_tag_probe(ep, 1, 0x901, 0, FC_TAG_F_CLAIM, &info,
-				      &msg2), 0);
+				      &msg2),
+			 0);
 		CHECK_RC(fc_tag_recv_msg(ep, msg2, NULL, 0, &d, 0), 0);
 		wait_ctx(&d, 0, &c);
 		CHECK(c.len == 0 && c.olen == 30, "discard: len %llu olen %llu",
 		      (unsigned long long)c.len, (unsigned long long)c.olen);
-		CHECK_RC(fc_tag_probe(ep, 1, 0x901, 0, 0, &info, NULL), -ENOMSG);
+		CHECK_RC(fc_tag_probe(ep, 1, 0x901, 0, 0, &info, NULL),
+			 -ENOMSG);
 	}
 	sync_all();
 }
@@ -290,16 +323,19 @@ static void test_truncate(uint8_t *sb, uint8_t *rb)
 		if (rank == 1) {
 			fill(sb, len[i], 50 + i);
 			CHECK_RC(fc_tag_send(ep, 0, PORT, sb, len[i], 0x77, 0,
-					     0, &s, 0), 0);
+					     0, &s, 0),
+				 0);
 			wait_ctx(&s, 0, NULL);
 			fill(sb, 64, 60 + i);
 			CHECK_RC(fc_tag_send(ep, 0, PORT, sb, 64, 0x77, 0, 0,
-					     &s, 0), 0);
+					     &s, 0),
+				 0);
 			wait_ctx(&s, 0, NULL);
 		} else if (rank == 0) {
 			memset(rb, 0xee, 2000);
 			CHECK_RC(fc_tag_recv(ep, 1, rb, 10 + 990 * i, 0x77, 0,
-					     0, &r, 0), 0);
+					     0, &r, 0),
+				 0);
 			wait_ctx(&r, -EMSGSIZE, &c);
 			CHECK(c.len == (uint64_t)(10 + 990 * i) &&
 				      c.olen == (uint64_t)len[i] - c.len &&
@@ -308,7 +344,9 @@ static void test_truncate(uint8_t *sb, uint8_t *rb)
 			      "cut: len %llu olen %llu",
 			      (unsigned long long)c.len,
 			      (unsigned long long)c.olen);
-			CHECK_RC(fc_tag_recv(ep, 1, rb, 1000, 0x77, 0, 0, &r, 0), 0);
+			CHECK_RC(fc_tag_recv(ep, 1, rb, 1000, 0x77, 0, 0, &r,
+					     0),
+				 0);
 			wait_ctx(&r, 0, &c);
 			CHECK(c.len == 64 && same(rb, 64, 60 + i),
 			      "after the cut: len %llu",
@@ -327,16 +365,21 @@ static void test_spaces(void)
 
 	if (rank == 1) {
 		CHECK_RC(fc_tag_send(ep, 0, PORT, &a, 4, 7, 0,
-				     FC_TAG_F_SPACE1 | FC_TAG_F_INJECT, NULL, 0), 0);
-		CHECK_RC(fc_tag_send(ep, 0, PORT, &b, 4, 7, 0,
-				     FC_TAG_F_INJECT, NULL, 0), 0);
+				     FC_TAG_F_SPACE1 | FC_TAG_F_INJECT, NULL,
+				     0),
+			 0);
+		CHECK_RC(fc_tag_send(ep, 0, PORT, &b, 4, 7, 0, FC_TAG_F_INJECT,
+				     NULL, 0),
+			 0);
 	}
 	sync_all();
 	if (rank == 0) {
 		CHECK_RC(fc_tag_recv(ep, 1, &v, 4, 7, 0, 0, &r, 0), 0);
 		wait_ctx(&r, 0, &c);
 		CHECK(v == 2, "space 0 got %u", v);
-		CHECK_RC(fc_tag_recv(ep, 1, &v, 4, 7, 0, FC_TAG_F_SPACE1, &r, 0), 0);
+		CHECK_RC(fc_tag_recv(ep, 1, &v, 4, 7, 0, FC_TAG_F_SPACE1, &r,
+				     0),
+			 0);
 		wait_ctx(&r, 0, &c);
 		CHECK(v == 1, "space 1 got %u", v);
 	}
@@ -350,7 +393,8 @@ static void test_cancel(void)
 	int r;
 
 	CHECK_RC(fc_tag_recv(ep, FC_TAG_ANY_NODE, b, sizeof(b), 0xdead, 0, 0,
-			     &r, 0), 0);
+			     &r, 0),
+		 0);
 	CHECK_RC(fc_tag_cancel(ep, &r), 0);
 	wait_ctx(&r, -ECANCELED, &c);
 	CHECK_RC(fc_tag_cancel(ep, &r), -ENOENT);
@@ -370,10 +414,12 @@ static void test_source_port(void)
 	if (rank == size - 1 && ep2) {
 		v = 0xabcd;
 		CHECK_RC(fc_tag_send(ep2, 0, PORT, &v, sizeof(v), 5, 6,
-				     FC_TAG_F_DATA | FC_TAG_F_INJECT, NULL, 0), 0);
+				     FC_TAG_F_DATA | FC_TAG_F_INJECT, NULL, 0),
+			 0);
 	} else if (rank == 0) {
 		CHECK_RC(fc_tag_recv(ep, size - 1, &v, sizeof(v), 5, 0, 0, &r,
-				     42), 0);
+				     42),
+			 0);
 		wait_ctx(&r, 0, &c);
 		CHECK(c.node == size - 1 && c.port == PORT2 && c.data == 6 &&
 			      c.uflags == 42 && v == 0xabcd,
@@ -403,11 +449,14 @@ static void test_bad_input(void)
 	CHECK_RC(fc_chan_open(dev, 0, PORT, 0, &ch), -EBUSY);
 	CHECK_RC(fc_tag_send(ep, size, PORT, b, 1, 0, 0, 0, NULL, 0), -EINVAL);
 	CHECK_RC(fc_tag_send(ep, 0, PORT, NULL, 1, 0, 0, 0, NULL, 0), -EINVAL);
-	CHECK_RC(fc_tag_send(ep, 0, PORT, b, 1, 0, 0, 1u << 9, NULL, 0), -EINVAL);
+	CHECK_RC(fc_tag_send(ep, 0, PORT, b, 1, 0, 0, 1u << 9, NULL, 0),
+		 -EINVAL);
 	CHECK_RC(fc_tag_send(ep, 0, PORT, b, FC_TAG_INJECT_MAX + 1, 0, 0,
-			     FC_TAG_F_INJECT, NULL, 0), -EMSGSIZE);
-	CHECK_RC(fc_tag_send(ep, 0, PORT, b, FC_TAG_MAX_MSG + 1, 0, 0, 0,
-			     NULL, 0), -EMSGSIZE);
+			     FC_TAG_F_INJECT, NULL, 0),
+		 -EMSGSIZE);
+	CHECK_RC(fc_tag_send(ep, 0, PORT, b, FC_TAG_MAX_MSG + 1, 0, 0, 0, NULL,
+			     0),
+		 -EMSGSIZE);
 	CHECK_RC(fc_tag_recv(ep, size, b, 1, 0, 0, 0, NULL, 0), -EINVAL);
 	CHECK_RC(fc_tag_recv(ep, 0, NULL, 1, 0, 0, 0, NULL, 0), -EINVAL);
 	CHECK_RC(fc_tag_probe(ep, 0, 0, 0, FC_TAG_F_CLAIM, &c, NULL), -EINVAL);

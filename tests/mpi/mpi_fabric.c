@@ -22,15 +22,15 @@
 
 static int rank, size, failures;
 
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond)) {                                              \
 			fprintf(stderr, "rank %d: %s:%d: ", rank, __func__, \
-				__LINE__);                               \
-			fprintf(stderr, __VA_ARGS__);                    \
-			fputc('\n', stderr);                             \
-			failures++;                                      \
-		}                                                        \
+				__LINE__);                                  \
+			fprintf(stderr, __VA_ARGS__);                       \
+			fputc('\n', stderr);                                \
+			failures++;                                         \
+		}                                                           \
 	} while (0)
 
 static uint8_t byte_at(uint64_t salt, size_t i)
@@ -77,8 +77,9 @@ static void test_any_source(void)
 /* Rank 0 and 1: ping-pong of every size, data checked both ways. */
 static void test_sizes(uint8_t *a, uint8_t *b)
 {
-	static const size_t sizes[] = { 0, 1, 8, 60, 4096, 16360, 16385,
-					65536, 1u << 20, 17u << 20, 64u << 20 };
+	static const size_t sizes[] = { 0,	  1,	     8,	       60,
+					4096,	  16360,     16385,    65536,
+					1u << 20, 17u << 20, 64u << 20 };
 	MPI_Status st;
 	int count;
 
@@ -148,7 +149,9 @@ static void test_probe(void)
 /* Receives from and sends to every rank at once, with work between. */
 static void test_overlap(void)
 {
-	enum { N = 1 << 18 };	/* ints: 1 MiB each */
+	enum {
+		N = 1 << 18
+	}; /* ints: 1 MiB each */
 	MPI_Request *req = calloc(2 * (size_t)size, sizeof(*req));
 	int **in = calloc((size_t)size, sizeof(*in));
 	int *out = malloc(N * sizeof(int));
@@ -167,8 +170,8 @@ static void test_overlap(void)
 			  &req[nreq++]);
 	}
 	for (int p = 0; p < size; p++)
-		MPI_Isend(out, N, MPI_INT, (rank + p) % size, 9,
-			  MPI_COMM_WORLD, &req[nreq++]);
+		MPI_Isend(out, N, MPI_INT, (rank + p) % size, 9, MPI_COMM_WORLD,
+			  &req[nreq++]);
 	for (int i = 0; i < 200000; i++)
 		work += i * 0.5;
 	MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
@@ -208,7 +211,9 @@ static void test_truncate(void)
 
 static void test_collectives(void)
 {
-	enum { B = 1 << 20 };
+	enum {
+		B = 1 << 20
+	};
 	long sum = 0, want = (long)size * (size - 1) / 2, me = rank;
 	uint8_t *buf = malloc(B);
 	int *a = malloc((size_t)size * sizeof(int));
