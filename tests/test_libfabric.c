@@ -19,7 +19,8 @@
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
- *    FI_PROVIDER=fpgacomm on 2, 3 and 4 ranks; the board counters the
+ *    FI_PROVIDER=fpgacomm on 2, 3 and 4 ranks (full mesh) and 4 on a 2x2
+ *    torus; the board counters the
  *    provider writes at close (FPGACOMM_FI_STATS) must show the traffic
  *    went over the boards (every rank's packets, 64 MiB of DMA at least),
  *    so a run that fell back to another transport fails.
@@ -614,19 +615,22 @@ static int part_mpi(void)
 	}
 	snprintf(prefix, sizeof(prefix), "/tmp/fc-test-libfabric-%d",
 		 (int)getpid());
-	for (int n = 2; n <= 4; n++) {
-		int rc;
+	/* the last again on a 2x2 torus: messages over two hops */
+	for (int i = 0; i < 4; i++) {
+		int n = i < 3 ? 2 + i : 4, rc;
+		const char *topo = i < 3 ? "" : "torus:2x2";
 
 		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
-		       "FI_PROVIDER=fpgacomm\n",
-		       n);
+		       "FI_PROVIDER=fpgacomm%s%s\n",
+		       n, *topo ? ", " : "", topo);
 		fflush(stdout);
 		snprintf(
 			cmd, sizeof(cmd),
 			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
 			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
-			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s %s 2>&1",
-			n, prefix, prog);
+			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s "
+			"-x FPGACOMM_TOPOLOGY=%s %s 2>&1",
+			n, prefix, topo, prog);
 		rc = sh(cmd, out, sizeof(out));
 		fputs(out, stdout);
 		if (rc || !strstr(out, "mpi_fabric: ok")) {
