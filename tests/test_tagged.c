@@ -8,8 +8,10 @@
  * that came before their receive (small and large) taken by later
  * receives out of order; probe, claim and the claimed message's receive
  * (and a discard); cut-off receives (-EMSGSIZE, the first bytes there,
- * olen right, the next message whole); the two matching spaces; cancel; the sender's rank and
- * port and its data on the receive; bad input and a port already taken.
+ * olen right, the next message whole); the two matching spaces; cancel;
+ * the sender's rank and port and its data on the receive; bad input and a
+ * port already taken; last, a rank that dies without closing (a receive
+ * directed at it ends with -EHOSTDOWN, a send to it is refused).
  */
 #include <errno.h>
 #include <limits.h>
@@ -468,6 +470,36 @@ static void test_bad_input(void)
 	sync_all();
 }
 
+/*
+ * Last: the highest rank leaves without closing anything (as if it
+ * crashed). Rank 0's receive directed at it ends with -EHOSTDOWN in
+ * bounded time, a receive from any rank stays posted, and a send to it
+ * is refused.
+ */
+static void test_dead_rank(uint8_t *sb)
+{
+	uint32_t dead = size - 1;
+	struct fc_tag_cqe c;
+	int r, a, rc = 0;
+	char b[8];
+
+	sync_all();
+	if (rank == dead)
+		_exit(failures ? 1 : 0);
+	if (rank != 0)
+		return;
+	CHECK_RC(fc_tag_recv(ep, FC_TAG_ANY_NODE, b, 8, 0xd0, 0, 0, &a, 0), 0);
+	CHECK_RC(fc_tag_recv(ep, dead, b, 8, 0xd1, 0, 0, &r, 0), 0);
+	wait_ctx(&r, -EHOSTDOWN, &c);
+	for (int i = 0; i < 100 && rc != -EHOSTDOWN; i++) {
+		rc = fc_tag_send(ep, dead, PORT, sb, 8, 1, 0, 0, NULL, 0);
+		if (!rc)
+			usleep(20 * 1000);
+	}
+	CHECK(rc == -EHOSTDOWN, "send to a dead rank: %d", rc);
+	CHECK_RC(fc_tag_cancel(ep, &a), 0);
+}
+
 static int run_rank(void)
 {
 	struct fc_world w;
@@ -497,6 +529,7 @@ static int run_rank(void)
 	test_cancel();
 	test_source_port();
 	test_bad_input();
+	test_dead_rank(sb);
 	CHECK_RC(fc_tag_close(ep), 0);
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
