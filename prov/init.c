@@ -51,14 +51,9 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 	uint64_t caps = h->caps;
 
 	*mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
-	if (caps & ~(FCP_CAPS | FI_READ | FI_REMOTE_READ | FI_HMEM)) {
-		/* atomics, collectives, multi-receive, named receive ... */
-		return true;
-	}
-	/* The board has no read request: reads are not offered. */
-	if (caps & (FI_READ | FI_REMOTE_READ) && !(caps & FI_RMA))
-		return true;
-	if (caps & (FI_READ | FI_REMOTE_READ | FI_HMEM))
+	/* atomics (the board has none), RMA reads (it has no read request),
+	 * FI_HMEM, collectives, multi-receive, named receive ... */
+	if (caps & ~FCP_CAPS)
 		return true;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
 	    h->ep_attr->type != FI_EP_RDM)
@@ -92,10 +87,7 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 		} else if (mr != FI_MR_UNSPEC) {
 			if (!(mr & FI_MR_PROV_KEY) && (caps & FI_RMA || !caps))
 				return true;
-			*mr_mode = mr & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR |
-					 FI_MR_LOCAL | FI_MR_ENDPOINT |
-					 FI_MR_ALLOCATED);
-			*mr_mode &= FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+			*mr_mode = mr & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
 		}
 		if (h->domain_attr->av_type != FI_AV_UNSPEC &&
 		    h->domain_attr->av_type != FI_AV_MAP &&
