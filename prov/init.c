@@ -11,7 +11,7 @@
 #include "fcp.h"
 
 /* The order we keep: messages from one endpoint to another in order. */
-#define FCP_ORDER (FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_WAW)
+#define FCP_ORDER FI_ORDER_SAS
 #define FCP_TX_FLAGS                                                          \
 	(FI_INJECT | FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
@@ -152,9 +152,9 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	fi->ep_attr->protocol_version = 1;
 	fi->ep_attr->max_msg_size = FC_TAG_MAX_MSG;
 	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = FC_TAG_MAX_MSG;
+	fi->ep_attr->max_order_raw_size = 0;
 	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = FC_TAG_MAX_MSG;
+	fi->ep_attr->max_order_waw_size = 0;
 	fi->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaull;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
