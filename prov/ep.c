@@ -40,7 +40,9 @@ static void dispatch(struct fcp_ep *ep, const struct fc_tag_cqe *c)
 	} else {
 		e.src = FI_ADDR_NOTAVAIL;
 	}
-	e.err = fcp_errno(c->status);
+	/* a send's -EMSGSIZE is its own size, not a cut-off receive */
+	e.err = send && c->status == -EMSGSIZE ? FI_EMSGSIZE :
+						 fcp_errno(c->status);
 	e.prov_errno = c->status;
 	e.olen = c->olen;
 	fcp_cq_push(cq, &e);
