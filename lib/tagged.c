@@ -5,7 +5,8 @@
  * (into a buffer of its own, EAGER_BUF bytes): each message starts with a
  * header (tag, data, length, the sender's port). A small message is the
  * header and its payload in one channel message; a larger one is the
- * header alone, then its payload in pieces of at most FC_CHAN_MAX_MSG,
+ * header alone, then its payload in pieces of at most FC_CHAN_MAX_MSG
+ * (less through the driver, piece_max()),
  * each a channel message of its own. On a header, the receives for its
  * pieces are posted on that channel before the header's buffer is posted
  * again, so the channel's order puts each piece where it belongs: into
@@ -35,6 +36,8 @@ struct hdr {
 	uint16_t port; /* the sender's endpoint */
 	uint8_t flags; /* HDR_* */
 	uint8_t magic;
+	uint32_t piece; /* HDR_SPLIT: bytes per piece but the last */
+	uint32_t rsvd;
 };
 
 #define EAGER_MAX (EAGER_BUF - sizeof(struct hdr))
@@ -148,11 +151,12 @@ static bool tag_match(uint64_t want, uint64_t ignore, uint64_t tag)
 	return ((want ^ tag) & ~ignore) == 0;
 }
 
-/* Room for @n requests of pieces. RETURN VALUE: 0 or -ENOMEM. */
-static int pieces_init(struct pieces *pc, uint64_t len, uint32_t node)
+/* Room for the requests of @len bytes in pieces of @max.
+ * RETURN VALUE: 0 or -ENOMEM. */
+static int pieces_init(struct pieces *pc, uint64_t len, uint64_t max,
+		       uint32_t node)
 {
-	unsigned int n =
-		(unsigned int)((len + FC_CHAN_MAX_MSG - 1) / FC_CHAN_MAX_MSG);
+	unsigned int n = (unsigned int)((len + max - 1) / max);
 
 	memset(pc, 0, sizeof(*pc));
 	pc->node = node;
@@ -163,20 +167,20 @@ static int pieces_init(struct pieces *pc, uint64_t len, uint32_t node)
 	return 0;
 }
 
-/* Post the receives of a payload of @len bytes into @dst. */
+/* Post the receives of a payload of @len bytes into @dst, in pieces of
+ * @max bytes. */
 static int pieces_recv(struct fc_chan *ch, struct pieces *pc, uint8_t *dst,
-		       uint64_t len)
+		       uint64_t len, uint64_t max)
 {
 	uint64_t off, piece;
 	unsigned int i;
 	int ret;
 
-	ret = pieces_init(pc, len, ch->peer);
+	ret = pieces_init(pc, len, max, ch->peer);
 	if (ret)
 		return ret;
 	for (i = 0, off = 0; off < len; off += piece, i++) {
-		piece = len - off < FC_CHAN_MAX_MSG ? len - off :
-						      FC_CHAN_MAX_MSG;
+		piece = len - off < max ? len - off : max;
 		ret = fc__irecv(ch, dst + off, piece, &pc->reqs[i]);
 		if (ret) {
 			pc->status = ret;
@@ -342,10 +346,10 @@ static void take_split(struct fc_tag_ep *ep, uint32_t node, const struct hdr *h,
 	if (o) {
 		recv_fill(o, node, h);
 		if (!o->cqe.olen) {
-			ret = pieces_recv(ch, &o->pc, o->buf, h->len);
+			ret = pieces_recv(ch, &o->pc, o->buf, h->len, h->piece);
 		} else {
 			o->tmp = malloc(h->len);
-			ret = o->tmp ? pieces_recv(ch, &o->pc, o->tmp, h->len) :
+			ret = o->tmp ? pieces_recv(ch, &o->pc, o->tmp, h->len, h->piece) :
 				       -ENOMEM;
 		}
 		if (ret) {
@@ -365,7 +369,7 @@ static void take_split(struct fc_tag_ep *ep, uint32_t node, const struct hdr *h,
 	}
 	m->node = node;
 	m->h = *h;
-	if (pieces_recv(ch, &m->pc, m->data, h->len)) {
+	if (pieces_recv(ch, &m->pc, m->data, h->len, h->piece)) {
 		msg_free(m);
 		return;
 	}
@@ -389,6 +393,8 @@ static void take_eager(struct fc_tag_ep *ep, uint32_t node, size_t len)
 	if (h.magic != HDR_MAGIC)
 		return; /* not ours: dropped */
 	if (!(h.flags & HDR_SPLIT) && h.len != len - sizeof(h))
+		return;
+	if ((h.flags & HDR_SPLIT) && (!h.piece || h.piece > FC_CHAN_MAX_MSG))
 		return;
 	o = posted_take(ep, node, h.tag, h.flags & HDR_SPACE1);
 	if (h.flags & HDR_SPLIT) {
@@ -633,6 +639,20 @@ FC__EXPORT int fc_tag_close(struct fc_tag_ep *ep)
 
 /* ---- Sending ---- */
 
+/*
+ * Bytes per piece. Through the driver a channel message is copied into a
+ * buffer of the library's and sent as one hardware chain, a descriptor a
+ * page where its pages are not contiguous, and a message of more pages
+ * than a chain holds is refused (-EMSGSIZE): pieces stay below that. The
+ * receiver takes the size from the header.
+ */
+static uint32_t piece_max(struct fc_dev *dev)
+{
+	if (!strcmp(dev->info.backend, "kernel"))
+		return (FC_DMA_MAX_CHAIN - 1) * 4096u;
+	return FC_CHAN_MAX_MSG;
+}
+
 /* The channel to (@node, @port): ours, or one of this endpoint's. */
 static int chan_for(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 		    struct fc_chan **chp)
@@ -673,15 +693,13 @@ static int chan_for(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 static int send_split(struct fc_chan *ch, struct op *o, const struct hdr *h,
 		      const uint8_t *buf, uint64_t len)
 {
-	uint64_t off, piece;
+	uint64_t off, piece, max = h->piece;
 	unsigned int i;
 	int ret;
 
 	memset(&o->pc, 0, sizeof(o->pc));
 	o->pc.node = ch->peer;
-	o->pc.n =
-		(unsigned int)((len + FC_CHAN_MAX_MSG - 1) / FC_CHAN_MAX_MSG) +
-		1;
+	o->pc.n = (unsigned int)((len + max - 1) / max) + 1;
 	o->pc.reqs = calloc(o->pc.n, sizeof(*o->pc.reqs));
 	if (!o->pc.reqs)
 		return -ENOMEM;
@@ -690,8 +708,7 @@ static int send_split(struct fc_chan *ch, struct op *o, const struct hdr *h,
 		return ret;
 	o->pc.left++;
 	for (i = 0, off = 0; off < len; off += piece, i++) {
-		piece = len - off < FC_CHAN_MAX_MSG ? len - off :
-						      FC_CHAN_MAX_MSG;
+		piece = len - off < max ? len - off : max;
 		ret = fc__isend(ch, buf + off, piece, &o->pc.reqs[i]);
 		if (ret) {
 			/* the header went: the receiver waits for pieces
@@ -732,6 +749,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 		  (flags & FC_TAG_F_SPACE1 ? HDR_SPACE1 : 0) |
 		  (len > EAGER_MAX ? HDR_SPLIT : 0);
 	h.magic = HDR_MAGIC;
+	h.piece = piece_max(ep->dev);
 
 	fc__fab_lock(ep->fab);
 	ret = fc__peer_check(ep->dev, node);

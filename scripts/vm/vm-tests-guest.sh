@@ -324,8 +324,7 @@ run_tool() {
 
 # libfabric's fi_pingpong through the provider (FI_PROVIDER=fpgacomm)
 # between a process on each board, with its data check (-c); its control
-# connection over the guest's loopback. Tagged mode only: in msg mode a
-# 1 MiB receive once ended with -EMSGSIZE here (docs/libfabric.md).
+# connection over the guest's loopback.
 fi_pingpong_pair() {
 	_p=$1
 	if [ ! -x /fcvm/bin/fi_pingpong ] || [ ! -f /fcvm/fi/libfpgacomm-fi.so ]; then
@@ -333,7 +332,7 @@ fi_pingpong_pair() {
 		return 0
 	fi
 	ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
-	for _m in tagged; do
+	for _m in msg tagged; do
 		FPGACOMM_DEVICE=$2 FI_PROVIDER_PATH=/fcvm/fi FI_PROVIDER=fpgacomm \
 			timeout -k 5 120 fi_pingpong -p fpgacomm -e rdm -m $_m -c \
 			-I 20 -B 47592 > /tmp/pp-server.out 2>&1 &
