@@ -64,10 +64,10 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib tools tests examples check check-full demo bench model install uninstall driver deps \
+.PHONY: all lib prov tools tests examples check check-full demo bench model install uninstall driver deps \
         clean format FORCE
 
-all: lib tools tests examples
+all: lib prov tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
@@ -114,6 +114,27 @@ $(B)/fpgacomm.pc: lib/fpgacomm.pc.in Makefile FORCE
 
 FORCE:
 
+# prov/: the libfabric provider "fpgacomm" (libfpgacomm-fi.so), a thin
+# layer over the library, linked with its static form so that libfabric
+# loads it alone. Built where libfabric's headers are (libfabric-dev);
+# installed where Debian's libfabric looks for providers (FI_PROVDIR).
+HAVE_LIBFABRIC := $(shell pkg-config --exists libfabric 2>/dev/null && \
+			  test -f $$(pkg-config --variable=includedir libfabric)/rdma/providers/fi_prov.h && echo 1)
+FI_PROVDIR ?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null)/libfabric
+PROV_SRC := $(wildcard prov/*.c)
+PROV_OBJ := $(PROV_SRC:%.c=$(B)/%.o)
+PROV_SO  := $(B)/libfpgacomm-fi.so
+$(B)/prov/%.o: INC := -Iprov
+ifeq ($(HAVE_LIBFABRIC),1)
+prov: $(PROV_SO)
+else
+prov:
+	@echo "prov: libfabric-dev not installed: the provider is not built (scripts/install-deps.sh --mpi)"
+endif
+$(PROV_SO): $(PROV_OBJ) $(LIB_A) prov/libfpgacomm-fi.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=prov/libfpgacomm-fi.map \
+		-Wl,-z,defs -o $@ $(PROV_OBJ) $(LIB_A) $(LIB_LIBS) -lfabric
+
 # Tools and tests link the static library so that they run from the tree.
 tools: $(TOOLS)
 $(B)/tools/%: tools/%.c tools/tool_util.c tools/tool_util.h $(LIB_A)
@@ -158,7 +179,21 @@ tests: $(TESTS)
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@mkdir -p $(B)/deps
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -MMD -MP -MF $(B)/deps/$(notdir $@).d tests/harness.c $< -o $@ $(LIB_A) $(LIB_LIBS) -lcmocka $(TEST_LIBS)
+
+# test_libfabric uses the provider through libfabric, and runs an MPI
+# program (built with mpicc where Open MPI is) under mpirun.
+ifeq ($(HAVE_LIBFABRIC),1)
+$(B)/tests/test_libfabric: TEST_LIBS := -lfabric
+endif
+MPICC ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_MPICC),1)
+tests: $(B)/tests/mpi/mpi_fabric
+endif
+$(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $(WARN) -std=gnu11 $< -o $@
 
 # Tests go through the public API, except these: the emulator's own (its
 # registers, clusters and internals), those that make an emulated cluster
@@ -182,8 +217,11 @@ $(FAKE_CUDA): tests/fake_libcuda.c
 deps:
 	@scripts/install-deps.sh
 
-# The library's tests on the emulated board, then the driver in a VM.
+# The library's tests on the emulated board (test_libfabric with Open MPI
+# over the provider), then the driver in a VM.
 check: deps
+	@scripts/install-deps.sh --mpi || \
+		echo "check: Open MPI could not be installed; test_libfabric skips its MPI part"
 	$(MAKE) all
 	scripts/check.sh $(TESTS)
 
@@ -269,7 +307,7 @@ driver:
 driver-lint:
 	@scripts/driver-lint.sh
 
-install: lib tools
+install: lib prov tools
 	install -d $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/fpgacomm/fpgacomm.h include/fpgacomm/hw.h \
@@ -281,16 +319,22 @@ install: lib tools
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(B)/fpgacomm.pc $(DESTDIR)$(PKGCONFIGDIR)/
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	@if [ -f $(PROV_SO) ]; then \
+		echo "install -m 755 $(PROV_SO) $(DESTDIR)$(FI_PROVDIR)/"; \
+		install -d $(DESTDIR)$(FI_PROVDIR) && \
+		install -m 755 $(PROV_SO) $(DESTDIR)$(FI_PROVDIR)/; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fpgacomm/fpgacomm.h \
 	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/uapi/fpgacomm.h \
 	      $(DESTDIR)$(INCLUDEDIR)/fpgacomm/hw.h \
 	      $(DESTDIR)$(LIBDIR)/libfpgacomm.* $(DESTDIR)$(PKGCONFIGDIR)/fpgacomm.pc \
-	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS))
+	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS)) \
+	      $(DESTDIR)$(FI_PROVDIR)/libfpgacomm-fi.so
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] tools/*.c tests/*.c examples/*.c)
+	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] prov/*.[ch] tools/*.c tests/*.c tests/mpi/*.c examples/*.c)
 
 clean:
 	rm -rf $(B) build-asan

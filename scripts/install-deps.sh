@@ -5,7 +5,9 @@
 # Debian or Ubuntu. Idempotent: when everything is present it only asks
 # dpkg, prints nothing and exits 0.
 #
-#   scripts/install-deps.sh        build and emulator tests
+#   scripts/install-deps.sh        build and emulator tests (with libfabric's
+#                                  headers and tools: the provider, fi_info,
+#                                  fi_pingpong)
 #   scripts/install-deps.sh --vm   also what the VM driver tests and the
 #                                  driver lint (sparse) need, and
 #                                  on Debian 12 the newer kernel they also
@@ -13,6 +15,7 @@
 #                                  image and headers, beside Debian's own
 #   scripts/install-deps.sh --mpi  also Open MPI, which `make bench` runs
 #                                  beside the fabric (scripts/bench-fabric.sh)
+#                                  and `make check` over the provider
 #   scripts/install-deps.sh --valgrind  also valgrind, whose instruction
 #                                  counter `make bench` uses
 #                                  (scripts/bench-msgcost.sh)
@@ -21,7 +24,7 @@
 
 set -eu
 
-PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils universal-ctags clang-format"
+PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils universal-ctags clang-format libfabric-dev libfabric-bin"
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace sparse"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
 VALGRIND_PKGS="valgrind"

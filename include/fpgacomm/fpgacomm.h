@@ -922,6 +922,156 @@ int fc_sort_u64(struct fc_group *g, uint64_t *keys, size_t count,
  * (positive values are accepted too). Never NULL. */
 const char *fc_strerror(int err);
 
+/* ---- Tagged messages: MPI's matching beside the channels (0.4) ---- */
+
+/*
+ * A tag endpoint receives, on one port, messages from every rank of the
+ * world, each with a 64-bit tag (and optionally 64 bits of data), and
+ * hands them to receives by matching, as MPI does: a receive names a
+ * source rank or FC_TAG_ANY_NODE, a tag and ignore bits (a message matches
+ * when (its tag ^ tag) & ~ignore is 0). Receives are matched in the order
+ * they were posted; messages nobody asked for wait in an unexpected queue
+ * in the order they arrived, and messages from one source are matched in
+ * the order they were sent. It is built on channels (one per (rank,
+ * port)): the endpoint owns its port, which no fc_chan_open() may take
+ * meanwhile. Small messages go in one channel message; larger ones as a
+ * header and then the payload in pieces of FC_CHAN_MAX_MSG, the board
+ * writing them straight into the receive's buffer when it was posted
+ * first (rendezvous).
+ *
+ * Completions: every operation ends in one entry (struct fc_tag_cqe) that
+ * fc_tag_poll() returns, with the caller's @ctx and @uflags as given
+ * (except a send with FC_TAG_F_INJECT, which ends silently). Progress is
+ * made by fc_tag_poll() and fc_tag_wait() (and every blocking call of the
+ * library on the same board). All calls on one endpoint are thread safe.
+ */
+#define FC_TAG_ANY_NODE		UINT32_MAX	/* receive from any rank */
+#define FC_TAG_MAX_MSG		(1ull << 31)	/* bytes per message */
+#define FC_TAG_INJECT_MAX	1024		/* bytes for FC_TAG_F_INJECT */
+
+/* Flags of fc_tag_send(). */
+#define FC_TAG_F_DATA		(1u << 0)	/* @data goes with the message */
+#define FC_TAG_F_INJECT		(1u << 1)	/* no completion; copied at once */
+/* Flags of fc_tag_probe(). */
+#define FC_TAG_F_CLAIM		(1u << 2)	/* take the message found (*msgp) */
+/* Flag of fc_tag_send(), fc_tag_recv() and fc_tag_probe(): the second of
+ * an endpoint's two matching spaces, which never match each other (a
+ * libfabric endpoint's untagged messages beside its tagged ones). */
+#define FC_TAG_F_SPACE1		(1u << 3)
+
+/* fc_tag_cqe.flags */
+#define FC_TAG_CQE_SEND		(1u << 0)
+#define FC_TAG_CQE_RECV		(1u << 1)
+#define FC_TAG_CQE_DATA		(1u << 2)	/* @data came with the message */
+
+struct fc_tag_cqe {
+	void *ctx;			/* the operation's, as given */
+	uint64_t tag;			/* receive, probe: the message's */
+	uint64_t data;			/* ... with FC_TAG_CQE_DATA */
+	uint64_t len;			/* bytes sent; bytes placed in the buffer */
+	uint64_t olen;			/* receive: bytes cut off (-EMSGSIZE) */
+	uint32_t node, port;		/* receive, probe: the sender's */
+	uint32_t flags;			/* FC_TAG_CQE_* */
+	uint32_t uflags;		/* the caller's, as given */
+	int status;			/* 0 or -errno (see fc_tag_poll()) */
+	uint32_t reserved[3];
+};
+
+struct fc_tag_ep;
+struct fc_tag_msg;
+
+/*
+ * fc_tag_open - a tag endpoint on @port (0..FC_CHAN_PORTS-1).
+ * @flags: none defined, must be 0.
+ * RETURN VALUE: 0 and *epp set; -EINVAL (NULL, unknown flags, @port out of
+ * range); -ENOTCONN in no cluster; -EBUSY a channel of @port is open (a
+ * channel user or another endpoint has it); -ENOMEM.
+ */
+int fc_tag_open(struct fc_dev *dev, uint32_t port, unsigned int flags,
+		struct fc_tag_ep **epp);
+
+/*
+ * fc_tag_close - close an endpoint: posted receives and messages not yet
+ * received are dropped, sends not yet started are not sent, and
+ * completions not polled are lost.
+ * RETURN VALUE: 0; -EINVAL on NULL.
+ */
+int fc_tag_close(struct fc_tag_ep *ep);
+
+/*
+ * fc_tag_send - send @len bytes (0..FC_TAG_MAX_MSG) of @buf with @tag (and
+ * @data with FC_TAG_F_DATA) to the endpoint on @port of rank @node. @buf
+ * must stay untouched until the send's completion; with FC_TAG_F_INJECT
+ * (@len at most FC_TAG_INJECT_MAX) it is copied before the call returns and
+ * the send has no completion at all.
+ * RETURN VALUE: 0; -EINVAL (NULL @ep, NULL @buf with @len, unknown flags,
+ * @node or @port out of range); -EMSGSIZE (@len too long, or too long to
+ * inject); -EHOSTDOWN the rank died or left; -EBUSY @port is a channel of
+ * this process's own (fc_chan_open); -ENOMEM.
+ */
+int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
+		const void *buf, size_t len, uint64_t tag, uint64_t data,
+		unsigned int flags, void *ctx, uint32_t uflags);
+
+/*
+ * fc_tag_recv - post a receive of at most @cap bytes into @buf for the
+ * first message from @node (or FC_TAG_ANY_NODE) whose tag matches @tag
+ * outside @ignore. @flags: 0 or FC_TAG_F_SPACE1.
+ * RETURN VALUE: 0; -EINVAL (NULL @ep, NULL @buf with @cap, unknown flags,
+ * @node out of range); -ENOMEM.
+ */
+int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf, size_t cap,
+		uint64_t tag, uint64_t ignore, unsigned int flags, void *ctx,
+		uint32_t uflags);
+
+/*
+ * fc_tag_probe - is a message that fc_tag_recv() with these arguments would
+ * match already here (progress is made once first)? *info gets its source,
+ * tag, data and length (len). With FC_TAG_F_CLAIM the message is taken
+ * off the unexpected queue, so that no receive matches it, and *msgp set:
+ * receive it with fc_tag_recv_msg().
+ * RETURN VALUE: 0 found; -ENOMSG none; -EINVAL (NULL, unknown flags, NULL
+ * @msgp with FC_TAG_F_CLAIM, @node out of range).
+ */
+int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
+		 uint64_t ignore, unsigned int flags, struct fc_tag_cqe *info,
+		 struct fc_tag_msg **msgp);
+
+/*
+ * fc_tag_recv_msg - receive the claimed message @msg into @buf (@cap bytes;
+ * @buf NULL and @cap 0 discard it), ending as a receive does.
+ * RETURN VALUE: 0 (@msg is then gone); -EINVAL (NULL, @buf NULL with @cap).
+ */
+int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg, void *buf,
+		    size_t cap, void *ctx, uint32_t uflags);
+
+/*
+ * fc_tag_cancel - withdraw the posted, not yet matched receive whose
+ * context is @ctx; it ends with status -ECANCELED.
+ * RETURN VALUE: 0; -ENOENT no such receive (matched, or never posted);
+ * -EINVAL on NULL @ep.
+ */
+int fc_tag_cancel(struct fc_tag_ep *ep, void *ctx);
+
+/*
+ * fc_tag_poll - make progress once and take up to @n completions, oldest
+ * first (@n 0: progress only). An entry's status: 0; -EMSGSIZE the message
+ * was longer than the receive's buffer (its first @cap bytes are there,
+ * olen says how many more it had); -ECANCELED (fc_tag_cancel()); -EHOSTDOWN
+ * the peer died or left; or a DMA error of the board.
+ * RETURN VALUE: the number of entries taken (0..@n); -EINVAL (NULL @ep, or
+ * NULL @cqe with @n).
+ */
+int fc_tag_poll(struct fc_tag_ep *ep, struct fc_tag_cqe *cqe, unsigned int n);
+
+/*
+ * fc_tag_wait - wait at most @timeout_ms (negative: no limit) until a
+ * completion waits to be polled, making progress meanwhile (spinning a
+ * little, then sleeping).
+ * RETURN VALUE: 0; -ETIMEDOUT; -EINVAL on NULL.
+ */
+int fc_tag_wait(struct fc_tag_ep *ep, int timeout_ms);
+
 /* ---- HBM: pseudo-channels, local stores and stream programs (0.3) ---- */
 
 /*

@@ -126,6 +126,12 @@ initrd_args=(--module "$ko" --module "$fixture/fcvm_msix.ko"
 for t in "$top"/build/tests/test_*; do
 	[ -x "$t" ] && initrd_args+=(--prog "$t")
 done
+# libfabric's fi_pingpong over the provider, one process per board
+pp=$(command -v fi_pingpong || true)
+if [ -n "$pp" ] && [ -f "$top/build/libfpgacomm-fi.so" ]; then
+	initrd_args+=(--prog "$pp"
+		      --file "$top/build/libfpgacomm-fi.so:/fcvm/fi/libfpgacomm-fi.so")
+fi
 board_args=()
 if [ "$plain" = 1 ]; then
 	board_args+=(--host-cmd "exec '$emud' -v --shm \"\$FCVM_BAR\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[0]}")

@@ -322,6 +322,35 @@ run_tool() {
 	return $_rc
 }
 
+# libfabric's fi_pingpong through the provider (FI_PROVIDER=fpgacomm)
+# between a process on each board, with its data check (-c); its control
+# connection over the guest's loopback.
+fi_pingpong_pair() {
+	_p=$1
+	if [ ! -x /fcvm/bin/fi_pingpong ] || [ ! -f /fcvm/fi/libfpgacomm-fi.so ]; then
+		skip "$_p: fi_pingpong over the provider (no fi_pingpong or provider in the image)"
+		return 0
+	fi
+	ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
+	for _m in msg tagged; do
+		FPGACOMM_DEVICE=$2 FI_PROVIDER_PATH=/fcvm/fi FI_PROVIDER=fpgacomm \
+			timeout -k 5 120 fi_pingpong -p fpgacomm -e rdm -m $_m -c \
+			-I 20 -B 47592 > /tmp/pp-server.out 2>&1 &
+		_srv=$!
+		sleep 1
+		FPGACOMM_DEVICE=$3 FI_PROVIDER_PATH=/fcvm/fi FI_PROVIDER=fpgacomm \
+			run_tool "$_p: fi_pingpong -m $_m -c over the provider between two boards through the driver" \
+			fi_pingpong -p fpgacomm -e rdm -m $_m -c -I 20 -P 47592 127.0.0.1
+		_crc=$?
+		wait $_srv
+		_src=$?
+		sed 's/^/    server: /' /tmp/pp-server.out
+		if [ $_crc = 0 ] && [ $_src != 0 ]; then
+			fail "$_p: fi_pingpong -m $_m server (exit $_src)"
+		fi
+	done
+}
+
 # Recovery on the first board, which the last two steps remove and probe
 # again: a stalled chain times out and the next one works; rmmod is refused
 # while the device is open; a board deaf to resets leaves the device broken
@@ -506,6 +535,8 @@ driver_pass() {
 		run_tool "$p: a board reset through the driver ends the running chain at once and keeps the channel rings (test_board_reset)" \
 			test_board_reset
 		unset FPGACOMM_TEST_PAIR
+		fi_pingpong_pair "$p" "/dev/fpgacomm$(dev_index_of 0)" \
+			"/dev/fpgacomm$(dev_index_of 1)"
 		# Board 0's aperture exported, imported into board 1, written
 		# by board 1's DMA (peer-to-peer).
 		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \

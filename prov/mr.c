@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory registration: the buffer registered with the board
+ * (fc_mem_register). Its key is what a peer's remote write needs to reach
+ * it: the buffer's fabric address (node, region, bus address), less the
+ * buffer's virtual address with FI_MR_VIRT_ADDR, so that the writer adds
+ * the address it was given (or the offset into the region without it).
+ * The board does not check keys: a writer that knows a key reaches any
+ * buffer registered on that board (docs/libfabric.md).
+ */
+#include <stdlib.h>
+
+#include "fcp.h"
+
+static int mr_close(struct fid *fid)
+{
+	struct fcp_mr *mr = (struct fcp_mr *)fid;
+	struct fcp_domain *d = mr->dom;
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	ret = fc_mem_free(d->dev, mr->mem);
+	if (!ret)
+		d->refs--;
+	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		return ret == -EBUSY ? -FI_EBUSY : ret;
+	free(mr);
+	return 0;
+}
+
+static struct fi_ops mr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mr_close,
+	.bind = fcp_no_bind,
+	.control = fcp_no_control,
+	.ops_open = fcp_no_ops_open,
+};
+
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		  uint64_t offset, uint64_t requested_key, uint64_t flags,
+		  struct fid_mr **fmr, void *context)
+{
+	struct fcp_domain *d = (struct fcp_domain *)fid;
+	struct fcp_mr *mr;
+	uint64_t fa = 0;
+	int ret;
+
+	if (!fmr || !len || !buf)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -FI_ENOMEM;
+	pthread_mutex_lock(&d->lock);
+	ret = fc_mem_register(d->dev, (void *)buf, len, 0, &mr->mem);
+	if (!ret && (access & FI_REMOTE_WRITE))
+		ret = fc_mem_fabric_addr(d->dev, mr->mem, 0, &fa);
+	if (ret && mr->mem)
+		fc_mem_free(d->dev, mr->mem);
+	if (!ret)
+		d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	if (ret) {
+		free(mr);
+		return ret;
+	}
+	mr->dom = d;
+	mr->base = buf;
+	mr->mr.fid.fclass = FI_CLASS_MR;
+	mr->mr.fid.context = context;
+	mr->mr.fid.ops = &mr_fi_ops;
+	mr->mr.mem_desc = mr;
+	mr->mr.key = d->mr_mode & FI_MR_VIRT_ADDR ? fa - (uint64_t)buf : fa;
+	*fmr = &mr->mr;
+	return 0;
+}
+
+static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		   uint64_t access, uint64_t offset, uint64_t requested_key,
+		   uint64_t flags, struct fid_mr **mr, void *context)
+{
+	if (count != 1 || !iov)
+		return -FI_EINVAL;
+	return mr_reg(fid, iov->iov_base, iov->iov_len, access, offset,
+		      requested_key, flags, mr, context);
+}
+
+static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		      uint64_t flags, struct fid_mr **mr)
+{
+	if (!attr || attr->iov_count != 1)
+		return -FI_EINVAL;
+	if (attr->iface != FI_HMEM_SYSTEM)
+		return -FI_EOPNOTSUPP;
+	return mr_reg(fid, attr->mr_iov->iov_base, attr->mr_iov->iov_len,
+		      attr->access, attr->offset, attr->requested_key, flags,
+		      mr, attr->context);
+}
+
+struct fi_ops_mr fcp_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = mr_reg,
+	.regv = mr_regv,
+	.regattr = mr_regattr,
+};

@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_libfabric: the libfabric provider "fpgacomm" (build/libfpgacomm-fi.so,
+ * found through FI_PROVIDER_PATH) from outside, as programs that know
+ * nothing of fpgacomm use it:
+ *
+ * 1. `fi_info -p fpgacomm` (libfabric-bin) lists it: FI_EP_RDM with
+ *    FI_TAGGED, FI_MSG and FI_RMA.
+ * 2. Two ranks under fpgacomm-run use the libfabric API on it, with an AV
+ *    table and then an AV map: getname; a bad address in an insert
+ *    (FI_ADDR_NOTAVAIL) and a send to an address not in the AV
+ *    (-FI_EINVAL); tagged messages with remote CQ data read with their
+ *    source (FI_SOURCE); untagged and tagged messages kept apart; a
+ *    truncated receive (-FI_EAVAIL, then FI_ETRUNC with olen in the error
+ *    entry, the next message whole); FI_PEEK, FI_CLAIM and the claimed
+ *    message's receive; fi_cancel (FI_ECANCELED); send and receive
+ *    counters; a remote write into a peer's registered buffer with its key
+ *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP).
+ * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
+ *    its data check (-c), every size up to 1 MiB.
+ * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
+ *    FI_PROVIDER=fpgacomm on 2, 3 and 4 ranks (full mesh) and 4 on a 2x2
+ *    torus; the board counters the
+ *    provider writes at close (FPGACOMM_FI_STATS) must show the traffic
+ *    went over the boards (every rank's packets, 64 MiB of DMA at least),
+ *    so a run that fell back to another transport fails.
+ * A part whose tool is missing (fi_info, fi_pingpong, mpirun) is skipped
+ * saying why; all skipped: exit 77.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if __has_include(<rdma/fabric.h>)
+#define HAVE_FI 1
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#endif
+
+#include <fpgacomm/fpgacomm.h>
+
+#include "launch.h"
+
+#define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
+#define WAIT_S	30
+
+static uint32_t rank;
+static int failures;
+
+#ifdef HAVE_FI
+
+struct res {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *txcq, *rxcq;
+	struct fid_cntr *scntr, *rcntr;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+};
+
+static struct res R;
+
+#define FI_OK(expr) CHECK_FI((expr), 0)
+#define CHECK_FI(expr, want)                                                \
+	do {                                                                \
+		long _rc = (long)(expr), _w = (long)(want);                 \
+		CHECK(_rc == _w, "%s = %ld (%s), expected %ld", #expr, _rc, \
+		      fi_strerror((int)-_rc), _w);                          \
+	} while (0)
+
+/* One entry of @cq, waited for: its count (1), or -FI_EAVAIL. */
+static long cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
+		    fi_addr_t *src)
+{
+	time_t end = time(NULL) + WAIT_S;
+	long rc;
+
+	do {
+		rc = fi_cq_readfrom(cq, e, 1, src);
+		if (rc != -FI_EAGAIN)
+			return rc;
+	} while (time(NULL) < end);
+	return -FI_ETIMEDOUT;
+}
+
+static void cq_expect(struct fid_cq *cq, void *ctx,
+		      struct fi_cq_tagged_entry *e, fi_addr_t *src)
+{
+	long rc = cq_wait(cq, e, src);
+
+	CHECK(rc == 1, "cq read: %ld (%s)", rc, fi_strerror((int)-rc));
+	CHECK(rc != 1 || e->op_context == ctx, "context %p, expected %p",
+	      e->op_context, ctx);
+}
+
+/* Both ranks here, and every message before it taken. */
+static void sync_peer(void)
+{
+	struct fi_cq_tagged_entry e;
+	uint64_t tag = 0x5ac0000000000000ull;
+	char s = 0, r;
+	int c1, c2;
+
+	FI_OK(fi_trecv(R.ep, &r, 1, NULL, R.peer, tag, 0, &c2));
+	FI_OK(fi_tsend(R.ep, &s, 1, NULL, R.peer, tag, &c1));
+	cq_expect(R.txcq, &c1, &e, NULL);
+	cq_expect(R.rxcq, &c2, &e, NULL);
+}
+
+static int open_res(enum fi_av_type av_type, uint32_t port)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_av_attr av_attr = { .type = av_type };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct {
+		uint32_t node, port;
+	} me, addr[2];
+	size_t len = sizeof(me);
+	fi_addr_t fa[2];
+	int rc;
+
+	memset(&R, 0, sizeof(R));
+	hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_DIRECTED_RECV |
+		      FI_SOURCE;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->av_type = av_type;
+	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	hints->fabric_attr->prov_name = strdup("fpgacomm");
+	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &R.info);
+	fi_freeinfo(hints);
+	if (rc) {
+		CHECK(0, "fi_getinfo: %s", fi_strerror(-rc));
+		return -1;
+	}
+	FI_OK(fi_fabric(R.info->fabric_attr, &R.fabric, NULL));
+	FI_OK(fi_domain(R.fabric, R.info, &R.domain, NULL));
+	FI_OK(fi_av_open(R.domain, &av_attr, &R.av, NULL));
+	FI_OK(fi_cq_open(R.domain, &cq_attr, &R.txcq, NULL));
+	FI_OK(fi_cq_open(R.domain, &cq_attr, &R.rxcq, NULL));
+	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.scntr, NULL));
+	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.rcntr, NULL));
+	FI_OK(fi_endpoint(R.domain, R.info, &R.ep, NULL));
+	if (failures)
+		return -1;
+	CHECK_FI(fi_enable(R.ep), -FI_ENOAV);
+	FI_OK(fi_ep_bind(R.ep, &R.av->fid, 0));
+	FI_OK(fi_ep_bind(R.ep, &R.txcq->fid, FI_TRANSMIT));
+	FI_OK(fi_ep_bind(R.ep, &R.rxcq->fid, FI_RECV));
+	FI_OK(fi_ep_bind(R.ep, &R.scntr->fid, FI_SEND));
+	FI_OK(fi_ep_bind(R.ep, &R.rcntr->fid, FI_RECV));
+	FI_OK(fi_enable(R.ep));
+	FI_OK(fi_getname(&R.ep->fid, &me, &len));
+	CHECK(len == sizeof(me) && me.node == rank && me.port == port,
+	      "getname: %u:%u (len %zu)", me.node, me.port, len);
+	/* the peer's first endpoint is on the same port; node 99 is none */
+	addr[0].node = rank ^ 1;
+	addr[0].port = port;
+	addr[1].node = 99;
+	addr[1].port = port;
+	CHECK_FI(fi_av_insert(R.av, addr, 2, fa, 0, NULL), 1);
+	CHECK(fa[1] == FI_ADDR_NOTAVAIL, "bad address got fi_addr %llu",
+	      (unsigned long long)fa[1]);
+	R.peer = fa[0];
+	return failures ? -1 : 0;
+}
+
+static void close_res(void)
+{
+	struct fid *f[] = { R.ep ? &R.ep->fid : NULL,
+			    R.scntr ? &R.scntr->fid : NULL,
+			    R.rcntr ? &R.rcntr->fid : NULL,
+			    R.txcq ? &R.txcq->fid : NULL,
+			    R.rxcq ? &R.rxcq->fid : NULL,
+			    R.av ? &R.av->fid : NULL,
+			    R.domain ? &R.domain->fid : NULL,
+			    R.fabric ? &R.fabric->fid : NULL };
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i])
+			FI_OK(fi_close(f[i]));
+	fi_freeinfo(R.info);
+}
+
+static void test_bad_address(void)
+{
+	char b[8] = { 0 };
+	int c;
+
+	/* an index the table never gave, and a packed address of no rank */
+	CHECK_FI(fi_tsend(R.ep, b, 8, NULL, 12345, 1, &c), -FI_EINVAL);
+	CHECK_FI(fi_tsend(R.ep, b, 8, NULL, (fi_addr_t)77 << 32 | 3, 1, &c),
+		 -FI_EINVAL);
+	CHECK_FI(fi_tinject(R.ep, b, 4096, R.peer, 1), -FI_EINVAL);
+}
+
+/* Tagged with data, read with its source; then untagged beside tagged. */
+static void test_data_source(void)
+{
+	struct fi_cq_tagged_entry e;
+	uint64_t v = 0, w = 0x1122334455667788ull;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	int c1, c2;
+
+	if (rank == 1) {
+		FI_OK(fi_tsenddata(R.ep, &w, 8, NULL, 0xfeed, R.peer, 0x77,
+				   &c1));
+		cq_expect(R.txcq, &c1, &e, NULL);
+		CHECK(e.flags == (FI_SEND | FI_TAGGED), "send flags %llx",
+		      (unsigned long long)e.flags);
+		FI_OK(fi_send(R.ep, &w, 4, NULL, R.peer, &c1));
+		cq_expect(R.txcq, &c1, &e, NULL);
+		FI_OK(fi_tinject(R.ep, &w, 2, R.peer, 0));
+	} else {
+		FI_OK(fi_trecv(R.ep, &v, 8, NULL, R.peer, 0x70, 0x0f, &c2));
+		cq_expect(R.rxcq, &c2, &e, &src);
+		CHECK(v == w && e.tag == 0x77 && e.data == 0xfeed &&
+			      e.len == 8 && src == R.peer &&
+			      e.flags ==
+				      (FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA),
+		      "v %llx tag %llx data %llx len %zu src %llu flags %llx",
+		      (unsigned long long)v, (unsigned long long)e.tag,
+		      (unsigned long long)e.data, e.len,
+		      (unsigned long long)src, (unsigned long long)e.flags);
+		/* the tagged receive for tag 0 is not given the untagged one */
+		v = 0;
+		FI_OK(fi_trecv(R.ep, &v, 8, NULL, FI_ADDR_UNSPEC, 0, 0, &c2));
+		cq_expect(R.rxcq, &c2, &e, NULL);
+		CHECK(e.len == 2 && (e.flags & FI_TAGGED), "tagged got len %zu",
+		      e.len);
+		FI_OK(fi_recv(R.ep, &v, 8, NULL, FI_ADDR_UNSPEC, &c1));
+		cq_expect(R.rxcq, &c1, &e, NULL);
+		CHECK(e.len == 4 && e.flags == (FI_RECV | FI_MSG),
+		      "untagged: len %zu flags %llx", e.len,
+		      (unsigned long long)e.flags);
+	}
+	sync_peer();
+}
+
+static void test_truncate(void)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char b[100];
+	int c;
+
+	memset(b, 'x', sizeof(b));
+	if (rank == 1) {
+		FI_OK(fi_tsend(R.ep, b, 100, NULL, R.peer, 5, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		FI_OK(fi_tsend(R.ep, b, 20, NULL, R.peer, 6, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+	} else {
+		memset(b, 0, sizeof(b));
+		FI_OK(fi_trecv(R.ep, b, 10, NULL, R.peer, 5, 0, &c));
+		CHECK_FI(cq_wait(R.rxcq, &e, NULL), -FI_EAVAIL);
+		memset(&err, 0, sizeof(err));
+		CHECK_FI(fi_cq_readerr(R.rxcq, &err, 0), 1);
+		CHECK(err.err == FI_ETRUNC && err.olen == 90 && err.len == 10 &&
+			      err.op_context == &c && b[9] == 'x' && b[10] == 0,
+		      "err %d (%s) olen %zu len %zu", err.err,
+		      fi_strerror(err.err), err.olen, err.len);
+		FI_OK(fi_trecv(R.ep, b, 100, NULL, R.peer, 6, 0, &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		CHECK(e.len == 20, "after the cut: len %zu", e.len);
+	}
+	sync_peer();
+}
+
+static void test_peek_claim_cancel(void)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct fi_context ctx;
+	struct fi_msg_tagged m;
+	struct iovec iov;
+	char b[64] = { 0 };
+	int c, tries = 0;
+	long rc;
+
+	if (rank == 1) {
+		strcpy(b, "claimed");
+		FI_OK(fi_tsend(R.ep, b, 8, NULL, R.peer, 9, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+	} else {
+		memset(&m, 0, sizeof(m));
+		memset(&ctx, 0, sizeof(ctx));
+		m.addr = FI_ADDR_UNSPEC;
+		m.tag = 9;
+		m.context = &ctx;
+		/* until it is here, a peek ends in FI_ENOMSG */
+		for (;;) {
+			FI_OK(fi_trecvmsg(R.ep, &m, FI_PEEK | FI_CLAIM));
+			rc = cq_wait(R.rxcq, &e, NULL);
+			if (rc == 1)
+				break;
+			CHECK_FI(rc, -FI_EAVAIL);
+			CHECK_FI(fi_cq_readerr(R.rxcq, &err, 0), 1);
+			CHECK(err.err == FI_ENOMSG, "peek error %d", err.err);
+			if (failures || ++tries > 100000)
+				break;
+		}
+		CHECK(e.len == 8 && e.tag == 9 && e.op_context == &ctx,
+		      "peek: len %zu tag %llx", e.len,
+		      (unsigned long long)e.tag);
+		/* claimed: another receive does not get it */
+		FI_OK(fi_trecv(R.ep, b, 64, NULL, FI_ADDR_UNSPEC, 9, 0, &c));
+		iov.iov_base = b;
+		iov.iov_len = sizeof(b);
+		m.msg_iov = &iov;
+		m.iov_count = 1;
+		FI_OK(fi_trecvmsg(R.ep, &m, FI_CLAIM));
+		cq_expect(R.rxcq, &ctx, &e, NULL);
+		CHECK(!strcmp(b, "claimed"), "claimed data '%s'", b);
+		FI_OK(fi_cancel(&R.ep->fid, &c));
+		CHECK_FI(cq_wait(R.rxcq, &e, NULL), -FI_EAVAIL);
+		CHECK_FI(fi_cq_readerr(R.rxcq, &err, 0), 1);
+		CHECK(err.err == FI_ECANCELED && err.op_context == &c,
+		      "cancel: err %d", err.err);
+		CHECK_FI(fi_cancel(&R.ep->fid, &c), -FI_ENOENT);
+	}
+	sync_peer();
+}
+
+static void test_counters(void)
+{
+	uint64_t s = fi_cntr_read(R.scntr), r = fi_cntr_read(R.rcntr);
+	uint64_t rerr = fi_cntr_readerr(R.rcntr);
+	struct fi_cq_tagged_entry e;
+	char b[4] = { 0 };
+	int c;
+
+	FI_OK(fi_tinject(R.ep, b, 4, R.peer, 0x123));
+	FI_OK(fi_trecv(R.ep, b, 4, NULL, R.peer, 0x123, 0, &c));
+	FI_OK(fi_cntr_wait(R.rcntr, r + 1, WAIT_S * 1000));
+	FI_OK(fi_cntr_wait(R.scntr, s + 1, WAIT_S * 1000));
+	/* the cut-off and the cancelled receive were errors; this is not */
+	CHECK(fi_cntr_readerr(R.rcntr) == rerr + 0 && (rank || rerr == 2),
+	      "receive errors: %llu, before %llu",
+	      (unsigned long long)fi_cntr_readerr(R.rcntr),
+	      (unsigned long long)rerr);
+	cq_expect(R.rxcq, &c, &e, NULL); /* counted, and its entry too */
+	sync_peer();
+}
+
+/* Rank 0's registered buffer written by rank 1 with its key. */
+static void test_rma_write(void)
+{
+	enum {
+		N = 8192
+	};
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr = NULL;
+	uint64_t kv[2];
+	uint8_t *buf = calloc(1, N);
+	size_t cnt;
+	int c;
+
+	CHECK_FI(fi_query_atomic(R.domain, FI_UINT64, FI_SUM, NULL, 0),
+		 -FI_EOPNOTSUPP);
+	CHECK_FI(fi_atomicvalid(R.ep, FI_UINT64, FI_SUM, &cnt), -FI_EOPNOTSUPP);
+	FI_OK(fi_mr_reg(R.domain, buf, N, FI_REMOTE_WRITE | FI_SEND | FI_RECV,
+			0, 0, 0, &mr, NULL));
+	if (!mr)
+		return;
+	if (rank == 0) {
+		kv[0] = fi_mr_key(mr);
+		kv[1] = (uint64_t)(uintptr_t)buf;
+		FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4b, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		sync_peer(); /* written by now */
+		for (int i = 0; i < N; i++)
+			if (buf[i] != (uint8_t)(i * 7 + 1)) {
+				CHECK(0, "byte %d: %u", i, buf[i]);
+				break;
+			}
+	} else {
+		FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4b, 0,
+			       &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		for (int i = 0; i < N; i++)
+			buf[i] = (uint8_t)(i * 7 + 1);
+		CHECK_FI(fi_read(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
+				 kv[0], &c),
+			 -FI_ENOSYS);
+		/* a key of another board is refused */
+		CHECK_FI(fi_write(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
+				  fi_mr_key(mr), &c),
+			 -FI_EINVAL);
+		FI_OK(fi_write(R.ep, buf, 4096, fi_mr_desc(mr), R.peer, kv[1],
+			       kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		CHECK(e.flags == (FI_RMA | FI_WRITE) && e.len == 4096,
+		      "write: flags %llx len %zu", (unsigned long long)e.flags,
+		      e.len);
+		/* unregistered source, at an offset */
+		FI_OK(fi_write(R.ep, buf + 4096, 4096, NULL, R.peer,
+			       kv[1] + 4096, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		sync_peer();
+	}
+	FI_OK(fi_close(&mr->fid));
+	free(buf);
+	sync_peer();
+}
+
+static int run_rank(void)
+{
+	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+
+	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
+	for (int t = 0; t < 2 && !failures; t++) {
+		/* a port of its own each round: what the peer sends to the
+		 * next round's endpoint must not reach this one, closing */
+		setenv("FPGACOMM_FI_PORT", t ? "4" : EP_PORT, 1);
+		if (open_res(types[t], 3 + t)) {
+			close_res();
+			break;
+		}
+		sync_peer();
+		test_bad_address();
+		test_data_source();
+		test_truncate();
+		test_peek_claim_cancel();
+		test_counters();
+		if (t == 0)
+			test_rma_write();
+		close_res();
+	}
+	if (rank == 0 || failures)
+		printf("rank %u: libfabric API %s (%d failures)\n", rank,
+		       failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
+
+#else /* !HAVE_FI */
+
+static int run_rank(void)
+{
+	return 77;
+}
+
+#endif
+
+/* ---- the parts run from outside ---- */
+
+static char builddir[PATH_MAX];
+
+/* Run @cmd in a shell, its output into @out (may be NULL). */
+static int sh(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	char tmp[4096];
+	int st;
+
+	if (!p)
+		return -1;
+	if (!out) {
+		out = tmp;
+		len = sizeof(tmp);
+	}
+	while (n + 1 < len && fgets(out + n, (int)(len - n), p))
+		n += strlen(out + n);
+	out[n] = '\0';
+	while (fgets(tmp, sizeof(tmp), p))
+		; /* the rest */
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return sh(cmd, NULL, 0) == 0;
+}
+
+static int part_fi_info(void)
+{
+	char out[16384];
+	int rc;
+
+	if (!have("fi_info")) {
+		printf("SKIP fi_info: not installed (libfabric-bin)\n");
+		return 77;
+	}
+	rc = sh("fi_info -p fpgacomm -v 2>&1", out, sizeof(out));
+	if (rc || !strstr(out, "prov_name: fpgacomm") ||
+	    !strstr(out, "FI_EP_RDM") || !strstr(out, "FI_TAGGED") ||
+	    !strstr(out, "FI_RMA") || !strstr(out, "FI_DIRECTED_RECV")) {
+		printf("FAIL fi_info -p fpgacomm (exit %d):\n%s\n", rc, out);
+		return 1;
+	}
+	printf("ok fi_info -p fpgacomm\n");
+	return 0;
+}
+
+/* As a rank of fi_pingpong's pair: server on rank 0, client on rank 1. */
+static int pingpong_rank(void)
+{
+	const char *mode = getenv("FC_TEST_PP_MODE");
+	const char *port = getenv("FC_TEST_PP_PORT");
+
+	if (!strcmp(getenv("FPGACOMM_RANK"), "0"))
+		execlp("fi_pingpong", "fi_pingpong", "-p", "fpgacomm", "-e",
+		       "rdm", "-m", mode, "-c", "-I", "50", "-B", port,
+		       (char *)NULL);
+	else {
+		usleep(500 * 1000); /* the server listens by then */
+		execlp("fi_pingpong", "fi_pingpong", "-p", "fpgacomm", "-e",
+		       "rdm", "-m", mode, "-c", "-I", "50", "-P", port,
+		       "127.0.0.1", (char *)NULL);
+	}
+	return 127;
+}
+
+static int part_pingpong(const char *run, const char *self)
+{
+	static const char *const modes[] = { "msg", "tagged" };
+	char port[16];
+	int worst = 0;
+
+	if (!have("fi_pingpong")) {
+		printf("SKIP fi_pingpong: not installed (libfabric-bin)\n");
+		return 77;
+	}
+	for (int m = 0; m < 2; m++) {
+		const char *env[] = { "FC_TEST_PP",
+				      "1",
+				      "FC_TEST_PP_MODE",
+				      modes[m],
+				      "FC_TEST_PP_PORT",
+				      port,
+				      NULL };
+		int rc;
+
+		snprintf(port, sizeof(port), "%d",
+			 20000 + (int)(getpid() % 20000) + m);
+		printf("== fi_pingpong -m %s -c between two ranks\n", modes[m]);
+		fflush(stdout);
+		rc = harness_launch_ranks(run, self, 2, NULL, NULL, env);
+		worst = rc > worst ? rc : worst;
+	}
+	return worst;
+}
+
+/* Each rank's counts: all moved packets, and one moved the 64 MiB. */
+static int check_stats(const char *prefix, int n)
+{
+	unsigned long long dma, pkts, most = 0;
+	char path[PATH_MAX + 16];
+	int bad = 0;
+
+	for (int r = 0; r < n; r++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.%d", prefix, r);
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "dma_bytes %llu tx_pkts %llu", &dma,
+				 &pkts) != 2) {
+			printf("FAIL rank %d wrote no board counts (%s): the "
+			       "provider was not used\n",
+			       r, path);
+			bad = 1;
+		} else if (!pkts || !dma) {
+			printf("FAIL rank %d: the board moved %llu bytes, %llu "
+			       "packets\n",
+			       r, dma, pkts);
+			bad = 1;
+		}
+		if (f) {
+			fclose(f);
+			unlink(path);
+		}
+		most = dma > most ? dma : most;
+	}
+	if (!bad && most < (64ull << 20)) {
+		printf("FAIL no board moved the 64 MiB message (%llu bytes)\n",
+		       most);
+		bad = 1;
+	}
+	return bad;
+}
+
+static int part_mpi(void)
+{
+	char prog[PATH_MAX + 32], cmd[3 * PATH_MAX], out[16384];
+	char prefix[PATH_MAX];
+	int worst = 0;
+
+	snprintf(prog, sizeof(prog), "%s/tests/mpi/mpi_fabric", builddir);
+	if (!have("mpirun") || access(prog, X_OK)) {
+		printf("SKIP MPI: no mpirun or %s (scripts/install-deps.sh "
+		       "--mpi)\n",
+		       prog);
+		return 77;
+	}
+	snprintf(prefix, sizeof(prefix), "/tmp/fc-test-libfabric-%d",
+		 (int)getpid());
+	/* the last again on a 2x2 torus: messages over two hops */
+	for (int i = 0; i < 4; i++) {
+		int n = i < 3 ? 2 + i : 4, rc;
+		const char *topo = i < 3 ? "" : "torus:2x2";
+
+		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
+		       "FI_PROVIDER=fpgacomm%s%s\n",
+		       n, *topo ? ", " : "", topo);
+		fflush(stdout);
+		snprintf(
+			cmd, sizeof(cmd),
+			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
+			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
+			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s "
+			"-x FPGACOMM_TOPOLOGY=%s %s 2>&1",
+			n, prefix, topo, prog);
+		rc = sh(cmd, out, sizeof(out));
+		fputs(out, stdout);
+		if (rc || !strstr(out, "mpi_fabric: ok")) {
+			printf("FAIL mpirun -n %d: exit %d\n", n, rc);
+			rc = 1;
+		}
+		rc |= check_stats(prefix, n);
+		worst = rc > worst ? rc : worst;
+	}
+	return worst;
+}
+
+int main(void)
+{
+	char self[PATH_MAX], run[PATH_MAX + 32], so[PATH_MAX + 32];
+	int rc, worst = 0, skips = 0, parts = 0;
+
+	if (getenv("FC_TEST_PP"))
+		return pingpong_rank();
+	if (getenv("FPGACOMM_RANK"))
+		return run_rank();
+	printf("test_libfabric: the libfabric provider fpgacomm\n");
+#ifndef HAVE_FI
+	printf("SKIP: built without libfabric's headers (libfabric-dev)\n");
+	return 77;
+#endif
+	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
+	if (rc)
+		return rc;
+	{
+		char tmp[PATH_MAX];
+
+		/* build/tests/test_libfabric: build/ */
+		snprintf(tmp, sizeof(tmp), "%s", self);
+		snprintf(builddir, sizeof(builddir), "%s",
+			 dirname(dirname(tmp)));
+	}
+	snprintf(so, sizeof(so), "%s/libfpgacomm-fi.so", builddir);
+	if (access(so, R_OK)) {
+		printf("SKIP: no %s (make prov)\n", so);
+		return 77;
+	}
+	setenv("FI_PROVIDER_PATH", builddir, 1);
+	setenv("FI_PROVIDER", "fpgacomm", 1);
+	setenv("FPGACOMM_FI_PORT", EP_PORT, 1);
+
+	rc = part_fi_info();
+	parts++;
+	skips += rc == 77;
+	worst = rc != 77 && rc > worst ? rc : worst;
+
+	printf("== the libfabric API between two ranks\n");
+	fflush(stdout);
+	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
+	parts++;
+	worst = rc > worst ? rc : worst;
+
+	rc = part_pingpong(run, self);
+	parts++;
+	skips += rc == 77;
+	worst = rc != 77 && rc > worst ? rc : worst;
+
+	rc = part_mpi();
+	parts++;
+	skips += rc == 77;
+	worst = rc != 77 && rc > worst ? rc : worst;
+
+	if (skips == parts)
+		return 77;
+	return worst;
+}
