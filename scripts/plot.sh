@@ -66,6 +66,10 @@ plot() {
 	echo "$prog: $DIR/$png"
 }
 
+# filtered tables for gnuplot, removed at exit
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fcplot.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
 drawn=0
 
 if have fabric-latency.dat; then
@@ -116,8 +120,13 @@ fi
 
 if have coll.dat; then
 	f=$DIR/coll.dat
-	# sel COLL SIZE: the rows of one case (SIZE "" for any), as ranks fc mpi ratio
-	sel() { echo "< awk '!/^#/ && \$2 == \"$1\" && (\"$2\" == \"\" || \$3 == \"$2\") { print \$1, \$4, \$5, \$6 }' $f"; }
+	# sel COLL SIZE: a file of the rows of one case (SIZE 0: any size),
+	# as "ranks fc mpi ratio"
+	sel() {
+		awk -v c="$1" -v s="$2" '!/^#/ && $2 == c && (s == 0 || $3 == s) { print $1, $4, $5, $6 }' \
+			"$f" >"$TMP/coll-$1-$2"
+		echo "$TMP/coll-$1-$2"
+	}
 	panel() {
 		cat <<-EOF
 		set title "$1"
@@ -131,21 +140,22 @@ if have coll.dat; then
 	set ylabel "us"
 	set logscale xy 2
 	set xtics (2, 4, 8, 16)
+	set xrange [1.7:*]
+	set offsets 0, graph 0.08, 0, 0
 	set format y "%g"
 	$(panel "allreduce f32 sum, 4 KiB" allreduce 4096)
 	$(panel "allreduce f32 sum, 4 MiB" allreduce 4194304)
 	$(panel "allreduce f32 sum, 64 MiB" allreduce 67108864)
-	$(panel "alltoall, 1 MiB per peer" alltoall "")
+	$(panel "alltoall, 1 MiB per peer" alltoall 0)
 	$(panel "bcast, 1 MiB" bcast 1048576)
 	set title "fpgacomm / Open MPI (below 1: fpgacomm faster)"
 	set ylabel "ratio of times"
-	unset logscale y
-	set yrange [0:*]
+	set ytics (0.25, 0.5, 1, 2, 4, 8, 16)
 	set key top left
 	plot "$(sel allreduce 4096)" using 1:4 with linespoints lw 2 title "allreduce 4 KiB", \
 	     "$(sel allreduce 4194304)" using 1:4 with linespoints lw 2 title "allreduce 4 MiB", \
 	     "$(sel allreduce 67108864)" using 1:4 with linespoints lw 2 title "allreduce 64 MiB", \
-	     "$(sel alltoall "")" using 1:4 with linespoints lw 2 title "alltoall", \
+	     "$(sel alltoall 0)" using 1:4 with linespoints lw 2 title "alltoall", \
 	     "$(sel bcast 1048576)" using 1:4 with linespoints lw 2 title "bcast", \
 	     1 with lines lc "black" dt 2 notitle
 	unset multiplot
@@ -156,6 +166,7 @@ fi
 if have sort.dat; then
 	f=$DIR/sort.dat
 	keys=$(sed -n 's/^# Sort of \([0-9]*\) .*/\1/p' "$f" | head -1)
+	awk '!/^#/ { printf "\"%s ranks, %s-bit %s\" %s %s %s\n", $1, $2, $3, $4, $5, $6 }' "$f" >"$TMP/sort"
 	plot sort.png <<-EOF
 	set title "Distributed sort of ${keys:-?} 32-bit keys (median time; lower is faster)\n$(caption "$f")"
 	set ylabel "ms"
@@ -166,8 +177,7 @@ if have sort.dat; then
 	set boxwidth 0.9
 	set xtics nomirror
 	set key top left
-	plot "< awk '!/^#/ { print \$1 \" ranks, \" \$2 \"-bit \" \$3, \$4, \$5, \$6 }' $f" \
-		using 2:xtic(1) title "fpgacomm", \
+	plot "$TMP/sort" using 2:xtic(1) title "fpgacomm", \
 	     "" using 3 title "Open MPI, same steps", \
 	     "" using 4 title "one process"
 	EOF
@@ -178,7 +188,11 @@ if have hbm.dat hbm-passes.dat; then
 	f=$DIR/hbm.dat
 	g=$DIR/hbm-passes.dat
 	# rows SIZE STREAMS FILE: "ls board host" of one case
-	rows() { echo "< awk '!/^#/ && \$1 == $1 && \$3 == $2 { print \$2, \$4, \$5 }' $3"; }
+	rows() {
+		awk -v s="$1" -v n="$2" '!/^#/ && $1 == s && $3 == n { print $2, $4, $5 }' "$3" \
+			>"$TMP/hbm-$1-$2-${3##*/}"
+		echo "$TMP/hbm-$1-$2-${3##*/}"
+	}
 	sizes=$(awk '!/^#/ { print $1 }' "$f" | sort -nu)
 	lines=()
 	i=1
