@@ -7,6 +7,15 @@
 # "# tree: ..." (scripts/plot.sh puts those in the plot's caption), then
 # "# columns: ..." naming the columns; "-" marks a figure not measured.
 
+# dat_tree: the commit, and whether the code measured (lib/ emu/ include/
+# topo/ tools/) differs from it; other changes do not count.
+dat_tree() {
+	local t n
+	t=$(git describe --always 2>/dev/null) || { echo unknown; return; }
+	n=$(git status --porcelain -- lib emu include topo tools 2>/dev/null | wc -l)
+	if ((n)); then echo "$t + $n changed file(s) of the code"; else echo "$t"; fi
+}
+
 # dat_header FILE WHAT COLUMNS: start FILE with the comment lines.
 dat_header() {
 	local cpu
@@ -15,7 +24,7 @@ dat_header() {
 		echo "# $2"
 		echo "# machine: $(nproc) CPUs${cpu:+, $cpu}, $(uname -r)"
 		echo "# date: $(date -u '+%F %H:%M UTC')"
-		echo "# tree: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+		echo "# tree: $(dat_tree)"
 		echo "# columns: $3"
 	} >"$1"
 }
