@@ -15,7 +15,7 @@
 #   sort.dat             -> sort.png              scripts/bench-sort.sh
 #   hbm.dat, hbm-passes.dat -> hbm.png            scripts/bench-hbm.sh
 #
-# Each plot's caption is the machine, date and tree its table names.
+# Each plot's caption is the machine, date, tree and load its table names.
 # Exit status: 0 done (plots without a table skipped), 1 failed, 2 bad
 # usage, 77 gnuplot missing (scripts/install-deps.sh --plot installs it).
 set -euo pipefail
@@ -31,12 +31,13 @@ fi
 
 # caption FILE: "machine, date, tree" from a table's comment lines.
 caption() {
-	local m d t
+	local m d t l
 	m=$(sed -n 's/^# machine: //p' "$1" | head -1)
 	d=$(sed -n 's/^# date: //p' "$1" | head -1)
 	t=$(sed -n 's/^# tree: //p' "$1" | head -1)
+	l=$(sed -n 's/^# load: \([0-9.]*\) at the start, \([0-9.]*\) at the end.*/load average \1 to \2/p' "$1" | head -1)
 	# gnuplot strings are in double quotes: keep them out of the text
-	echo "${m//\"/}; ${d//\"/}; tree ${t//\"/}"
+	echo "${m//\"/}; ${d//\"/}; tree ${t//\"/}${l:+; $l}"
 }
 
 # have NAME...: all the tables there? else say which plot is skipped.
@@ -166,7 +167,12 @@ fi
 if have sort.dat; then
 	f=$DIR/sort.dat
 	keys=$(sed -n 's/^# Sort of \([0-9]*\) .*/\1/p' "$f" | head -1)
-	awk '!/^#/ { printf "\"%s ranks, %s-bit %s\" %s %s %s\n", $1, $2, $3, $4, $5, $6 }' "$f" >"$TMP/sort"
+	awk '!/^#/ { printf "\"%s ranks\" \"%s-bit %s\" %s %s %s\n", $1, $2, $3, $4, $5, $6 }' "$f" >"$TMP/sort"
+	# 2^k for a power of two
+	if [[ $keys =~ ^[0-9]+$ ]] && ((keys > 0 && (keys & (keys - 1)) == 0)); then
+		k=0; while ((1 << k < keys)); do k=$((k + 1)); done
+		keys="2^$k"
+	fi
 	plot sort.png <<-EOF
 	set title "Distributed sort of ${keys:-?} 32-bit keys (median time; lower is faster)\n$(caption "$f")"
 	set ylabel "ms"
@@ -177,9 +183,9 @@ if have sort.dat; then
 	set boxwidth 0.9
 	set xtics nomirror
 	set key top left
-	plot "$TMP/sort" using 2:xtic(1) title "fpgacomm", \
-	     "" using 3 title "Open MPI, same steps", \
-	     "" using 4 title "one process"
+	plot "$TMP/sort" using 3:xtic(sprintf("%s\n%s", strcol(1), strcol(2))) title "fpgacomm", \
+	     "" using 4 title "Open MPI, same steps", \
+	     "" using 5 title "one process"
 	EOF
 	drawn=$((drawn + 1))
 fi

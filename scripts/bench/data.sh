@@ -4,7 +4,8 @@
 # figures as a plain whitespace table under build/bench/ (NAME.dat), which
 # scripts/plot.sh turns into build/bench/NAME.png. A table starts with
 # comment lines: what was measured, then "# machine: ...", "# date: ...",
-# "# tree: ..." (scripts/plot.sh puts those in the plot's caption), then
+# "# tree: ...", "# load: ..." (scripts/plot.sh puts those in the plot's
+# caption: other programs' load moves the figures), then
 # "# columns: ..." naming the columns; "-" marks a figure not measured.
 
 # dat_tree: the commit, and whether the code measured (lib/ emu/ include/
@@ -23,8 +24,14 @@ dat_header() {
 	{
 		echo "# $2"
 		echo "# machine: $(nproc) CPUs${cpu:+, $cpu}, $(uname -r)"
-		echo "# date: $(date -u '+%F %H:%M UTC')"
-		echo "# tree: $(dat_tree)"
+		echo "# date: $DAT_DATE"
+		echo "# tree: $DAT_TREE"
+		echo "# load: $DAT_LOAD at the start, $(cut -d' ' -f1 /proc/loadavg) at the end (1-minute load average)"
 		echo "# columns: $3"
 	} >"$1"
 }
+
+# The tree and the time when the script started: what a table measured.
+DAT_TREE=$(dat_tree)
+DAT_DATE=$(date -u '+%F %H:%M UTC')
+DAT_LOAD=$(cut -d' ' -f1 /proc/loadavg)
