@@ -45,9 +45,7 @@ printf '%-12s %-4s %10s %12s %18s %16s\n' \
 
 OUT=build/bench
 mkdir -p "$OUT"
-dat_header "$OUT/dma.dat" \
-	"Chaining DMA on $DEV beside memcpy of the same bytes, medians of $ROUNDS rounds" \
-	"chain_size_B descriptors dir dma_GBps memcpy_GBps dma/memcpy doorbells_per_chain"
+rows=""
 start=$SECONDS
 for c in "${CASES[@]}"; do
 	read -r label size count iters <<<"$c"
@@ -82,11 +80,15 @@ for c in "${CASES[@]}"; do
 		*M) bytes=$((${size%M} * 1048576)) ;;
 		*) bytes=$size ;;
 		esac
-		echo "$bytes $count $dir $(median <<<"${gb[$dir]%$'\n'}") $mc $(median <<<"$rs")" \
-			"$(median <<<"${bells[$dir]%$'\n'}")" >>"$OUT/dma.dat"
+		rows+="$bytes $count $dir $(median <<<"${gb[$dir]%$'\n'}") $mc $(median <<<"$rs")"
+		rows+=" $(median <<<"${bells[$dir]%$'\n'}")"$'\n'
 	done
 	unset gb ratio bells
 done
+dat_header "$OUT/dma.dat" \
+	"Chaining DMA on $DEV beside memcpy of the same bytes, medians of $ROUNDS rounds" \
+	"chain_size_B descriptors dir dma_GBps memcpy_GBps dma/memcpy doorbells_per_chain"
+printf '%s' "$rows" >>"$OUT/dma.dat"
 echo
 echo "Medians of $ROUNDS rounds; in each round DMA and memcpy ran side by side."
 echo "GB/s = 10^9 bytes/s of wall time; each case warmed up, data verified."
