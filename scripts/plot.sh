@@ -182,6 +182,7 @@ if have sort.dat; then
 	set style fill solid 0.8 border -1
 	set boxwidth 0.9
 	set xtics nomirror
+	set bmargin 4
 	set key top left
 	plot "$TMP/sort" using 3:xtic(sprintf("%s\n%s", strcol(1), strcol(2))) title "fpgacomm", \
 	     "" using 4 title "Open MPI, same steps", \
