@@ -17,7 +17,7 @@
 # time and the median and range of the per-round ratios fc/MPI (below 1:
 # fpgacomm is faster). #wrong must be 0 for both, or the script fails.
 #
-# Aim (issue #10): the alltoall of 1 MiB per peer on 4 ranks at or below
+# Aim (the project's target): the alltoall of 1 MiB per peer on 4 ranks at or below
 # Open MPI's time (its median fc/MPI <= 1), printed as met or not met.
 #
 # Raw per-round lines go to build/bench/coll-raw.txt; the medians to

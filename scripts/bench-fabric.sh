@@ -35,7 +35,7 @@
 # to one for large ones). It runs in every round too, the three taking
 # turns to go first.
 #
-# Aims (issue #10): 8 B latency at or below Open MPI's (fc/MPI <= 1) and
+# Aims (the project's targets): 8 B latency at or below Open MPI's (fc/MPI <= 1) and
 # within 2x of the ring (fc/ring <= 2); 4 KiB and 64 KiB latency at or
 # below Open MPI's; 4 MiB bandwidth at or above. Each is judged on the
 # median of the per-round ratios and printed as met or not met.

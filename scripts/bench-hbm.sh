@@ -5,7 +5,7 @@
 # (fpgacomm-bench hbm): a random uint32 array inverted by stream programs on
 # 1..all local stores with 1 and 2 streams each, checked element by element,
 # beside a host loop inverting the same array in the same run. Prints the
-# table, then the ratios the issue asks about: 2 streams over 1, n LS over
+# table, then the ratios that matter: 2 streams over 1, n LS over
 # 1, and the board over the host loop. Run from the repository root after
 # `make`. The figures also go to build/bench/hbm.dat and hbm-passes.dat
 # (plain tables that scripts/plot.sh draws).
