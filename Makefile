@@ -243,7 +243,8 @@ demo: deps
 # why, if that fails) and a plain shared-memory ring, and latency against hop
 # count on a 4x4 torus, then DMA to and from GPU memory beside cuMemcpy
 # (skipped, saying why, without a GPU); then the collectives and the
-# sort beside Open MPI.
+# sort beside Open MPI; then each script's table (build/bench/*.dat) drawn
+# as a PNG beside it (scripts/plot.sh, gnuplot: install-deps.sh --plot).
 bench: deps
 	$(MAKE) all
 	@echo "== Chaining DMA on the emulated board (scripts/bench.sh)"
@@ -291,6 +292,16 @@ bench: deps
 	@echo
 	@echo "== The distributed sort beside Open MPI and one process (scripts/bench-sort.sh)"
 	scripts/bench-sort.sh
+	@echo
+	@echo "== Plots of the tables above (scripts/plot.sh: build/bench/*.png)"
+	@scripts/install-deps.sh --plot || \
+		echo "bench: gnuplot could not be installed; the plots are skipped"
+	@rc=0; scripts/plot.sh || rc=$$?; \
+	if [ $$rc = 77 ]; then \
+		echo "bench: the plots were skipped (see above)"; \
+	elif [ $$rc != 0 ]; then \
+		exit $$rc; \
+	fi
 
 # Each paper's experiment on the emulated boards in simulated time, with
 # that paper's profile (model/profiles/): its figure, the model's, the ratio

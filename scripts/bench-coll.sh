@@ -17,11 +17,13 @@
 # time and the median and range of the per-round ratios fc/MPI (below 1:
 # fpgacomm is faster). #wrong must be 0 for both, or the script fails.
 #
-# Aim (issue #10): the alltoall of 1 MiB per peer on 4 ranks at or below
+# Aim (the project's target): the alltoall of 1 MiB per peer on 4 ranks at or below
 # Open MPI's time (its median fc/MPI <= 1), printed as met or not met.
 #
-# Raw per-round lines go to build/bench/coll-raw.txt.
+# Raw per-round lines go to build/bench/coll-raw.txt; the medians to
+# build/bench/coll.dat (a plain table that scripts/plot.sh draws).
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 prog=${0##*/}
 TOOLS=build/tools
@@ -118,6 +120,9 @@ echo "Collectives: fpgacomm (fpgacomm-run, full:N) and Open MPI $(
 	mpirun --version 2>/dev/null | sed -n '1s/.*) //p') (btl self,vader); out-of-place time in us"
 printf '%-5s %-10s %-10s %12s %12s %8s %-13s %s\n' ranks collective size fpgacomm "Open MPI" fc/MPI \
 	"(range)" aim
+dat_header "$OUT/coll.dat" \
+	"Collectives, out-of-place time, medians of $ROUNDS rounds: fpgacomm (fpgacomm-run, full:N) and Open MPI (btl self,vader)" \
+	"ranks collective size_B fpgacomm_us openmpi_us fc/MPI"
 for c in "${cases[@]}"; do
 	read -r n coll sizes <<<"$c"
 	for k in "${!val[@]}"; do
@@ -135,12 +140,14 @@ for c in "${cases[@]}"; do
 			printf '%-5s %-10s %-10s %12.1f %12.1f %8.2f %-13s %s\n' "$n" "$coll" "$size" "$fc" "$mp" \
 				"$rmed" "$(printf '(%.2f-%.2f)' "$(sort -g <<<"$rs" | head -1)" \
 					"$(sort -g <<<"$rs" | tail -1)")" "$aim"
+			printf '%s %s %s %.1f %.1f %.3f\n' "$n" "$coll" "$size" "$fc" "$mp" "$rmed" >>"$OUT/coll.dat"
 		else
 			printf '%-5s %-10s %-10s %12.1f %12s %8s\n' "$n" "$coll" "$size" "$fc" - -
+			printf '%s %s %s %.1f - -\n' "$n" "$coll" "$size" "$fc" >>"$OUT/coll.dat"
 		fi
 	done
 done
 echo "Medians of $ROUNDS rounds, both contenders in every round, alternating."
 echo "size: bytes of each rank's send buffer (alltoall: size / ranks to each peer)."
 ((mpi)) || echo "Open MPI columns skipped: $mpi_why."
-echo "Took $((SECONDS - start)) s."
+echo "Took $((SECONDS - start)) s. Raw lines: $RAW; table: $OUT/coll.dat."

@@ -35,7 +35,7 @@
 # to one for large ones). It runs in every round too, the three taking
 # turns to go first.
 #
-# Aims (issue #10): 8 B latency at or below Open MPI's (fc/MPI <= 1) and
+# Aims (the project's targets): 8 B latency at or below Open MPI's (fc/MPI <= 1) and
 # within 2x of the ring (fc/ring <= 2); 4 KiB and 64 KiB latency at or
 # below Open MPI's; 4 MiB bandwidth at or above. Each is judged on the
 # median of the per-round ratios and printed as met or not met.
@@ -44,11 +44,14 @@
 # at 1, 2, 3 and 4 hops (chosen with fpgacomm-route hops) while the other
 # 14 ranks wait in fc_barrier. 16 processes share the 2 cores.
 #
-# Raw per-round figures go to build/bench/fabric-raw.txt.
+# Raw per-round figures go to build/bench/fabric-raw.txt; the medians to
+# build/bench/fabric-latency.dat, fabric-bandwidth.dat and fabric-hops.dat
+# (plain tables that scripts/plot.sh draws).
 # Exit status: 0 done (the Open MPI half skipped, saying why, when Open
 # MPI is missing or does not run; the same for the ring without cc), 1
 # failed, 2 bad usage.
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 prog=${0##*/}
 TOOLS=build/tools
@@ -56,12 +59,12 @@ OUT=build/bench
 ROUNDS=${FPGACOMM_BENCH_ROUNDS:-5}
 # per run; far above what a run takes, only so that a hang ends
 RUN_TIMEOUT=120
-LAT_SIZES="8,4K,64K,1M"
-BW_SIZES="64K,4M"
+LAT_SIZES="8,64,512,4K,32K,64K,256K,1M"
+BW_SIZES="4K,64K,256K,1M,4M"
 HOP_SIZES="8,4K"
 # the ring is the floor for small messages: copied twice, a large one loses
 # to a transport that copies once (rendezvous, CMA)
-RING_SIZES="8,4K,64K"
+RING_SIZES="8,64,512,4K,32K,64K"
 TORUS=torus:4x4
 # shellcheck disable=SC2054 # self,vader is one argument
 MPIRUN_ARGS=(--allow-run-as-root --oversubscribe -n 2 --mca btl self,vader)
@@ -301,6 +304,12 @@ rcol() {
 		echo "- -"
 	fi
 }
+dat_header "$OUT/fabric-latency.dat" \
+	"Two ranks, one-way latency (round trip / 2), medians of $ROUNDS rounds: $fc_name; $mpi_name; $ring_name" \
+	"size_B fpgacomm_us openmpi_us ring_us"
+dat_header "$OUT/fabric-bandwidth.dat" \
+	"Two ranks, bandwidth in windows of 16 sends, medians of $ROUNDS rounds: $fc_name; $mpi_name" \
+	"size_B fpgacomm_MBps openmpi_MBps"
 for m in "${METRICS[@]}"; do
 	read -r metric sizes <<<"$m"
 	for size in $(sizes_of "$sizes"); do
@@ -329,6 +338,11 @@ for m in "${METRICS[@]}"; do
 		read -r gmed grange <<<"$(rcol "$rr")"
 		row "$label" "$(human "$size")" "$(col "$fc")" "$(col "${mp%$'\n'}")" \
 			"$(col "${rg%$'\n'}")" "$rmed" "$rrange" "$gmed" "$grange" "$aim"
+		if [[ $metric == pingpong ]]; then
+			echo "$size $(col "$fc") $(col "${mp%$'\n'}") $(col "${rg%$'\n'}")" >>"$OUT/fabric-latency.dat"
+		else
+			echo "$size $(col "$fc") $(col "${mp%$'\n'}")" >>"$OUT/fabric-bandwidth.dat"
+		fi
 	done
 done
 echo
@@ -386,7 +400,10 @@ if ((torus)); then
 			done < <(data <<<"$out")
 		done
 	done
-	echo "Latency against hop count: $TORUS, 16 ranks on the 2 cores, rank 0 pinging"
+	echo "Latency against hop count: $TORUS, 16 ranks on $(nproc) CPUs, rank 0 pinging"
+	dat_header "$OUT/fabric-hops.dat" \
+		"Latency against hop count on $TORUS (16 ranks, rank 0 pinging), medians of $ROUNDS rounds" \
+		"hops rank $(for size in $hop_sizes; do printf '%s_us ' "$size"; done)"
 	printf '%-5s %-5s' "hops" "rank"
 	for size in $hop_sizes; do
 		printf ' %22s' "$(human "$size") us (range)"
@@ -394,18 +411,21 @@ if ((torus)); then
 	echo
 	for ((h = 1; h <= 4; h++)); do
 		printf '%-5s %-5s' "$h" "${peers[$((h - 1))]}"
+		line="$h ${peers[$((h - 1))]}"
 		for size in $hop_sizes; do
 			vs=${hv[$h $size]%$'\n'}
+			line+=" $(printf '%.3f' "$(median <<<"$vs")")"
 			printf ' %22s' "$(printf '%.3f (%s)' "$(median <<<"$vs")" \
 				"$(awk -F- '{ printf "%.1f-%.1f", $1, $2 }' <<<"$(lohi <<<"$vs")")")"
 		done
 		echo
+		echo "$line" >>"$OUT/fabric-hops.dat"
 	done
 	echo
 	echo "Medians of $ROUNDS rounds of one-way latency (round trip / 2); the other 14"
-	echo "ranks wait in fc_barrier meanwhile, and all 16 processes share 2 cores."
+	echo "ranks wait in fc_barrier meanwhile, and all 16 processes share $(nproc) CPUs."
 	echo "Took $((SECONDS - tstart)) s."
 fi
 echo
 echo "Tree at the start: $tree."
-echo "Raw figures: $RAW."
+echo "Raw figures: $RAW; tables: $OUT/fabric-latency.dat, fabric-bandwidth.dat$( ((torus)) && echo ", fabric-hops.dat")."

@@ -5,10 +5,12 @@
 # (fpgacomm-bench hbm): a random uint32 array inverted by stream programs on
 # 1..all local stores with 1 and 2 streams each, checked element by element,
 # beside a host loop inverting the same array in the same run. Prints the
-# table, then the ratios the issue asks about: 2 streams over 1, n LS over
+# table, then the ratios that matter: 2 streams over 1, n LS over
 # 1, and the board over the host loop. Run from the repository root after
-# `make`.
+# `make`. The figures also go to build/bench/hbm.dat and hbm-passes.dat
+# (plain tables that scripts/plot.sh draws).
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 TOOLS=build/tools
 DEV=${FPGACOMM_BENCH_DEVICE:-emu:}
@@ -22,7 +24,20 @@ if [[ ! -x $TOOLS/fpgacomm-bench ]]; then
 	exit 1
 fi
 
+OUT=build/bench
+mkdir -p "$OUT"
 start=$SECONDS
+# dat FILE WHAT: the JSON lines on stdin as a table, one line per case.
+dat() {
+	dat_header "$1" "$2" "size_B ls streams board_GBps host_GBps"
+	awk '
+	function num(key,   m) {
+		match($0, "\"" key "\": [0-9.]+")
+		return substr($0, RSTART + length(key) + 4, RLENGTH - length(key) - 4) + 0
+	}
+	/"ls"/ { printf "%d %d %d %.3f %.3f\n", num("size"), num("ls"), num("streams"),
+		 num("board_gbps"), num("host_gbps") }' >>"$1"
+}
 table() {
 awk -v cores="$(nproc)" -v note="$1" '
 function num(key,   m) {
@@ -61,6 +76,7 @@ END {
 out=$("$TOOLS/fpgacomm-bench" hbm -d "$DEV" -s "$SIZES" -r "$ROUNDS" --json)
 echo "The paper's benchmark: one invert per element."
 table "One invert per element is bound by host memory bandwidth." <<<"$out"
+dat "$OUT/hbm.dat" "HBM streams: the invert on the local stores of $DEV, best of $ROUNDS rounds, beside a host loop" <<<"$out"
 echo
 # The same with 15 inverts per chunk inside the LS (odd: the result is still
 # inverted): compute in the cores rather than traffic to memory, so that the
@@ -69,4 +85,6 @@ echo
 out=$("$TOOLS/fpgacomm-bench" hbm -d "$DEV" -s 16M -p 15 -r "$ROUNDS" --json)
 echo "15 inverts per chunk in the LS (compute-bound):"
 table "" <<<"$out"
-echo "Board: $DEV (FPGACOMM_EMU_MEM=$FPGACOMM_EMU_MEM), $ROUNDS rounds, every round verified; took $((SECONDS - start)) s."
+dat "$OUT/hbm-passes.dat" "HBM streams: 15 inverts per chunk in the local stores of $DEV, best of $ROUNDS rounds, beside a host loop" <<<"$out"
+echo "Board: $DEV (FPGACOMM_EMU_MEM=$FPGACOMM_EMU_MEM), $ROUNDS rounds, every round verified; took $((SECONDS - start)) s.
+Tables: $OUT/hbm.dat, $OUT/hbm-passes.dat."

@@ -35,10 +35,12 @@
 # 20000 ping-pongs; one-way = round trip / 2, in us (median and range).
 #
 # The callgrind files stay in build/bench/msgcost/ (callgrind_annotate
-# FILE shows more); the figures go to build/bench/msgcost-raw.txt.
+# FILE shows more); the figures go to build/bench/msgcost-raw.txt and, as
+# one line of a plain table, to build/bench/msgcost.dat.
 # Exit status: 0 done (the instruction count skipped, saying why, when
 # valgrind is missing), 1 failed, 2 bad usage.
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 prog=${0##*/}
 TOOLS=build/tools
@@ -103,6 +105,8 @@ msgcost() {
 		"${wrap[@]}" "$TOOLS/fpgacomm-bench" msgcost -s "$SIZE" "$@"
 }
 
+declare -A ir=()
+plib="" pemu="" plibc=""
 start=$SECONDS
 echo "One $SIZE B channel message, both boards in one process and thread (fpgacomm-bench msgcost, full:2)"
 
@@ -120,7 +124,7 @@ else
 	rm -f "$OUT"/msgcost/callgrind.*
 	msgs=$((2 * (N2 - N1)))
 	total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1"; }
-	declare -A file=() ir=()
+	declare -A file=()
 	for mode in "${MODES[@]}"; do
 		for n in "$N1" "$N2"; do
 			file[$mode $n]=$OUT/msgcost/callgrind.$mode.$n
@@ -257,8 +261,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r time $v us" >>"$RAW"
 done
 times=${times%$'\n'}
+dat_header "$OUT/msgcost.dat" \
+	"One channel message, both boards in one process and thread: instructions (callgrind) and one-way time (median of $ROUNDS runs)" \
+	"size_B Ir_send_recv Ir_isend_irecv_test lib_Ir emu_Ir libc_Ir time_us"
+echo "$SIZE ${ir[send]:--} ${ir[isend]:--} ${plib:--} ${pemu:--} ${plibc:--} $(median <<<"$times")" \
+	>>"$OUT/msgcost.dat"
 printf 'Time per one-way message: %.3f us (median of %s runs of %s ping-pongs, %s-%s; no valgrind)\n' \
 	"$(median <<<"$times")" "$ROUNDS" "$TIME_ITERS" \
 	"$(sort -g <<<"$times" | head -1)" "$(sort -g <<<"$times" | tail -1)"
 echo "Took $((SECONDS - start)) s. Tree: $tree."
-echo "Raw figures: $RAW; callgrind files: $OUT/msgcost/."
+echo "Raw figures: $RAW; callgrind files: $OUT/msgcost/; table: $OUT/msgcost.dat."

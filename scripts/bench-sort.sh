@@ -23,8 +23,10 @@
 # range of the per-round ratios (the machine is shared: single runs
 # vary by 2x and more).
 #
-# Raw lines go to build/bench/sort-raw.txt.
+# Raw lines go to build/bench/sort-raw.txt; the medians to
+# build/bench/sort.dat (a plain table that scripts/plot.sh draws).
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 prog=${0##*/}
 TOOLS=build/tools
@@ -133,6 +135,9 @@ printf '%-5s %-5s %-10s %18s %18s %18s %7s %-11s %9s\n' ranks bits algo fpgacomm
 f2() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.2f", x }'; }
 med() { f2 "$(median <<<"${ms[$1]-}")"; }
 mc6=$(med "memcpy 1 6 -")
+dat_header "$OUT/sort.dat" \
+	"Sort of $KEYS 32-bit keys, time in ms, medians over $ROUNDS rounds of the median of $ITERS sorts: fpgacomm (fpgacomm-run, full:R), the same steps over Open MPI (btl self,vader), one process; memcpy of the same bytes in one process" \
+	"ranks bits algo fpgacomm_ms openmpi_ms one_process_ms memcpy_ms"
 for r in $RANKS; do
 	for c in "6 counting counting" "32 onepass radix" "32 radix_net radix"; do
 		read -r b algo salgo <<<"$c"
@@ -148,10 +153,11 @@ for r in $RANKS; do
 		printf '%-5s %-5s %-10s %9s (%6s) %9s (%6s) %9s (%6s) %-19s %9s\n' "$r" "$b" "$algo" \
 			"${fc:--}" "$(rate "$fc")" "${mp:--}" "$(rate "$mp")" "${se:--}" "$(rate "$se")" \
 			"$rr" "$([[ $algo == counting ]] && ratio "$fc" "$mc6" || echo -)"
+		echo "$r $b $algo ${fc:--} ${mp:--} ${se:--} ${mc6:--}" >>"$OUT/sort.dat"
 	done
 done
 echo "MPI/fc above 1: fpgacomm is faster. fc/memcpy: the counting sort's time over one"
 echo "process's memcpy of the same $((KEYS * 4)) bytes (${mc6:-?} ms). Times: medians over $ROUNDS"
 echo "rounds of the median of $ITERS sorts; MPI/fc: median (range) of the per-round ratios."
 ((mpi)) || echo "Open MPI columns skipped: $mpi_why."
-echo "Model lines (m, A, modelled GB/s) are in $RAW. Took $((SECONDS - start)) s."
+echo "Model lines (m, A, modelled GB/s) are in $RAW; the table in $OUT/sort.dat. Took $((SECONDS - start)) s."

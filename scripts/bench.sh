@@ -6,8 +6,10 @@
 # The machine is shared and noisy, so each case runs ROUNDS times, DMA and
 # memcpy side by side in every round, and the table shows medians: of the
 # throughputs, and of the per-round ratios. Run from the repository root
-# after `make`; sized to finish in well under a minute on 2 cores.
+# after `make`; sized to finish in well under a minute on 2 cores. The
+# medians also go to build/bench/dma.dat (a plain table).
 set -euo pipefail
+. "$(dirname "$0")/bench/data.sh"
 
 TOOLS=build/tools
 DEV=${FPGACOMM_BENCH_DEVICE:-emu:}
@@ -41,6 +43,9 @@ printf '%-12s %-4s %10s %12s %18s %16s\n' \
 printf '%-12s %-4s %10s %12s %18s %16s\n' \
 	"------------" "----" "--------" "-----------" "------------------" "---------------"
 
+OUT=build/bench
+mkdir -p "$OUT"
+rows=""
 start=$SECONDS
 for c in "${CASES[@]}"; do
 	read -r label size count iters <<<"$c"
@@ -70,12 +75,23 @@ for c in "${CASES[@]}"; do
 			"$(median <<<"${gb[$dir]%$'\n'}")" "$mc" \
 			"$(median <<<"$rs")" "$lo" "$hi" \
 			"$(median <<<"${bells[$dir]%$'\n'}")"
+		case $size in
+		*K) bytes=$((${size%K} * 1024)) ;;
+		*M) bytes=$((${size%M} * 1048576)) ;;
+		*) bytes=$size ;;
+		esac
+		rows+="$bytes $count $dir $(median <<<"${gb[$dir]%$'\n'}") $mc $(median <<<"$rs")"
+		rows+=" $(median <<<"${bells[$dir]%$'\n'}")"$'\n'
 	done
 	unset gb ratio bells
 done
+dat_header "$OUT/dma.dat" \
+	"Chaining DMA on $DEV beside memcpy of the same bytes, medians of $ROUNDS rounds" \
+	"chain_size_B descriptors dir dma_GBps memcpy_GBps dma/memcpy doorbells_per_chain"
+printf '%s' "$rows" >>"$OUT/dma.dat"
 echo
 echo "Medians of $ROUNDS rounds; in each round DMA and memcpy ran side by side."
 echo "GB/s = 10^9 bytes/s of wall time; each case warmed up, data verified."
 echo "memcpy copies the same bytes between two host buffers: small cases run"
 echo "from the CPU cache, so there the ratio measures per-chain overhead."
-echo "Board: $DEV (FPGACOMM_EMU_MEM=$FPGACOMM_EMU_MEM); took $((SECONDS - start)) s."
+echo "Board: $DEV (FPGACOMM_EMU_MEM=$FPGACOMM_EMU_MEM); took $((SECONDS - start)) s. Table: $OUT/dma.dat."

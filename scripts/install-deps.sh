@@ -19,6 +19,8 @@
 #   scripts/install-deps.sh --valgrind  also valgrind, whose instruction
 #                                  counter `make bench` uses
 #                                  (scripts/bench-msgcost.sh)
+#   scripts/install-deps.sh --plot also gnuplot (no X), which draws
+#                                  `make bench`'s plots (scripts/plot.sh)
 #
 # Exit status: 0 all present (or installed), 1 could not install, 2 bad usage.
 
@@ -28,11 +30,12 @@ PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciut
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace sparse"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
 VALGRIND_PKGS="valgrind"
+PLOT_PKGS="gnuplot-nox"
 
 prog=${0##*/}
 
 usage() {
-	echo "usage: $prog [--vm] [--mpi] [--valgrind]" >&2
+	echo "usage: $prog [--vm] [--mpi] [--valgrind] [--plot]" >&2
 	exit 2
 }
 
@@ -48,12 +51,14 @@ for arg in "$@"; do
 	--vm) want="$want $VM_PKGS"; vm=1 ;;
 	--mpi) want="$want $MPI_PKGS" ;;
 	--valgrind) want="$want $VALGRIND_PKGS" ;;
+	--plot) want="$want $PLOT_PKGS" ;;
 	-h | --help)
-		echo "usage: $prog [--vm] [--mpi] [--valgrind]"
+		echo "usage: $prog [--vm] [--mpi] [--valgrind] [--plot]"
 		echo "Installs the missing ones among: $PKGS"
 		echo "With --vm, also: $VM_PKGS"
 		echo "With --mpi, also: $MPI_PKGS"
 		echo "With --valgrind, also: $VALGRIND_PKGS"
+		echo "With --plot, also: $PLOT_PKGS"
 		exit 0
 		;;
 	*) usage ;;
