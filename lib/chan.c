@@ -530,6 +530,10 @@ static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 	req = handle ? fc__handle_get(handle, &dev) : NULL;
 	if (!req)
 		return -EINVAL;
+	/* A test moves everything else of the process too (a wait does
+	 * whenever its own request did not move). */
+	if (op == REQ_TEST)
+		fc__poll_all(dev);
 	fab = dev->fab;
 	fc__fab_lock(fab);
 	if (fc__handle_get(handle, &dev) != req) {
@@ -584,6 +588,7 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 	fc__fab_lock(dev->fab);
 	any = fc__progress(dev);
 	fc__fab_unlock(dev->fab);
+	any |= fc__poll_all(dev);
 	return any ? 1 : 0;
 }
 

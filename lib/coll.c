@@ -275,6 +275,8 @@ FC__EXPORT int fc_coll_test(struct fc_coll_req *req)
 {
 	int ret;
 
+	/* every board of the process first: the progress rule */
+	fc__poll_all(FC__COLL_POLL_ARG);
 	fc__coll_lock();
 	if (!req_live(req)) {
 		fc__coll_unlock();

@@ -135,6 +135,10 @@ bool fc__group_live(const struct fc_group *g);
 int fc__group_chan(struct fc_group *g, uint32_t member, struct fc_chan **chp);
 void fc__coll_lock(void);
 void fc__coll_unlock(void);
+/* RETURN VALUE: true and the lock held, or false (another holds it). */
+bool fc__coll_trylock(void);
+/* The devices with groups, for progress. */
+struct fc__coll_dev *fc__coll_devs(void);
 
 /* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
 size_t fc__dtype_size(enum fc_dtype dtype);
@@ -171,6 +175,16 @@ void fc__sched_buffers(struct fc__sched *s, struct fc_group *g,
 int fc__coll_start(struct fc_group *g, struct fc_coll_req *req);
 int fc__coll_test(struct fc_coll_req *req);
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms);
+/*
+ * Every group's collectives moved along as far as they go, lock held.
+ * Tests and waits run it, not only for their own request: MPI's progress
+ * rule. RETURN VALUE: true if anything moved.
+ */
+bool fc__coll_progress(void);
+/* The same as a poller of the process's progress engine (progress.c),
+ * registered with FC__COLL_POLL_ARG; takes the lock if free. */
+bool fc__coll_poll(void *arg);
+#define FC__COLL_POLL_ARG ((void *)&fc__coll_poll)
 void fc__coll_req_free(struct fc_coll_req *req);
 /* Break @g with @err: everything queued fails, the members are told. */
 void fc__group_break(struct fc_group *g, int err);

@@ -481,6 +481,9 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 
 /* ---- Requests and groups ---- */
 
+/* Collectives queued on any group: progress has nothing to do without. */
+static unsigned int queued;
+
 static void req_end(struct fc_coll_req *req, int status)
 {
 	struct fc_group *g = req->group;
@@ -489,6 +492,7 @@ static void req_end(struct fc_coll_req *req, int status)
 		round_unpost(&req->sched);
 	req->status = status;
 	if (g->head == req) {
+		queued--;
 		g->head = req->next;
 		if (!g->head)
 			g->tail = NULL;
@@ -543,23 +547,22 @@ int fc__coll_start(struct fc_group *g, struct fc_coll_req *req)
 	else
 		g->head = req;
 	g->tail = req;
+	queued++;
 	return 0;
 }
 
-/* Move the group's collectives along, up to and including @req; *moved
- * says whether anything happened. */
-static int coll_test_moved(struct fc_coll_req *req, bool *moved)
+/* Move @g's collectives along as far as they go without waiting. */
+static bool group_progress(struct fc_group *g)
 {
-	struct fc_group *g = req->group;
-	int ret;
+	bool moved = false;
 
-	*moved = false;
-	while (req->status == -EINPROGRESS && g->head) {
+	while (g->head) {
 		struct fc_coll_req *head = g->head;
+		int ret = sched_step(head, &moved);
 
-		ret = sched_step(head, moved);
 		if (ret == -EINPROGRESS)
 			break;
+		moved = true;
 		if (ret) {
 			req_end(head, ret);
 			fc__group_break(g, ret);
@@ -567,14 +570,42 @@ static int coll_test_moved(struct fc_coll_req *req, bool *moved)
 		}
 		req_end(head, 0);
 	}
-	return req->status;
+	return moved;
+}
+
+bool fc__coll_progress(void)
+{
+	struct fc__coll_dev *cd;
+	struct fc_group *g;
+	bool moved = false;
+
+	if (!queued)
+		return false;
+	/* the channel waits and tests below poll nothing more */
+	fc__progress_enter();
+	for (cd = fc__coll_devs(); cd; cd = cd->next)
+		for (g = cd->groups; g; g = g->next)
+			if (g->head)
+				moved |= group_progress(g);
+	fc__progress_leave();
+	return moved;
+}
+
+bool fc__coll_poll(void *arg)
+{
+	bool moved;
+
+	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED) || !fc__coll_trylock())
+		return false;
+	moved = fc__coll_progress();
+	fc__coll_unlock();
+	return moved;
 }
 
 int fc__coll_test(struct fc_coll_req *req)
 {
-	bool moved;
-
-	return coll_test_moved(req, &moved);
+	fc__coll_progress();
+	return req->status;
 }
 
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
@@ -582,14 +613,13 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 	uint64_t deadline = 0, now;
 	unsigned int round = 0;
 	bool moved;
-	int ret;
 
 	if (timeout_ms >= 0)
 		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		ret = coll_test_moved(req, &moved);
-		if (ret != -EINPROGRESS)
-			return ret;
+		moved = fc__coll_progress();
+		if (req->status != -EINPROGRESS)
+			return req->status;
 		now = fc__now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
@@ -597,8 +627,12 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			round = 0;
 			continue;
 		}
+		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
-		fc__backoff_dev(req->group->dev, &round, now);
+		if (fc__poll_all(FC__COLL_POLL_ARG))
+			round = 0;
+		else
+			fc__backoff_dev(req->group->dev, &round, now);
 		fc__coll_lock();
 	}
 }

@@ -21,6 +21,7 @@
 
 static pthread_mutex_t coll_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fc__coll_dev *coll_devs;
+static bool poller_added;
 
 void fc__coll_lock(void)
 {
@@ -30,6 +31,16 @@ void fc__coll_lock(void)
 void fc__coll_unlock(void)
 {
 	pthread_mutex_unlock(&coll_lock);
+}
+
+bool fc__coll_trylock(void)
+{
+	return pthread_mutex_trylock(&coll_lock) == 0;
+}
+
+struct fc__coll_dev *fc__coll_devs(void)
+{
+	return coll_devs;
 }
 
 static void group_release(struct fc_group *g);
@@ -59,6 +70,12 @@ struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create)
 		;
 	if (cd || !create)
 		return cd;
+	/* every wait of the process moves the collectives (progress.c) */
+	if (!poller_added) {
+		if (fc__poller_add(fc__coll_poll, FC__COLL_POLL_ARG))
+			return NULL;
+		poller_added = true;
+	}
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return NULL;
