@@ -14,9 +14,6 @@
 #include "coll_internal.h"
 #include "internal.h"
 
-/* How long a non-blocking first collective waits for the handshake. */
-#define HELLO_TIMEOUT_MS 60000
-
 /* ---- Requests handed to the caller ---- */
 
 struct live_req {
@@ -234,14 +231,6 @@ int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 	ret = fc__group_live(g) ? check(g, &a) : -EINVAL;
 	if (ret)
 		goto err_free;
-	if (!g->hello_done && !g->err) {
-		/* a non-blocking first collective waits for it too */
-		ret = fc__group_hello(g, reqp ? HELLO_TIMEOUT_MS : timeout_ms);
-		if (ret) {
-			fc__group_break(g, ret);
-			goto err_free;
-		}
-	}
 	req->dtype = a.dtype;
 	req->op = a.op;
 	req->sig = fc__coll_signature(&a);

@@ -27,15 +27,8 @@
 #include "coll_internal.h"
 #include "internal.h"
 
-#define COMBINE_MAX (8u << 10)
+#define COMBINE_MAX FC__COMBINE_MAX
 #define PIECE_MAX   (8u << 20)
-#define HDR_SPLIT   (1u << 31) /* the payload is the next message */
-#define HDR_ABORT   (1u << 30) /* sender's group broke; len = -errno */
-#define HDR_LEN	    ((1u << 28) - 1)
-
-struct hdr {
-	uint32_t ctx, seq, sig, len; /* little endian */
-};
 
 struct scratch {
 	struct scratch *next;
@@ -249,137 +242,54 @@ static bool combined(const struct fc__step *st)
 	return st->len <= COMBINE_MAX;
 }
 
-static void hdr_fill(struct hdr *h, const struct fc_coll_req *req, uint32_t len)
-{
-	h->ctx = htole32(req->group->ctx);
-	h->seq = htole32(req->seq);
-	h->sig = htole32(req->sig);
-	h->len = htole32(len);
-}
-
-static int post(struct fc_coll_req *req, struct fc__step *st)
+/*
+ * Post send step @st on its link. RETURN VALUE: 0; -EAGAIN the link's
+ * handshake has not ended (posted later, in step order); an error.
+ */
+static int send_post(struct fc_coll_req *req, struct fc__step *st)
 {
 	struct fc_group *g = req->group;
-	size_t hl = sizeof(struct hdr);
+	size_t hl = FC__HDR_LEN;
 	struct fc_chan *ch;
 	int ret;
 
-	ret = fc__group_chan(g, st->peer, &ch);
+	ret = fc__link_chan(g->cd, g->world[st->peer], &ch);
 	if (ret)
 		return ret;
+	st->sent = true;
 	st->stage = malloc(combined(st) ? hl + st->len : hl);
 	if (!st->stage)
 		return -ENOMEM;
-	if (st->kind == FC__ST_SEND) {
-		if (combined(st)) {
-			hdr_fill(st->stage, req, (uint32_t)st->len);
-			if (st->len)	/* an empty piece may have no buffer */
-				memcpy((char *)st->stage + hl, st->src, st->len);
-			return fc_chan_isend(ch, st->stage, hl + st->len,
-					     &st->req[0]);
-		}
-		hdr_fill(st->stage, req, (uint32_t)st->len | HDR_SPLIT);
-		ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
-		/* @src stays as it is until the step is done: where it is
-		 * registered, the board reads it without a copy */
-		if (!ret)
-			ret = fc__chan_isend_kept(ch, st->src, st->len,
-						  &st->req[1]);
-		return ret;
+	if (combined(st)) {
+		fc__hdr_fill(st->stage, req, st, (uint32_t)st->len);
+		if (st->len) /* an empty piece may have no buffer */
+			memcpy((char *)st->stage + hl, st->src, st->len);
+		return fc_chan_isend(ch, st->stage, hl + st->len, &st->req[0]);
 	}
-	if (combined(st))
-		return fc_chan_irecv(ch, st->stage, hl + st->len, &st->req[0]);
-	ret = fc_chan_irecv(ch, st->stage, hl, &st->req[0]);
+	fc__hdr_fill(st->stage, req, st, (uint32_t)st->len | FC__HDR_SPLIT);
+	ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
+	/* @src stays as it is until the step is done: where it is
+	 * registered, the board reads it without a copy */
 	if (!ret)
-		ret = fc_chan_irecv(ch, st->dst, st->len, &st->req[1]);
+		ret = fc__chan_isend_kept(ch, st->src, st->len, &st->req[1]);
 	return ret;
 }
 
-/*
- * What a member disagreed on, on stderr, when $FPGACOMM_COLL_DEBUG is set:
- * a -EBADMSG alone does not say which rank or field.
- */
-static int mismatch(const struct fc_coll_req *req, const struct fc__step *st,
-		    const struct hdr *h, size_t got)
+/* Test a posted send. RETURN VALUE: 1 done, 0 not yet, or its error. */
+static int send_test(struct fc__step *st, bool *moved)
 {
-	static int debug = -1;
-
-	if (debug < 0)
-		debug = getenv("FPGACOMM_COLL_DEBUG") != NULL;
-	if (debug)
-		fprintf(stderr,
-			"fpgacomm: collective %u of group %#x (rank %u): from "
-			"member %u: %zu bytes, ctx %#x seq %u sig %#x len %#x; "
-			"expected ctx %#x seq %u sig %#x len %#zx%s\n",
-			req->seq, req->group->ctx, req->group->rank, st->peer,
-			got, got >= sizeof(*h) ? le32toh(h->ctx) : 0,
-			got >= sizeof(*h) ? le32toh(h->seq) : 0,
-			got >= sizeof(*h) ? le32toh(h->sig) : 0,
-			got >= sizeof(*h) ? le32toh(h->len) : 0,
-			req->group->ctx, req->seq, req->sig, st->len,
-			st->len > COMBINE_MAX ? " (split)" : "");
-	return -EBADMSG;
-}
-
-/* A header received for @st. RETURN VALUE: 0, or what it says went wrong. */
-static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
-		     size_t got)
-{
-	const struct hdr *h = st->stage;
-	uint32_t len = le32toh(h->len), want = (uint32_t)st->len;
-	int err;
-
-	if (got < sizeof(*h))
-		return mismatch(req, st, h, got);
-	if (le32toh(h->ctx) == req->group->ctx && (len & HDR_ABORT)) {
-		err = -(int)(len & HDR_LEN);
-		/* the sender's reason, where it is one a collective gives */
-		return err == -EHOSTDOWN || err == -ETIMEDOUT ||
-				       err == -ECANCELED || err == -ENOMEM ?
-			       err :
-			       -EBADMSG;
-	}
-	if (!combined(st))
-		want |= HDR_SPLIT;
-	if (le32toh(h->ctx) != req->group->ctx || le32toh(h->seq) != req->seq ||
-	    le32toh(h->sig) != req->sig || len != want ||
-	    (combined(st) && got != sizeof(*h) + st->len))
-		return mismatch(req, st, h, got);
-	return 0;
-}
-
-/* Test the requests of one posted step. RETURN VALUE: 1 done, 0 not yet,
- * or the step's error. */
-static int step_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
-{
-	size_t got = 0;
 	int i, ret;
 
 	for (i = 0; i < 2; i++) {
 		if (!st->req[i])
 			continue;
-		ret = fc_req_test(st->req[i], &got);
+		ret = fc_req_test(st->req[i], NULL);
 		if (ret == -EINPROGRESS)
 			return 0;
 		st->req[i] = NULL;
 		*moved = true;
-		if (ret == -EMSGSIZE && st->kind == FC__ST_RECV)
-			return -EBADMSG; /* longer than the members agreed */
 		if (ret)
 			return ret;
-		if (st->kind != FC__ST_RECV)
-			continue;
-		if (i == 0) {
-			ret = hdr_check(req, st, got);
-			if (ret)
-				return ret;
-			if (combined(st) && st->len)
-				memcpy(st->dst,
-				       (char *)st->stage + sizeof(struct hdr),
-				       st->len);
-		} else if (got != st->len) {
-			return -EBADMSG;
-		}
 	}
 	return 1;
 }
@@ -417,16 +327,22 @@ static void run_local(struct fc_coll_req *req, struct fc__step *st)
 			   st->src_first);
 }
 
-static void round_unpost(struct fc__sched *s)
+static void round_unpost(struct fc_coll_req *req)
 {
+	struct fc__sched *s = &req->sched;
 	unsigned int i, end = round_end(s);
 
 	for (i = s->cur; i < end; i++) {
-		step_unpost(&s->steps[i]);
-		if (s->steps[i].stage) {
-			free(s->steps[i].stage);
-			s->steps[i].stage = NULL;
+		struct fc__step *st = &s->steps[i];
+
+		if (st->kind == FC__ST_RECV) {
+			fc__recv_disarm(req, st);
+			continue;
 		}
+		step_unpost(st);
+		st->sent = false;
+		free(st->stage);
+		st->stage = NULL;
 	}
 	s->posted = false;
 }
@@ -444,36 +360,47 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 	while (s->cur < s->n) {
 		end = round_end(s);
 		if (!s->posted) {
+			/* receives first: messages that came early are theirs */
 			s->posted = true;
-			for (i = s->cur; i < end; i++) {
-				if (!comm(&s->steps[i]))
-					continue;
-				ret = post(req, &s->steps[i]);
-				if (ret)
-					return ret;
-			}
+			for (i = s->cur; i < end; i++)
+				if (s->steps[i].kind == FC__ST_RECV)
+					fc__recv_arm(req, &s->steps[i]);
 			*moved = true;
 		}
 		done = 1;
 		for (i = s->cur; i < end; i++) {
-			if (!comm(&s->steps[i])) {
+			struct fc__step *st = &s->steps[i];
+
+			if (!comm(st)) {
 				/* once the messages before it are done:
 				 * later ones may still be moving */
 				if (done && i >= s->ran) {
-					run_local(req, &s->steps[i]);
+					run_local(req, st);
 					s->ran = i + 1;
 					*moved = true;
 				}
 				continue;
 			}
-			ret = step_test(req, &s->steps[i], moved);
+			if (st->kind == FC__ST_RECV) {
+				ret = fc__recv_test(req, st, moved);
+			} else if (!st->sent) {
+				ret = send_post(req, st);
+				if (ret == -EAGAIN) {
+					done = 0; /* its link is not ready */
+					continue;
+				}
+				*moved = true;
+				ret = ret ? ret : send_test(st, moved);
+			} else {
+				ret = send_test(st, moved);
+			}
 			if (ret < 0)
 				return ret;
 			done &= ret;
 		}
 		if (!done)
 			return -EINPROGRESS;
-		round_unpost(s);
+		round_unpost(req);
 		s->cur = end;
 	}
 	return 0;
@@ -489,7 +416,7 @@ static void req_end(struct fc_coll_req *req, int status)
 	struct fc_group *g = req->group;
 
 	if (req->sched.posted)
-		round_unpost(&req->sched);
+		round_unpost(req);
 	req->status = status;
 	if (g->head == req) {
 		queued--;
@@ -503,7 +430,7 @@ static void req_end(struct fc_coll_req *req, int status)
 void fc__group_break(struct fc_group *g, int err)
 {
 	struct fc_coll_req *req;
-	struct hdr h;
+	uint8_t h[FC__HDR_LEN];
 	uint32_t m;
 
 	if (!g->err)
@@ -515,15 +442,11 @@ void fc__group_break(struct fc_group *g, int err)
 	g->aborted = true;
 	/* Tell every member, so that none waits for us until its timeout:
 	 * sent from a copy, with nothing to wait for. */
-	h.ctx = htole32(g->ctx);
-	h.seq = htole32(g->seq);
-	h.sig = 0;
-	h.len = htole32(HDR_ABORT | ((uint32_t)-err & HDR_LEN));
 	for (m = 0; m < g->size; m++) {
-		struct fc_chan *ch;
-
-		if (m != g->rank && !fc__group_chan(g, m, &ch))
-			fc__chan_send_detached(ch, &h, sizeof(h));
+		if (m == g->rank)
+			continue;
+		fc__hdr_abort(h, g, m, err);
+		fc__link_send_detached(g->cd, g->world[m], h, sizeof(h));
 	}
 }
 
@@ -542,6 +465,8 @@ int fc__coll_start(struct fc_group *g, struct fc_coll_req *req)
 		req->status = g->err;
 		return 0;
 	}
+	if (!g->linked)
+		fc__links_want(g);
 	if (g->tail)
 		g->tail->next = req;
 	else
@@ -579,14 +504,16 @@ bool fc__coll_progress(void)
 	struct fc_group *g;
 	bool moved = false;
 
-	if (!queued)
+	if (!queued && !fc__links_unready())
 		return false;
 	/* the channel waits and tests below poll nothing more */
 	fc__progress_enter();
-	for (cd = fc__coll_devs(); cd; cd = cd->next)
+	for (cd = fc__coll_devs(); cd; cd = cd->next) {
+		moved |= fc__links_progress(cd);
 		for (g = cd->groups; g; g = g->next)
 			if (g->head)
 				moved |= group_progress(g);
+	}
 	fc__progress_leave();
 	return moved;
 }
@@ -595,7 +522,9 @@ bool fc__coll_poll(void *arg)
 {
 	bool moved;
 
-	if (!__atomic_load_n(&queued, __ATOMIC_RELAXED) || !fc__coll_trylock())
+	if ((!__atomic_load_n(&queued, __ATOMIC_RELAXED) &&
+	     !fc__links_unready()) ||
+	    !fc__coll_trylock())
 		return false;
 	moved = fc__coll_progress();
 	fc__coll_unlock();
