@@ -183,13 +183,16 @@ struct fc__coll_dev {
 
 /* group.c */
 struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create);
-bool fc__group_live(const struct fc_group *g);
+
+/* coll_devs.c: the lock every collective file takes, and the devices
+ * with groups (group.c adds and removes them at the head). */
 void fc__coll_lock(void);
 void fc__coll_unlock(void);
 /* RETURN VALUE: true and the lock held, or false (another holds it). */
 bool fc__coll_trylock(void);
-/* The devices with groups, for progress. */
 struct fc__coll_dev *fc__coll_devs(void);
+struct fc__coll_dev **fc__coll_devs_head(void);
+bool fc__group_live(const struct fc_group *g);
 
 /* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
 size_t fc__dtype_size(enum fc_dtype dtype);

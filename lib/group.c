@@ -17,29 +17,7 @@
 #include "coll_internal.h"
 #include "fabric_internal.h"
 
-static pthread_mutex_t coll_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fc__coll_dev *coll_devs;
 static bool poller_added;
-
-void fc__coll_lock(void)
-{
-	pthread_mutex_lock(&coll_lock);
-}
-
-void fc__coll_unlock(void)
-{
-	pthread_mutex_unlock(&coll_lock);
-}
-
-bool fc__coll_trylock(void)
-{
-	return pthread_mutex_trylock(&coll_lock) == 0;
-}
-
-struct fc__coll_dev *fc__coll_devs(void)
-{
-	return coll_devs;
-}
 
 static void group_release(struct fc_group *g);
 
@@ -49,7 +27,8 @@ static void coll_dev_close(struct fc_dev *dev)
 	struct fc__coll_dev **pp, *cd;
 
 	fc__coll_lock();
-	for (pp = &coll_devs; (cd = *pp) && cd->dev != dev; pp = &cd->next)
+	for (pp = fc__coll_devs_head(); (cd = *pp) && cd->dev != dev;
+	     pp = &cd->next)
 		;
 	if (cd) {
 		while (cd->groups)
@@ -63,9 +42,9 @@ static void coll_dev_close(struct fc_dev *dev)
 
 struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create)
 {
-	struct fc__coll_dev *cd;
+	struct fc__coll_dev *cd, **head = fc__coll_devs_head();
 
-	for (cd = coll_devs; cd && cd->dev != dev; cd = cd->next)
+	for (cd = *head; cd && cd->dev != dev; cd = cd->next)
 		;
 	if (cd || !create)
 		return cd;
@@ -84,24 +63,10 @@ struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create)
 		free(cd);
 		return NULL;
 	}
-	cd->next = coll_devs;
-	coll_devs = cd;
+	cd->next = *head;
+	*head = cd;
 	dev->on_close = coll_dev_close;
 	return cd;
-}
-
-bool fc__group_live(const struct fc_group *g)
-{
-	struct fc__coll_dev *cd;
-	struct fc_group *x;
-
-	if (!g)
-		return false;
-	for (cd = coll_devs; cd; cd = cd->next)
-		for (x = cd->groups; x; x = x->next)
-			if (x == g)
-				return true;
-	return false;
 }
 
 static struct fc_group *group_new(struct fc__coll_dev *cd, uint32_t size)
