@@ -3,12 +3,14 @@
  * Groups and collectives: private to lib/group.c, lib/coll*.c.
  *
  * Layers: the public entry points (coll.c) check arguments and pick an
- * algorithm (coll_algo_*.c); an algorithm records a schedule, rounds of
- * sends and receives followed by local reductions and copies; the engine
- * (coll_sched.c) runs schedules over the group's channels, one collective
- * of a group at a time, and frames every message with a header that names
- * the group, the collective's number and its signature. Nothing here is
- * called from below: the channel layer knows nothing of groups.
+ * algorithm (coll_algo.c, coll_ring.c, coll_grid.c); an algorithm records
+ * a schedule, rounds of sends and receives followed by local reductions
+ * and copies; the engine (coll_sched.c) runs every group's schedules, one
+ * collective of a group at a time; the links (coll_link.c) carry every
+ * group's messages to a peer on one channel, each with a header that
+ * names the group, the collective's number and its signature. Nothing
+ * here is called from below: the channel layer knows nothing of groups,
+ * and reaches the engine only through the progress engine's poller.
  */
 #ifndef FC_COLL_INTERNAL_H
 #define FC_COLL_INTERNAL_H

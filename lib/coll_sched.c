@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The collective engine: runs schedules over a group's channels.
+ * The collective engine: runs every group's schedules over the links
+ * (coll_link.c).
  *
- * A schedule is a list of rounds. A round's sends and receives are posted
- * together; each of its reductions and copies runs, in order, once the
- * messages recorded before it are done (so a round of pieces, each
- * received and then reduced, reduces one piece while the next moves), and
- * the next round starts when all are done. Each group runs one collective at a
- * time, so that on every channel the messages of consecutive collectives
- * follow one another in the order both ends expect.
+ * A schedule is a list of rounds. A round's receives are armed and its
+ * sends posted together (a send once its link's handshake has ended);
+ * each of its reductions and copies runs, in order, once the messages
+ * recorded before it are done (so a round of pieces, each received and
+ * then reduced, reduces one piece while the next moves), and the next
+ * round starts when all are done. Each group runs one collective at a
+ * time, in the order they were started; fc__coll_progress() moves every
+ * group's, whichever request is being waited for (MPI's progress rule).
  *
- * Every message starts with a header: the group's context, the
- * collective's number and signature, and the payload's length. A payload
- * of up to COMBINE_MAX bytes travels in the same message, copied once;
- * a larger one follows as a message of its own, straight from and into
- * the caller's buffers (the channel sends it by rendezvous). Payloads are
- * cut into pieces of at most PIECE_MAX bytes when the schedule is made,
- * the same way on both ends.
+ * Every message starts with a header (coll_link.c): the receiver's id for
+ * the group, its context, the collective's number and signature, and the
+ * payload's length. A payload of up to COMBINE_MAX bytes travels in the
+ * same message, copied once; a larger one follows as a message of its
+ * own, straight from and into the caller's buffers (the channel sends it
+ * by rendezvous). Payloads are cut into pieces of at most PIECE_MAX bytes
+ * when the schedule is made, the same way on both ends.
  */
 #include <endian.h>
 #include <errno.h>
