@@ -178,6 +178,9 @@ struct fc__coll_dev {
 	struct fc_group **ids;	  /* id -> group, FC__ID_RESERVED or NULL */
 	uint32_t nids, next_id;	  /* ... a freed id is reused late */
 	struct fc__umsg *pending; /* for ids reserved, groups not made yet */
+	/* this pass of progress moved the board once already: requests are
+	 * looked at, not each given a round of progress of its own */
+	bool peek;
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -234,9 +237,11 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms);
 /*
  * Every group's collectives moved along as far as they go, lock held.
  * Tests and waits run it, not only for their own request: MPI's progress
- * rule. RETURN VALUE: true if anything moved.
+ * rule. @look: each request tested on its own (its peer's death noticed),
+ * else the board moved once and the requests looked at. RETURN VALUE:
+ * true if anything moved.
  */
-bool fc__coll_progress(void);
+bool fc__coll_progress(bool look);
 /* The same as a poller of the process's progress engine (progress.c),
  * registered with FC__COLL_POLL_ARG; takes the lock if free. */
 bool fc__coll_poll(void *arg);
@@ -284,6 +289,8 @@ void fc__link_send_detached(struct fc__coll_dev *cd, uint32_t peer,
 			    const void *buf, size_t len);
 /* The error of the link to @peer, or 0. */
 int fc__link_err(struct fc__coll_dev *cd, uint32_t peer);
+/* fc_req_test(), or a look only in a pass that moved the board. */
+int fc__coll_req_test(struct fc__coll_dev *cd, struct fc_req *r, size_t *len);
 /* Links started whose handshake has not ended, in the process. */
 bool fc__links_unready(void);
 /* Receive step @st of @req's running round: armed, taking a message

@@ -71,6 +71,11 @@ static bool debug(void)
 	return on;
 }
 
+int fc__coll_req_test(struct fc__coll_dev *cd, struct fc_req *r, size_t *len)
+{
+	return cd->peek ? fc__req_peek(r, len) : fc_req_test(r, len);
+}
+
 /* ---- Headers ---- */
 
 void fc__hdr_fill(void *buf, const struct fc_coll_req *req,
@@ -160,23 +165,19 @@ static size_t split_len(const void *msg)
 /* ---- Payloads given up ---- */
 
 /*
- * A payload receive nobody wants any more. Where it is withdrawn before
- * its message came, that message will reach the link's next receive:
- * counted, to be dropped there.
+ * A payload receive nobody wants any more. Its message follows a header
+ * already read, so it is waited for (a while): withdrawn, a later
+ * payload receive posted on the link would take its message. Where it is
+ * withdrawn all the same, its message will reach the link's next header
+ * receive: counted, to be dropped there.
  */
 static void payload_drop(struct fc__link *l, struct fc_req *req)
 {
-	int rc = fc_req_test(req, NULL);
+	int rc = fc_req_wait(req, 5000, NULL);
 
-	if (rc != -EINPROGRESS)
+	if (rc != -ETIMEDOUT)
 		return;
-	rc = fc_req_cancel(req);
-	if (!rc) {
-		l->skip++;
-		return;
-	}
-	/* -EBUSY: the board is writing it; that ends in bounded time */
-	if (fc_req_wait(req, 5000, NULL) == -ETIMEDOUT && !fc_req_cancel(req))
+	if (!fc_req_cancel(req))
 		l->skip++;
 }
 
@@ -572,7 +573,7 @@ static bool link_progress(struct fc__coll_dev *cd, uint32_t p)
 
 	while (l->rx && !l->err) {
 		got = 0;
-		rc = fc_req_test(l->rx, &got);
+		rc = fc__coll_req_test(cd, l->rx, &got);
 		if (rc == -EINPROGRESS)
 			break;
 		l->rx = NULL;
@@ -698,7 +699,7 @@ int fc__recv_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
 	if (st->done)
 		return 1;
 	if (st->um) {
-		rc = fc_req_test(st->um->req, &got);
+		rc = fc__coll_req_test(g->cd, st->um->req, &got);
 		if (rc == -EINPROGRESS)
 			return 0;
 		*moved = true;
@@ -710,7 +711,7 @@ int fc__recv_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
 		return st->err ? st->err : 1;
 	}
 	if (st->req[1]) {
-		rc = fc_req_test(st->req[1], &got);
+		rc = fc__coll_req_test(g->cd, st->req[1], &got);
 		if (rc == -EINPROGRESS)
 			return 0;
 		st->req[1] = NULL;

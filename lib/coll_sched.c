@@ -278,14 +278,15 @@ static int send_post(struct fc_coll_req *req, struct fc__step *st)
 }
 
 /* Test a posted send. RETURN VALUE: 1 done, 0 not yet, or its error. */
-static int send_test(struct fc__step *st, bool *moved)
+static int send_test(struct fc__coll_dev *cd, struct fc__step *st,
+		     bool *moved)
 {
 	int i, ret;
 
 	for (i = 0; i < 2; i++) {
 		if (!st->req[i])
 			continue;
-		ret = fc_req_test(st->req[i], NULL);
+		ret = fc__coll_req_test(cd, st->req[i], NULL);
 		if (ret == -EINPROGRESS)
 			return 0;
 		st->req[i] = NULL;
@@ -392,9 +393,9 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 					continue;
 				}
 				*moved = true;
-				ret = ret ? ret : send_test(st, moved);
+				ret = ret ? ret : send_test(req->group->cd, st, moved);
 			} else {
-				ret = send_test(st, moved);
+				ret = send_test(req->group->cd, st, moved);
 			}
 			if (ret < 0)
 				return ret;
@@ -500,7 +501,7 @@ static bool group_progress(struct fc_group *g)
 	return moved;
 }
 
-bool fc__coll_progress(void)
+bool fc__coll_progress(bool look)
 {
 	struct fc__coll_dev *cd;
 	struct fc_group *g;
@@ -511,11 +512,17 @@ bool fc__coll_progress(void)
 	/* the channel waits and tests below poll nothing more */
 	fc__progress_enter();
 	for (cd = fc__coll_devs(); cd; cd = cd->next) {
+		/* the board once, not once per request (a link per peer) */
+		cd->peek = !look;
+		if (!look)
+			moved |= fc_progress(cd->dev) > 0;
 		moved |= fc__links_progress(cd);
 		for (g = cd->groups; g; g = g->next)
 			if (g->head)
 				moved |= group_progress(g);
 	}
+	for (cd = fc__coll_devs(); cd; cd = cd->next)
+		cd->peek = false;
 	fc__progress_leave();
 	return moved;
 }
@@ -528,27 +535,35 @@ bool fc__coll_poll(void *arg)
 	     !fc__links_unready()) ||
 	    !fc__coll_trylock())
 		return false;
-	moved = fc__coll_progress();
+	moved = fc__coll_progress(true);
 	fc__coll_unlock();
 	return moved;
 }
 
 int fc__coll_test(struct fc_coll_req *req)
 {
-	fc__coll_progress();
+	fc__coll_progress(true);
 	return req->status;
 }
+
+/* Waits look at each request on its own once in this many idle rounds. */
+#define FULL_LOOK 32
 
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now;
-	unsigned int round = 0;
+	unsigned int round = 0, looks = 0;
 	bool moved;
 
 	if (timeout_ms >= 0)
 		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		moved = fc__coll_progress();
+		moved = fc__coll_progress(false);
+		/* now and then, and once sleeping: each request on its own,
+		 * so that a dead peer is noticed */
+		if (!moved && req->status == -EINPROGRESS &&
+		    (round > 1 || ++looks % FULL_LOOK == 0))
+			moved = fc__coll_progress(true);
 		if (req->status != -EINPROGRESS)
 			return req->status;
 		now = fc__now_ns();
