@@ -3,11 +3,16 @@
  * The process's progress engine. MPI's progress rule: waiting on or
  * testing any request moves every outstanding operation of the process,
  * so that an operation nobody waits for yet (another group's collective,
- * a put, a channel message) still gets its turn. Each part of the library
- * with work in flight registers a poller here: the fabric of every open
- * board (channels, puts, rendezvous, the emulated board), the collective
- * engine (every group's schedules). Every wait and test runs them all
- * through fc__poll_all(), its own first, then backs off as before.
+ * a channel message of the board a collective runs on) still gets its
+ * turn. A part of the library with work in flight beyond the board a
+ * wait is about registers a poller here: the collective engine, which
+ * moves every group's schedules and the boards they run on. Every wait
+ * and test of a board runs the pollers through fc__poll_all() whenever
+ * its own look moved nothing, then backs off as before.
+ *
+ * A board's wait does not move another board's channels: a process with
+ * two boards of one cluster (tests do it) can still play a receiver that
+ * does not read.
  *
  * This file is the bottom of the library: it calls nothing but the
  * pollers it was given, so the layers above reach each other only through

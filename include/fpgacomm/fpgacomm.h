@@ -485,8 +485,8 @@ int fc_chan_irecv(struct fc_chan *chan, void *buf, size_t cap,
 		  struct fc_req **reqp);
 
 /*
- * fc_req_test - has the request finished? Drives progress once: of every
- * board, group and request of the process (the progress rule, below).
+ * fc_req_test - has the request finished? Drives progress once: of its
+ * board and every group's collectives (the progress rule, below).
  * @len: may be NULL; for a receive, set to the message's length.
  * RETURN VALUE: 0 done (the request is freed); -EINPROGRESS not yet; any
  * other value is the request's error (the request is freed), as the
@@ -559,8 +559,7 @@ int fc_barrier(struct fc_dev *dev, int timeout_ms);
 
 /*
  * fc_progress - let the board move packets and deliver what has arrived,
- * once, without waiting; and everything else outstanding in the process
- * (other boards, every group's collectives).
+ * once, without waiting; and every group's collectives.
  * RETURN VALUE: 1 something moved, 0 nothing did; -EINVAL on NULL.
  */
 int fc_progress(struct fc_dev *dev);
@@ -729,11 +728,13 @@ int fc_alltoallv(struct fc_group *g, const void *sendbuf,
  * may start it, and returns. Operations then move whenever this process
  * is inside the library: waiting on or testing any request (fc_coll_wait,
  * fc_coll_test, fc_req_wait, fc_req_test, and the blocking calls, which
- * wait inside) moves every outstanding operation of the process, on
- * every board it has open: every group's collectives, channel messages,
- * puts, and the emulated board itself. So a rank may wait on one group's
- * collective while another group's, started earlier or later, goes on,
- * and may wait on a channel receive while its collectives go on. Waits
+ * wait inside) moves every outstanding operation of the process: every
+ * group's collectives, and the channel messages, puts and emulated board
+ * of the board waited on and of every board with groups (a wait on one
+ * board does not move another board's channels). So a rank may wait on
+ * one group's collective while another group's, started earlier or
+ * later, goes on, and may wait on a channel receive while its
+ * collectives go on. Waits
  * spin briefly, then sleep: an idle process costs no CPU. There is no
  * progress thread: a process that never enters the library holds up the
  * others, and fc_progress() is there for one that computes for long.

@@ -30,19 +30,6 @@ void fc__fab_unlock(struct fc__fabric *fab)
  * on every port (fabric_rx.c), so that nothing sent to it early is lost. A
  * board in no cluster, or on a backend without the fabric ops, gets none.
  */
-/* The process's progress engine (progress.c) moves this board too. */
-static bool fab_poll(void *arg)
-{
-	struct fc_dev *dev = arg;
-	bool moved;
-
-	if (pthread_mutex_trylock(&dev->fab->lock))
-		return false;
-	moved = fc__progress(dev);
-	pthread_mutex_unlock(&dev->fab->lock);
-	return moved;
-}
-
 int fc__fabric_init(struct fc_dev *dev)
 {
 	const struct fc__backend *be = dev->be;
@@ -87,13 +74,6 @@ int fc__fabric_init(struct fc_dev *dev)
 		 * (the driver's): this one has no fabric, as a board in no
 		 * cluster.
 		 */
-		dev->fab = NULL;
-		fc_mem_free(dev, fab->stage);
-		goto err_free_fab;
-	}
-	ret = fc__poller_add(fab_poll, dev);
-	if (ret) {
-		fc__rx_fini(dev);
 		dev->fab = NULL;
 		fc_mem_free(dev, fab->stage);
 		goto err_free_fab;
@@ -148,7 +128,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 
 	if (!fab)
 		return;
-	fc__poller_del(fab_poll, dev);
 	fc__handle_drop_dev(dev);
 	fc__rx_fini(dev);
 	for (p = 0; p < FC_MAX_CHANNELS; p++) {
