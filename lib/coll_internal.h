@@ -107,6 +107,7 @@ struct fc__umsg {
 
 /* One world peer, for every group (coll_link.c). */
 struct fc__link {
+	struct fc__coll_dev *cd;
 	struct fc_chan *ch;
 	bool started, ready;
 	unsigned int skip;    /* messages to drop: payloads of dropped headers */
@@ -181,6 +182,7 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
+	bool rx_posted;		  /* a link posted a receive since its last look */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -278,8 +280,10 @@ int fc__links_init(struct fc__coll_dev *cd);
  * collective): nothing waits for them. */
 void fc__links_want(struct fc_group *g);
 void fc__links_fini(struct fc__coll_dev *cd);
-/* Move every link's handshake and receive along. RETURN VALUE: moved. */
-bool fc__links_progress(struct fc__coll_dev *cd);
+/* Move every link's handshake and receive along; @board_moved: the board
+ * moved since the last look (else, in a peek pass, no receive of theirs
+ * can have ended). RETURN VALUE: moved. */
+bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved);
 /* The link to world rank @peer, for a send. RETURN VALUE: 0 ready (its
  * channel in *chp), -EAGAIN not yet, or the peer's error. */
 int fc__link_chan(struct fc__coll_dev *cd, uint32_t peer,

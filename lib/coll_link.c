@@ -240,6 +240,7 @@ static int link_start(struct fc__coll_dev *cd, uint32_t p)
 		ret = fc_chan_irecv(l->ch, l->buf, LINK_BUF, &l->rx);
 	if (ret)
 		link_fail(l, ret);
+	cd->rx_posted = true;
 	return ret;
 }
 
@@ -248,6 +249,8 @@ int fc__links_init(struct fc__coll_dev *cd)
 	if (getrandom(&cd->nonce, sizeof(cd->nonce), 0) != sizeof(cd->nonce))
 		cd->nonce = fc__now_ns() ^ (uint64_t)getpid() << 32;
 	cd->links = calloc(cd->size, sizeof(*cd->links));
+	for (uint32_t p = 0; cd->links && p < cd->size; p++)
+		cd->links[p].cd = cd;
 	cd->ids = calloc(16, sizeof(*cd->ids));
 	if (!cd->links || !cd->ids) {
 		free(cd->links);
@@ -599,12 +602,16 @@ static void link_resume(struct fc__link *l)
 	rc = fc_chan_irecv(l->ch, l->buf, LINK_BUF, &l->rx);
 	if (rc)
 		link_fail(l, rc);
+	l->cd->rx_posted = true;
 }
 
-bool fc__links_progress(struct fc__coll_dev *cd)
+bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved)
 {
-	bool moved = false;
+	bool moved = false, look;
 
+	/* a receive ends when the board delivers, or at once when posted */
+	look = !cd->peek || board_moved || cd->rx_posted;
+	cd->rx_posted = false;
 	for (uint32_t p = 0; p < cd->size; p++) {
 		struct fc__link *l = &cd->links[p];
 
@@ -612,7 +619,7 @@ bool fc__links_progress(struct fc__coll_dev *cd)
 			land(l);
 			moved = true;
 		}
-		if (l->rx)
+		if (l->rx && look)
 			moved |= link_progress(cd, p);
 	}
 	return moved;

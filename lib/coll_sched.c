@@ -513,10 +513,12 @@ bool fc__coll_progress(bool look)
 	fc__progress_enter();
 	for (cd = fc__coll_devs(); cd; cd = cd->next) {
 		/* the board once, not once per request (a link per peer) */
+		bool board = false;
+
 		cd->peek = !look;
 		if (!look)
-			moved |= fc_progress(cd->dev) > 0;
-		moved |= fc__links_progress(cd);
+			board = fc_progress(cd->dev) > 0;
+		moved |= board | fc__links_progress(cd, board);
 		for (g = cd->groups; g; g = g->next)
 			if (g->head)
 				moved |= group_progress(g);
