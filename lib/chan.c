@@ -502,7 +502,7 @@ out_unlock:
 
 /* ---- Requests ---- */
 
-enum req_op { REQ_TEST, REQ_WAIT, REQ_CANCEL };
+enum req_op { REQ_TEST, REQ_PEEK, REQ_WAIT, REQ_CANCEL };
 
 /*
  * Hand @r to the caller as a handle, fabric locked; without one (out of
@@ -530,6 +530,10 @@ static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 	req = handle ? fc__handle_get(handle, &dev) : NULL;
 	if (!req)
 		return -EINVAL;
+	/* A test moves everything else of the process too (a wait does
+	 * whenever its own request did not move). */
+	if (op == REQ_TEST)
+		fc__poll_all(dev);
 	fab = dev->fab;
 	fc__fab_lock(fab);
 	if (fc__handle_get(handle, &dev) != req) {
@@ -539,6 +543,10 @@ static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 	switch (op) {
 	case REQ_TEST:
 		ret = fc__req_test(req, len);
+		break;
+	case REQ_PEEK:
+		ret = req->status == -EINPROGRESS ? -EINPROGRESS :
+						    fc__req_test(req, len);
 		break;
 	case REQ_WAIT:
 		ret = fc__req_wait(req, timeout_ms, len);
@@ -554,6 +562,11 @@ static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 FC__EXPORT int fc_req_test(struct fc_req *req, size_t *len)
 {
 	return req_call(req, REQ_TEST, 0, len);
+}
+
+int fc__req_peek(struct fc_req *req, size_t *len)
+{
+	return req_call(req, REQ_PEEK, 0, len);
 }
 
 FC__EXPORT int fc_req_wait(struct fc_req *req, int timeout_ms, size_t *len)
@@ -584,6 +597,7 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 	fc__fab_lock(dev->fab);
 	any = fc__progress(dev);
 	fc__fab_unlock(dev->fab);
+	any |= fc__poll_all(dev);
 	return any ? 1 : 0;
 }
 

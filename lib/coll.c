@@ -14,9 +14,6 @@
 #include "coll_internal.h"
 #include "internal.h"
 
-/* How long a non-blocking first collective waits for the handshake. */
-#define HELLO_TIMEOUT_MS 60000
-
 /* ---- Requests handed to the caller ---- */
 
 struct live_req {
@@ -234,14 +231,6 @@ int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 	ret = fc__group_live(g) ? check(g, &a) : -EINVAL;
 	if (ret)
 		goto err_free;
-	if (!g->hello_done && !g->err) {
-		/* a non-blocking first collective waits for it too */
-		ret = fc__group_hello(g, reqp ? HELLO_TIMEOUT_MS : timeout_ms);
-		if (ret) {
-			fc__group_break(g, ret);
-			goto err_free;
-		}
-	}
 	req->dtype = a.dtype;
 	req->op = a.op;
 	req->sig = fc__coll_signature(&a);
@@ -275,6 +264,8 @@ FC__EXPORT int fc_coll_test(struct fc_coll_req *req)
 {
 	int ret;
 
+	/* every board of the process first: the progress rule */
+	fc__poll_all(FC__COLL_POLL_ARG);
 	fc__coll_lock();
 	if (!req_live(req)) {
 		fc__coll_unlock();

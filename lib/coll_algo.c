@@ -182,21 +182,6 @@ static size_t blk_end(const size_t *offs, const size_t *cnts, uint32_t i)
 	return offs[i] + cnts[i];
 }
 
-/* Block offsets and counts of @count elements in n blocks. */
-int fc__even_blocks(struct shape *x, size_t count, size_t **offs,
-		    size_t **cnts)
-{
-	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	if (!*offs || !*cnts)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < x->n; i++) {
-		(*offs)[i] = blk_off(count, x->n, i);
-		(*cnts)[i] = blk_cnt(count, x->n, i);
-	}
-	return 0;
-}
-
 /* ---- Barrier ---- */
 
 static void barrier_dissemination(struct shape *x)
@@ -460,25 +445,6 @@ static void scan_recursive_doubling(struct shape *x, bool exclusive)
 }
 
 /* ---- Gather, scatter, allgather, alltoall ---- */
-
-/* Per-rank counts and displacements of @a's receive side (elements). */
-int fc__layout(struct shape *x, size_t **offs, size_t **cnts)
-{
-	if (x->a->vector) {
-		*offs = (size_t *)x->a->displs;
-		*cnts = (size_t *)x->a->counts;
-		return 0;
-	}
-	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
-	if (!*offs || !*cnts)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < x->n; i++) {
-		(*offs)[i] = i * x->a->count;
-		(*cnts)[i] = x->a->count;
-	}
-	return 0;
-}
 
 /* Linear gather (@gather) or scatter: the root talks to each rank. */
 static void rooted_linear(struct shape *x, bool gather)

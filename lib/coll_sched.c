@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The collective engine: runs schedules over a group's channels.
+ * The collective engine: runs every group's schedules over the links
+ * (coll_link.c).
  *
- * A schedule is a list of rounds. A round's sends and receives are posted
- * together; each of its reductions and copies runs, in order, once the
- * messages recorded before it are done (so a round of pieces, each
- * received and then reduced, reduces one piece while the next moves), and
- * the next round starts when all are done. Each group runs one collective at a
- * time, so that on every channel the messages of consecutive collectives
- * follow one another in the order both ends expect.
+ * A schedule is a list of rounds. A round's receives are armed and its
+ * sends posted together (a send once its link's handshake has ended);
+ * each of its reductions and copies runs, in order, once the messages
+ * recorded before it are done (so a round of pieces, each received and
+ * then reduced, reduces one piece while the next moves), and the next
+ * round starts when all are done. Each group runs one collective at a
+ * time, in the order they were started; fc__coll_progress() moves every
+ * group's, whichever request is being waited for (MPI's progress rule).
  *
- * Every message starts with a header: the group's context, the
- * collective's number and signature, and the payload's length. A payload
- * of up to COMBINE_MAX bytes travels in the same message, copied once;
- * a larger one follows as a message of its own, straight from and into
- * the caller's buffers (the channel sends it by rendezvous). Payloads are
- * cut into pieces of at most PIECE_MAX bytes when the schedule is made,
- * the same way on both ends.
+ * Every message starts with a header (coll_link.c): the receiver's id for
+ * the group, its context, the collective's number and signature, and the
+ * payload's length. A payload of up to COMBINE_MAX bytes travels in the
+ * same message, copied once; a larger one follows as a message of its
+ * own, straight from and into the caller's buffers (the channel sends it
+ * by rendezvous). Payloads are cut into pieces of at most PIECE_MAX bytes
+ * when the schedule is made, the same way on both ends.
  */
 #include <endian.h>
 #include <errno.h>
@@ -27,15 +29,8 @@
 #include "coll_internal.h"
 #include "internal.h"
 
-#define COMBINE_MAX (8u << 10)
+#define COMBINE_MAX FC__COMBINE_MAX
 #define PIECE_MAX   (8u << 20)
-#define HDR_SPLIT   (1u << 31) /* the payload is the next message */
-#define HDR_ABORT   (1u << 30) /* sender's group broke; len = -errno */
-#define HDR_LEN	    ((1u << 28) - 1)
-
-struct hdr {
-	uint32_t ctx, seq, sig, len; /* little endian */
-};
 
 struct scratch {
 	struct scratch *next;
@@ -249,137 +244,55 @@ static bool combined(const struct fc__step *st)
 	return st->len <= COMBINE_MAX;
 }
 
-static void hdr_fill(struct hdr *h, const struct fc_coll_req *req, uint32_t len)
-{
-	h->ctx = htole32(req->group->ctx);
-	h->seq = htole32(req->seq);
-	h->sig = htole32(req->sig);
-	h->len = htole32(len);
-}
-
-static int post(struct fc_coll_req *req, struct fc__step *st)
+/*
+ * Post send step @st on its link. RETURN VALUE: 0; -EAGAIN the link's
+ * handshake has not ended (posted later, in step order); an error.
+ */
+static int send_post(struct fc_coll_req *req, struct fc__step *st)
 {
 	struct fc_group *g = req->group;
-	size_t hl = sizeof(struct hdr);
+	size_t hl = FC__HDR_LEN;
 	struct fc_chan *ch;
 	int ret;
 
-	ret = fc__group_chan(g, st->peer, &ch);
+	ret = fc__link_chan(g->cd, g->world[st->peer], &ch);
 	if (ret)
 		return ret;
+	st->sent = true;
 	st->stage = malloc(combined(st) ? hl + st->len : hl);
 	if (!st->stage)
 		return -ENOMEM;
-	if (st->kind == FC__ST_SEND) {
-		if (combined(st)) {
-			hdr_fill(st->stage, req, (uint32_t)st->len);
-			if (st->len)	/* an empty piece may have no buffer */
-				memcpy((char *)st->stage + hl, st->src, st->len);
-			return fc_chan_isend(ch, st->stage, hl + st->len,
-					     &st->req[0]);
-		}
-		hdr_fill(st->stage, req, (uint32_t)st->len | HDR_SPLIT);
-		ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
-		/* @src stays as it is until the step is done: where it is
-		 * registered, the board reads it without a copy */
-		if (!ret)
-			ret = fc__chan_isend_kept(ch, st->src, st->len,
-						  &st->req[1]);
-		return ret;
+	if (combined(st)) {
+		fc__hdr_fill(st->stage, req, st, (uint32_t)st->len);
+		if (st->len) /* an empty piece may have no buffer */
+			memcpy((char *)st->stage + hl, st->src, st->len);
+		return fc_chan_isend(ch, st->stage, hl + st->len, &st->req[0]);
 	}
-	if (combined(st))
-		return fc_chan_irecv(ch, st->stage, hl + st->len, &st->req[0]);
-	ret = fc_chan_irecv(ch, st->stage, hl, &st->req[0]);
+	fc__hdr_fill(st->stage, req, st, (uint32_t)st->len | FC__HDR_SPLIT);
+	ret = fc_chan_isend(ch, st->stage, hl, &st->req[0]);
+	/* @src stays as it is until the step is done: where it is
+	 * registered, the board reads it without a copy */
 	if (!ret)
-		ret = fc_chan_irecv(ch, st->dst, st->len, &st->req[1]);
+		ret = fc__chan_isend_kept(ch, st->src, st->len, &st->req[1]);
 	return ret;
 }
 
-/*
- * What a member disagreed on, on stderr, when $FPGACOMM_COLL_DEBUG is set:
- * a -EBADMSG alone does not say which rank or field.
- */
-static int mismatch(const struct fc_coll_req *req, const struct fc__step *st,
-		    const struct hdr *h, size_t got)
+/* Test a posted send. RETURN VALUE: 1 done, 0 not yet, or its error. */
+static int send_test(struct fc__coll_dev *cd, struct fc__step *st,
+		     bool *moved)
 {
-	static int debug = -1;
-
-	if (debug < 0)
-		debug = getenv("FPGACOMM_COLL_DEBUG") != NULL;
-	if (debug)
-		fprintf(stderr,
-			"fpgacomm: collective %u of group %#x (rank %u): from "
-			"member %u: %zu bytes, ctx %#x seq %u sig %#x len %#x; "
-			"expected ctx %#x seq %u sig %#x len %#zx%s\n",
-			req->seq, req->group->ctx, req->group->rank, st->peer,
-			got, got >= sizeof(*h) ? le32toh(h->ctx) : 0,
-			got >= sizeof(*h) ? le32toh(h->seq) : 0,
-			got >= sizeof(*h) ? le32toh(h->sig) : 0,
-			got >= sizeof(*h) ? le32toh(h->len) : 0,
-			req->group->ctx, req->seq, req->sig, st->len,
-			st->len > COMBINE_MAX ? " (split)" : "");
-	return -EBADMSG;
-}
-
-/* A header received for @st. RETURN VALUE: 0, or what it says went wrong. */
-static int hdr_check(const struct fc_coll_req *req, const struct fc__step *st,
-		     size_t got)
-{
-	const struct hdr *h = st->stage;
-	uint32_t len = le32toh(h->len), want = (uint32_t)st->len;
-	int err;
-
-	if (got < sizeof(*h))
-		return mismatch(req, st, h, got);
-	if (le32toh(h->ctx) == req->group->ctx && (len & HDR_ABORT)) {
-		err = -(int)(len & HDR_LEN);
-		/* the sender's reason, where it is one a collective gives */
-		return err == -EHOSTDOWN || err == -ETIMEDOUT ||
-				       err == -ECANCELED || err == -ENOMEM ?
-			       err :
-			       -EBADMSG;
-	}
-	if (!combined(st))
-		want |= HDR_SPLIT;
-	if (le32toh(h->ctx) != req->group->ctx || le32toh(h->seq) != req->seq ||
-	    le32toh(h->sig) != req->sig || len != want ||
-	    (combined(st) && got != sizeof(*h) + st->len))
-		return mismatch(req, st, h, got);
-	return 0;
-}
-
-/* Test the requests of one posted step. RETURN VALUE: 1 done, 0 not yet,
- * or the step's error. */
-static int step_test(struct fc_coll_req *req, struct fc__step *st, bool *moved)
-{
-	size_t got = 0;
 	int i, ret;
 
 	for (i = 0; i < 2; i++) {
 		if (!st->req[i])
 			continue;
-		ret = fc_req_test(st->req[i], &got);
+		ret = fc__coll_req_test(cd, st->req[i], NULL);
 		if (ret == -EINPROGRESS)
 			return 0;
 		st->req[i] = NULL;
 		*moved = true;
-		if (ret == -EMSGSIZE && st->kind == FC__ST_RECV)
-			return -EBADMSG; /* longer than the members agreed */
 		if (ret)
 			return ret;
-		if (st->kind != FC__ST_RECV)
-			continue;
-		if (i == 0) {
-			ret = hdr_check(req, st, got);
-			if (ret)
-				return ret;
-			if (combined(st) && st->len)
-				memcpy(st->dst,
-				       (char *)st->stage + sizeof(struct hdr),
-				       st->len);
-		} else if (got != st->len) {
-			return -EBADMSG;
-		}
 	}
 	return 1;
 }
@@ -417,16 +330,22 @@ static void run_local(struct fc_coll_req *req, struct fc__step *st)
 			   st->src_first);
 }
 
-static void round_unpost(struct fc__sched *s)
+static void round_unpost(struct fc_coll_req *req)
 {
+	struct fc__sched *s = &req->sched;
 	unsigned int i, end = round_end(s);
 
 	for (i = s->cur; i < end; i++) {
-		step_unpost(&s->steps[i]);
-		if (s->steps[i].stage) {
-			free(s->steps[i].stage);
-			s->steps[i].stage = NULL;
+		struct fc__step *st = &s->steps[i];
+
+		if (st->kind == FC__ST_RECV) {
+			fc__recv_disarm(req, st);
+			continue;
 		}
+		step_unpost(st);
+		st->sent = false;
+		free(st->stage);
+		st->stage = NULL;
 	}
 	s->posted = false;
 }
@@ -444,36 +363,47 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 	while (s->cur < s->n) {
 		end = round_end(s);
 		if (!s->posted) {
+			/* receives first: messages that came early are theirs */
 			s->posted = true;
-			for (i = s->cur; i < end; i++) {
-				if (!comm(&s->steps[i]))
-					continue;
-				ret = post(req, &s->steps[i]);
-				if (ret)
-					return ret;
-			}
+			for (i = s->cur; i < end; i++)
+				if (s->steps[i].kind == FC__ST_RECV)
+					fc__recv_arm(req, &s->steps[i]);
 			*moved = true;
 		}
 		done = 1;
 		for (i = s->cur; i < end; i++) {
-			if (!comm(&s->steps[i])) {
+			struct fc__step *st = &s->steps[i];
+
+			if (!comm(st)) {
 				/* once the messages before it are done:
 				 * later ones may still be moving */
 				if (done && i >= s->ran) {
-					run_local(req, &s->steps[i]);
+					run_local(req, st);
 					s->ran = i + 1;
 					*moved = true;
 				}
 				continue;
 			}
-			ret = step_test(req, &s->steps[i], moved);
+			if (st->kind == FC__ST_RECV) {
+				ret = fc__recv_test(req, st, moved);
+			} else if (!st->sent) {
+				ret = send_post(req, st);
+				if (ret == -EAGAIN) {
+					done = 0; /* its link is not ready */
+					continue;
+				}
+				*moved = true;
+				ret = ret ? ret : send_test(req->group->cd, st, moved);
+			} else {
+				ret = send_test(req->group->cd, st, moved);
+			}
 			if (ret < 0)
 				return ret;
 			done &= ret;
 		}
 		if (!done)
 			return -EINPROGRESS;
-		round_unpost(s);
+		round_unpost(req);
 		s->cur = end;
 	}
 	return 0;
@@ -481,14 +411,18 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 
 /* ---- Requests and groups ---- */
 
+/* Collectives queued on any group: progress has nothing to do without. */
+static unsigned int queued;
+
 static void req_end(struct fc_coll_req *req, int status)
 {
 	struct fc_group *g = req->group;
 
 	if (req->sched.posted)
-		round_unpost(&req->sched);
+		round_unpost(req);
 	req->status = status;
 	if (g->head == req) {
+		queued--;
 		g->head = req->next;
 		if (!g->head)
 			g->tail = NULL;
@@ -499,7 +433,7 @@ static void req_end(struct fc_coll_req *req, int status)
 void fc__group_break(struct fc_group *g, int err)
 {
 	struct fc_coll_req *req;
-	struct hdr h;
+	uint8_t h[FC__HDR_LEN];
 	uint32_t m;
 
 	if (!g->err)
@@ -511,15 +445,11 @@ void fc__group_break(struct fc_group *g, int err)
 	g->aborted = true;
 	/* Tell every member, so that none waits for us until its timeout:
 	 * sent from a copy, with nothing to wait for. */
-	h.ctx = htole32(g->ctx);
-	h.seq = htole32(g->seq);
-	h.sig = 0;
-	h.len = htole32(HDR_ABORT | ((uint32_t)-err & HDR_LEN));
 	for (m = 0; m < g->size; m++) {
-		struct fc_chan *ch;
-
-		if (m != g->rank && !fc__group_chan(g, m, &ch))
-			fc__chan_send_detached(ch, &h, sizeof(h));
+		if (m == g->rank)
+			continue;
+		fc__hdr_abort(h, g, m, err);
+		fc__link_send_detached(g->cd, g->world[m], h, sizeof(h));
 	}
 }
 
@@ -538,28 +468,29 @@ int fc__coll_start(struct fc_group *g, struct fc_coll_req *req)
 		req->status = g->err;
 		return 0;
 	}
+	if (!g->linked)
+		fc__links_want(g);
 	if (g->tail)
 		g->tail->next = req;
 	else
 		g->head = req;
 	g->tail = req;
+	queued++;
 	return 0;
 }
 
-/* Move the group's collectives along, up to and including @req; *moved
- * says whether anything happened. */
-static int coll_test_moved(struct fc_coll_req *req, bool *moved)
+/* Move @g's collectives along as far as they go without waiting. */
+static bool group_progress(struct fc_group *g)
 {
-	struct fc_group *g = req->group;
-	int ret;
+	bool moved = false;
 
-	*moved = false;
-	while (req->status == -EINPROGRESS && g->head) {
+	while (g->head) {
 		struct fc_coll_req *head = g->head;
+		int ret = sched_step(head, &moved);
 
-		ret = sched_step(head, moved);
 		if (ret == -EINPROGRESS)
 			break;
+		moved = true;
 		if (ret) {
 			req_end(head, ret);
 			fc__group_break(g, ret);
@@ -567,29 +498,76 @@ static int coll_test_moved(struct fc_coll_req *req, bool *moved)
 		}
 		req_end(head, 0);
 	}
-	return req->status;
+	return moved;
+}
+
+bool fc__coll_progress(bool look)
+{
+	struct fc__coll_dev *cd;
+	struct fc_group *g;
+	bool moved = false;
+
+	if (!queued && !fc__links_unready())
+		return false;
+	/* the channel waits and tests below poll nothing more */
+	fc__progress_enter();
+	for (cd = fc__coll_devs(); cd; cd = cd->next) {
+		/* the board once, not once per request (a link per peer) */
+		bool board = false;
+
+		cd->peek = !look;
+		if (!look)
+			board = fc_progress(cd->dev) > 0;
+		moved |= board | fc__links_progress(cd, board);
+		for (g = cd->groups; g; g = g->next)
+			if (g->head)
+				moved |= group_progress(g);
+	}
+	for (cd = fc__coll_devs(); cd; cd = cd->next)
+		cd->peek = false;
+	fc__progress_leave();
+	return moved;
+}
+
+bool fc__coll_poll(void *arg)
+{
+	bool moved;
+
+	if ((!__atomic_load_n(&queued, __ATOMIC_RELAXED) &&
+	     !fc__links_unready()) ||
+	    !fc__coll_trylock())
+		return false;
+	moved = fc__coll_progress(true);
+	fc__coll_unlock();
+	return moved;
 }
 
 int fc__coll_test(struct fc_coll_req *req)
 {
-	bool moved;
-
-	return coll_test_moved(req, &moved);
+	fc__coll_progress(true);
+	return req->status;
 }
+
+/* Waits look at each request on its own once in this many idle rounds. */
+#define FULL_LOOK 32
 
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now;
-	unsigned int round = 0;
+	unsigned int round = 0, looks = 0;
 	bool moved;
-	int ret;
 
 	if (timeout_ms >= 0)
 		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		ret = coll_test_moved(req, &moved);
-		if (ret != -EINPROGRESS)
-			return ret;
+		moved = fc__coll_progress(false);
+		/* now and then, and once sleeping: each request on its own,
+		 * so that a dead peer is noticed */
+		if (!moved && req->status == -EINPROGRESS &&
+		    (round > 1 || ++looks % FULL_LOOK == 0))
+			moved = fc__coll_progress(true);
+		if (req->status != -EINPROGRESS)
+			return req->status;
 		now = fc__now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
@@ -597,8 +575,12 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			round = 0;
 			continue;
 		}
+		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
-		fc__backoff_dev(req->group->dev, &round, now);
+		if (fc__poll_all(FC__COLL_POLL_ARG))
+			round = 0;
+		else
+			fc__backoff_dev(req->group->dev, &round, now);
 		fc__coll_lock();
 	}
 }

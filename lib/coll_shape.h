@@ -7,6 +7,8 @@
 #ifndef FC_COLL_SHAPE_H
 #define FC_COLL_SHAPE_H
 
+#include <errno.h>
+
 #include "coll_internal.h"
 
 /*
@@ -60,10 +62,38 @@ static inline const void *input(const struct shape *x)
 
 /* Block offsets and counts of @count elements in x->n blocks, in the
  * schedule's scratch. RETURN VALUE: 0 or -ENOMEM. */
-int fc__even_blocks(struct shape *x, size_t count, size_t **offs,
-		    size_t **cnts);
+static inline int fc__even_blocks(struct shape *x, size_t count,
+				  size_t **offs, size_t **cnts)
+{
+	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	if (!*offs || !*cnts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->n; i++) {
+		(*offs)[i] = blk_off(count, x->n, i);
+		(*cnts)[i] = blk_cnt(count, x->n, i);
+	}
+	return 0;
+}
+
 /* Per-member counts and displacements of the receive side (elements). */
-int fc__layout(struct shape *x, size_t **offs, size_t **cnts);
+static inline int fc__layout(struct shape *x, size_t **offs, size_t **cnts)
+{
+	if (x->a->vector) {
+		*offs = (size_t *)x->a->displs;
+		*cnts = (size_t *)x->a->counts;
+		return 0;
+	}
+	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));
+	if (!*offs || !*cnts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->n; i++) {
+		(*offs)[i] = i * x->a->count;
+		(*cnts)[i] = x->a->count;
+	}
+	return 0;
+}
 
 /* coll_ring.c: after it, position r holds block r of @acc (@count
  * elements in n blocks) reduced over the ring. */

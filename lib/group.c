@@ -2,13 +2,13 @@
 /*
  * Groups: the world, and groups split or duplicated from another.
  *
- * Each group has a channel endpoint (port) of its own on every member,
- * one of the FC__GROUP_PORTS library ports, so that its messages never
- * meet another group's. The world's is the first; a new group's is agreed
- * by its parent's members, from what every one of them has in use (two
- * groups with no member in common may share a port). A group's context
- * number, carried in every message, tells it apart from an earlier group
- * on the same port.
+ * Every group's messages go on the links (coll_link.c), one channel per
+ * world peer on one library port, each message naming its group by the
+ * id its receiver gave it: when a group is made, each member reserves an
+ * id and tells the others in the split's exchange. So a process may have
+ * as many groups as memory allows. A group's context number, carried in
+ * every message too, tells it apart from an earlier group that had the
+ * same id.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,20 +17,7 @@
 #include "coll_internal.h"
 #include "fabric_internal.h"
 
-#define WORLD_PORT_BIT 1u
-
-static pthread_mutex_t coll_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fc__coll_dev *coll_devs;
-
-void fc__coll_lock(void)
-{
-	pthread_mutex_lock(&coll_lock);
-}
-
-void fc__coll_unlock(void)
-{
-	pthread_mutex_unlock(&coll_lock);
-}
+static bool poller_added;
 
 static void group_release(struct fc_group *g);
 
@@ -40,11 +27,13 @@ static void coll_dev_close(struct fc_dev *dev)
 	struct fc__coll_dev **pp, *cd;
 
 	fc__coll_lock();
-	for (pp = &coll_devs; (cd = *pp) && cd->dev != dev; pp = &cd->next)
+	for (pp = fc__coll_devs_head(); (cd = *pp) && cd->dev != dev;
+	     pp = &cd->next)
 		;
 	if (cd) {
 		while (cd->groups)
 			group_release(cd->groups);
+		fc__links_fini(cd);
 		*pp = cd->next;
 		free(cd);
 	}
@@ -53,51 +42,31 @@ static void coll_dev_close(struct fc_dev *dev)
 
 struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create)
 {
-	struct fc__coll_dev *cd;
+	struct fc__coll_dev *cd, **head = fc__coll_devs_head();
 
-	for (cd = coll_devs; cd && cd->dev != dev; cd = cd->next)
+	for (cd = *head; cd && cd->dev != dev; cd = cd->next)
 		;
 	if (cd || !create)
 		return cd;
+	/* every wait of the process moves the collectives (progress.c) */
+	if (!poller_added) {
+		if (fc__poller_add(fc__coll_poll, FC__COLL_POLL_ARG))
+			return NULL;
+		poller_added = true;
+	}
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return NULL;
 	cd->dev = dev;
-	cd->ports_used = WORLD_PORT_BIT;
-	cd->next = coll_devs;
-	coll_devs = cd;
+	cd->size = dev->fab->world.size;
+	if (fc__links_init(cd)) {
+		free(cd);
+		return NULL;
+	}
+	cd->next = *head;
+	*head = cd;
 	dev->on_close = coll_dev_close;
 	return cd;
-}
-
-bool fc__group_live(const struct fc_group *g)
-{
-	struct fc__coll_dev *cd;
-	struct fc_group *x;
-
-	if (!g)
-		return false;
-	for (cd = coll_devs; cd; cd = cd->next)
-		for (x = cd->groups; x; x = x->next)
-			if (x == g)
-				return true;
-	return false;
-}
-
-/* The channel to member @member, opened on first use. */
-int fc__group_chan(struct fc_group *g, uint32_t member, struct fc_chan **chp)
-{
-	struct fc__fabric *fab = g->dev->fab;
-	int ret = 0;
-
-	if (!g->chans[member]) {
-		fc__fab_lock(fab);
-		ret = fc__chan_open(g->dev, g->world[member], g->port,
-				    &g->chans[member]);
-		fc__fab_unlock(fab);
-	}
-	*chp = g->chans[member];
-	return ret;
 }
 
 static struct fc_group *group_new(struct fc__coll_dev *cd, uint32_t size)
@@ -107,10 +76,10 @@ static struct fc_group *group_new(struct fc__coll_dev *cd, uint32_t size)
 	if (!g)
 		return NULL;
 	g->world = calloc(size, sizeof(*g->world));
-	g->chans = calloc(size, sizeof(*g->chans));
-	if (!g->world || !g->chans) {
+	g->peer_id = calloc(size, sizeof(*g->peer_id));
+	if (!g->world || !g->peer_id) {
 		free(g->world);
-		free(g->chans);
+		free(g->peer_id);
 		free(g);
 		return NULL;
 	}
@@ -124,29 +93,24 @@ static struct fc_group *group_new(struct fc__coll_dev *cd, uint32_t size)
 }
 
 /*
- * Unlink and free @g. What is left in its channels stays there: it may be
- * a message of another process's next job already, and the handshake
- * (coll_hello.c) of the next group on the port reads away what is stale.
+ * Unlink and free @g. What its members still send it is dropped on
+ * arrival: its id names no group, or a later one with another context.
  */
 static void group_release(struct fc_group *g)
 {
 	struct fc__coll_dev *cd = g->cd;
 	struct fc_group **pp;
-	uint32_t m;
 
 	fc__group_drop(g);
-	for (m = 0; m < g->size; m++)
-		if (g->chans[m])
-			fc_chan_close(g->chans[m]);
+	fc__group_msgs_drop(g);
 	for (pp = &cd->groups; *pp != g; pp = &(*pp)->next)
 		;
 	*pp = g->next;
 	if (cd->world == g)
 		cd->world = NULL;
-	else
-		cd->ports_used &= ~(1u << (g->port - FC_CHAN_PORT_GROUP0));
+	fc__id_release(cd, g->id);
 	free(g->world);
-	free(g->chans);
+	free(g->peer_id);
 	free(g);
 }
 
@@ -179,9 +143,9 @@ FC__EXPORT int fc_group_world(struct fc_dev *dev, struct fc_group **groupp)
 	}
 	g->rank = dev->fab->world.rank;
 	for (r = 0; r < g->size; r++)
-		g->world[r] = r;
-	g->port = FC_CHAN_PORT_GROUP0;
+		g->world[r] = r; /* and id 0 on every member */
 	g->ctx = 1;
+	fc__id_bind(cd, g);
 	cd->world = g;
 	*groupp = g;
 out:
@@ -192,7 +156,8 @@ out:
 /* What each member of the parent tells the others when it splits. */
 struct split_entry {
 	int32_t color, key;
-	uint32_t ports_used, last_port;
+	uint32_t id; /* its name for the new group */
+	uint32_t zero;
 };
 
 static int by_key(const void *a, const void *b)
@@ -202,31 +167,11 @@ static int by_key(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-/* The port for the new groups: free on every member, after the last one
- * any of them took. RETURN VALUE: its index, or -ENOSPC. */
-static int pick_port(const struct split_entry *all, uint32_t n)
-{
-	uint32_t used = 0, last = 0, i, p;
-
-	for (i = 0; i < n; i++) {
-		used |= all[i].ports_used;
-		if (all[i].last_port > last)
-			last = all[i].last_port;
-	}
-	for (i = 1; i <= FC__GROUP_PORTS; i++) {
-		p = (last + i) % FC__GROUP_PORTS;
-		if (!(used & (1u << p)))
-			return (int)p;
-	}
-	return -ENOSPC;
-}
-
 static int split_locked(struct fc_group *parent, int color, int key,
 			int timeout_ms, struct fc_group **newp)
 {
 	struct fc__coll_dev *cd = parent->cd;
-	struct split_entry mine = { color, key, cd->ports_used, cd->last_port },
-			   *all;
+	struct split_entry mine = { color, key, 0, 0 }, *all;
 	struct fc__coll_args a = {
 		.kind = FC__SPLIT,
 		.dtype = FC_UINT8,
@@ -236,26 +181,29 @@ static int split_locked(struct fc_group *parent, int color, int key,
 	uint64_t *order = NULL;
 	struct fc_group *g;
 	uint32_t i, n = 0, me = 0;
-	int port, ret;
+	int ret;
 
 	all = calloc(parent->size, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
+	/* reserved before the others can know it: what they send for the
+	 * new group before it is made here waits for it */
+	ret = fc__id_reserve(cd, &mine.id);
+	if (ret) {
+		free(all);
+		return ret;
+	}
 	a.recvbuf = all;
 	fc__coll_unlock();
 	ret = fc__coll_run(parent, &a, timeout_ms, NULL);
 	fc__coll_lock();
 	if (ret)
 		goto out;
-	port = pick_port(all, parent->size);
 	parent->children++;
 	if (color == FC_GROUP_NONE) {
 		*newp = NULL;
 		goto out;
 	}
-	ret = port;
-	if (port < 0)
-		goto out;
 	/* members by (key, parent rank): the key as an order-keeping unsigned */
 	order = calloc(parent->size, sizeof(*order));
 	ret = -ENOMEM;
@@ -275,19 +223,21 @@ static int split_locked(struct fc_group *parent, int color, int key,
 		uint32_t pr = (uint32_t)order[i];
 
 		g->world[i] = parent->world[pr];
+		g->peer_id[i] = all[pr].id;
 		if (pr == parent->rank)
 			me = i;
 	}
 	g->rank = me;
-	g->port = FC_CHAN_PORT_GROUP0 + (uint32_t)port;
+	g->id = mine.id;
 	g->ctx = (parent->ctx * 2654435761u) ^ (parent->children << 16) ^
-		 (uint32_t)color ^ (g->port << 24);
-	g->ctx = g->ctx ? g->ctx : 1; /* 0 marks the handshake's messages */
-	cd->ports_used |= 1u << port;
-	cd->last_port = (uint32_t)port;
+		 (uint32_t)color;
+	fc__id_bind(cd, g);
 	*newp = g;
-	ret = 0;
+	free(order);
+	free(all);
+	return 0;
 out:
+	fc__id_release(cd, mine.id);
 	free(order);
 	free(all);
 	return ret;

@@ -299,4 +299,22 @@ void fc__backoff_at(unsigned int *round, uint64_t now);
 /* The same, sleeping in the backend's idle op where it has one. */
 void fc__backoff_dev(struct fc_dev *dev, unsigned int *round, uint64_t now);
 
+/*
+ * progress.c: the process's progress engine (see there). A poller moves
+ * what its part has in flight without waiting and says whether anything
+ * moved; it must not block on a lock (trylock: a busy lock means another
+ * thread is moving that part).
+ */
+typedef bool (*fc__poll_fn)(void *arg);
+int fc__poller_add(fc__poll_fn fn, void *arg);
+/* After it returns, @fn no longer runs; not from inside a poller. */
+void fc__poller_del(fc__poll_fn fn, void *arg);
+/* Run every poller but those of @skip (their arg), once: what a wait
+ * does each time its own look moved nothing. RETURN VALUE: true if
+ * anything moved; false at once inside a pass or another thread's. */
+bool fc__poll_all(const void *skip);
+/* Around a layer's own progress: waits below it poll nothing more. */
+void fc__progress_enter(void);
+void fc__progress_leave(void);
+
 #endif /* FC_INTERNAL_H */

@@ -158,7 +158,10 @@ int fc__put_fence(struct fc_dev *dev, int timeout_ms)
 		if (timeout_ms >= 0 && fc__now_ns() >= deadline)
 			return -ETIMEDOUT;
 		fc__fab_unlock(fab);
-		fc__backoff_dev(dev, &round, fc__now_ns());
+		if (fc__poll_all(dev))
+			round = 0;
+		else
+			fc__backoff_dev(dev, &round, fc__now_ns());
 		fc__fab_lock(fab);
 	}
 	ret = fab->put_error;

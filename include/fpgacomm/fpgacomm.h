@@ -397,8 +397,9 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * Channels. A channel is (peer rank, port): messages sent on it from this
  * board arrive on the peer's channel (our rank, port), with their
  * boundaries and in order. Port is the board's channel endpoint number,
- * 0..FC_CHAN_PORTS-1; the last 17 endpoints belong to the library (16
- * for groups from FC_CHAN_PORT_GROUP0, then FC_CHAN_PORT_BARRIER). Every
+ * 0..FC_CHAN_PORTS-1; the last 17 endpoints belong to the library (every
+ * group's messages on FC_CHAN_PORT_GROUP0, the next 15 reserved, then
+ * FC_CHAN_PORT_BARRIER). Every
  * endpoint of a board in a cluster receives from fc_open on, so a message
  * sent before the peer opened its channel is kept until it does. A board
  * behind the kernel driver drops what comes before its program opened
@@ -422,6 +423,8 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * Progress is made by the caller: messages move while some process of the
  * cluster is in the library. A blocking call drives the board and sleeps
  * a little whenever nothing moved; fc_progress() is for callers that poll.
+ * Any wait or test moves everything of the process (the progress rule,
+ * before fc_ibarrier_group below).
  *
  * Large messages (FC_CHAN_RNDV_MIN bytes and more, on emulated boards) go
  * by rendezvous, as MPI libraries send theirs: the sender announces the
@@ -433,7 +436,7 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold.
  */
 #define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 17)	/* 0..238 for users */
-#define FC_CHAN_PORT_GROUP0	FC_CHAN_PORTS	/* 239..254: groups (fc_group_*) */
+#define FC_CHAN_PORT_GROUP0	FC_CHAN_PORTS	/* 239: groups; 240..254 reserved */
 #define FC_CHAN_PORT_BARRIER	(FC_MAX_CHANNELS - 1)
 #define FC_CHAN_MAX_MSG		(16u << 20)	/* bytes per message */
 #define FC_CHAN_BUFFERED	(32u << 20)	/* bytes kept per port unasked */
@@ -504,7 +507,8 @@ int fc_chan_irecv(struct fc_chan *chan, void *buf, size_t cap,
 		  struct fc_req **reqp);
 
 /*
- * fc_req_test - has the request finished? Drives progress once.
+ * fc_req_test - has the request finished? Drives progress once: of its
+ * board and every group's collectives (the progress rule, below).
  * @len: may be NULL; for a receive, set to the message's length.
  * RETURN VALUE: 0 done (the request is freed); -EINPROGRESS not yet; any
  * other value is the request's error (the request is freed), as the
@@ -577,7 +581,7 @@ int fc_barrier(struct fc_dev *dev, int timeout_ms);
 
 /*
  * fc_progress - let the board move packets and deliver what has arrived,
- * once, without waiting.
+ * once, without waiting; and every group's collectives.
  * RETURN VALUE: 1 something moved, 0 nothing did; -EINVAL on NULL.
  */
 int fc_progress(struct fc_dev *dev);
@@ -597,8 +601,9 @@ int fc_progress(struct fc_dev *dev);
  *
  * Collectives of one group run one after the other, in the order they
  * were started; collectives of different groups run at the same time.
- * A group needs a library port on every member (FC_CHAN_PORT_GROUP0 and
- * up: 16 ports; groups with no member in common share ports).
+ * Every group's messages go on one library port (FC_CHAN_PORT_GROUP0),
+ * each naming its group, so a process may have as many groups as memory
+ * allows.
  */
 struct fc_group;
 struct fc_coll_req;
@@ -642,8 +647,8 @@ int fc_group_world(struct fc_dev *dev, struct fc_group **groupp);
  * must not be ordered with @group's (as MPI_Comm_dup).
  * Both wait at most @timeout_ms (negative: no limit).
  * RETURN VALUE: 0 and *newp set; -EINVAL (NULL, color below
- * FC_GROUP_NONE); -ENOSPC no group port is free on every member; the
- * errors of the collectives (-EBADMSG, -EHOSTDOWN, -ETIMEDOUT, ...).
+ * FC_GROUP_NONE); -ENOMEM; the errors of the collectives (-EBADMSG,
+ * -EHOSTDOWN, -ETIMEDOUT, ...).
  */
 int fc_group_split(struct fc_group *group, int color, int key,
 		   int timeout_ms, struct fc_group **newp);
@@ -743,6 +748,26 @@ int fc_alltoallv(struct fc_group *g, const void *sendbuf,
 		 void *recvbuf, const size_t *recvcounts,
 		 const size_t *rdispls, enum fc_dtype dtype, int timeout_ms);
 
+/*
+ * The progress rule (as MPI's). A non-blocking call (fc_i..., and
+ * fc_chan_isend/irecv, fc_iput) never blocks: it records the operation,
+ * may start it, and returns. Operations then move whenever this process
+ * is inside the library: waiting on or testing any request (fc_coll_wait,
+ * fc_coll_test, fc_req_wait, fc_req_test, and the blocking calls, which
+ * wait inside) moves every outstanding operation of the process: every
+ * group's collectives, and the channel messages, puts and emulated board
+ * of the board waited on and of every board with groups (a wait on one
+ * board does not move another board's channels). So a rank may wait on
+ * one group's collective while another group's, started earlier or
+ * later, goes on, and may wait on a channel receive while its
+ * collectives go on. Waits
+ * spin briefly, then sleep: an idle process costs no CPU. There is no
+ * progress thread: a process that never enters the library holds up the
+ * others, and fc_progress() is there for one that computes for long.
+ * The first collective on a new group (and the very first of a process)
+ * starts the same way: meeting the other members is part of its
+ * schedule, not of the call.
+ */
 int fc_ibarrier_group(struct fc_group *g, struct fc_coll_req **reqp);
 int fc_ibcast(struct fc_group *g, void *buf, size_t count,
 	      enum fc_dtype dtype, uint32_t root, struct fc_coll_req **reqp);
@@ -792,14 +817,15 @@ int fc_ialltoallv(struct fc_group *g, const void *sendbuf,
 		  struct fc_coll_req **reqp);
 
 /*
- * fc_coll_test - has the collective ended? Moves it (and the collectives
- * queued before it on its group) along once. fc_coll_wait - the same,
- * waiting at most @timeout_ms (negative: no limit).
+ * fc_coll_test - has the collective ended? Moves every outstanding
+ * operation of the process along once (the progress rule above).
+ * fc_coll_wait - the same, waiting at most @timeout_ms (negative: no
+ * limit).
  * RETURN VALUE: 0 done (the request is freed); -EINPROGRESS not yet
  * (test), -ETIMEDOUT not yet (wait; the request stays); any other value is
  * the collective's error (the request is freed).
- * Collectives move only while some call of their group's members is in
- * the library: a member that never tests or waits holds the others up.
+ * Collectives move only while their members are in the library: a
+ * member that never tests or waits (on anything) holds the others up.
  */
 int fc_coll_test(struct fc_coll_req *req);
 int fc_coll_wait(struct fc_coll_req *req, int timeout_ms);

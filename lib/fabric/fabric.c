@@ -738,8 +738,12 @@ static int req_wait_loop(struct fc_req *r, int timeout_ms, size_t *len)
 			round = 0;
 			continue;
 		}
+		/* Nothing of ours moved: everything else of the process may. */
 		fc__fab_unlock(fab);
-		fc__backoff_dev(r->dev, &round, now);
+		if (fc__poll_all(r->dev))
+			round = 0;
+		else
+			fc__backoff_dev(r->dev, &round, now);
 		fc__fab_lock(fab);
 	}
 }

@@ -400,6 +400,9 @@ static inline void fc__xfers_free(struct fc_req *r)
 int fc__req_test(struct fc_req *req, size_t *len);
 int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 int fc__req_cancel(struct fc_req *req);
+/* lib/chan.c: fc_req_test() of a handle without progress, for a caller
+ * that has just moved the board (fc_progress) and tests many requests. */
+int fc__req_peek(struct fc_req *req, size_t *len);
 /* lib/chan.c: give @r to the caller as a handle (lib/handle.h). */
 int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
