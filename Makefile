@@ -64,7 +64,7 @@ LIB_A      := $(B)/libfpgacomm.a
 EMU_A      := $(B)/libfcemu.a
 LIB_LIBS   := -lnuma -pthread
 
-.PHONY: all lib prov tools tests examples check check-full demo bench model install uninstall driver deps \
+.PHONY: all lib prov tools tests examples check check-full demo bench model install uninstall driver deps format-check \
         clean format FORCE
 
 all: lib prov tools tests examples
@@ -344,8 +344,19 @@ uninstall:
 	      $(patsubst $(B)/tools/%,$(DESTDIR)$(BINDIR)/%,$(TOOLS)) \
 	      $(DESTDIR)$(FI_PROVDIR)/libfpgacomm-fi.so
 
+# The C files clang-format keeps in kernel style (.clang-format); the
+# driver keeps it by hand and is checked by scripts/driver-lint.sh.
+FORMAT_SRC = $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] \
+	     prov/*.[ch] model/*.[ch] tools/*.[ch] tools/emud/*.[ch] \
+	     tests/*.[ch] tests/mpi/*.c examples/*.c)
+
 format:
-	clang-format -i $(wildcard lib/*.[ch] lib/*/*.[ch] emu/*.[ch] topo/*.[ch] prov/*.[ch] tools/*.c tests/*.c tests/mpi/*.c examples/*.c)
+	clang-format -i $(FORMAT_SRC)
+
+# Lists the files that `make format` would change (scripts/check-rules.sh).
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRC) 2>&1 | \
+		sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error:.*/\1/p' | sort -u
 
 clean:
 	rm -rf $(B) build-asan

@@ -11,14 +11,14 @@
 #include "emu_internal.h"
 #include "fabric.h"
 
-#define EMU_APERTURE_SIZE	(1u << 20)
+#define EMU_APERTURE_SIZE (1u << 20)
 
 void fcemu_config_default(struct fcemu_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->board_mem_size = FCEMU_DEFAULT_MEM;
 	cfg->dma_engines = 2;
-	cfg->num_ports = 4;	/* a 2D torus node */
+	cfg->num_ports = 4; /* a 2D torus node */
 	cfg->num_ls = FC_MAX_LS;
 }
 
@@ -42,8 +42,8 @@ static void init_regs(struct fcemu *emu)
 
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND | FC_CAP_CHAN_SEEN |
-			FC_CAP_EVENT_QUEUE;
+			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND |
+			FC_CAP_CHAN_SEEN | FC_CAP_EVENT_QUEUE;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);
@@ -91,8 +91,9 @@ int fcemu_create(struct fcemu **emup, const struct fcemu_config *cfg,
 	    !cfg->dma_engines || cfg->dma_engines > FC_DMA_MAX_ENGINES ||
 	    cfg->num_ports > FC_MAX_PORTS || cfg->num_ls > FC_MAX_LS)
 		return -EINVAL;
-	if (cfg->cluster && (cfg->bar0 ||
-	    cfg->node_id >= fcemu_cluster_topology(cfg->cluster)->nodes))
+	if (cfg->cluster &&
+	    (cfg->bar0 ||
+	     cfg->node_id >= fcemu_cluster_topology(cfg->cluster)->nodes))
 		return -EINVAL;
 
 	emu = calloc(1, sizeof(*emu));
@@ -159,7 +160,7 @@ void fcemu_destroy(struct fcemu *emu)
 {
 	if (!emu)
 		return;
-	fcemu__streams_destroy(emu);	/* its workers use board memory */
+	fcemu__streams_destroy(emu); /* its workers use board memory */
 	if (emu->cluster)
 		fcemu__cluster_set_vt(emu->cluster, emu->cfg.node_id, NULL);
 	pthread_mutex_destroy(&emu->kernel_lock);
@@ -369,7 +370,10 @@ uint64_t fcemu_progress(struct fcemu *emu, uint64_t budget)
 		fcemu__pio_notice(emu);
 	moved += engines_progress(emu, budget);
 	fcemu_cluster_inject_route(emu->cluster, emu->cfg.node_id);
-	moved += FC_PKT_SIZE * fcemu_cluster_progress(emu->cluster, (unsigned int)pkts < 256 ? 256 : (unsigned int)pkts);
+	moved += FC_PKT_SIZE *
+		 fcemu_cluster_progress(
+			 emu->cluster,
+			 (unsigned int)pkts < 256 ? 256 : (unsigned int)pkts);
 	moved += FC_PKT_SIZE * fcemu__fabric_eject(emu, (unsigned int)pkts);
 	return moved;
 }

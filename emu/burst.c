@@ -50,18 +50,19 @@
 #include "emu_internal.h"
 #include "cluster_internal.h"
 
-#define CHUNK_MIN	(32u << 10)	/* shares of a burst: well above a */
-#define CHUNK_MAX	(256u << 10)	/* syscall's fixed cost, about 4 */
-#define HELP_SPIN_NS	(50ull * 1000)	/* waiting for the sender's last chunk */
-#define HELP_SLEEP_NS	(1000ull * 1000)
-#define HELP_BOUND_NS	(1000ull * 1000 * 1000)	/* the sender's chunks, at least */
+#define CHUNK_MIN     (32u << 10)    /* shares of a burst: well above a */
+#define CHUNK_MAX     (256u << 10)   /* syscall's fixed cost, about 4 */
+#define HELP_SPIN_NS  (50ull * 1000) /* waiting for the sender's last chunk */
+#define HELP_SLEEP_NS (1000ull * 1000)
+#define HELP_BOUND_NS \
+	(1000ull * 1000 * 1000) /* the sender's chunks, at least */
 
 /* The record's payload, little-endian. */
 struct burst_rec {
-	uint64_t dst;		/* region and offset, as in a PUT packet */
-	uint64_t src;		/* the bytes, in the sending board's process */
-	uint64_t start;		/* that process's start time, and pid: the */
-	int32_t pid;		/* node may be claimed anew before it is read */
+	uint64_t dst;	/* region and offset, as in a PUT packet */
+	uint64_t src;	/* the bytes, in the sending board's process */
+	uint64_t start; /* that process's start time, and pid: the */
+	int32_t pid;	/* node may be claimed anew before it is read */
 	uint32_t len;
 };
 
@@ -84,7 +85,8 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	memset(&rec, 0, sizeof(rec));
 	rec.dst = htole64(dst);
 	rec.src = htole64((uintptr_t)src);
-	rec.start = htole64(emu->cluster->hdr->node[emu->cfg.node_id].starttime);
+	rec.start =
+		htole64(emu->cluster->hdr->node[emu->cfg.node_id].starttime);
 	rec.pid = (int32_t)htole32((uint32_t)getpid());
 	rec.len = htole32(len);
 	memset(&pkt, 0, sizeof(pkt));
@@ -123,7 +125,9 @@ static uint32_t chunk_of(uint32_t len)
 {
 	uint32_t chunk = (len / 4 + 4095) & ~4095u;
 
-	return chunk < CHUNK_MIN ? CHUNK_MIN : chunk > CHUNK_MAX ? CHUNK_MAX : chunk;
+	return chunk < CHUNK_MIN ? CHUNK_MIN :
+	       chunk > CHUNK_MAX ? CHUNK_MAX :
+				   chunk;
 }
 
 static uint32_t chunks_of(uint32_t len)
@@ -169,10 +173,9 @@ static void count_helped(struct cl_burst_job *job, uint32_t seq, bool failed)
 	uint64_t h = ld64(&job->helped);
 
 	while ((uint32_t)(h >> 32) == seq &&
-	       !__atomic_compare_exchange_n(&job->helped, &h,
-					    (h + 1) | (failed ? CL_JOB_FAILED : 0),
-					    false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_ACQUIRE))
+	       !__atomic_compare_exchange_n(
+		       &job->helped, &h, (h + 1) | (failed ? CL_JOB_FAILED : 0),
+		       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 }
 
@@ -216,7 +219,7 @@ static bool sender_is(struct fcemu_cluster *c, unsigned int node, pid_t pid,
 
 struct helped_wait {
 	struct cl_burst_job *job;
-	uint64_t want;		/* seq << 32 | chunks */
+	uint64_t want; /* seq << 32 | chunks */
 };
 
 static bool helped_all(void *arg)
@@ -234,8 +237,8 @@ static bool helped_all(void *arg)
  * RETURN VALUE: 0, -ESRCH (the sender is gone) or -ETIMEDOUT.
  */
 static int wait_helper(struct fcemu_cluster *c, unsigned int self,
-		       unsigned int src, struct cl_burst_job *job,
-		       uint32_t seq, uint32_t theirs, uint64_t bound_ns)
+		       unsigned int src, struct cl_burst_job *job, uint32_t seq,
+		       uint32_t theirs, uint64_t bound_ns)
 {
 	struct helped_wait w = { job, (uint64_t)seq << 32 | theirs };
 	pid_t pid = job->src_pid;
@@ -251,7 +254,8 @@ static int wait_helper(struct fcemu_cluster *c, unsigned int self,
 		if (now - start < HELP_SPIN_NS)
 			sched_yield();
 		else
-			fcemu_cluster_wait(c, self, HELP_SLEEP_NS, helped_all, &w);
+			fcemu_cluster_wait(c, self, HELP_SLEEP_NS, helped_all,
+					   &w);
 	}
 	return 0;
 }
@@ -259,8 +263,8 @@ static int wait_helper(struct fcemu_cluster *c, unsigned int self,
 /* Apply a burst of @len bytes from @src (@from in process @spid) to @to
  * together with the sender. RETURN VALUE: 0 or -errno. */
 static int shared_apply(struct fcemu_cluster *c, unsigned int self,
-			unsigned int src, pid_t spid, uint64_t sstart,
-			void *to, uint64_t from, uint32_t len)
+			unsigned int src, pid_t spid, uint64_t sstart, void *to,
+			uint64_t from, uint32_t len)
 {
 	struct cl_burst_job *job = &c->hdr->node[self].job;
 	uint32_t n = chunks_of(len), mine = 0, seq, i;
@@ -346,7 +350,7 @@ static void help_node(struct fcemu *emu, unsigned int node)
 		if (i >= n)
 			return;
 		if (hook(c, FCEMU_BURST_STAGE_TAKEN))
-			return;		/* tests: a helper stopped mid-chunk */
+			return; /* tests: a helper stopped mid-chunk */
 		off = chunk_at(len, i, &cn);
 		count_helped(job, seq,
 			     cma_copy(pid, (uint8_t *)(uintptr_t)from + off,
@@ -380,8 +384,8 @@ void fcemu__burst_help(struct fcemu *emu, uint64_t nodes)
  * the replay buffer). RETURN VALUE: 0, or -errno of a retake.
  */
 static int wire_pieces(struct fcemu_cluster *c, unsigned int src,
-		       unsigned int self, pid_t pid, uint8_t *to,
-		       uint64_t from, uint32_t len)
+		       unsigned int self, pid_t pid, uint8_t *to, uint64_t from,
+		       uint32_t len)
 {
 	uint8_t node[FC_MAX_NODES], port[FC_MAX_NODES];
 	unsigned int hops = fcemu__route_links(c, src, self, node, port), h;
@@ -394,7 +398,8 @@ static int wire_pieces(struct fcemu_cluster *c, unsigned int src,
 							  FC_PKT_PUT_DATA;
 			while (!fcemu__link_wire_piece(c, node[h], port[h],
 						       to + off, n)) {
-				r = cma_copy(pid, to + off, from + off, n, false);
+				r = cma_copy(pid, to + off, from + off, n,
+					     false);
 				if (r)
 					return r;
 			}

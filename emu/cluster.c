@@ -22,11 +22,11 @@
 
 #include "cluster_internal.h"
 
-#define PAGE		4096ull
-#define ROUND_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
-#define SCAN_NS		(100 * 1000000ull)	/* liveness check period */
-#define SCAN_REUSE	10			/* ... and pid reuse, x 10 */
-#define ATTACH_TRIES	200			/* x 5 ms: creator still busy */
+#define PAGE	       4096ull
+#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
+#define SCAN_NS	       (100 * 1000000ull) /* liveness check period */
+#define SCAN_REUSE     10		  /* ... and pid reuse, x 10 */
+#define ATTACH_TRIES   200		  /* x 5 ms: creator still busy */
 
 static int shm_path(const char *name, char *path, size_t len)
 {
@@ -145,14 +145,14 @@ static void init_board(struct fcemu_cluster *c, unsigned int n)
 		if (peer == CL_NO_PEER)
 			continue;
 		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_STATUS)),
-		      FC_PORT_UP | (peer & FC_PORT_PEER_MASK) << FC_PORT_PEER_SHIFT);
+		      FC_PORT_UP | (peer & FC_PORT_PEER_MASK)
+					   << FC_PORT_PEER_SHIFT);
 		cl_st(cl_reg(c, n, FC_PORT_REG(p, FC_PORT_CREDITS)),
 		      FC_NUM_VCS * CL_RING_SLOTS);
 		links |= 1u << (p - 1);
 	}
 	for (d = 0; d < t->nodes; d++)
-		cl_st(cl_reg(c, n, FC_ROUTE_TABLE(d)),
-		      fc_topo_route(t, n, d));
+		cl_st(cl_reg(c, n, FC_ROUTE_TABLE(d)), fc_topo_route(t, n, d));
 	cl_st(cl_reg(c, n, FC_REG_NODE_ID), n);
 	cl_st(cl_reg(c, n, FC_REG_NUM_PORTS), c->ports);
 	cl_st(cl_reg(c, n, FC_REG_LINK_STATE), links);
@@ -175,12 +175,10 @@ static bool topology_valid(const struct fc_topology *t)
 	char spec[64];
 
 	if (t->nodes < 1 || t->nodes > FC_MAX_NODES ||
-	    fc_topo_format(t, spec, sizeof(spec)) ||
-	    fc_topo_parse(spec, &back))
+	    fc_topo_format(t, spec, sizeof(spec)) || fc_topo_parse(spec, &back))
 		return false;
 	return back.kind == t->kind && back.nx == t->nx && back.ny == t->ny &&
-	       back.nodes == t->nodes &&
-	       fc_topo_ports(t) <= FC_MAX_PORTS;
+	       back.nodes == t->nodes && fc_topo_ports(t) <= FC_MAX_PORTS;
 }
 
 /* The express hop (express.c) unless FPGACOMM_EMU_EXPRESS=0. */
@@ -346,7 +344,7 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 		off += ROUND_UP(CL_RINGS(ports) * sizeof(struct cl_ring), PAGE);
 		wire(t, ports, n, h->node[n].peer, h->node[n].peer_port);
 	}
-	ret = check_layout(c);	/* the one path that fills the cache */
+	ret = check_layout(c); /* the one path that fills the cache */
 	if (ret)
 		goto err_detach;
 	/* A zeroed slot 0 would pass for one written at index 0. */
@@ -354,7 +352,7 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 		cl_ring(c, n, CL_RING_EJECT)->slot[0].seq = -CL_RING_SLOTS;
 	for (n = 0; n < t->nodes; n++)
 		init_board(c, n);
-	cl_st(&h->magic, CL_MAGIC);	/* last: attachers wait for it */
+	cl_st(&h->magic, CL_MAGIC); /* last: attachers wait for it */
 	*cp = c;
 	return 0;
 
@@ -397,7 +395,7 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 		if ((size_t)st.st_size >= sizeof(*h))
 			break;
 		if (tries == ATTACH_TRIES) {
-			ret = -EBADMSG;	/* too short for a header */
+			ret = -EBADMSG; /* too short for a header */
 			goto err_close;
 		}
 		nanosleep(&nap, NULL);
@@ -410,7 +408,7 @@ int fcemu_cluster_attach(struct fcemu_cluster **cp, const char *name)
 	for (tries = 0; cl_ld(&h->magic) != CL_MAGIC; tries++) {
 		if (tries == ATTACH_TRIES) {
 			fcemu_cluster_detach(c);
-			return -EBADMSG;	/* no creator ever finished it */
+			return -EBADMSG; /* no creator ever finished it */
 		}
 		nanosleep(&nap, NULL);
 	}
@@ -452,7 +450,8 @@ static bool read_header(const char *full, struct cl_header *h)
 
 void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len)
 {
-	char path[FCEMU_CLUSTER_NAME_MAX + 16], full[FCEMU_CLUSTER_NAME_MAX + 32];
+	char path[FCEMU_CLUSTER_NAME_MAX + 16],
+		full[FCEMU_CLUSTER_NAME_MAX + 32];
 	char who[64];
 	struct cl_header h;
 	struct stat st;
@@ -470,29 +469,38 @@ void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len)
 	user_name(st.st_uid, who, sizeof(who));
 	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
 		snprintf(buf, len, "/dev/shm%s is %s, not a cluster object",
-			 path, S_ISLNK(st.st_mode) ? "a symbolic link" :
-			 "not a regular file");
+			 path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" :
+					       "not a regular file");
 	} else if (st.st_uid != geteuid()) {
-		snprintf(buf, len, "/dev/shm%s belongs to uid %u%s, not to us "
-			 "(uid %u): another user took the name", path,
-			 (unsigned int)st.st_uid, who, (unsigned int)geteuid());
+		snprintf(buf, len,
+			 "/dev/shm%s belongs to uid %u%s, not to us "
+			 "(uid %u): another user took the name",
+			 path, (unsigned int)st.st_uid, who,
+			 (unsigned int)geteuid());
 	} else if ((st.st_mode & 07777) != CL_MODE) {
 		snprintf(buf, len, "/dev/shm%s has mode %04o, not %04o", path,
 			 (unsigned int)(st.st_mode & 07777), CL_MODE);
 	} else if ((size_t)st.st_size < sizeof(h)) {
-		snprintf(buf, len, "/dev/shm%s is not a cluster object "
-			 "(%lld bytes, too short for its header)", path,
-			 (long long)st.st_size);
+		snprintf(buf, len,
+			 "/dev/shm%s is not a cluster object "
+			 "(%lld bytes, too short for its header)",
+			 path, (long long)st.st_size);
 	} else if (!read_header(full, &h) || h.magic != CL_MAGIC) {
-		snprintf(buf, len, "/dev/shm%s is not a cluster object "
-			 "(no cluster magic)", path);
+		snprintf(buf, len,
+			 "/dev/shm%s is not a cluster object "
+			 "(no cluster magic)",
+			 path);
 	} else if (h.layout != CL_LAYOUT) {
-		snprintf(buf, len, "/dev/shm%s has layout version %u, this "
-			 "library speaks %u", path, h.layout, CL_LAYOUT);
+		snprintf(buf, len,
+			 "/dev/shm%s has layout version %u, this "
+			 "library speaks %u",
+			 path, h.layout, CL_LAYOUT);
 	} else {
 		snprintf(buf, len, "/dev/shm%s: %s", path,
-			 err == -EPROTO ? "its header does not match its topology" :
-			 strerror(err < 0 ? -err : err));
+			 err == -EPROTO ?
+				 "its header does not match its topology" :
+				 strerror(err < 0 ? -err : err));
 	}
 }
 
@@ -528,7 +536,8 @@ const struct fc_topology *fcemu_cluster_topology(const struct fcemu_cluster *c)
 	return &c->topo;
 }
 
-volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node)
+volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c,
+				      unsigned int node)
 {
 	if (node >= c->nodes)
 		return NULL;
@@ -549,7 +558,9 @@ bool fcemu_cluster_gone(struct fcemu_cluster *c, unsigned int node)
 int fcemu_cluster_map_regs(struct fcemu_cluster *c, unsigned int node, int fd,
 			   uint64_t off)
 {
-	static const struct { uint32_t start, end; } own[] = {
+	static const struct {
+		uint32_t start, end;
+	} own[] = {
 		{ 0, FC_ROUTER_BASE },
 		{ FC_CHAN_BASE, FC_BAR0_SIZE },
 	};
@@ -825,7 +836,7 @@ unsigned int fcemu_cluster_inject_full(struct fcemu_cluster *c,
 	tail = c->inject_tail[node];
 	room = CL_RING_SLOTS - (tail - cl_ld(&r->head));
 	if (room > CL_RING_SLOTS)
-		room = 0;	/* a head past our tail: no honest consumer */
+		room = 0; /* a head past our tail: no honest consumer */
 	if (n > room)
 		n = room;
 	/* Written in place: no packet built beside the ring and copied in. */
@@ -845,7 +856,8 @@ unsigned int fcemu_cluster_inject_room(struct fcemu_cluster *c,
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_INJECT);
 	uint32_t tail = c->inject_dirty & (1ull << node) ?
-				c->inject_tail[node] : fcemu__ring_tail(r);
+				c->inject_tail[node] :
+				fcemu__ring_tail(r);
 
 	return CL_RING_SLOTS - (tail - cl_ld(&r->head));
 }
@@ -858,9 +870,11 @@ static bool inject_publish(struct fcemu_cluster *c, unsigned int node)
 	if (!(c->inject_dirty & bit))
 		return false;
 	c->inject_dirty &= ~bit;
-	if (c->inject_tail[node] == fcemu__ring_tail(cl_ring(c, node, CL_RING_INJECT)))
+	if (c->inject_tail[node] ==
+	    fcemu__ring_tail(cl_ring(c, node, CL_RING_INJECT)))
 		return false;
-	fcemu__ring_publish(cl_ring(c, node, CL_RING_INJECT), c->inject_tail[node]);
+	fcemu__ring_publish(cl_ring(c, node, CL_RING_INJECT),
+			    c->inject_tail[node]);
 	return true;
 }
 
@@ -891,7 +905,7 @@ eject_repair(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
 	uint32_t tail, k;
 
 	if (fcemu__cluster_lock(c, node, false))
-		return 0;	/* a router at work: next time */
+		return 0; /* a router at work: next time */
 	tail = cl_ld(&r->tail);
 	if (tail - head > CL_RING_SLOTS) {
 		for (k = 0; k < CL_RING_SLOTS &&
@@ -978,7 +992,9 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 	if (used <= k)
 		return 0;
 	if (__builtin_expect(used > CL_RING_SLOTS ||
-			     (!k && r->slot[head % CL_RING_SLOTS].seq != head), 0))
+				     (!k && r->slot[head % CL_RING_SLOTS].seq !=
+						    head),
+			     0))
 		return eject_damaged(c, node, k, pkts, max);
 	return peek_slots(r, head + k, used - k, pkts, max);
 }
@@ -1007,8 +1023,8 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 		if (src >= c->nodes)
 			continue;
 		if (vt->hops[src] == 0xff)
-			vt->hops[src] = (uint8_t)fc_topo_hops(&c->topo, src,
-							      node);
+			vt->hops[src] =
+				(uint8_t)fc_topo_hops(&c->topo, src, node);
 		fcemu__vt_arrive(vt, src, vt->hops[src], s->t);
 	}
 }

@@ -20,17 +20,17 @@
 #include "fabric.h"
 #include "vtime.h"
 
-#define CL_MAGIC	0x46434c55u	/* "FCLU", written last by the creator */
-#define CL_LAYOUT	12		/* bump on any change below */
-#define CL_MODE		0600		/* the object's mode: its owner only */
-#define CL_RING_SLOTS	256		/* per ring: 256 x 64 B = 16 KiB of packets */
-#define CL_NO_PEER	0xffu
+#define CL_MAGIC      0x46434c55u /* "FCLU", written last by the creator */
+#define CL_LAYOUT     12	  /* bump on any change below */
+#define CL_MODE	      0600	  /* the object's mode: its owner only */
+#define CL_RING_SLOTS 256	  /* per ring: 256 x 64 B = 16 KiB of packets */
+#define CL_NO_PEER    0xffu
 
 /* Rings of one board: local port first, then link port p, VC v. */
-#define CL_RING_INJECT	0
-#define CL_RING_EJECT	1
-#define CL_RING_LINK(p, vc)	(2 + 2 * ((p) - 1) + (vc))
-#define CL_RINGS(ports)	(2 + 2 * (ports))
+#define CL_RING_INJECT	    0
+#define CL_RING_EJECT	    1
+#define CL_RING_LINK(p, vc) (2 + 2 * ((p)-1) + (vc))
+#define CL_RINGS(ports)	    (2 + 2 * (ports))
 
 struct cl_slot {
 	struct fc_hw_pkt pkt;
@@ -41,14 +41,14 @@ struct cl_slot {
 	 * taken as a packet.
 	 */
 	uint32_t seq;
-	uint32_t crc;		/* link rings: the CRC32C of pkt */
-	uint64_t t;		/* virtual time the packet left its board, ps */
+	uint32_t crc; /* link rings: the CRC32C of pkt */
+	uint64_t t;   /* virtual time the packet left its board, ps */
 };
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
 struct cl_ring {
-	uint32_t head __attribute__((aligned(64)));	/* consumer's */
-	uint32_t tail __attribute__((aligned(64)));	/* producer's */
+	uint32_t head __attribute__((aligned(64))); /* consumer's */
+	uint32_t tail __attribute__((aligned(64))); /* producer's */
 	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
 	/*
 	 * Ejection ring, beside each slot: the link port + 1 an express
@@ -69,17 +69,17 @@ struct cl_ring {
  * @helped carries the sequence number too, so that a chunk of an earlier
  * job, finished late, is not counted in this one.
  */
-#define CL_JOB_CLOSED	0xffffffffu
-#define CL_JOB_FAILED	(1ull << 31)	/* in @helped: a chunk not written */
+#define CL_JOB_CLOSED 0xffffffffu
+#define CL_JOB_FAILED (1ull << 31) /* in @helped: a chunk not written */
 struct cl_burst_job {
 	uint64_t claim __attribute__((aligned(64)));
-	uint64_t to;		/* destination, in the owner's process */
-	uint64_t from;		/* source, in the sender's process */
-	uint64_t src_start;	/* the sender's process start time ... */
-	int32_t src_pid;	/* ... and pid: only it may help */
+	uint64_t to;	    /* destination, in the owner's process */
+	uint64_t from;	    /* source, in the sender's process */
+	uint64_t src_start; /* the sender's process start time ... */
+	int32_t src_pid;    /* ... and pid: only it may help */
 	uint32_t len;
-	uint32_t src;		/* the sending node */
-	int32_t pid;		/* the owner's process */
+	uint32_t src; /* the sending node */
+	int32_t pid;  /* the owner's process */
 	/* sequence number (high half), chunks the sender did, CL_JOB_FAILED */
 	uint64_t helped __attribute__((aligned(64)));
 };
@@ -94,40 +94,40 @@ struct cl_node {
 	/* wiring, fixed at create */
 	uint8_t peer[FC_MAX_PORTS + 1];
 	uint8_t peer_port[FC_MAX_PORTS + 1];
-	uint64_t bar0_off;	/* from the start of the object */
+	uint64_t bar0_off; /* from the start of the object */
 	uint64_t rings_off;
 	/* liveness */
-	uint32_t state __attribute__((aligned(64)));	/* enum fcemu_node_state */
+	uint32_t state __attribute__((aligned(64))); /* enum fcemu_node_state */
 	int32_t pid;
-	uint64_t starttime;	/* /proc/PID/stat field 22: pid reuse guard */
-	uint32_t burst;		/* peers may read its process: bursts (burst.c) */
+	uint64_t starttime; /* /proc/PID/stat field 22: pid reuse guard */
+	uint32_t burst;	    /* peers may read its process: bursts (burst.c) */
 	/* the board's bell: a sleeping host waits on it (fcemu_cluster_wait) */
-	uint32_t bell __attribute__((aligned(64)));	/* futex word, rung */
+	uint32_t bell __attribute__((aligned(64))); /* futex word, rung */
 	uint32_t sleepers;
 	/* the router, under lock */
-	pthread_mutex_t lock __attribute__((aligned(64)));	/* robust, shared */
-	uint32_t rr;		/* input served first next time */
+	pthread_mutex_t lock __attribute__((aligned(64))); /* robust, shared */
+	uint32_t rr; /* input served first next time */
 	/*
 	 * The run being moved (router.c forward_run): if its router dies
 	 * between publishing the output and taking the input, repair()
 	 * finishes the move instead of letting the run go out twice.
 	 */
-	uint32_t move_count;	/* packets; 0: no move under way */
-	uint32_t move_in;	/* the input */
-	uint32_t move_head;	/* ... its head before the run is taken off */
-	uint32_t move_tail;	/* the output's tail once published */
-	uint64_t move_ring;	/* the output ring: offset in the object */
-	uint32_t checked[CL_RINGS(FC_MAX_PORTS)];	/* wire-checked up to */
-	struct cl_burst_job job;	/* written by the board's process */
+	uint32_t move_count; /* packets; 0: no move under way */
+	uint32_t move_in;    /* the input */
+	uint32_t move_head;  /* ... its head before the run is taken off */
+	uint32_t move_tail;  /* the output's tail once published */
+	uint64_t move_ring;  /* the output ring: offset in the object */
+	uint32_t checked[CL_RINGS(FC_MAX_PORTS)]; /* wire-checked up to */
+	struct cl_burst_job job; /* written by the board's process */
 } __attribute__((aligned(64)));
 
 struct cl_header {
 	uint32_t magic;
 	uint32_t layout;
-	uint64_t size;		/* bytes of the object */
+	uint64_t size; /* bytes of the object */
 	struct fc_topology topo;
 	struct fcemu_faults faults;
-	uint32_t ports;		/* link ports per board */
+	uint32_t ports; /* link ports per board */
 	uint32_t ring_slots;
 	/* bit n: board n's router has input waiting; every router writes it */
 	uint64_t pending __attribute__((aligned(64)));
@@ -146,10 +146,10 @@ struct fcemu_cluster {
 	struct cl_header *hdr;
 	uint8_t *base;
 	size_t size;
-	unsigned int nodes;	/* hdr->topo.nodes */
-	unsigned int ports;	/* hdr->ports */
-	uint32_t *regs[FC_MAX_NODES];		/* each board's BAR0 */
-	struct cl_ring *rings[FC_MAX_NODES];	/* ... and its rings */
+	unsigned int nodes;		     /* hdr->topo.nodes */
+	unsigned int ports;		     /* hdr->ports */
+	uint32_t *regs[FC_MAX_NODES];	     /* each board's BAR0 */
+	struct cl_ring *rings[FC_MAX_NODES]; /* ... and its rings */
 	/*
 	 * The wiring and the settings, checked at attach and copied: any
 	 * process of the cluster can write the header, none can make this
@@ -161,12 +161,12 @@ struct fcemu_cluster {
 	uint8_t peer_port[FC_MAX_NODES][FC_MAX_PORTS + 1];
 	/* the express hop: a wire without faults, not turned off */
 	bool express;
-	uint64_t rng;		/* fault draws; private to this mapping */
-	uint64_t next_scan_ns;	/* next liveness check of the boards */
+	uint64_t rng;	       /* fault draws; private to this mapping */
+	uint64_t next_scan_ns; /* next liveness check of the boards */
 	unsigned int scans;
-	uint64_t stopped_since[FC_MAX_NODES];	/* seen stopped first, or 0 */
-	unsigned int next_board;	/* round-robin start of progress */
-	uint64_t mine;		/* the boards this mapping claimed */
+	uint64_t stopped_since[FC_MAX_NODES]; /* seen stopped first, or 0 */
+	unsigned int next_board; /* round-robin start of progress */
+	uint64_t mine;		 /* the boards this mapping claimed */
 	/* others' boards seen pending, and for how many calls in a row */
 	uint64_t waiting;
 	uint8_t waited[FC_MAX_NODES];
@@ -178,7 +178,7 @@ struct fcemu_cluster {
 	/* FC_ROUTER_NODES_DOWN written for state_gen (fcemu_cluster_note_down) */
 	uint64_t down_known;
 	uint32_t down_gen[FC_MAX_NODES];
-	struct fcemu_test_faults test;	/* fcemu_cluster_test_faults() */
+	struct fcemu_test_faults test; /* fcemu_cluster_test_faults() */
 	/* the virtual time of this process's boards, NULL: none (vtime.h) */
 	struct fcemu_vtime *vt[FC_MAX_NODES];
 };
@@ -295,8 +295,8 @@ uint32_t fcemu__crc32c(const void *buf, size_t len);
 /* Inline: the routers ask these of every input and output on every pass. */
 static inline uint32_t fcemu__ring_free(struct cl_ring *r)
 {
-	uint32_t used = __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
-			cl_ld(&r->head);
+	uint32_t used =
+		__atomic_load_n(&r->tail, __ATOMIC_RELAXED) - cl_ld(&r->head);
 
 	/* A head moved past our tail was written by no honest consumer:
 	 * no room, rather than slots not yet read written over. */
@@ -315,7 +315,7 @@ static inline uint32_t fcemu__ring_tail(struct cl_ring *r)
 
 static inline void fcemu__ring_publish(struct cl_ring *r, uint32_t tail)
 {
-	cl_st(&r->tail, tail);	/* the slots are visible before the index */
+	cl_st(&r->tail, tail); /* the slots are visible before the index */
 }
 /* Batched pushes: put slots from fcemu__ring_tail() on, then publish the
  * new tail once (the caller checked the room with fcemu__ring_free()). */
@@ -341,7 +341,7 @@ static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node,
 	return c->vt[node] ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 }
 /* A packet header's destination bits, in place. */
-#define FC_PKT_DST_BITS	(FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
+#define FC_PKT_DST_BITS (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
 /*
  * The same on a link for the run of packets at @from's slots from @head
  * on whose destination bits are @dst, up to @max, to @to's from @tail on:

@@ -15,14 +15,15 @@
 #include "cluster_internal.h"
 
 #ifndef PR_SET_PTRACER
-#define PR_SET_PTRACER		0x59616d61
+#define PR_SET_PTRACER 0x59616d61
 #endif
 
 /* Yama's ptrace_scope, or 0 without Yama. */
 static int yama_scope(void)
 {
 	char buf[8] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope",
+		      O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -49,13 +50,14 @@ static void let_peers_read(void)
 /* Can this process read memory by cross-memory attach at all? */
 static bool cma_works(void)
 {
-	static const uint64_t probe = 0x46434d41u;	/* "FCMA" */
+	static const uint64_t probe = 0x46434d41u; /* "FCMA" */
 	uint64_t got = 0;
 	struct iovec local = { &got, sizeof(got) };
 	struct iovec remote = { (void *)&probe, sizeof(probe) };
 
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)sizeof(got) && got == probe;
+		       (ssize_t)sizeof(got) &&
+	       got == probe;
 }
 
 bool fcemu__cma_offer(void)

@@ -12,7 +12,7 @@
 
 #include "emu_internal.h"
 
-#define NT_MIN_BYTES	(64u << 10)
+#define NT_MIN_BYTES (64u << 10)
 
 static bool overlaps(const void *dst, const void *src, size_t len)
 {
@@ -42,7 +42,7 @@ static void copy_nt(uint8_t *dst, const uint8_t *src, size_t len)
 		_mm_stream_si128((__m128i *)(dst + i + 32), c);
 		_mm_stream_si128((__m128i *)(dst + i + 48), d);
 	}
-	_mm_sfence();	/* the data lands before the board says "done" */
+	_mm_sfence(); /* the data lands before the board says "done" */
 	memcpy(dst + i, src + i, len - i);
 }
 #endif

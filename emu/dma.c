@@ -81,8 +81,8 @@ static void vt_desc(struct fcemu *emu, struct fcemu_dma *dma,
 	if (rd)
 		vt_host_read(emu, dma);
 	if (rd || wr)
-		dma->vt += fcemu__vt_ps(fcm_pcie_bytes_ns(&emu->vt.prof,
-							  le32toh(d->len)));
+		dma->vt += fcemu__vt_ps(
+			fcm_pcie_bytes_ns(&emu->vt.prof, le32toh(d->len)));
 	dma->vt_wrote |= wr;
 }
 
@@ -142,8 +142,7 @@ void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma)
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
 }
 
-static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
-		      bool last)
+static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d, bool last)
 {
 	uint32_t len = le32toh(d->len);
 	uint16_t flags = le16toh(d->flags);
@@ -163,7 +162,8 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d,
 	if (err)
 		return err;
 	if (!fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)))
-		return fcemu__check_range(emu, d->dst_space, le64toh(d->dst), len);
+		return fcemu__check_range(emu, d->dst_space, le64toh(d->dst),
+					  len);
 	/* Packets are built by loads from the source: a peer has none. */
 	if (!fcemu__resolve(emu, d->src_space, le64toh(d->src), len))
 		return FC_DMA_ERR_ADDR;
@@ -200,7 +200,8 @@ static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
 		return FC_DMA_ERR_COUNT;
 	if (base % FC_DESC_ALIGN)
 		return FC_DMA_ERR_ALIGN;
-	table = emu->ops->translate(emu->ctx, base, (uint64_t)count * FC_DESC_SIZE);
+	table = emu->ops->translate(emu->ctx, base,
+				    (uint64_t)count * FC_DESC_SIZE);
 	if (!table)
 		return FC_DMA_ERR_FETCH;
 	/* One fetch of the whole table, as the hardware does. */
@@ -208,8 +209,9 @@ static int fetch_chain(struct fcemu *emu, struct fcemu_dma *dma,
 	for (i = 0; i < count; i++) {
 		err = check_desc(emu, &dma->chain[i], i == count - 1);
 		if (!err)
-			err = check_chain_rule(&dma->chain[i],
-					       i + 1 < count ? &dma->chain[i + 1] : NULL);
+			err = check_chain_rule(
+				&dma->chain[i],
+				i + 1 < count ? &dma->chain[i + 1] : NULL);
 		if (err) {
 			*bad_index = i;
 			return err;
@@ -230,7 +232,7 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	/* The deaf knob models a wedged board: the reset is never seen. */
 	if (reset != dma->seen_reset) {
 		if (emu_rd(emu, FC_EMU_FAULT_RESET_DEAF)) {
-			emu->dma_recheck = true;	/* seen once it hears */
+			emu->dma_recheck = true; /* seen once it hears */
 		} else {
 			dma->seen_reset = reset;
 			fcemu__dma_reset(emu, dma);
@@ -241,7 +243,7 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 	if (doorbell == dma->seen_doorbell)
 		return;
 	if (dma->busy) {
-		emu->dma_recheck = true;	/* taken once the chain ends */
+		emu->dma_recheck = true; /* taken once the chain ends */
 		return;
 	}
 	/* In ERROR a doorbell waits for the reset, which takes it as seen. */
@@ -268,8 +270,9 @@ void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma)
 /* One 64-bit store, so a reader on the other side never sees a torn carry. */
 static void add_bytes(struct fcemu *emu, struct fcemu_dma *dma, uint64_t n)
 {
-	volatile uint64_t *bytes = (volatile uint64_t *)
-		&emu->bar0[FC_DMA_REG(dma->index, FC_DMA_BYTES_LO) / 4];
+	volatile uint64_t *bytes =
+		(volatile uint64_t *)&emu
+			->bar0[FC_DMA_REG(dma->index, FC_DMA_BYTES_LO) / 4];
 
 	__atomic_store_n(bytes, __atomic_load_n(bytes, __ATOMIC_RELAXED) + n,
 			 __ATOMIC_RELEASE);
@@ -292,7 +295,7 @@ static uint64_t fabric_step(struct fcemu *emu, struct fcemu_dma *dma,
 		dma_end(emu, dma, err, dma->cur);
 		*stop = true;
 	} else if (blocked || dma->cur_off < len) {
-		*stop = true;	/* resumes on the next progress call */
+		*stop = true; /* resumes on the next progress call */
 	}
 	return step;
 }
@@ -356,7 +359,7 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 				break;
 			}
 		}
-		add_bytes(emu, dma, step);	/* counters before DONE_SEQ */
+		add_bytes(emu, dma, step); /* counters before DONE_SEQ */
 		moved += step;
 		dma->cur_off += step;
 		if (dma->cur_off < len)

@@ -16,29 +16,29 @@
 
 struct fcemu_dma {
 	unsigned int index;
-	uint32_t seen_doorbell;		/* last DOORBELL value latched */
-	uint32_t seen_reset;		/* last RESET value acted on */
+	uint32_t seen_doorbell; /* last DOORBELL value latched */
+	uint32_t seen_reset;	/* last RESET value acted on */
 	bool busy;
-	uint32_t seq;			/* doorbell value of the running chain */
-	uint32_t count;			/* descriptors in the running chain */
-	uint32_t cur;			/* descriptor being moved */
-	uint64_t cur_off;		/* bytes of it already moved */
+	uint32_t seq;	  /* doorbell value of the running chain */
+	uint32_t count;	  /* descriptors in the running chain */
+	uint32_t cur;	  /* descriptor being moved */
+	uint64_t cur_off; /* bytes of it already moved */
 	/* fabric (emu/fabric_io.c) */
-	struct fc_hw_pkt part;		/* DATA packet still being filled */
-	uint32_t part_len;		/* payload bytes in it */
-	uint64_t fence_need;		/* nodes this chain PUT to */
-	uint64_t fence_sent;		/* ... that have their FENCE */
-	uint64_t fence_wait;		/* ... whose FENCE_ACK is due */
-	uint32_t fence_token;		/* tells this chain's acks from stale ones */
-	uint32_t fence_err;		/* FC_DMA_ERR_* an ack reported */
-	bool bursts_shared;		/* receivers may share its bursts out */
+	struct fc_hw_pkt part; /* DATA packet still being filled */
+	uint32_t part_len;     /* payload bytes in it */
+	uint64_t fence_need;   /* nodes this chain PUT to */
+	uint64_t fence_sent;   /* ... that have their FENCE */
+	uint64_t fence_wait;   /* ... whose FENCE_ACK is due */
+	uint32_t fence_token;  /* tells this chain's acks from stale ones */
+	uint32_t fence_err;    /* FC_DMA_ERR_* an ack reported */
+	bool bursts_shared;    /* receivers may share its bursts out */
 	/* a message left unfinished by a reset or error is ABORTed */
-	bool msg_open;			/* packets of a message are out, EOM not */
+	bool msg_open; /* packets of a message are out, EOM not */
 	bool abort_owed;
 	uint8_t msg_node, msg_chan;
 	/* virtual time of the running chain (vtime.h), ps */
 	uint64_t vt;
-	bool vt_read, vt_wrote;		/* a host read paid; host written */
+	bool vt_read, vt_wrote; /* a host read paid; host written */
 	struct fc_hw_desc chain[FC_DMA_MAX_CHAIN];
 };
 
@@ -46,28 +46,28 @@ struct fcemu_dma {
 struct fcemu_ack {
 	uint32_t token;
 	bool owed;
-	bool failed;			/* a burst from that engine was not applied */
+	bool failed; /* a burst from that engine was not applied */
 };
 
 struct fcemu_streams;
 
 /* The event queue as the board works by it (emu/eq.c). */
 struct fcemu_eq {
-	uint32_t ctrl;			/* FC_EQ_CTRL last acted on */
+	uint32_t ctrl; /* FC_EQ_CTRL last acted on */
 	uint32_t slots;
-	uint32_t tail;			/* entries written since ENABLE */
-	uint64_t base;			/* bus address */
+	uint32_t tail; /* entries written since ENABLE */
+	uint64_t base; /* bus address */
 };
 
 /* Entries one ejection batch writes: TAIL once at its end. */
 struct fcemu_eq_batch {
-	int state;			/* 0 not opened, 1 open, -1 unusable */
-	bool stalled;			/* counted in FC_EQ_STALLS */
+	int state;    /* 0 not opened, 1 open, -1 unusable */
+	bool stalled; /* counted in FC_EQ_STALLS */
 	uint8_t *q;
 	uint32_t start, tail, head;
 };
 
-#define FCEMU_MAX_UKERNELS	64
+#define FCEMU_MAX_UKERNELS 64
 
 struct fcemu_ukernel {
 	uint32_t id;
@@ -84,24 +84,24 @@ struct fcemu {
 	const struct fcemu_host_ops *ops;
 	void *ctx;
 	uint32_t seen_board_reset;
-	unsigned int next_engine;	/* round-robin start for progress */
+	unsigned int next_engine; /* round-robin start for progress */
 	/* an engine left a doorbell or reset for a later notice */
 	bool dma_recheck;
-	unsigned int engines_busy;	/* engines with a chain running */
+	unsigned int engines_busy; /* engines with a chain running */
 	struct fcemu_dma dma[FC_DMA_MAX_ENGINES];
-	struct fcemu_cluster *cluster;	/* NULL: a board on its own */
+	struct fcemu_cluster *cluster; /* NULL: a board on its own */
 	unsigned int acks_owed;
-	unsigned int aborts_owed;	/* engines with abort_owed */
-	uint64_t ejected;		/* packets taken from the ejection ring */
+	unsigned int aborts_owed; /* engines with abort_owed */
+	uint64_t ejected;	  /* packets taken from the ejection ring */
 	struct fcemu_eq eq;
 	struct fcemu_ack acks[FC_MAX_NODES][FC_DMA_MAX_ENGINES];
 	/* local stores and their streams (emu/stream.c), NULL: none */
 	struct fcemu_streams *streams;
-	pthread_mutex_t kernel_lock;	/* adds to ukernels */
+	pthread_mutex_t kernel_lock; /* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
-	void *bounce;			/* peer to peer copies, FCEMU_BOUNCE bytes */
-	struct fcemu_vtime vt;		/* virtual time (docs/model.md) */
+	void *bounce;	       /* peer to peer copies, FCEMU_BOUNCE bytes */
+	struct fcemu_vtime vt; /* virtual time (docs/model.md) */
 };
 
 /* emu/cluster.c: board @node's virtual time for its cluster mapping. */
@@ -110,8 +110,9 @@ void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 			   struct fcemu_vtime *vt);
 
 /* Region and offset of a PUT's destination (node bits zero). */
-#define FCEMU_PUT_ADDR_MASK	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
-				 FC_FABRIC_OFFSET_MASK)
+#define FCEMU_PUT_ADDR_MASK                                  \
+	((FC_FABRIC_REGION_MASK << FC_FABRIC_REGION_SHIFT) | \
+	 FC_FABRIC_OFFSET_MASK)
 
 /* Single-writer registers in shared memory: plain 32-bit atomic accesses. */
 static inline uint32_t emu_rd(const struct fcemu *emu, uint32_t off)
@@ -155,8 +156,9 @@ int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
 static inline void fcemu__eq_write(uint8_t *q, uint32_t tail, uint32_t slots,
 				   const struct fc_hw_pkt *pkt)
 {
-	struct fc_hw_pkt *e = (struct fc_hw_pkt *)
-		(q + (size_t)(tail & (slots - 1)) * FC_EQ_ENTRY_SIZE);
+	struct fc_hw_pkt *e =
+		(struct fc_hw_pkt *)(q + (size_t)(tail & (slots - 1)) *
+						 FC_EQ_ENTRY_SIZE);
 	/* FC_EQ_PHASE_OF() without its division: slots is a power of two */
 	uint32_t hdr = (le32toh(pkt->hdr) & ~FC_PKT_VC) |
 		       (tail & slots ? 0 : FC_EQ_PHASE);
@@ -190,16 +192,18 @@ void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b);
 void fcemu__pio_reset(struct fcemu *emu);
 
 /* emu/dma.c */
-void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma, unsigned int index);
+void fcemu__dma_init(struct fcemu *emu, struct fcemu_dma *dma,
+		     unsigned int index);
 /* Act on new RESET and DOORBELL values; what it must leave for later
  * (a doorbell of a busy engine, a reset not heard) sets dma_recheck. */
 void fcemu__dma_notice(struct fcemu *emu, struct fcemu_dma *dma);
 void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma);
-uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma, uint64_t budget);
+uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
+			     uint64_t budget);
 
 /* emu/stream.c: local stores, each with two streams run by worker threads */
-#define FCEMU_LS_SIZE		(128u << 10)
-#define FCEMU_PCHANNELS		32
+#define FCEMU_LS_SIZE	(128u << 10)
+#define FCEMU_PCHANNELS 32
 int fcemu__streams_create(struct fcemu *emu);
 void fcemu__streams_destroy(struct fcemu *emu);
 /* Act on new LS RESET and START values; @board_reset: reset every LS;
@@ -222,8 +226,10 @@ int fcemu__kernel_run(struct fcemu *emu, uint32_t id, void *dst,
 void fcemu__copy(void *dst, const void *src, size_t len);
 
 /* emu/space.c: resolve descriptor ends to memory */
-int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
-void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr, uint64_t len);
+int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
+		       uint64_t len);
+void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
+		     uint64_t len);
 /* The memory a PUT or burst to @addr (region, offset) writes, or NULL. */
 void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len);
 /* One end of a copy: CPU memory at ptr, or (ptr NULL) a peer window at bus. */
@@ -241,7 +247,8 @@ int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
 
 /* emu/fabric_io.c: the board's side of the fabric */
 /* Does a descriptor to (@space, @addr) go out as packets? */
-bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space, uint64_t addr);
+bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space,
+			   uint64_t addr);
 /* Chain check of such a destination: FC_DMA_ERR_*. */
 int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len);
 void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma);
@@ -263,9 +270,9 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 /* emu/burst.c: large PUTs as one record, applied with one copy */
 /* The emulator's own packet type: a run of PUT packets as one record.
  * Never seen by hosts. */
-#define FCEMU_PKT_T_BURST	15
-#define FCEMU_BURST_MIN		(4u << 10)	/* smaller PUTs go as packets */
-#define FCEMU_BURST_MAX		(1u << 20)	/* bytes per record */
+#define FCEMU_PKT_T_BURST 15
+#define FCEMU_BURST_MIN	  (4u << 10) /* smaller PUTs go as packets */
+#define FCEMU_BURST_MAX	  (1u << 20) /* bytes per record */
 /* May this board send bursts to @node? */
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 /* RETURN VALUE: 1 injected, 0 no room in the injection ring. */

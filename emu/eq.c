@@ -63,7 +63,7 @@ int fcemu__eq_put_slow(struct fcemu *emu, struct fcemu_eq_batch *b,
 		return -1;
 	if (b->state < 0)
 		return -1;
-	slots = emu->eq.slots;	/* as the opening found it */
+	slots = emu->eq.slots; /* as the opening found it */
 	if (b->tail - b->head >= slots) {
 		/* Full as last seen: the host may have read some since. */
 		b->head = emu_rd(emu, FC_EQ_HEAD);

@@ -26,10 +26,10 @@ unsigned long fcemu__express_pkts;
 /* The links a run crosses, so that each counts it. */
 struct express_path {
 	unsigned int hops;
-	uint8_t node[FC_MAX_NODES];	/* the sending end of each link */
+	uint8_t node[FC_MAX_NODES]; /* the sending end of each link */
 	uint8_t port[FC_MAX_NODES];
-	uint32_t vcbit;			/* the VC it arrives on */
-	uint32_t tag;			/* ... and its port + 1 (the ring's tag) */
+	uint32_t vcbit; /* the VC it arrives on */
+	uint32_t tag;	/* ... and its port + 1 (the ring's tag) */
 };
 
 /* Nothing on link port @port of board @m, of either VC, waits to cross. */
@@ -53,8 +53,8 @@ static bool link_idle(struct fcemu_cluster *c, unsigned int m,
  * leave the last one, so the walk meets it. None met: nothing of @n's is
  * on its way to @dst. The path goes into @p.
  */
-static bool path_idle(struct fcemu_cluster *c, unsigned int n,
-		      unsigned int dst, struct express_path *p)
+static bool path_idle(struct fcemu_cluster *c, unsigned int n, unsigned int dst,
+		      struct express_path *p)
 {
 	unsigned int m = n, in = FC_PORT_LOCAL, vc = 0;
 	uint32_t hdr = dst << FC_PKT_DST_SHIFT, entry = 0;
@@ -75,7 +75,8 @@ static bool path_idle(struct fcemu_cluster *c, unsigned int n,
 	}
 	p->vcbit = vc ? FC_PKT_VC : 0;
 	p->tag = in + 1;
-	return p->hops && (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE);
+	return p->hops &&
+	       (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE);
 }
 
 /*
@@ -176,8 +177,8 @@ static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 struct express_to {
 	unsigned int dst;
 	struct express_path path;
-	struct cl_ring *ring;	/* @dst's ejection ring */
-	uint32_t tail;		/* ... its first free slot */
+	struct cl_ring *ring; /* @dst's ejection ring */
+	uint32_t tail;	      /* ... its first free slot */
 };
 
 /*
@@ -207,8 +208,8 @@ static uint32_t express_begin(struct fcemu_cluster *c, unsigned int node,
 bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 			   const struct fc_hw_pkt *const *pkts, unsigned int n)
 {
-	const uint32_t keep = ~((FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) |
-				FC_PKT_VC);
+	const uint32_t keep =
+		~((FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | FC_PKT_VC);
 	struct express_to x;
 	uint32_t hdr, k;
 
@@ -220,7 +221,7 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 			return false;
 	k = express_begin(c, node, hdr, &x);
 	if (k && k < n)
-		fcemu__cluster_unlock(c, x.dst);	/* the message goes whole */
+		fcemu__cluster_unlock(c, x.dst); /* the message goes whole */
 	if (k < n)
 		return false;
 	for (k = 0; k < n; k++)

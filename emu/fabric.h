@@ -17,21 +17,21 @@
 
 /* ---- Clusters (emu/cluster.c, link.c, router.c, progress.c, bell.c) ---- */
 
-#define FCEMU_CLUSTER_NAME_MAX	32
+#define FCEMU_CLUSTER_NAME_MAX 32
 
 /* A board whose process is stopped (SIGSTOP) this long is declared down. */
-#define FCEMU_STOP_NS	(2 * 1000000000ull)
+#define FCEMU_STOP_NS (2 * 1000000000ull)
 
 enum fcemu_node_state {
-	FCEMU_NODE_FREE,	/* no process has claimed the board */
-	FCEMU_NODE_ALIVE,	/* claimed by a live process */
-	FCEMU_NODE_EXITED,	/* released by its process */
-	FCEMU_NODE_DEAD,	/* its process died without releasing it, or
+	FCEMU_NODE_FREE,   /* no process has claimed the board */
+	FCEMU_NODE_ALIVE,  /* claimed by a live process */
+	FCEMU_NODE_EXITED, /* released by its process */
+	FCEMU_NODE_DEAD,   /* its process died without releasing it, or
 				 * was stopped longer than FCEMU_STOP_NS */
 };
 
 struct fcemu_faults {
-	uint32_t drop_ppm;	/* per million packets taken off a link */
+	uint32_t drop_ppm; /* per million packets taken off a link */
 	uint32_t corrupt_ppm;
 };
 
@@ -44,9 +44,9 @@ struct fcemu_cluster;
  * process of the cluster does not see them.
  */
 enum fcemu_burst_stage {
-	FCEMU_BURST_STAGE_FIELDS,	/* receiver: job written, not published */
-	FCEMU_BURST_STAGE_PUBLISHED,	/* receiver: job out, no chunk taken */
-	FCEMU_BURST_STAGE_TAKEN,	/* helper: took a chunk, not copied */
+	FCEMU_BURST_STAGE_FIELDS,    /* receiver: job written, not published */
+	FCEMU_BURST_STAGE_PUBLISHED, /* receiver: job out, no chunk taken */
+	FCEMU_BURST_STAGE_TAKEN,     /* helper: took a chunk, not copied */
 };
 struct fcemu_test_faults {
 	/* A router of this mapping exits the process right after publishing
@@ -55,7 +55,8 @@ struct fcemu_test_faults {
 	/* Called at each stage of a shared burst (emu/burst.c) in this
 	 * mapping; non-zero at TAKEN makes the helper walk away from the
 	 * chunk it took. */
-	int (*burst_stage)(struct fcemu_cluster *c, enum fcemu_burst_stage stage);
+	int (*burst_stage)(struct fcemu_cluster *c,
+			   enum fcemu_burst_stage stage);
 };
 
 /*
@@ -85,7 +86,8 @@ void fcemu_cluster_test_faults(struct fcemu_cluster *c,
 
 const struct fc_topology *fcemu_cluster_topology(const struct fcemu_cluster *c);
 /* Board @node's register file (FC_BAR0_SIZE bytes) in the shared object. */
-volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c, unsigned int node);
+volatile uint32_t *fcemu_cluster_bar0(struct fcemu_cluster *c,
+				      unsigned int node);
 
 /*
  * Back this process's view of board @node's register file with @fd's

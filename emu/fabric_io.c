@@ -16,9 +16,9 @@
 #include "emu_internal.h"
 #include "fabric.h"
 
-#define SPAN_MAX	(64u << 10)	/* source bytes resolved at once */
-#define EJECT_MIN	256		/* packets per call, whatever the budget */
-#define EJECT_RUN	64		/* packets found at once */
+#define SPAN_MAX  (64u << 10) /* source bytes resolved at once */
+#define EJECT_MIN 256	      /* packets per call, whatever the budget */
+#define EJECT_RUN 64	      /* packets found at once */
 
 static unsigned int self(const struct fcemu *emu)
 {
@@ -62,9 +62,11 @@ int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
 		return FC_DMA_ERR_NONE;
 	case FC_REGION_BOARD:
 		/* The peer's memory size is in its register file, if it is up. */
-		mem = fcemu_cluster_reg(emu->cluster, node, FC_REG_MEM_SIZE_LO) |
+		mem = fcemu_cluster_reg(emu->cluster, node,
+					FC_REG_MEM_SIZE_LO) |
 		      (uint64_t)fcemu_cluster_reg(emu->cluster, node,
-						  FC_REG_MEM_SIZE_HI) << 32;
+						  FC_REG_MEM_SIZE_HI)
+			      << 32;
 		if (mem && (off > mem || len > mem - off))
 			return FC_DMA_ERR_ADDR;
 		/* fall through */
@@ -74,7 +76,7 @@ int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
 			return FC_DMA_ERR_ADDR;
 		return FC_DMA_ERR_NONE;
 	default:
-		return FC_DMA_ERR_ROUTE;	/* no peer windows */
+		return FC_DMA_ERR_ROUTE; /* no peer windows */
 	}
 }
 
@@ -119,8 +121,10 @@ static int flush_abort(struct fcemu *emu, struct fcemu_dma *dma)
 	if (!dma->abort_owed)
 		return 1;
 	memset(&pkt, 0, sizeof(pkt));
-	if (!inject(emu, &pkt, FC_PKT_HDR(dma->msg_node, self(emu), dma->msg_chan,
-					  0, FC_PKT_T_ABORT) | FC_PKT_EOM))
+	if (!inject(emu, &pkt,
+		    FC_PKT_HDR(dma->msg_node, self(emu), dma->msg_chan, 0,
+			       FC_PKT_T_ABORT) |
+			    FC_PKT_EOM))
 		return 0;
 	dma->abort_owed = false;
 	emu->aborts_owed--;
@@ -146,7 +150,8 @@ bool fcemu__fabric_flush_aborts(struct fcemu *emu)
 static unsigned int data_type(const struct fcemu_dma *dma)
 {
 	return le16toh(dma->chain[dma->cur].flags) & FC_DESC_F_CTRL ?
-	       FC_PKT_T_CTRL : FC_PKT_T_DATA;
+		       FC_PKT_T_CTRL :
+		       FC_PKT_T_DATA;
 }
 
 /* Send the DATA (or CTRL) packet being filled. RETURN VALUE: 1, 0 if no room. */
@@ -231,8 +236,8 @@ static unsigned int inject_full(struct fcemu *emu, uint32_t hdr,
 }
 
 static uint64_t send_data_span(struct fcemu *emu, struct fcemu_dma *dma,
-			       uint64_t dst, const uint8_t *src,
-			       uint64_t span, bool *blocked)
+			       uint64_t dst, const uint8_t *src, uint64_t span,
+			       bool *blocked)
 {
 	unsigned int node = FC_FABRIC_NODE(dst), chan = data_chan(dst);
 	uint64_t done, n, full;
@@ -294,8 +299,8 @@ static uint64_t send_data(struct fcemu *emu, struct fcemu_dma *dma,
 }
 
 static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
-			      uint64_t dst, const uint8_t *src,
-			      uint64_t span, bool *blocked)
+			      uint64_t dst, const uint8_t *src, uint64_t span,
+			      bool *blocked)
 {
 	unsigned int node = FC_FABRIC_NODE(dst);
 	uint64_t at = (dst & FCEMU_PUT_ADDR_MASK) + dma->cur_off;
@@ -304,9 +309,10 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 
 	if (span >= FCEMU_BURST_MIN && fcemu__burst_usable(emu, node)) {
 		/* virtual time: the record leaves as its last packet would */
-		fcemu__vt_skip(&emu->vt, (span + FC_PKT_PUT_DATA - 1) /
-						 FC_PKT_PUT_DATA);
-		if (!fcemu__burst_inject(emu, dma, node, at, src, (uint32_t)span)) {
+		fcemu__vt_skip(&emu->vt,
+			       (span + FC_PKT_PUT_DATA - 1) / FC_PKT_PUT_DATA);
+		if (!fcemu__burst_inject(emu, dma, node, at, src,
+					 (uint32_t)span)) {
 			fcemu__vt_skip(&emu->vt, 1);
 			*blocked = true;
 			return 0;
@@ -315,15 +321,16 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 		return span;
 	}
 	for (done = 0; done < span; done += n) {
-		n = span - done < FC_PKT_PUT_DATA ? span - done : FC_PKT_PUT_DATA;
+		n = span - done < FC_PKT_PUT_DATA ? span - done :
+						    FC_PKT_PUT_DATA;
 		/* node bits zero: the receiver applies region + offset */
 		a = htole64(at + done);
 		memcpy(pkt.payload, &a, sizeof(a));
 		memcpy(pkt.payload + FC_PKT_PUT_ADDR_BYTES, src + done, n);
 		memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
 		       FC_PKT_PUT_DATA - n);
-		if (!inject(emu, &pkt, FC_PKT_HDR(node, self(emu), 0, n,
-						  FC_PKT_T_PUT))) {
+		if (!inject(emu, &pkt,
+			    FC_PKT_HDR(node, self(emu), 0, n, FC_PKT_T_PUT))) {
 			*blocked = true;
 			break;
 		}
@@ -361,9 +368,8 @@ uint64_t fcemu__fabric_send(struct fcemu *emu, struct fcemu_dma *dma,
 
 /* FENCE and FENCE_ACK: chan = the fencing engine, payload = its token
  * (and an ack's status). */
-static int inject_fence(struct fcemu *emu, unsigned int type,
-			unsigned int node, unsigned int engine, uint32_t token,
-			uint8_t status)
+static int inject_fence(struct fcemu *emu, unsigned int type, unsigned int node,
+			unsigned int engine, uint32_t token, uint8_t status)
 {
 	struct fc_hw_pkt pkt;
 	uint32_t t = htole32(token);
@@ -373,7 +379,8 @@ static int inject_fence(struct fcemu *emu, unsigned int type,
 	memcpy(pkt.payload, &t, sizeof(t));
 	if (type == FC_PKT_T_FENCE_ACK)
 		pkt.payload[len++] = status;
-	return inject(emu, &pkt, FC_PKT_HDR(node, self(emu), engine, len, type));
+	return inject(emu, &pkt,
+		      FC_PKT_HDR(node, self(emu), engine, len, type));
 }
 
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma)
@@ -416,11 +423,11 @@ static void eject_drop(struct fcemu *emu)
  * leaves it, so a run of a message's packets costs a copy per packet.
  */
 struct rx_ring {
-	int chan;		/* -1: none */
-	bool eq;		/* the endpoint delivers to the event queue */
+	int chan; /* -1: none */
+	bool eq;  /* the endpoint delivers to the event queue */
 	struct fcemu_eq_batch batch;
 	uint32_t slots, head, tail, start;
-	uint8_t *base;		/* the whole ring, translated */
+	uint8_t *base; /* the whole ring, translated */
 };
 
 static void ring_leave(struct fcemu *emu, struct rx_ring *rr)
@@ -496,7 +503,8 @@ static int deliver_data(struct fcemu *emu, struct rx_ring *rr,
 		if (rr->tail - rr->head >= rr->slots)
 			return 0;
 	}
-	memcpy(rr->base + (size_t)(rr->tail & (rr->slots - 1)) * FC_CHAN_SLOT_SIZE,
+	memcpy(rr->base +
+		       (size_t)(rr->tail & (rr->slots - 1)) * FC_CHAN_SLOT_SIZE,
 	       pkt, FC_CHAN_SLOT_SIZE);
 	rr->tail++;
 	return 1;
@@ -534,8 +542,8 @@ static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
 		n = room;
 	for (m = 0; m < n; m++) {
 		hdr = le32toh(pkts[m]->hdr);
-		if (!is_data(hdr) ||
-		    (int)((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK) != rr->chan)
+		if (!is_data(hdr) || (int)((hdr >> FC_PKT_CHAN_SHIFT) &
+					   FC_PKT_CHAN_MASK) != rr->chan)
 			break;
 		fcemu__eq_write(b->q, tail + m, slots, pkts[m]);
 	}
@@ -629,7 +637,8 @@ static void send_acks(struct fcemu *emu)
 
 			if (!a->owed)
 				continue;
-			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e, a->token,
+			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e,
+					  a->token,
 					  a->failed ? FC_DMA_ERR_ADDR : 0))
 				return;
 			a->owed = false;
@@ -654,9 +663,10 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 	 * together at the end. */
 	while (taken < budget) {
 		if (j == n) {
-			n = fcemu_cluster_eject_peek_run(c, self(emu), taken, run,
-							 budget - taken < EJECT_RUN ?
-							 budget - taken : EJECT_RUN);
+			n = fcemu_cluster_eject_peek_run(
+				c, self(emu), taken, run,
+				budget - taken < EJECT_RUN ? budget - taken :
+							     EJECT_RUN);
 			j = 0;
 			if (!n)
 				break;
@@ -669,12 +679,13 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		case FC_PKT_T_ABORT:
 			r = deliver_data(emu, &rr, pkt, hdr);
 			if (r == 0)
-				goto out;	/* ring full: the fabric holds it */
+				goto out; /* ring full: the fabric holds it */
 			if (r > 0 && !rr.eq)
 				landed++;
 			if (r > 0 && rr.eq && j < n) {
 				/* the rest of a message, entry after entry */
-				r = (int)deliver_eq_run(emu, &rr, run + j, n - j);
+				r = (int)deliver_eq_run(emu, &rr, run + j,
+							n - j);
 				j += (unsigned int)r;
 				taken += (unsigned int)r;
 			}

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 struct fcemu;
-struct fcemu_cluster;	/* emu/fabric.h */
+struct fcemu_cluster; /* emu/fabric.h */
 
 /* What the board needs from its host. */
 struct fcemu_host_ops {
@@ -39,14 +39,14 @@ struct fcemu_host_ops {
 };
 
 struct fcemu_config {
-	uint64_t board_mem_size;	/* bytes; reserved, backed on first write */
+	uint64_t board_mem_size; /* bytes; reserved, backed on first write */
 	uint32_t node_id;
-	uint32_t dma_engines;		/* 1..FC_DMA_MAX_ENGINES */
+	uint32_t dma_engines; /* 1..FC_DMA_MAX_ENGINES */
 	uint32_t num_ports;
-	uint32_t bad_id;		/* test knob: ID reads all-ones */
-	uint32_t num_ls;		/* local stores, 0..FC_MAX_LS (0: none) */
-	uint32_t stream_cores;		/* threads running streams; 0: CPUs */
-	void *bar0;			/* FC_BAR0_SIZE bytes, or NULL: allocate */
+	uint32_t bad_id;       /* test knob: ID reads all-ones */
+	uint32_t num_ls;       /* local stores, 0..FC_MAX_LS (0: none) */
+	uint32_t stream_cores; /* threads running streams; 0: CPUs */
+	void *bar0;	       /* FC_BAR0_SIZE bytes, or NULL: allocate */
 	/*
 	 * A board of this cluster (node_id < its nodes), or NULL. The board's
 	 * BAR0 is then its register file in the cluster (bar0 must be NULL),
@@ -58,7 +58,7 @@ struct fcemu_config {
 	struct fcemu_cluster *cluster;
 };
 
-#define FCEMU_DEFAULT_MEM	(8ull << 30)
+#define FCEMU_DEFAULT_MEM (8ull << 30)
 
 void fcemu_config_default(struct fcemu_config *cfg);
 

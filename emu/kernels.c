@@ -18,18 +18,18 @@
 typedef uint32_t v4u __attribute__((vector_size(16)));
 typedef float v4f __attribute__((vector_size(16)));
 
-#define VEC_LOOP(T, d, s, n, i, body_vec, body_one)			\
-	do {								\
-		for (i = 0; i + 4 <= (n); i += 4) {			\
-			T x, y;						\
-									\
-			memcpy(&x, (s) + i, 16);			\
-			memcpy(&y, (d) + i, 16);			\
-			body_vec;					\
-			memcpy((d) + i, &y, 16);			\
-		}							\
-		for (; i < (n); i++)					\
-			body_one;					\
+#define VEC_LOOP(T, d, s, n, i, body_vec, body_one) \
+	do {                                        \
+		for (i = 0; i + 4 <= (n); i += 4) { \
+			T x, y;                     \
+                                                    \
+			memcpy(&x, (s) + i, 16);    \
+			memcpy(&y, (d) + i, 16);    \
+			body_vec;                   \
+			memcpy((d) + i, &y, 16);    \
+		}                                   \
+		for (; i < (n); i++)                \
+			body_one;                   \
 	} while (0)
 
 static int k_invert(void *dst, const void *src, uint32_t n, uint32_t arg,
@@ -97,10 +97,8 @@ static int k_sum(void *dst, const void *src, uint32_t n, uint32_t arg,
 }
 
 static const fcemu_kernel_fn builtin[] = {
-	[FC_KERN_INVERT] = k_invert,
-	[FC_KERN_ADD] = k_add,
-	[FC_KERN_SCALE] = k_scale,
-	[FC_KERN_AXPY] = k_axpy,
+	[FC_KERN_INVERT] = k_invert, [FC_KERN_ADD] = k_add,
+	[FC_KERN_SCALE] = k_scale,   [FC_KERN_AXPY] = k_axpy,
 	[FC_KERN_SUM] = k_sum,
 };
 
@@ -166,6 +164,6 @@ int fcemu__kernel_run(struct fcemu *emu, uint32_t id, void *dst,
 		return builtin[id](dst, src, n, arg, NULL);
 	k = user_find(emu, id);
 	if (!k)
-		return -ENOSYS;	/* checked at START; cannot happen */
+		return -ENOSYS; /* checked at START; cannot happen */
 	return k->fn(dst, src, n, arg, k->ctx);
 }

@@ -54,8 +54,8 @@ static uint32_t crc32c_sw(const void *buf, size_t len)
 
 #ifdef __x86_64__
 /* The SSE4.2 instruction: 8 bytes a cycle, so checking costs next to nothing. */
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw(const void *buf, size_t len)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(const void *buf,
+							    size_t len)
 {
 	const uint8_t *p = buf;
 	uint64_t c = ~0u;
@@ -88,9 +88,8 @@ static bool crc_hw_ok(void)
  * the CRC is taken twice per packet per hop, and a router reads the
  * packet once for both the copy and the CRC.
  */
-__attribute__((target("sse4.2"), always_inline))
-static inline uint32_t crc32c_hw_pkt(void *to, const void *buf, bool set_hdr,
-				     uint32_t hdr)
+__attribute__((target("sse4.2"), always_inline)) static inline uint32_t
+crc32c_hw_pkt(void *to, const void *buf, bool set_hdr, uint32_t hdr)
 {
 	const uint8_t *p = buf;
 	uint8_t *q = to;
@@ -109,16 +108,15 @@ static inline uint32_t crc32c_hw_pkt(void *to, const void *buf, bool set_hdr,
 	return ~(uint32_t)c;
 }
 
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw_check(const struct fc_hw_pkt *pkt)
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw_check(const struct fc_hw_pkt *pkt)
 {
 	return crc32c_hw_pkt(NULL, pkt, false, 0);
 }
 
 /* check_run() with the SSE4.2 CRC. */
-__attribute__((target("sse4.2")))
-static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
-			     uint32_t k, uint32_t end)
+__attribute__((target("sse4.2"))) static uint32_t
+check_run_hw(const struct cl_ring *r, uint32_t head, uint32_t k, uint32_t end)
 {
 	const struct cl_slot *s;
 
@@ -132,10 +130,9 @@ static uint32_t check_run_hw(const struct cl_ring *r, uint32_t head,
 }
 
 /* fcemu__link_put_run() with the SSE4.2 CRC. */
-__attribute__((target("sse4.2")))
-static uint32_t link_put_run_hw(struct cl_ring *to, uint32_t tail,
-				const struct cl_ring *from, uint32_t head,
-				uint32_t max, uint32_t dst, uint32_t vcbit)
+__attribute__((target("sse4.2"))) static uint32_t
+link_put_run_hw(struct cl_ring *to, uint32_t tail, const struct cl_ring *from,
+		uint32_t head, uint32_t max, uint32_t dst, uint32_t vcbit)
 {
 	const struct cl_slot *f;
 	struct cl_slot *s;
@@ -261,7 +258,11 @@ static uint32_t draw(struct fcemu_cluster *c)
 	return (uint32_t)((c->rng * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-enum wire_try { WIRE_OK, WIRE_LOST, WIRE_CORRUPT };
+enum wire_try {
+	WIRE_OK,
+	WIRE_LOST,
+	WIRE_CORRUPT
+};
 
 /* One try at crossing the wire: came, lost, or corrupted (bit *@bit of
  * @bits flipped). */
@@ -290,10 +291,12 @@ static void wire_failed(struct fcemu_cluster *c, unsigned int node,
 			unsigned int port, bool crc)
 {
 	if (crc)
-		count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS)), 1);
+		count(cl_reg(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS)),
+		      1);
 	count(cl_reg(c, cl_peer(c, node, port),
 		     FC_PORT_REG(cl_peer_port(c, node, port),
-				 FC_PORT_RETRANSMITS)), 1);
+				 FC_PORT_RETRANSMITS)),
+	      1);
 }
 
 /* Did this try at the packet fail on the wire? Counts what it saw. */
@@ -336,13 +339,14 @@ bool fcemu__link_wire_piece(struct fcemu_cluster *c, unsigned int node,
 		wire_failed(c, node, port, false);
 		return false;
 	case WIRE_CORRUPT:
-		crc = fcemu__crc32c(buf, len);	/* as the link's sender sent it */
+		crc = fcemu__crc32c(buf,
+				    len); /* as the link's sender sent it */
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		if (fcemu__crc32c(buf, len) != crc) {
 			wire_failed(c, node, port, true);
 			return false;
 		}
-		return true;	/* the CRC missed it: it lands as it is */
+		return true; /* the CRC missed it: it lands as it is */
 	default:
 		return true;
 	}
@@ -381,7 +385,8 @@ uint32_t fcemu__link_recv(struct fcemu_cluster *c, unsigned int node,
 			 * for ever.
 			 */
 			if (k == 0) {
-				cl_inc(c, node, FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
+				cl_inc(c, node,
+				       FC_PORT_REG(port, FC_PORT_CRC_ERRORS));
 				cl_inc(c, node, FC_ROUTER_DROPS);
 				cl_st(&r->head, head + 1);
 			}

@@ -8,13 +8,14 @@
 
 #include "emu_internal.h"
 
-#define FCEMU_BOUNCE	(4u << 20)
+#define FCEMU_BOUNCE (4u << 20)
 
 static int move(struct fcemu *emu, uint64_t bus, void *cpu, uint64_t len,
 		bool to_peer)
 {
 	return emu->ops->peer_move(emu->ctx, bus, cpu, len, to_peer) ?
-	       FC_DMA_ERR_ADDR : FC_DMA_ERR_NONE;
+		       FC_DMA_ERR_ADDR :
+		       FC_DMA_ERR_NONE;
 }
 
 int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
@@ -31,7 +32,7 @@ int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
 	if (!emu->bounce) {
 		emu->bounce = malloc(FCEMU_BOUNCE);
 		if (!emu->bounce)
-			return FC_DMA_ERR_ADDR;	/* seen by the host as a fault */
+			return FC_DMA_ERR_ADDR; /* seen by the host as a fault */
 	}
 	/* Memmove order: backwards when the destination lies above. */
 	back = to->bus > from->bus;

@@ -15,8 +15,8 @@
 
 static uint32_t slot_hdr(const struct fcemu *emu, uint32_t i)
 {
-	const struct fc_hw_pkt *p = (const void *)((const uint8_t *)emu->bar0 +
-						   FC_PIO_SLOT(i));
+	const struct fc_hw_pkt *p =
+		(const void *)((const uint8_t *)emu->bar0 + FC_PIO_SLOT(i));
 
 	return le32toh(p->hdr);
 }
@@ -115,7 +115,7 @@ void fcemu__pio_notice(struct fcemu *emu)
 				count_errors(emu, tail - head);
 				head = tail;
 			}
-			break;		/* the rest is not written yet */
+			break; /* the rest is not written yet */
 		}
 		/* virtual time: the host's stores reach the board */
 		fcemu__vt_begin(&emu->vt, emu->vt.now + emu->vt.tx);
@@ -123,7 +123,7 @@ void fcemu__pio_notice(struct fcemu *emu)
 			count_errors(emu, n);
 		} else if (!express(emu, head, n)) {
 			if (fcemu_cluster_inject_room(c, emu->cfg.node_id) < n)
-				break;	/* the injection queue is full: later */
+				break; /* the injection queue is full: later */
 			inject_message(emu, head, n);
 			taken = true;
 		}

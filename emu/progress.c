@@ -6,9 +6,9 @@
  */
 #include "cluster_internal.h"
 
-#define BOARD_BUDGET	512	/* packets per board per pass */
-#define PASSES		4	/* passes per call: several hops in one call */
-#define WAIT_CALLS	3	/* calls that leave another's board to it */
+#define BOARD_BUDGET 512 /* packets per board per pass */
+#define PASSES	     4	 /* passes per call: several hops in one call */
+#define WAIT_CALLS   3	 /* calls that leave another's board to it */
 
 /*
  * The boards to route in this call: those this mapping claimed, and
@@ -27,7 +27,7 @@ static uint64_t boards_to_route(struct fcemu_cluster *c, uint64_t pending)
 	if (!c->mine)
 		return ~0ull;
 	for (b = c->waiting & ~others; b; b &= b - 1)
-		c->waited[__builtin_ctzll(b)] = 0;	/* routed meanwhile */
+		c->waited[__builtin_ctzll(b)] = 0; /* routed meanwhile */
 	for (b = others; b; b &= b - 1) {
 		n = (unsigned int)__builtin_ctzll(b);
 		if (c->waited[n] < WAIT_CALLS)
@@ -62,11 +62,13 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 	c->kicked = 0;
 	fcemu__cluster_scan(c);
 	route = boards_to_route(c, __atomic_load_n(&c->hdr->pending,
-						   __ATOMIC_SEQ_CST)) | kicked;
+						   __ATOMIC_SEQ_CST)) |
+		kicked;
 	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
 		again = false;
 		pending = (__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) |
-			   kicked) & route;
+			   kicked) &
+			  route;
 		for (k = 0; k < nodes && pending && total < budget; k++) {
 			n = cl_wrap(c->next_board + k, nodes);
 			if (!(pending & (1ull << n)))
@@ -75,9 +77,11 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 			if (fcemu__cluster_lock(c, n, false))
 				continue;
 			kicked &= ~(1ull << n);
-			moved = run_router(c, n, budget - total < BOARD_BUDGET ?
-						 (unsigned int)(budget - total) :
-						 BOARD_BUDGET);
+			moved = run_router(
+				c, n,
+				budget - total < BOARD_BUDGET ?
+					(unsigned int)(budget - total) :
+					BOARD_BUDGET);
 			fcemu__cluster_unlock(c, n);
 			total += moved;
 			if (moved)
@@ -103,7 +107,8 @@ void fcemu_cluster_route_now(struct fcemu_cluster *c, unsigned int node)
 		return;
 	}
 	c->kicked &= ~(1ull << node);
-	fcemu__router_run_injected(c, node, BOARD_BUDGET -
-			fcemu__express_injected(c, node, BOARD_BUDGET));
+	fcemu__router_run_injected(
+		c, node,
+		BOARD_BUDGET - fcemu__express_injected(c, node, BOARD_BUDGET));
 	fcemu__cluster_unlock(c, node);
 }

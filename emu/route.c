@@ -11,7 +11,7 @@
 /* The VC a packet leaves on (hw.h): 1 across a dateline, its own VC in
  * the same dimension, and 0 when it enters or turns. */
 unsigned int fcemu__out_vc(uint32_t entry, unsigned int in, unsigned int vc,
-			  unsigned int out)
+			   unsigned int out)
 {
 	if (entry & FC_ROUTE_DATELINE)
 		return 1;
@@ -39,7 +39,6 @@ int fcemu__route(struct fcemu_cluster *c, unsigned int n, uint32_t hdr,
 		return -1;
 	return (int)port;
 }
-
 
 unsigned int fcemu__route_links(struct fcemu_cluster *c, unsigned int src,
 				unsigned int dst, uint8_t *node, uint8_t *port)

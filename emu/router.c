@@ -15,7 +15,7 @@
 
 #include "cluster_internal.h"
 
-#define BURST		64	/* packets from one input before the next */
+#define BURST 64 /* packets from one input before the next */
 
 /* Packets at the head of input @in/@vc that may go, up to @max: those
  * there, and on a link only those that came over the wire intact. */
@@ -32,8 +32,8 @@ static uint32_t input_ready(struct fcemu_cluster *c, unsigned int n,
 	return avail < max ? avail : max;
 }
 
-static void input_done(struct fcemu_cluster *c, unsigned int n,
-		       unsigned int in, unsigned int vc, uint32_t k)
+static void input_done(struct fcemu_cluster *c, unsigned int n, unsigned int in,
+		       unsigned int vc, uint32_t k)
 {
 	struct cl_ring *r;
 
@@ -56,7 +56,8 @@ static void input_done(struct fcemu_cluster *c, unsigned int n,
 static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
 		     int out, unsigned int dnode)
 {
-	unsigned int to = out == FC_PORT_LOCAL ? n : cl_peer(c, n, (unsigned int)out);
+	unsigned int to =
+		out == FC_PORT_LOCAL ? n : cl_peer(c, n, (unsigned int)out);
 
 	if (to == dnode && !(c->mine & (1ull << to)))
 		fcemu__cluster_ring(c, to);
@@ -68,13 +69,13 @@ static void wake_for(struct fcemu_cluster *c, unsigned int n, unsigned int in,
 static struct cl_ring *input_ring(struct fcemu_cluster *c, unsigned int n,
 				  unsigned int i)
 {
-	return cl_ring(c, n, i ? CL_RING_LINK((i + 1) / 2, (i + 1) % 2) :
-				 CL_RING_INJECT);
+	return cl_ring(c, n,
+		       i ? CL_RING_LINK((i + 1) / 2, (i + 1) % 2) :
+			   CL_RING_INJECT);
 }
 
-static void move_begin(struct fcemu_cluster *c, unsigned int n,
-		       unsigned int i, struct cl_ring *to, uint32_t tail,
-		       uint32_t k);
+static void move_begin(struct fcemu_cluster *c, unsigned int n, unsigned int i,
+		       struct cl_ring *to, uint32_t tail, uint32_t k);
 
 /*
  * Forward a run of packets from the head of input @i (0: injection; else a
@@ -153,15 +154,14 @@ static unsigned int forward_run(struct fcemu_cluster *c, unsigned int n,
  * published: a process killed after the publication but before it took
  * the run off its input would otherwise leave it there to be sent again.
  */
-static void move_begin(struct fcemu_cluster *c, unsigned int n,
-		       unsigned int i, struct cl_ring *to, uint32_t tail,
-		       uint32_t k)
+static void move_begin(struct fcemu_cluster *c, unsigned int n, unsigned int i,
+		       struct cl_ring *to, uint32_t tail, uint32_t k)
 {
 	struct cl_node *nd = &c->hdr->node[n];
 
 	nd->move_in = i;
-	nd->move_head = __atomic_load_n(&input_ring(c, n, i)->head,
-					__ATOMIC_RELAXED);
+	nd->move_head =
+		__atomic_load_n(&input_ring(c, n, i)->head, __ATOMIC_RELAXED);
 	nd->move_tail = tail;
 	nd->move_ring = (uint64_t)((uint8_t *)to - c->base);
 	__atomic_store_n(&nd->move_count, k, __ATOMIC_RELEASE);
@@ -218,7 +218,6 @@ void fcemu__router_repair(struct fcemu_cluster *c, unsigned int n)
 	nd->move_count = 0;
 }
 
-
 static bool has_input(struct fcemu_cluster *c, unsigned int n)
 {
 	unsigned int i;
@@ -269,8 +268,10 @@ unsigned int fcemu__router_run(struct fcemu_cluster *c, unsigned int n,
 			r = input_ring(c, n, i);
 			if (fcemu__ring_empty(r))
 				continue;
-			got = forward_run(c, n, i, budget - moved < BURST ?
-						    budget - moved : BURST);
+			got = forward_run(c, n, i,
+					  budget - moved < BURST ?
+						  budget - moved :
+						  BURST);
 			moved += got;
 			/* Another sweep only for an input with more behind. */
 			if (got && !fcemu__ring_empty(r))
@@ -301,8 +302,9 @@ void fcemu__router_run_injected(struct fcemu_cluster *c, unsigned int n,
 		return;
 	}
 	while (moved < budget && !fcemu__ring_empty(input_ring(c, n, 0)) &&
-	       (got = forward_run(c, n, 0, budget - moved < BURST ?
-					   budget - moved : BURST)))
+	       (got = forward_run(c, n, 0,
+				  budget - moved < BURST ? budget - moved :
+							   BURST)))
 		moved += got;
 	if (moved)
 		update_credits(c, n);

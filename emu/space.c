@@ -25,7 +25,7 @@ static int fabric_local(const struct fcemu *emu, uint64_t fabric,
 	if (fabric & FC_FABRIC_RSVD_MASK)
 		return FC_DMA_ERR_ADDR;
 	if (FC_FABRIC_NODE(fabric) != emu->cfg.node_id)
-		return FC_DMA_ERR_ROUTE;	/* not memory this board reaches */
+		return FC_DMA_ERR_ROUTE; /* not memory this board reaches */
 	switch (FC_FABRIC_REGION(fabric)) {
 	case FC_REGION_HOST:
 		*space = FC_SPACE_HOST;
@@ -34,7 +34,7 @@ static int fabric_local(const struct fcemu *emu, uint64_t fabric,
 		*space = FC_SPACE_BOARD;
 		break;
 	default:
-		return FC_DMA_ERR_ROUTE;	/* no peer window mapped */
+		return FC_DMA_ERR_ROUTE; /* no peer window mapped */
 	}
 	*addr = FC_FABRIC_OFFSET(fabric);
 	return FC_DMA_ERR_NONE;
@@ -125,8 +125,7 @@ bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
 	span->bus = 0;
 	if (span->ptr)
 		return true;
-	if (space == FC_SPACE_FABRIC &&
-	    fabric_local(emu, addr, &space, &addr))
+	if (space == FC_SPACE_FABRIC && fabric_local(emu, addr, &space, &addr))
 		return false;
 	if (space != FC_SPACE_HOST || !fcemu__peer_span(emu, addr, len))
 		return false;

@@ -19,27 +19,27 @@
 
 #include "emu_internal.h"
 
-#define SLICE_INSNS	32	/* instructions before a stream yields */
+#define SLICE_INSNS 32 /* instructions before a stream yields */
 
 struct fcemu_stream {
 	unsigned int ls, s;
 	uint32_t seen_start;
-	uint32_t seq;			/* START value of the run */
-	bool busy;			/* holds a run */
-	bool queued, running;		/* in the run queue / on a worker */
-	bool abort;			/* reset while on a worker */
-	int wait_event;			/* blocked in WAIT on it; -1 not */
+	uint32_t seq;	      /* START value of the run */
+	bool busy;	      /* holds a run */
+	bool queued, running; /* in the run queue / on a worker */
+	bool abort;	      /* reset while on a worker */
+	int wait_event;	      /* blocked in WAIT on it; -1 not */
 	uint32_t n, pc, depth;
 	uint32_t loop_pc[FC_SLOOP_DEPTH + 1];
 	uint32_t loop_left[FC_SLOOP_DEPTH + 1];
 	uint32_t loop_i[FC_SLOOP_DEPTH + 1];
-	uint32_t insns;			/* executed, not yet in FC_LS_INSNS */
+	uint32_t insns; /* executed, not yet in FC_LS_INSNS */
 	/* virtual time (docs/model.md): what this run moved, from when */
-	uint64_t vt_start;		/* ps */
-	uint64_t vt_in, vt_out;		/* bytes copied in and out */
-	uint32_t vt_copies;		/* COPY_IN instructions */
-	int vt_ch_in, vt_ch_out;	/* their first pseudo-channel, -1 none */
-	struct fcemu_stream *next;	/* run queue */
+	uint64_t vt_start;	   /* ps */
+	uint64_t vt_in, vt_out;	   /* bytes copied in and out */
+	uint32_t vt_copies;	   /* COPY_IN instructions */
+	int vt_ch_in, vt_ch_out;   /* their first pseudo-channel, -1 none */
+	struct fcemu_stream *next; /* run queue */
 	struct fc_hw_sinsn prog[FC_SPROG_MAX];
 };
 
@@ -47,7 +47,7 @@ struct fcemu_ls {
 	uint8_t *mem;
 	uint32_t seen_reset;
 	bool reset_pending;
-	bool reset_ack;			/* an LS reset, not a board reset */
+	bool reset_ack; /* an LS reset, not a board reset */
 	uint32_t reset_val;
 	uint32_t events[FC_LS_EVENTS];
 	struct fcemu_stream st[FC_LS_STREAMS];
@@ -57,15 +57,15 @@ struct fcemu_streams {
 	struct fcemu *emu;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
-	pthread_cond_t ended;			/* a run ended: for sleeping hosts */
-	struct fcemu_stream *head, *tail;	/* runnable, not on a worker */
+	pthread_cond_t ended;		  /* a run ended: for sleeping hosts */
+	struct fcemu_stream *head, *tail; /* runnable, not on a worker */
 	bool stop;
-	bool recheck;				/* a START waits for its stream */
+	bool recheck; /* a START waits for its stream */
 	unsigned int nthreads;
 	pthread_t *threads;
 	uint32_t num_ls, ls_size;
-	uint64_t pch;				/* bytes of a pseudo-channel */
-	uint8_t *mem;				/* every LS, back to back */
+	uint64_t pch; /* bytes of a pseudo-channel */
+	uint8_t *mem; /* every LS, back to back */
 	struct fcemu_ls ls[FC_MAX_LS];
 };
 
@@ -111,8 +111,8 @@ static void dequeue(struct fcemu_streams *ss, struct fcemu_stream *st)
 
 static void flush_insns(struct fcemu *emu, struct fcemu_stream *st)
 {
-	emu_wr(emu, sreg(st, FC_LS_INSNS), emu_rd(emu, sreg(st, FC_LS_INSNS)) +
-	       st->insns);
+	emu_wr(emu, sreg(st, FC_LS_INSNS),
+	       emu_rd(emu, sreg(st, FC_LS_INSNS)) + st->insns);
 	st->insns = 0;
 }
 
@@ -223,7 +223,7 @@ static void stream_start(struct fcemu_streams *ss, struct fcemu_stream *st)
 				      emu->mem_size))
 		err = FC_LS_ERR_FETCH;
 	else if (start_workers(ss))
-		err = FC_LS_ERR_KFAIL;	/* no core to run it on */
+		err = FC_LS_ERR_KFAIL; /* no core to run it on */
 	else {
 		/* One fetch of the whole program, as the DMA engine's table. */
 		memcpy(st->prog, emu->mem + prog, (size_t)n * FC_SINSN_SIZE);
@@ -231,8 +231,8 @@ static void stream_start(struct fcemu_streams *ss, struct fcemu_stream *st)
 	}
 	st->busy = true;
 	/* the host's START, a posted write, reaches the board */
-	st->vt_start = emu->vt.now +
-		       fcemu__vt_ps(fcm_pcie_write_ns(&emu->vt.prof, 4));
+	st->vt_start =
+		emu->vt.now + fcemu__vt_ps(fcm_pcie_write_ns(&emu->vt.prof, 4));
 	st->vt_in = st->vt_out = 0;
 	st->vt_copies = 0;
 	st->vt_ch_in = st->vt_ch_out = -1;
@@ -254,7 +254,7 @@ static void stream_stop(struct fcemu_streams *ss, struct fcemu_stream *st)
 		dequeue(ss, st);
 	st->busy = false;
 	st->wait_event = -1;
-	st->vt_copies = 0;	/* a run cut off costs no simulated time */
+	st->vt_copies = 0; /* a run cut off costs no simulated time */
 	st->vt_in = st->vt_out = 0;
 }
 
@@ -333,15 +333,17 @@ void fcemu__streams_notice(struct fcemu *emu, bool board_reset, bool written)
 			ls_reset(ss, l, false, 0);
 		}
 		if (ls->reset_pending)
-			continue;	/* STARTs wait for the reset to end */
+			continue; /* STARTs wait for the reset to end */
 		for (s = 0; s < FC_LS_STREAMS; s++) {
 			struct fcemu_stream *st = &ls->st[s];
 
-			if (emu_rd(emu, sreg(st, FC_LS_START)) == st->seen_start ||
-			    emu_rd(emu, sreg(st, FC_LS_STATUS)) == FC_DMA_STATUS_ERROR)
+			if (emu_rd(emu, sreg(st, FC_LS_START)) ==
+				    st->seen_start ||
+			    emu_rd(emu, sreg(st, FC_LS_STATUS)) ==
+				    FC_DMA_STATUS_ERROR)
 				continue;
 			if (st->busy)
-				recheck = true;	/* taken once the run ends */
+				recheck = true; /* taken once the run ends */
 			else
 				stream_start(ss, st);
 		}
@@ -357,9 +359,8 @@ bool fcemu__is_stream_command(uint32_t off)
 	if (off < FC_LS_BASE || r >= FC_LS_STRIDE * FC_MAX_LS)
 		return false;
 	r %= FC_LS_STRIDE;
-	return r == FC_LS_RESET ||
-	       (r < FC_LS_STREAMS * FC_LS_STREAM_STRIDE &&
-		r % FC_LS_STREAM_STRIDE == FC_LS_START);
+	return r == FC_LS_RESET || (r < FC_LS_STREAMS * FC_LS_STREAM_STRIDE &&
+				    r % FC_LS_STREAM_STRIDE == FC_LS_START);
 }
 
 void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns)
@@ -383,7 +384,11 @@ void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns)
 
 /* ---- Running a program ---- */
 
-enum slice_end { SLICE_MORE, SLICE_BLOCKED, SLICE_DONE };
+enum slice_end {
+	SLICE_MORE,
+	SLICE_BLOCKED,
+	SLICE_DONE
+};
 
 /* Semaphores between the streams of an LS: called with the lock held. */
 static bool take_event(struct fcemu_streams *ss, struct fcemu_stream *st,
@@ -429,8 +434,8 @@ static enum slice_end run_slice(struct fcemu_streams *ss,
 	for (k = 0; k < SLICE_INSNS; k++) {
 		const struct fc_hw_sinsn *in = &st->prog[st->pc];
 		uint32_t len = le32toh(in->len), ls = le32toh(in->ls);
-		uint64_t hbm = le64toh(in->hbm) +
-			       (uint64_t)le32toh(in->step) * st->loop_i[st->depth];
+		uint64_t hbm = le64toh(in->hbm) + (uint64_t)le32toh(in->step) *
+							  st->loop_i[st->depth];
 		bool ok;
 
 		switch (in->op) {
@@ -450,7 +455,8 @@ static enum slice_end run_slice(struct fcemu_streams *ss,
 				st->vt_ch_out = (int)(hbm / ss->pch);
 			break;
 		case FC_SOP_RUN:
-			if (fcemu__kernel_run(emu, le16toh(in->kernel), lsmem + ls,
+			if (fcemu__kernel_run(emu, le16toh(in->kernel),
+					      lsmem + ls,
 					      lsmem + le32toh(in->ls2), len,
 					      le32toh(in->arg))) {
 				*err = FC_LS_ERR_KFAIL;
@@ -587,7 +593,8 @@ int fcemu__streams_create(struct fcemu *emu)
 	/* Reserved like board memory: an LS costs RAM once used. Page
 	 * aligned: copies in and out of it run on whole cache lines. */
 	ss->mem = mmap(NULL, (size_t)ss->num_ls * ss->ls_size,
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 	if (ss->mem == MAP_FAILED) {
 		free(ss);
 		return -ENOMEM;

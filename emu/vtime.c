@@ -25,7 +25,8 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 	/* A host on PCIe stores a packet into the board and the far board
 	 * writes it into its host's memory. */
 	pcie_pkt = p->pcie_lanes > 0 ?
-			   fcm_pcie_write_ns(p, (uint64_t)p->pkt_bytes) : 0;
+			   fcm_pcie_write_ns(p, (uint64_t)p->pkt_bytes) :
+			   0;
 	vt->tx = fcemu__vt_ps(p->endpoint_ns / 2 + pcie_pkt);
 	vt->rx = fcemu__vt_ps(p->endpoint_ns - p->endpoint_ns / 2 + pcie_pkt);
 	return 0;

@@ -21,17 +21,17 @@
 struct fcemu_vtime {
 	bool on;
 	struct fcm_profile prof;
-	uint64_t now;		/* the board's (and its host's) clock, ps */
-	uint64_t start;		/* the message being injected leaves no sooner */
-	uint64_t port_free[FC_MAX_PORTS + 1];	/* each output port's */
-	uint64_t last;		/* the end of the latest packet sent */
-	uint64_t skip;		/* packets the next one stands for, less 1 */
-	uint64_t rx_last[FC_MAX_NODES];	/* last arrival from each source */
+	uint64_t now;	/* the board's (and its host's) clock, ps */
+	uint64_t start; /* the message being injected leaves no sooner */
+	uint64_t port_free[FC_MAX_PORTS + 1]; /* each output port's */
+	uint64_t last; /* the end of the latest packet sent */
+	uint64_t skip; /* packets the next one stands for, less 1 */
+	uint64_t rx_last[FC_MAX_NODES]; /* last arrival from each source */
 	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
 	/* the profile's costs, in ps */
-	uint64_t pkt;		/* one packet on the port */
-	uint64_t tx;		/* a packet from the program to the router */
-	uint64_t rx;		/* from the router into the program */
+	uint64_t pkt; /* one packet on the port */
+	uint64_t tx;  /* a packet from the program to the router */
+	uint64_t rx;  /* from the router into the program */
 	uint64_t router, link;
 	/* the latest end of work the board did on its own (stream runs, on
 	 * worker threads); the clock takes it when the host looks */
@@ -61,8 +61,7 @@ static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
  * present: what the board sends of its own (a FENCE_ACK, an ABORT) leaves
  * once what it answers has arrived.
  */
-static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt,
-				      unsigned int port)
+static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt, unsigned int port)
 {
 	uint64_t t = vt->start;
 
@@ -98,9 +97,9 @@ static inline void fcemu__vt_async(struct fcemu_vtime *vt, uint64_t t)
 {
 	uint64_t old = __atomic_load_n(&vt->async_end, __ATOMIC_RELAXED);
 
-	while (old < t && !__atomic_compare_exchange_n(&vt->async_end, &old, t,
-						       true, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
+	while (old < t &&
+	       !__atomic_compare_exchange_n(&vt->async_end, &old, t, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 

@@ -54,9 +54,15 @@ int main(void)
 	}
 
 	struct fc_sort_args a = {
-		.key_size = 4, .key_bits = 6, .value_size = 8,
-		.keys = keys, .values = vals, .count = PER_RANK,
-		.out_keys = okeys, .out_values = ovals, .capacity = PER_RANK,
+		.key_size = 4,
+		.key_bits = 6,
+		.value_size = 8,
+		.keys = keys,
+		.values = vals,
+		.count = PER_RANK,
+		.out_keys = okeys,
+		.out_values = ovals,
+		.capacity = PER_RANK,
 	};
 	ret = fc_sort(world, &a, TIMEOUT_MS);
 	if (ret)
@@ -65,8 +71,9 @@ int main(void)
 	/* bad[0]: wrong elements here; bad[1]: a sum of the indices */
 	for (uint32_t i = 0; i < a.out_count; i++) {
 		bad[0] += okeys[i] != key_of(ovals[i]);
-		if (i && (okeys[i - 1] > okeys[i] ||
-			  (okeys[i - 1] == okeys[i] && ovals[i - 1] >= ovals[i])))
+		if (i &&
+		    (okeys[i - 1] > okeys[i] ||
+		     (okeys[i - 1] == okeys[i] && ovals[i - 1] >= ovals[i])))
 			bad[0]++;
 		bad[1] += ovals[i];
 	}
@@ -82,9 +89,11 @@ int main(void)
 		if (ret)
 			return fail("allgather", ret);
 		for (int r = 1; r < size && rank == 0; r++) {
-			const uint64_t *lo = all + 4 * (r - 1), *hi = all + 4 * r;
+			const uint64_t *lo = all + 4 * (r - 1),
+				       *hi = all + 4 * r;
 
-			bad[0] += lo[2] > hi[0] || (lo[2] == hi[0] && lo[3] >= hi[1]);
+			bad[0] += lo[2] > hi[0] ||
+				  (lo[2] == hi[0] && lo[3] >= hi[1]);
 		}
 		free(all);
 	}
@@ -99,8 +108,10 @@ int main(void)
 			printf("sort_demo: %llu 6-bit keys on %d ranks, counting sort "
 			       "(%u network pass, %u memory passes): %s\n",
 			       (unsigned long long)n, size, a.net_passes,
-			       a.mem_passes, !bad[0] && bad[1] == n * (n - 1) / 2 ?
-			       "sorted, stable, a permutation: OK" : "WRONG");
+			       a.mem_passes,
+			       !bad[0] && bad[1] == n * (n - 1) / 2 ?
+				       "sorted, stable, a permutation: OK" :
+				       "WRONG");
 		ret = !bad[0] && bad[1] == n * (n - 1) / 2 ? 0 : 1;
 	}
 	fc_group_free(world);

@@ -14,7 +14,7 @@
 #include "fabric_internal.h"
 
 struct token {
-	uint32_t epoch;		/* little endian */
+	uint32_t epoch; /* little endian */
 	uint32_t round;
 };
 
@@ -33,8 +33,8 @@ static int barrier_chan(struct fc_dev *dev, uint32_t peer, struct fc_chan **chp)
 	return 0;
 }
 
-static int wait_both(struct fc_req *send, struct fc_req *recv, uint64_t deadline,
-		     bool forever, struct token *got)
+static int wait_both(struct fc_req *send, struct fc_req *recv,
+		     uint64_t deadline, bool forever, struct token *got)
 {
 	int64_t left;
 	size_t len = 0;

@@ -137,7 +137,7 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
 	r->xfers = n + spare == 1 ? &r->xfer1 :
-				      calloc(n + spare, sizeof(*r->xfers));
+				    calloc(n + spare, sizeof(*r->xfers));
 	if (!r->xfers)
 		return -ENOMEM;
 	for (i = 0; i < n; i++, off += piece) {
@@ -360,8 +360,7 @@ int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	return isend(ch, buf, len, false, reqp);
 }
 
-int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
-	      struct fc_req **reqp)
+int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__src *s;
@@ -463,7 +462,7 @@ int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len)
 					      fc__isend(ch, buf, len, &r);
 	if (!ret) {
 		if (r->status == -EINPROGRESS)
-			fc__req_disown(r);	/* freed when it ends */
+			fc__req_disown(r); /* freed when it ends */
 		else
 			fc__req_free(r);
 	}
@@ -502,7 +501,12 @@ out_unlock:
 
 /* ---- Requests ---- */
 
-enum req_op { REQ_TEST, REQ_PEEK, REQ_WAIT, REQ_CANCEL };
+enum req_op {
+	REQ_TEST,
+	REQ_PEEK,
+	REQ_WAIT,
+	REQ_CANCEL
+};
 
 /*
  * Hand @r to the caller as a handle, fabric locked; without one (out of
@@ -537,7 +541,7 @@ static int req_call(struct fc_req *handle, enum req_op op, int timeout_ms,
 	fab = dev->fab;
 	fc__fab_lock(fab);
 	if (fc__handle_get(handle, &dev) != req) {
-		fc__fab_unlock(fab);	/* ended meanwhile, by another thread */
+		fc__fab_unlock(fab); /* ended meanwhile, by another thread */
 		return -EINVAL;
 	}
 	switch (op) {

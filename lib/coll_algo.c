@@ -33,10 +33,9 @@ enum algo {
 };
 
 static const char *const algo_names[A_COUNT] = {
-	"dissemination",      "binomial", "scatter_allgather",
-	"recursive_doubling", "ring",	  "linear",
-	"pairwise",	      "direct",	  "rabenseifner",
-	"grid",
+	"dissemination", "binomial", "scatter_allgather", "recursive_doubling",
+	"ring",		 "linear",   "pairwise",	  "direct",
+	"rabenseifner",	 "grid",
 };
 
 const char *const fc__coll_kind_names[FC__KIND_COUNT] = {
@@ -636,14 +635,15 @@ static void alltoall(struct shape *x, int algo)
 int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		    struct fc__sched *s)
 {
-	struct shape x = { g, s, a, g->size, g->rank, fc__dtype_size(a->dtype),
+	struct shape x = { g,	    s,	     a,
+			   g->size, g->rank, fc__dtype_size(a->dtype),
 			   NULL };
 	size_t bytes = a->count * x.es;
 	int algo;
 
 	/* alltoallv: the choice goes by its largest message */
-	for (uint32_t i = 0; a->kind == FC__ALLTOALL && a->vector && a->counts &&
-			    i < x.n; i++)
+	for (uint32_t i = 0;
+	     a->kind == FC__ALLTOALL && a->vector && a->counts && i < x.n; i++)
 		if (a->counts[i] * x.es > bytes)
 			bytes = a->counts[i] * x.es;
 	algo = choose(g, a->kind, a->vector, bytes);

@@ -18,10 +18,10 @@
 
 struct grid {
 	uint32_t nx, ny;
-	uint32_t x, y;		/* this rank's cell */
-	uint32_t *row;		/* nx members of this rank's row, by x */
-	uint32_t *col;		/* ny members of this rank's column, by y */
-	uint32_t *cell;		/* member at cell (x, y): cell[y * nx + x] */
+	uint32_t x, y;	/* this rank's cell */
+	uint32_t *row;	/* nx members of this rank's row, by x */
+	uint32_t *col;	/* ny members of this rank's column, by y */
+	uint32_t *cell; /* member at cell (x, y): cell[y * nx + x] */
 };
 
 static bool world_grid(struct fc_group *g, bool torus_only,
@@ -210,8 +210,8 @@ void fc__reduce_scatter_grid(struct shape *x)
 	col = ring_of(x, gr.ny, gr.y, gr.col);
 	fc__ring_reduce_scatter(&row, work, x->n * c);
 	fc__ring_reduce_scatter(&col, work + gr.x * gr.ny * blk, gr.ny * c);
-	fc__sched_copy(x->s, x->a->recvbuf,
-		       work + (gr.x * gr.ny + gr.y) * blk, blk);
+	fc__sched_copy(x->s, x->a->recvbuf, work + (gr.x * gr.ny + gr.y) * blk,
+		       blk);
 	fc__sched_round(x->s);
 }
 
@@ -221,8 +221,8 @@ void fc__reduce_scatter_grid(struct shape *x)
  * consecutive ranks (the world, or a dup of it).
  */
 static void row_blocks(struct shape *x, const struct grid *gr, uint32_t y,
-		       uint32_t peer, bool send, char *buf,
-		       const size_t *offs, const size_t *cnts)
+		       uint32_t peer, bool send, char *buf, const size_t *offs,
+		       const size_t *cnts)
 {
 	size_t start = 0, len = 0;
 

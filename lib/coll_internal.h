@@ -94,14 +94,14 @@ struct fc__step {
  */
 struct fc__umsg {
 	struct fc__umsg *next;
-	uint32_t from;	     /* world rank */
-	uint32_t id;	     /* the group id it names */
-	size_t got;	     /* bytes of the header message, in @msg */
-	bool deferred;	     /* its payload waits in the channel (link stalled) */
-	struct fc_req *req;  /* the payload, still arriving into @data */
-	size_t len;	     /* ... its length as received */
-	int status;	     /* ... how its receive ended */
-	uint8_t *data;	     /* the payload, or NULL */
+	uint32_t from; /* world rank */
+	uint32_t id;   /* the group id it names */
+	size_t got;    /* bytes of the header message, in @msg */
+	bool deferred; /* its payload waits in the channel (link stalled) */
+	struct fc_req *req; /* the payload, still arriving into @data */
+	size_t len;	    /* ... its length as received */
+	int status;	    /* ... how its receive ended */
+	uint8_t *data;	    /* the payload, or NULL */
 	uint8_t msg[];
 };
 
@@ -110,9 +110,9 @@ struct fc__link {
 	struct fc__coll_dev *cd;
 	struct fc_chan *ch;
 	bool started, ready;
-	unsigned int skip;    /* messages to drop: payloads of dropped headers */
-	int err;	      /* the peer is gone: every step with it fails */
-	struct fc_req *rx;    /* the next header, into @buf */
+	unsigned int skip; /* messages to drop: payloads of dropped headers */
+	int err;	   /* the peer is gone: every step with it fails */
+	struct fc_req *rx; /* the next header, into @buf */
 	/* a queued message whose payload is the next message: nothing more
 	 * is read until a step takes it (straight into its buffer), or a
 	 * step waits for another message from this peer (then it lands in
@@ -133,7 +133,7 @@ struct fc__sched {
 	/* set before recording: the caller's buffers are registered on
 	 * @dev, so large scratch is too (fc__sched_scratch) */
 	struct fc_dev *reg_dev;
-	int err;	  /* recording failed (-ENOMEM) */
+	int err; /* recording failed (-ENOMEM) */
 };
 
 /* One collective in flight (or queued) on a group. */
@@ -152,19 +152,19 @@ struct fc_group {
 	struct fc_dev *dev;
 	struct fc__coll_dev *cd;
 	uint32_t rank, size;
-	uint32_t *world;	/* member -> world rank */
-	uint32_t id;		/* this member's name for it (coll_link.c) */
-	uint32_t *peer_id;	/* member -> that member's name for it */
-	uint32_t ctx;		/* checked in every header */
-	uint32_t seq;		/* collectives started */
-	uint32_t children;	/* groups made from it, for their ctx */
-	struct fc_coll_req *head, *tail; /* running, then queued */
+	uint32_t *world;   /* member -> world rank */
+	uint32_t id;	   /* this member's name for it (coll_link.c) */
+	uint32_t *peer_id; /* member -> that member's name for it */
+	uint32_t ctx;	   /* checked in every header */
+	uint32_t seq;	   /* collectives started */
+	uint32_t children; /* groups made from it, for their ctx */
+	struct fc_coll_req *head, *tail;    /* running, then queued */
 	struct fc__umsg *uq_head, *uq_tail; /* messages no step took yet */
-	int err;			 /* what broke it; 0 while usable */
-	unsigned int refs;		 /* the world group is shared */
-	bool aborted;			 /* the others were told */
-	bool linked;			 /* fc__links_want() ran */
-	struct fc_group *next;		 /* the device's groups */
+	int err;			    /* what broke it; 0 while usable */
+	unsigned int refs;		    /* the world group is shared */
+	bool aborted;			    /* the others were told */
+	bool linked;			    /* fc__links_want() ran */
+	struct fc_group *next;		    /* the device's groups */
 };
 
 /* A group id reserved for a group being made (fc__coll_dev.ids). */
@@ -182,7 +182,7 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
-	bool rx_posted;		  /* a link posted a receive since its last look */
+	bool rx_posted; /* a link posted a receive since its last look */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -269,10 +269,10 @@ extern const char *const fc__coll_kind_names[FC__KIND_COUNT];
  * away) and then hands each message to the group whose id it names.
  * Lock held for all of these.
  */
-#define FC__HDR_LEN    20u		/* the header of every message */
-#define FC__COMBINE_MAX (8u << 10)	/* payloads up to this follow it */
-#define FC__HDR_SPLIT  (1u << 31)	/* the payload is the next message */
-#define FC__HDR_ABORT  (1u << 30)	/* sender's group broke; len = -errno */
+#define FC__HDR_LEN	20u	   /* the header of every message */
+#define FC__COMBINE_MAX (8u << 10) /* payloads up to this follow it */
+#define FC__HDR_SPLIT	(1u << 31) /* the payload is the next message */
+#define FC__HDR_ABORT	(1u << 30) /* sender's group broke; len = -errno */
 #define FC__HDR_LENMASK ((1u << 28) - 1)
 /* Make @cd's links and id table. RETURN VALUE: 0, -ENOMEM. */
 int fc__links_init(struct fc__coll_dev *cd);
@@ -286,8 +286,7 @@ void fc__links_fini(struct fc__coll_dev *cd);
 bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved);
 /* The link to world rank @peer, for a send. RETURN VALUE: 0 ready (its
  * channel in *chp), -EAGAIN not yet, or the peer's error. */
-int fc__link_chan(struct fc__coll_dev *cd, uint32_t peer,
-		  struct fc_chan **chp);
+int fc__link_chan(struct fc__coll_dev *cd, uint32_t peer, struct fc_chan **chp);
 /* A message from a copy, sent once the link is ready; nobody waits. */
 void fc__link_send_detached(struct fc__coll_dev *cd, uint32_t peer,
 			    const void *buf, size_t len);

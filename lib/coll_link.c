@@ -39,7 +39,7 @@ struct hdr {
 };
 
 struct hello {
-	uint32_t id; /* HELLO_ID: no group has it */
+	uint32_t id;	 /* HELLO_ID: no group has it */
 	uint32_t lo, hi; /* the nonce, little endian */
 	uint32_t kind;
 };
@@ -436,8 +436,8 @@ static void take_into(struct fc__link *l, struct fc_coll_req *req,
 
 /* The header in @l's buffer, kept; a payload it announces is left in
  * the channel, and the link stalls behind it. */
-static struct fc__umsg *umsg_new(struct fc__link *l, uint32_t from,
-				 uint32_t id, size_t got)
+static struct fc__umsg *umsg_new(struct fc__link *l, uint32_t from, uint32_t id,
+				 size_t got)
 {
 	struct fc__umsg *um = malloc(sizeof(*um) + got);
 
@@ -500,8 +500,7 @@ static bool member_of(const struct fc_group *g, uint32_t world, uint32_t *m)
 	return false;
 }
 
-static void dropped(struct fc__link *l, uint32_t p, size_t got,
-		    const char *why)
+static void dropped(struct fc__link *l, uint32_t p, size_t got, const char *why)
 {
 	if (got >= FC__HDR_LEN && l->ready && split_of(l->buf))
 		l->skip++;
@@ -560,7 +559,8 @@ static void take(struct fc__coll_dev *cd, struct fc__link *l, uint32_t p,
 	else if (got == sizeof(struct hello) && le32toh(h->id) == HELLO_ID)
 		handshake(cd, l);
 	else if (!l->ready)
-		dropped(l, p, got, "before the handshake"); /* an earlier job's */
+		dropped(l, p, got,
+			"before the handshake"); /* an earlier job's */
 	else if (got < FC__HDR_LEN)
 		dropped(l, p, got, "short");
 	else

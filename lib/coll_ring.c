@@ -53,8 +53,8 @@ static void pipe_step(struct shape *x, const char *sbuf, size_t slen,
 		if (off < rlen || !off) {
 			fc__sched_recv(x->s, left(x), rbuf + off, rl);
 			if (own)
-				fc__sched_reduce(x->s, dst + off, own + off,
-						 rl, true);
+				fc__sched_reduce(x->s, dst + off, own + off, rl,
+						 true);
 			else
 				fc__sched_reduce(x->s, dst + off, rbuf + off,
 						 rl, false);

@@ -34,7 +34,7 @@
 
 struct scratch {
 	struct scratch *next;
-	struct fc_mem *mem;	/* registered: the memory is there */
+	struct fc_mem *mem; /* registered: the memory is there */
 	max_align_t data[];
 };
 
@@ -278,8 +278,7 @@ static int send_post(struct fc_coll_req *req, struct fc__step *st)
 }
 
 /* Test a posted send. RETURN VALUE: 1 done, 0 not yet, or its error. */
-static int send_test(struct fc__coll_dev *cd, struct fc__step *st,
-		     bool *moved)
+static int send_test(struct fc__coll_dev *cd, struct fc__step *st, bool *moved)
 {
 	int i, ret;
 
@@ -393,7 +392,9 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 					continue;
 				}
 				*moved = true;
-				ret = ret ? ret : send_test(req->group->cd, st, moved);
+				ret = ret ? ret :
+					    send_test(req->group->cd, st,
+						      moved);
 			} else {
 				ret = send_test(req->group->cd, st, moved);
 			}

@@ -62,8 +62,8 @@ static inline const void *input(const struct shape *x)
 
 /* Block offsets and counts of @count elements in x->n blocks, in the
  * schedule's scratch. RETURN VALUE: 0 or -ENOMEM. */
-static inline int fc__even_blocks(struct shape *x, size_t count,
-				  size_t **offs, size_t **cnts)
+static inline int fc__even_blocks(struct shape *x, size_t count, size_t **offs,
+				  size_t **cnts)
 {
 	*offs = fc__sched_scratch(x->s, x->n * sizeof(size_t));
 	*cnts = fc__sched_scratch(x->s, x->n * sizeof(size_t));

@@ -24,23 +24,23 @@ typedef unsigned long long fc__cu_devptr;
 typedef void *fc__cu_ctx;
 typedef struct {
 	char reserved[FC_CUDA_IPC_HANDLE_SIZE];
-} fc__cu_ipc_handle;			/* CUipcMemHandle, passed by value */
-#define CU_SUCCESS			0
-#define CU_ERROR_INVALID_VALUE		1
-#define CU_ERROR_NOT_INITIALIZED	3
-#define CU_ERROR_DEINITIALIZED		4
-#define CU_ERROR_NO_DEVICE		100
-#define CU_ERROR_INVALID_CONTEXT	201
-#define CU_ERROR_NOT_FOUND		500
-#define CU_ERROR_NOT_SUPPORTED		801
-#define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD	1
-#define CU_POINTER_ATTRIBUTE_CONTEXT	1
-#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
-#define CU_MEMORYTYPE_DEVICE		2
-#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 1
+} fc__cu_ipc_handle; /* CUipcMemHandle, passed by value */
+#define CU_SUCCESS			    0
+#define CU_ERROR_INVALID_VALUE		    1
+#define CU_ERROR_NOT_INITIALIZED	    3
+#define CU_ERROR_DEINITIALIZED		    4
+#define CU_ERROR_NO_DEVICE		    100
+#define CU_ERROR_INVALID_CONTEXT	    201
+#define CU_ERROR_NOT_FOUND		    500
+#define CU_ERROR_NOT_SUPPORTED		    801
+#define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
+#define CU_POINTER_ATTRIBUTE_CONTEXT	    1
+#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE    2
+#define CU_MEMORYTYPE_DEVICE		    2
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS  1
 
 struct fc__cuda {
-	int status;			/* 0 loaded, or why not (-errno) */
+	int status; /* 0 loaded, or why not (-errno) */
 	fc__cu_result (*init)(unsigned int flags);
 	fc__cu_result (*get_handle)(void *handle, fc__cu_devptr dptr,
 				    size_t size, int type,
@@ -72,7 +72,7 @@ static void cuda_load(void)
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 
 	if (!lib) {
-		cuda.status = -ENODEV;		/* no NVIDIA driver here */
+		cuda.status = -ENODEV; /* no NVIDIA driver here */
 		return;
 	}
 	CU_SYM(lib, init, "cuInit");
@@ -92,11 +92,11 @@ static void cuda_load(void)
 	CU_SYM(lib, primary_retain, "cuDevicePrimaryCtxRetain");
 	if (!cuda.init || !cuda.ptr_attr || !cuda.addr_range || !cuda.push ||
 	    !cuda.pop || !cuda.htod || !cuda.dtoh) {
-		cuda.status = -ENODEV;		/* not a driver we know */
+		cuda.status = -ENODEV; /* not a driver we know */
 		return;
 	}
 	if (cuda.init(0) != CU_SUCCESS) {
-		cuda.status = -ENODEV;		/* no usable GPU */
+		cuda.status = -ENODEV; /* no usable GPU */
 		return;
 	}
 	/* The library stays loaded: CUDA keeps state for the process. */
@@ -109,9 +109,9 @@ static int cuda_errno(fc__cu_result r)
 		return 0;
 	case CU_ERROR_INVALID_VALUE:
 	case CU_ERROR_NOT_FOUND:
-		return -EINVAL;		/* not device memory, or a bad range */
+		return -EINVAL; /* not device memory, or a bad range */
 	case CU_ERROR_NOT_SUPPORTED:
-		return -EOPNOTSUPP;	/* no dma-buf for this GPU or memory */
+		return -EOPNOTSUPP; /* no dma-buf for this GPU or memory */
 	case CU_ERROR_NOT_INITIALIZED:
 	case CU_ERROR_DEINITIALIZED:
 	case CU_ERROR_NO_DEVICE:
@@ -138,10 +138,10 @@ static int cuda_range(uint64_t dptr, uint64_t len, fc__cu_ctx *ctx)
 	if (r != CU_SUCCESS)
 		return cuda_errno(r);
 	if (type != CU_MEMORYTYPE_DEVICE)
-		return -EINVAL;		/* pinned host memory, say */
+		return -EINVAL; /* pinned host memory, say */
 	r = cuda.ptr_attr(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
 	if (r == CU_SUCCESS && !*ctx)
-		return -EOPNOTSUPP;	/* memory of no context (VMM) */
+		return -EOPNOTSUPP; /* memory of no context (VMM) */
 	if (r == CU_SUCCESS)
 		r = cuda.addr_range(&base, &size, dptr);
 	if (r != CU_SUCCESS)
@@ -184,7 +184,7 @@ static int import_dmabuf(struct fc_dev *dev, uint64_t dptr, size_t len,
 	int fd = -1, ret;
 
 	if (!cuda.get_handle)
-		return -EOPNOTSUPP;	/* a driver older than CUDA 11.7 */
+		return -EOPNOTSUPP; /* a driver older than CUDA 11.7 */
 	/* CUDA exports whole host pages of device memory. */
 	start = dptr & ~(page - 1);
 	end = (dptr + len + page - 1) & ~(page - 1);
@@ -197,7 +197,7 @@ static int import_dmabuf(struct fc_dev *dev, uint64_t dptr, size_t len,
 		return -EOPNOTSUPP;
 	}
 	ret = fc__peer_import(dev, fd, dptr - start, len, memp);
-	close(fd);			/* the driver holds the dma-buf */
+	close(fd); /* the driver holds the dma-buf */
 	return ret;
 }
 

@@ -9,8 +9,8 @@
 #include "internal.h"
 #include "hbm.h"
 
-#define DEFAULT_KERNEL_DEV	"/dev/fpgacomm0"
-#define DEFAULT_EMU_DEV		"emu:"
+#define DEFAULT_KERNEL_DEV "/dev/fpgacomm0"
+#define DEFAULT_EMU_DEV	   "emu:"
 
 /*
  * $FPGACOMM_DEVICE, else the first kernel board, else for a rank of an

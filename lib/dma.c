@@ -7,8 +7,7 @@
 
 #include "internal.h"
 
-static int check_loc(struct fc_dev *dev, const struct fc_loc *loc,
-		     uint64_t len)
+static int check_loc(struct fc_dev *dev, const struct fc_loc *loc, uint64_t len)
 {
 	struct fc__mem *m;
 
@@ -89,7 +88,8 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < n; i++) {
-		ret = check_xfer(dev, &xfers[i], i + 1 < n ? &xfers[i + 1] : NULL);
+		ret = check_xfer(dev, &xfers[i],
+				 i + 1 < n ? &xfers[i + 1] : NULL);
 		if (ret)
 			goto out_unlock;
 	}

@@ -48,7 +48,7 @@ FC__EXPORT const char *fc_strerror(int err)
 {
 	const char *text;
 
-	if (err == INT_MIN)	/* -INT_MIN does not exist */
+	if (err == INT_MIN) /* -INT_MIN does not exist */
 		return "unknown error";
 	if (err < 0)
 		err = -err;

@@ -14,12 +14,12 @@
 #include "fabric_internal.h"
 #include "handle.h"
 
-#define CHUNK_SLOTS	1024u
-#define MAX_CHUNKS	1024u		/* a million requests in flight */
-#define NO_SLOT		UINT32_MAX
+#define CHUNK_SLOTS 1024u
+#define MAX_CHUNKS  1024u /* a million requests in flight */
+#define NO_SLOT	    UINT32_MAX
 
 struct slot {
-	struct fc_req *r;	/* NULL: free */
+	struct fc_req *r; /* NULL: free */
 	struct fc_dev *dev;
 	uint32_t gen;
 	uint32_t next_free;
@@ -68,7 +68,8 @@ static void slot_free(uint32_t i)
 
 	__atomic_store_n(&s->r, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->dev, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->gen, s->gen + 1 ? s->gen + 1 : 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->gen, s->gen + 1 ? s->gen + 1 : 1,
+			 __ATOMIC_RELEASE);
 	s->next_free = free_head;
 	free_head = i;
 }

@@ -10,7 +10,7 @@
 
 #include "hbm.h"
 
-#define HBM_ALIGN	64ull
+#define HBM_ALIGN 64ull
 
 uint32_t fc__hbm_rd(struct fc_dev *dev, uint32_t off)
 {
@@ -50,7 +50,8 @@ static int hbm_create(struct fc_dev *dev, struct fc__hbm **hp)
 	h->info.ls_size = fc__hbm_rd(dev, FC_HBM_LS_SIZE);
 	h->info.kernels = fc__hbm_rd(dev, FC_HBM_KERNELS);
 	h->info.pch_bytes = fc__hbm_rd(dev, FC_HBM_PCH_BYTES_LO) |
-			    (uint64_t)fc__hbm_rd(dev, FC_HBM_PCH_BYTES_HI) << 32;
+			    (uint64_t)fc__hbm_rd(dev, FC_HBM_PCH_BYTES_HI)
+				    << 32;
 	if (!h->info.pchannels || !h->info.pch_bytes ||
 	    h->info.num_ls > FC_MAX_LS) {
 		free(h);
@@ -91,7 +92,7 @@ int fc__hbm_get(struct fc_dev *dev, struct fc__hbm **hp)
 		return ret;
 	if (!__atomic_compare_exchange_n(&dev->hbm, &none, h, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		hbm_destroy(h);		/* another thread was first */
+		hbm_destroy(h); /* another thread was first */
 		h = none;
 	}
 	*hp = h;

@@ -6,7 +6,7 @@
 #include "internal.h"
 
 #define FC__KNAME_MAX	32
-#define FC__KERNELS_MAX	64
+#define FC__KERNELS_MAX 64
 
 struct fc__hbm_ext {
 	uint64_t addr, len;
@@ -24,8 +24,8 @@ struct fc__hbm {
 	struct fc_hbm_info info;
 	struct fc__hbm_pch *pch;
 	uint32_t next_pch;
-	uint64_t prog_base;		/* programs of every stream; 0: none yet */
-	struct fc_mem *bounce;		/* a program on its way to the board */
+	uint64_t prog_base;    /* programs of every stream; 0: none yet */
+	struct fc_mem *bounce; /* a program on its way to the board */
 	uint32_t start_seq[FC_MAX_LS][FC_LS_STREAMS];
 	bool started[FC_MAX_LS][FC_LS_STREAMS];
 	bool cancelled[FC_MAX_LS][FC_LS_STREAMS];

@@ -13,10 +13,10 @@
 
 #include "chan_stats.h"
 
-#define FC__EXPORT	__attribute__((visibility("default")))
+#define FC__EXPORT __attribute__((visibility("default")))
 
 #define fc__container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
 struct fc_dev;
 struct fc__fabric;
@@ -24,10 +24,10 @@ struct fc__hbm;
 
 /* A board's membership of its cluster, as the backend reports it. */
 enum fc__node_state {
-	FC__NODE_FREE,		/* nobody has joined as this node yet */
+	FC__NODE_FREE, /* nobody has joined as this node yet */
 	FC__NODE_ALIVE,
-	FC__NODE_EXITED,	/* closed its board */
-	FC__NODE_DEAD,		/* its process died holding the board */
+	FC__NODE_EXITED, /* closed its board */
+	FC__NODE_DEAD,	 /* its process died holding the board */
 };
 
 /*
@@ -36,8 +36,8 @@ enum fc__node_state {
  * leave removes it.
  */
 struct fc__join {
-	bool job;		/* the cluster is the job's: remove when last */
-	bool create;		/* this rank creates it */
+	bool job;    /* the cluster is the job's: remove when last */
+	bool create; /* this rank creates it */
 	uint32_t size;
 	char topology[32];
 };
@@ -46,11 +46,11 @@ struct fc__join {
 struct fc__mem {
 	struct fc_mem pub;
 	struct fc__mem *next;
-	bool owned;		/* allocated by fc_mem_alloc */
-	bool numa;		/* ... through libnuma */
-	bool contig;		/* ... by the backend, bus-contiguous */
-	size_t map_len;		/* bytes mapped when owned */
-	uint64_t handle;	/* the backend's name for it: emu bus address,
+	bool owned;	 /* allocated by fc_mem_alloc */
+	bool numa;	 /* ... through libnuma */
+	bool contig;	 /* ... by the backend, bus-contiguous */
+	size_t map_len;	 /* bytes mapped when owned */
+	uint64_t handle; /* the backend's name for it: emu bus address,
 				 * or the driver's registration handle */
 	/* newest chain naming this buffer on each engine (chains on one
 	 * engine end in order; on different engines in any order) */
@@ -58,13 +58,13 @@ struct fc__mem {
 	/* channel requests moving data straight from or into it (found by
 	 * fc__mem_hold): fc_mem_free() gives -EBUSY meanwhile */
 	unsigned int users;
-	bool transient;		/* the library's registration of a caller's
+	bool transient;	   /* the library's registration of a caller's
 				 * buffer for one message: never found */
-	bool peer;		/* fc_peer_import: another device's memory */
-	uint64_t peer_off;	/* byte 0 of pub is this far into the region */
-	bool device;		/* ... a GPU's, which the CPU cannot map */
-	void *dev_ctx;		/* ... in this CUDA context (NULL: its own) */
-	uint64_t ipc_base;	/* ... opened from a CUDA IPC handle: close */
+	bool peer;	   /* fc_peer_import: another device's memory */
+	uint64_t peer_off; /* byte 0 of pub is this far into the region */
+	bool device;	   /* ... a GPU's, which the CPU cannot map */
+	void *dev_ctx;	   /* ... in this CUDA context (NULL: its own) */
+	uint64_t ipc_base; /* ... opened from a CUDA IPC handle: close */
 };
 
 /*
@@ -170,11 +170,12 @@ struct fc__backend {
 	int (*peer_export)(struct fc_dev *dev, uint64_t off, uint64_t len,
 			   int *fd);
 	/* Load a C function as stream kernel @id (NULL: boards can't). */
-	int (*kernel_register)(struct fc_dev *dev, uint32_t id,
-			       fc_kernel_fn fn, void *ctx);
+	int (*kernel_register)(struct fc_dev *dev, uint32_t id, fc_kernel_fn fn,
+			       void *ctx);
 	/* Sleep until a stream run ends (the stream event count moves off
 	 * @seen), at most @max_ns; no lock needed. NULL: poll. */
-	void (*stream_sleep)(struct fc_dev *dev, uint32_t seen, uint64_t max_ns);
+	void (*stream_sleep)(struct fc_dev *dev, uint32_t seen,
+			     uint64_t max_ns);
 	/*
 	 * Device memory that the board's engine moves through the device's
 	 * own API (an emulated board and CUDA memory): makes [dev_addr,
@@ -212,14 +213,14 @@ struct fc_dev {
 	/* The event queue entry the library reads next (fabric_rx.c): what
 	 * a backend's idle may sleep on. */
 	uint32_t eq_next;
-	struct fc__mem *mems;	/* live buffers */
-	struct fc__mem *mem_hit;	/* the one fc__mem_hold found last */
+	struct fc__mem *mems;	 /* live buffers */
+	struct fc__mem *mem_hit; /* the one fc__mem_hold found last */
 	struct fc__chan_stats stats;
 	struct fc__join join;	/* set by fc_open before the backend opens */
-	struct fc__fabric *fab;	/* channels, puts; NULL in no cluster */
+	struct fc__fabric *fab; /* channels, puts; NULL in no cluster */
 	/* Set by a layer above that keeps state per device (groups). */
 	void (*on_close)(struct fc_dev *dev);
-	struct fc__hbm *hbm;	/* lib/hbm.c: made at first use */
+	struct fc__hbm *hbm; /* lib/hbm.c: made at first use */
 };
 
 extern const struct fc__backend fc__emu_backend;

@@ -19,15 +19,15 @@
 
 #include "live.h"
 
-#define TOMB		((const void *)1)
-#define FIRST_SLOTS	64u
-#define READ_TRIES	64	/* then wait for the writer on its lock */
+#define TOMB	    ((const void *)1)
+#define FIRST_SLOTS 64u
+#define READ_TRIES  64 /* then wait for the writer on its lock */
 
 struct fc__live_table {
-	size_t slots;			/* a power of two */
-	size_t used;			/* entries and tombstones */
-	size_t live;			/* entries */
-	struct fc__live_table *older;	/* kept for readers */
+	size_t slots;		      /* a power of two */
+	size_t used;		      /* entries and tombstones */
+	size_t live;		      /* entries */
+	struct fc__live_table *older; /* kept for readers */
 	const void *slot[];
 };
 

@@ -16,11 +16,14 @@ struct fc__live_table;
 
 struct fc__live {
 	pthread_mutex_t lock;
-	uint32_t seq;			/* odd while the table changes */
+	uint32_t seq; /* odd while the table changes */
 	struct fc__live_table *table;
 };
 
-#define FC__LIVE_INIT	{ PTHREAD_MUTEX_INITIALIZER, 0, NULL }
+#define FC__LIVE_INIT                              \
+	{                                          \
+		PTHREAD_MUTEX_INITIALIZER, 0, NULL \
+	}
 
 /* RETURN VALUE: 0, or -ENOMEM. */
 int fc__live_add(struct fc__live *set, const void *p);

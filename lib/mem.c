@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "cuda_internal.h"
 
-#define KNOWN_MEM_FLAGS	FC_MEM_NUMA_ANY
+#define KNOWN_MEM_FLAGS FC_MEM_NUMA_ANY
 
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem)
 {
@@ -42,11 +42,12 @@ static void *alloc_pages(size_t len, int node, unsigned int flags, bool *numa)
 {
 	void *p;
 
-	*numa = node >= 0 && !(flags & FC_MEM_NUMA_ANY) && numa_available() >= 0;
+	*numa = node >= 0 && !(flags & FC_MEM_NUMA_ANY) &&
+		numa_available() >= 0;
 	if (*numa)
 		return numa_alloc_onnode(len, node);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 

@@ -54,8 +54,9 @@ static int put_start(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 		return -ERANGE;
 	pthread_mutex_lock(&dev->lock);
 	m = fc__mem_find(dev, src);
-	ret = !m ? -EINVAL : off > m->pub.len || len > m->pub.len - off ?
-		-ERANGE : 0;
+	ret = !m					 ? -EINVAL :
+	      off > m->pub.len || len > m->pub.len - off ? -ERANGE :
+							   0;
 	pthread_mutex_unlock(&dev->lock);
 	if (ret)
 		return ret;
@@ -114,7 +115,7 @@ FC__EXPORT int fc_put(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 	if (!ret) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
-			fc__req_orphan(r);	/* a later fence waits for it */
+			fc__req_orphan(r); /* a later fence waits for it */
 	}
 	/* Its error is the caller's now, not the next fence's. */
 	if (ret && ret == dev->fab->put_error)

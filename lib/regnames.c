@@ -17,16 +17,39 @@ struct reg_family {
 	const char *suffix;
 	uint32_t base;
 	uint32_t stride;
-	uint32_t count;		/* 0: a single register, no index */
-	uint32_t first;		/* index of the first instance */
+	uint32_t count; /* 0: a single register, no index */
+	uint32_t first; /* index of the first instance */
 };
 
-#define ONE(name, off)	{ name, "", off, 0, 0, 0 }
-#define DMA(r)		{ "DMA", "_" #r, FC_DMA_REG(0, FC_DMA_##r), FC_DMA_STRIDE, FC_DMA_MAX_ENGINES, 0 }
-#define PORT(r)		{ "PORT", "_" #r, FC_PORT_REG(1, FC_PORT_##r), FC_PORT_STRIDE, FC_MAX_PORTS, 1 }
-#define CHAN(r)		{ "CHAN", "_" #r, FC_CHAN_REG(0, FC_CHAN_##r), FC_CHAN_STRIDE, FC_MAX_CHANNELS, 0 }
-#define LS(r)		{ "LS", "_" #r, FC_LS_REG(0, FC_LS_##r), FC_LS_STRIDE, FC_MAX_LS, 0 }
-#define LS1(r)		{ "LS", "_S1_" #r, FC_LS_SREG(0, 1, FC_LS_##r), FC_LS_STRIDE, FC_MAX_LS, 0 }
+#define ONE(name, off)                 \
+	{                              \
+		name, "", off, 0, 0, 0 \
+	}
+#define DMA(r)                                                           \
+	{                                                                \
+		"DMA", "_" #r, FC_DMA_REG(0, FC_DMA_##r), FC_DMA_STRIDE, \
+			FC_DMA_MAX_ENGINES, 0                            \
+	}
+#define PORT(r)                                                              \
+	{                                                                    \
+		"PORT", "_" #r, FC_PORT_REG(1, FC_PORT_##r), FC_PORT_STRIDE, \
+			FC_MAX_PORTS, 1                                      \
+	}
+#define CHAN(r)                                                              \
+	{                                                                    \
+		"CHAN", "_" #r, FC_CHAN_REG(0, FC_CHAN_##r), FC_CHAN_STRIDE, \
+			FC_MAX_CHANNELS, 0                                   \
+	}
+#define LS(r)                                                        \
+	{                                                            \
+		"LS", "_" #r, FC_LS_REG(0, FC_LS_##r), FC_LS_STRIDE, \
+			FC_MAX_LS, 0                                 \
+	}
+#define LS1(r)                                                              \
+	{                                                                   \
+		"LS", "_S1_" #r, FC_LS_SREG(0, 1, FC_LS_##r), FC_LS_STRIDE, \
+			FC_MAX_LS, 0                                        \
+	}
 
 static const struct reg_family families[] = {
 	ONE("ID", FC_REG_ID),
@@ -58,10 +81,22 @@ static const struct reg_family families[] = {
 	ONE("EQ_IRQ_AT", FC_EQ_IRQ_AT),
 	ONE("EQ_SEEN", FC_EQ_SEEN),
 	ONE("EQ_STALLS", FC_EQ_STALLS),
-	DMA(DESC_LO), DMA(DESC_HI), DMA(DESC_COUNT), DMA(DOORBELL),
-	DMA(IRQ_ENABLE), DMA(RESET), DMA(STATUS), DMA(ERROR), DMA(ERR_INDEX),
-	DMA(DONE_SEQ), DMA(DESC_DONE), DMA(CHAINS_DONE), DMA(DOORBELLS),
-	DMA(RESET_ACK), DMA(BYTES_LO), DMA(BYTES_HI),
+	DMA(DESC_LO),
+	DMA(DESC_HI),
+	DMA(DESC_COUNT),
+	DMA(DOORBELL),
+	DMA(IRQ_ENABLE),
+	DMA(RESET),
+	DMA(STATUS),
+	DMA(ERROR),
+	DMA(ERR_INDEX),
+	DMA(DONE_SEQ),
+	DMA(DESC_DONE),
+	DMA(CHAINS_DONE),
+	DMA(DOORBELLS),
+	DMA(RESET_ACK),
+	DMA(BYTES_LO),
+	DMA(BYTES_HI),
 	ONE("ROUTER_CTRL", FC_ROUTER_CTRL),
 	ONE("ROUTER_STATUS", FC_ROUTER_STATUS),
 	ONE("ROUTER_DROPS", FC_ROUTER_DROPS),
@@ -75,10 +110,20 @@ static const struct reg_family families[] = {
 	ONE("ROUTER_NODES_DOWN_LO", FC_ROUTER_NODES_DOWN_LO),
 	ONE("ROUTER_NODES_DOWN_HI", FC_ROUTER_NODES_DOWN_HI),
 	{ "ROUTE", "", FC_ROUTE_TABLE(0), 4, FC_MAX_NODES, 0 },
-	PORT(STATUS), PORT(TX_PKTS), PORT(RX_PKTS), PORT(CRC_ERRORS),
-	PORT(RETRANSMITS), PORT(CREDITS),
-	CHAN(RING_LO), CHAN(RING_HI), CHAN(RING_SLOTS), CHAN(CTRL),
-	CHAN(HEAD), CHAN(TAIL), CHAN(DROPS), CHAN(SEEN),
+	PORT(STATUS),
+	PORT(TX_PKTS),
+	PORT(RX_PKTS),
+	PORT(CRC_ERRORS),
+	PORT(RETRANSMITS),
+	PORT(CREDITS),
+	CHAN(RING_LO),
+	CHAN(RING_HI),
+	CHAN(RING_SLOTS),
+	CHAN(CTRL),
+	CHAN(HEAD),
+	CHAN(TAIL),
+	CHAN(DROPS),
+	CHAN(SEEN),
 	ONE("HBM_PCHANNELS", FC_HBM_PCHANNELS),
 	ONE("HBM_NUM_LS", FC_HBM_NUM_LS),
 	ONE("HBM_LS_SIZE", FC_HBM_LS_SIZE),
@@ -86,11 +131,28 @@ static const struct reg_family families[] = {
 	ONE("HBM_PCH_BYTES_LO", FC_HBM_PCH_BYTES_LO),
 	ONE("HBM_PCH_BYTES_HI", FC_HBM_PCH_BYTES_HI),
 	/* stream 0's registers keep the LS's first names */
-	LS(PROG_LO), LS(PROG_HI), LS(PROG_LEN), LS(START), LS(STATUS),
-	LS(ERROR), LS(DONE_SEQ), LS(ERR_INDEX), LS(INSNS), LS(RUNS),
-	LS1(PROG_LO), LS1(PROG_HI), LS1(PROG_LEN), LS1(START), LS1(STATUS),
-	LS1(ERROR), LS1(DONE_SEQ), LS1(ERR_INDEX), LS1(INSNS), LS1(RUNS),
-	LS(RESET), LS(RESET_ACK),
+	LS(PROG_LO),
+	LS(PROG_HI),
+	LS(PROG_LEN),
+	LS(START),
+	LS(STATUS),
+	LS(ERROR),
+	LS(DONE_SEQ),
+	LS(ERR_INDEX),
+	LS(INSNS),
+	LS(RUNS),
+	LS1(PROG_LO),
+	LS1(PROG_HI),
+	LS1(PROG_LEN),
+	LS1(START),
+	LS1(STATUS),
+	LS1(ERROR),
+	LS1(DONE_SEQ),
+	LS1(ERR_INDEX),
+	LS1(INSNS),
+	LS1(RUNS),
+	LS(RESET),
+	LS(RESET_ACK),
 	ONE("EMU_MAGIC", FC_EMU_MAGIC),
 	ONE("EMU_FAULT_DMA_STALL", FC_EMU_FAULT_DMA_STALL),
 	ONE("EMU_FAULT_DMA_ERROR", FC_EMU_FAULT_DMA_ERROR),
@@ -99,7 +161,7 @@ static const struct reg_family families[] = {
 	ONE("EMU_SHM_BUS_HI", FC_EMU_SHM_BUS_HI),
 };
 
-#define NFAMILIES	(sizeof(families) / sizeof(families[0]))
+#define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
 static uint32_t instances(const struct reg_family *f)
 {
@@ -200,8 +262,8 @@ static int by_offset(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-FC__EXPORT int fc_reg_foreach(int (*fn)(const char *name, uint32_t off,
-					void *arg), void *arg)
+FC__EXPORT int
+fc_reg_foreach(int (*fn)(const char *name, uint32_t off, void *arg), void *arg)
 {
 	struct named_reg *regs;
 	size_t n = 0, k, j;

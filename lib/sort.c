@@ -23,28 +23,37 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t),
 	       "counts travel as FC_UINT64");
 
 /* Digits of FC_SORT_RADIX_NET: one network crossing each. */
-#define NET_DIGIT_BITS	8
+#define NET_DIGIT_BITS 8
 
 /* What every rank tells the others first. */
-enum { AG_COUNT, AG_CAP, AG_ERR, AG_KS, AG_BITS, AG_VS, AG_LAYOUT, AG_ALGO,
-       AG_N };
+enum {
+	AG_COUNT,
+	AG_CAP,
+	AG_ERR,
+	AG_KS,
+	AG_BITS,
+	AG_VS,
+	AG_LAYOUT,
+	AG_ALGO,
+	AG_N
+};
 
 struct sort_ctx {
 	struct fc_group *g;
 	struct fc_sort_args *a;
 	uint32_t rank, n;
 	size_t ks, vs, rs;
-	unsigned int bits;		/* significant key bits */
+	unsigned int bits; /* significant key bits */
 	bool partitioned;
 	int timeout_ms;
 	struct timespec start;
-	size_t total;			/* elements over all ranks */
-	size_t *counts, *caps;		/* n each: every rank's */
-	size_t *offs;			/* n + 1: balanced ranges */
-	size_t *sc, *sd, *rc, *rd;	/* n each, for the alltoallv */
-	size_t *piece;			/* 4 n: one round of it */
-	uint8_t *buf[3];		/* work buffers, taken before agreeing */
-	bool bad;			/* a peer's counts do not add up */
+	size_t total;		   /* elements over all ranks */
+	size_t *counts, *caps;	   /* n each: every rank's */
+	size_t *offs;		   /* n + 1: balanced ranges */
+	size_t *sc, *sd, *rc, *rd; /* n each, for the alltoallv */
+	size_t *piece;		   /* 4 n: one round of it */
+	uint8_t *buf[3];	   /* work buffers, taken before agreeing */
+	bool bad;		   /* a peer's counts do not add up */
 };
 
 /* What is left of the caller's timeout for the next collective. */
@@ -83,7 +92,7 @@ static uint64_t keys_or(struct sort_view in, size_t n, size_t ks)
  * with about 16 MiB per pair on 4 ranks, fc_alltoallv was seen to hang
  * (docs/sort.md), and pieces of 8 MiB never did.
  */
-#define SORT_XCHG_PIECE	((size_t)8 << 20)
+#define SORT_XCHG_PIECE ((size_t)8 << 20)
 
 /* The piece size: $FPGACOMM_SORT_PIECE (bytes) overrides it, for tests. */
 static size_t xchg_piece(void)
@@ -176,8 +185,8 @@ static int check_shares(struct sort_ctx *c, const size_t *share)
  * NULL) and every rank's share, from the bins' global counts @H: a bin
  * goes whole to the rank in whose even share of the total it starts.
  */
-static void partition_bins(const struct sort_ctx *c, const size_t *H,
-			   size_t nb, uint32_t *owner, size_t *share)
+static void partition_bins(const struct sort_ctx *c, const size_t *H, size_t nb,
+			   uint32_t *owner, size_t *share)
 {
 	size_t g = 0;
 
@@ -213,7 +222,7 @@ static int agree_alloc(struct sort_ctx *c, size_t bytes, uint8_t **bufp)
  * Segments shorter than this, on average, are scattered element by element
  * rather than found and copied whole.
  */
-#define PLACE_MIN_SEGMENT	16
+#define PLACE_MIN_SEGMENT 16
 
 /*
  * Do the runs hold, bin by bin, what the share has room for (bin v from
@@ -235,8 +244,9 @@ static bool runs_fit(const struct sort_ctx *c, uint8_t *const *runs,
 			    mask]++;
 	for (size_t v = 0; fit && v < nb; v++) {
 		size_t room = v < vlo || v > vhi ? 0 :
-			      (v < vhi ? place[v + 1] : c->a->out_count) -
-			      place[v];
+						   (v < vhi ? place[v + 1] :
+							      c->a->out_count) -
+							   place[v];
 
 		fit = cnt[v] <= room;
 	}
@@ -262,7 +272,9 @@ static int place_runs(struct sort_ctx *c, uint8_t *const *runs,
 	if (c->a->out_count / bins / c->n >= PLACE_MIN_SEGMENT)
 		return fc__sort_place(runs, lens, c->n, out, c->ks, c->vs,
 				      shift, b, vlo, vhi, place,
-				      c->a->out_count) ? 0 : -EBADMSG;
+				      c->a->out_count) ?
+			       0 :
+			       -EBADMSG;
 	if (!runs_fit(c, runs, lens, shift, b, vlo, vhi, place))
 		return -EBADMSG;
 	for (uint32_t s = 0; s < c->n; s++)
@@ -273,16 +285,16 @@ static int place_runs(struct sort_ctx *c, uint8_t *const *runs,
 
 /* The bins of one digit pass, and what each rank's share of them is. */
 struct digit_pass {
-	size_t nb;		/* 2^b bins */
-	size_t *H;		/* global count per bin */
-	size_t *E;		/* the lower ranks' count per bin */
-	size_t *G;		/* global place where bin v starts */
-	size_t *place;		/* per bin: where the next element goes */
-	size_t *share;		/* n: each rank's share (partitioned) */
-	size_t *lens;		/* n: elements in each source's run */
-	uint8_t **runs;		/* n: each source's run */
-	uint32_t *owner;	/* per bin: the rank it goes to (partitioned) */
-	size_t lo;		/* global place where our share starts */
+	size_t nb;	 /* 2^b bins */
+	size_t *H;	 /* global count per bin */
+	size_t *E;	 /* the lower ranks' count per bin */
+	size_t *G;	 /* global place where bin v starts */
+	size_t *place;	 /* per bin: where the next element goes */
+	size_t *share;	 /* n: each rank's share (partitioned) */
+	size_t *lens;	 /* n: elements in each source's run */
+	uint8_t **runs;	 /* n: each source's run */
+	uint32_t *owner; /* per bin: the rank it goes to (partitioned) */
+	size_t lo;	 /* global place where our share starts */
 };
 
 static void digit_pass_free(struct digit_pass *p)
@@ -414,8 +426,8 @@ static void balanced_counts(struct sort_ctx *c, struct digit_pass *p,
  */
 static uint8_t *order_locally(struct sort_ctx *c, struct digit_pass *p,
 			      struct sort_view in, const size_t *hist,
-			      unsigned int shift, unsigned int b,
-			      uint8_t *send, uint8_t *spare)
+			      unsigned int shift, unsigned int b, uint8_t *send,
+			      uint8_t *spare)
 {
 	size_t sum = 0;
 
@@ -449,8 +461,8 @@ static int lay_out(struct sort_ctx *c, struct digit_pass *p,
 
 	for (vlo = 0; p->G[vlo] + p->H[vlo] <= p->lo; vlo++)
 		;
-	for (vhi = vlo; vhi + 1 < p->nb &&
-	     p->G[vhi + 1] < p->lo + c->a->out_count; vhi++)
+	for (vhi = vlo;
+	     vhi + 1 < p->nb && p->G[vhi + 1] < p->lo + c->a->out_count; vhi++)
 		;
 	for (size_t v = vlo; v <= vhi; v++)
 		p->place[v] = p->G[v] > p->lo ? p->G[v] - p->lo : 0;
@@ -526,13 +538,13 @@ out:
 static int sort_counting(struct sort_ctx *c, const size_t *hist)
 {
 	struct fc_sort_args *a = c->a;
-	uint8_t *recv = c->buf[1];	/* NULL when partitioned */
+	uint8_t *recv = c->buf[1]; /* NULL when partitioned */
 	int rc;
 
-	rc = net_digit_pass(c, sort_split(a->keys, a->values, c->ks, c->vs),
-			    hist, 0, c->bits,
-			    sort_split(a->out_keys, a->out_values, c->ks, c->vs),
-			    c->buf[0], c->buf[2], &recv, false);
+	rc = net_digit_pass(
+		c, sort_split(a->keys, a->values, c->ks, c->vs), hist, 0,
+		c->bits, sort_split(a->out_keys, a->out_values, c->ks, c->vs),
+		c->buf[0], c->buf[2], &recv, false);
 	if (recv != c->buf[1])
 		fc__sort_free(recv);
 	return rc;
@@ -597,8 +609,8 @@ static int sort_radix_net(struct sort_ctx *c)
 	unsigned int ndig = (c->bits + NET_DIGIT_BITS - 1) / NET_DIGIT_BITS;
 	unsigned int last = ndig - 1;
 	struct sort_view user_in = sort_split(a->keys, a->values, c->ks, c->vs);
-	struct sort_view user_out = sort_split(a->out_keys, a->out_values,
-					       c->ks, c->vs);
+	struct sort_view user_out =
+		sort_split(a->out_keys, a->out_values, c->ks, c->vs);
 	struct sort_view cur = user_in;
 	struct sort_view work = sort_packed(c->buf[0], c->ks, c->vs);
 	uint8_t *send = c->buf[1], *recv = c->buf[2], *share_recv = NULL;
@@ -616,10 +628,11 @@ static int sort_radix_net(struct sort_ctx *c)
 	for (unsigned int dg = 0; dg <= last; dg++) {
 		unsigned int shift = dg * NET_DIGIT_BITS;
 		unsigned int b = c->bits - shift < NET_DIGIT_BITS ?
-				 c->bits - shift : NET_DIGIT_BITS;
+					 c->bits - shift :
+					 NET_DIGIT_BITS;
 		bool fin = dg == last;
 
-		c->partitioned = part && fin;	/* balanced until the last */
+		c->partitioned = part && fin; /* balanced until the last */
 		fc__sort_hist(cur, n, c->ks, shift, b, hist);
 		a->mem_passes++;
 		rc = net_digit_pass(c, cur, hist, shift, b,
@@ -633,7 +646,7 @@ static int sort_radix_net(struct sort_ctx *c)
 	}
 	rc = 0;
 	if (part)
-		goto out;	/* the last pass wrote the output */
+		goto out; /* the last pass wrote the output */
 	if (cur.keys != user_out.keys) {
 		fc__sort_copy(cur, user_out, n, c->ks, c->vs);
 		a->mem_passes++;
@@ -647,7 +660,7 @@ out:
 }
 
 /* Bits of the splitter key settled per round of find_splitters(). */
-#define SPLIT_ROUND_BITS	8
+#define SPLIT_ROUND_BITS 8
 
 /*
  * Exact splitters for a locally sorted @recs: K[d] is the key of the
@@ -674,7 +687,8 @@ static int find_splitters(struct sort_ctx *c, const uint8_t *recs,
 		K[d] = 0;
 	}
 	while (left) {
-		unsigned int w = left < SPLIT_ROUND_BITS ? left : SPLIT_ROUND_BITS;
+		unsigned int w = left < SPLIT_ROUND_BITS ? left :
+							   SPLIT_ROUND_BITS;
 		unsigned int shift = left - w;
 		uint64_t below = shift ? key_limit(shift) : 0;
 
@@ -712,13 +726,13 @@ out:
 
 /* The splitters of one-pass and where they cut this rank's sorted run. */
 struct onepass {
-	size_t *target;		/* n: global place of each boundary */
-	size_t *lb, *eq;	/* n: ours below, and equal to, each splitter */
-	size_t *L, *E;		/* n: all ranks' lb; the lower ranks' eq */
-	size_t *cut;		/* n + 1: our run's cuts, then run starts */
-	size_t *share;		/* n: each rank's share (partitioned) */
-	uint64_t *K;		/* n: the splitters */
-	bool *past;		/* n: a boundary past the end has none */
+	size_t *target;	 /* n: global place of each boundary */
+	size_t *lb, *eq; /* n: ours below, and equal to, each splitter */
+	size_t *L, *E;	 /* n: all ranks' lb; the lower ranks' eq */
+	size_t *cut;	 /* n + 1: our run's cuts, then run starts */
+	size_t *share;	 /* n: each rank's share (partitioned) */
+	uint64_t *K;	 /* n: the splitters */
+	bool *past;	 /* n: a boundary past the end has none */
 };
 
 static void onepass_free(struct onepass *o)
@@ -769,8 +783,9 @@ static int find_bounds(struct sort_ctx *c, struct onepass *o,
 		return 0;
 	for (uint32_t d = 0; d < nbd; d++)
 		o->target[d] = c->partitioned ?
-			(size_t)((unsigned __int128)c->total * (d + 1) / n) :
-			c->offs[d + 1];
+				       (size_t)((unsigned __int128)c->total *
+						(d + 1) / n) :
+				       c->offs[d + 1];
 	rc = find_splitters(c, recs, o->target, o->K, o->past);
 	if (rc)
 		return rc;
@@ -779,9 +794,11 @@ static int find_bounds(struct sort_ctx *c, struct onepass *o,
 			o->lb[d] = count;
 			continue;
 		}
-		o->lb[d] = fc__sort_bound(recs, count, c->ks, c->rs, o->K[d], 0);
-		o->eq[d] = fc__sort_bound(recs, count, c->ks, c->rs, o->K[d],
-					  1) - o->lb[d];
+		o->lb[d] =
+			fc__sort_bound(recs, count, c->ks, c->rs, o->K[d], 0);
+		o->eq[d] =
+			fc__sort_bound(recs, count, c->ks, c->rs, o->K[d], 1) -
+			o->lb[d];
 	}
 	rc = fc_allreduce(c->g, o->lb, o->L, nbd, FC_UINT64, FC_SUM,
 			  left_ms(c));
@@ -829,8 +846,8 @@ static int cut_run(struct sort_ctx *c, struct onepass *o)
 		return 0;
 	}
 	for (uint32_t d = 0; d < n; d++)
-		o->share[d] = (d < nbd ? o->L[d] : c->total) -
-			      (d ? o->L[d - 1] : 0);
+		o->share[d] =
+			(d < nbd ? o->L[d] : c->total) - (d ? o->L[d - 1] : 0);
 	return check_shares(c, o->share);
 }
 
@@ -864,12 +881,12 @@ static int sort_onepass(struct sort_ctx *c)
 		rc = fc_alltoall(c->g, c->sc, c->rc, 1, FC_UINT64, left_ms(c));
 	if (rc)
 		goto out;
-	for (uint32_t d = 0, s = 0; d <= c->n; d++) {	/* run starts */
+	for (uint32_t d = 0, s = 0; d <= c->n; d++) { /* run starts */
 		o.cut[d] = s;
 		if (d < c->n)
 			s += c->rc[d];
 	}
-	if (!recv) {	/* a partitioned share */
+	if (!recv) { /* a partitioned share */
 		rc = agree_alloc(c, a->out_count * c->rs, &recv);
 		if (rc)
 			goto out;
@@ -898,7 +915,8 @@ static int check_args(struct fc_group *g, const struct fc_sort_args *a)
 {
 	if (!g || !a || a->flags)
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(a->reserved) / sizeof(a->reserved[0]); i++)
+	for (size_t i = 0; i < sizeof(a->reserved) / sizeof(a->reserved[0]);
+	     i++)
 		if (a->reserved[i])
 			return -EINVAL;
 	if (a->key_size != 4 && a->key_size != 8)
@@ -948,13 +966,13 @@ static int agree(struct sort_ctx *c, int local_err)
 {
 	struct fc_sort_args *a = c->a;
 	uint64_t mine[AG_N] = {
-		[AG_COUNT] = a->count, [AG_CAP] = a->capacity,
+		[AG_COUNT] = a->count,		 [AG_CAP] = a->capacity,
 		[AG_ERR] = (uint64_t)-local_err, [AG_KS] = a->key_size,
-		[AG_BITS] = a->key_bits, [AG_VS] = a->value_size,
-		[AG_LAYOUT] = a->layout, [AG_ALGO] = a->algo,
+		[AG_BITS] = a->key_bits,	 [AG_VS] = a->value_size,
+		[AG_LAYOUT] = a->layout,	 [AG_ALGO] = a->algo,
 	};
 	uint64_t *all = malloc(sizeof(mine) * c->n);
-	size_t most = SIZE_MAX / 2 / c->rs;	/* check_args's bound */
+	size_t most = SIZE_MAX / 2 / c->rs; /* check_args's bound */
 	int rc;
 
 	if (!all)
@@ -1018,7 +1036,7 @@ static int ctx_init(struct sort_ctx *c, struct fc_group *g,
 	c->sd = c->sc + c->n;
 	c->rc = c->sd + c->n;
 	c->rd = c->rc + c->n;
-	c->offs = c->rd + c->n;	/* n + 1 */
+	c->offs = c->rd + c->n; /* n + 1 */
 	c->piece = c->offs + c->n + 1;
 	return 0;
 }
@@ -1040,7 +1058,9 @@ static int check_keys(struct sort_ctx *c, uint32_t algo, size_t **histp)
 		if (!hist)
 			return -ENOMEM;
 		return fc__sort_hist(in, a->count, c->ks, 0, c->bits, hist) &
-		       ~key_limit(c->bits) ? -ERANGE : 0;
+				       ~key_limit(c->bits) ?
+			       -ERANGE :
+			       0;
 	}
 	if (c->bits < c->ks * 8) {
 		a->mem_passes++;
@@ -1058,13 +1078,15 @@ static int take_buffers(struct sort_ctx *c, uint32_t algo)
 {
 	size_t bytes = c->a->count * c->rs + 1;
 	unsigned int nbuf = algo == FC_SORT_RADIX_NET ? 3 :
-			    algo == FC_SORT_ONEPASS ? 2 : 1;
+			    algo == FC_SORT_ONEPASS   ? 2 :
+							1;
 	/* a key wider than a local digit: the local sort's second */
-	bool spare = algo == FC_SORT_COUNTING && c->bits > SORT_LOCAL_DIGIT_BITS;
+	bool spare = algo == FC_SORT_COUNTING &&
+		     c->bits > SORT_LOCAL_DIGIT_BITS;
 	int rc = 0;
 
 	if (!c->partitioned && algo != FC_SORT_RADIX_NET)
-		nbuf++;		/* the receive buffer: count elements */
+		nbuf++; /* the receive buffer: count elements */
 	for (unsigned int i = 0; i < 3; i++) {
 		if (i >= nbuf && !(i == 2 && spare))
 			continue;
@@ -1091,7 +1113,8 @@ FC__EXPORT int fc_sort(struct fc_group *g, struct fc_sort_args *a,
 	algo = a->algo;
 	if (algo == FC_SORT_AUTO)
 		algo = a->key_bits && a->key_bits <= FC_SORT_COUNTING_MAX_BITS ?
-		       FC_SORT_COUNTING : FC_SORT_ONEPASS;
+			       FC_SORT_COUNTING :
+			       FC_SORT_ONEPASS;
 	a->out_count = 0;
 	a->net_passes = 0;
 	a->mem_passes = 0;
@@ -1130,8 +1153,12 @@ static int sort_keys(struct fc_group *g, void *keys, size_t count,
 		     unsigned int ks, unsigned int key_bits, int timeout_ms)
 {
 	struct fc_sort_args a = {
-		.key_size = ks, .key_bits = key_bits, .keys = keys,
-		.count = count, .out_keys = keys, .capacity = count,
+		.key_size = ks,
+		.key_bits = key_bits,
+		.keys = keys,
+		.count = count,
+		.out_keys = keys,
+		.capacity = count,
 	};
 
 	return fc_sort(g, &a, timeout_ms);

@@ -18,9 +18,9 @@
 #include <string.h>
 
 struct sort_view {
-	uint8_t *keys;		/* first key */
-	uint8_t *vals;		/* first value (unused when vs is 0) */
-	size_t kstride;		/* bytes from one key to the next */
+	uint8_t *keys;	/* first key */
+	uint8_t *vals;	/* first value (unused when vs is 0) */
+	size_t kstride; /* bytes from one key to the next */
 	size_t vstride;
 };
 
@@ -55,7 +55,7 @@ static inline uint64_t sort_key_at(const uint8_t *p, size_t ks)
 }
 
 /* Digits of the local radix sort. */
-#define SORT_LOCAL_DIGIT_BITS	11
+#define SORT_LOCAL_DIGIT_BITS 11
 
 /*
  * fc__sort_hist - count the keys of @in[0..n) by digit (key >> shift) &
@@ -136,8 +136,8 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
  * RETURN VALUE: the passes made over the data.
  */
 unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
-			    unsigned int nruns, struct sort_view out,
-			    size_t ks, size_t vs, uint8_t *const scratch[2]);
+			    unsigned int nruns, struct sort_view out, size_t ks,
+			    size_t vs, uint8_t *const scratch[2]);
 
 /* Index of the first record of sorted @recs[0..n) whose key is >= @key
  * (with @upper, > @key). */

@@ -18,29 +18,29 @@
 
 #include "sort_internal.h"
 
-#define ALWAYS_INLINE	static inline __attribute__((always_inline))
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* Calls BODY(ks, vs) with constant widths where it can. */
-#define SORT_DISPATCH(ks, vs, BODY)                                   \
-	do {                                                          \
-		if ((ks) == 4 && (vs) == 0)                           \
-			BODY(4, 0);                                   \
-		else if ((ks) == 8 && (vs) == 0)                      \
-			BODY(8, 0);                                   \
-		else if ((ks) == 4 && (vs) == 4)                      \
-			BODY(4, 4);                                   \
-		else if ((ks) == 4 && (vs) == 8)                      \
-			BODY(4, 8);                                   \
-		else if ((ks) == 8 && (vs) == 8)                      \
-			BODY(8, 8);                                   \
-		else if ((ks) == 8 && (vs) == 4)                      \
-			BODY(8, 4);                                   \
-		else                                                  \
-			BODY(ks, vs);                                 \
+#define SORT_DISPATCH(ks, vs, BODY)              \
+	do {                                     \
+		if ((ks) == 4 && (vs) == 0)      \
+			BODY(4, 0);              \
+		else if ((ks) == 8 && (vs) == 0) \
+			BODY(8, 0);              \
+		else if ((ks) == 4 && (vs) == 4) \
+			BODY(4, 4);              \
+		else if ((ks) == 4 && (vs) == 8) \
+			BODY(4, 8);              \
+		else if ((ks) == 8 && (vs) == 8) \
+			BODY(8, 8);              \
+		else if ((ks) == 8 && (vs) == 4) \
+			BODY(8, 4);              \
+		else                             \
+			BODY(ks, vs);            \
 	} while (0)
 
 /* Buffers from this size on are aligned to, and advised into, huge pages. */
-#define SORT_HUGE_ALIGN	((size_t)2 << 20)
+#define SORT_HUGE_ALIGN ((size_t)2 << 20)
 
 void *fc__sort_alloc(size_t bytes)
 {
@@ -80,7 +80,7 @@ ALWAYS_INLINE uint64_t hist_body(struct sort_view in, size_t n, size_t ks,
  * so that runs of equal keys do not wait on one counter's increments.
  * Chunks of at most 2^30 keys keep the counts from overflowing.
  */
-#define SORT_HIST4_MAX_BITS	10
+#define SORT_HIST4_MAX_BITS 10
 
 ALWAYS_INLINE uint64_t hist4_body(struct sort_view in, size_t n, size_t ks,
 				  size_t stride, unsigned int shift,
@@ -142,9 +142,8 @@ uint64_t fc__sort_hist(struct sort_view in, size_t n, size_t ks,
 	return hist_body(in, n, 8, shift, mask, hist);
 }
 
-ALWAYS_INLINE void move_one(struct sort_view in, size_t i,
-			    struct sort_view out, size_t j, size_t ks,
-			    size_t vs)
+ALWAYS_INLINE void move_one(struct sort_view in, size_t i, struct sort_view out,
+			    size_t j, size_t ks, size_t vs)
 {
 	memcpy(out.keys + j * out.kstride, in.keys + i * in.kstride, ks);
 	if (vs)
@@ -154,8 +153,7 @@ ALWAYS_INLINE void move_one(struct sort_view in, size_t i,
 
 ALWAYS_INLINE void scatter_body(struct sort_view in, struct sort_view out,
 				size_t n, size_t ks, size_t vs,
-				unsigned int shift, uint64_t mask,
-				size_t *offs)
+				unsigned int shift, uint64_t mask, size_t *offs)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k = sort_key_at(in.keys + i * in.kstride, ks);
@@ -164,8 +162,8 @@ ALWAYS_INLINE void scatter_body(struct sort_view in, struct sort_view out,
 	}
 }
 
-ALWAYS_INLINE void scatter_keys_body(const uint8_t *in, uint8_t *out,
-				     size_t n, size_t ks, unsigned int shift,
+ALWAYS_INLINE void scatter_keys_body(const uint8_t *in, uint8_t *out, size_t n,
+				     size_t ks, unsigned int shift,
 				     uint64_t mask, size_t *offs)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -185,12 +183,12 @@ ALWAYS_INLINE void scatter_keys_body(const uint8_t *in, uint8_t *out,
  * another bin's records below @lo, so it is written from @lo on; the last
  * is written as far as it is filled.
  */
-#define WC_LINE		64
-#define WC_SLOT		128	/* bytes of buffer per bin */
+#define WC_LINE 64
+#define WC_SLOT 128 /* bytes of buffer per bin */
 
 struct wc_bin {
-	uint8_t *dst;		/* where the next record goes */
-	size_t lo;		/* bytes of the current line not ours */
+	uint8_t *dst; /* where the next record goes */
+	size_t lo;    /* bytes of the current line not ours */
 };
 
 static inline void wc_write_line(uint8_t *line, const uint8_t *buf)
@@ -210,8 +208,8 @@ static inline void wc_write_line(uint8_t *line, const uint8_t *buf)
 
 ALWAYS_INLINE void wc_body(struct sort_view in, uint8_t *out, size_t n,
 			   size_t ks, size_t vs, unsigned int shift,
-			   uint64_t mask, size_t *offs,
-			   struct wc_bin *bin, uint8_t *wc)
+			   uint64_t mask, size_t *offs, struct wc_bin *bin,
+			   uint8_t *wc)
 {
 	size_t rs = ks + vs;
 
@@ -251,12 +249,12 @@ ALWAYS_INLINE void wc_body(struct sort_view in, uint8_t *out, size_t n,
 		offs[v] = (size_t)(bin[v].dst - out) / rs;
 	}
 #if defined(__SSE2__)
-	_mm_sfence();	/* the streamed lines before anyone reads them */
+	_mm_sfence(); /* the streamed lines before anyone reads them */
 #endif
 }
 
 /* Below this many elements per bin the buffers cost more than they save. */
-#define WC_MIN_PER_BIN	64
+#define WC_MIN_PER_BIN 64
 
 /* Returns false where it does not apply (out not packed, few elements). */
 static bool scatter_wc(struct sort_view in, struct sort_view out, size_t n,
@@ -318,7 +316,7 @@ static size_t gallop_past(const uint8_t *recs, size_t p, size_t e, size_t ks,
 {
 	size_t step = 1, lo, hi;
 
-#define DIGIT(i) ((sort_key_at(recs + (i) * rs, ks) >> shift) & mask)
+#define DIGIT(i) ((sort_key_at(recs + (i)*rs, ks) >> shift) & mask)
 	if (p == e || DIGIT(p) > v)
 		return p;
 	/* DIGIT(lo) <= v; find hi with DIGIT(hi) > v or hi == e */
@@ -369,14 +367,15 @@ bool fc__sort_place(uint8_t *const *runs, const size_t *lens,
 			dst.keys += at * out.kstride;
 			if (vs)
 				dst.vals += at * out.vstride;
-			fc__sort_copy(sort_packed(runs[r] + pos[r] * rs, ks, vs),
+			fc__sort_copy(sort_packed(runs[r] + pos[r] * rs, ks,
+						  vs),
 				      dst, end - pos[r], ks, vs);
 			at += end - pos[r];
 			placed += end - pos[r];
 			pos[r] = end;
 		}
 	}
-	return placed == want;	/* none left out of the share's bins */
+	return placed == want; /* none left out of the share's bins */
 }
 
 ALWAYS_INLINE void copy_body(struct sort_view in, struct sort_view out,
@@ -391,7 +390,7 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 {
 	if (in.kstride == out.kstride && in.kstride == ks + vs &&
 	    in.vals == in.keys + ks && out.vals == out.keys + ks) {
-		memmove(out.keys, in.keys, n * (ks + vs));	/* both packed */
+		memmove(out.keys, in.keys, n * (ks + vs)); /* both packed */
 		return;
 	}
 	if (!vs && in.kstride == ks && out.kstride == ks) {
@@ -404,8 +403,8 @@ void fc__sort_copy(struct sort_view in, struct sort_view out, size_t n,
 }
 
 ALWAYS_INLINE void hist_all_body(struct sort_view in, size_t n, size_t ks,
-				  size_t stride, unsigned int ndig,
-				  unsigned int db, size_t *hist)
+				 size_t stride, unsigned int ndig,
+				 unsigned int db, size_t *hist)
 {
 	const size_t nb = (size_t)1 << db;
 
@@ -432,8 +431,8 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 			uint8_t *buf_a, uint8_t *buf_b, unsigned int *passes)
 {
 	/* digits of at most SORT_LOCAL_DIGIT_BITS, as even as they come */
-	unsigned int ndig = (key_bits + SORT_LOCAL_DIGIT_BITS - 1) /
-			    SORT_LOCAL_DIGIT_BITS;
+	unsigned int ndig =
+		(key_bits + SORT_LOCAL_DIGIT_BITS - 1) / SORT_LOCAL_DIGIT_BITS;
 	unsigned int db = ndig ? (key_bits + ndig - 1) / ndig : 1;
 	size_t nb = (size_t)1 << db;
 	size_t *hist = calloc((size_t)(ndig ? ndig : 1) * nb, sizeof(*hist));
@@ -461,7 +460,8 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 	}
 	for (unsigned int d = 0; d < ndig; d++) {
 		size_t *h = hist + d * nb, sum = 0;
-		unsigned int bits = d * db + db > key_bits ? key_bits - d * db : db;
+		unsigned int bits = d * db + db > key_bits ? key_bits - d * db :
+							     db;
 		int trivial = 0;
 
 		for (size_t v = 0; v < nb; v++) {
@@ -481,7 +481,7 @@ uint8_t *fc__sort_radix(struct sort_view in, size_t n, size_t ks, size_t vs,
 		next = cur == buf_a ? buf_b : buf_a;
 		src = sort_packed(cur, ks, vs);
 	}
-	if (!cur) {	/* already in order: pack it */
+	if (!cur) { /* already in order: pack it */
 		fc__sort_copy(in, sort_packed(buf_a, ks, vs), n, ks, vs);
 		(*passes)++;
 		cur = buf_a;
@@ -584,8 +584,9 @@ static int merge_tree(const uint8_t *recs, const size_t *starts,
 
 		for (unsigned int r = 0; r < nruns; r += 2) {
 			size_t off = st[r];
-			struct sort_view o = last ? out :
-					     sort_packed(dst + off * rs, ks, vs);
+			struct sort_view o =
+				last ? out :
+				       sort_packed(dst + off * rs, ks, vs);
 
 			if (r + 1 < nruns) {
 				size_t sub[3] = { 0, st[r + 1] - off,
@@ -593,9 +594,10 @@ static int merge_tree(const uint8_t *recs, const size_t *starts,
 
 				merge2(src + off * rs, sub, o, ks, vs);
 			} else {
-				fc__sort_copy(sort_packed((void *)(src + off * rs),
-							  ks, vs),
-					      o, st[r + 1] - off, ks, vs);
+				fc__sort_copy(
+					sort_packed((void *)(src + off * rs),
+						    ks, vs),
+					o, st[r + 1] - off, ks, vs);
 			}
 			st[r / 2] = off;
 		}
@@ -611,17 +613,18 @@ static int merge_tree(const uint8_t *recs, const size_t *starts,
 }
 
 unsigned int fc__sort_merge(const uint8_t *recs, const size_t *starts,
-			    unsigned int nruns, struct sort_view out,
-			    size_t ks, size_t vs, uint8_t *const scratch[2])
+			    unsigned int nruns, struct sort_view out, size_t ks,
+			    size_t vs, uint8_t *const scratch[2])
 {
 	unsigned int rounds = 0;
 
 	size_t pos[nruns ? nruns : 1];
 
 	if (nruns == 1) {
-		fc__sort_copy(sort_packed((void *)(recs + starts[0] * (ks + vs)),
-					  ks, vs),
-			      out, starts[1] - starts[0], ks, vs);
+		fc__sort_copy(
+			sort_packed((void *)(recs + starts[0] * (ks + vs)), ks,
+				    vs),
+			out, starts[1] - starts[0], ks, vs);
 		return 1;
 	}
 	if (nruns == 2) {

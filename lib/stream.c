@@ -12,14 +12,14 @@
 
 #include "hbm.h"
 
-#define PROG_BYTES	((uint64_t)FC_SPROG_MAX * FC_SINSN_SIZE)
-#define RESET_WAIT_NS	1000000000ull
-#define DMA_WAIT_MS	10000
-#define SLEEP_MAX_NS	1000000ull	/* 1 ms */
+#define PROG_BYTES    ((uint64_t)FC_SPROG_MAX * FC_SINSN_SIZE)
+#define RESET_WAIT_NS 1000000000ull
+#define DMA_WAIT_MS   10000
+#define SLEEP_MAX_NS  1000000ull /* 1 ms */
 
 struct fc_sprog {
-	uint32_t n;			/* instructions, END not included */
-	uint32_t depth;			/* loops open */
+	uint32_t n;	/* instructions, END not included */
+	uint32_t depth; /* loops open */
 	struct fc_hw_sinsn insn[FC_SPROG_MAX];
 };
 
@@ -115,7 +115,7 @@ FC__EXPORT int fc_sprog_for(struct fc_sprog *prog, uint32_t iterations)
 	if (!prog)
 		return -EINVAL;
 	if (!iterations || prog->depth == FC_SLOOP_DEPTH)
-		return -ENOEXEC;	/* the program would be malformed */
+		return -ENOEXEC; /* the program would be malformed */
 	ret = simple(prog, FC_SOP_LOOP, iterations);
 	if (!ret)
 		prog->depth++;
@@ -129,7 +129,7 @@ FC__EXPORT int fc_sprog_end_for(struct fc_sprog *prog)
 	if (!prog)
 		return -EINVAL;
 	if (!prog->depth)
-		return -ENOEXEC;	/* no loop open */
+		return -ENOEXEC; /* no loop open */
 	ret = simple(prog, FC_SOP_ENDLOOP, 0);
 	if (!ret)
 		prog->depth--;
@@ -156,7 +156,7 @@ FC__EXPORT int fc_sprog_encode(const struct fc_sprog *prog,
 	if (!prog || !out || !n)
 		return -EINVAL;
 	if (prog->depth)
-		return -ENOEXEC;	/* a loop left open */
+		return -ENOEXEC; /* a loop left open */
 	if (max < prog->n + 1)
 		return -E2BIG;
 	memcpy(out, prog->insn, prog->n * sizeof(*out));
@@ -201,8 +201,9 @@ FC__EXPORT int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
 	p->n = (uint32_t)n - 1;
 	memcpy(p->insn, in, p->n * sizeof(*in));
 	for (i = 0; i < p->n; i++)
-		p->depth += in[i].op == FC_SOP_LOOP ? 1 :
-			    in[i].op == FC_SOP_ENDLOOP ? -1 : 0;
+		p->depth += in[i].op == FC_SOP_LOOP    ? 1 :
+			    in[i].op == FC_SOP_ENDLOOP ? -1 :
+							 0;
 	*progp = p;
 	return 0;
 }
@@ -210,10 +211,8 @@ FC__EXPORT int fc_sprog_decode(const struct fc_hw_sinsn *in, size_t n,
 /* ---- Kernels ---- */
 
 static const char *const builtin_names[] = {
-	[FC_KERN_INVERT] = "invert",
-	[FC_KERN_ADD] = "add",
-	[FC_KERN_SCALE] = "scale",
-	[FC_KERN_AXPY] = "axpy",
+	[FC_KERN_INVERT] = "invert", [FC_KERN_ADD] = "add",
+	[FC_KERN_SCALE] = "scale",   [FC_KERN_AXPY] = "axpy",
 	[FC_KERN_SUM] = "sum",
 };
 
@@ -372,7 +371,8 @@ static int prog_area(struct fc_dev *dev, struct fc__hbm *h)
 	if (h->prog_base)
 		return 0;
 	if (!h->bounce) {
-		ret = fc_mem_alloc(dev, PROG_BYTES, FC_MEM_NUMA_ANY, &h->bounce);
+		ret = fc_mem_alloc(dev, PROG_BYTES, FC_MEM_NUMA_ANY,
+				   &h->bounce);
 		if (ret)
 			return ret;
 	}
@@ -404,11 +404,11 @@ static bool running(struct fc_dev *dev, struct fc__hbm *h, uint32_t ls,
 {
 	return h->started[ls][s] && !h->cancelled[ls][s] &&
 	       fc__hbm_rd(dev, FC_LS_SREG(ls, s, FC_LS_DONE_SEQ)) !=
-	       h->start_seq[ls][s];
+		       h->start_seq[ls][s];
 }
 
-FC__EXPORT int fc_stream_start(struct fc_dev *dev, uint32_t ls,
-			       uint32_t stream, const struct fc_sprog *prog)
+FC__EXPORT int fc_stream_start(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+			       const struct fc_sprog *prog)
 {
 	struct fc_hw_sinsn code[FC_SPROG_MAX];
 	struct fc__hbm *h;
@@ -460,8 +460,8 @@ out:
 	return ret;
 }
 
-FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
-			      uint32_t stream, int timeout_ms)
+FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+			      int timeout_ms)
 {
 	uint64_t start = fc__now_ns(), now;
 	unsigned int round = 0;
@@ -482,9 +482,11 @@ FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
 	for (;;) {
 		/* read before DONE_SEQ: an end after it moves this count */
 		events = fc__hbm_rd(dev, FC_REG_IRQ_COUNT(FC_IRQ_VEC_STREAM));
-		if (fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_DONE_SEQ)) == seq)
+		if (fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_DONE_SEQ)) ==
+		    seq)
 			break;
-		if (__atomic_load_n(&h->cancelled[ls][stream], __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&h->cancelled[ls][stream],
+				    __ATOMIC_ACQUIRE))
 			return -ECANCELED;
 		now = fc__now_ns();
 		if (timeout_ms >= 0 &&
@@ -500,12 +502,12 @@ FC__EXPORT int fc_stream_wait(struct fc_dev *dev, uint32_t ls,
 	if (fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_STATUS)) !=
 	    FC_DMA_STATUS_ERROR)
 		return 0;
-	return fc_hw_ls_errno(fc__hbm_rd(dev, FC_LS_SREG(ls, stream,
-							  FC_LS_ERROR)));
+	return fc_hw_ls_errno(
+		fc__hbm_rd(dev, FC_LS_SREG(ls, stream, FC_LS_ERROR)));
 }
 
-FC__EXPORT int fc_stream_query(struct fc_dev *dev, uint32_t ls,
-			       uint32_t stream, struct fc_stream_state *st)
+FC__EXPORT int fc_stream_query(struct fc_dev *dev, uint32_t ls, uint32_t stream,
+			       struct fc_stream_state *st)
 {
 	struct fc__hbm *h;
 	int ret;
@@ -540,7 +542,8 @@ FC__EXPORT int fc_stream_reset(struct fc_dev *dev, uint32_t ls)
 		if (running(dev, h, ls, s))
 			__atomic_store_n(&h->cancelled[ls][s], true,
 					 __ATOMIC_RELEASE);
-	seq = h->reset_seq[ls] = fc__hbm_rd(dev, FC_LS_REG(ls, FC_LS_RESET)) + 1;
+	seq = h->reset_seq[ls] =
+		fc__hbm_rd(dev, FC_LS_REG(ls, FC_LS_RESET)) + 1;
 	ret = wr(dev, FC_LS_REG(ls, FC_LS_RESET), seq);
 	while (!ret && fc__hbm_rd(dev, FC_LS_REG(ls, FC_LS_RESET_ACK)) != seq) {
 		now = fc__now_ns();

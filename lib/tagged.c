@@ -349,7 +349,8 @@ static void take_split(struct fc_tag_ep *ep, uint32_t node, const struct hdr *h,
 			ret = pieces_recv(ch, &o->pc, o->buf, h->len, h->piece);
 		} else {
 			o->tmp = malloc(h->len);
-			ret = o->tmp ? pieces_recv(ch, &o->pc, o->tmp, h->len, h->piece) :
+			ret = o->tmp ? pieces_recv(ch, &o->pc, o->tmp, h->len,
+						   h->piece) :
 				       -ENOMEM;
 		}
 		if (ret) {

@@ -21,10 +21,26 @@ int fc__parse_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		end++;
+		break;
 	}
 	if (*end == 'i' || *end == 'B')
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
@@ -72,10 +88,10 @@ static inline void cpu_relax(void)
  * The spin's start is per thread: a thread waits in one loop at a time,
  * and every loop starts with *round = 0.
  */
-#define SPIN_NS		(50 * 1000ull)
-#define SPIN_PAUSES	2	/* per round: the caller polls in between */
-#define SPIN_YIELD_NS	(5 * 1000ull)	/* within the spin, yield this often */
-#define YIELD_ROUNDS	16
+#define SPIN_NS	      (50 * 1000ull)
+#define SPIN_PAUSES   2		    /* per round: the caller polls in between */
+#define SPIN_YIELD_NS (5 * 1000ull) /* within the spin, yield this often */
+#define YIELD_ROUNDS  16
 
 static __thread uint64_t spin_start_ns, spin_yield_ns;
 
@@ -108,7 +124,7 @@ void fc__backoff_dev(struct fc_dev *dev, unsigned int *round, uint64_t now)
 		return;
 	}
 	r -= YIELD_ROUNDS;
-	ns = 1000ull << (r < 10 ? r : 10);	/* 1 us .. ~1 ms */
+	ns = 1000ull << (r < 10 ? r : 10); /* 1 us .. ~1 ms */
 	/* A board that can wake us when news comes: no need to oversleep. */
 	if (dev && dev->be->idle) {
 		dev->be->idle(dev, ns);

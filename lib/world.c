@@ -14,8 +14,8 @@
 
 #include "fabric_internal.h"
 
-#define JOB_NAME_MAX	32	/* as FCEMU_CLUSTER_NAME_MAX, NUL included */
-#define FULL_MESH_MAX	9	/* full:N up to here, then a torus */
+#define JOB_NAME_MAX  32 /* as FCEMU_CLUSTER_NAME_MAX, NUL included */
+#define FULL_MESH_MAX 9	 /* full:N up to here, then a torus */
 
 static int env_u32(const char *name, uint32_t *out)
 {
@@ -105,14 +105,15 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 			s = getenv("PMIX_NAMESPACE");
 		if (s && *s)
 			snprintf(id, sizeof(id), "%s", s);
-		else	/* ranks of one node share their mpirun */
+		else /* ranks of one node share their mpirun */
 			snprintf(id, sizeof(id), "p%ld", (long)getppid());
 		clean_name(cluster, JOB_NAME_MAX, "ompi-", id, uid);
 	} else if (!env_u32("SLURM_PROCID", &rank) &&
 		   !env_u32("SLURM_NTASKS", &size)) {
 		s = getenv("SLURM_JOB_ID");
 		snprintf(id, sizeof(id), "%s.%s", s ? s : "0",
-			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0");
+			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") :
+						   "0");
 		clean_name(cluster, JOB_NAME_MAX, "slurm-", id, uid);
 	} else {
 		return -ENOENT;
@@ -142,8 +143,7 @@ FC__EXPORT int fc_world_query(struct fc_dev *dev, struct fc_world *world)
 	return 0;
 }
 
-FC__EXPORT int fc_world_hops(struct fc_dev *dev, uint32_t peer,
-			     uint32_t *hops)
+FC__EXPORT int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops)
 {
 	int ret;
 

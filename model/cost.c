@@ -106,8 +106,8 @@ double fcm_pcie_read_ns(const struct fcm_profile *p, uint64_t bytes)
 	return 2 * p->pcie_ns + fcm_pcie_bytes_ns(p, bytes);
 }
 
-double fcm_chain_ns(const struct fcm_profile *p, unsigned int d,
-		    uint64_t bytes, bool to_host)
+double fcm_chain_ns(const struct fcm_profile *p, unsigned int d, uint64_t bytes,
+		    bool to_host)
 {
 	uint64_t data = (uint64_t)d * bytes;
 	/* doorbell (a posted write), the table in one read */
@@ -117,7 +117,7 @@ double fcm_chain_ns(const struct fcm_profile *p, unsigned int d,
 	/* Writes stream back to back and the last lands one traversal
 	 * later; reads wait one round trip for the first completion. */
 	ns += to_host ? fcm_pcie_write_ns(p, data) : fcm_pcie_read_ns(p, data);
-	return ns + fcm_pcie_write_ns(p, 4);	/* the interrupt (MSI) */
+	return ns + fcm_pcie_write_ns(p, 4); /* the interrupt (MSI) */
 }
 
 double fcm_hbm_channel_gbs(const struct fcm_profile *p)
@@ -154,19 +154,20 @@ double fcm_stream_ns(const struct fcm_profile *p, uint64_t c, uint64_t chunk,
 	 * stored its last one, so one stream's transfers overlap the other's
 	 * kernel. One kernel per LS.
 	 */
-	loaded = *in = io;				/* L0 */
+	loaded = *in = io; /* L0 */
 	for (j = 0; j < c; j++) {
 		double next_loaded = 0;
 
-		t = loaded > kern ? loaded : kern;	/* kernel j */
+		t = loaded > kern ? loaded : kern; /* kernel j */
 		kern = t + k;
-		if (streams >= 2 && j + 1 < c) {	/* L(j+1) */
-			t = stored[(j + 1) % 2] > *in ? stored[(j + 1) % 2] : *in;
+		if (streams >= 2 && j + 1 < c) { /* L(j+1) */
+			t = stored[(j + 1) % 2] > *in ? stored[(j + 1) % 2] :
+							*in;
 			next_loaded = *in = t + io;
 		}
-		t = kern > *out ? kern : *out;		/* S(j) */
+		t = kern > *out ? kern : *out; /* S(j) */
 		stored[j % 2] = *out = t + io;
-		if (streams < 2 && j + 1 < c) {		/* L(j+1) */
+		if (streams < 2 && j + 1 < c) { /* L(j+1) */
 			t = stored[j % 2] > *in ? stored[j % 2] : *in;
 			next_loaded = *in = t + io;
 		}

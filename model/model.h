@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FCM_NAME_MAX	32
+#define FCM_NAME_MAX 32
 
 /*
  * One machine. A parameter left out of a profile is 0: that part of the
@@ -24,41 +24,41 @@
 struct fcm_profile {
 	char name[FCM_NAME_MAX];
 	/* the link between boards */
-	double line_gbps;	/* line_gbps: line rate, Gb/s */
-	double encoding;	/* encoding: payload bits per line bit (64/67) */
-	double framing;		/* framing: the link protocol's own efficiency */
-	double pkt_bytes;	/* pkt_bytes: a packet on the wire */
-	double pkt_payload;	/* pkt_payload: its payload bytes */
-	double link_ns;		/* link_ns: wire + PHY latency of one link */
+	double line_gbps;   /* line_gbps: line rate, Gb/s */
+	double encoding;    /* encoding: payload bits per line bit (64/67) */
+	double framing;	    /* framing: the link protocol's own efficiency */
+	double pkt_bytes;   /* pkt_bytes: a packet on the wire */
+	double pkt_payload; /* pkt_payload: its payload bytes */
+	double link_ns;	    /* link_ns: wire + PHY latency of one link */
 	/* the router on every board */
-	double router_cycles;	/* router_cycles: input to output */
-	double router_mhz;	/* router_mhz */
-	double router_bits;	/* router_bits: the router's bus width */
+	double router_cycles; /* router_cycles: input to output */
+	double router_mhz;    /* router_mhz */
+	double router_bits;   /* router_bits: the router's bus width */
 	/* the program's own port into the fabric (kernel channel) */
-	double endpoint_ns;	/* endpoint_ns: program to router and back */
-	double endpoint_mhz;	/* endpoint_mhz, endpoint_bits: its rate */
+	double endpoint_ns;  /* endpoint_ns: program to router and back */
+	double endpoint_mhz; /* endpoint_mhz, endpoint_bits: its rate */
 	double endpoint_bits;
 	/* PCIe between host and board */
-	double pcie_lane_gbps;	/* pcie_lane_gbps: after line encoding */
-	double pcie_lanes;	/* pcie_lanes */
-	double pcie_mps;	/* pcie_mps: max payload per TLP, bytes */
-	double pcie_tlp_bytes;	/* pcie_tlp_bytes: header + framing per TLP */
-	double pcie_ns;		/* pcie_ns: one traversal, one way */
-	double desc_bytes;	/* desc_bytes: one DMA descriptor */
+	double pcie_lane_gbps; /* pcie_lane_gbps: after line encoding */
+	double pcie_lanes;     /* pcie_lanes */
+	double pcie_mps;       /* pcie_mps: max payload per TLP, bytes */
+	double pcie_tlp_bytes; /* pcie_tlp_bytes: header + framing per TLP */
+	double pcie_ns;	       /* pcie_ns: one traversal, one way */
+	double desc_bytes;     /* desc_bytes: one DMA descriptor */
 	/* HBM and the local stores */
-	double hbm_mhz;		/* hbm_mhz: the FPGA side of a channel */
-	double hbm_bits;	/* hbm_bits: its data bus */
-	double hbm_channels;	/* hbm_channels: channels (one LS each) */
-	double ls_mhz;		/* ls_mhz, ls_bits: the kernel's port on an LS */
+	double hbm_mhz;	     /* hbm_mhz: the FPGA side of a channel */
+	double hbm_bits;     /* hbm_bits: its data bus */
+	double hbm_channels; /* hbm_channels: channels (one LS each) */
+	double ls_mhz;	     /* ls_mhz, ls_bits: the kernel's port on an LS */
 	double ls_bits;
-	double ls_step_ns;	/* ls_step_ns: the control core's step */
+	double ls_step_ns; /* ls_step_ns: the control core's step */
 	/* OPTWEB's sort model, T = N * min(W*M*C/A, B/m) */
-	double sort_w;		/* sort_w: bytes per channel per cycle */
-	double sort_m;		/* sort_m: memory channels per node */
-	double sort_mhz;	/* sort_mhz: C */
-	double sort_node_gbs;	/* sort_node_gbs: B, GB/s per node */
-	double sort_eff;	/* sort_eff: measured over W*M*C/A (fitted) */
-	double nodes;		/* nodes: the paper's machine */
+	double sort_w;	      /* sort_w: bytes per channel per cycle */
+	double sort_m;	      /* sort_m: memory channels per node */
+	double sort_mhz;      /* sort_mhz: C */
+	double sort_node_gbs; /* sort_node_gbs: B, GB/s per node */
+	double sort_eff;      /* sort_eff: measured over W*M*C/A (fitted) */
+	double nodes;	      /* nodes: the paper's machine */
 };
 
 /*
@@ -71,8 +71,8 @@ struct fcm_profile {
 int fcm_profile_load(struct fcm_profile *p, const char *spec, char *err,
 		     size_t errlen);
 /* The same from text in memory (@text NUL-terminated). */
-int fcm_profile_parse(struct fcm_profile *p, const char *name,
-		      const char *text, char *err, size_t errlen);
+int fcm_profile_parse(struct fcm_profile *p, const char *name, const char *text,
+		      char *err, size_t errlen);
 /* The profile named by $FPGACOMM_EMU_MODEL: 0 loaded, 1 none set, -errno
  * (the reason printed to stderr once). */
 int fcm_profile_from_env(struct fcm_profile *p);
@@ -108,8 +108,8 @@ double fcm_pcie_read_ns(const struct fcm_profile *p, uint64_t bytes);
  * host to board (reads), doorbell to completion interrupt: the doorbell,
  * one fetch of the table, the data, the interrupt.
  */
-double fcm_chain_ns(const struct fcm_profile *p, unsigned int d,
-		    uint64_t bytes, bool to_host);
+double fcm_chain_ns(const struct fcm_profile *p, unsigned int d, uint64_t bytes,
+		    bool to_host);
 
 /* HBM: one channel's rate (GB/s) and all channels' together. */
 double fcm_hbm_channel_gbs(const struct fcm_profile *p);

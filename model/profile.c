@@ -15,21 +15,25 @@
 #include "builtin.h"
 #include "model.h"
 
-#define FIELD(k) { #k, offsetof(struct fcm_profile, k) }
+#define FIELD(k)                                    \
+	{                                           \
+#k, offsetof(struct fcm_profile, k) \
+	}
 
 static const struct {
 	const char *key;
 	size_t off;
 } fields[] = {
-	FIELD(line_gbps), FIELD(encoding), FIELD(framing), FIELD(pkt_bytes),
-	FIELD(pkt_payload), FIELD(link_ns), FIELD(router_cycles),
-	FIELD(router_mhz), FIELD(router_bits), FIELD(endpoint_ns),
-	FIELD(endpoint_mhz), FIELD(endpoint_bits), FIELD(pcie_lane_gbps),
-	FIELD(pcie_lanes), FIELD(pcie_mps), FIELD(pcie_tlp_bytes),
-	FIELD(pcie_ns), FIELD(desc_bytes), FIELD(hbm_mhz), FIELD(hbm_bits),
-	FIELD(hbm_channels), FIELD(ls_mhz), FIELD(ls_bits), FIELD(ls_step_ns),
-	FIELD(sort_w), FIELD(sort_m), FIELD(sort_mhz), FIELD(sort_node_gbs), FIELD(sort_eff),
-	FIELD(nodes),
+	FIELD(line_gbps),      FIELD(encoding),	    FIELD(framing),
+	FIELD(pkt_bytes),      FIELD(pkt_payload),  FIELD(link_ns),
+	FIELD(router_cycles),  FIELD(router_mhz),   FIELD(router_bits),
+	FIELD(endpoint_ns),    FIELD(endpoint_mhz), FIELD(endpoint_bits),
+	FIELD(pcie_lane_gbps), FIELD(pcie_lanes),   FIELD(pcie_mps),
+	FIELD(pcie_tlp_bytes), FIELD(pcie_ns),	    FIELD(desc_bytes),
+	FIELD(hbm_mhz),	       FIELD(hbm_bits),	    FIELD(hbm_channels),
+	FIELD(ls_mhz),	       FIELD(ls_bits),	    FIELD(ls_step_ns),
+	FIELD(sort_w),	       FIELD(sort_m),	    FIELD(sort_mhz),
+	FIELD(sort_node_gbs),  FIELD(sort_eff),	    FIELD(nodes),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -80,8 +84,8 @@ static bool parse_value(const char *s, double *v)
 	return true;
 }
 
-int fcm_profile_parse(struct fcm_profile *p, const char *name,
-		      const char *text, char *err, size_t errlen)
+int fcm_profile_parse(struct fcm_profile *p, const char *name, const char *text,
+		      char *err, size_t errlen)
 {
 	bool seen[NFIELDS] = { false };
 	char line[256], *s, *eq, *key, *val, *hash;
@@ -113,8 +117,9 @@ int fcm_profile_parse(struct fcm_profile *p, const char *name,
 			continue;
 		eq = strchr(s, '=');
 		if (!eq)
-			return fail(err, errlen, "%s:%u: expected 'key = value'",
-				    name, lineno);
+			return fail(err, errlen,
+				    "%s:%u: expected 'key = value'", name,
+				    lineno);
 		*eq = '\0';
 		key = trim(s);
 		val = trim(eq + 1);
@@ -122,25 +127,27 @@ int fcm_profile_parse(struct fcm_profile *p, const char *name,
 			if (!strcmp(key, fields[i].key))
 				break;
 		if (i == NFIELDS)
-			return fail(err, errlen, "%s:%u: unknown key '%s'", name,
-				    lineno, key);
+			return fail(err, errlen, "%s:%u: unknown key '%s'",
+				    name, lineno, key);
 		if (seen[i])
-			return fail(err, errlen, "%s:%u: '%s' given twice", name,
-				    lineno, key);
+			return fail(err, errlen, "%s:%u: '%s' given twice",
+				    name, lineno, key);
 		if (!parse_value(val, (double *)((char *)p + fields[i].off)))
-			return fail(err, errlen,
-				    "%s:%u: bad value '%s' for '%s' (a number >= 0 or a/b)",
-				    name, lineno, val, key);
+			return fail(
+				err, errlen,
+				"%s:%u: bad value '%s' for '%s' (a number >= 0 or a/b)",
+				name, lineno, val, key);
 		seen[i] = true;
 	}
 	if (p->pkt_payload > p->pkt_bytes)
-		return fail(err, errlen, "%s: pkt_payload above pkt_bytes", name);
+		return fail(err, errlen, "%s: pkt_payload above pkt_bytes",
+			    name);
 	if (p->line_gbps > 0 && !(p->pkt_payload > 0))
-		return fail(err, errlen, "%s: a link needs pkt_bytes and pkt_payload",
-			    name);
+		return fail(err, errlen,
+			    "%s: a link needs pkt_bytes and pkt_payload", name);
 	if (p->encoding > 1 || p->framing > 1)
-		return fail(err, errlen, "%s: encoding and framing are at most 1",
-			    name);
+		return fail(err, errlen,
+			    "%s: encoding and framing are at most 1", name);
 	return 0;
 }
 
@@ -158,7 +165,8 @@ int fcm_profile_load(struct fcm_profile *p, const char *spec, char *err,
 		return fail(err, errlen, "no profile named");
 	len = strlen(spec);
 	dir = getenv("FPGACOMM_MODEL_DIR");
-	if (strchr(spec, '/') || (len > 5 && !strcmp(spec + len - 5, ".prof"))) {
+	if (strchr(spec, '/') ||
+	    (len > 5 && !strcmp(spec + len - 5, ".prof"))) {
 		if (len >= sizeof(path))
 			return fail(err, errlen, "profile path too long");
 		strcpy(path, spec);
@@ -174,9 +182,11 @@ int fcm_profile_load(struct fcm_profile *p, const char *spec, char *err,
 							 fcm_builtins[i].text,
 							 err, errlen);
 		if (err && errlen)
-			snprintf(err, errlen,
-				 "no profile '%s' (known: circus, peach2, hbm2, "
-				 "optweb, coe; or a file)", spec);
+			snprintf(
+				err, errlen,
+				"no profile '%s' (known: circus, peach2, hbm2, "
+				"optweb, coe; or a file)",
+				spec);
 		return -ENOENT;
 	}
 	base = strrchr(path, '/');

@@ -14,11 +14,11 @@
 
 /* Where a descriptor of a case goes; each test maps these to addresses. */
 enum chain_dst {
-	CHAIN_TO_CHAN,		/* channel A of node N */
-	CHAIN_TO_CHAN_OTHER,	/* another channel of node N */
-	CHAIN_TO_NODE_OTHER,	/* channel A of another node */
-	CHAIN_TO_FABRIC_HOST,	/* node N's host window: not a channel */
-	CHAIN_TO_BOARD,		/* this board's memory: not a channel */
+	CHAIN_TO_CHAN,	      /* channel A of node N */
+	CHAIN_TO_CHAN_OTHER,  /* another channel of node N */
+	CHAIN_TO_NODE_OTHER,  /* channel A of another node */
+	CHAIN_TO_FABRIC_HOST, /* node N's host window: not a channel */
+	CHAIN_TO_BOARD,	      /* this board's memory: not a channel */
 };
 
 #define M_ FC_DESC_F_MORE
@@ -26,36 +26,57 @@ enum chain_dst {
 
 struct chain_case {
 	const char *what;
-	uint16_t flags[2];	/* FC_DESC_F_MORE, FC_DESC_F_CTRL */
+	uint16_t flags[2]; /* FC_DESC_F_MORE, FC_DESC_F_CTRL */
 	enum chain_dst dst[2];
-	int bad;		/* the descriptor refused, -1 for none */
+	int bad; /* the descriptor refused, -1 for none */
 };
 
 static const struct chain_case chain_cases[] = {
 	{ "two messages", { 0, 0 }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, -1 },
-	{ "MORE, same channel", { M_, 0 }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, -1 },
+	{ "MORE, same channel",
+	  { M_, 0 },
+	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN },
+	  -1 },
 	{ "MORE on the last", { 0, M_ }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, 1 },
 	{ "MORE on both", { M_, M_ }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, 1 },
-	{ "MORE, other channel", { M_, 0 },
-	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN_OTHER }, 0 },
-	{ "MORE, other node", { M_, 0 },
-	  { CHAIN_TO_CHAN, CHAIN_TO_NODE_OTHER }, 0 },
-	{ "MORE, then board memory", { M_, 0 },
-	  { CHAIN_TO_CHAN, CHAIN_TO_BOARD }, 0 },
-	{ "MORE to a host window", { M_, 0 },
-	  { CHAIN_TO_FABRIC_HOST, CHAIN_TO_FABRIC_HOST }, 0 },
-	{ "MORE to board memory", { M_, 0 },
-	  { CHAIN_TO_BOARD, CHAIN_TO_BOARD }, 0 },
+	{ "MORE, other channel",
+	  { M_, 0 },
+	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN_OTHER },
+	  0 },
+	{ "MORE, other node",
+	  { M_, 0 },
+	  { CHAIN_TO_CHAN, CHAIN_TO_NODE_OTHER },
+	  0 },
+	{ "MORE, then board memory",
+	  { M_, 0 },
+	  { CHAIN_TO_CHAN, CHAIN_TO_BOARD },
+	  0 },
+	{ "MORE to a host window",
+	  { M_, 0 },
+	  { CHAIN_TO_FABRIC_HOST, CHAIN_TO_FABRIC_HOST },
+	  0 },
+	{ "MORE to board memory",
+	  { M_, 0 },
+	  { CHAIN_TO_BOARD, CHAIN_TO_BOARD },
+	  0 },
 	{ "CTRL", { C_, 0 }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, -1 },
-	{ "CTRL and MORE, CTRL next", { C_ | M_, C_ },
-	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, -1 },
-	{ "CTRL and MORE, DATA next", { C_ | M_, 0 },
-	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, 0 },
+	{ "CTRL and MORE, CTRL next",
+	  { C_ | M_, C_ },
+	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN },
+	  -1 },
+	{ "CTRL and MORE, DATA next",
+	  { C_ | M_, 0 },
+	  { CHAIN_TO_CHAN, CHAIN_TO_CHAN },
+	  0 },
 	{ "MORE, CTRL next", { M_, C_ }, { CHAIN_TO_CHAN, CHAIN_TO_CHAN }, 0 },
-	{ "CTRL to a host window", { C_, 0 },
-	  { CHAIN_TO_FABRIC_HOST, CHAIN_TO_CHAN }, 0 },
-	{ "CTRL to board memory, last", { 0, C_ },
-	  { CHAIN_TO_CHAN, CHAIN_TO_BOARD }, 1 },
+	{ "CTRL to a host window",
+	  { C_, 0 },
+	  { CHAIN_TO_FABRIC_HOST, CHAIN_TO_CHAN },
+	  0 },
+	{ "CTRL to board memory, last",
+	  { 0, C_ },
+	  { CHAIN_TO_CHAN, CHAIN_TO_BOARD },
+	  1 },
 };
 
 #undef M_

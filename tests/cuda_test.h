@@ -42,7 +42,8 @@ static inline const char *cu_load(struct cu *cu, void **ctx)
 	*(void **)&cu->device_get = dlsym(lib, "cuDeviceGet");
 	*(void **)&cu->device_name = dlsym(lib, "cuDeviceGetName");
 	*(void **)&cu->primary_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
-	*(void **)&cu->primary_release = dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
+	*(void **)&cu->primary_release =
+		dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
 	*(void **)&cu->set_current = dlsym(lib, "cuCtxSetCurrent");
 	*(void **)&cu->alloc = dlsym(lib, "cuMemAlloc_v2");
 	*(void **)&cu->free = dlsym(lib, "cuMemFree_v2");
@@ -52,8 +53,8 @@ static inline const char *cu_load(struct cu *cu, void **ctx)
 	*(void **)&cu->sync = dlsym(lib, "cuCtxSynchronize");
 	if (!cu->init || !cu->device_get || !cu->device_name ||
 	    !cu->primary_retain || !cu->primary_release || !cu->set_current ||
-	    !cu->alloc || !cu->free || !cu->htod || !cu->dtoh ||
-	    !cu->memset8 || !cu->sync)
+	    !cu->alloc || !cu->free || !cu->htod || !cu->dtoh || !cu->memset8 ||
+	    !cu->sync)
 		return "CUDA driver without the calls this test uses";
 	if (cu->init(0) || cu->device_get(&cu->dev, 0))
 		return "no usable GPU (cuInit or cuDeviceGet failed)";

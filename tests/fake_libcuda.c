@@ -14,14 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE_MAX_ALLOCS		1024
-#define CUDA_SUCCESS		0
+#define FAKE_MAX_ALLOCS		 1024
+#define CUDA_SUCCESS		 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 #define CUDA_ERROR_NOT_SUPPORTED 801
-#define ATTR_CONTEXT		1
-#define ATTR_MEMORY_TYPE	2
-#define MEMORYTYPE_DEVICE	2
+#define ATTR_CONTEXT		 1
+#define ATTR_MEMORY_TYPE	 2
+#define MEMORYTYPE_DEVICE	 2
 
 typedef unsigned long long devptr;
 
@@ -33,7 +33,7 @@ static struct {
 	size_t size;
 } allocs[FAKE_MAX_ALLOCS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int the_context;		/* one device, one context */
+static int the_context; /* one device, one context */
 
 /* The allocation holding [p, p + len), or -1. */
 static int find(devptr p, size_t len)
@@ -227,5 +227,5 @@ int cuMemHostUnregister(void *p)
 FAKE_API int cuIpcGetMemHandle(void *handle, devptr p);
 int cuIpcGetMemHandle(void *handle, devptr p)
 {
-	return CUDA_ERROR_NOT_SUPPORTED;	/* malloc'd memory is per process */
+	return CUDA_ERROR_NOT_SUPPORTED; /* malloc'd memory is per process */
 }

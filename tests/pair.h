@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include <fpgacomm/fpgacomm.h>
-#include "fabric.h"	/* emu/: makes the cluster the pair runs on */
+#include "fabric.h" /* emu/: makes the cluster the pair runs on */
 
 static char names[2][128];
-static char cluster[32];		/* the cluster made here, if any */
+static char cluster[32]; /* the cluster made here, if any */
 static struct fc_dev *bd[2];
 static struct fc_world world[2];
 
@@ -44,22 +44,25 @@ static int pair_open(const char *prefix)
 	setenv("FPGACOMM_CHAN_GREET", "0", 0);
 	if (pair && *pair) {
 		if (sscanf(pair, "%127s %127s", names[0], names[1]) != 2) {
-			print_message("FPGACOMM_TEST_PAIR: two devices, please\n");
+			print_message(
+				"FPGACOMM_TEST_PAIR: two devices, please\n");
 			return -1;
 		}
 	} else if (one && *one && strncmp(one, "emu:", 4)) {
-		return 0;	/* one real board: nothing to pair it with */
+		return 0; /* one real board: nothing to pair it with */
 	} else {
-		snprintf(cluster, sizeof(cluster), "%s-%d", prefix, (int)getpid());
+		snprintf(cluster, sizeof(cluster), "%s-%d", prefix,
+			 (int)getpid());
 		fcemu_cluster_unlink(cluster);
 		if (fc_topo_parse("full:2", &t))
 			return -1;
 		rc = fcemu_cluster_create(&c, cluster, &t, NULL);
 		if (rc) {
-			print_message("cluster %s: %s\n", cluster, fc_strerror(rc));
+			print_message("cluster %s: %s\n", cluster,
+				      fc_strerror(rc));
 			return -1;
 		}
-		fcemu_cluster_detach(c);	/* the boards attach by name */
+		fcemu_cluster_detach(c); /* the boards attach by name */
 		for (i = 0; i < 2; i++)
 			snprintf(names[i], sizeof(names[i]), "emu:%s/%d",
 				 cluster, i);

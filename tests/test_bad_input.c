@@ -234,7 +234,8 @@ static void test_strerror(void **state)
 	assert_non_null(strstr(fc_strerror(-E2BIG), "HBM"));
 	assert_non_null(strstr(fc_strerror(-E2BIG), "stream program"));
 	assert_non_null(strstr(fc_strerror(-EFAULT), "stream program"));
-	assert_non_null(strstr(fc_strerror(-ENOEXEC), "malformed stream program"));
+	assert_non_null(
+		strstr(fc_strerror(-ENOEXEC), "malformed stream program"));
 	assert_non_null(strstr(fc_strerror(-ENOEXEC), "LOOP"));
 	assert_non_null(strstr(fc_strerror(-EBADMSG), "peer"));
 }
@@ -483,8 +484,11 @@ static void test_chain_rule(void **state)
 		c = &chain_cases[i];
 		for (k = 0; k < 2; k++) {
 			x[k] = xfer(fc_host(hbuf, 0), chain_dst(c->dst[k]), 64);
-			x[k].flags = (c->flags[k] & FC_DESC_F_MORE ? FC_XFER_F_MORE : 0) |
-				     (c->flags[k] & FC_DESC_F_CTRL ? FC_XFER_F_CTRL : 0);
+			x[k].flags =
+				(c->flags[k] & FC_DESC_F_MORE ? FC_XFER_F_MORE :
+								0) |
+				(c->flags[k] & FC_DESC_F_CTRL ? FC_XFER_F_CTRL :
+								0);
 			step[k] = (struct fc_hw_chain_step){
 				.flags = c->flags[k],
 				.dst_space = x[k].dst.space,
@@ -786,7 +790,8 @@ static void test_mem_free_busy_engines(void **state)
 	/* In process, where a poll moves the engines a step at a time. */
 	need_emulator();
 	if (strncmp(dev_name, "emu:", 4))
-		skip_because("steps the engines through polls: in process only");
+		skip_because(
+			"steps the engines through polls: in process only");
 	if (info.dma_engines < 2 || info.board_mem_size < big + 4096 ||
 	    info.max_xfer_len < piece)
 		skip();
@@ -796,7 +801,8 @@ static void test_mem_free_busy_engines(void **state)
 	assert_ok(fc__dma_submit_on(dev, 0, x, big / piece, &t0));
 	x[0] = xfer(fc_host(m, big), fc_board(big), 64);
 	assert_ok(fc__dma_submit_on(dev, 1, x, 1, &t1));
-	for (i = 0; i < 1000 && (ret = fc_dma_poll(dev, t1)) == -EINPROGRESS; i++)
+	for (i = 0; i < 1000 && (ret = fc_dma_poll(dev, t1)) == -EINPROGRESS;
+	     i++)
 		;
 	assert_ok(ret);
 	assert_int_equal(fc_dma_poll(dev, t0), -EINPROGRESS);

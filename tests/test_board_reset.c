@@ -20,14 +20,13 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "pair.h"	/* the two boards (emu/ makes their cluster) */
+#include "pair.h" /* the two boards (emu/ makes their cluster) */
 
-#define PORT		11
-#define CHAIN_LEN	(64u << 10)
-#define MSGS		3
-#define MSG_LEN		1000
-#define STILL_ROUNDS	200
-
+#define PORT	     11
+#define CHAIN_LEN    (64u << 10)
+#define MSGS	     3
+#define MSG_LEN	     1000
+#define STILL_ROUNDS 200
 
 static int setup(void **state)
 {
@@ -108,7 +107,8 @@ static void test_reset_ends_running_chain(void **state)
 	assert_rc(fc_dma_wait(bd[0], ticket, 200), -ECANCELED);
 	assert_int_equal(rd(0, FC_DMA_REG(0, FC_DMA_RESET_ACK)), rack);
 	assert_true(rd(0, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA)) - irq < 1000);
-	assert_int_equal(rd(0, FC_DMA_REG(0, FC_DMA_STATUS)), FC_DMA_STATUS_IDLE);
+	assert_int_equal(rd(0, FC_DMA_REG(0, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_IDLE);
 	assert_int_equal(rd(0, FC_DMA_REG(0, FC_DMA_ERROR)), FC_DMA_ERR_NONE);
 	/* The engine takes the next chain. */
 	assert_ok(fc_reg_write(bd[0], FC_EMU_FAULT_DMA_STALL, 0));
@@ -176,9 +176,9 @@ static void test_reset_keeps_rings(void **state)
 		fc_progress(bd[0]);
 		assert_ok(fc_chan_recv(rx, in, sizeof(in), &n, WAIT_MS));
 		assert_int_equal(n, MSG_LEN);
-		assert_same(in, out[i], MSG_LEN, i < MSGS ?
-			    "a message unread across the reset" :
-			    "a message sent after the reset");
+		assert_same(in, out[i], MSG_LEN,
+			    i < MSGS ? "a message unread across the reset" :
+				       "a message sent after the reset");
 	}
 	assert_ok(fc_chan_close(tx));
 	assert_ok(fc_chan_close(rx));

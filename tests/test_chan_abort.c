@@ -21,14 +21,14 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "pair.h"	/* the two boards (emu/ makes their cluster) */
+#include "pair.h" /* the two boards (emu/ makes their cluster) */
 
-#define PORT		9
-#define BIG		(512u << 10)	/* far more than the fabric holds */
-#define SMALL		100		/* one PIO message */
-#define CHAINED		4000		/* above the PIO limit: a chain */
-#define LANDED_MIN	64		/* packets of the cut message seen */
-#define STILL_ROUNDS	200		/* rounds without news: fabric empty */
+#define PORT	     9
+#define BIG	     (512u << 10) /* far more than the fabric holds */
+#define SMALL	     100	  /* one PIO message */
+#define CHAINED	     4000	  /* above the PIO limit: a chain */
+#define LANDED_MIN   64		  /* packets of the cut message seen */
+#define STILL_ROUNDS 200	  /* rounds without news: fabric empty */
 
 static struct fc_chan *tx, *rx;
 
@@ -149,7 +149,8 @@ static uint32_t drive_until_still(int b, int reg_b, uint32_t off,
 static uint32_t landed_reg(void)
 {
 	return rd(1, FC_CHAN_REG(PORT, FC_CHAN_CTRL)) & FC_CHAN_CTRL_EQ ?
-		       FC_EQ_TAIL : FC_CHAN_REG(PORT, FC_CHAN_TAIL);
+		       FC_EQ_TAIL :
+		       FC_CHAN_REG(PORT, FC_CHAN_TAIL);
 }
 
 /*
@@ -221,10 +222,12 @@ static void expect(struct fc_req *r, const uint8_t *got, const uint8_t *want,
 			fail_msg("%s: no message", what);
 	}
 	if (ret)
-		fail_msg("%s: the receive ended with %s", what, fc_strerror(ret));
+		fail_msg("%s: the receive ended with %s", what,
+			 fc_strerror(ret));
 	if (n != len)
 		fail_msg("%s: a message of %zu bytes where %zu were sent "
-			 "(the cut-off part glued onto it?)", what, n, len);
+			 "(the cut-off part glued onto it?)",
+			 what, n, len);
 	assert_same(got, want, len, what);
 }
 
@@ -246,10 +249,12 @@ static void cut_then_pio(bool frozen)
 	pio0 = rd(0, FC_PIO_TAIL);
 	assert_ok(fc_chan_send(tx, out, sizeof(out), WAIT_MS));
 	if (rd(0, FC_PIO_TAIL) == pio0)
-		print_message("the small message went as a chain: no PIO window here\n");
+		print_message(
+			"the small message went as a chain: no PIO window here\n");
 	expect(r, in, out, sizeof(out), "after a cut, a PIO message");
 	print_message("cut after %u packets had landed; the PIO message came "
-		      "alone\n", landed);
+		      "alone\n",
+		      landed);
 	free(in);
 }
 
@@ -359,9 +364,9 @@ static void test_close_mid_message(void **state)
 	assert_ok(fc_reg_write(bd[0], FC_EMU_FAULT_DMA_STALL, 1));
 	drive_until_still(-1, 1, tail_off, deadline);
 	assert_rc(fc_req_test(r, NULL), -EINPROGRESS);
-	assert_rc(fc_chan_close(tx), -EBUSY);	/* s is out */
+	assert_rc(fc_chan_close(tx), -EBUSY); /* s is out */
 	tx = NULL;
-	assert_ok(fc_close(bd[0]));	/* ends s and the channel */
+	assert_ok(fc_close(bd[0])); /* ends s and the channel */
 	bd[0] = NULL;
 	assert_ok(fc_open(&bd[0], names[0]));
 	/* Behind the driver the board stays, and so does its knob. */

@@ -236,9 +236,11 @@ static void test_order_all_pairs(void **state)
 static void test_order_mixed_paths(void **state)
 {
 	/* 30000 B: eager, and more packets than the rings on the way hold */
-	static const size_t mix[] = { 4096, 8, 2881, 1, 2880, 30000, 3, 30000, 60,
-				      30000, 1000, 2, 70000, 5 };
-	enum { N = sizeof(mix) / sizeof(mix[0]) };
+	static const size_t mix[] = { 4096,  8,	 2881,	1,    2880, 30000, 3,
+				      30000, 60, 30000, 1000, 2,    70000, 5 };
+	enum {
+		N = sizeof(mix) / sizeof(mix[0])
+	};
 	uint32_t p = partner(), i, tail0, tail1;
 	struct fc_req *req[N];
 	uint8_t *bufs[N];
@@ -527,7 +529,9 @@ static void test_rndv_order(void **state)
 	static const size_t sizes[] = {
 		100, 40000, 7, 300000, 32767, 32768, 1, 2u << 20, 60, 65536,
 	};
-	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	enum {
+		N = sizeof(sizes) / sizeof(sizes[0])
+	};
 	uint32_t p = partner(), i;
 	struct fc_req *req[N];
 	uint8_t *bufs[N];
@@ -577,9 +581,15 @@ out:
 static void test_rndv_stream(void **state)
 {
 	static const size_t sizes[] = {
-		65536, 65537, 300000, (1u << 20) + 13,
+		65536,
+		65537,
+		300000,
+		(1u << 20) + 13,
 	};
-	enum { N = 24, K = sizeof(sizes) / sizeof(sizes[0]) };
+	enum {
+		N = 24,
+		K = sizeof(sizes) / sizeof(sizes[0])
+	};
 	uint32_t p = partner(), i;
 	struct fc_req *req[N];
 	uint8_t *bufs[N];
@@ -593,7 +603,8 @@ static void test_rndv_stream(void **state)
 	}
 	if (world.rank < p) {
 		for (i = 0; i < N; i++) {
-			pattern(bufs[i], sizes[i % K], salt(world.rank, p, i, 12));
+			pattern(bufs[i], sizes[i % K],
+				salt(world.rank, p, i, 12));
 			assert_ok(fc_chan_isend(chan[p], bufs[i], sizes[i % K],
 						&req[i]));
 		}
@@ -656,8 +667,10 @@ out:
  */
 static void test_rndv_buffered(void **state)
 {
-	enum { N = 3 };
-	const size_t size = 12u << 20;	/* 3 x 12 MiB > FC_CHAN_BUFFERED */
+	enum {
+		N = 3
+	};
+	const size_t size = 12u << 20; /* 3 x 12 MiB > FC_CHAN_BUFFERED */
 	uint32_t p = partner(), i;
 	struct fc_req *req[N];
 	uint8_t *bufs[N];
@@ -675,10 +688,10 @@ static void test_rndv_buffered(void **state)
 	if (world.rank < p) {
 		for (i = 0; i < N; i++) {
 			pattern(bufs[i], size, salt(world.rank, p, i, 10));
-			assert_ok(fc_chan_isend(chan[p], bufs[i], size,
-						&req[i]));
+			assert_ok(
+				fc_chan_isend(chan[p], bufs[i], size, &req[i]));
 		}
-		sync_all();	/* the receiver lands what it may keep */
+		sync_all(); /* the receiver lands what it may keep */
 		assert_ok(fc_req_wait(req[0], TMO, NULL));
 		assert_ok(fc_req_wait(req[1], TMO, NULL));
 		usleep(100 * 1000);
@@ -733,7 +746,8 @@ static void faults_hit_bursts(const char *what, uint64_t tx0, uint64_t rtx0)
 	uint64_t rtx = ports_sum(FC_PORT_RETRANSMITS) - rtx0;
 
 	print_message("%s under faults: %" PRIu64 " retransmits, %" PRIu64
-		      " link packets sent\n", what, rtx, tx);
+		      " link packets sent\n",
+		      what, rtx, tx);
 	if (faults && !(env && !strcmp(env, "0")))
 		assert_true(rtx > tx);
 }
@@ -765,8 +779,8 @@ static void test_put_bursts(void **state)
 		assert_ok(fc_fence(dev, TMO));
 		faults_hit_bursts("1 MiB put", before, rtx0);
 		sent = tx_packets() - before;
-		print_message("put of %zu B: %" PRIu64 " link packets%s\n",
-			      len, sent, bursts ? "" : " (bursts off)");
+		print_message("put of %zu B: %" PRIu64 " link packets%s\n", len,
+			      sent, bursts ? "" : " (bursts off)");
 		if (bursts)
 			assert_true(sent < 1000);
 		else
@@ -952,8 +966,8 @@ static void test_faults_seen(void **state)
 
 /* Messages rank 0 streams to the dying rank: two it takes, two it keeps
  * unasked (FC_CHAN_BUFFERED), two that must wait for a receive. */
-#define DEAD_STREAM	6
-#define DEAD_MSG	FC_CHAN_MAX_MSG
+#define DEAD_STREAM 6
+#define DEAD_MSG    FC_CHAN_MAX_MSG
 
 /*
  * The dying rank: takes two of rank 0's stream, sends rank 0 one large
@@ -1009,8 +1023,9 @@ static void stream_to_dead(uint32_t dead)
 			assert_rc(ret, -EHOSTDOWN);
 		lost += ret != 0;
 	}
-	print_message("dead rank: %d of %d sends lost, all ended after %.0f ms\n",
-		      lost, DEAD_STREAM, now_ms() - t0);
+	print_message(
+		"dead rank: %d of %d sends lost, all ended after %.0f ms\n",
+		lost, DEAD_STREAM, now_ms() - t0);
 	assert_true(lost >= DEAD_STREAM - 4);
 	assert_true(now_ms() - t0 < DEAD_BOUND_MS);
 	free(buf);
@@ -1081,21 +1096,21 @@ static int run_rank(void)
 	const struct CMUnitTest all[] = {
 		T(test_world),		 T(test_pingpong),
 		T(test_order_all_pairs), T(test_order_mixed_paths),
-		T(test_two_ports),
-		T(test_many_messages),	 T(test_nonblocking),
-		T(test_slow_receiver),	 T(test_put_fence),
-		T(test_rndv_order),	 T(test_rndv_stream),
-		T(test_rndv_too_long),	 T(test_rndv_buffered),
-		T(test_put_bursts),
+		T(test_two_ports),	 T(test_many_messages),
+		T(test_nonblocking),	 T(test_slow_receiver),
+		T(test_put_fence),	 T(test_rndv_order),
+		T(test_rndv_stream),	 T(test_rndv_too_long),
+		T(test_rndv_buffered),	 T(test_put_bursts),
 		T(test_barrier),	 T(test_bad_input),
 		T(test_dead_rank),
 	};
 	const struct CMUnitTest with_faults[] = {
-		T(test_world),	   T(test_pingpong), T(test_order_all_pairs),
-		T(test_order_mixed_paths),
-		T(test_put_fence), T(test_rndv_order), T(test_rndv_stream),
-		T(test_put_bursts), T(test_faults_rndv),
-		T(test_barrier),  T(test_faults_seen),
+		T(test_world),		 T(test_pingpong),
+		T(test_order_all_pairs), T(test_order_mixed_paths),
+		T(test_put_fence),	 T(test_rndv_order),
+		T(test_rndv_stream),	 T(test_put_bursts),
+		T(test_faults_rndv),	 T(test_barrier),
+		T(test_faults_seen),
 	};
 	const char *name = getenv("FPGACOMM_DEVICE");
 	int rc;
@@ -1222,8 +1237,8 @@ static int launch_as_job(const char *self, bool slurm)
 	}
 	/* The last rank to leave removes the cluster: check that it did. */
 	if (slurm)
-		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-slurm-%s.3-%u", job,
-			 (unsigned int)geteuid());
+		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-slurm-%s.3-%u",
+			 job, (unsigned int)geteuid());
 	else
 		snprintf(shm, sizeof(shm), "/dev/shm/fpgacomm-ompi-%s-%u", job,
 			 (unsigned int)geteuid());

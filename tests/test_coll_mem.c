@@ -375,8 +375,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
 		printf("== %d ranks\n", ranks[i]);
 		fflush(stdout);
-		rc = harness_launch_ranks(run, self, ranks[i], NULL, NULL,
-					  env);
+		rc = harness_launch_ranks(run, self, ranks[i], NULL, NULL, env);
 		worst = rc > worst ? rc : worst;
 	}
 	return worst;

@@ -669,8 +669,8 @@ static void test_forced_algos(void)
 		if (!eq)
 			continue;
 		*eq = '\0';
-		CHECK(runs(world, item, eq + 1), "%s: %s runs, %s forced",
-		      item, fc_coll_algo_name(world, item, 1 << 20), eq + 1);
+		CHECK(runs(world, item, eq + 1), "%s: %s runs, %s forced", item,
+		      fc_coll_algo_name(world, item, 1 << 20), eq + 1);
 	}
 	if (!strstr(env, "allgather=grid") || size < 4)
 		return;
@@ -689,13 +689,14 @@ static void test_forced_algos(void)
 	CHECK_RC(fc_allgather(rev, in, all, 3, FC_INT64, T_MS), 0);
 	for (uint32_t m = 0; m < size; m++)
 		for (int i = 0; i < 3; i++)
-			CHECK(all[m * 3 + i] == (int64_t)(size - 1 - m) * 10 + i,
+			CHECK(all[m * 3 + i] ==
+				      (int64_t)(size - 1 - m) * 10 + i,
 			      "allgather backwards: member %u [%d] = %" PRId64,
 			      m, i, all[m * 3 + i]);
 	CHECK_RC(fc_allreduce(rev, in, sum, 3, FC_INT64, FC_SUM, T_MS), 0);
 	for (int i = 0; i < 3; i++)
 		CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) * 10 +
-				       (int64_t)size * i,
+					(int64_t)size * i,
 		      "allreduce backwards [%d] = %" PRId64, i, sum[i]);
 	/* a broadcast on it, from each member */
 	for (uint32_t root = 0; root < size; root++) {
@@ -724,9 +725,10 @@ static void test_forced_algos(void)
 						   FC_SUM, T_MS),
 				 0);
 			for (int i = 0; i < 3; i++)
-				CHECK(sum[i] == (int64_t)(size * (size - 1) / 2) *
-							100 +
-						(int64_t)size * (me * 10 + i),
+				CHECK(sum[i] == (int64_t)(size * (size - 1) /
+							  2) * 100 +
+							(int64_t)size *
+								(me * 10 + i),
 				      "reduce_scatter backwards [%d] = %" PRId64,
 				      i, sum[i]);
 			free(rs);
@@ -738,8 +740,9 @@ static void test_forced_algos(void)
 
 		for (uint32_t r = rank % 2; r < size; r += 2)
 			want += (int64_t)r * 10;
-		CHECK(sum[0] == want, "allreduce on half %" PRId64
-		      ", want %" PRId64, sum[0], want);
+		CHECK(sum[0] == want,
+		      "allreduce on half %" PRId64 ", want %" PRId64, sum[0],
+		      want);
 	}
 out:
 	if (rev)
@@ -1077,9 +1080,12 @@ static const struct shape shapes[] = {
 
 static int launch(const char *run, const char *self, const struct shape *s)
 {
-	const char *const env[] = { "FPGACOMM_COLL_ALGO", s->algo,
-				    "FPGACOMM_COLL_TEST", s->test,
-				    "FPGACOMM_COLL_PIPELINE", s->pipeline,
+	const char *const env[] = { "FPGACOMM_COLL_ALGO",
+				    s->algo,
+				    "FPGACOMM_COLL_TEST",
+				    s->test,
+				    "FPGACOMM_COLL_PIPELINE",
+				    s->pipeline,
 				    NULL };
 
 	printf("== %d ranks, %s%s%s%s%s%s%s\n", s->ranks,

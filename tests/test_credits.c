@@ -30,22 +30,21 @@
 #include "harness.h"
 #include "launch.h"
 
-#define PORT_A		11
-#define PORT_B		12
-#define PORT_C		13
-#define PORT_A2A	14
-#define PORT_MANY	15
-#define NA		2048		/* messages on the unread channel */
-#define B_MSG		(16u << 10)
-#define A2A_MSGS	24
-#define MANY_MSGS	300
-#define LONG_MS		120000
-#define MAX_RANKS	16
+#define PORT_A	  11
+#define PORT_B	  12
+#define PORT_C	  13
+#define PORT_A2A  14
+#define PORT_MANY 15
+#define NA	  2048 /* messages on the unread channel */
+#define B_MSG	  (16u << 10)
+#define A2A_MSGS  24
+#define MANY_MSGS 300
+#define LONG_MS	  120000
+#define MAX_RANKS 16
 
 static struct fc_dev *board;
 static uint32_t rank, size;
 static int failures;
-
 
 /* The bytes of message @seq from @src on @port: its number first. */
 static void pattern(uint8_t *p, size_t len, uint32_t src, uint32_t port,
@@ -121,7 +120,8 @@ static void unread_sender(void)
 		done++;
 	}
 	printf("unread: %lu MiB on B while A unread; %u of %u sends on A "
-	       "had ended\n", (unsigned long)(nb * B_MSG >> 20), done, NA);
+	       "had ended\n",
+	       (unsigned long)(nb * B_MSG >> 20), done, NA);
 	CHECK(done < NA, "every send on the unread channel ended: no credits");
 	rc = fc_chan_send(c, &tok, 1, LONG_MS);
 	CHECK(!rc, "send go: %s", fc_strerror(rc));
@@ -213,7 +213,8 @@ static void all_to_all(void)
 			      "recv %u from %u: %s, %zu bytes", i, from,
 			      fc_strerror(rc), got);
 			CHECK(same(buf, got, from, rank, i, want),
-			      "message %u from %u: wrong bytes or order", i, from);
+			      "message %u from %u: wrong bytes or order", i,
+			      from);
 		}
 	}
 	for (p = 0; p < size; p++) {
@@ -301,7 +302,7 @@ struct shape {
 	const char *mode;
 	int ranks;
 	const char *topo, *faults, *window;
-	const char *greet;	/* FPGACOMM_CHAN_GREET */
+	const char *greet; /* FPGACOMM_CHAN_GREET */
 };
 
 static const struct shape shapes[] = {
@@ -331,9 +332,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct shape *s = &shapes[i];
 		const char *const env[] = {
-			"FPGACOMM_CREDIT_TEST", s->mode,
-			"FPGACOMM_CHAN_CREDIT", s->window,
-			"FPGACOMM_CHAN_GREET", s->greet,
+			"FPGACOMM_CREDIT_TEST",
+			s->mode,
+			"FPGACOMM_CHAN_CREDIT",
+			s->window,
+			"FPGACOMM_CHAN_GREET",
+			s->greet,
 			NULL,
 		};
 

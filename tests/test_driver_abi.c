@@ -50,8 +50,8 @@
 
 #include "chain_rule.h"
 
-#define EXIT_SKIP	77
-#define WAIT_MS		20000
+#define EXIT_SKIP 77
+#define WAIT_MS	  20000
 
 static const char *path;
 static int fd = -1;
@@ -65,13 +65,12 @@ static int xioctl(int f, unsigned long cmd, void *arg)
 	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
 }
 
-#define assert_rc(expr, want)                                              \
-	do {                                                               \
-		int _rc = (expr), _want = (want);                          \
-		if (_rc != _want)                                          \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, \
-				 _rc, strerror(-_rc), _want,               \
-				 strerror(-_want));                        \
+#define assert_rc(expr, want)                                                  \
+	do {                                                                   \
+		int _rc = (expr), _want = (want);                              \
+		if (_rc != _want)                                              \
+			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
+				 strerror(-_rc), _want, strerror(-_want));     \
 	} while (0)
 #define assert_ok(expr) assert_rc(expr, 0)
 
@@ -148,8 +147,10 @@ static int mem_info(int f, uint32_t h, struct fc_ioc_mem_info *out)
 static int chan_ring(int f, uint32_t chan, uint32_t h, uint32_t slots,
 		     uint64_t off, uint32_t *head)
 {
-	struct fc_ioc_chan_ring r = { .chan = chan, .handle = h,
-				      .slots = slots, .offset = off };
+	struct fc_ioc_chan_ring r = { .chan = chan,
+				      .handle = h,
+				      .slots = slots,
+				      .offset = off };
 	int rc = xioctl(f, FC_IOC_CHAN_RING, &r);
 
 	if (head)
@@ -173,7 +174,8 @@ static int chan_head(int f, uint32_t chan, uint32_t head)
 
 static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
 {
-	struct fc_ioc_loc l = { .space = FC_SPACE_HOST, .handle = handle,
+	struct fc_ioc_loc l = { .space = FC_SPACE_HOST,
+				.handle = handle,
 				.addr = addr };
 	return l;
 }
@@ -209,8 +211,10 @@ static int submit(struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
 static int submit_engine(int f, uint32_t e, struct fc_ioc_xfer *x, uint32_t n,
 			 uint64_t *t)
 {
-	struct fc_ioc_submit s = { .flags = FC_SUBMIT_ENGINE, .count = n,
-				   .xfers = (uintptr_t)x, .engine = e };
+	struct fc_ioc_submit s = { .flags = FC_SUBMIT_ENGINE,
+				   .count = n,
+				   .xfers = (uintptr_t)x,
+				   .engine = e };
 	int rc = xioctl(f, FC_IOC_SUBMIT, &s);
 
 	*t = s.ticket;
@@ -252,12 +256,12 @@ static int is_emulated(void)
 	return !!(info.hw_caps & FC_CAP_EMULATED);
 }
 
-#define need_emulator()                                                   \
-	do {                                                              \
-		if (!is_emulated()) {                                     \
+#define need_emulator()                                                     \
+	do {                                                                \
+		if (!is_emulated()) {                                       \
 			print_message("[   SKIP   ] needs the emulator\n"); \
-			skip();                                           \
-		}                                                         \
+			skip();                                             \
+		}                                                           \
 	} while (0)
 
 /* Drop capabilities from this (child) process's effective set. */
@@ -396,7 +400,8 @@ static void test_layout(void **state)
 	assert_int_equal(_IOC_DIR(FC_IOC_PEER_EXPORT), _IOC_READ | _IOC_WRITE);
 
 	assert_int_equal(_IOC_SIZE(FC_IOC_INFO), sizeof(struct fc_ioc_info));
-	assert_int_equal(_IOC_SIZE(FC_IOC_SUBMIT), sizeof(struct fc_ioc_submit));
+	assert_int_equal(_IOC_SIZE(FC_IOC_SUBMIT),
+			 sizeof(struct fc_ioc_submit));
 	assert_int_equal(_IOC_SIZE(FC_IOC_WAIT), sizeof(struct fc_ioc_wait));
 	assert_int_equal(_IOC_NR(FC_IOC_REG_WRITE), 8);
 }
@@ -430,9 +435,9 @@ static void test_info(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(i.reserved[k], 0);
 	print_message("features 0x%x irq_mode %u node %u mem %" PRIu64
-		      " aperture %" PRIu64 "\n", i.features, i.irq_mode,
-		      i.node_id, (uint64_t)i.board_mem_size,
-		      (uint64_t)i.aperture_size);
+		      " aperture %" PRIu64 "\n",
+		      i.features, i.irq_mode, i.node_id,
+		      (uint64_t)i.board_mem_size, (uint64_t)i.aperture_size);
 }
 
 static void test_unknown_commands(void **state)
@@ -457,9 +462,16 @@ static void test_unknown_commands(void **state)
 
 static void test_reg(void **state)
 {
-	static const uint32_t bad[] = { 1, 2, 3, 0x21, FC_BAR0_SIZE,
-					FC_BAR0_SIZE + 4, FC_BAR0_SIZE - 1,
-					0x7ffffffc, 0xfffffffc, 0xffffffff };
+	static const uint32_t bad[] = { 1,
+					2,
+					3,
+					0x21,
+					FC_BAR0_SIZE,
+					FC_BAR0_SIZE + 4,
+					FC_BAR0_SIZE - 1,
+					0x7ffffffc,
+					0xfffffffc,
+					0xffffffff };
 	struct fc_ioc_reg r;
 	uint32_t v;
 	unsigned int i;
@@ -547,7 +559,10 @@ static uint64_t bus_regs(uint32_t ch)
  */
 static void test_reg_bus_masked(void **state)
 {
-	enum { CH = 7, SLOTS = 64 };
+	enum {
+		CH = 7,
+		SLOTS = 64
+	};
 	struct fc_ioc_xfer x = xfer(board(0), board(4096), 64);
 	uint32_t h, count;
 	pid_t pid;
@@ -595,7 +610,8 @@ static void test_raw_bus_privilege(void **state)
 	if (pid == 0) {
 		struct fc_ioc_loc raw = {
 			.space = FC_SPACE_FABRIC,
-			.addr = FC_FABRIC_ADDR(info.node_id, FC_REGION_HOST, 0x1000),
+			.addr = FC_FABRIC_ADDR(info.node_id, FC_REGION_HOST,
+					       0x1000),
 		};
 		struct fc_ioc_loc peer = raw;
 		struct fc_ioc_xfer x;
@@ -603,16 +619,16 @@ static void test_raw_bus_privilege(void **state)
 
 		peer.addr = FC_FABRIC_ADDR(info.node_id, FC_REGION_PEER, 0);
 		drop_caps(1ull << CAP_SYS_RAWIO);
-		x = xfer(raw, host(h, 0), 64);		/* read a bus address */
+		x = xfer(raw, host(h, 0), 64); /* read a bus address */
 		if (submit(&x, 1, &t) != -EPERM)
 			_exit(1);
-		x = xfer(host(h, 0), raw, 64);		/* write one */
+		x = xfer(host(h, 0), raw, 64); /* write one */
 		if (submit(&x, 1, &t) != -EPERM)
 			_exit(2);
 		x = xfer(host(h, 0), peer, 64);
 		if (submit(&x, 1, &t) != -EPERM)
 			_exit(3);
-		x = xfer(host(h, 0), board(0), 64);	/* board memory is fine */
+		x = xfer(host(h, 0), board(0), 64); /* board memory is fine */
 		if (submit(&x, 1, &t))
 			_exit(4);
 		_exit(0);
@@ -659,7 +675,8 @@ static int pio_taken(int f, volatile uint32_t *pio, uint32_t tail)
 	struct fc_ioc_pio_kick k = { 0 };
 	double end = now_ms() + WAIT_MS;
 
-	if ((info.features & FC_FEAT_PIO_KICK) && xioctl(f, FC_IOC_PIO_KICK, &k))
+	if ((info.features & FC_FEAT_PIO_KICK) &&
+	    xioctl(f, FC_IOC_PIO_KICK, &k))
 		return 10;
 	while (pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4] != tail)
 		if (now_ms() > end)
@@ -770,7 +787,8 @@ static void test_mem_register_bad(void **state)
 	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
 	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf, .len = 8, .flags = 1 };
 	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
-	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf, .len = 8,
+	m = (struct fc_ioc_mem){ .addr = (uintptr_t)buf,
+				 .len = 8,
 				 .reserved[1] = 1 };
 	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, &m), -EINVAL);
 	assert_rc(xioctl(fd, FC_IOC_MEM_REGISTER, NULL), -EFAULT);
@@ -846,7 +864,8 @@ static void test_memlock_limit(void **state)
 				_exit(8);
 			if (mem_register(fd, p, 32 << 10, &h))
 				_exit(9);
-			if (mem_unregister(fd, h) || mem_unregister(fd, m.handle))
+			if (mem_unregister(fd, h) ||
+			    mem_unregister(fd, m.handle))
 				_exit(11);
 			if (mem_register(fd, p, 128 << 10, &h) ||
 			    mem_unregister(fd, h))
@@ -864,7 +883,10 @@ static void test_memlock_limit(void **state)
  */
 static void test_engine_shared(void **state)
 {
-	enum { N = 200, LEN = 4 << 20 };
+	enum {
+		N = 200,
+		LEN = 4 << 20
+	};
 	struct fc_ioc_xfer x = xfer(board(0), board(LEN), LEN);
 	struct fc_ioc_xfer small = xfer(board(2 * LEN), board(3 * LEN), 64);
 	uint64_t t[N], tb;
@@ -881,7 +903,8 @@ static void test_engine_shared(void **state)
 		for (i = 0; i < N; i++)
 			wait_on(fd, t[i], WAIT_MS, NULL);
 		close(b);
-		print_message("the engine ran 190 chains before a SUBMIT: too fast to tell\n");
+		print_message(
+			"the engine ran 190 chains before a SUBMIT: too fast to tell\n");
 		skip();
 	}
 	assert_ok(submit_on(b, &small, 1, &tb));
@@ -898,21 +921,23 @@ static void test_engine_shared(void **state)
 static void test_engine_bad(void **state)
 {
 	uint8_t buf[64];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x4000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x4000), sizeof(buf));
 	struct fc_ioc_submit s;
 	uint32_t n = engines();
 	uint64_t t;
 
 	if (!n) {
-		print_message("[   SKIP   ] the driver has no FC_FEAT_ENGINES\n");
+		print_message(
+			"[   SKIP   ] the driver has no FC_FEAT_ENGINES\n");
 		skip();
 	}
 	assert_rc(submit_engine(fd, n, &x, 1, &t), -EINVAL);
 	assert_rc(submit_engine(fd, FC_DMA_MAX_ENGINES, &x, 1, &t), -EINVAL);
 	assert_rc(submit_engine(fd, UINT32_MAX, &x, 1, &t), -EINVAL);
 	assert_rc(submit_engine(fd, 0x80000000u, &x, 1, &t), -EINVAL);
-	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)&x,
+	s = (struct fc_ioc_submit){ .count = 1,
+				    .xfers = (uintptr_t)&x,
 				    .engine = n - 1 ? n - 1 : 1 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
 	assert_ok(submit_engine(fd, n - 1, &x, 1, &t));
@@ -931,7 +956,10 @@ static void test_engine_bad(void **state)
  */
 static void test_engines_side_by_side(void **state)
 {
-	enum { N = 200, LEN = 4 << 20 };
+	enum {
+		N = 200,
+		LEN = 4 << 20
+	};
 	struct fc_ioc_xfer big = xfer(board(0), board(LEN), LEN);
 	uint8_t in[4096], out[4096], back[4096];
 	struct fc_ioc_xfer x;
@@ -940,7 +968,8 @@ static void test_engines_side_by_side(void **state)
 	int i, rc;
 
 	if (engines() < 2) {
-		print_message("[   SKIP   ] needs FC_FEAT_ENGINES and 2 engines\n");
+		print_message(
+			"[   SKIP   ] needs FC_FEAT_ENGINES and 2 engines\n");
 		skip();
 	}
 	if (info.board_mem_size < 4 * LEN)
@@ -951,14 +980,15 @@ static void test_engines_side_by_side(void **state)
 	if (wait_on(fd, t[N - 10], 0, NULL) != -ETIMEDOUT) {
 		for (i = 0; i < N; i++)
 			wait_on(fd, t[i], WAIT_MS, NULL);
-		print_message("engine 0 ran 190 chains before a SUBMIT: too fast to tell\n");
+		print_message(
+			"engine 0 ran 190 chains before a SUBMIT: too fast to tell\n");
 		skip();
 	}
 	x = xfer(host(0, (uintptr_t)in), board(3 * LEN), sizeof(in));
 	assert_ok(submit_engine(fd, 1, &x, 1, &t1));
 	x = xfer(host(0, (uintptr_t)in), board(3 * LEN + sizeof(in)),
 		 sizeof(in));
-	assert_ok(submit_on(fd, &x, 1, &t0));	/* no flag: engine 0 */
+	assert_ok(submit_on(fd, &x, 1, &t0)); /* no flag: engine 0 */
 	assert_ok(wait_on(fd, t1, WAIT_MS, NULL));
 	/* engine 1 did not wait for engine 0's queue */
 	assert_rc(wait_on(fd, t[N - 1], 0, NULL), -ETIMEDOUT);
@@ -991,8 +1021,8 @@ static void test_engines_side_by_side(void **state)
 static void test_engines_reset(void **state)
 {
 	uint8_t buf[5000];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x600000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x600000), sizeof(buf));
 	struct fc_ioc_reset r = { 0 };
 	uint64_t t[4];
 	int i;
@@ -1036,22 +1066,27 @@ static void test_submit_bad(void **state)
 	s = (struct fc_ioc_submit){ .count = 1, .xfers = 16 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EFAULT);
 	s = (struct fc_ioc_submit){ .count = 2,
-				    .xfers = (uintptr_t)buf + sizeof(buf) - 48 };
+				    .xfers =
+					    (uintptr_t)buf + sizeof(buf) - 48 };
 	(void)s;
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, NULL), -EFAULT);
-	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+	s = (struct fc_ioc_submit){ .count = 1,
+				    .xfers = (uintptr_t)x,
 				    .flags = 1u << 2 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
 	s.flags = 1u << 31;
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
 	/* an engine without FC_SUBMIT_ENGINE: the field was reserved */
-	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+	s = (struct fc_ioc_submit){ .count = 1,
+				    .xfers = (uintptr_t)x,
 				    .engine = 1 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
-	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+	s = (struct fc_ioc_submit){ .count = 1,
+				    .xfers = (uintptr_t)x,
 				    .reserved[1] = 1 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EINVAL);
-	s = (struct fc_ioc_submit){ .count = 1, .xfers = (uintptr_t)x,
+	s = (struct fc_ioc_submit){ .count = 1,
+				    .xfers = (uintptr_t)x,
 				    .flags = FC_SUBMIT_EVENTFD,
 				    .eventfd = 9999 };
 	assert_rc(xioctl(fd, FC_IOC_SUBMIT, &s), -EBADF);
@@ -1226,7 +1261,8 @@ static void test_user_address_roundtrip(void **state)
 	assert_ok(run_chain(x, 1));
 	assert_memory_equal(a, b, len);
 	{
-		static const char ro[] = "read-only source, pinned without FOLL_WRITE";
+		static const char ro[] =
+			"read-only source, pinned without FOLL_WRITE";
 
 		x[0] = xfer(host(0, (uintptr_t)ro), host(0, (uintptr_t)b),
 			    sizeof(ro));
@@ -1249,10 +1285,10 @@ static void test_many_descriptors(void **state)
 	uint32_t d0, d1, ha;
 	struct fc_ioc_xfer x[2];
 
-	a = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	b = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	assert_true(a != MAP_FAILED && b != MAP_FAILED);
 	madvise(a, len, MADV_NOHUGEPAGE);
 	madvise(b, len, MADV_NOHUGEPAGE);
@@ -1309,7 +1345,7 @@ static uint8_t *scattered_pages(size_t n)
 		uint64_t f = pfn[i] & ((1ull << 55) - 1);
 
 		if (!(pfn[i] >> 63) || !f)
-			break;	/* not present, or PFNs hidden */
+			break; /* not present, or PFNs hidden */
 		if (k && f == prev + 1)
 			continue;
 		assert_true(mremap(pool + i * page, page, page,
@@ -1429,8 +1465,10 @@ static void test_eventfd_poll(void **state)
 {
 	int efd = eventfd(0, EFD_CLOEXEC);
 	uint8_t buf[4096];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x3000), 4096);
-	struct fc_ioc_submit s = { .count = 1, .xfers = (uintptr_t)&x,
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x3000), 4096);
+	struct fc_ioc_submit s = { .count = 1,
+				   .xfers = (uintptr_t)&x,
 				   .flags = FC_SUBMIT_EVENTFD };
 	struct pollfd p[2];
 	uint64_t v;
@@ -1467,7 +1505,8 @@ static void test_mem_alloc_mmap(void **state)
 	assert_rc(xioctl(fd, FC_IOC_MEM_ALLOC, &(struct fc_ioc_mem){ 0 }),
 		  -EINVAL);
 	assert_rc(xioctl(fd, FC_IOC_MEM_ALLOC,
-			 &(struct fc_ioc_mem){ .len = 1, .flags = 1 }), -EINVAL);
+			 &(struct fc_ioc_mem){ .len = 1, .flags = 1 }),
+		  -EINVAL);
 	assert_ok(xioctl(fd, FC_IOC_MEM_ALLOC, &m));
 	assert_true(m.handle != 0 && m.mmap_offset != 0);
 	p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -1574,7 +1613,7 @@ static void test_mem_info_bad(void **state)
 }
 
 /* A free channel for the ring tests, far from those the library uses. */
-#define TEST_CHAN	211
+#define TEST_CHAN 211
 
 /*
  * CHAN_RING and CHAN_HEAD: fields, channels, slots, offsets and ranges in
@@ -1584,11 +1623,12 @@ static void test_mem_info_bad(void **state)
 static void test_chan_ring_bad(void **state)
 {
 	static uint8_t rbuf[8192];
-	static const uint32_t bad_slots[] = { 0, 3, 6, 100, 1u << 21,
-					      1u << 31, 0xffffffffu };
+	static const uint32_t bad_slots[] = { 0,	  3,	    6,
+					      100,	  1u << 21, 1u << 31,
+					      0xffffffffu };
 	static const uint32_t bad_chans[] = { FC_MAX_CHANNELS, 1000,
 					      0x80000000u, 0xffffffffu };
-	const uint64_t len = 64 << 10;	/* 1024 slots */
+	const uint64_t len = 64 << 10; /* 1024 slots */
 	struct fc_ioc_chan_ring r;
 	struct fc_ioc_chan_head hd;
 	uint32_t h, hodd, hr, h2[4], head, head2, tail;
@@ -1601,7 +1641,8 @@ static void test_chan_ring_bad(void **state)
 		skip();
 	assert_ok(mem_alloc(fd, len, &h));
 	if (!(info.hw_caps & FC_CAP_CHANNELS)) {
-		assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 0, NULL), -EOPNOTSUPP);
+		assert_rc(chan_ring(fd, TEST_CHAN, h, 16, 0, NULL),
+			  -EOPNOTSUPP);
 		assert_rc(chan_head(fd, TEST_CHAN, 0), -EOPNOTSUPP);
 		assert_ok(mem_unregister(fd, h));
 		print_message("[   SKIP   ] no channel endpoints\n");
@@ -1615,8 +1656,10 @@ static void test_chan_ring_bad(void **state)
 		assert_ok(mem_alloc(f2, len, &h2[k]));
 
 	/* fields */
-	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = h,
-				       .slots = 16, .flags = 2 };
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .handle = h,
+				       .slots = 16,
+				       .flags = 2 };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
 	r.flags = 0x80000000u;
 	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
@@ -1654,7 +1697,8 @@ static void test_chan_ring_bad(void **state)
 		  -ERANGE);
 	assert_rc(chan_ring(fd, TEST_CHAN, h, 1,
 			    UINT64_MAX & ~(uint64_t)(FC_CHAN_SLOT_SIZE - 1),
-			    NULL), -ERANGE);
+			    NULL),
+		  -ERANGE);
 	assert_rc(chan_ring(fd, TEST_CHAN, h, 1, 1ull << 63, NULL), -ERANGE);
 	/* the length asked for, not the pages behind it (10000 bytes) */
 	assert_rc(chan_ring(fd, TEST_CHAN, hodd, 128, 1856, NULL), -ERANGE);
@@ -1668,13 +1712,16 @@ static void test_chan_ring_bad(void **state)
 	assert_rc(chan_ring(fd, TEST_CHAN, h2[k], 16, 0, NULL), -EINVAL);
 	/* switching off takes no ring */
 	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
-				       .flags = FC_CHAN_RING_OFF, .handle = h };
+				       .flags = FC_CHAN_RING_OFF,
+				       .handle = h };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
 	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
-				       .flags = FC_CHAN_RING_OFF, .slots = 16 };
+				       .flags = FC_CHAN_RING_OFF,
+				       .slots = 16 };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
 	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
-				       .flags = FC_CHAN_RING_OFF, .offset = 64 };
+				       .flags = FC_CHAN_RING_OFF,
+				       .offset = 64 };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
 	/* HEAD of an endpoint nobody owns */
 	assert_rc(chan_head(fd, TEST_CHAN, 0), -EPERM);
@@ -1694,10 +1741,12 @@ static void test_chan_ring_bad(void **state)
 	assert_rc(chan_ring(fd, TEST_CHAN + 1, h, 16, 0, NULL), -EBUSY);
 
 	/* CHAN_HEAD: fields; forward only, and never beyond TAIL */
-	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN,
+					.head = head,
 					.flags = 1 };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
-	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN, .head = head,
+	hd = (struct fc_ioc_chan_head){ .chan = TEST_CHAN,
+					.head = head,
 					.reserved = 1 };
 	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, &hd), -EINVAL);
 	assert_rc(xioctl(fd, FC_IOC_CHAN_HEAD, NULL), -EFAULT);
@@ -1715,7 +1764,7 @@ static void test_chan_ring_bad(void **state)
 	assert_ok(mem_unregister(fd, h));
 	assert_ok(chan_head(fd, TEST_CHAN, head2));
 	assert_ok(chan_off(fd, TEST_CHAN));
-	assert_ok(chan_off(fd, TEST_CHAN));	/* off twice */
+	assert_ok(chan_off(fd, TEST_CHAN)); /* off twice */
 	assert_rc(chan_head(fd, TEST_CHAN, head2), -EPERM);
 	/* free now: the other file takes it; closing gives both back */
 	assert_ok(chan_ring(f2, TEST_CHAN, h2[1], 16, 0, NULL));
@@ -1732,7 +1781,8 @@ static void test_chan_ring_bad(void **state)
 	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(ro != MAP_FAILED);
-	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .handle = hodd,
+	r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+				       .handle = hodd,
 				       .slots = 16 };
 	memcpy(ro, &r, sizeof(r));
 	assert_int_equal(mprotect(ro, page, PROT_READ), 0);
@@ -1770,10 +1820,10 @@ static int eq_head(int f, uint32_t head)
 	return xioctl(f, FC_IOC_EQ_HEAD, &a);
 }
 
-static int eq_wait(int f, uint32_t entry, uint32_t timeout_us,
-		   uint32_t flags)
+static int eq_wait(int f, uint32_t entry, uint32_t timeout_us, uint32_t flags)
 {
-	struct fc_ioc_eq_wait a = { .flags = flags, .entry = entry,
+	struct fc_ioc_eq_wait a = { .flags = flags,
+				    .entry = entry,
 				    .timeout_us = timeout_us };
 
 	return xioctl(f, FC_IOC_EQ_WAIT, &a);
@@ -1858,10 +1908,11 @@ static void *send_self_later(void *arg)
  */
 static void test_eq_bad(void **state)
 {
-	static const uint32_t bad_slots[] = { 0, 1, 32, 63, 96, 100,
-					      FC_EQ_MAX_SLOTS * 2, 1u << 31,
-					      0xffffffffu };
-	const uint64_t len = 64 << 10;	/* 1024 entries */
+	static const uint32_t bad_slots[] = {
+		0,	  1,	      32, 63, 96, 100, FC_EQ_MAX_SLOTS * 2,
+		1u << 31, 0xffffffffu
+	};
+	const uint64_t len = 64 << 10; /* 1024 entries */
 	struct fc_ioc_mem m = { .len = len };
 	static uint8_t rbuf[8192], msg[100];
 	const struct fc_hw_pkt *e;
@@ -1888,7 +1939,7 @@ static void test_eq_bad(void **state)
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   m.mmap_offset);
 	assert_true(map != MAP_FAILED);
-	memset(map, 0xa5, len);	/* EQ must zero what it uses */
+	memset(map, 0xa5, len); /* EQ must zero what it uses */
 	assert_ok(mem_register(fd, rbuf, sizeof(rbuf), &hr));
 	f2 = open(path, O_RDWR);
 	assert_true(f2 >= 0);
@@ -1948,7 +1999,8 @@ static void test_eq_bad(void **state)
 					      .handle = h };
 
 		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
-		r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN, .slots = 16,
+		r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
+					       .slots = 16,
 					       .flags = FC_CHAN_RING_EQ };
 		assert_rc(xioctl(fd, FC_IOC_CHAN_RING, &r), -EINVAL);
 		r = (struct fc_ioc_chan_ring){ .chan = TEST_CHAN,
@@ -1965,8 +2017,8 @@ static void test_eq_bad(void **state)
 	assert_ok(eq_set(fd, h, 64, 0));
 	for (i = 0; i < 64 * FC_EQ_ENTRY_SIZE; i++)
 		if (map[i])
-			fail_msg("byte %u of the queue is 0x%02x, not zeroed", i,
-				 map[i]);
+			fail_msg("byte %u of the queue is 0x%02x, not zeroed",
+				 i, map[i]);
 	assert_int_equal(map[64 * FC_EQ_ENTRY_SIZE], 0xa5);
 	assert_ok(reg_read(FC_EQ_SLOTS, &v));
 	assert_int_equal(v, 64);
@@ -1998,7 +2050,8 @@ static void test_eq_bad(void **state)
 	fill(msg, sizeof(msg), 10);
 	rc = send_self(TEST_CHAN, msg, sizeof(msg), &v);
 	if (rc && v == FC_DMA_ERR_ROUTE) {
-		print_message("[   SKIP   ] no route to ourselves: no message\n");
+		print_message(
+			"[   SKIP   ] no route to ourselves: no message\n");
 	} else {
 		assert_ok(rc);
 		assert_ok(reg_wait(FC_EQ_TAIL, 2));
@@ -2007,11 +2060,14 @@ static void test_eq_bad(void **state)
 			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
 			assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
 			assert_int_equal((hdr >> FC_PKT_CHAN_SHIFT) &
-					 FC_PKT_CHAN_MASK, TEST_CHAN);
+						 FC_PKT_CHAN_MASK,
+					 TEST_CHAN);
 			assert_int_equal((hdr >> FC_PKT_SRC_SHIFT) &
-					 FC_PKT_NODE_MASK, info.node_id);
+						 FC_PKT_NODE_MASK,
+					 info.node_id);
 			assert_int_equal((hdr >> FC_PKT_LEN_SHIFT) &
-					 FC_PKT_LEN_MASK, i ? 40 : 60);
+						 FC_PKT_LEN_MASK,
+					 i ? 40 : 60);
 			assert_int_equal(!!(hdr & FC_PKT_EOM), i);
 			assert_memory_equal(e->payload, msg + 60 * i,
 					    i ? 40 : 60);
@@ -2036,9 +2092,10 @@ static void test_eq_bad(void **state)
 			e = (const struct fc_hw_pkt *)map + 2;
 			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
 			assert_int_equal((hdr >> FC_PKT_TYPE_SHIFT) &
-					 FC_PKT_TYPE_MASK, FC_PKT_T_CTRL);
-			assert_int_equal((hdr >> FC_PKT_LEN_SHIFT) &
-					 FC_PKT_LEN_MASK, 8);
+						 FC_PKT_TYPE_MASK,
+					 FC_PKT_T_CTRL);
+			assert_int_equal(
+				(hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK, 8);
 			assert_true(hdr & FC_PKT_EOM);
 			assert_memory_equal(e->payload, msg, 8);
 			assert_ok(eq_head(fd, 3));
@@ -2050,27 +2107,26 @@ static void test_eq_bad(void **state)
 		 * polling without one); an entry already there, at once.
 		 */
 		if (info.features & FC_FEAT_EQ_WAIT) {
-			uint32_t next = (info.features & FC_FEAT_XFER_CTRL) ?
-						3 : 2;
+			uint32_t next =
+				(info.features & FC_FEAT_XFER_CTRL) ? 3 : 2;
 			pthread_t th;
 			int sent = -1;
 
 			assert_rc(eq_wait(fd, next, 1000, 1), -EINVAL);
-			assert_rc(eq_wait(fd, next + 64 + 1, 1000, 0),
-				  -EINVAL);
+			assert_rc(eq_wait(fd, next + 64 + 1, 1000, 0), -EINVAL);
 			assert_rc(eq_wait(f2, next, 1000, 0), -EPERM);
 			assert_rc(eq_wait(fd, next - 1, 0, 0), -EINVAL);
 			assert_rc(eq_wait(fd, next, 20000, 0), -ETIMEDOUT);
 			assert_int_equal(pthread_create(&th, NULL,
-							send_self_later,
-							&sent), 0);
+							send_self_later, &sent),
+					 0);
 			assert_ok(eq_wait(fd, next, 10000000, 0));
 			e = (const struct fc_hw_pkt *)map + next;
 			hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
 			assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
 			pthread_join(th, NULL);
 			assert_ok(sent);
-			assert_ok(eq_wait(fd, next, 0, 0));	/* there */
+			assert_ok(eq_wait(fd, next, 0, 0)); /* there */
 			assert_ok(eq_head(fd, next + 1));
 		}
 	}
@@ -2085,7 +2141,7 @@ static void test_eq_bad(void **state)
 	assert_int_equal(v, 0);
 	assert_rc(chan_head(fd, TEST_CHAN, ctail), -EPERM);
 	assert_rc(eq_head(fd, 2), -EPERM);
-	assert_ok(eq_off(fd));	/* off twice */
+	assert_ok(eq_off(fd)); /* off twice */
 	assert_ok(eq_set(f2, h2, 64, 0));
 	assert_ok(chan_eq(f2, TEST_CHAN));
 	assert_rc(eq_set(fd, h, 64, 0), -EBUSY);
@@ -2111,7 +2167,10 @@ static void test_eq_bad(void **state)
  */
 static void test_eq_full(void **state)
 {
-	enum { SLOTS = 64, PKTS = 70 };
+	enum {
+		SLOTS = 64,
+		PKTS = 70
+	};
 	const uint64_t len = SLOTS * FC_EQ_ENTRY_SIZE;
 	struct fc_ioc_mem m = { .len = len };
 	struct fc_ioc_loc dst;
@@ -2174,8 +2233,7 @@ static void test_eq_full(void **state)
 	e = (const struct fc_hw_pkt *)map + (PKTS - SLOTS);
 	hdr = __atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE);
 	assert_int_equal(hdr & FC_EQ_PHASE, FC_EQ_PHASE);
-	assert_memory_equal(e->payload,
-			    msg + (PKTS - SLOTS) * FC_PKT_PAYLOAD,
+	assert_memory_equal(e->payload, msg + (PKTS - SLOTS) * FC_PKT_PAYLOAD,
 			    FC_PKT_PAYLOAD);
 	assert_ok(eq_head(fd, PKTS));
 out:
@@ -2237,8 +2295,8 @@ static void test_fork(void **state)
 static void test_stall_reset(void **state)
 {
 	uint8_t buf[5000];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x600000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x600000), sizeof(buf));
 	struct fc_ioc_reset r = { 0 };
 	struct fc_ioc_wait w;
 	uint64_t t1, t2, t3;
@@ -2362,8 +2420,8 @@ static void test_killed_in_flight(void **state)
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	{
 		uint8_t b[100];
-		struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)b), board(0),
-					    sizeof(b));
+		struct fc_ioc_xfer x =
+			xfer(host(0, (uintptr_t)b), board(0), sizeof(b));
 
 		assert_ok(run_chain(&x, 1));
 	}
@@ -2375,8 +2433,8 @@ static void test_killed_in_flight(void **state)
 static int timeout_test(void)
 {
 	uint8_t buf[4096], back[4096];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
 	struct fc_ioc_wait w;
 	uint64_t t;
 	double t0;
@@ -2466,8 +2524,8 @@ static int deaf_other_engine(const struct fc_ioc_xfer *x)
 static int deaf_reset_test(void)
 {
 	static uint8_t buf[8192], back[8192];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x2000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x2000), sizeof(buf));
 	struct fc_ioc_info i = { 0 };
 	char remove[600];
 	struct fc_ioc_wait w;
@@ -2488,7 +2546,8 @@ static int deaf_reset_test(void)
 	if (rc != -ETIMEDOUT)
 		return 1;
 	rc = submit(&x, 1, &t);
-	printf("next SUBMIT on the broken device: %d (%s)\n", rc, strerror(-rc));
+	printf("next SUBMIT on the broken device: %d (%s)\n", rc,
+	       strerror(-rc));
 	if (rc != -EIO || xioctl(fd, FC_IOC_INFO, &i))
 		return 1;
 	reg_write(FC_EMU_FAULT_RESET_DEAF, 0);
@@ -2500,8 +2559,7 @@ static int deaf_reset_test(void)
 	close(fd);
 	fd = -1;
 	class_file(remove, sizeof(remove), "remove");
-	if (sysfs_write(remove) ||
-	    sysfs_write("/sys/bus/pci/rescan"))
+	if (sysfs_write(remove) || sysfs_write("/sys/bus/pci/rescan"))
 		return 1;
 	for (tries = 0; fd < 0 && tries < 100; tries++) {
 		fd = open(path, O_RDWR);
@@ -2601,8 +2659,8 @@ static int remove_test(void)
 {
 	struct fc_ioc_info i = { 0 };
 	static uint8_t buf[8192];
-	struct fc_ioc_xfer x = xfer(host(0, (uintptr_t)buf), board(0x1000),
-				    sizeof(buf));
+	struct fc_ioc_xfer x =
+		xfer(host(0, (uintptr_t)buf), board(0x1000), sizeof(buf));
 	const size_t alen = 3 * page;
 	struct fc_ioc_mem am = { .len = 3 * page };
 	char pcidir[512], file[600];
@@ -2628,14 +2686,14 @@ static int remove_test(void)
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
 		return 1;
 
-#define EXPECT(expr, want)                                                \
-	do {                                                              \
-		long _r = (long)(expr);                                   \
-		if (_r != (long)(want)) {                                 \
+#define EXPECT(expr, want)                                                  \
+	do {                                                                \
+		long _r = (long)(expr);                                     \
+		if (_r != (long)(want)) {                                   \
 			printf("FAIL: %s = %ld, expected %ld\n", #expr, _r, \
-			       (long)(want));                             \
-			rc = 1;                                           \
-		}                                                         \
+			       (long)(want));                               \
+			rc = 1;                                             \
+		}                                                           \
 	} while (0)
 
 	/* Mappings of every kind, touched: their pages are in. */
@@ -2667,8 +2725,8 @@ static int remove_test(void)
 	/* A thread asleep on the event queue: the remove must end it. */
 	if ((info.features & FC_FEAT_EQ_WAIT) &&
 	    !eq_set(fd, am.handle, 64, 2 * page))
-		eq_waiting = !pthread_create(&eq_th, NULL, remove_eq_waiter,
-					     NULL);
+		eq_waiting =
+			!pthread_create(&eq_th, NULL, remove_eq_waiter, NULL);
 
 	/* A child holding the buffer's mapping too, and one hammering. */
 	if (pipe(go))
@@ -2712,7 +2770,8 @@ static int remove_test(void)
 	EXPECT(mem_unregister(fd, h), -ENODEV);
 	EXPECT(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED, 1);
 	EXPECT(mmap(NULL, alen, PROT_READ, MAP_SHARED, fd,
-		    (off_t)am.mmap_offset) == MAP_FAILED, 1);
+		    (off_t)am.mmap_offset) == MAP_FAILED,
+	       1);
 	/* The mappings are still there, emptied: touching them gets SIGBUS. */
 	EXPECT(sigbus_on((volatile uint8_t *)regs, 0), 1);
 	EXPECT(sigbus_on((volatile uint8_t *)regs, 1), 1);

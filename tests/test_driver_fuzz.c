@@ -36,30 +36,31 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
-#define EXIT_SKIP	77
-#define THREADS		4
-#define FILES		3
-#define POOL		(4u << 20)
+#define EXIT_SKIP 77
+#define THREADS	  4
+#define FILES	  3
+#define POOL	  (4u << 20)
 /* Drawn addresses reach 4 KiB before the pool, lengths up to half a pool
  * past its end. */
-#define GUARD		(POOL / 2 + 8192)
-#define HANDLES		64
+#define GUARD	(POOL / 2 + 8192)
+#define HANDLES 64
 
 static const char *path;
 static struct fc_ioc_info info;
-static uint8_t *pool;			/* user memory the calls point into */
-static void *guarded;			/* the pool and its guards */
+static uint8_t *pool; /* user memory the calls point into */
+static void *guarded; /* the pool and its guards */
 static volatile int stop;
 static int files[FILES];
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t handles[HANDLES];	/* seen from REGISTER/ALLOC, any file */
+static uint32_t handles[HANDLES]; /* seen from REGISTER/ALLOC, any file */
 static unsigned long calls;
 
 static const unsigned long cmds[] = {
-	FC_IOC_INFO, FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
-	FC_IOC_MEM_ALLOC, FC_IOC_SUBMIT, FC_IOC_WAIT, FC_IOC_RESET,
-	FC_IOC_REG_READ, FC_IOC_REG_WRITE, FC_IOC_CHAN_RING, FC_IOC_CHAN_HEAD,
-	FC_IOC_MEM_INFO, FC_IOC_PIO_KICK, FC_IOC_EQ, FC_IOC_EQ_HEAD,
+	FC_IOC_INFO,	  FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
+	FC_IOC_MEM_ALLOC, FC_IOC_SUBMIT,       FC_IOC_WAIT,
+	FC_IOC_RESET,	  FC_IOC_REG_READ,     FC_IOC_REG_WRITE,
+	FC_IOC_CHAN_RING, FC_IOC_CHAN_HEAD,    FC_IOC_MEM_INFO,
+	FC_IOC_PIO_KICK,  FC_IOC_EQ,	       FC_IOC_EQ_HEAD,
 };
 
 static uint64_t next(uint64_t *s)
@@ -75,10 +76,30 @@ static uint64_t next(uint64_t *s)
 static uint64_t pick(uint64_t *s)
 {
 	static const uint64_t edge[] = {
-		0, 1, 2, 3, 4, 7, 8, 63, 64, 255, 256, 4095, 4096, 4097,
-		0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ull,
-		0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull,
-		1u << 20, 1u << 30, 1ull << 40,
+		0,
+		1,
+		2,
+		3,
+		4,
+		7,
+		8,
+		63,
+		64,
+		255,
+		256,
+		4095,
+		4096,
+		4097,
+		0x7fffffff,
+		0x80000000,
+		0xffffffff,
+		0x100000000ull,
+		0x7fffffffffffffffull,
+		0x8000000000000000ull,
+		~0ull,
+		1u << 20,
+		1u << 30,
+		1ull << 40,
 	};
 	uint64_t r = next(s);
 
@@ -140,7 +161,8 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 		/* an engine: mostly one of the board's, some out of range */
 		if (next(s) % 4 == 0) {
 			sb->flags |= FC_SUBMIT_ENGINE;
-			sb->engine = next(s) % 4 ? next(s) % 4 : (uint32_t)pick(s);
+			sb->engine = next(s) % 4 ? next(s) % 4 :
+						   (uint32_t)pick(s);
 		}
 		break;
 	}
@@ -155,8 +177,9 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 	case FC_IOC_REG_WRITE: {
 		struct fc_ioc_reg *r = (void *)arg;
 
-		r->offset = next(s) % 2 ? (uint32_t)(next(s) % FC_BAR0_SIZE) & ~3u :
-					  (uint32_t)pick(s);
+		r->offset = next(s) % 2 ?
+				    (uint32_t)(next(s) % FC_BAR0_SIZE) & ~3u :
+				    (uint32_t)pick(s);
 		r->value = (uint32_t)pick(s);
 		break;
 	}
@@ -169,7 +192,7 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 		c->offset = next(s) % 4 ? 0 : pick(s);
 		c->flags = next(s) % 4 ? 0 : 1u << (next(s) % 3);
 		if (c->flags == FC_CHAN_RING_EQ && next(s) % 2)
-			c->handle = c->slots = 0;	/* a good EQ endpoint */
+			c->handle = c->slots = 0; /* a good EQ endpoint */
 		break;
 	}
 	case FC_IOC_EQ: {
@@ -182,7 +205,7 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 		break;
 	}
 	case FC_IOC_EQ_HEAD:
-		((uint32_t *)arg)[1] = (uint32_t)pick(s);	/* head */
+		((uint32_t *)arg)[1] = (uint32_t)pick(s); /* head */
 		break;
 	case FC_IOC_CHAN_HEAD: {
 		struct fc_ioc_chan_head *h = (void *)arg;
@@ -193,7 +216,7 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 	}
 	case FC_IOC_MEM_UNREGISTER:
 	case FC_IOC_MEM_INFO:
-		((uint32_t *)arg)[1] = (uint32_t)pick(s);	/* handle */
+		((uint32_t *)arg)[1] = (uint32_t)pick(s); /* handle */
 		break;
 	default:
 		break;
@@ -238,7 +261,8 @@ static void reopen(uint64_t *s)
 static void one_mmap(uint64_t *s, int f)
 {
 	static const uint64_t offs[] = {
-		FC_MMAP_REGS, FC_MMAP_APERTURE, FC_MMAP_PIO, 1ull << 41, /* MEM_ALLOC buffers */
+		FC_MMAP_REGS, FC_MMAP_APERTURE, FC_MMAP_PIO,
+		1ull << 41, /* MEM_ALLOC buffers */
 	};
 	uint64_t off = next(s) % 2 ? offs[next(s) % 4] + (next(s) % 4) * 4096 :
 				     pick(s) & ~4095ull;
@@ -270,16 +294,20 @@ static void *fuzz_thread(void *argp)
 			poll(&pfd, 1, 0);
 		} else if (what < 10) {
 			/* An unknown or misdirected command. */
-			cmd = _IOC(next(&s) % 4, next(&s) % 2 ? FC_IOC_MAGIC :
-					(unsigned int)(next(&s) & 0xff),
+			cmd = _IOC(next(&s) % 4,
+				   next(&s) % 2 ?
+					   FC_IOC_MAGIC :
+					   (unsigned int)(next(&s) & 0xff),
 				   next(&s) % 0x20, next(&s) % 128);
 			fill_arg(&s, cmd, arg, xs);
 			ioctl(f, cmd, arg);
 		} else {
 			cmd = cmds[next(&s) % (sizeof(cmds) / sizeof(cmds[0]))];
 			fill_arg(&s, cmd, arg, xs);
-			if (ioctl(f, cmd, next(&s) % 64 ? (void *)arg :
-						(void *)(uintptr_t)pick(&s)) == 0)
+			if (ioctl(f, cmd,
+				  next(&s) % 64 ?
+					  (void *)arg :
+					  (void *)(uintptr_t)pick(&s)) == 0)
 				remember(cmd, arg, &s);
 		}
 		n++;
@@ -358,7 +386,8 @@ static int board_works(void)
 		return 10;
 	for (i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i * 13 + 7);
-	if (ioctl(f, FC_IOC_MEM_REGISTER, &a) || ioctl(f, FC_IOC_MEM_REGISTER, &b))
+	if (ioctl(f, FC_IOC_MEM_REGISTER, &a) ||
+	    ioctl(f, FC_IOC_MEM_REGISTER, &b))
 		return 11;
 	memset(x, 0, sizeof(x));
 	x[0].src = (struct fc_ioc_loc){ FC_SPACE_HOST, a.handle, 0 };
@@ -440,7 +469,8 @@ int main(void)
 		usleep(100000);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		printf("FAIL: the fuzzing process ended with status %#x\n", status);
+		printf("FAIL: the fuzzing process ended with status %#x\n",
+		       status);
 		return 1;
 	}
 	rc = board_works();

@@ -15,17 +15,17 @@
 #include <cmocka.h>
 
 #include <fpgacomm/hw.h>
-#include "fcemu.h"	/* emu/: the board model under test */
+#include "fcemu.h" /* emu/: the board model under test */
 
-#define HOST_BUS	0x10000000ull	/* bus address of host[0] */
-#define HOST_LEN	(1u << 20)
-#define TABLE_OFF	0		/* descriptor table at host[0] */
-#define DATA_OFF	65536		/* data area in host memory */
-#define BOARD_MEM	(4u << 20)
+#define HOST_BUS  0x10000000ull /* bus address of host[0] */
+#define HOST_LEN  (1u << 20)
+#define TABLE_OFF 0	/* descriptor table at host[0] */
+#define DATA_OFF  65536 /* data area in host memory */
+#define BOARD_MEM (4u << 20)
 
 struct rig {
 	struct fcemu *emu;
-	uint8_t *host;		/* the only host memory the board may reach */
+	uint8_t *host; /* the only host memory the board may reach */
 	uint8_t *board;
 	unsigned int irqs[FC_IRQ_VECTORS];
 	uint32_t doorbell;
@@ -143,7 +143,8 @@ static void reset_engine(struct rig *r)
 {
 	wr(r, FC_DMA_REG(0, FC_DMA_RESET), ++r->reset);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_RESET_ACK)), r->reset);
-	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)), FC_DMA_STATUS_IDLE);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_IDLE);
 }
 
 static void test_identity(void **state)
@@ -181,21 +182,22 @@ static void test_good_chain(void **state)
 	struct rig *r = *state;
 
 	/* host -> board, board -> board, board -> host via a fabric address */
-	set_desc(r, 0, 1000, FC_SPACE_HOST, HOST_BUS + DATA_OFF,
-		 FC_SPACE_BOARD, 4096, 0);
+	set_desc(r, 0, 1000, FC_SPACE_HOST, HOST_BUS + DATA_OFF, FC_SPACE_BOARD,
+		 4096, 0);
 	set_desc(r, 1, 1000, FC_SPACE_BOARD, 4096, FC_SPACE_BOARD, 8191, 0);
 	set_desc(r, 2, 1000, FC_SPACE_FABRIC,
-		 FC_FABRIC_ADDR(5, FC_REGION_BOARD, 8191),
-		 FC_SPACE_HOST, HOST_BUS + DATA_OFF + 4096,
-		 FC_DESC_F_EOC | FC_DESC_F_IRQ);
+		 FC_FABRIC_ADDR(5, FC_REGION_BOARD, 8191), FC_SPACE_HOST,
+		 HOST_BUS + DATA_OFF + 4096, FC_DESC_F_EOC | FC_DESC_F_IRQ);
 	wr(r, FC_DMA_REG(0, FC_DMA_IRQ_ENABLE), FC_DMA_IRQ_ALL);
 	wr(r, FC_REG_IRQ_ENABLE, 1u << FC_IRQ_VEC_DMA);
 	run_chain(r, HOST_BUS + TABLE_OFF, 3);
 
-	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)), FC_DMA_STATUS_IDLE);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_IDLE);
 	assert_int_equal(dma_error(r), FC_DMA_ERR_NONE);
 	assert_memory_equal(r->host + DATA_OFF, r->board + 4096, 1000);
-	assert_memory_equal(r->host + DATA_OFF, r->host + DATA_OFF + 4096, 1000);
+	assert_memory_equal(r->host + DATA_OFF, r->host + DATA_OFF + 4096,
+			    1000);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DESC_DONE)), 3);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_CHAINS_DONE)), 1);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DOORBELLS)), 1);
@@ -211,14 +213,16 @@ static void test_full_chain_one_doorbell(void **state)
 	unsigned int i;
 
 	for (i = 0; i < FC_DMA_MAX_CHAIN; i++)
-		set_desc(r, i, 512, FC_SPACE_HOST, HOST_BUS + DATA_OFF + 512 * i,
-			 FC_SPACE_BOARD, 512 * i,
+		set_desc(r, i, 512, FC_SPACE_HOST,
+			 HOST_BUS + DATA_OFF + 512 * i, FC_SPACE_BOARD, 512 * i,
 			 i == FC_DMA_MAX_CHAIN - 1 ? FC_DESC_F_EOC : 0);
 	run_chain(r, HOST_BUS + TABLE_OFF, FC_DMA_MAX_CHAIN);
 	assert_int_equal(dma_error(r), FC_DMA_ERR_NONE);
-	assert_memory_equal(r->host + DATA_OFF, r->board, 512 * FC_DMA_MAX_CHAIN);
+	assert_memory_equal(r->host + DATA_OFF, r->board,
+			    512 * FC_DMA_MAX_CHAIN);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DOORBELLS)), 1);
-	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DESC_DONE)), FC_DMA_MAX_CHAIN);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_DESC_DONE)),
+			 FC_DMA_MAX_CHAIN);
 }
 
 /*
@@ -237,7 +241,8 @@ static void expect_refused(struct rig *r, uint64_t table_bus, uint32_t count,
 	memcpy(board_before, r->board, BOARD_MEM);
 
 	run_chain(r, table_bus, count);
-	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)), FC_DMA_STATUS_ERROR);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_ERROR);
 	assert_int_equal(dma_error(r), code);
 	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_ERR_INDEX)), bad);
 	assert_memory_equal(host_before, r->host, HOST_LEN);
@@ -247,7 +252,8 @@ static void expect_refused(struct rig *r, uint64_t table_bus, uint32_t count,
 	/* Stopped: a new doorbell is ignored until reset. */
 	wr(r, FC_DMA_REG(0, FC_DMA_DOORBELL), r->doorbell + 100);
 	assert_false(fcemu_busy(r->emu));
-	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)), FC_DMA_STATUS_ERROR);
+	assert_int_equal(rd(r, FC_DMA_REG(0, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_ERROR);
 	reset_engine(r);
 	r->doorbell += 100;
 	free(host_before);
@@ -258,8 +264,8 @@ static void expect_refused(struct rig *r, uint64_t table_bus, uint32_t count,
 static void two(struct rig *r, uint32_t len, unsigned int ss, uint64_t src,
 		unsigned int ds, uint64_t dst, uint16_t flags)
 {
-	set_desc(r, 0, 64, FC_SPACE_HOST, HOST_BUS + DATA_OFF,
-		 FC_SPACE_BOARD, 0, 0);
+	set_desc(r, 0, 64, FC_SPACE_HOST, HOST_BUS + DATA_OFF, FC_SPACE_BOARD,
+		 0, 0);
 	set_desc(r, 1, len, ss, src, ds, dst, flags);
 }
 
@@ -294,7 +300,7 @@ static void test_bad_descriptors(void **state)
 	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, 0);
 	expect_refused(r, HOST_BUS, 2, FC_DMA_ERR_FLAGS, 1);
 	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_EOC);
-	desc(r, 0)->flags = htole16(FC_DESC_F_EOC);	/* EOC too early */
+	desc(r, 0)->flags = htole16(FC_DESC_F_EOC); /* EOC too early */
 	expect_refused(r, HOST_BUS, 2, FC_DMA_ERR_FLAGS, 0);
 	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_EOC);
 	desc(r, 1)->reserved = htole32(1);
@@ -306,7 +312,8 @@ static void test_bad_descriptors(void **state)
 	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 	    FC_FABRIC_ADDR(5, FC_REGION_PEER, 0), FC_DESC_F_EOC);
 	expect_refused(r, HOST_BUS, 2, FC_DMA_ERR_ROUTE, 1);
-	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, 1ull << 50, FC_DESC_F_EOC);
+	two(r, 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, 1ull << 50,
+	    FC_DESC_F_EOC);
 	expect_refused(r, HOST_BUS, 2, FC_DMA_ERR_ADDR, 1);
 }
 
@@ -346,7 +353,8 @@ static void test_reset_aborts_running_chain(void **state)
 	assert_int_equal(fcemu_progress(r->emu, 4096), 0);
 	/* only the first 4 KiB moved */
 	assert_memory_equal(r->board, r->board + (2 << 20), 4096);
-	assert_memory_not_equal(r->board + 4096, r->board + (2 << 20) + 4096, 4096);
+	assert_memory_not_equal(r->board + 4096, r->board + (2 << 20) + 4096,
+				4096);
 }
 
 static void test_stall_knob(void **state)
@@ -390,12 +398,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_good_chain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_chain_one_doorbell, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_descriptors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reset_aborts_running_chain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stall_knob, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_good_chain, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_chain_one_doorbell,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_descriptors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_tables, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reset_aborts_running_chain,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_knob, setup,
+						teardown),
 		cmocka_unit_test(test_bad_config),
 	};
 

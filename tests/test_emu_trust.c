@@ -48,7 +48,7 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"	/* emu/: the cluster object under test */
+#include "fabric.h" /* emu/: the cluster object under test */
 #include "cluster_internal.h"
 
 static unsigned int seq;
@@ -153,8 +153,9 @@ static void test_planted_symlink(void **state)
 	snprintf(from, sizeof(from), "/dev/shm/fpgacomm-%s", link);
 	assert_int_equal(symlink(to, from), 0);
 	assert_int_equal(fcemu_cluster_attach(&c2, link), -EPERM);
-	assert_int_equal(fcemu_cluster_create(&c2, link, fcemu_cluster_topology(c),
-					      NULL), -EEXIST);
+	assert_int_equal(fcemu_cluster_create(&c2, link,
+					      fcemu_cluster_topology(c), NULL),
+			 -EEXIST);
 	fcemu_cluster_detach(c);
 }
 
@@ -327,25 +328,66 @@ static void test_bad_header(void **state)
 	memcpy(&save, h, sizeof(save));
 	for (i = 0;; i++) {
 		switch (i) {
-		case 0:	h->topo.nodes = 65; break;
-		case 1:	h->topo.nodes = 0; break;
-		case 2:	h->topo.nodes = 64; h->topo.nx = 8; h->topo.ny = 8; break;
-		case 3:	h->topo.kind = 99; break;
-		case 4:	h->topo.nx = 3; h->topo.ny = 2; break;
-		case 5:	h->ports = FC_MAX_PORTS + 1; break;
-		case 6:	h->ports = 2; break;
-		case 7:	h->node[1].bar0_off += 4096; break;
-		case 8:	h->node[5].rings_off = 1ull << 40; break;
-		case 9:	h->node[0].peer[1] = 200; break;
-		case 10: h->node[3].peer[2] = 63; break;
-		case 11: h->node[2].peer_port[4] = 7; break;
-		case 12: h->node[4].peer[FC_MAX_PORTS] = 1; break;
-		case 13: h->faults.drop_ppm = 2000000; break;
-		case 14: h->faults.drop_ppm = 600000; h->faults.corrupt_ppm = 400000; break;
-		case 15: h->layout = CL_LAYOUT - 1; break;
-		case 16: h->ring_slots = 512; break;
-		case 17: h->size += 4096; break;
-		default: goto done;
+		case 0:
+			h->topo.nodes = 65;
+			break;
+		case 1:
+			h->topo.nodes = 0;
+			break;
+		case 2:
+			h->topo.nodes = 64;
+			h->topo.nx = 8;
+			h->topo.ny = 8;
+			break;
+		case 3:
+			h->topo.kind = 99;
+			break;
+		case 4:
+			h->topo.nx = 3;
+			h->topo.ny = 2;
+			break;
+		case 5:
+			h->ports = FC_MAX_PORTS + 1;
+			break;
+		case 6:
+			h->ports = 2;
+			break;
+		case 7:
+			h->node[1].bar0_off += 4096;
+			break;
+		case 8:
+			h->node[5].rings_off = 1ull << 40;
+			break;
+		case 9:
+			h->node[0].peer[1] = 200;
+			break;
+		case 10:
+			h->node[3].peer[2] = 63;
+			break;
+		case 11:
+			h->node[2].peer_port[4] = 7;
+			break;
+		case 12:
+			h->node[4].peer[FC_MAX_PORTS] = 1;
+			break;
+		case 13:
+			h->faults.drop_ppm = 2000000;
+			break;
+		case 14:
+			h->faults.drop_ppm = 600000;
+			h->faults.corrupt_ppm = 400000;
+			break;
+		case 15:
+			h->layout = CL_LAYOUT - 1;
+			break;
+		case 16:
+			h->ring_slots = 512;
+			break;
+		case 17:
+			h->size += 4096;
+			break;
+		default:
+			goto done;
 		}
 		if (fcemu_cluster_attach(&c2, name) != -EPROTO)
 			fail_msg("header change %u attached", i);
@@ -432,7 +474,8 @@ static void test_damaged_slot(void **state)
 	const char *name = new_name();
 	struct fcemu_cluster *c = make(name, "full:2");
 	volatile uint32_t *r1 = fcemu_cluster_bar0(c, 1);
-	struct cl_ring *in = cl_ring(c, 1, CL_RING_LINK(cl_peer_port(c, 0, 1), 0));
+	struct cl_ring *in =
+		cl_ring(c, 1, CL_RING_LINK(cl_peer_port(c, 0, 1), 0));
 	uint32_t crc0 = r1[FC_PORT_REG(1, FC_PORT_CRC_ERRORS) / 4];
 	uint32_t drops0 = r1[FC_ROUTER_DROPS / 4];
 	struct fc_hw_pkt p[3];
@@ -465,7 +508,8 @@ static void test_damaged_slot(void **state)
 /* The packets waiting at @node's ejection, as the board's own ejection
  * finds them (fabric_io.c): a run at a time from the head. */
 static unsigned int eject_waiting(struct fcemu_cluster *c, unsigned int node,
-				  const struct fc_hw_pkt **run, unsigned int max)
+				  const struct fc_hw_pkt **run,
+				  unsigned int max)
 {
 	return fcemu_cluster_eject_peek_run(c, node, 0, run, max);
 }
@@ -510,8 +554,9 @@ static void test_eject_tail_forged(void **state)
 		for (i = 0; i < 4; i++) {
 			k = eject_waiting(c, 1, run, 64);
 			if (k)
-				fail_msg("round %u: %u slots behind a forged TAIL taken",
-					 round, k);
+				fail_msg(
+					"round %u: %u slots behind a forged TAIL taken",
+					round, k);
 		}
 		assert_true(r1[FC_ROUTER_EJECT_DROPS / 4] > drops);
 
@@ -575,7 +620,8 @@ static void test_express_tag(void **state)
 	struct fc_hw_pkt p = pkt(1, 0, 0x44);
 	const struct fc_hw_pkt *one = &p;
 	unsigned int port = cl_peer_port(c, 0, 1);
-	volatile uint32_t *rx = &fcemu_cluster_bar0(c, 1)[FC_PORT_REG(port, FC_PORT_RX_PKTS) / 4];
+	volatile uint32_t *rx = &fcemu_cluster_bar0(
+		c, 1)[FC_PORT_REG(port, FC_PORT_RX_PKTS) / 4];
 	const struct cl_slot *s;
 	uint32_t rx0;
 
@@ -628,7 +674,7 @@ static void test_repair_bounds(void **state)
 					i == 2 ? 64 : /* inside the header */
 					(uint64_t)((uint8_t *)cl_ring(c, 1, CL_RING_EJECT) -
 						   c->base);
-			_exit(0);	/* the lock dies with us */
+			_exit(0); /* the lock dies with us */
 		}
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -650,10 +696,13 @@ static void test_repair_bounds(void **state)
  */
 static void test_tail_jump(void **state)
 {
-	enum { PORT = 3 };
+	enum {
+		PORT = 3
+	};
 	const char *name = new_name();
 	struct fcemu_cluster *c = make(name, "full:2");
-	volatile uint32_t *tail = &fcemu_cluster_bar0(c, 1)[FC_CHAN_REG(PORT, FC_CHAN_TAIL) / 4];
+	volatile uint32_t *tail =
+		&fcemu_cluster_bar0(c, 1)[FC_CHAN_REG(PORT, FC_CHAN_TAIL) / 4];
 	char dev0[64], dev1[64], msg[100], in[200];
 	struct fc_dev *bd0, *bd1;
 	struct fc_chan *c0, *c1;
@@ -671,8 +720,9 @@ static void test_tail_jump(void **state)
 	assert_ok(fc_chan_recv(c1, in, sizeof(in), &got, WAIT_MS));
 	assert_int_equal(got, sizeof(msg));
 
-	*tail += 100000;	/* and the board's next event makes it look */
-	fcemu_cluster_bar0(c, 1)[FC_REG_CHAN_EVENTS(PORT / FC_CHAN_GROUP_SIZE) / 4] += 1;
+	*tail += 100000; /* and the board's next event makes it look */
+	fcemu_cluster_bar0(
+		c, 1)[FC_REG_CHAN_EVENTS(PORT / FC_CHAN_GROUP_SIZE) / 4] += 1;
 	fcemu_cluster_bar0(c, 1)[FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN) / 4] += 1;
 	assert_rc(fc_chan_recv(c1, in, sizeof(in), &got, 100), -ETIMEDOUT);
 
@@ -724,7 +774,11 @@ static void send_ctrl(struct fc_dev *from, unsigned int to, unsigned int port,
  */
 static void test_forged_cts(void **state)
 {
-	enum { PORT = 5, LEN = 256 << 10, CTS = 2 };
+	enum {
+		PORT = 5,
+		LEN = 256 << 10,
+		CTS = 2
+	};
 	const char *name = new_name();
 	struct fcemu_cluster *c = make(name, "full:2");
 	char dev0[64], dev1[64];
@@ -752,14 +806,14 @@ static void test_forged_cts(void **state)
 		assert_ok(fc_chan_isend(c0, big->addr, LEN, &req));
 		/* Let the RTS go out; board 1's library never sees it. */
 		assert_rc(fc_req_wait(req, 50, NULL), -ETIMEDOUT);
-		cookie = round + 1;	/* the sender counts them from 1 */
+		cookie = round + 1; /* the sender counts them from 1 */
 		send_ctrl(bd1, 0, PORT, CTS, cookie,
 			  round == 0 ? at :
-			  FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0));
+				       FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0));
 		ret = fc_req_wait(req, WAIT_MS, NULL);
 		if (ret != -EPROTO)
-			fail_msg("round %u: forged CTS gave %d (%s)", round, ret,
-				 fc_strerror(ret));
+			fail_msg("round %u: forged CTS gave %d (%s)", round,
+				 ret, fc_strerror(ret));
 		assert_int_equal(((uint8_t *)victim->addr)[0], 0);
 		assert_int_equal(((uint8_t *)victim->addr)[LEN - 1], 0);
 	}
@@ -814,7 +868,8 @@ static void test_ptracer(void **state)
 
 	(void)state;
 	if (yama_scope() != 1) {
-		skip_because("Yama's ptrace_scope is not 1: any process of the user may read us");
+		skip_because(
+			"Yama's ptrace_scope is not 1: any process of the user may read us");
 		return;
 	}
 	c = make(name, "full:2");
@@ -834,7 +889,9 @@ static void test_ptracer(void **state)
 				usleep(1000);
 			drop_ptrace_cap();
 			res = process_vm_readv(me, &l, 1, &r, 1, 0) < 0 &&
-			      errno == EPERM ? 'y' : 'n';
+					      errno == EPERM ?
+				      'y' :
+				      'n';
 			if (write(pipefd[1], &res, 1) != 1)
 				_exit(4);
 			_exit(0);
@@ -876,14 +933,16 @@ static void test_stopped_peer(void **state)
 	if (pid == 0) {
 		close(up[0]);
 		close(down[1]);
-		if (fcemu_cluster_attach(&c2, name) || fcemu_cluster_claim(c2, 1))
+		if (fcemu_cluster_attach(&c2, name) ||
+		    fcemu_cluster_claim(c2, 1))
 			_exit(1);
 		if (write(up[1], "x", 1) != 1 || read(down[0], &ch, 1) != 1)
 			_exit(1);
 		/* resumed: cut off from node 0 */
 		fcemu_cluster_note_down(c2, 1);
 		_exit(fcemu_cluster_reg(c2, 1, FC_ROUTER_NODES_DOWN_LO) & 1 ?
-		      0 : 2);
+			      0 :
+			      2);
 	}
 	close(up[1]);
 	close(down[0]);
@@ -898,7 +957,7 @@ static void test_stopped_peer(void **state)
 		usleep(50 * 1000);
 	}
 	if (fcemu_cluster_node_state(c, 1) != FCEMU_NODE_DEAD) {
-		kill(pid, SIGKILL);	/* never leave it stopped */
+		kill(pid, SIGKILL); /* never leave it stopped */
 		waitpid(pid, &status, 0);
 		fail_msg("a peer stopped for %d ms is still ALIVE", round * 50);
 	}
@@ -920,16 +979,21 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_planted_mode, unlink_clusters),
 		cmocka_unit_test_teardown(test_planted_owner, unlink_clusters),
-		cmocka_unit_test_teardown(test_planted_symlink, unlink_clusters),
+		cmocka_unit_test_teardown(test_planted_symlink,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_squatted_name, unlink_clusters),
 		cmocka_unit_test_teardown(test_garbage_object, unlink_clusters),
-		cmocka_unit_test_teardown(test_job_name_per_user, unlink_clusters),
+		cmocka_unit_test_teardown(test_job_name_per_user,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_create_mode, unlink_clusters),
 		cmocka_unit_test_teardown(test_bad_header, unlink_clusters),
-		cmocka_unit_test_teardown(test_header_rewritten, unlink_clusters),
+		cmocka_unit_test_teardown(test_header_rewritten,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_damaged_slot, unlink_clusters),
-		cmocka_unit_test_teardown(test_eject_tail_forged, unlink_clusters),
-		cmocka_unit_test_teardown(test_eject_slot_damaged, unlink_clusters),
+		cmocka_unit_test_teardown(test_eject_tail_forged,
+					  unlink_clusters),
+		cmocka_unit_test_teardown(test_eject_slot_damaged,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_express_tag, unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),

@@ -228,7 +228,8 @@ static int connect_as(const char *path, int uid)
 		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
 			n = -errno;
 		else {
-			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				   sizeof(tv));
 			n = (int)recv(fd, buf, sizeof(buf), 0);
 			if (n < 0)
 				n = 0;
@@ -254,7 +255,7 @@ static void test_socket(void **state)
 
 	(void)state;
 	snprintf(sock, sizeof(sock), "%s/sock", dir);
-	umask(0);	/* the daemon must not depend on the caller's umask */
+	umask(0); /* the daemon must not depend on the caller's umask */
 	pid = start("--socket", sock);
 	umask(022);
 	for (i = 0; i < 1000 && lstat(sock, &st); i++)
@@ -268,7 +269,8 @@ static void test_socket(void **state)
 		assert_int_equal(chmod(sock, 0666), 0);
 		assert_int_equal(connect_as(sock, 65534), 0);
 	} else {
-		print_message("not root: another user's connection not tried\n");
+		print_message(
+			"not root: another user's connection not tried\n");
 	}
 	/* Its own user: the protocol's first message (version 0). */
 	assert_true(connect_as(sock, -1) >= 8);
@@ -279,7 +281,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_shm_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_peer_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_file, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 	};
 	char exe[PATH_MAX - 32];

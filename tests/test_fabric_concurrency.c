@@ -48,27 +48,27 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#define CHECK_CONTEXT what	/* the case being checked */
-#define CHECK_RANK world.rank
+#define CHECK_CONTEXT what /* the case being checked */
+#define CHECK_RANK    world.rank
 #include "launch.h"
 
-#define EXIT_SKIP	77
-#define T_MS		60000
-#define SLEEP_CAP_MS	60000	/* the sleeper wakes by itself after this */
-#define PORT_SLEEP	3
-#define PORT_FLOW	4
-#define PORT_ORDER_A	5
-#define PORT_ORDER_B	9
-#define BIG		(8u << 20)	/* the sleeper's rendezvous message */
-#define PUT_LEN		(4u << 20)
-#define ORDER_MSGS	24
-#define MAX_RANKS	8
-#define FLAGS_ENV	"FCTEST_CONC_FLAGS"
+#define EXIT_SKIP    77
+#define T_MS	     60000
+#define SLEEP_CAP_MS 60000 /* the sleeper wakes by itself after this */
+#define PORT_SLEEP   3
+#define PORT_FLOW    4
+#define PORT_ORDER_A 5
+#define PORT_ORDER_B 9
+#define BIG	     (8u << 20) /* the sleeper's rendezvous message */
+#define PUT_LEN	     (4u << 20)
+#define ORDER_MSGS   24
+#define MAX_RANKS    8
+#define FLAGS_ENV    "FCTEST_CONC_FLAGS"
 
 /* Flags the launcher shares with every rank, outside the library. */
 struct flags {
-	uint32_t flow_done[2];		/* round r: rank 2 got everything */
-	uint32_t woke[2];		/* round r: rank 1 called again */
+	uint32_t flow_done[2]; /* round r: rank 2 got everything */
+	uint32_t woke[2];      /* round r: rank 1 called again */
 };
 
 static struct fc_dev *dev;
@@ -161,9 +161,10 @@ static bool engines_idle(void)
 
 /* The sizes rank 0 sends rank 2 while rank 1 sleeps: the PIO window,
  * eager chains, rendezvous (remote writes with fences). */
-static const size_t flow_sizes[] = { 8, 1000, 2880, 2881, 4096, 20000, 40000,
-				     300000, 61, 1u << 20, 100000, 59 };
-#define FLOW_N	(sizeof(flow_sizes) / sizeof(flow_sizes[0]))
+static const size_t flow_sizes[] = { 8,	   1000,     2880,   2881,
+				     4096, 20000,    40000,  300000,
+				     61,   1u << 20, 100000, 59 };
+#define FLOW_N (sizeof(flow_sizes) / sizeof(flow_sizes[0]))
 
 /* Rank 0: the stream to rank 2, started while its write to rank 1 waits. */
 static void flow_send(uint32_t round)
@@ -222,7 +223,8 @@ static void sleep_until_flow(uint32_t round)
 	CHECK(flag_get(&flags->flow_done[round]),
 	      "rank 2's messages from rank 0 did not arrive while rank 1 "
 	      "slept (%u s) with rank 0's write to it waiting for its "
-	      "FENCE_ACK", SLEEP_CAP_MS / 1000);
+	      "FENCE_ACK",
+	      SLEEP_CAP_MS / 1000);
 	flag_set(&flags->woke[round]);
 }
 
@@ -234,7 +236,8 @@ static bool until_written(struct fc_req *req, uint64_t before, uint64_t len)
 	uint64_t deadline = (uint64_t)time(NULL) + T_MS / 1000;
 	int rc = -EINPROGRESS;
 
-	while (engine_bytes() - before < len && (uint64_t)time(NULL) < deadline) {
+	while (engine_bytes() - before < len &&
+	       (uint64_t)time(NULL) < deadline) {
 		rc = fc_req_test(req, NULL);
 		CHECK(rc == -EINPROGRESS,
 		      "the write to rank 1 ended (%d) with rank 1 asleep", rc);
@@ -274,7 +277,8 @@ static void sleeper_rndv(void)
 	} else if (world.rank == 1) {
 		CHECK_RC(fc_chan_open(dev, 0, PORT_SLEEP, 0, &ch), 0);
 		CHECK_RC(fc_chan_irecv(ch, big, BIG, &big_req), 0);
-		CHECK_RC(fc_chan_irecv(ch, small, sizeof(small), &small_req), 0);
+		CHECK_RC(fc_chan_irecv(ch, small, sizeof(small), &small_req),
+			 0);
 		CHECK_RC(fc_req_wait(small_req, T_MS, &len), 0);
 		/* The CTS is queued; once every chain rung has ended, it has
 		 * left the board. */
@@ -283,9 +287,11 @@ static void sleeper_rndv(void)
 		CHECK(engines_idle(), "the CTS never left the board");
 		sleep_until_flow(0);
 		CHECK_RC(fc_req_wait(big_req, T_MS, &len), 0);
-		CHECK(len == BIG && pattern_ok(big, BIG, salt(0, 1, PORT_SLEEP, 0)),
+		CHECK(len == BIG &&
+			      pattern_ok(big, BIG, salt(0, 1, PORT_SLEEP, 0)),
 		      "the large message arrived wrong (%zu bytes)", len);
-		CHECK(pattern_ok(small, sizeof(small), salt(0, 1, PORT_SLEEP, 1)),
+		CHECK(pattern_ok(small, sizeof(small),
+				 salt(0, 1, PORT_SLEEP, 1)),
 		      "the small message arrived wrong");
 		CHECK_RC(fc_chan_close(ch), 0);
 	} else if (world.rank == 2) {
@@ -340,11 +346,10 @@ static void sleeper_put(void)
 
 /* ---- Order per (source, destination, channel) ---- */
 
-static size_t order_size(uint32_t from, uint32_t to, uint32_t port,
-			 uint32_t i)
+static size_t order_size(uint32_t from, uint32_t to, uint32_t port, uint32_t i)
 {
-	static const size_t sizes[] = { 1, 59, 60, 61, 2880, 2881, 5000,
-					33000, 70000, 200000 };
+	static const size_t sizes[] = { 1,    59,   60,	   61,	  2880,
+					2881, 5000, 33000, 70000, 200000 };
 	uint32_t h = salt(from, to, port, i) * 2654435761u;
 
 	return sizes[(h >> 16) % (sizeof(sizes) / sizeof(sizes[0]))];
@@ -368,14 +373,16 @@ static void test_order(void)
 	for (peer = 0; peer < n; peer++)
 		for (k = 0; k < 2 && peer != me; k++)
 			CHECK_RC(fc_chan_open(dev, peer, ports[k], 0,
-					      &ch[peer][k]), 0);
+					      &ch[peer][k]),
+				 0);
 	/* Receives first, in order, each with room for any size. */
 	for (peer = 0; peer < n; peer++) {
 		for (k = 0; k < 2 && peer != me; k++) {
 			for (i = 0; i < ORDER_MSGS; i++, r++) {
 				rbuf[r] = malloc(200000);
 				CHECK_RC(fc_chan_irecv(ch[peer][k], rbuf[r],
-						       200000, &rreq[r]), 0);
+						       200000, &rreq[r]),
+					 0);
 			}
 		}
 	}
@@ -387,9 +394,11 @@ static void test_order(void)
 			for (k = 0; k < 2; k++) {
 				len = order_size(me, peer, ports[k], i);
 				sbuf[s] = malloc(len);
-				pattern(sbuf[s], len, salt(me, peer, ports[k], i));
-				CHECK_RC(fc_chan_isend(ch[peer][k], sbuf[s], len,
-						       &sreq[s]), 0);
+				pattern(sbuf[s], len,
+					salt(me, peer, ports[k], i));
+				CHECK_RC(fc_chan_isend(ch[peer][k], sbuf[s],
+						       len, &sreq[s]),
+					 0);
 				s++;
 			}
 		}
@@ -399,15 +408,17 @@ static void test_order(void)
 		for (k = 0; k < 2 && peer != me; k++) {
 			port = ports[k];
 			for (i = 0; i < ORDER_MSGS; i++, r++) {
-				CHECK_RC(fc_req_wait(rreq[r], T_MS, &rlen[r]), 0);
+				CHECK_RC(fc_req_wait(rreq[r], T_MS, &rlen[r]),
+					 0);
 				len = order_size(peer, me, port, i);
 				CHECK(rlen[r] == len &&
-				      pattern_ok(rbuf[r], len,
-						 salt(peer, me, port, i)),
+					      pattern_ok(rbuf[r], len,
+							 salt(peer, me, port,
+							      i)),
 				      "from rank %u on channel %u: message %u "
 				      "is not the one sent %u-th (%zu bytes, "
-				      "sent %zu)", peer, port, i, i, rlen[r],
-				      len);
+				      "sent %zu)",
+				      peer, port, i, i, rlen[r], len);
 				free(rbuf[r]);
 			}
 		}
@@ -487,8 +498,8 @@ static const struct shape shapes[] = {
 static int launch(const char *run, const char *self, const struct shape *s,
 		  const char *path)
 {
-	const char *const env[] = { FLAGS_ENV, path,
-				    "FPGACOMM_EMU_ENGINES", s->engines, NULL };
+	const char *const env[] = { FLAGS_ENV, path, "FPGACOMM_EMU_ENGINES",
+				    s->engines, NULL };
 	int fd = open(path, O_RDWR | O_TRUNC);
 	struct flags zero;
 	int rc;

@@ -35,30 +35,30 @@
 #include <fpgacomm/hw.h>
 #include "chain_rule.h"
 #include "fcemu.h"
-#include "fabric.h"	/* emu/: the model under test */
-#include "emu_internal.h"		/* bursts (emu/burst.c) */
-#include "cluster_internal.h"	/* the burst job, the express count */
+#include "fabric.h"	      /* emu/: the model under test */
+#include "emu_internal.h"     /* bursts (emu/burst.c) */
+#include "cluster_internal.h" /* the burst job, the express count */
 
-#define HOST_BUS	0x10000000ull
-#define HOST_LEN	(8u << 20)
-#define TABLE_OFF	0		/* engine e's table at e * TABLE_BYTES */
-#define TABLE_BYTES	8192
-#define SEND_OFF	(64u << 10)	/* data to send, up to RING_OFF */
-#define RING_OFF	(5u << 20)	/* receive rings, RING_BYTES each */
-#define RING_BYTES	(256u * FC_CHAN_SLOT_SIZE)
-#define PUT_OFF		(7u << 20)	/* target of remote writes */
-#define BOARD_MEM	(16u << 20)
-#define MAX_CHAN	16
-#define MAX_MSGS	64
-#define STUCK_ROUNDS	20000		/* rounds without progress = deadlock */
+#define HOST_BUS     0x10000000ull
+#define HOST_LEN     (8u << 20)
+#define TABLE_OFF    0 /* engine e's table at e * TABLE_BYTES */
+#define TABLE_BYTES  8192
+#define SEND_OFF     (64u << 10) /* data to send, up to RING_OFF */
+#define RING_OFF     (5u << 20)	 /* receive rings, RING_BYTES each */
+#define RING_BYTES   (256u * FC_CHAN_SLOT_SIZE)
+#define PUT_OFF	     (7u << 20) /* target of remote writes */
+#define BOARD_MEM    (16u << 20)
+#define MAX_CHAN     16
+#define MAX_MSGS     64
+#define STUCK_ROUNDS 20000 /* rounds without progress = deadlock */
 
 /* Packets of messages from different sources interleave in a ring. */
 struct rx_src {
 	uint8_t *buf;
 	size_t len, cap;
-	unsigned int pkts;		/* of the message in progress */
-	size_t start;			/* where the message in progress began */
-	unsigned int aborts;		/* messages the sender cut off */
+	unsigned int pkts;   /* of the message in progress */
+	size_t start;	     /* where the message in progress began */
+	unsigned int aborts; /* messages the sender cut off */
 	unsigned int msgs;
 	size_t msg_end[MAX_MSGS];
 	unsigned int msg_pkts[MAX_MSGS];
@@ -67,8 +67,8 @@ struct rx_src {
 struct rx {
 	uint32_t slots;
 	uint32_t head;
-	bool manual;		/* the test drains it, not pump() */
-	unsigned int msgs;	/* from all sources */
+	bool manual;	   /* the test drains it, not pump() */
+	unsigned int msgs; /* from all sources */
 	unsigned int pkts;
 	struct rx_src src[FC_MAX_NODES];
 };
@@ -124,7 +124,8 @@ static const struct fcemu_host_ops ops = { .translate = translate };
 
 static uint32_t rd(struct rig *r, unsigned int n, uint32_t off)
 {
-	return __atomic_load_n(&fcemu_bar0(r->b[n].emu)[off / 4], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&fcemu_bar0(r->b[n].emu)[off / 4],
+			       __ATOMIC_ACQUIRE);
 }
 
 static void wr(struct rig *r, unsigned int n, uint32_t off, uint32_t val)
@@ -143,7 +144,8 @@ static struct rig *rig_new(const char *topo, uint32_t drop_ppm,
 
 	assert_non_null(r);
 	assert_int_equal(fc_topo_parse(topo, &r->t), 0);
-	snprintf(r->name, sizeof(r->name), "tfe-%d-%u", (int)getpid(), rig_seq++);
+	snprintf(r->name, sizeof(r->name), "tfe-%d-%u", (int)getpid(),
+		 rig_seq++);
 	assert_int_equal(fcemu_cluster_create(&r->c, r->name, &r->t, &f), 0);
 	note_cluster(r->name);
 	r->nodes = r->t.nodes;
@@ -231,14 +233,17 @@ static unsigned int rx_drain(struct rig *r, unsigned int n, unsigned int ch,
 	unsigned int got = 0;
 
 	while (x->head != tail && got < max) {
-		const struct fc_hw_pkt *p = (const void *)(b->host + RING_OFF +
-			ch * RING_BYTES + (x->head % x->slots) * FC_CHAN_SLOT_SIZE);
+		const struct fc_hw_pkt *p =
+			(const void *)(b->host + RING_OFF + ch * RING_BYTES +
+				       (x->head % x->slots) *
+					       FC_CHAN_SLOT_SIZE);
 		uint32_t hdr = le32toh(p->hdr);
 		uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
 		uint32_t type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
 
 		assert_int_equal(hdr & FC_PKT_NODE_MASK, n);
-		assert_int_equal((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK, ch);
+		assert_int_equal((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK,
+				 ch);
 		xs = &x->src[(hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK];
 		if (type == FC_PKT_T_ABORT) {
 			/* what came of the message is not a message */
@@ -295,7 +300,8 @@ static uint64_t pump(struct rig *r)
 }
 
 static void set_desc(struct fc_hw_desc *d, uint32_t len, unsigned int ss,
-		     uint64_t src, unsigned int ds, uint64_t dst, uint16_t flags)
+		     uint64_t src, unsigned int ds, uint64_t dst,
+		     uint16_t flags)
 {
 	memset(d, 0, sizeof(*d));
 	d->len = htole32(len);
@@ -308,7 +314,8 @@ static void set_desc(struct fc_hw_desc *d, uint32_t len, unsigned int ss,
 
 static struct fc_hw_desc *table(struct rig *r, unsigned int n, unsigned int e)
 {
-	return (struct fc_hw_desc *)(r->b[n].host + TABLE_OFF + e * TABLE_BYTES);
+	return (struct fc_hw_desc *)(r->b[n].host + TABLE_OFF +
+				     e * TABLE_BYTES);
 }
 
 static void kick(struct rig *r, unsigned int n, unsigned int e, uint32_t count)
@@ -329,11 +336,13 @@ static bool chain_ended(struct rig *r, unsigned int n, unsigned int e)
 static void reset_engine(struct rig *r, unsigned int n, unsigned int e)
 {
 	wr(r, n, FC_DMA_REG(e, FC_DMA_RESET), ++r->b[n].reset[e]);
-	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_RESET_ACK)), r->b[n].reset[e]);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_RESET_ACK)),
+			 r->b[n].reset[e]);
 }
 
 /* Pump until @done says so; fail if nothing moves for too long. */
-static void run_until(struct rig *r, bool (*done)(struct rig *, void *), void *arg)
+static void run_until(struct rig *r, bool (*done)(struct rig *, void *),
+		      void *arg)
 {
 	unsigned int idle = 0;
 
@@ -361,8 +370,10 @@ static void wait_chain(struct rig *r, unsigned int n, unsigned int e)
 	struct chain_ref c = { n, e };
 
 	run_until(r, one_chain_ended, &c);
-	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_ERROR)), FC_DMA_ERR_NONE);
-	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_STATUS)), FC_DMA_STATUS_IDLE);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_ERROR)),
+			 FC_DMA_ERR_NONE);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_IDLE);
 }
 
 struct msgs_ref {
@@ -391,7 +402,8 @@ static uint64_t sum_ports(struct rig *r, uint32_t reg)
 
 	for (n = 0; n < r->nodes; n++)
 		for (p = 1; p <= fc_topo_ports(&r->t); p++)
-			s += fcemu_cluster_bar0(r->c, n)[FC_PORT_REG(p, reg) / 4];
+			s += fcemu_cluster_bar0(r->c,
+						n)[FC_PORT_REG(p, reg) / 4];
 	return s;
 }
 
@@ -411,10 +423,12 @@ static uint64_t sum_drops(struct rig *r)
  * in order, and cut into ceil(size / 60) packets.
  */
 static void send_sizes(struct rig *r, unsigned int src, unsigned int dst,
-		       unsigned int ch, const uint32_t *sizes, unsigned int count)
+		       unsigned int ch, const uint32_t *sizes,
+		       unsigned int count)
 {
 	struct board *s = &r->b[src];
-	struct rx *x = r->b[dst].rx[ch] ? r->b[dst].rx[ch] : rx_open(r, dst, ch, 256);
+	struct rx *x = r->b[dst].rx[ch] ? r->b[dst].rx[ch] :
+					  rx_open(r, dst, ch, 256);
 	struct rx_src *xs = &x->src[src];
 	unsigned int first = xs->msgs, want = x->msgs + count, i;
 	size_t base = xs->len, off = 0;
@@ -424,7 +438,8 @@ static void send_sizes(struct rig *r, unsigned int src, unsigned int dst,
 		fill(s->host + SEND_OFF + off, sizes[i], src * 1000 + dst + i);
 		set_desc(&table(r, src, 0)[i], sizes[i], FC_SPACE_HOST,
 			 HOST_BUS + SEND_OFF + off, FC_SPACE_FABRIC,
-			 FC_FABRIC_CHAN(dst, ch), i == count - 1 ? FC_DESC_F_EOC : 0);
+			 FC_FABRIC_CHAN(dst, ch),
+			 i == count - 1 ? FC_DESC_F_EOC : 0);
 		off += sizes[i];
 	}
 	kick(r, src, 0, count);
@@ -437,7 +452,8 @@ static void send_sizes(struct rig *r, unsigned int src, unsigned int dst,
 		off += sizes[i];
 		assert_int_equal(xs->msg_end[first + i], off);
 		assert_int_equal(xs->msg_pkts[first + i],
-				 (sizes[i] + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
+				 (sizes[i] + FC_PKT_PAYLOAD - 1) /
+					 FC_PKT_PAYLOAD);
 	}
 }
 
@@ -457,9 +473,9 @@ static void pio_write(struct rig *r, unsigned int src,
 	wr(r, src, FC_PIO_TAIL, tail + n);
 }
 
-static void pio_pkt(struct fc_hw_pkt *p, unsigned int dst, unsigned int fake_src,
-		    unsigned int ch, unsigned int len, unsigned int type,
-		    uint32_t flags, uint64_t seed)
+static void pio_pkt(struct fc_hw_pkt *p, unsigned int dst,
+		    unsigned int fake_src, unsigned int ch, unsigned int len,
+		    unsigned int type, uint32_t flags, uint64_t seed)
 {
 	memset(p, 0, sizeof(*p));
 	p->hdr = htole32(FC_PKT_HDR(dst, fake_src, ch, len, type) | flags);
@@ -495,7 +511,8 @@ static void test_pio_window(void **state)
 	assert_int_equal(xs->msg_end[0], 127);
 	assert_int_equal(x->src[2].msgs, 0);
 	for (i = 0; i < 3; i++)
-		assert_memory_equal(xs->buf + 60 * i, p[i].payload, i < 2 ? 60 : 7);
+		assert_memory_equal(xs->buf + 60 * i, p[i].payload,
+				    i < 2 ? 60 : 7);
 
 	/* not taken before its end is written */
 	head = rd(r, 0, FC_PIO_HEAD);
@@ -542,7 +559,7 @@ static void test_pio_window(void **state)
 	/* a board reset drops a message not taken yet, and counts it */
 	head = rd(r, 0, FC_PIO_ERRORS);
 	pio_pkt(&p[0], 1, 0, 2, 60, FC_PKT_T_DATA, 0, 300);
-	pio_write(r, 0, p, 1);		/* no EOM: waits in the window */
+	pio_write(r, 0, p, 1); /* no EOM: waits in the window */
 	wr(r, 0, FC_REG_BOARD_RESET, rd(r, 0, FC_REG_BOARD_RESET_ACK) + 1);
 	assert_int_equal(rd(r, 0, FC_PIO_HEAD), rd(r, 0, FC_PIO_TAIL));
 	assert_int_equal(rd(r, 0, FC_PIO_ERRORS), head + 1);
@@ -588,11 +605,12 @@ static void check_wiring(struct rig *r)
 	for (n = 0; n < r->nodes; n++) {
 		assert_int_equal(rd(r, n, FC_REG_NODE_ID), n);
 		assert_int_equal(rd(r, n, FC_REG_NUM_PORTS), ports);
-		assert_int_equal(rd(r, n, FC_REG_CAPS) &
-				 (FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-				  FC_CAP_CHAN_EVENTS),
-				 FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
-				 FC_CAP_CHAN_EVENTS);
+		assert_int_equal(
+			rd(r, n, FC_REG_CAPS) &
+				(FC_CAP_ROUTER | FC_CAP_CHANNELS |
+				 FC_CAP_FABRIC_DMA | FC_CAP_CHAN_EVENTS),
+			FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
+				FC_CAP_CHAN_EVENTS);
 		assert_true(rd(r, n, FC_ROUTER_STATUS) & FC_ROUTER_STATUS_UP);
 		links = 0;
 		for (p = 1; p <= ports; p++) {
@@ -602,7 +620,8 @@ static void check_wiring(struct rig *r)
 				continue;
 			}
 			links |= 1u << (p - 1);
-			assert_int_equal(st, FC_PORT_UP | peer << FC_PORT_PEER_SHIFT);
+			assert_int_equal(
+				st, FC_PORT_UP | peer << FC_PORT_PEER_SHIFT);
 		}
 		assert_int_equal(rd(r, n, FC_REG_LINK_STATE), links);
 		for (d = 0; d < r->nodes; d++)
@@ -614,9 +633,9 @@ static void check_wiring(struct rig *r)
 static void test_topologies(void **state)
 {
 	static const char *const topos[] = {
-		"full:1", "ring:2", "ring:5", "ring:8", "mesh:3x3", "mesh:4x2", "torus:2x2",
-		"torus:3x3", "torus:4x4", "torus:5x3", "full:2", "full:4",
-		"full:9",
+		"full:1",   "ring:2",	 "ring:5",    "ring:8",	   "mesh:3x3",
+		"mesh:4x2", "torus:2x2", "torus:3x3", "torus:4x4", "torus:5x3",
+		"full:2",   "full:4",	 "full:9",
 	};
 	static const uint32_t sz[] = { 1, 60, 61, 4096, 65536 + 7 };
 	unsigned int i, n, far, hops;
@@ -656,12 +675,16 @@ static void test_more_gather(void **state)
 	(void)state;
 	fill(h, 65536, 42);
 	/* 67 bytes from three buffers, then 101 from two, then 120 alone */
-	set_desc(&t[0], 10, FC_SPACE_HOST, bus + 1000, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
-	set_desc(&t[1], 50, FC_SPACE_HOST, bus + 3, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
+	set_desc(&t[0], 10, FC_SPACE_HOST, bus + 1000, FC_SPACE_FABRIC, to,
+		 FC_DESC_F_MORE);
+	set_desc(&t[1], 50, FC_SPACE_HOST, bus + 3, FC_SPACE_FABRIC, to,
+		 FC_DESC_F_MORE);
 	set_desc(&t[2], 7, FC_SPACE_HOST, bus + 5000, FC_SPACE_FABRIC, to, 0);
-	set_desc(&t[3], 100, FC_SPACE_HOST, bus + 7000, FC_SPACE_FABRIC, to, FC_DESC_F_MORE);
+	set_desc(&t[3], 100, FC_SPACE_HOST, bus + 7000, FC_SPACE_FABRIC, to,
+		 FC_DESC_F_MORE);
 	set_desc(&t[4], 1, FC_SPACE_HOST, bus + 9, FC_SPACE_FABRIC, to, 0);
-	set_desc(&t[5], 120, FC_SPACE_HOST, bus + 20000, FC_SPACE_FABRIC, to, FC_DESC_F_EOC);
+	set_desc(&t[5], 120, FC_SPACE_HOST, bus + 20000, FC_SPACE_FABRIC, to,
+		 FC_DESC_F_EOC);
 	memcpy(want, h + 1000, 10);
 	memcpy(want + 10, h + 3, 50);
 	memcpy(want + 60, h + 5000, 7);
@@ -705,7 +728,8 @@ static void test_put(void **state)
 	set_desc(&t[2], 52, FC_SPACE_HOST, bus + 200000, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(10, FC_REGION_HOST, HOST_BUS + PUT_OFF), 0);
 	set_desc(&t[3], 999, FC_SPACE_HOST, bus + 300000, FC_SPACE_FABRIC,
-		 FC_FABRIC_ADDR(0, FC_REGION_HOST, HOST_BUS + PUT_OFF), FC_DESC_F_EOC);
+		 FC_FABRIC_ADDR(0, FC_REGION_HOST, HOST_BUS + PUT_OFF),
+		 FC_DESC_F_EOC);
 	kick(r, 0, 0, 4);
 	wait_chain(r, 0, 0);
 	/* visible when the chain ends, without any further progress */
@@ -723,7 +747,7 @@ static void test_put(void **state)
 		 FC_FABRIC_ADDR(2, FC_REGION_HOST, 0x1000), FC_DESC_F_EOC);
 	kick(r, 0, 0, 1);
 	wait_chain(r, 0, 0);
-	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 4);	/* 200 / 52 */
+	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 4); /* 200 / 52 */
 	rig_free(r);
 }
 
@@ -733,8 +757,8 @@ static void test_disabled_endpoint(void **state)
 	struct fc_hw_desc *t = table(r, 0, 0);
 
 	(void)state;
-	set_desc(&t[0], 600, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
-		 FC_FABRIC_CHAN(2, 9), FC_DESC_F_EOC);
+	set_desc(&t[0], 600, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(2, 9), FC_DESC_F_EOC);
 	kick(r, 0, 0, 1);
 	wait_chain(r, 0, 0);
 	while (pump(r))
@@ -789,8 +813,8 @@ static void slow_receiver(unsigned int dst, unsigned int hops)
 
 	x->manual = true;
 	fill(r->b[0].host + SEND_OFF, len, 99);
-	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
-		 FC_FABRIC_CHAN(dst, 0), FC_DESC_F_EOC);
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(dst, 0), FC_DESC_F_EOC);
 	irq0 = rd(r, dst, FC_REG_IRQ_COUNT(FC_IRQ_VEC_CHAN));
 	kick(r, 0, 0, 1);
 	while (x->msgs < 1) {
@@ -803,7 +827,9 @@ static void slow_receiver(unsigned int dst, unsigned int hops)
 		if (rounds++ % 2)
 			rx_drain(r, dst, 0, 1);
 		/* never more than the ring holds */
-		assert_true(rd(r, dst, FC_CHAN_REG(0, FC_CHAN_TAIL)) - x->head <= 4);
+		assert_true(rd(r, dst, FC_CHAN_REG(0, FC_CHAN_TAIL)) -
+				    x->head <=
+			    4);
 		assert_true(rounds < 4 * (len / FC_PKT_PAYLOAD) + 10000);
 	}
 	assert_true(chain_ended(r, 0, 0));
@@ -825,8 +851,8 @@ static void slow_receiver(unsigned int dst, unsigned int hops)
 	assert_int_equal(sum_ports(r, FC_PORT_RX_PKTS),
 			 hops * ((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD));
 	print_message("slow receiver %u hop(s) away: %u rounds, engine stalled "
-		      "in %u, %lu packets by the express hop\n", hops, rounds,
-		      stalled, fcemu__express_pkts - express0);
+		      "in %u, %lu packets by the express hop\n",
+		      hops, rounds, stalled, fcemu__express_pkts - express0);
 	rig_free(r);
 }
 
@@ -869,7 +895,7 @@ static void test_express_keeps_order(void **state)
 	for (i = 0; i < 100; i++)
 		pump(r);
 	assert_true(chain_ended(r, 0, 0));
-	assert_int_equal(x->msgs, 0);	/* held on the link into 2 */
+	assert_int_equal(x->msgs, 0); /* held on the link into 2 */
 	__atomic_store_n(ctrl2, FC_ROUTER_CTRL_ENABLE, __ATOMIC_RELEASE);
 	express0 = fcemu__express_pkts;
 	for (i = 0; i < 2; i++)
@@ -907,8 +933,8 @@ static void test_abort_mid_message(void **state)
 	(void)state;
 	x->manual = true;
 	fill(r->b[0].host + SEND_OFF, len + next, 7);
-	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
-		 FC_FABRIC_CHAN(1, 0), FC_DESC_F_EOC);
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 0), FC_DESC_F_EOC);
 	kick(r, 0, 0, 1);
 	/* the receiver takes a few packets; the sender is held back */
 	while (x->pkts < 20) {
@@ -942,13 +968,16 @@ static void test_faults(void **state)
 	send_sizes(r, 0, 10, 1, sz, 4);
 	send_sizes(r, 15, 5, 2, sz, 4);
 	assert_true(sum_ports(r, FC_PORT_CRC_ERRORS) > 0);
-	assert_true(sum_ports(r, FC_PORT_RETRANSMITS) > sum_ports(r, FC_PORT_CRC_ERRORS));
-	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS), sum_ports(r, FC_PORT_RX_PKTS));
+	assert_true(sum_ports(r, FC_PORT_RETRANSMITS) >
+		    sum_ports(r, FC_PORT_CRC_ERRORS));
+	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS),
+			 sum_ports(r, FC_PORT_RX_PKTS));
 	assert_int_equal(sum_drops(r), 0);
-	print_message("faults 1%%+1%%: %llu CRC errors, %llu retransmits of %llu packets\n",
-		      (unsigned long long)sum_ports(r, FC_PORT_CRC_ERRORS),
-		      (unsigned long long)sum_ports(r, FC_PORT_RETRANSMITS),
-		      (unsigned long long)sum_ports(r, FC_PORT_TX_PKTS));
+	print_message(
+		"faults 1%%+1%%: %llu CRC errors, %llu retransmits of %llu packets\n",
+		(unsigned long long)sum_ports(r, FC_PORT_CRC_ERRORS),
+		(unsigned long long)sum_ports(r, FC_PORT_RETRANSMITS),
+		(unsigned long long)sum_ports(r, FC_PORT_TX_PKTS));
 	rig_free(r);
 }
 
@@ -972,7 +1001,7 @@ static void test_burst_faults(void **state)
 	(void)state;
 	if (!fcemu__burst_usable(r->b[0].emu, 2)) {
 		rig_free(r);
-		skip();		/* bursts turned off, or not allowed here */
+		skip(); /* bursts turned off, or not allowed here */
 	}
 	fill(h, big + small, 31);
 	memset(r->b[2].mem, 0xa5, big + 10);
@@ -983,7 +1012,8 @@ static void test_burst_faults(void **state)
 		 FC_DESC_F_EOC);
 	kick(r, 0, 0, 2);
 	wait_chain(r, 0, 0);
-	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)), FC_DMA_ERR_NONE);
+	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)),
+			 FC_DMA_ERR_NONE);
 	assert_memory_equal(r->b[2].mem + 5, h, big);
 	assert_int_equal(r->b[2].mem[4], 0xa5);
 	assert_int_equal(r->b[2].mem[5 + big], 0xa5);
@@ -1033,7 +1063,7 @@ static void all_to_all(const char *topo, unsigned int len, uint32_t slots)
 	for (n = 0; n < r->nodes; n++) {
 		fill(r->b[n].host + SEND_OFF, (size_t)len * r->nodes, n + 1);
 		for (i = 0, k = 0; i < r->nodes; i++) {
-			d = (n + 1 + i) % r->nodes;	/* staggered starts */
+			d = (n + 1 + i) % r->nodes; /* staggered starts */
 			if (d == n)
 				continue;
 			set_desc(&table(r, n, 0)[k], len, FC_SPACE_HOST,
@@ -1044,7 +1074,8 @@ static void all_to_all(const char *topo, unsigned int len, uint32_t slots)
 				 HOST_BUS + SEND_OFF + (uint64_t)d * len,
 				 FC_SPACE_FABRIC,
 				 FC_FABRIC_ADDR(d, FC_REGION_HOST,
-						HOST_BUS + PUT_OFF + (uint64_t)n * len),
+						HOST_BUS + PUT_OFF +
+							(uint64_t)n * len),
 				 k == r->nodes - 2 ? FC_DESC_F_EOC : 0);
 			k++;
 		}
@@ -1059,14 +1090,16 @@ static void all_to_all(const char *topo, unsigned int len, uint32_t slots)
 
 		assert_int_equal(x->msgs, r->nodes - 1);
 		for (n = 0; n < r->nodes; n++) {
-			const uint8_t *want = r->b[n].host + SEND_OFF + (size_t)d * len;
+			const uint8_t *want =
+				r->b[n].host + SEND_OFF + (size_t)d * len;
 
 			if (n == d)
 				continue;
 			assert_int_equal(x->src[n].msgs, 1);
 			assert_int_equal(x->src[n].msg_end[0], len);
 			assert_memory_equal(x->src[n].buf, want, len);
-			assert_memory_equal(r->b[d].host + PUT_OFF + (size_t)n * len,
+			assert_memory_equal(r->b[d].host + PUT_OFF +
+						    (size_t)n * len,
 					    want, len);
 		}
 		assert_int_equal(rd(r, d, FC_DMA_REG(0, FC_DMA_ERROR)), 0);
@@ -1080,7 +1113,7 @@ static void test_all_to_all(void **state)
 {
 	(void)state;
 	all_to_all("torus:4x4", 32768, 256);
-	all_to_all("torus:4x4", 4099, 8);	/* small rings: more backpressure */
+	all_to_all("torus:4x4", 4099, 8); /* small rings: more backpressure */
 	all_to_all("ring:8", 32768, 256);
 	all_to_all("mesh:3x3", 8191, 16);
 	all_to_all("full:6", 20000, 64);
@@ -1088,11 +1121,12 @@ static void test_all_to_all(void **state)
 
 struct child {
 	pid_t pid;
-	int fd;		/* closing it ends the child */
+	int fd; /* closing it ends the child */
 };
 
 /* A child claims @node, says so, and waits for the pipe to close. */
-static struct child claim_in_child(const char *name, unsigned int node, bool lock)
+static struct child claim_in_child(const char *name, unsigned int node,
+				   bool lock)
 {
 	int up[2], down[2];
 	pid_t pid;
@@ -1107,7 +1141,8 @@ static struct child claim_in_child(const char *name, unsigned int node, bool loc
 
 		close(up[0]);
 		close(down[1]);
-		if (fcemu_cluster_attach(&c, name) || fcemu_cluster_claim(c, node))
+		if (fcemu_cluster_attach(&c, name) ||
+		    fcemu_cluster_claim(c, node))
 			_exit(1);
 		if (lock && fcemu__cluster_lock(c, node, true))
 			_exit(1);
@@ -1115,7 +1150,7 @@ static struct child claim_in_child(const char *name, unsigned int node, bool loc
 			_exit(1);
 		while (read(down[0], &ch, 1) > 0)
 			;
-		_exit(0);	/* dies with the board claimed, maybe locked */
+		_exit(0); /* dies with the board claimed, maybe locked */
 	}
 	close(up[1]);
 	close(down[0]);
@@ -1137,7 +1172,7 @@ static void test_dead_board(void **state)
 {
 	struct rig *r = rig_new("ring:6", 0, 0, 1ull << 3);
 	struct fc_hw_desc *t = table(r, 0, 0);
-	const uint32_t len = 1u << 20;	/* more than the path holds */
+	const uint32_t len = 1u << 20; /* more than the path holds */
 	unsigned int round;
 	struct child child;
 
@@ -1148,8 +1183,8 @@ static void test_dead_board(void **state)
 	rx_open(r, 4, 0, 256);
 
 	/* 0 -> 3 goes 0, 1, 2, 3; nobody drains 3, so the path fills up */
-	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF, FC_SPACE_FABRIC,
-		 FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
 	kick(r, 0, 0, 1);
 	/* 2 -> 4 passes through 3's router, behind 0's packets */
 	fill(r->b[2].host + SEND_OFF, 5000, 5);
@@ -1167,17 +1202,20 @@ static void test_dead_board(void **state)
 	wait_chain(r, 0, 0);
 	wait_chain(r, 2, 0);
 	wait_msgs(r, 4, 0, 1);
-	assert_memory_equal(r->b[4].rx[0]->src[2].buf, r->b[2].host + SEND_OFF, 5000);
+	assert_memory_equal(r->b[4].rx[0]->src[2].buf, r->b[2].host + SEND_OFF,
+			    5000);
 	assert_true(sum_drops(r) > 0);
 	assert_true(sum_drops(r) <= (len + 59) / 60);
 	/* every board tells its host (a kernel driver's user asks it) */
 	for (round = 0; round < 6; round++)
 		if (round != 3)
-			assert_int_equal(rd(r, round, FC_ROUTER_NODES_DOWN_LO), 1u << 3);
+			assert_int_equal(rd(r, round, FC_ROUTER_NODES_DOWN_LO),
+					 1u << 3);
 	/* new chains to the dead board are refused */
 	kick(r, 0, 0, 1);
 	run_until(r, one_chain_ended, &(struct chain_ref){ 0, 0 });
-	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)), FC_DMA_ERR_ROUTE);
+	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_ERROR)),
+			 FC_DMA_ERR_ROUTE);
 	reset_engine(r, 0, 0);
 	/* the board can be claimed again */
 	assert_int_equal(fcemu_cluster_claim(r->c, 3), 0);
@@ -1221,7 +1259,7 @@ static void router_dies_mid_move(int stage)
 	struct rig *r = rig_new("ring:4", 0, 0, 1ull << 2);
 	struct rx *x = rx_open(r, 3, 0, 256);
 	int up[2], down[2], status;
-	const uint32_t len = 600;	/* 10 packets */
+	const uint32_t len = 600; /* 10 packets */
 	unsigned int i;
 	pid_t pid;
 	char ch;
@@ -1237,9 +1275,9 @@ static void router_dies_mid_move(int stage)
 		    fcemu_cluster_claim(c, 2) || write(up[1], "x", 1) != 1 ||
 		    read(down[0], &ch, 1) != 1)
 			_exit(1);
-		fcemu_cluster_test_faults(c, &(struct fcemu_test_faults){
-						     .die_in_move = stage });
-		fcemu_cluster_progress(c, 1024);	/* routes board 2: dies */
+		fcemu_cluster_test_faults(
+			c, &(struct fcemu_test_faults){ .die_in_move = stage });
+		fcemu_cluster_progress(c, 1024); /* routes board 2: dies */
 		_exit(2);
 	}
 	assert_int_equal(read(up[0], &ch, 1), 1);
@@ -1249,7 +1287,7 @@ static void router_dies_mid_move(int stage)
 		 FC_SPACE_FABRIC, FC_FABRIC_CHAN(3, 0), FC_DESC_F_EOC);
 	kick(r, 1, 0, 1);
 	for (i = 0; i < 2; i++)
-		fcemu_progress(r->b[1].emu, 1u << 20);	/* not yet 2's turn */
+		fcemu_progress(r->b[1].emu, 1u << 20); /* not yet 2's turn */
 	assert_true(chain_ended(r, 1, 0));
 	assert_int_equal(write(down[1], "g", 1), 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -1359,7 +1397,8 @@ static void test_bad_chains(void **state)
 	struct board b = { 0 };
 
 	(void)state;
-	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2), 0);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2), 0);
 	/* channel address with offset bits set */
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_CHAN(1, 2) | 4, FC_DESC_F_EOC);
@@ -1379,15 +1418,17 @@ static void test_bad_chains(void **state)
 	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
 	/* remote board memory past its end; remote range past 2^40 */
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
-		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BOARD_MEM - 63), FC_DESC_F_EOC);
+		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BOARD_MEM - 63),
+		 FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_HOST, FC_FABRIC_OFFSET_MASK - 62),
 		 FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
 	/* reading from another node */
-	set_desc(&t[1], 64, FC_SPACE_FABRIC, FC_FABRIC_ADDR(1, FC_REGION_HOST, h),
-		 FC_SPACE_HOST, h, FC_DESC_F_EOC);
+	set_desc(&t[1], 64, FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_SPACE_HOST, h,
+		 FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
 	/* the chain rule's table (tests/chain_rule.h) */
 	run_rule_cases(r, true);
@@ -1397,27 +1438,29 @@ static void test_bad_chains(void **state)
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
-	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_MORE);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0,
+		 FC_DESC_F_MORE);
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_BOARD, 0, FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
-	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2), 0);
-	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
-		 FC_DESC_F_EOC | FC_DESC_F_MORE);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2), 0);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2), FC_DESC_F_EOC | FC_DESC_F_MORE);
 	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 1);
-	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
-		 FC_DESC_F_MORE);
-	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 3),
-		 FC_DESC_F_EOC);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2), FC_DESC_F_MORE);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 3), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
-	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(4, 2),
-		 FC_DESC_F_EOC);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(4, 2), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_FLAGS, 0);
 	/* nothing left the board for any of them */
 	assert_int_equal(x->pkts, 0);
 	assert_int_equal(sum_ports(r, FC_PORT_TX_PKTS), 0);
 	/* and a good chain goes */
-	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
-		 FC_DESC_F_EOC);
+	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(1, 2), FC_DESC_F_EOC);
 	kick(r, 0, 0, 2);
 	wait_chain(r, 0, 0);
 	wait_msgs(r, 1, 2, 1);
@@ -1430,9 +1473,10 @@ static void test_bad_chains(void **state)
 	cfg.board_mem_size = BOARD_MEM;
 	assert_int_equal(fcemu_create(&solo, &cfg, &ops, &b), 0);
 	assert_false(fcemu_bar0(solo)[FC_REG_CAPS / 4] & FC_CAP_CHANNELS);
-	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC, FC_FABRIC_CHAN(0, 2),
-		 FC_DESC_F_EOC);
-	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DESC_LO), (uint32_t)HOST_BUS);
+	set_desc(&t[0], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
+		 FC_FABRIC_CHAN(0, 2), FC_DESC_F_EOC);
+	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DESC_LO),
+			 (uint32_t)HOST_BUS);
 	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DESC_COUNT), 1);
 	fcemu_host_write(solo, FC_DMA_REG(0, FC_DMA_DOORBELL), 1);
 	assert_int_equal(fcemu_bar0(solo)[FC_DMA_REG(0, FC_DMA_ERROR) / 4],
@@ -1455,7 +1499,8 @@ static void test_cluster_objects(void **state)
 	(void)state;
 	snprintf(name, sizeof(name), "tfe-%d-obj", (int)getpid());
 	assert_int_equal(fc_topo_parse("mesh:2x3", &t), 0);
-	assert_int_equal(fcemu_cluster_create(&c, "bad/name", &t, NULL), -EINVAL);
+	assert_int_equal(fcemu_cluster_create(&c, "bad/name", &t, NULL),
+			 -EINVAL);
 	assert_int_equal(fcemu_cluster_attach(&c, name), -ENOENT);
 	assert_int_equal(fcemu_cluster_create(&c, name, &t, NULL), 0);
 	note_cluster(name);
@@ -1468,7 +1513,7 @@ static void test_cluster_objects(void **state)
 	assert_int_equal(fcemu_cluster_bar0(c2, 5)[FC_REG_SCRATCH / 4], 77);
 	assert_int_equal(fcemu_cluster_node_state(c, 1), FCEMU_NODE_FREE);
 	assert_int_equal(fcemu_cluster_claim(c, 1), 0);
-	assert_int_equal(fcemu_cluster_claim(c2, 1), 0);	/* same process */
+	assert_int_equal(fcemu_cluster_claim(c2, 1), 0); /* same process */
 	child = claim_in_child(name, 2, false);
 	assert_int_equal(fcemu_cluster_node_state(c, 2), FCEMU_NODE_ALIVE);
 	assert_int_equal(fcemu_cluster_claim(c, 2), -EBUSY);
@@ -1485,11 +1530,11 @@ static void test_cluster_objects(void **state)
 
 /* ---- The event queue (FC_EQ_*) ---- */
 
-#define EQ_OFF		(6u << 20)	/* between the rings and PUT_OFF */
-#define EQ_SLOTS	64
+#define EQ_OFF	 (6u << 20) /* between the rings and PUT_OFF */
+#define EQ_SLOTS 64
 
 struct eq_reader {
-	uint32_t next;			/* entry number to read */
+	uint32_t next; /* entry number to read */
 	/* what arrived per (channel, source) */
 	uint8_t *buf[MAX_CHAN][FC_MAX_NODES];
 	size_t len[MAX_CHAN][FC_MAX_NODES];
@@ -1535,7 +1580,8 @@ static unsigned int eq_drain(struct rig *r, unsigned int n, struct eq_reader *q)
 		src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
 		len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
 		assert_true(ch < MAX_CHAN && len <= FC_PKT_PAYLOAD);
-		q->buf[ch][src] = realloc(q->buf[ch][src], q->len[ch][src] + len);
+		q->buf[ch][src] =
+			realloc(q->buf[ch][src], q->len[ch][src] + len);
 		assert_non_null(q->buf[ch][src]);
 		memcpy(q->buf[ch][src] + q->len[ch][src], e->payload, len);
 		q->len[ch][src] += len;
@@ -1589,7 +1635,7 @@ static void test_event_queue(void **state)
 {
 	struct rig *r = rig_new("full:3", 0, 0, 0);
 	struct eq_reader *q = calloc(1, sizeof(*q));
-	const uint32_t a = 1500, b = 3000;	/* 25 and 50 packets */
+	const uint32_t a = 1500, b = 3000; /* 25 and 50 packets */
 	uint32_t irq0, tail;
 	unsigned int rounds = 0;
 
@@ -1597,8 +1643,10 @@ static void test_event_queue(void **state)
 	assert_non_null(q);
 	assert_true(rd(r, 1, FC_REG_CAPS) & FC_CAP_EVENT_QUEUE);
 	eq_open(r, 1, q);
-	wr(r, 1, FC_CHAN_REG(3, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
-	wr(r, 1, FC_CHAN_REG(5, FC_CHAN_CTRL), FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	wr(r, 1, FC_CHAN_REG(3, FC_CHAN_CTRL),
+	   FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
+	wr(r, 1, FC_CHAN_REG(5, FC_CHAN_CTRL),
+	   FC_CHAN_CTRL_ENABLE | FC_CHAN_CTRL_EQ);
 	rx_open(r, 1, 7, 64);
 
 	/* 0 -> ch 3 and 2 -> ch 5: 75 entries for a queue of 64, unread */
@@ -1612,8 +1660,7 @@ static void test_event_queue(void **state)
 	assert_int_equal(eq_drain(r, 1, q), EQ_SLOTS);
 
 	/* read on: the rest arrives, with the second pass's phase */
-	while (!chain_ended(r, 0, 0) || !chain_ended(r, 2, 0) ||
-	       q->next < 75) {
+	while (!chain_ended(r, 0, 0) || !chain_ended(r, 2, 0) || q->next < 75) {
 		pump(r);
 		eq_drain(r, 1, q);
 		assert_true(++rounds < 10 * STUCK_ROUNDS);
@@ -1694,25 +1741,26 @@ static void test_link_rate(void **state)
 	wait_msgs(r, 1, 0, 16);
 	dt = now_s() - t0;
 	assert_int_equal(r->b[1].rx[0]->src[0].len, len);
-	print_message("one link, one process: %.0f packets/s, %.0f MB/s payload\n",
-		      len / 60.0 / dt, len / dt / 1e6);
+	print_message(
+		"one link, one process: %.0f packets/s, %.0f MB/s payload\n",
+		len / 60.0 / dt, len / dt / 1e6);
 	rig_free(r);
 }
 
 /* ---- Bursts shared between receiver and sender (emu/burst.c) ---- */
 
-#define BURST_DST	(1u << 20)	/* in board 1's memory */
-#define BURST_SMALL	(64u << 10)	/* two chunks */
-#define BURST_BIG	(1u << 20)	/* four chunks */
+#define BURST_DST   (1u << 20)	/* in board 1's memory */
+#define BURST_SMALL (64u << 10) /* two chunks */
+#define BURST_BIG   (1u << 20)	/* four chunks */
 
 static struct {
 	struct rig *r;
-	enum fcemu_burst_stage stage;	/* where the test steps in */
-	bool stall;		/* the helper walks away from its chunk */
-	bool reclaim;		/* board 0's node looks claimed anew */
+	enum fcemu_burst_stage stage; /* where the test steps in */
+	bool stall;		      /* the helper walks away from its chunk */
+	bool reclaim;		      /* board 0's node looks claimed anew */
 	bool busy;
 	unsigned int calls;
-	unsigned int changed;	/* times the helper wrote during a hook */
+	unsigned int changed; /* times the helper wrote during a hook */
 	uint8_t *snap;
 } bh;
 
@@ -1752,7 +1800,7 @@ static struct rig *burst_rig(enum fcemu_burst_stage stage, bool stall,
 	if (!fcemu__burst_usable(r->b[0].emu, 1) ||
 	    !fcemu__burst_shared(BURST_BIG)) {
 		rig_free(r);
-		skip();		/* bursts or their sharing turned off */
+		skip(); /* bursts or their sharing turned off */
 	}
 	memset(&bh, 0, sizeof(bh));
 	bh.r = r;
@@ -1768,8 +1816,8 @@ static struct rig *burst_rig(enum fcemu_burst_stage stage, bool stall,
 		 FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(1, FC_REGION_BOARD, BURST_DST + BURST_SMALL),
 		 FC_DESC_F_EOC);
-	fcemu_cluster_test_faults(r->c, &(struct fcemu_test_faults){
-					       .burst_stage = burst_hook });
+	fcemu_cluster_test_faults(
+		r->c, &(struct fcemu_test_faults){ .burst_stage = burst_hook });
 	kick(r, 0, 0, 2);
 	return r;
 }
@@ -1779,7 +1827,7 @@ static struct rig *burst_rig(enum fcemu_burst_stage stage, bool stall,
 static void burst_delivered(struct rig *r)
 {
 	wait_chain(r, 0, 0);
-	assert_true(bh.calls >= 2);	/* a record per span, 1 MiB at most */
+	assert_true(bh.calls >= 2); /* a record per span, 1 MiB at most */
 	assert_int_equal(bh.changed, 0);
 	assert_memory_equal(r->b[1].mem + BURST_DST, r->b[0].host + SEND_OFF,
 			    BURST_SMALL + BURST_BIG);
@@ -1847,27 +1895,33 @@ int main(void)
 {
 	const char *dev = getenv("FPGACOMM_TEST_DEVICE");
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_cluster_objects, unlink_clusters),
+		cmocka_unit_test_teardown(test_cluster_objects,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_neighbours, unlink_clusters),
 		cmocka_unit_test_teardown(test_pio_window, unlink_clusters),
 		cmocka_unit_test_teardown(test_multihop, unlink_clusters),
 		cmocka_unit_test_teardown(test_topologies, unlink_clusters),
 		cmocka_unit_test_teardown(test_more_gather, unlink_clusters),
 		cmocka_unit_test_teardown(test_put, unlink_clusters),
-		cmocka_unit_test_teardown(test_disabled_endpoint, unlink_clusters),
+		cmocka_unit_test_teardown(test_disabled_endpoint,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_chan_seen, unlink_clusters),
 		cmocka_unit_test_teardown(test_slow_receiver, unlink_clusters),
 		cmocka_unit_test_teardown(test_express_keeps_order,
 					  unlink_clusters),
-		cmocka_unit_test_teardown(test_abort_mid_message, unlink_clusters),
+		cmocka_unit_test_teardown(test_abort_mid_message,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_faults, unlink_clusters),
 		cmocka_unit_test_teardown(test_burst_faults, unlink_clusters),
 		cmocka_unit_test_teardown(test_all_to_all, unlink_clusters),
 		cmocka_unit_test_teardown(test_dead_board, unlink_clusters),
-		cmocka_unit_test_teardown(test_dead_lock_holder, unlink_clusters),
-		cmocka_unit_test_teardown(test_router_dies_mid_move, unlink_clusters),
+		cmocka_unit_test_teardown(test_dead_lock_holder,
+					  unlink_clusters),
+		cmocka_unit_test_teardown(test_router_dies_mid_move,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_bad_chains, unlink_clusters),
-		cmocka_unit_test_teardown(test_burst_job_rewrite, unlink_clusters),
+		cmocka_unit_test_teardown(test_burst_job_rewrite,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_burst_sender_reclaimed,
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_burst_helper_stalls,
@@ -1882,7 +1936,8 @@ int main(void)
 	 */
 	if (dev && !strncmp(dev, "/dev/", 5)) {
 		printf("SKIP: models emulated clusters in-process; "
-		       "FPGACOMM_TEST_DEVICE=%s is a kernel board\n", dev);
+		       "FPGACOMM_TEST_DEVICE=%s is a kernel board\n",
+		       dev);
 		return 77;
 	}
 	return cmocka_run_group_tests_name("fabric_emu", tests, NULL, NULL);

@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "pair.h"	/* the two boards (emu/ makes their cluster) */
+#include "pair.h" /* the two boards (emu/ makes their cluster) */
 
-#define PORT		7
-#define BOARD_OFF	(1u << 20)
+#define PORT	  7
+#define BOARD_OFF (1u << 20)
 
 /*
  * Emulated boards move only when their process calls into the library: a
@@ -149,8 +149,8 @@ static void wait_all(struct fc_req **reqs, int n)
 			reqs[i] = NULL;
 		}
 		if (left && (uint64_t)time(NULL) > deadline) {
-			print_message("%d of %d requests still running\n",
-				      left, n);
+			print_message("%d of %d requests still running\n", left,
+				      n);
 			fail();
 		}
 		if (++spins % 64 == 0)
@@ -201,8 +201,9 @@ static bool want_eq(struct fc_dev *d)
 
 static void test_channel_both_ways(void **state)
 {
-	static const size_t sizes[] = { 1, 59, 60, 61, 1000, 4096, 65539,
-					200000 };
+	static const size_t sizes[] = {
+		1, 59, 60, 61, 1000, 4096, 65539, 200000
+	};
 	struct fc_chan *c0, *c1;
 	struct fc_info inf;
 	uint32_t tail0, tail1, pkts = 0, eq0, eq1, ring0, ring1, ctrl;
@@ -225,7 +226,8 @@ static void test_channel_both_ways(void **state)
 		snprintf(what, sizeof(what), "%zu bytes, 1 -> 0", sizes[i]);
 		one_message(c1, c0, sizes[i], what);
 		if (sizes[i] <= 48 * FC_PKT_PAYLOAD)
-			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD;
+			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) /
+				FC_PKT_PAYLOAD;
 	}
 	/* Sent one at a time, the small ones went through the PIO window. */
 	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));
@@ -257,7 +259,10 @@ static void test_channel_both_ways(void **state)
 /* Several messages in flight before the receiver looks: order kept. */
 static void test_channel_queue(void **state)
 {
-	enum { N = 16, LEN = 3000 };
+	enum {
+		N = 16,
+		LEN = 3000
+	};
 	struct fc_req *req[N];
 	uint8_t out[N][LEN], in[LEN];
 	struct fc_chan *c0, *c1;
@@ -294,7 +299,10 @@ static void test_channel_queue(void **state)
  */
 static void test_credits_unread(void **state)
 {
-	enum { LEN = 16 << 10, N = FC_CHAN_CREDIT / (LEN + 64) + 16 };
+	enum {
+		LEN = 16 << 10,
+		N = FC_CHAN_CREDIT / (LEN + 64) + 16
+	};
 	uint8_t *out = malloc((size_t)N * LEN), *in = malloc((size_t)N * LEN);
 	struct fc_req **req = calloc(2 * N, sizeof(*req)), **rreq = req + N;
 	struct fc_chan *a0, *a1, *b0, *b1;
@@ -315,8 +323,8 @@ static void test_credits_unread(void **state)
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 3, 0, &b0));
 	rnd_fill(out, (size_t)N * LEN);
 	for (i = 0; i < N; i++)
-		assert_ok(fc_chan_isend(a0, out + (size_t)i * LEN, LEN,
-					&req[i]));
+		assert_ok(
+			fc_chan_isend(a0, out + (size_t)i * LEN, LEN, &req[i]));
 	/* the other channel goes on meanwhile, both ways */
 	one_message(b0, b1, 1000, "channel B beside an unread A");
 	one_message(b1, b0, 70000, "channel B back");
@@ -332,8 +340,8 @@ static void test_credits_unread(void **state)
 	assert_ok(fc_reg_read(bd[1], FC_EQ_TAIL, &t));
 	assert_ok(fc_reg_read(bd[1], FC_EQ_STALLS, &stalls));
 	print_message("%d of %d messages of %d bytes sent to a channel nobody "
-		      "reads (receiver's queue %u..%u, %u stalls)\n", done, N,
-		      LEN, h, t, stalls);
+		      "reads (receiver's queue %u..%u, %u stalls)\n",
+		      done, N, LEN, h, t, stalls);
 	assert_true(done >= N - 16 && done < N);
 	/*
 	 * Read them: credits go back and the held ones follow. Both
@@ -341,8 +349,8 @@ static void test_credits_unread(void **state)
 	 * one thread tests both sides' requests in turn.
 	 */
 	for (i = 0; i < N; i++)
-		assert_ok(fc_chan_irecv(a1, in + (size_t)i * LEN, LEN,
-					&rreq[i]));
+		assert_ok(
+			fc_chan_irecv(a1, in + (size_t)i * LEN, LEN, &rreq[i]));
 	wait_all(req, 2 * N);
 	assert_same(in, out, (size_t)N * LEN, "messages held, then read");
 	assert_ok(fc_chan_close(a0));
@@ -363,7 +371,10 @@ static void test_credits_unread(void **state)
  */
 static void test_late_receiver(void **state)
 {
-	enum { N = 3, LEN = 200 };
+	enum {
+		N = 3,
+		LEN = 200
+	};
 	uint8_t out[N][LEN], in[N][LEN];
 	struct fc_req *req[2 * N];
 	struct fc_chan *c0, *c1;
@@ -401,7 +412,8 @@ static void test_late_receiver(void **state)
 		assert_ok(fc_chan_irecv(c1, in[i], LEN, &req[N + i]));
 	wait_all(req, 2 * N);
 	for (i = 0; i < N; i++)
-		assert_same(in[i], out[i], LEN, "a message sent before the "
+		assert_same(in[i], out[i], LEN,
+			    "a message sent before the "
 			    "receiver opened its board");
 	assert_ok(fc_chan_close(c0));
 	assert_ok(fc_chan_close(c1));
@@ -409,7 +421,7 @@ static void test_late_receiver(void **state)
 
 /* ---- Rendezvous: a message announced before its receive ---- */
 
-#define LAND_ENV	"FPGACOMM_RNDV_LAND_US"
+#define LAND_ENV "FPGACOMM_RNDV_LAND_US"
 
 /* The pair anew (a cluster of its own), its libraries opened with
  * @land_us (NULL: the default) as how long a 1 MiB message nobody asked
@@ -439,7 +451,11 @@ static void need_rndv(void)
 		skip_because("the rendezvous threshold or wait is set");
 }
 
-enum { BIG = 1 << 20, SMALL1 = 1000, SMALL2 = 2000 };
+enum {
+	BIG = 1 << 20,
+	SMALL1 = 1000,
+	SMALL2 = 2000
+};
 
 /* Receive what send_three() sent, in order, and check it. */
 static void recv_three(struct fc_chan *rx, uint8_t *out, struct fc_req **req)
@@ -487,7 +503,7 @@ static void test_rndv_waits_for_receive(void **state)
 	(void)state;
 	need_rndv();
 	rng_reset("rndv_waits");
-	pair_restart("60000000");	/* a minute per MiB */
+	pair_restart("60000000"); /* a minute per MiB */
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 5, 0, &c0));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 5, 0, &c1));
 	out = send_three(c0, req);
@@ -521,7 +537,7 @@ static void test_rndv_lands_after_wait(void **state)
 	(void)state;
 	need_rndv();
 	rng_reset("rndv_lands");
-	pair_restart("30000");		/* 30 ms for 1 MiB */
+	pair_restart("30000"); /* 30 ms for 1 MiB */
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 6, 0, &c0));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 6, 0, &c1));
 	t0 = now_ms();
@@ -532,9 +548,10 @@ static void test_rndv_lands_after_wait(void **state)
 		usleep(200);
 	}
 	assert_ok(rc);
-	req[1] = NULL;		/* ended: wait_all() passes it */
+	req[1] = NULL; /* ended: wait_all() passes it */
 	print_message("a 1 MiB message nobody asked for landed after %llu ms "
-		      "(wait: %llu ms)\n", (unsigned long long)(now_ms() - t0),
+		      "(wait: %llu ms)\n",
+		      (unsigned long long)(now_ms() - t0),
 		      (unsigned long long)wait_ms);
 	assert_true(now_ms() - t0 >= wait_ms);
 	recv_three(c1, out, req);
@@ -547,7 +564,9 @@ static void test_rndv_lands_after_wait(void **state)
 /* A remote write into the peer's board memory, read back by the peer. */
 static void test_put_board(void **state)
 {
-	enum { LEN = 10000 };
+	enum {
+		LEN = 10000
+	};
 	struct fc_mem *src, *back;
 	struct fc_xfer x;
 
@@ -558,8 +577,9 @@ static void test_put_board(void **state)
 	assert_ok(fc_mem_alloc(bd[1], LEN, 0, &back));
 	rnd_fill(src->addr, LEN);
 	memset(back->addr, 0, LEN);
-	assert_ok(fc_put(bd[0], FC_FABRIC_ADDR(world[1].node_id,
-					       FC_REGION_BOARD, BOARD_OFF),
+	assert_ok(fc_put(bd[0],
+			 FC_FABRIC_ADDR(world[1].node_id, FC_REGION_BOARD,
+					BOARD_OFF),
 			 src, 0, LEN, WAIT_MS));
 	x = xfer(fc_board(BOARD_OFF), fc_host(back, 0), LEN);
 	assert_ok(fc_dma_run(bd[1], &x, 1, WAIT_MS));

@@ -21,10 +21,10 @@
 
 #include "harness.h"
 
-#define PORT		13
-#define LEN		(64u << 10)
-#define SMALL		200
-#define CHAINED		5000
+#define PORT	13
+#define LEN	(64u << 10)
+#define SMALL	200
+#define CHAINED 5000
 
 static struct fc_mem *a, *b;
 

@@ -20,9 +20,11 @@
 
 #include "harness.h"
 #include <fpgacomm/hw.h>
-#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
+#include "fabric.h" /* emu/: makes the emulated cluster it runs on */
 
-enum { PORT = 4 };
+enum {
+	PORT = 4
+};
 
 static char name[FCEMU_CLUSTER_NAME_MAX];
 static struct fc_dev *bd[2];
@@ -124,8 +126,8 @@ static void test_put(void **state)
 	memset(src->addr, 0x61, 4096);
 	assert_ok(fc_iput(bd[0], at, src, 0, 4096, &p));
 	/* The target board applies it: let it run too. */
-	for (i = 0; (ret = fc_req_test(p, NULL)) == -EINPROGRESS &&
-		    i < 1000000; i++)
+	for (i = 0; (ret = fc_req_test(p, NULL)) == -EINPROGRESS && i < 1000000;
+	     i++)
 		fc_progress(bd[1]);
 	assert_ok(ret);
 	assert_stale(p);
@@ -146,7 +148,7 @@ static void test_closed(void **state)
 	assert_ok(fc_chan_close(ch[0]));
 	ch[0] = NULL;
 	assert_rc(fc_chan_close(ch[1]), -EBUSY);
-	ch[1] = NULL;	/* goes with its board */
+	ch[1] = NULL; /* goes with its board */
 	assert_ok(fc_close(bd[1]));
 	assert_stale(r);
 	assert_rc(fc_close(bd[1]), -EINVAL);

@@ -25,10 +25,11 @@
 
 #include "harness.h"
 
-#define BUF_LEN	  (8u << 20)
-#define CHUNK	  (16u << 10)	/* the paper's 16 Ki-element chunks are 64 KiB;
+#define BUF_LEN (8u << 20)
+#define CHUNK \
+	(16u << 10) /* the paper's 16 Ki-element chunks are 64 KiB;
 				 * smaller here: more iterations per run */
-#define RUN_MS	  20000
+#define RUN_MS 20000
 
 _Static_assert(sizeof(struct fc_hw_sinsn) == FC_SINSN_SIZE, "sinsn size");
 _Static_assert(offsetof(struct fc_hw_sinsn, len) == 4, "sinsn len");
@@ -90,7 +91,8 @@ static struct fc_sprog *invert_prog(uint64_t src, uint64_t dst, uint32_t len,
 	assert_ok(fc_sprog_for(p, mine));
 	assert_ok(fc_sprog_copy_in(p, off, src + off, chunk, nstreams * chunk));
 	assert_ok(fc_sprog_run(p, FC_KERN_INVERT, off, off, chunk / 4, 0));
-	assert_ok(fc_sprog_copy_out(p, dst + off, nstreams * chunk, off, chunk));
+	assert_ok(
+		fc_sprog_copy_out(p, dst + off, nstreams * chunk, off, chunk));
 	assert_ok(fc_sprog_end_for(p));
 	return p;
 }
@@ -106,8 +108,8 @@ static void fill_random_u32(uint32_t *v, size_t n)
 	rnd_fill(v, n * 4);
 }
 
-static void check_inverted(const uint32_t *src, const uint32_t *got,
-			   size_t n, const char *what)
+static void check_inverted(const uint32_t *src, const uint32_t *got, size_t n,
+			   const char *what)
 {
 	size_t i, bad = 0, first = 0;
 
@@ -118,9 +120,10 @@ static void check_inverted(const uint32_t *src, const uint32_t *got,
 		}
 	}
 	if (bad)
-		fail_msg("%s: %zu of %zu elements wrong (lost writes), first at "
-			 "%zu: 0x%08x, want 0x%08x",
-			 what, bad, n, first, got[first], ~src[first]);
+		fail_msg(
+			"%s: %zu of %zu elements wrong (lost writes), first at "
+			"%zu: 0x%08x, want 0x%08x",
+			what, bad, n, first, got[first], ~src[first]);
 }
 
 /* ---- geometry and placement ---- */
@@ -206,21 +209,21 @@ static void test_encode_decode(void **state)
 	assert_memory_equal(code, again, n * sizeof(code[0]));
 	fc_sprog_free(q);
 
-#define REJECT(i, field, val, at)                                        \
-	do {                                                             \
-		memcpy(again, code, sizeof(code));                       \
-		again[i].field = (val);                                  \
+#define REJECT(i, field, val, at)                                         \
+	do {                                                              \
+		memcpy(again, code, sizeof(code));                        \
+		again[i].field = (val);                                   \
 		assert_rc(fc_sprog_decode(again, n, &q, &bad), -ENOEXEC); \
-		assert_int_equal(bad, at);                               \
+		assert_int_equal(bad, at);                                \
 	} while (0)
-	REJECT(2, op, FC_SOP_MAX + 1, 2);	/* unknown opcode */
+	REJECT(2, op, FC_SOP_MAX + 1, 2); /* unknown opcode */
 	REJECT(2, op, 0xff, 2);
-	REJECT(1, flags, 1, 1);			/* reserved fields */
+	REJECT(1, flags, 1, 1); /* reserved fields */
 	REJECT(1, arg, 1, 1);
 	REJECT(3, hbm, 1, 3);
-	REJECT(3, len, htole32(FC_LS_EVENTS), 3);	/* event */
-	REJECT(0, len, 0, 0);			/* LOOP of 0 */
-	REJECT(7, len, htole32(1), 7);		/* END with a field */
+	REJECT(3, len, htole32(FC_LS_EVENTS), 3); /* event */
+	REJECT(0, len, 0, 0);			  /* LOOP of 0 */
+	REJECT(7, len, htole32(1), 7);		  /* END with a field */
 	/* a loop without end: found at the END */
 	REJECT(6, op, FC_SOP_SIGNAL, 7);
 	/* END inside a loop */
@@ -229,10 +232,10 @@ static void test_encode_decode(void **state)
 	assert_rc(fc_sprog_decode(again, n, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, 4);
 	/* END not last */
-	memcpy(again, code + 3, 2 * sizeof(code[0]));	/* SIGNAL, WAIT */
-	memcpy(again + 2, code + 7, sizeof(code[0]));	/* END */
-	memcpy(again + 3, code + 3, sizeof(code[0]));	/* SIGNAL */
-	memcpy(again + 4, code + 7, sizeof(code[0]));	/* END */
+	memcpy(again, code + 3, 2 * sizeof(code[0])); /* SIGNAL, WAIT */
+	memcpy(again + 2, code + 7, sizeof(code[0])); /* END */
+	memcpy(again + 3, code + 3, sizeof(code[0])); /* SIGNAL */
+	memcpy(again + 4, code + 7, sizeof(code[0])); /* END */
 	assert_rc(fc_sprog_decode(again, 5, &q, &bad), -ENOEXEC);
 	assert_int_equal(bad, 2);
 	assert_ok(fc_sprog_decode(again, 3, &q, &bad));
@@ -267,7 +270,7 @@ static void test_record_limits(void **state)
 	assert_rc(fc_sprog_copy_in(p, 0, 0, 0, 0), -EINVAL);
 	for (i = 0; i < FC_SLOOP_DEPTH; i++)
 		assert_ok(fc_sprog_for(p, 2));
-	assert_rc(fc_sprog_for(p, 2), -ENOEXEC);	/* too deep */
+	assert_rc(fc_sprog_for(p, 2), -ENOEXEC); /* too deep */
 	assert_rc(fc_sprog_encode(p, code, FC_SPROG_MAX, &n), -ENOEXEC);
 	for (i = 0; i < FC_SLOOP_DEPTH; i++)
 		assert_ok(fc_sprog_end_for(p));
@@ -290,19 +293,19 @@ static void test_board_check(void **state)
 
 	p = new_prog();
 	assert_ok(fc_sprog_copy_in(p, hi.ls_size - 60, 0, 64, 0));
-	assert_rc(fc_stream_check(dev, p, &bad), -EFAULT);	/* past the LS */
+	assert_rc(fc_stream_check(dev, p, &bad), -EFAULT); /* past the LS */
 	assert_int_equal(bad, 0);
 	assert_rc(fc_stream_start(dev, 0, 0, p), -EFAULT);
 	fc_sprog_free(p);
 
 	p = new_prog();
-	assert_ok(fc_sprog_copy_in(p, 2, 0, 64, 0));	/* unaligned LS */
+	assert_ok(fc_sprog_copy_in(p, 2, 0, 64, 0)); /* unaligned LS */
 	assert_rc(fc_stream_check(dev, p, &bad), -EFAULT);
 	fc_sprog_free(p);
 
 	p = new_prog();
 	assert_ok(fc_sprog_signal(p, 0));
-	assert_ok(fc_sprog_copy_out(p, mem - 32, 0, 0, 64));	/* past HBM */
+	assert_ok(fc_sprog_copy_out(p, mem - 32, 0, 0, 64)); /* past HBM */
 	assert_rc(fc_stream_check(dev, p, &bad), -EFAULT);
 	assert_int_equal(bad, 1);
 	fc_sprog_free(p);
@@ -360,12 +363,15 @@ static uint32_t raw_run(uint64_t at, const struct fc_hw_sinsn *code,
 	if (nput)
 		board_put(at, code, nput * sizeof(*code));
 	assert_ok(fc_reg_read(dev, FC_LS_SREG(ls, 1, FC_LS_START), &seq));
-	assert_ok(fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_PROG_LO), (uint32_t)at));
-	assert_ok(fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_PROG_HI), at >> 32));
+	assert_ok(fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_PROG_LO),
+			       (uint32_t)at));
+	assert_ok(
+		fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_PROG_HI), at >> 32));
 	assert_ok(fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_PROG_LEN), n));
 	assert_ok(fc_reg_write(dev, FC_LS_SREG(ls, 1, FC_LS_START), ++seq));
 	for (tries = 0; tries < 5000; tries++) {
-		assert_ok(fc_reg_read(dev, FC_LS_SREG(ls, 1, FC_LS_DONE_SEQ), &v));
+		assert_ok(fc_reg_read(dev, FC_LS_SREG(ls, 1, FC_LS_DONE_SEQ),
+				      &v));
 		if (v == seq)
 			break;
 		usleep(1000);
@@ -403,23 +409,23 @@ static void test_board_rejects(void **state)
 	assert_int_equal(st.status, FC_DMA_STATUS_IDLE);
 	assert_int_equal(st.hw_error, FC_LS_ERR_NONE);
 
-	code[1].op = FC_SOP_RUN;		/* a kernel the board lacks */
+	code[1].op = FC_SOP_RUN; /* a kernel the board lacks */
 	code[1].kernel = htole16(FC_KERN_USER + 62);
 	code[1].len = htole32(1);
 	assert_int_equal(raw_run(at, code, 3, 3, ls, &idx), FC_LS_ERR_KERNEL);
 	assert_int_equal(idx, 1);
 	assert_ok(fc_stream_reset(dev, ls));
-	code[1].op = FC_SOP_LOOP;		/* a loop without end */
+	code[1].op = FC_SOP_LOOP; /* a loop without end */
 	code[1].kernel = 0;
 	assert_int_equal(raw_run(at, code, 3, 3, ls, &idx), FC_LS_ERR_LOOP);
 	assert_ok(fc_stream_reset(dev, ls));
-	code[1].op = FC_SOP_COPY_IN;		/* past board memory */
+	code[1].op = FC_SOP_COPY_IN; /* past board memory */
 	code[1].len = htole32(64);
 	code[1].hbm = htole64(info.board_mem_size - 32);
 	assert_int_equal(raw_run(at, code, 3, 3, ls, &idx), FC_LS_ERR_HBM_ADDR);
 	assert_ok(fc_stream_reset(dev, ls));
 	code[1].hbm = 0;
-	code[1].ls = htole32(hi.ls_size - 32);	/* past the LS */
+	code[1].ls = htole32(hi.ls_size - 32); /* past the LS */
 	assert_int_equal(raw_run(at, code, 3, 3, ls, &idx), FC_LS_ERR_LS_ADDR);
 	assert_ok(fc_stream_reset(dev, ls));
 	assert_int_equal(raw_run(at, code, 0, 0, ls, &idx), FC_LS_ERR_LEN);
@@ -429,11 +435,14 @@ static void test_board_rejects(void **state)
 	assert_ok(fc_stream_reset(dev, ls));
 	/* one END: at an unaligned address, at the end, past board memory */
 	code[0].op = FC_SOP_END;
-	assert_int_equal(raw_run(at + 4, code, 1, 1, ls, &idx), FC_LS_ERR_ALIGN);
+	assert_int_equal(raw_run(at + 4, code, 1, 1, ls, &idx),
+			 FC_LS_ERR_ALIGN);
 	assert_ok(fc_stream_reset(dev, ls));
-	assert_int_equal(raw_run(info.board_mem_size - 4096, code, 1, 1, ls, &idx),
+	assert_int_equal(raw_run(info.board_mem_size - 4096, code, 1, 1, ls,
+				 &idx),
 			 FC_LS_ERR_NONE);
-	assert_int_equal(raw_run(info.board_mem_size - 32, code, 0, 2, ls, &idx),
+	assert_int_equal(raw_run(info.board_mem_size - 32, code, 0, 2, ls,
+				 &idx),
 			 FC_LS_ERR_FETCH);
 	assert_ok(fc_stream_reset(dev, ls));
 	assert_int_equal(raw_run(info.board_mem_size, code, 0, 1, ls, &idx),
@@ -463,7 +472,8 @@ static void test_double_buffered_invert(void **state)
 	assert_ok(fc_hbm_alloc(dev, BUF_LEN, 1, 0, &b));
 	for (run = 0; run < 24; run++) {
 		/* sizes from one chunk to the whole buffer */
-		uint32_t len = CHUNK * (1 + (uint32_t)(rnd() % (BUF_LEN / CHUNK)));
+		uint32_t len =
+			CHUNK * (1 + (uint32_t)(rnd() % (BUF_LEN / CHUNK)));
 
 		if (run == 0)
 			len = CHUNK;
@@ -476,11 +486,13 @@ static void test_double_buffered_invert(void **state)
 		memset(got, 0x5a, len);
 		board_put(b, got, len);
 		for (s = 0; s < FC_LS_STREAMS; s++)
-			start(ls, s, invert_prog(a, b, len, CHUNK, s, FC_LS_STREAMS));
+			start(ls, s,
+			      invert_prog(a, b, len, CHUNK, s, FC_LS_STREAMS));
 		for (s = 0; s < FC_LS_STREAMS; s++)
 			assert_ok(fc_stream_wait(dev, ls, s, RUN_MS));
 		board_get(b, got, len);
-		snprintf(what, sizeof(what), "run %u, %u bytes, LS %u", run, len, ls);
+		snprintf(what, sizeof(what), "run %u, %u bytes, LS %u", run,
+			 len, ls);
 		check_inverted(src, got, len / 4, what);
 	}
 	assert_ok(fc_hbm_free(dev, a));
@@ -521,10 +533,12 @@ static void test_all_ls_all_channels(void **state)
 
 		/* each stream inverts its own chunks in its LS half */
 		assert_ok(fc_sprog_for(pr, len / CHUNK));
-		assert_ok(fc_sprog_copy_in(pr, (i % 2) * CHUNK, src[i], CHUNK, CHUNK));
+		assert_ok(fc_sprog_copy_in(pr, (i % 2) * CHUNK, src[i], CHUNK,
+					   CHUNK));
 		assert_ok(fc_sprog_run(pr, FC_KERN_INVERT, (i % 2) * CHUNK,
 				       (i % 2) * CHUNK, CHUNK / 4, 0));
-		assert_ok(fc_sprog_copy_out(pr, dst[i], CHUNK, (i % 2) * CHUNK, CHUNK));
+		assert_ok(fc_sprog_copy_out(pr, dst[i], CHUNK, (i % 2) * CHUNK,
+					    CHUNK));
 		assert_ok(fc_sprog_end_for(pr));
 		start(i / 2, i % 2, pr);
 	}
@@ -536,7 +550,8 @@ static void test_all_ls_all_channels(void **state)
 		check_inverted(data + (size_t)i * len / 4, got, len / 4, what);
 		/* LOOP, then 4 instructions per chunk but the last ENDLOOP, END */
 		assert_ok(fc_stream_query(dev, i / 2, i % 2, &st));
-		assert_int_equal(st.insns - before[i], 1 + 4 * (len / CHUNK) + 1);
+		assert_int_equal(st.insns - before[i],
+				 1 + 4 * (len / CHUNK) + 1);
 		assert_ok(fc_hbm_free(dev, src[i]));
 		assert_ok(fc_hbm_free(dev, dst[i]));
 	}
@@ -584,7 +599,8 @@ static void test_all_busy_at_once(void **state)
 		 */
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i));
 		assert_ok(fc_sprog_for(p, 16384));
-		assert_ok(fc_sprog_copy_in(p, (i % 2) * 4 * CHUNK, area, 4 * CHUNK, 0));
+		assert_ok(fc_sprog_copy_in(p, (i % 2) * 4 * CHUNK, area,
+					   4 * CHUNK, 0));
 		assert_ok(fc_sprog_end_for(p));
 		assert_ok(fc_sprog_run(p, stamp, 0, 0, 1, 2 * i + 1));
 		start(i / 2, i % 2, p);
@@ -638,9 +654,11 @@ static void test_wait_signal_pipeline(void **state)
 	assert_ok(fc_sprog_signal(p1, 1));
 	assert_ok(fc_sprog_copy_out(p1, b, 2 * CHUNK, 2 * CHUNK, CHUNK));
 	assert_ok(fc_sprog_wait(p1, 0));
-	assert_ok(fc_sprog_run(p1, FC_KERN_INVERT, 3 * CHUNK, CHUNK, CHUNK / 4, 0));
+	assert_ok(fc_sprog_run(p1, FC_KERN_INVERT, 3 * CHUNK, CHUNK, CHUNK / 4,
+			       0));
 	assert_ok(fc_sprog_signal(p1, 1));
-	assert_ok(fc_sprog_copy_out(p1, b + CHUNK, 2 * CHUNK, 3 * CHUNK, CHUNK));
+	assert_ok(
+		fc_sprog_copy_out(p1, b + CHUNK, 2 * CHUNK, 3 * CHUNK, CHUNK));
 	assert_ok(fc_sprog_end_for(p1));
 	/* the consumer first: it waits for the producer's first chunk */
 	start(ls, 1, p1);
@@ -695,7 +713,7 @@ static void run_kernel(uint32_t kernel, uint32_t arg, const float *x,
 
 static void test_builtin_kernels(void **state)
 {
-	uint32_t n = CHUNK / 4 - 3, i;	/* not a whole number of vectors */
+	uint32_t n = CHUNK / 4 - 3, i; /* not a whole number of vectors */
 	float *x = malloc(CHUNK), *y = malloc(CHUNK), *out = malloc(CHUNK);
 	float a = 2.5f, sum = 0;
 	volatile float want;
@@ -720,7 +738,7 @@ static void test_builtin_kernels(void **state)
 	for (i = 0; i < n; i++)
 		sum += x[i];
 	assert_true(out[0] == sum);
-	assert_true(out[1] == y[1]);	/* only dst[0] is written */
+	assert_true(out[1] == y[1]); /* only dst[0] is written */
 	assert_true(f32_of(u32_of(a)) == a);
 	free(x);
 	free(y);
@@ -764,7 +782,8 @@ static void test_user_kernels(void **state)
 	ret = fc_kernel_register(dev, "xor", k_xor, &calls, &xor_id);
 	assert_ok(ret);
 	assert_rc(fc_kernel_register(dev, "xor", k_xor, &calls, &id), -EEXIST);
-	assert_rc(fc_kernel_register(dev, "invert", k_xor, &calls, &id), -EEXIST);
+	assert_rc(fc_kernel_register(dev, "invert", k_xor, &calls, &id),
+		  -EEXIST);
 	assert_rc(fc_kernel_register(dev, "", k_xor, &calls, &id), -EINVAL);
 	assert_ok(fc_kernel_register(dev, "fail", k_fail, NULL, &fail_id));
 	assert_ok(fc_kernel_lookup(dev, "xor", &id));
@@ -877,7 +896,7 @@ static void test_board_reset_resets_ls(void **state)
 	assert_ok(fc_stream_reset(dev, ls));
 	p = new_prog();
 	assert_ok(fc_sprog_signal(p, 1));
-	assert_ok(fc_sprog_wait(p, 1));	/* the old run's events are gone */
+	assert_ok(fc_sprog_wait(p, 1)); /* the old run's events are gone */
 	start(ls, 1, p);
 	assert_ok(fc_stream_wait(dev, ls, 1, RUN_MS));
 }
@@ -967,7 +986,8 @@ int main(void)
 		return rc;
 	rc = fc_hbm_query(dev, &hi);
 	if (rc == -EOPNOTSUPP) {
-		printf("SKIP: board has no HBM streams (caps 0x%x)\n", info.caps);
+		printf("SKIP: board has no HBM streams (caps 0x%x)\n",
+		       info.caps);
 		fc_close(dev);
 		return EXIT_SKIP;
 	}

@@ -44,17 +44,17 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
-#define EXIT_SKIP	77
-#define TICKETS		200
-#define BUF_LEN		(TICKETS * 4096)
+#define EXIT_SKIP 77
+#define TICKETS	  200
+#define BUF_LEN	  (TICKETS * 4096)
 /* Recovery is asynchronous (AER runs in a kernel thread): how long. */
-#define RECOVER_MS	20000
+#define RECOVER_MS 20000
 
 static const char *path;
 static int fd = -1;
 static struct fc_ioc_info info;
 static long page;
-static char pcidir[4096];	/* /sys/devices/.../BDF */
+static char pcidir[4096]; /* /sys/devices/.../BDF */
 
 /* ---- helpers ---- */
 
@@ -63,13 +63,12 @@ static int xioctl(int f, unsigned long cmd, void *arg)
 	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
 }
 
-#define assert_rc(expr, want)                                              \
-	do {                                                               \
-		int _rc = (expr), _want = (want);                          \
-		if (_rc != _want)                                          \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, \
-				 _rc, strerror(-_rc), _want,               \
-				 strerror(-_want));                        \
+#define assert_rc(expr, want)                                                  \
+	do {                                                                   \
+		int _rc = (expr), _want = (want);                              \
+		if (_rc != _want)                                              \
+			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
+				 strerror(-_rc), _want, strerror(-_want));     \
 	} while (0)
 #define assert_ok(expr) assert_rc(expr, 0)
 
@@ -216,7 +215,7 @@ struct flight {
 	struct fc_ioc_mem reg;
 	uint64_t t[TICKETS];
 	pthread_t waiter;
-	int waited;			/* what the sleeper's WAIT gave */
+	int waited; /* what the sleeper's WAIT gave */
 };
 
 static void *waiter(void *arg)
@@ -251,7 +250,7 @@ static void flight_start(struct flight *f)
 	for (i = 1; i < TICKETS; i++)
 		assert_ok(submit(&x[i], 1, &f->t[i]));
 	assert_int_equal(pthread_create(&f->waiter, NULL, waiter, f), 0);
-	usleep(100000);		/* it sleeps, the chain is on the engine */
+	usleep(100000); /* it sleeps, the chain is on the engine */
 	assert_rc(wait_on(f->t[0], 0), -ETIMEDOUT);
 }
 
@@ -287,9 +286,9 @@ static int sysfs_write(const char *file, const char *val)
 static int need(void **st)
 {
 	(void)st;
-	if (!(info.hw_caps & FC_CAP_EMULATED) || geteuid() != 0 ||
-	    !pcidir[0]) {
-		print_message("[   SKIP   ] needs root and an emulated board on PCI\n");
+	if (!(info.hw_caps & FC_CAP_EMULATED) || geteuid() != 0 || !pcidir[0]) {
+		print_message(
+			"[   SKIP   ] needs root and an emulated board on PCI\n");
 		skip();
 	}
 	return 0;
@@ -310,8 +309,9 @@ static void test_reset_sysfs(void **st)
 	need(st);
 	snprintf(file, sizeof(file), "%s/reset", pcidir);
 	if (access(file, W_OK)) {
-		print_message("[   SKIP   ] %s: no reset method for the board\n",
-			      file);
+		print_message(
+			"[   SKIP   ] %s: no reset method for the board\n",
+			file);
 		skip();
 	}
 	regs = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS);
@@ -327,7 +327,8 @@ static void test_reset_sysfs(void **st)
 	/* Another handle, through the library, queued behind them. */
 	assert_ok(fc_open(&dev, path));
 	assert_ok(fc_mem_register(dev, lbuf, sizeof(lbuf), 0, &m));
-	lx = (struct fc_xfer){ .src = fc_host(m, 0), .dst = fc_board(1u << 20),
+	lx = (struct fc_xfer){ .src = fc_host(m, 0),
+			       .dst = fc_board(1u << 20),
 			       .len = sizeof(lbuf) };
 	assert_ok(fc_dma_submit(dev, &lx, 1, 0, &lt));
 
@@ -381,8 +382,9 @@ static void test_reset_board_gone(void **st)
 	need(st);
 	snprintf(file, sizeof(file), "%s/reset", pcidir);
 	if (access(file, W_OK) || !slash) {
-		print_message("[   SKIP   ] %s: no reset method for the board\n",
-			      file);
+		print_message(
+			"[   SKIP   ] %s: no reset method for the board\n",
+			file);
 		skip();
 	}
 	snprintf(bdf, sizeof(bdf), "%s", slash + 1);
@@ -406,8 +408,8 @@ static void test_reset_board_gone(void **st)
 	assert_string_equal(state(), "failed");
 	assert_rc(wait_on(t, 5000), -ENODEV);
 	assert_rc(xioctl(fd, FC_IOC_INFO, &i2), -ENODEV);
-	assert_true(mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
-			 FC_MMAP_REGS) == MAP_FAILED);
+	assert_true(mmap(NULL, page, PROT_READ, MAP_SHARED, fd, FC_MMAP_REGS) ==
+		    MAP_FAILED);
 	assert_int_equal(sigbus_on((volatile uint8_t *)regs), 1);
 	assert_rc(fc_open(&dev, path), -ENODEV);
 	munmap((void *)regs, page);
@@ -453,9 +455,9 @@ struct aer_error_inj {
 	uint32_t domain;
 };
 
-#define AER_COR_BAD_TLP		0x00000040	/* PCI_ERR_COR_BAD_TLP */
-#define AER_UNC_COMP_TIME	0x00004000	/* non-fatal by default */
-#define AER_UNC_DLP		0x00000010	/* fatal by default */
+#define AER_COR_BAD_TLP	  0x00000040 /* PCI_ERR_COR_BAD_TLP */
+#define AER_UNC_COMP_TIME 0x00004000 /* non-fatal by default */
+#define AER_UNC_DLP	  0x00000010 /* fatal by default */
 
 /* The root port above the board (the parent of pcidir); -ENODEV if none. */
 static int aer_port(unsigned int *dom, unsigned int *bus, unsigned int *dev,
@@ -471,7 +473,7 @@ static int aer_port(unsigned int *dom, unsigned int *bus, unsigned int *dev,
 	*slash = '\0';
 	slash = strrchr(port, '/');
 	if (!slash || sscanf(slash + 1, "%x:%x:%x.%x", dom, bus, dev, fn) != 4)
-		return -ENODEV;		/* on the root bus: no port */
+		return -ENODEV; /* on the root bus: no port */
 	return 0;
 }
 
@@ -502,8 +504,10 @@ static void need_aer(void **st)
 	unsigned int dom, bus, dev, fn;
 
 	need(st);
-	if (access("/dev/aer_inject", W_OK) || aer_port(&dom, &bus, &dev, &fn)) {
-		print_message("[   SKIP   ] no /dev/aer_inject (modprobe aer_inject), or the board is not behind a root port\n");
+	if (access("/dev/aer_inject", W_OK) ||
+	    aer_port(&dom, &bus, &dev, &fn)) {
+		print_message(
+			"[   SKIP   ] no /dev/aer_inject (modprobe aer_inject), or the board is not behind a root port\n");
 		skip();
 	}
 }

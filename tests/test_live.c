@@ -19,7 +19,7 @@
 
 #include "live.h"
 
-static char objs[20000];	/* addresses to put in sets */
+static char objs[20000]; /* addresses to put in sets */
 
 static void test_add_find_remove(void **state)
 {
@@ -121,8 +121,8 @@ static void test_reader_beside_writer(void **state)
 	for (i = 0; i < 1000000; i++) {
 		assert_int_equal(fc__live_add(&r.set, &objs[10 + i % span]), 0);
 		if (i >= window)
-			assert_true(fc__live_del(&r.set,
-						 &objs[10 + (i - window) % span]));
+			assert_true(fc__live_del(
+				&r.set, &objs[10 + (i - window) % span]));
 	}
 	r.stop = true;
 	assert_int_equal(pthread_join(t, NULL), 0);

@@ -34,37 +34,36 @@
 #include "harness.h"
 #include "launch.h"
 #include "model.h"
-#include "vtime.h"	/* emu/: a board's ports in virtual time */
+#include "vtime.h" /* emu/: a board's ports in virtual time */
 
-#define NEAR(got, want, tol)                                                 \
-	do {                                                                 \
-		double _g = (got), _w = (want);                              \
-		if (fabs(_g - _w) > (tol))                                   \
-			fail_msg("%s = %.6f, expected %.6f", #got, _g, _w);  \
+#define NEAR(got, want, tol)                                                \
+	do {                                                                \
+		double _g = (got), _w = (want);                             \
+		if (fabs(_g - _w) > (tol))                                  \
+			fail_msg("%s = %.6f, expected %.6f", #got, _g, _w); \
 	} while (0)
 
 /* A small machine whose answers are easy by hand: 1 byte per ns on the
  * link, 10 ns routers, 100 ns links, 4 GB/s PCIe with 24 bytes a TLP. */
-static const char toy_text[] =
-	"# a toy machine\n"
-	"line_gbps = 8\n"
-	"pkt_bytes = 64   # whole line\n"
-	"pkt_payload = 60\n"
-	"router_cycles = 10\n"
-	"router_mhz = 1000\n"
-	"link_ns = 100\n"
-	"endpoint_ns = 50\n"
-	"pcie_lane_gbps = 4\n"
-	"pcie_lanes = 8\n"
-	"pcie_mps = 256\n"
-	"pcie_tlp_bytes = 24\n"
-	"pcie_ns = 100\n"
-	"desc_bytes = 32\n"
-	"hbm_mhz = 400\n"
-	"hbm_bits = 256\n"
-	"hbm_channels = 8\n"
-	"ls_mhz = 250\n"
-	"ls_bits = 512\n";
+static const char toy_text[] = "# a toy machine\n"
+			       "line_gbps = 8\n"
+			       "pkt_bytes = 64   # whole line\n"
+			       "pkt_payload = 60\n"
+			       "router_cycles = 10\n"
+			       "router_mhz = 1000\n"
+			       "link_ns = 100\n"
+			       "endpoint_ns = 50\n"
+			       "pcie_lane_gbps = 4\n"
+			       "pcie_lanes = 8\n"
+			       "pcie_mps = 256\n"
+			       "pcie_tlp_bytes = 24\n"
+			       "pcie_ns = 100\n"
+			       "desc_bytes = 32\n"
+			       "hbm_mhz = 400\n"
+			       "hbm_bits = 256\n"
+			       "hbm_channels = 8\n"
+			       "ls_mhz = 250\n"
+			       "ls_bits = 512\n";
 
 static void toy(struct fcm_profile *p)
 {
@@ -87,7 +86,8 @@ static void test_link_circus(void **state)
 	     103.125 * 64 / 67 * (96.813 / 98.484) * 60 / 64, 1e-9);
 	NEAR(fcm_link_payload_gbps(&p), 90.762, 0.03);
 	/* 64 bytes at 96.813 Gb/s; 9 cycles at 384 MHz */
-	NEAR(fcm_pkt_ns(&p), 512 / (103.125 * 64 / 67 * (96.813 / 98.484)), 1e-9);
+	NEAR(fcm_pkt_ns(&p), 512 / (103.125 * 64 / 67 * (96.813 / 98.484)),
+	     1e-9);
 	NEAR(fcm_router_ns(&p), 23.4375, 1e-9);
 }
 
@@ -97,8 +97,8 @@ static void test_hops(void **state)
 
 	(void)state;
 	toy(&p);
-	NEAR(fcm_pkt_ns(&p), 64, 1e-9);		/* 64 B at 1 B/ns */
-	NEAR(fcm_path_ns(&p, 0), 10, 1e-9);	/* one router */
+	NEAR(fcm_pkt_ns(&p), 64, 1e-9);	    /* 64 B at 1 B/ns */
+	NEAR(fcm_path_ns(&p, 0), 10, 1e-9); /* one router */
 	/* 3 routers, 2 links of 100 ns + 64 ns */
 	NEAR(fcm_path_ns(&p, 2), 30 + 2 * 164, 1e-9);
 	assert_int_equal(fcm_pkts(&p, 0), 1);
@@ -106,14 +106,14 @@ static void test_hops(void **state)
 	assert_int_equal(fcm_pkts(&p, 61), 2);
 	/* 120 B = 2 packets over 2 hops: endpoints 50, the path, one
 	 * packet behind, a 64-byte PCIe write at each end */
-	NEAR(fcm_msg_ns(&p, 120, 2), 50 + 358 + 64 + 2 * (100 + 64 / (32 * 256 / 280.0 / 8)),
-	     1e-6);
+	NEAR(fcm_msg_ns(&p, 120, 2),
+	     50 + 358 + 64 + 2 * (100 + 64 / (32 * 256 / 280.0 / 8)), 1e-6);
 }
 
 static void test_chain(void **state)
 {
 	struct fcm_profile p;
-	double gbs = 4.0 * 256 / 280;	/* 4 GB/s after TLP overheads */
+	double gbs = 4.0 * 256 / 280; /* 4 GB/s after TLP overheads */
 
 	(void)state;
 	toy(&p);
@@ -127,8 +127,8 @@ static void test_chain(void **state)
 	NEAR(fcm_chain_ns(&p, 4, 4096, false) - fcm_chain_ns(&p, 4, 4096, true),
 	     100, 1e-6);
 	/* one descriptor: the fixed costs weigh on it */
-	NEAR(fcm_chain_ns(&p, 1, 4096, true),
-	     500 + (4 + 32 + 4096 + 4) / gbs, 1e-6);
+	NEAR(fcm_chain_ns(&p, 1, 4096, true), 500 + (4 + 32 + 4096 + 4) / gbs,
+	     1e-6);
 }
 
 static void test_stream(void **state)
@@ -192,14 +192,14 @@ static void test_ports(void **state)
 	/* a message that may leave at 5000 only */
 	fcemu__vt_begin(&vt, 5000);
 	assert_int_equal(fcemu__vt_next(&vt, 1), 5000);
-	fcemu__vt_begin(&vt, 3000);	/* never earlier than before */
+	fcemu__vt_begin(&vt, 3000); /* never earlier than before */
 	assert_int_equal(fcemu__vt_next(&vt, 1), 6000);
 	/* a record for 4 packets leaves as its last: 3 behind the first */
 	fcemu__vt_skip(&vt, 4);
 	assert_int_equal(fcemu__vt_next(&vt, 1), 7000 + 3000);
 	assert_int_equal(fcemu__vt_next(&vt, 1), 11000);
 	fcemu__vt_skip(&vt, 4);
-	fcemu__vt_skip(&vt, 1);		/* undone */
+	fcemu__vt_skip(&vt, 1); /* undone */
 	assert_int_equal(fcemu__vt_next(&vt, 1), 12000);
 	/* nothing leaves before the board's present */
 	vt.now = 50000;
@@ -214,9 +214,9 @@ static void test_ports(void **state)
 	assert_int_equal(vt.now, 60230 + 7);
 	fcemu__vt_arrive(&vt, 3, 2, 60000);
 	assert_int_equal(vt.rx_last[3], 61230);
-	fcemu__vt_arrive(&vt, 4, 2, 59000);	/* another source: its own */
+	fcemu__vt_arrive(&vt, 4, 2, 59000); /* another source: its own */
 	assert_int_equal(vt.rx_last[4], 59230);
-	assert_int_equal(vt.now, 61237);	/* the clock never goes back */
+	assert_int_equal(vt.now, 61237); /* the clock never goes back */
 }
 
 static void expect_bad(const char *text, const char *says)
@@ -303,7 +303,7 @@ static void test_sim_time_api(void **state)
 	assert_rc(fc_sim_time_ns(d, NULL), -EINVAL);
 	assert_rc(fc_sim_time_ps(d, NULL), -EINVAL);
 	assert_rc(fc_sim_time_ns(NULL, &ns), -EINVAL);
-	assert_int_equal(ns, 42);	/* untouched */
+	assert_int_equal(ns, 42); /* untouched */
 	assert_ok(fc_close(d));
 	/* a model that is not there, or not good, is an error at open */
 	assert_rc(open_with_model("no-such-machine", &d), -ENOENT);
@@ -316,14 +316,15 @@ static void test_sim_time_api(void **state)
 		f = fdopen(fd, "w");
 		assert_non_null(f);
 		fputs("line_gbps = 10\npkt_bytes = 64\npkt_payload = 60\n"
-		      "router_clocks = 9\n", f);
+		      "router_clocks = 9\n",
+		      f);
 		fclose(f);
 		assert_rc(open_with_model(path, &d), -EINVAL);
 		unlink(path);
 	}
 	assert_ok(open_with_model("peach2", &d));
 	assert_ok(fc_sim_time_ns(d, &ns));
-	assert_int_equal(ns, 0);	/* nothing happened yet */
+	assert_int_equal(ns, 0); /* nothing happened yet */
 	assert_ok(fc_close(d));
 	/* a kernel board has no simulated clock, model or not (the VM) */
 	if (kernel && !strncmp(kernel, "/dev/", 5)) {
@@ -399,8 +400,10 @@ static void stream_case(struct fc_dev *d, const struct fcm_profile *p,
 		assert_ok(fc_sprog_new(&prog));
 		assert_ok(fc_sprog_for(prog, mine));
 		assert_ok(fc_sprog_copy_in(prog, off, base + off, chunk, step));
-		assert_ok(fc_sprog_run(prog, FC_KERN_INVERT, off, off, chunk / 4, 0));
-		assert_ok(fc_sprog_copy_out(prog, base + off, step, off, chunk));
+		assert_ok(fc_sprog_run(prog, FC_KERN_INVERT, off, off,
+				       chunk / 4, 0));
+		assert_ok(
+			fc_sprog_copy_out(prog, base + off, step, off, chunk));
 		assert_ok(fc_sprog_end_for(prog));
 		assert_ok(fc_stream_start(d, 0, s, prog));
 		fc_sprog_free(prog);
@@ -439,7 +442,7 @@ static void test_stream_virtual_time(void **state)
 /* ---- Ping-pong in virtual time, as ranks ---- */
 
 #define PP_ITERS 20
-static const unsigned int pp_peers[] = { 1, 3 };	/* 1 and 3 hops on ring:6 */
+static const unsigned int pp_peers[] = { 1, 3 }; /* 1 and 3 hops on ring:6 */
 static const uint32_t pp_sizes[] = { 16, 4000 };
 
 /*
@@ -480,11 +483,19 @@ static int run_rank(void)
 				if (i == 1)
 					CHECK_RC(fc_sim_time_ps(d, &t0), 0);
 				if (lead) {
-					CHECK_RC(fc_chan_send(ch, buf, len, WAIT_MS), 0);
-					CHECK_RC(fc_chan_recv(ch, buf, len, &got, WAIT_MS), 0);
+					CHECK_RC(fc_chan_send(ch, buf, len,
+							      WAIT_MS),
+						 0);
+					CHECK_RC(fc_chan_recv(ch, buf, len,
+							      &got, WAIT_MS),
+						 0);
 				} else {
-					CHECK_RC(fc_chan_recv(ch, buf, len, &got, WAIT_MS), 0);
-					CHECK_RC(fc_chan_send(ch, buf, len, WAIT_MS), 0);
+					CHECK_RC(fc_chan_recv(ch, buf, len,
+							      &got, WAIT_MS),
+						 0);
+					CHECK_RC(fc_chan_send(ch, buf, len,
+							      WAIT_MS),
+						 0);
 				}
 			}
 			CHECK_RC(fc_sim_time_ps(d, &t1), 0);
@@ -516,9 +527,10 @@ static int run_rank(void)
 /* Run the ranks; *@text gets rank 0's lines. RETURN VALUE: status. */
 static int launch_pingpong(char *text, size_t len)
 {
-	char self[PATH_MAX], run[PATH_MAX + 32], out[] = "/tmp/test_model.XXXXXX";
-	const char *env[] = { "FPGACOMM_EMU_MODEL", "circus",
-			      "FCM_TEST_OUT", out, NULL };
+	char self[PATH_MAX], run[PATH_MAX + 32],
+		out[] = "/tmp/test_model.XXXXXX";
+	const char *env[] = { "FPGACOMM_EMU_MODEL", "circus", "FCM_TEST_OUT",
+			      out, NULL };
 	FILE *f;
 	size_t n;
 	int fd, rc;
@@ -556,8 +568,9 @@ static void check_against_path(const char *text)
 		/* ps: each cost rounded to the ps; the channel protocol's own
 		 * packets (credits) add a little */
 		if (ns < want - 100 * PP_ITERS || ns > want * 1.01)
-			fail_msg("%u hops, %u B: %llu ps of simulated time, path costs %.0f",
-				 peer, size, ns, want);
+			fail_msg(
+				"%u hops, %u B: %llu ps of simulated time, path costs %.0f",
+				peer, size, ns, want);
 		s += used;
 		lines++;
 	}
@@ -666,8 +679,8 @@ static void test_suites_with_model(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		print_message("== %s with FPGACOMM_EMU_MODEL=%s\n", runs[i].suite,
-			      runs[i].model);
+		print_message("== %s with FPGACOMM_EMU_MODEL=%s\n",
+			      runs[i].suite, runs[i].model);
 		rc = run_suite(runs[i].suite, runs[i].model);
 		if (rc == EXIT_SKIP)
 			continue;
@@ -677,7 +690,8 @@ static void test_suites_with_model(void **state)
 		ran++;
 	}
 	if (!ran)
-		skip_because("no suite to run beside this one (or not on an emulated board)");
+		skip_because(
+			"no suite to run beside this one (or not on an emulated board)");
 }
 
 int main(void)

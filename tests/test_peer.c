@@ -44,14 +44,14 @@
 
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
-#define EXIT_SKIP	77
-#define WAIT_MS		20000
-#define FIXTURE		"/dev/fcvm_dmabuf"
-#define PARAMS		"/sys/module/fcvm_dmabuf/parameters/"
-#define BUF_LEN		(64u << 10)
+#define EXIT_SKIP 77
+#define WAIT_MS	  20000
+#define FIXTURE	  "/dev/fcvm_dmabuf"
+#define PARAMS	  "/sys/module/fcvm_dmabuf/parameters/"
+#define BUF_LEN	  (64u << 10)
 
 static const char *path;
-static int fd = -1;		/* the board under test */
+static int fd = -1; /* the board under test */
 static int fixture = -1;
 static struct fc_ioc_info info;
 static long page;
@@ -62,13 +62,12 @@ static int xioctl(int f, unsigned long cmd, void *arg)
 	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
 }
 
-#define assert_rc(expr, want)                                              \
-	do {                                                               \
-		int _rc = (expr), _want = (want);                          \
-		if (_rc != _want)                                          \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, \
-				 _rc, strerror(-_rc), _want,               \
-				 strerror(-_want));                        \
+#define assert_rc(expr, want)                                                  \
+	do {                                                                   \
+		int _rc = (expr), _want = (want);                              \
+		if (_rc != _want)                                              \
+			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
+				 strerror(-_rc), _want, strerror(-_want));     \
 	} while (0)
 #define assert_ok(expr) assert_rc(expr, 0)
 
@@ -105,7 +104,7 @@ static void dmabuf_sync(int dbuf, uint64_t flags)
 	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
 }
 
-#define cpu_begin(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
+#define cpu_begin(dbuf) dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
 #define cpu_end(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_END)
 
 /* A dma-buf of @len zeroed pages from the fixture; its fd. */
@@ -126,11 +125,9 @@ static void *map(int f, size_t len, off_t off)
 	return p;
 }
 
-static int import_on(int f, int dbuf, uint64_t off, uint64_t len,
-		     uint32_t *h)
+static int import_on(int f, int dbuf, uint64_t off, uint64_t len, uint32_t *h)
 {
-	struct fc_ioc_peer_import a = { .fd = dbuf, .offset = off,
-					.len = len };
+	struct fc_ioc_peer_import a = { .fd = dbuf, .offset = off, .len = len };
 	int rc = xioctl(f, FC_IOC_PEER_IMPORT, &a);
 
 	if (h)
@@ -171,7 +168,8 @@ static int mem_register(int f, const void *addr, uint64_t len, uint32_t *h)
 
 static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
 {
-	struct fc_ioc_loc l = { .space = FC_SPACE_HOST, .handle = handle,
+	struct fc_ioc_loc l = { .space = FC_SPACE_HOST,
+				.handle = handle,
 				.addr = addr };
 	return l;
 }
@@ -296,7 +294,8 @@ static void test_import_dma(void **state)
 	cpu_begin(dbuf);
 	assert_memory_equal(peer + off + 100, src, len - 200);
 	assert_true(all_zero(peer, off + 100));
-	assert_true(all_zero(peer + off + len - 100, BUF_LEN - off - len + 100));
+	assert_true(
+		all_zero(peer + off + len - 100, BUF_LEN - off - len + 100));
 
 	/* Out of the peer, through board memory, back to the host. */
 	x[0] = xfer(host(hp, 100), board(0x10000), len - 200);
@@ -337,7 +336,7 @@ static void test_import_bad(void **state)
 	assert_rc(import(-1, 0, page, &h), -EBADF);
 	assert_rc(import(1000, 0, page, &h), -EBADF);
 	assert_rc(import(notbuf, 0, page, &h), -EINVAL);
-	assert_rc(import(fd, 0, page, &h), -EINVAL);	/* the board's file */
+	assert_rc(import(fd, 0, page, &h), -EINVAL); /* the board's file */
 	assert_rc(import(dbuf, 0, 0, &h), -EINVAL);
 	assert_rc(import(dbuf, 1, page, &h), -EINVAL);
 	assert_rc(import(dbuf, page / 2, page, &h), -EINVAL);
@@ -368,8 +367,10 @@ static void test_import_bad(void **state)
 	/* The number with another size or direction is another command. */
 	assert_rc(xioctl(fd, _IOWR(FC_IOC_MAGIC, 0x0d, struct fc_ioc_reg), &a),
 		  -ENOTTY);
-	assert_rc(xioctl(fd, _IOW(FC_IOC_MAGIC, 0x0e,
-				  struct fc_ioc_peer_export), &a), -ENOTTY);
+	assert_rc(xioctl(fd,
+			 _IOW(FC_IOC_MAGIC, 0x0e, struct fc_ioc_peer_export),
+			 &a),
+		  -ENOTTY);
 	/* Nothing was left attached by the refusals; the good one works. */
 	assert_int_equal(settle("live_attach", 0), 0);
 	assert_ok(xioctl(fd, FC_IOC_PEER_IMPORT, &a));
@@ -397,7 +398,7 @@ static void test_import_release(void **state)
 	assert_int_equal(settle("live_bufs", 0), 0);
 	dbuf = dmabuf_new(BUF_LEN);
 	assert_ok(import(dbuf, 0, BUF_LEN, &hp));
-	close(dbuf);			/* the region keeps the dma-buf */
+	close(dbuf); /* the region keeps the dma-buf */
 	assert_int_equal(fixture_count("live_bufs"), 1);
 	x = xfer(host(hs, 0), host(hp, BUF_LEN - page), page);
 	assert_ok(run(&x, 1));
@@ -424,7 +425,7 @@ static void test_import_release(void **state)
 }
 
 /* The driver's bound on a file's peer regions (module parameter). */
-#define MAX_IMPORTS_PARAM "/sys/module/fpgacomm/parameters/max_imports"
+#define MAX_IMPORTS_PARAM   "/sys/module/fpgacomm/parameters/max_imports"
 #define MAX_IMPORTS_DEFAULT 1024
 
 static unsigned int max_imports(void)
@@ -521,7 +522,7 @@ static void test_revoke(void **state)
 	assert_ok(exporter_revoke(dbuf));
 	assert_rc(wait_on(fd, tb, 0), -ENOLINK);
 	assert_rc(wait_on(fd, tc, 0), -ENOLINK);
-	assert_rc(wait_on(fd, ta, 0), -ETIMEDOUT);	/* still stalled */
+	assert_rc(wait_on(fd, ta, 0), -ETIMEDOUT); /* still stalled */
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
 	assert_ok(wait_on(fd, ta, WAIT_MS));
 	cpu_begin(dbuf);
@@ -543,7 +544,7 @@ static void test_revoke(void **state)
 	assert_ok(exporter_revoke(dbuf));
 	assert_rc(wait_on(fd, ta, 0), -ENOLINK);
 	assert_ok(reg_write(FC_EMU_FAULT_DMA_STALL, 0));
-	assert_ok(wait_on(fd, tb, WAIT_MS));	/* the next one runs */
+	assert_ok(wait_on(fd, tb, WAIT_MS)); /* the next one runs */
 	usleep(50000);
 	cpu_begin(dbuf);
 	assert_true(all_zero(peer, BUF_LEN));
@@ -654,7 +655,8 @@ static void test_export_import(void **state)
 		f2 = open(other, O_RDWR | O_CLOEXEC);
 		assert_true(f2 >= 0);
 	}
-	print_message("exporter %s, importer %s\n", path, f2 == fd ? path : other);
+	print_message("exporter %s, importer %s\n", path,
+		      f2 == fd ? path : other);
 	assert_ok(export_on(fd, 0, len, &e));
 	aper = map(fd, info.aperture_size, FC_MMAP_APERTURE);
 	memset(aper, 0, len);
@@ -725,14 +727,14 @@ static int sigbus_on(volatile uint8_t *p)
 	return hit;
 }
 
-#define EXPECT(expr, want)                                                 \
-	do {                                                               \
-		long _got = (long)(expr), _want = (long)(want);            \
-		if (_got != _want) {                                       \
+#define EXPECT(expr, want)                                                  \
+	do {                                                                \
+		long _got = (long)(expr), _want = (long)(want);             \
+		if (_got != _want) {                                        \
 			printf("%s:%d: %s = %ld, expected %ld\n", __FILE__, \
-			       __LINE__, #expr, _got, _want);              \
-			rc = 1;                                            \
-		}                                                          \
+			       __LINE__, #expr, _got, _want);               \
+			rc = 1;                                             \
+		}                                                           \
 	} while (0)
 
 /*
@@ -804,8 +806,8 @@ static int remove_test(void)
 	EXPECT(xioctl(imp, FCVM_DMABUF_REMAP, &ia), -ENODEV);
 	if (ia.addr)
 		printf("REMAP after the remove: bus address %#" PRIx64
-		       " (the BAR's was %#" PRIx64 ")\n", (uint64_t)ia.addr,
-		       stale);
+		       " (the BAR's was %#" PRIx64 ")\n",
+		       (uint64_t)ia.addr, stale);
 	close(imp);
 	printf("after the remove: the mapping SIGBUS, the importer -ENOLINK, "
 	       "a dynamic importer's map again -ENODEV\n");

@@ -29,16 +29,16 @@
 
 #include "harness.h"
 #include "cuda_test.h"
-#include "fabric.h"	/* emu/: makes the emulated cluster it runs on */
+#include "fabric.h" /* emu/: makes the emulated cluster it runs on */
 
-#define BUF_LEN		(1u << 20)
-#define BIG_LEN		((64u << 20) + 12345)	/* many 8 MiB engine steps */
+#define BUF_LEN (1u << 20)
+#define BIG_LEN ((64u << 20) + 12345) /* many 8 MiB engine steps */
 
 static struct fc_mem *host_a, *host_b;
 static struct cu cu;
 static const char *no_cuda;
-static uint8_t *scratch;	/* BIG_LEN bytes for checks */
-static char cluster[32];	/* test_fabric's, removed at teardown */
+static uint8_t *scratch; /* BIG_LEN bytes for checks */
+static char cluster[32]; /* test_fabric's, removed at teardown */
 
 /* Allocate @len bytes of GPU memory filled with @fill. */
 static cu_ptr gpu_alloc(size_t len, unsigned char fill)
@@ -139,7 +139,8 @@ static void test_board_gpu(void **state)
 	x[3] = xfer(fc_host(g2, 5), fc_board(0x300000), len);
 	x[4] = xfer(fc_board(0x300000), fc_host(host_b, 0), len);
 	assert_ok(fc_dma_run(dev, x, 5, WAIT_MS));
-	assert_same(back, src, len, "host -> board -> GPU -> GPU -> board -> host");
+	assert_same(back, src, len,
+		    "host -> board -> GPU -> GPU -> board -> host");
 	gpu_read(scratch, d1 + 64, len);
 	assert_same(scratch, src, len, "board -> GPU");
 	gpu_read(scratch, d2 + 5, len);
@@ -300,13 +301,13 @@ static void test_fabric(void **state)
 	/* Refused at the chain's check: its first descriptor moves nothing. */
 	memset(host->addr, 0x77, 4096);
 	y[0] = xfer(fc_host(host, 0), fc_host(g, 64), 4096);
-	y[1] = xfer(fc_host(g, 0), fabric(FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0)),
-		    4096);
+	y[1] = xfer(fc_host(g, 0),
+		    fabric(FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0)), 4096);
 	assert_rc(fc_dma_run(d, y, 2, WAIT_MS), -EFAULT);
 	gpu_read(scratch + 4096, dp + 64, 4096);
 	assert_same(scratch + 4096, scratch, 4096, "GPU after a refused chain");
 	x = xfer(fc_host(host, 0), fc_host(g, 0), 16);
-	assert_ok(fc_dma_run(d, &x, 1, WAIT_MS));	/* the engine goes on */
+	assert_ok(fc_dma_run(d, &x, 1, WAIT_MS)); /* the engine goes on */
 
 	assert_ok(fc_mem_free(d, g));
 	assert_int_equal(cu.free(dp), 0);
@@ -318,9 +319,9 @@ static void test_fabric(void **state)
 
 /* ---- Across processes: CUDA IPC ---- */
 
-#define IPC_OFF		100
-#define IPC_LEN		8192
-#define IPC_FILL	0x22
+#define IPC_OFF	 100
+#define IPC_LEN	 8192
+#define IPC_FILL 0x22
 
 static uint8_t ipc_byte(size_t i)
 {
@@ -412,8 +413,8 @@ static void test_ipc(void **state)
 	for (i = 0; i < IPC_LEN; i++)
 		if (scratch[4096 + IPC_OFF + i] != ipc_byte(i))
 			fail_msg("byte %zu written by the other process is "
-				 "0x%02x, not 0x%02x", i,
-				 scratch[4096 + IPC_OFF + i], ipc_byte(i));
+				 "0x%02x, not 0x%02x",
+				 i, scratch[4096 + IPC_OFF + i], ipc_byte(i));
 	assert_filled(scratch, 4096 + IPC_OFF, IPC_FILL, "GPU before");
 	assert_filled(scratch + 4096 + IPC_OFF + IPC_LEN,
 		      BUF_LEN - 4096 - IPC_OFF - IPC_LEN, IPC_FILL,
@@ -440,7 +441,7 @@ static void use_fake_cuda(char **argv)
 	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (lib) {
 		dlclose(lib);
-		return;		/* a real driver */
+		return; /* a real driver */
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
@@ -456,7 +457,7 @@ static void use_fake_cuda(char **argv)
 	setenv("LD_LIBRARY_PATH", env, 1);
 	setenv("FPGACOMM_TEST_FAKE_CUDA", "1", 1);
 	execv(self, argv);
-	free(env);	/* exec failed: run on, skipping */
+	free(env); /* exec failed: run on, skipping */
 }
 
 static int setup(void **state)
@@ -480,7 +481,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	if (cluster[0])
-		fcemu_cluster_unlink(cluster);	/* a failed test_fabric's */
+		fcemu_cluster_unlink(cluster); /* a failed test_fabric's */
 	free(scratch);
 	return harness_close(host_a, host_b);
 }

@@ -33,7 +33,7 @@
 #include "cuda_test.h"
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
-#define BUF_LEN		(64u << 10)
+#define BUF_LEN (64u << 10)
 
 static struct fc_mem *host_a, *host_b;
 static long page;
@@ -53,7 +53,8 @@ static void test_bad_args(void **state)
 	assert_rc(fc_peer_import(dev, -1, 0, 4096, 0, &m), -EINVAL);
 	assert_rc(fc_peer_import(dev, 0, 0, 0, 0, &m), -EINVAL);
 	assert_rc(fc_peer_import(dev, 0, 0, 4096, 1, &m), -EINVAL);
-	assert_rc(fc_peer_import(dev, 0, UINT64_MAX - 10, 4096, 0, &m), -ERANGE);
+	assert_rc(fc_peer_import(dev, 0, UINT64_MAX - 10, 4096, 0, &m),
+		  -ERANGE);
 	assert_rc(fc_peer_export(NULL, 0, 4096, 0, &fd), -EINVAL);
 	assert_rc(fc_peer_export(dev, 0, 4096, 0, NULL), -EINVAL);
 	assert_rc(fc_peer_export(dev, 0, 0, 0, &fd), -EINVAL);
@@ -94,7 +95,7 @@ static void test_memfd(void **state)
 	assert_rc(fc_peer_import(dev, p[0], 0, page, 0, &m), -EACCES);
 	close(p[0]);
 	close(p[1]);
-	p[0] = open("/dev/null", O_RDWR | O_CLOEXEC);	/* no mmap */
+	p[0] = open("/dev/null", O_RDWR | O_CLOEXEC); /* no mmap */
 	assert_true(p[0] >= 0);
 	assert_rc(fc_peer_import(dev, p[0], 0, page, 0, &m), -EINVAL);
 	close(p[0]);
@@ -139,14 +140,13 @@ static void test_memfd_shrinks(void **state)
 	int mfd;
 
 	if (kernel_board())
-		skip();		/* the driver refuses a memfd (test_memfd) */
+		skip(); /* the driver refuses a memfd (test_memfd) */
 	mfd = memfd_create("test_peer_lib", MFD_CLOEXEC);
 	assert_true(mfd >= 0);
 	assert_rc(fc_peer_import(dev, mfd, 0, page, 0, &m), -ERANGE);
 	assert_rc(fc_peer_import(dev, mfd, page, page, 0, &m), -ERANGE);
 	assert_int_equal(ftruncate(mfd, 4 * page), 0);
-	assert_rc(fc_peer_import(dev, mfd, 3 * page + 1, page, 0, &m),
-		  -ERANGE);
+	assert_rc(fc_peer_import(dev, mfd, 3 * page + 1, page, 0, &m), -ERANGE);
 	assert_ok(fc_peer_import(dev, mfd, 0, 4 * page, 0, &m));
 
 	assert_int_equal(ftruncate(mfd, page), 0);
@@ -225,7 +225,7 @@ static void dmabuf_sync(int dbuf, uint64_t flags)
 	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
 }
 
-#define cpu_begin(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
+#define cpu_begin(dbuf) dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
 #define cpu_end(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_END)
 
 static int fixture_buf(uint64_t len, uint8_t **map)
@@ -276,7 +276,8 @@ static void test_dmabuf_import(void **state)
 	x[0] = xfer(fc_host(m, 10), fc_board(0x2000), len - 10);
 	x[1] = xfer(fc_board(0x2000), fc_host(host_b, 0), len - 10);
 	assert_ok(fc_dma_run(dev, x, 2, WAIT_MS));
-	assert_same(back, peer + off + 10, len - 10, "dma-buf -> board -> host");
+	assert_same(back, peer + off + 10, len - 10,
+		    "dma-buf -> board -> host");
 	x[0] = xfer(fc_host(host_a, 0), fc_host(m, 1), len);
 	assert_rc(fc_dma_submit(dev, x, 1, 0, &(uint64_t){ 0 }), -ERANGE);
 	assert_ok(fc_mem_free(dev, m));

@@ -216,8 +216,7 @@ static void test_channel_wait_moves_collective(void)
 		return;
 	if (rank < 2)
 		CHECK_RC(fc_chan_open(dev, 1 - rank, USER_PORT, 0, &ch), 0);
-	CHECK_RC(fc_iallreduce(world, &in, &out, 1, FC_INT64, FC_SUM, &req),
-		 0);
+	CHECK_RC(fc_iallreduce(world, &in, &out, 1, FC_INT64, FC_SUM, &req), 0);
 	if (rank == 0 && ch) {
 		CHECK_RC(fc_chan_irecv(ch, &msg, sizeof(msg), &rr), 0);
 		if (rr)

@@ -29,15 +29,15 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "fabric.h"	/* emu/: a cluster in use, which the tool leaves alone */
+#include "fabric.h" /* emu/: a cluster in use, which the tool leaves alone */
 
 #define RUN_LIMIT_S 30.0 /* any run longer than this failed */
 #define OUT_MAX	    16384
 
-static char run_path[PATH_MAX]; /* build/tools/fpgacomm-run */
-static char reg_path[PATH_MAX]; /* build/tools/fpgacomm-reg */
+static char run_path[PATH_MAX];	  /* build/tools/fpgacomm-run */
+static char reg_path[PATH_MAX];	  /* build/tools/fpgacomm-reg */
 static char bench_path[PATH_MAX]; /* build/tools/fpgacomm-bench */
-static char tmpdir[256];	/* per test: rank files and output */
+static char tmpdir[256];	  /* per test: rank files and output */
 static unsigned int name_seq;
 
 struct result {
@@ -609,7 +609,8 @@ static void test_faults_malformed(void **state)
 		const char *list, *says;
 	} bad[] = {
 		{ "drop=1%,drop=2%", "drop given twice" },
-		{ "corrupt=0.01,drop=0.01,corrupt=0.02", "corrupt given twice" },
+		{ "corrupt=0.01,drop=0.01,corrupt=0.02",
+		  "corrupt given twice" },
 		{ "drop=1%,,corrupt=1%", "empty item" },
 		{ ",drop=1%", "empty item" },
 		{ "drop=1%,", "empty item" },
@@ -620,8 +621,9 @@ static void test_faults_malformed(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		RUN(&r, "-n", "2", "--faults", bad[i].list, "--", "true");
 		if (r.status != 2)
-			fail_msg("--faults '%s': exit %d, expected 2; stderr:\n%s",
-				 bad[i].list, r.status, r.err);
+			fail_msg(
+				"--faults '%s': exit %d, expected 2; stderr:\n%s",
+				bad[i].list, r.status, r.err);
 		assert_contains(r.err, bad[i].says);
 		assert_contains(r.err, "--faults");
 	}

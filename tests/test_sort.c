@@ -38,45 +38,60 @@
 
 #include <fpgacomm/fpgacomm.h>
 
-#define CHECK_CONTEXT what	/* the case being checked */
+#define CHECK_CONTEXT what /* the case being checked */
 #include "launch.h"
 
-#define EXIT_SKIP	77
-#define T_MS		120000
-#define MAX_RANKS	16
+#define EXIT_SKIP 77
+#define T_MS	  120000
+#define MAX_RANKS 16
 
 static struct fc_dev *dev;
 static struct fc_group *world;
 static uint32_t rank, size;
 static int failures;
-static const char *what = "";	/* the case being checked */
+static const char *what = ""; /* the case being checked */
 
 /* ---- Inputs every rank can recompute ---- */
 
-enum dist { RANDOM, EQUAL, FEW, SORTED, REVERSE };
+enum dist {
+	RANDOM,
+	EQUAL,
+	FEW,
+	SORTED,
+	REVERSE
+};
 static const char *const dist_names[] = { "random", "equal", "few", "sorted",
 					  "reverse" };
 
 /* How many elements rank @r gives: some ranks none. */
-enum counts { SOME_EMPTY, ONE_KEY, NO_KEYS, UNEVEN };
+enum counts {
+	SOME_EMPTY,
+	ONE_KEY,
+	NO_KEYS,
+	UNEVEN
+};
 
 struct spec {
 	enum dist dist;
 	enum counts counts;
-	size_t base;		/* elements per rank, about */
-	uint32_t ks, bits, vs;	/* key bytes, key bits (0: full), value bytes */
+	size_t base;	       /* elements per rank, about */
+	uint32_t ks, bits, vs; /* key bytes, key bits (0: full), value bytes */
 	uint32_t layout, algo;
 	uint64_t seed;
-	bool in_place;		/* input in the output arrays */
+	bool in_place; /* input in the output arrays */
 };
 
 static size_t count_of(const struct spec *s, uint32_t r)
 {
 	switch (s->counts) {
-	case ONE_KEY: return r == size - 1 ? 1 : 0;
-	case NO_KEYS: return 0;
-	case UNEVEN: return s->base + r * 37;
-	default: return (r % 3 == 1) ? 0 : s->base + r * 13;
+	case ONE_KEY:
+		return r == size - 1 ? 1 : 0;
+	case NO_KEYS:
+		return 0;
+	case UNEVEN:
+		return s->base + r * 37;
+	default:
+		return (r % 3 == 1) ? 0 : s->base + r * 13;
 	}
 }
 
@@ -94,11 +109,16 @@ static uint64_t key_of(const struct spec *s, uint64_t g, uint64_t total,
 	unsigned __int128 span = (unsigned __int128)mask + 1;
 
 	switch (s->dist) {
-	case EQUAL: return 0x5a5a5a5a5a5a5a5aull & mask;
-	case FEW: return (x % 3 == 0 ? 3 : x % 3 == 1 ? 0x123456 : ~0ull) & mask;
-	case SORTED: return (uint64_t)(span * g / total);
-	case REVERSE: return (uint64_t)(span * (total - 1 - g) / total);
-	default: return x & mask;
+	case EQUAL:
+		return 0x5a5a5a5a5a5a5a5aull & mask;
+	case FEW:
+		return (x % 3 == 0 ? 3 : x % 3 == 1 ? 0x123456 : ~0ull) & mask;
+	case SORTED:
+		return (uint64_t)(span * g / total);
+	case REVERSE:
+		return (uint64_t)(span * (total - 1 - g) / total);
+	default:
+		return x & mask;
 	}
 }
 
@@ -112,7 +132,8 @@ static void put_key(void *keys, size_t i, uint32_t ks, uint64_t k)
 
 static uint64_t get_key(const void *keys, size_t i, uint32_t ks)
 {
-	return ks == 4 ? ((const uint32_t *)keys)[i] : ((const uint64_t *)keys)[i];
+	return ks == 4 ? ((const uint32_t *)keys)[i] :
+			 ((const uint64_t *)keys)[i];
 }
 
 /* The value of the element with global index @g: @g itself (cut to 4
@@ -184,7 +205,7 @@ static void run_case(const struct spec *s, const char *name)
 	total = offs[size];
 	/* a partitioned share may be the whole of it */
 	cap = partitioned ? total : count;
-	extra = 3;	/* sentinel elements past the capacity */
+	extra = 3; /* sentinel elements past the capacity */
 	keys = malloc((count + 1) * s->ks);
 	okeys = malloc((cap + extra) * s->ks);
 	if (s->vs) {
@@ -234,7 +255,8 @@ static void run_case(const struct spec *s, const char *name)
 		      a.net_passes);
 	CHECK(a.used_algo == (s->algo ? s->algo :
 			      s->bits && s->bits <= FC_SORT_COUNTING_MAX_BITS ?
-			      FC_SORT_COUNTING : FC_SORT_ONEPASS),
+					FC_SORT_COUNTING :
+					FC_SORT_ONEPASS),
 	      "used_algo %u", a.used_algo);
 	if (partitioned) {
 		size_t sum = 0;
@@ -243,8 +265,10 @@ static void run_case(const struct spec *s, const char *name)
 			sum += rank_counts[r];
 		CHECK(sum == total, "rank counts sum to %zu of %" PRIu64, sum,
 		      total);
-		CHECK(a.out_count == rank_counts[rank], "out_count %zu, "
-		      "rank_counts says %zu", a.out_count, rank_counts[rank]);
+		CHECK(a.out_count == rank_counts[rank],
+		      "out_count %zu, "
+		      "rank_counts says %zu",
+		      a.out_count, rank_counts[rank]);
 	} else {
 		CHECK(a.out_count == count, "balanced: %zu elements out of %zu",
 		      a.out_count, count);
@@ -279,7 +303,8 @@ static void run_case(const struct spec *s, const char *name)
 		if (s->vs == 4 && total > UINT32_MAX)
 			continue;
 		if (g >= total) {
-			CHECK(0, "value %zu: index %" PRIu64 " out of range", i, g);
+			CHECK(0, "value %zu: index %" PRIu64 " out of range", i,
+			      g);
 			break;
 		}
 		{
@@ -287,8 +312,11 @@ static void run_case(const struct spec *s, const char *name)
 			uint64_t want_k = key_of(s, g, total, r, g - offs[r]);
 
 			if (want_k != k) {
-				CHECK(0, "element %zu: key %#" PRIx64 " with the index "
-				      "of key %#" PRIx64, i, k, want_k);
+				CHECK(0,
+				      "element %zu: key %#" PRIx64
+				      " with the index "
+				      "of key %#" PRIx64,
+				      i, k, want_k);
 				break;
 			}
 		}
@@ -297,8 +325,10 @@ static void run_case(const struct spec *s, const char *name)
 
 			get_val(ovals, i - 1, s->vs, &pg);
 			if (get_key(okeys, i - 1, s->ks) == k && pg >= g) {
-				CHECK(0, "unstable at %zu: index %" PRIu64
-				      " after %" PRIu64, i, g, pg);
+				CHECK(0,
+				      "unstable at %zu: index %" PRIu64
+				      " after %" PRIu64,
+				      i, g, pg);
 				break;
 			}
 		}
@@ -318,14 +348,17 @@ static void run_case(const struct spec *s, const char *name)
 	sums[0] = a.out_count;
 	sums[1] = hash_in;
 	CHECK_RC(fc_allreduce(world, FC_IN_PLACE, sums, 2, FC_UINT64, FC_SUM,
-			      T_MS), 0);
+			      T_MS),
+		 0);
 	want[0] = total;
 	want[1] = 0;
 	for (uint32_t r = 0; r < size; r++)
 		for (uint64_t g = offs[r]; g < offs[r + 1]; g++)
 			want[1] += s->vs ? mix(g) :
-				   mix(key_of(s, g, total, r, g - offs[r]) &
-				       (s->ks == 4 ? 0xffffffffull : ~0ull));
+					   mix(key_of(s, g, total, r,
+						      g - offs[r]) &
+					       (s->ks == 4 ? 0xffffffffull :
+							     ~0ull));
 	CHECK(sums[0] == want[0], "%" PRIu64 " elements in all, not %" PRIu64,
 	      sums[0], want[0]);
 	CHECK(sums[1] == want[1], "not a permutation of the input");
@@ -360,9 +393,14 @@ out:
 
 static void test_counting(void)
 {
-	static const enum dist dists[] = { RANDOM, EQUAL, FEW, SORTED, REVERSE };
-	struct spec s = { .base = 700, .ks = 4, .bits = 6, .vs = 8,
-			  .algo = FC_SORT_COUNTING, .seed = 1 };
+	static const enum dist dists[] = { RANDOM, EQUAL, FEW, SORTED,
+					   REVERSE };
+	struct spec s = { .base = 700,
+			  .ks = 4,
+			  .bits = 6,
+			  .vs = 8,
+			  .algo = FC_SORT_COUNTING,
+			  .seed = 1 };
 	char name[96];
 
 	for (size_t d = 0; d < 5; d++) {
@@ -370,20 +408,30 @@ static void test_counting(void)
 		for (uint32_t l = 0; l < 2; l++) {
 			s.layout = l;
 			snprintf(name, sizeof(name), "counting 6-bit %s %s",
-				 dist_names[s.dist], l ? "partitioned" : "balanced");
+				 dist_names[s.dist],
+				 l ? "partitioned" : "balanced");
 			run_case(&s, name);
 		}
 	}
 	/* 16 bits, 8-byte keys, a 12-byte opaque value, auto */
-	s = (struct spec){ .base = 900, .ks = 8, .bits = 16, .vs = 12,
-			   .algo = FC_SORT_AUTO, .counts = UNEVEN, .seed = 2 };
+	s = (struct spec){ .base = 900,
+			   .ks = 8,
+			   .bits = 16,
+			   .vs = 12,
+			   .algo = FC_SORT_AUTO,
+			   .counts = UNEVEN,
+			   .seed = 2 };
 	run_case(&s, "counting 16-bit u64 keys, 12-byte values");
 	s.vs = 4;
 	s.layout = FC_SORT_PARTITIONED;
 	run_case(&s, "counting 16-bit partitioned, 4-byte values");
 	/* the widest: the local order in two radix passes */
-	s = (struct spec){ .base = 900, .ks = 4, .bits = FC_SORT_COUNTING_MAX_BITS,
-			   .vs = 8, .algo = FC_SORT_AUTO, .seed = 9 };
+	s = (struct spec){ .base = 900,
+			   .ks = 4,
+			   .bits = FC_SORT_COUNTING_MAX_BITS,
+			   .vs = 8,
+			   .algo = FC_SORT_AUTO,
+			   .seed = 9 };
 	run_case(&s, "counting 20-bit, auto");
 	s.dist = FEW;
 	s.layout = FC_SORT_PARTITIONED;
@@ -397,9 +445,13 @@ static void test_counting(void)
 
 static void test_onepass(void)
 {
-	static const enum dist dists[] = { RANDOM, EQUAL, FEW, SORTED, REVERSE };
-	struct spec s = { .base = 800, .ks = 4, .vs = 8,
-			  .algo = FC_SORT_ONEPASS, .seed = 3 };
+	static const enum dist dists[] = { RANDOM, EQUAL, FEW, SORTED,
+					   REVERSE };
+	struct spec s = { .base = 800,
+			  .ks = 4,
+			  .vs = 8,
+			  .algo = FC_SORT_ONEPASS,
+			  .seed = 3 };
 	char name[96];
 
 	for (size_t d = 0; d < 5; d++) {
@@ -407,26 +459,38 @@ static void test_onepass(void)
 		for (uint32_t l = 0; l < 2; l++) {
 			s.layout = l;
 			snprintf(name, sizeof(name), "onepass u32 %s %s",
-				 dist_names[s.dist], l ? "partitioned" : "balanced");
+				 dist_names[s.dist],
+				 l ? "partitioned" : "balanced");
 			run_case(&s, name);
 		}
 	}
-	s = (struct spec){ .base = 600, .ks = 8, .vs = 8, .counts = UNEVEN,
-			   .algo = FC_SORT_AUTO, .seed = 4 };
+	s = (struct spec){ .base = 600,
+			   .ks = 8,
+			   .vs = 8,
+			   .counts = UNEVEN,
+			   .algo = FC_SORT_AUTO,
+			   .seed = 4 };
 	run_case(&s, "onepass u64 full width");
 	s.dist = FEW;
 	run_case(&s, "onepass u64 few values, every rank some");
 	s.vs = 0;
 	run_case(&s, "onepass u64 keys alone, few values");
-	s = (struct spec){ .base = 500, .ks = 4, .bits = 24, .vs = 4,
-			   .algo = FC_SORT_AUTO, .seed = 5 };
+	s = (struct spec){ .base = 500,
+			   .ks = 4,
+			   .bits = 24,
+			   .vs = 4,
+			   .algo = FC_SORT_AUTO,
+			   .seed = 5 };
 	run_case(&s, "onepass 24-bit keys, 4-byte values");
 }
 
 static void test_radix_net(void)
 {
-	struct spec s = { .base = 600, .ks = 4, .vs = 8,
-			  .algo = FC_SORT_RADIX_NET, .seed = 6 };
+	struct spec s = { .base = 600,
+			  .ks = 4,
+			  .vs = 8,
+			  .algo = FC_SORT_RADIX_NET,
+			  .seed = 6 };
 
 	run_case(&s, "radix_net u32 random");
 	s.dist = FEW;
@@ -437,9 +501,12 @@ static void test_radix_net(void)
 	run_case(&s, "radix_net 12-bit reverse, 12-byte values");
 
 	/* partitioned: the last digit on which keys differ hands out bins */
-	s = (struct spec){ .base = 600, .ks = 4, .vs = 8,
+	s = (struct spec){ .base = 600,
+			   .ks = 4,
+			   .vs = 8,
 			   .layout = FC_SORT_PARTITIONED,
-			   .algo = FC_SORT_RADIX_NET, .seed = 10 };
+			   .algo = FC_SORT_RADIX_NET,
+			   .seed = 10 };
 	for (size_t d = 0; d < 5; d++) {
 		char name[96];
 
@@ -449,7 +516,7 @@ static void test_radix_net(void)
 		run_case(&s, name);
 	}
 	s.dist = RANDOM;
-	s.bits = 20;	/* the top digit of the key width is all zero */
+	s.bits = 20; /* the top digit of the key width is all zero */
 	s.vs = 12;
 	s.counts = UNEVEN;
 	run_case(&s, "radix_net 20-bit partitioned, 12-byte values");
@@ -462,8 +529,13 @@ static void test_radix_net(void)
 /* Keys and values sorted where they are, by each algorithm. */
 static void test_in_place_values(void)
 {
-	struct spec s = { .base = 500, .ks = 4, .vs = 8, .dist = FEW,
-			  .counts = UNEVEN, .in_place = true, .seed = 8 };
+	struct spec s = { .base = 500,
+			  .ks = 4,
+			  .vs = 8,
+			  .dist = FEW,
+			  .counts = UNEVEN,
+			  .in_place = true,
+			  .seed = 8 };
 
 	s.bits = 6;
 	s.algo = FC_SORT_COUNTING;
@@ -487,7 +559,8 @@ static void test_subgroup(void)
 
 	what = "a split group";
 	CHECK_RC(fc_group_split(world, (int)(rank % 2), -(int)rank, T_MS,
-				&half), 0);
+				&half),
+		 0);
 	if (!half || !k) {
 		free(k);
 		return;
@@ -507,7 +580,8 @@ static void test_subgroup(void)
 	}
 	/* the half's own hash, and its ranks in order (reversed keys) */
 	CHECK_RC(fc_allreduce(half, FC_IN_PLACE, sum, 2, FC_UINT64, FC_SUM,
-			      T_MS), 0);
+			      T_MS),
+		 0);
 	CHECK(sum[0] == sum[1], "not a permutation of the half's keys");
 	edges = malloc(2 * 4 * (size_t)hn);
 	if (edges) {
@@ -554,8 +628,11 @@ static void test_edges(void)
  */
 static void test_large(void)
 {
-	struct spec s = { .base = 20000, .ks = 4, .bits = 6,
-			  .algo = FC_SORT_COUNTING, .seed = 11 };
+	struct spec s = { .base = 20000,
+			  .ks = 4,
+			  .bits = 6,
+			  .algo = FC_SORT_COUNTING,
+			  .seed = 11 };
 
 	run_case(&s, "large counting 6-bit keys alone");
 	s.ks = 8;
@@ -563,19 +640,30 @@ static void test_large(void)
 	s.dist = FEW;
 	s.layout = FC_SORT_PARTITIONED;
 	run_case(&s, "large counting 6-bit u64 keys, 12-byte values, few");
-	s = (struct spec){ .base = 70000, .ks = 4, .bits = 10, .vs = 8,
-			   .dist = REVERSE, .counts = UNEVEN,
-			   .algo = FC_SORT_COUNTING, .seed = 12 };
+	s = (struct spec){ .base = 70000,
+			   .ks = 4,
+			   .bits = 10,
+			   .vs = 8,
+			   .dist = REVERSE,
+			   .counts = UNEVEN,
+			   .algo = FC_SORT_COUNTING,
+			   .seed = 12 };
 	run_case(&s, "large counting 10-bit reverse, 8-byte values");
 	s.bits = 14;
 	s.ks = 8;
 	s.dist = RANDOM;
 	run_case(&s, "large counting 14-bit u64 keys, 8-byte values");
-	s = (struct spec){ .base = 140000, .ks = 4, .vs = 4,
-			   .algo = FC_SORT_ONEPASS, .seed = 13 };
+	s = (struct spec){ .base = 140000,
+			   .ks = 4,
+			   .vs = 4,
+			   .algo = FC_SORT_ONEPASS,
+			   .seed = 13 };
 	run_case(&s, "large onepass u32, 4-byte values");
-	s = (struct spec){ .base = 20000, .ks = 4, .vs = 12,
-			   .algo = FC_SORT_RADIX_NET, .seed = 14 };
+	s = (struct spec){ .base = 20000,
+			   .ks = 4,
+			   .vs = 12,
+			   .algo = FC_SORT_RADIX_NET,
+			   .seed = 14 };
 	run_case(&s, "large radix_net u32, 12-byte values");
 }
 
@@ -601,15 +689,18 @@ static void test_in_place(void)
 		}
 	}
 	CHECK_RC(fc_allreduce(world, FC_IN_PLACE, sum, 1, FC_UINT64, FC_SUM,
-			      T_MS), 0);
+			      T_MS),
+		 0);
 	CHECK_RC(fc_allreduce(world, FC_IN_PLACE, in, 1, FC_UINT64, FC_SUM,
-			      T_MS), 0);
+			      T_MS),
+		 0);
 	CHECK(sum[0] == in[0], "not a permutation");
 	edge[0] = k[0];
 	edge[1] = k[n - 1];
 	CHECK_RC(fc_allgather(world, edge, edges, 2, FC_UINT32, T_MS), 0);
 	for (uint32_t r = 1; r < size; r++)
-		CHECK(edges[2 * r - 1] <= edges[2 * r], "ranks %u, %u", r - 1, r);
+		CHECK(edges[2 * r - 1] <= edges[2 * r], "ranks %u, %u", r - 1,
+		      r);
 	free(k);
 	free(edges);
 }
@@ -621,8 +712,12 @@ static void test_bad_args(void)
 	uint64_t v[64];
 	size_t counts[MAX_RANKS];
 	struct fc_sort_args a, good = {
-		.key_size = 4, .key_bits = 6, .keys = k, .count = 64,
-		.out_keys = out, .capacity = 64,
+		.key_size = 4,
+		.key_bits = 6,
+		.keys = k,
+		.count = 64,
+		.out_keys = out,
+		.capacity = 64,
 	};
 
 	what = "bad arguments";
@@ -630,11 +725,11 @@ static void test_bad_args(void)
 		k[i] = (uint32_t)(i * 7 + rank) % 64;
 		out[i] = 0xdeadbeef;
 	}
-#define BAD(field_change, want)                                      \
-	do {                                                         \
-		a = good;                                            \
-		field_change;                                        \
-		CHECK_RC(fc_sort(world, &a, T_MS), want);            \
+#define BAD(field_change, want)                           \
+	do {                                              \
+		a = good;                                 \
+		field_change;                             \
+		CHECK_RC(fc_sort(world, &a, T_MS), want); \
 	} while (0)
 	CHECK_RC(fc_sort(NULL, &good, T_MS), -EINVAL);
 	CHECK_RC(fc_sort(world, NULL, T_MS), -EINVAL);
@@ -646,11 +741,12 @@ static void test_bad_args(void)
 	BAD(a.algo = 4, -EINVAL);
 	BAD(a.keys = NULL, -EINVAL);
 	BAD(a.out_keys = NULL, -EINVAL);
-	BAD(a.capacity = 63, -EINVAL);		/* balanced needs count */
-	BAD(a.value_size = 8, -EINVAL);		/* without values */
-	BAD(a.values = v, -EINVAL);		/* without value_size */
+	BAD(a.capacity = 63, -EINVAL);	/* balanced needs count */
+	BAD(a.value_size = 8, -EINVAL); /* without values */
+	BAD(a.values = v, -EINVAL);	/* without value_size */
 	BAD((a.algo = FC_SORT_COUNTING,
-	     a.key_bits = FC_SORT_COUNTING_MAX_BITS + 1), -EINVAL);
+	     a.key_bits = FC_SORT_COUNTING_MAX_BITS + 1),
+	    -EINVAL);
 	BAD((a.algo = FC_SORT_COUNTING, a.key_bits = 0), -EINVAL);
 	for (int i = 0; i < 64; i++)
 		CHECK(out[i] == 0xdeadbeef, "output touched by a bad call");
@@ -670,11 +766,13 @@ static void test_bad_args(void)
 	/* a partitioned share too big for its rank: -ENOSPC everywhere */
 	for (int i = 0; i < 64; i++)
 		big[i] = 9;
-	for (uint32_t algo = FC_SORT_COUNTING; algo <= FC_SORT_RADIX_NET; algo++) {
+	for (uint32_t algo = FC_SORT_COUNTING; algo <= FC_SORT_RADIX_NET;
+	     algo++) {
 		if (size == 1)
 			break;
-		BAD((a.keys = big, a.layout = FC_SORT_PARTITIONED, a.algo = algo,
-		     a.rank_counts = counts), -ENOSPC);
+		BAD((a.keys = big, a.layout = FC_SORT_PARTITIONED,
+		     a.algo = algo, a.rank_counts = counts),
+		    -ENOSPC);
 		{
 			size_t owner = 0;
 
@@ -703,12 +801,13 @@ static void test_bad_args(void)
 		a.count = rank == 0 ? 1u << 20 : 1;
 		a.capacity = a.count;
 		a.value_size = 1u << 30;
-		a.values = many;	/* never read */
-		a.out_values = out;	/* never written */
+		a.values = many;    /* never read */
+		a.out_values = out; /* never written */
 		CHECK_RC(fc_sort(world, &a, T_MS), -ENOMEM);
 		free(many);
 		for (int i = 0; i < 64; i++)
-			CHECK(out[i] == 0xdeadbeef, "output touched by -ENOMEM");
+			CHECK(out[i] == 0xdeadbeef,
+			      "output touched by -ENOMEM");
 	}
 	/* and the group still sorts */
 	CHECK_RC(fc_sort(world, &good, T_MS), 0);
@@ -727,16 +826,25 @@ static void test_bad_args(void)
  * others call fc_sort and must all fail with -EBADMSG, their output
  * untouched, and the group must still sort afterwards.
  */
-static size_t lie_count = 64;	/* keys per rank */
-#define LIE_COUNT	lie_count
-#define LIE_BITS	8
+static size_t lie_count = 64; /* keys per rank */
+#define LIE_COUNT lie_count
+#define LIE_BITS  8
 
-enum lie { LIE_NONE, LIE_MORE, LIE_LESS, LIE_HUGE, LIE_ERR, LIE_KEYS };
+enum lie {
+	LIE_NONE,
+	LIE_MORE,
+	LIE_LESS,
+	LIE_HUGE,
+	LIE_ERR,
+	LIE_KEYS
+};
 
 static void lie_agree(uint64_t err)
 {
-	uint64_t mine[8] = { LIE_COUNT, LIE_COUNT, err, 4, LIE_BITS, 0,
-			     FC_SORT_BALANCED, FC_SORT_COUNTING };
+	uint64_t mine[8] = {
+		LIE_COUNT,	  LIE_COUNT,	   err, 4, LIE_BITS, 0,
+		FC_SORT_BALANCED, FC_SORT_COUNTING
+	};
 	uint64_t *all = calloc(8 * size, sizeof(*all));
 
 	CHECK_RC(fc_allgather(world, mine, all, 8, FC_UINT64, T_MS), 0);
@@ -747,21 +855,25 @@ static void lie_agree(uint64_t err)
 static void lie_exchange(enum lie lie)
 {
 	uint64_t hist[1u << LIE_BITS] = { [0] = LIE_COUNT };
-	uint64_t H[1u << LIE_BITS], sc[MAX_RANKS] = { 0 }, rc[MAX_RANKS] = { 0 };
+	uint64_t H[1u << LIE_BITS], sc[MAX_RANKS] = { 0 },
+				    rc[MAX_RANKS] = { 0 };
 	size_t psc[MAX_RANKS], psd[MAX_RANKS], prc[MAX_RANKS], prd[MAX_RANKS];
 	const char *env = getenv("FPGACOMM_SORT_PIECE");
-	size_t piece = env && strtoull(env, NULL, 0) ?
-		       strtoull(env, NULL, 0) : (size_t)8 << 20;
+	size_t piece = env && strtoull(env, NULL, 0) ? strtoull(env, NULL, 0) :
+						       (size_t)8 << 20;
 	uint64_t most = 0, rtotal = 0;
 	uint8_t *send, *recv;
 
-	CHECK_RC(fc_allreduce(world, hist, H, 1u << LIE_BITS, FC_UINT64,
-			      FC_SUM, T_MS), 0);
+	CHECK_RC(fc_allreduce(world, hist, H, 1u << LIE_BITS, FC_UINT64, FC_SUM,
+			      T_MS),
+		 0);
 	CHECK_RC(fc_exscan(world, hist, H, 1u << LIE_BITS, FC_UINT64, FC_SUM,
-			   T_MS), 0);
+			   T_MS),
+		 0);
 	/* all its keys are 0: by the facts they go to rank 0, mostly */
 	sc[0] = lie == LIE_MORE ? LIE_COUNT + 1000 :
-		lie == LIE_HUGE ? LIE_COUNT + (1ull << 62) : 0;
+		lie == LIE_HUGE ? LIE_COUNT + (1ull << 62) :
+				  0;
 	if (lie == LIE_KEYS) {
 		/* the true counts: places H[0] (the lower ranks' zeros) on */
 		for (uint64_t s = H[0], h = LIE_COUNT; h; s++, h--)
@@ -771,7 +883,7 @@ static void lie_exchange(enum lie lie)
 		CHECK(0, "the liar's alltoall failed");
 		return;
 	}
-	sc[rank] = 0;	/* its own stays, as fc_sort's does */
+	sc[rank] = 0; /* its own stays, as fc_sort's does */
 	for (uint32_t d = 0; d < size; d++)
 		sc[d] = sc[d] * 4 > (1u << 20) ? (1u << 20) : sc[d] * 4;
 	for (uint32_t d = 0; d < size; d++) {
@@ -786,7 +898,7 @@ static void lie_exchange(enum lie lie)
 		return;
 	}
 	if (most == UINT64_MAX)
-		return;		/* someone saw the lie: no exchange */
+		return; /* someone saw the lie: no exchange */
 	/* what fc_sort did before it checked: the exchange, as declared */
 	send = calloc(1, (size_t)LIE_COUNT * 4 + (1u << 20) + 1);
 	recv = calloc(1, rtotal + 1);
@@ -805,7 +917,8 @@ static void lie_exchange(enum lie lie)
 			r += rc[d];
 		}
 		CHECK_RC(fc_alltoallv(world, send, psc, psd, recv, prc, prd,
-				      FC_UINT8, T_MS), 0);
+				      FC_UINT8, T_MS),
+			 0);
 	}
 	free(send);
 	free(recv);
@@ -816,8 +929,12 @@ static void lie_once(enum lie lie, uint64_t err, int want, const char *name)
 	uint32_t k[LIE_COUNT], out[LIE_COUNT + 4];
 	uint64_t bad = 0;
 	struct fc_sort_args a = {
-		.key_size = 4, .key_bits = LIE_BITS, .keys = k,
-		.count = LIE_COUNT, .out_keys = out, .capacity = LIE_COUNT,
+		.key_size = 4,
+		.key_bits = LIE_BITS,
+		.keys = k,
+		.count = LIE_COUNT,
+		.out_keys = out,
+		.capacity = LIE_COUNT,
 		.algo = FC_SORT_COUNTING,
 	};
 
@@ -836,8 +953,10 @@ static void lie_once(enum lie lie, uint64_t err, int want, const char *name)
 		CHECK(rc == 0 || rc == -EBADMSG, "fc_sort: %d", rc);
 		bad = rc == -EBADMSG;
 		for (size_t i = LIE_COUNT; i < LIE_COUNT + 4; i++)
-			CHECK(out[i] == 0xa5a5a5a5, "written past the output "
-			      "at %zu", i);
+			CHECK(out[i] == 0xa5a5a5a5,
+			      "written past the output "
+			      "at %zu",
+			      i);
 	} else {
 		CHECK_RC(fc_sort(world, &a, T_MS), want);
 		for (size_t i = 0; i < LIE_COUNT + 4; i++)
@@ -848,7 +967,8 @@ static void lie_once(enum lie lie, uint64_t err, int want, const char *name)
 	}
 	if (lie == LIE_KEYS) {
 		CHECK_RC(fc_allreduce(world, FC_IN_PLACE, &bad, 1, FC_UINT64,
-				      FC_SUM, T_MS), 0);
+				      FC_SUM, T_MS),
+			 0);
 		CHECK(bad >= 1, "no rank saw keys other than counted");
 	}
 	/* the group is still good for an honest sort */
@@ -867,7 +987,8 @@ static void test_lying_peer(void)
 	lie_once(LIE_KEYS, 0, -EBADMSG, "a peer sends keys it did not count");
 	/* enough for the layout by segments (fc__sort_place) on <= 4 ranks */
 	lie_count = 16384;
-	lie_once(LIE_KEYS, 0, -EBADMSG, "a peer sends keys it did not count, "
+	lie_once(LIE_KEYS, 0, -EBADMSG,
+		 "a peer sends keys it did not count, "
 		 "laid out by segments");
 	lie_count = 64;
 	/* error fields no rank sends: only known codes are taken as such */
@@ -918,7 +1039,7 @@ static int run_rank(void)
 struct shape {
 	int ranks;
 	const char *topo, *faults;
-	const char *piece;	/* FPGACOMM_SORT_PIECE: exchanges in rounds */
+	const char *piece; /* FPGACOMM_SORT_PIECE: exchanges in rounds */
 };
 
 static const struct shape shapes[] = {
@@ -938,7 +1059,8 @@ static int launch(const char *run, const char *self, const struct shape *s)
 	printf("== %d ranks, %s%s%s%s%s\n", s->ranks,
 	       s->topo ? s->topo : "default", s->faults ? ", faults " : "",
 	       s->faults ? s->faults : "",
-	       s->piece ? ", FPGACOMM_SORT_PIECE=" : "", s->piece ? s->piece : "");
+	       s->piece ? ", FPGACOMM_SORT_PIECE=" : "",
+	       s->piece ? s->piece : "");
 	return harness_launch_ranks(run, self, s->ranks, s->topo, s->faults,
 				    env);
 }

@@ -193,8 +193,7 @@ static void test_bad_specs(void **state)
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
 		unsigned int p, pp;
 
-		assert_int_equal(fc_topo_format(&broken[i], buf,
-						       sizeof(buf)),
+		assert_int_equal(fc_topo_format(&broken[i], buf, sizeof(buf)),
 				 -EINVAL);
 		assert_int_equal(fc_topo_ports(&broken[i]), 0);
 		assert_int_equal(fc_topo_peer(&broken[i], 0, 1, &p, &pp),
@@ -202,8 +201,7 @@ static void test_bad_specs(void **state)
 		assert_int_equal(fc_topo_route(&broken[i], 0, 0), 0);
 		assert_int_equal(fc_topo_hops(&broken[i], 0, 1), 0);
 	}
-	assert_int_equal(fc_topo_format(NULL, buf, sizeof(buf)),
-			 -EINVAL);
+	assert_int_equal(fc_topo_format(NULL, buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(fc_topo_format(&keep, NULL, 8), -EINVAL);
 }
 
@@ -291,8 +289,8 @@ static void test_peers(void **state)
 				assert_false(seen[b][bp]);
 				seen[b][bp] = true;
 				/* and back again */
-				assert_ok(fc_topo_peer(&t, b, bp, &back,
-							      &backp));
+				assert_ok(
+					fc_topo_peer(&t, b, bp, &back, &backp));
 				if (back != n || backp != p)
 					fail_msg("%s: %u.%u -> %u.%u -> %u.%u",
 						 good_specs[i], n, p, b, bp,
@@ -305,8 +303,8 @@ static void test_peers(void **state)
 			/* port 0 is local, not a link; nothing past the last */
 			assert_int_equal(fc_topo_peer(&t, n, 0, &b, &bp),
 					 -EINVAL);
-			assert_int_equal(fc_topo_peer(&t, n, ports + 1,
-							     &b, &bp),
+			assert_int_equal(fc_topo_peer(&t, n, ports + 1, &b,
+						      &bp),
 					 -EINVAL);
 		}
 		unsigned int b, bp;
@@ -314,8 +312,7 @@ static void test_peers(void **state)
 		assert_int_equal(fc_topo_peer(&t, t.nodes, 1, &b, &bp),
 				 -EINVAL);
 		if (ports)
-			assert_int_equal(fc_topo_peer(&t, 0, 1, NULL,
-							     &bp),
+			assert_int_equal(fc_topo_peer(&t, 0, 1, NULL, &bp),
 					 -EINVAL);
 	}
 }
@@ -364,8 +361,7 @@ static unsigned int walk(const struct fc_topology *t, unsigned int a,
 }
 
 /* Shortest distances from @a over the links (BFS). */
-static void bfs(const struct fc_topology *t, unsigned int a,
-		unsigned int *dist)
+static void bfs(const struct fc_topology *t, unsigned int a, unsigned int *dist)
 {
 	unsigned int q[FC_MAX_NODES], head = 0, tail = 0;
 
@@ -377,8 +373,7 @@ static void bfs(const struct fc_topology *t, unsigned int a,
 		unsigned int n = q[head++], b, bp;
 
 		for (unsigned int p = 1; p <= fc_topo_ports(t); p++) {
-			if (fc_topo_peer(t, n, p, &b, &bp) ||
-			    dist[b] != ~0u)
+			if (fc_topo_peer(t, n, p, &b, &bp) || dist[b] != ~0u)
 				continue;
 			dist[b] = dist[n] + 1;
 			q[tail++] = b;
@@ -397,10 +392,8 @@ static void test_routes_reach(void **state)
 		for (unsigned int a = 0; a < t.nodes; a++) {
 			assert_int_equal(fc_topo_route(&t, a, a),
 					 FC_ROUTE_VALID | FC_PORT_LOCAL);
-			assert_int_equal(fc_topo_route(&t, a, t.nodes),
-					 0);
-			assert_int_equal(fc_topo_route(&t, t.nodes, a),
-					 0);
+			assert_int_equal(fc_topo_route(&t, a, t.nodes), 0);
+			assert_int_equal(fc_topo_route(&t, t.nodes, a), 0);
 			bfs(&t, a, dist);
 			for (unsigned int b = 0; b < t.nodes; b++) {
 				unsigned int n = walk(&t, a, b, path);
@@ -409,8 +402,7 @@ static void test_routes_reach(void **state)
 					fail_msg("%s: hops(%u, %u) = %u, the "
 						 "walk took %u",
 						 good_specs[i], a, b,
-						 fc_topo_hops(&t, a, b),
-						 n);
+						 fc_topo_hops(&t, a, b), n);
 				/* dimension order is minimal on these */
 				if (n != dist[b])
 					fail_msg("%s: %u -> %u in %u hops, "
@@ -488,8 +480,7 @@ static void test_dimension_order(void **state)
 }
 
 /* Is the hop through @p at @n a wrap-around link of a ring dimension? */
-static bool is_wrap(const struct fc_topology *t, unsigned int n,
-		    unsigned int p)
+static bool is_wrap(const struct fc_topology *t, unsigned int n, unsigned int p)
 {
 	unsigned int size = p <= 2 ? t->nx : t->ny;
 	unsigned int c = p <= 2 ? xof(t, n) : yof(t, n);
@@ -586,8 +577,7 @@ struct cdg {
  * turn to another dimension, VC 1 from a DATELINE hop on. @one_vc puts
  * everything on VC 0, as a torus without the dateline rule would.
  */
-static void cdg_build(struct cdg *g, const struct fc_topology *t,
-		      bool one_vc)
+static void cdg_build(struct cdg *g, const struct fc_topology *t, bool one_vc)
 {
 	struct hop path[FC_MAX_NODES];
 

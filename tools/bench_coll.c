@@ -344,8 +344,7 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 		       (unsigned long long)bad_all);
 }
 
-static const char *const tnames[] = { "float32", "float64", "int32",
-				      "int64" };
+static const char *const tnames[] = { "float32", "float64", "int32", "int64" };
 static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64, FC_INT32,
 				       FC_INT64 };
 static const char *const onames[] = { "sum", "min", "max" };
@@ -428,7 +427,8 @@ static void coll_parse_args(int argc, char **argv, struct coll_args *a,
 			a->iters_given = true;
 			break;
 		case 't':
-			for (a->ti = 0; a->ti < 4 && strcmp(optarg, tnames[a->ti]);
+			for (a->ti = 0;
+			     a->ti < 4 && strcmp(optarg, tnames[a->ti]);
 			     a->ti++)
 				;
 			if (a->ti == 4)
@@ -436,7 +436,8 @@ static void coll_parse_args(int argc, char **argv, struct coll_args *a,
 			b->type = types[a->ti];
 			break;
 		case 'o':
-			for (a->oi = 0; a->oi < 3 && strcmp(optarg, onames[a->oi]);
+			for (a->oi = 0;
+			     a->oi < 3 && strcmp(optarg, onames[a->oi]);
 			     a->oi++)
 				;
 			if (a->oi == 3)
@@ -465,9 +466,8 @@ static void coll_parse_args(int argc, char **argv, struct coll_args *a,
 /* Send and receive buffers of @max bytes: plain ones in bufs[0], fc_mem
  * ones in bufs[1] (their fc_mem in @smem and @rmem), as asked. */
 static void coll_buffers(struct fc_dev *dev, const struct coll_args *a,
-			 const struct bench *b, uint64_t max,
-			 char *bufs[2][2], struct fc_mem **smem,
-			 struct fc_mem **rmem)
+			 const struct bench *b, uint64_t max, char *bufs[2][2],
+			 struct fc_mem **smem, struct fc_mem **rmem)
 {
 	int ret;
 
@@ -488,19 +488,18 @@ static void coll_buffers(struct fc_dev *dev, const struct coll_args *a,
 	}
 }
 
-static void coll_print_header(const struct coll_args *a,
-			      const struct bench *b)
+static void coll_print_header(const struct coll_args *a, const struct bench *b)
 {
-	printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n",
-	       prog, coll_names[b->coll], b->n, tnames[a->ti], onames[a->oi],
+	printf("# %s %s: %u ranks, %s %s, algorithm for 1 MiB: %s\n", prog,
+	       coll_names[b->coll], b->n, tnames[a->ti], onames[a->oi],
 	       fc_coll_algo_name(b->g, coll_names[b->coll], 1u << 20));
 	printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s\n",
-	       "", "", "", "", "", "out-of-place", "", "", "",
-	       "in-place", "", "", "");
+	       "", "", "", "", "", "out-of-place", "", "", "", "in-place", "",
+	       "", "");
 	printf("# %10s %12s %8s %6s %4s  %10s %7s %7s %6s  %10s %7s %7s %6s%s\n",
-	       "size", "count", "type", "redop", "root", "time(us)",
-	       "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
-	       "#wrong", a->mem_given ? "  buffers" : "");
+	       "size", "count", "type", "redop", "root", "time(us)", "algbw",
+	       "busbw", "#wrong", "time(us)", "algbw", "busbw", "#wrong",
+	       a->mem_given ? "  buffers" : "");
 }
 
 /* One size, on each kind of buffer asked for; rank 0 prints a row each. */

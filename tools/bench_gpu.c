@@ -19,10 +19,10 @@
 #include "bench_gpu.h"
 #include "tool_util.h"
 
-#define GPU_MAX_SIZES	32
-#define GPU_ROUNDS	5
-#define GPU_TIMEOUT_MS	60000
-#define GPU_EXIT_SKIP	77	/* no GPU: scripts skip, as tests do */
+#define GPU_MAX_SIZES  32
+#define GPU_ROUNDS     5
+#define GPU_TIMEOUT_MS 60000
+#define GPU_EXIT_SKIP  77 /* no GPU: scripts skip, as tests do */
 
 typedef int cu_res;
 typedef unsigned long long cu_ptr;
@@ -131,8 +131,8 @@ static double median(double *v, unsigned int n)
 struct gpu_case {
 	struct fc_dev *dev;
 	struct gpu_cu *cu;
-	struct fc_mem *host;	/* fc_mem_alloc'd */
-	struct fc_mem *gpu;	/* the peer region over dp */
+	struct fc_mem *host; /* fc_mem_alloc'd */
+	struct fc_mem *gpu;  /* the peer region over dp */
 	cu_ptr dp;
 };
 
@@ -245,7 +245,7 @@ int bench_gpu_main(int argc, char **argv)
 	char gpu_name[128];
 	int ch, ret;
 
-	optind = 2;	/* argv[1] is "gpu" */
+	optind = 2; /* argv[1] is "gpu" */
 	while ((ch = getopt_long(argc, argv, "s:i:Pd:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
@@ -318,7 +318,8 @@ int bench_gpu_main(int argc, char **argv)
 		gpu_die("fc_mem_free", ret);
 	cu_check("cuMemFree", cu.free(c.dp));
 	if (pinned)
-		cu_check("cuMemHostUnregister", cu.host_unregister(c.host->addr));
+		cu_check("cuMemHostUnregister",
+			 cu.host_unregister(c.host->addr));
 	fc_mem_free(c.dev, c.host);
 	fc_close(c.dev);
 	return 0;

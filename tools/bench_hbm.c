@@ -33,7 +33,7 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-#define HBM_MAX_LIST	16
+#define HBM_MAX_LIST 16
 
 static void hbm_usage(FILE *f)
 {
@@ -81,7 +81,8 @@ static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
 		if (n == HBM_MAX_LIST)
 			usage_error("at most %u %s", HBM_MAX_LIST, what);
 		if ((size ? parse_size(tok, &v[n], "KMG", true) :
-			    parse_u64(tok, &v[n])) || !v[n])
+			    parse_u64(tok, &v[n])) ||
+		    !v[n])
 			usage_error("bad %s '%s'", what, tok);
 		n++;
 	}
@@ -94,8 +95,8 @@ static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
 struct hbm_case {
 	uint64_t len, chunk;
 	unsigned int nls, nstreams;
-	unsigned int passes;	/* invert passes per chunk: odd */
-	bool in_place;		/* destination = source */
+	unsigned int passes; /* invert passes per chunk: odd */
+	bool in_place;	     /* destination = source */
 };
 
 /* The time one run of the array takes on the board, in microseconds. */
@@ -111,8 +112,9 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 	for (l = 0; l < c->nls; l++) {
 		for (s = 0; s < c->nstreams; s++) {
 			uint64_t chunks = part / c->chunk;
-			uint32_t mine = (uint32_t)((chunks - s + c->nstreams - 1) /
-						   c->nstreams);
+			uint32_t mine =
+				(uint32_t)((chunks - s + c->nstreams - 1) /
+					   c->nstreams);
 			uint32_t off = (uint32_t)(s * c->chunk);
 			uint32_t step = (uint32_t)(c->nstreams * c->chunk);
 			struct fc_sprog *p;
@@ -125,7 +127,8 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 				ret = fc_sprog_for(p, mine);
 			if (!ret)
 				ret = fc_sprog_copy_in(p, off, src[l] + off,
-						       (uint32_t)c->chunk, step);
+						       (uint32_t)c->chunk,
+						       step);
 			/* more passes: work in the LS, not in HBM */
 			if (!ret && c->passes > 1)
 				ret = fc_sprog_for(p, c->passes);
@@ -135,7 +138,8 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 			if (!ret && c->passes > 1)
 				ret = fc_sprog_end_for(p);
 			if (!ret)
-				ret = fc_sprog_copy_out(p, dst[l] + off, step, off,
+				ret = fc_sprog_copy_out(p, dst[l] + off, step,
+							off,
 							(uint32_t)c->chunk);
 			if (!ret)
 				ret = fc_sprog_end_for(p);
@@ -227,7 +231,8 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 		    struct fc_mem *out, uint32_t *host_out, unsigned int rounds,
 		    bool json)
 {
-	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i, bad;
+	uint64_t src[FC_MAX_LS], dst[FC_MAX_LS], part = cs->len / cs->nls, i,
+						 bad;
 	const uint32_t *want = in->addr, *got = out->addr;
 	double best = 0, hbest = 0, t, sim_us = 0;
 	uint64_t s0, s1;
@@ -237,17 +242,20 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 	int ret;
 
 	if (part % cs->chunk || part > hi->pch_bytes) {
-		fprintf(stderr, "%s: %llu bytes over %u LS: parts must be whole "
-			"chunks within a pseudo-channel; skipped\n", prog,
-			(unsigned long long)cs->len, cs->nls);
+		fprintf(stderr,
+			"%s: %llu bytes over %u LS: parts must be whole "
+			"chunks within a pseudo-channel; skipped\n",
+			prog, (unsigned long long)cs->len, cs->nls);
 		return 0;
 	}
 	for (l = 0; l < cs->nls; l++) {
-		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0, &src[l]);
+		ret = fc_hbm_alloc(dev, part, (2 * l) % hi->pchannels, 0,
+				   &src[l]);
 		dst[l] = src[l];
 		if (!ret && !cs->in_place)
-			ret = fc_hbm_alloc(dev, part, (2 * l + 1) % hi->pchannels,
-					   0, &dst[l]);
+			ret = fc_hbm_alloc(dev, part,
+					   (2 * l + 1) % hi->pchannels, 0,
+					   &dst[l]);
 		if (ret)
 			die("board memory", ret);
 	}
@@ -262,13 +270,16 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 			fc_sim_time_ps(dev, &s0);
 		t = hbm_run(dev, cs, src, dst);
 		if (sim && !fc_sim_time_ps(dev, &s1))
-			sim_us = (double)(s1 - s0) / 1e6;	/* the same each round */
+			sim_us = (double)(s1 - s0) /
+				 1e6; /* the same each round */
 		hbm_copy(dev, out, cs, dst, false);
 		for (i = 0, bad = 0; i < cs->len / 4; i++)
 			bad += got[i] != ~want[i];
 		if (bad) {
-			fprintf(stderr, "%s: %llu of %llu elements not inverted "
-				"(lost writes)\n", prog, (unsigned long long)bad,
+			fprintf(stderr,
+				"%s: %llu of %llu elements not inverted "
+				"(lost writes)\n",
+				prog, (unsigned long long)bad,
 				(unsigned long long)cs->len / 4);
 			return 1;
 		}
@@ -287,19 +298,21 @@ static int hbm_case(struct fc_dev *dev, const struct fc_hbm_info *hi,
 		printf("{\"size\": %llu, \"ls\": %u, \"streams\": %u, \"passes\": %u, "
 		       "\"in_place\": %s, \"board_gbps\": %.3f, \"host_gbps\": %.3f, "
 		       "\"ratio\": %.3f, \"verify\": \"ok\"",
-		       (unsigned long long)cs->len, cs->nls, cs->nstreams, cs->passes,
-		       cs->in_place ? "true" : "false",
-		       cs->len / best / 1e3, cs->len / hbest / 1e3, hbest / best);
+		       (unsigned long long)cs->len, cs->nls, cs->nstreams,
+		       cs->passes, cs->in_place ? "true" : "false",
+		       cs->len / best / 1e3, cs->len / hbest / 1e3,
+		       hbest / best);
 		/* the model's: the array, and the bytes read and written */
 		if (sim_us > 0)
 			printf(", \"model_gbps\": %.3f, \"model_moved_gbps\": %.3f",
-			       cs->len / sim_us / 1e3, 2 * cs->len / sim_us / 1e3);
+			       cs->len / sim_us / 1e3,
+			       2 * cs->len / sim_us / 1e3);
 		printf("}\n");
 	} else {
 		printf("%-8s %4u %7u %10.2f %10.2f %8.2f",
 		       human_size(cs->len, 0, size, sizeof(size)), cs->nls,
-		       cs->nstreams, cs->len / best / 1e3, cs->len / hbest / 1e3,
-		       hbest / best);
+		       cs->nstreams, cs->len / best / 1e3,
+		       cs->len / hbest / 1e3, hbest / best);
 		if (sim_us > 0)
 			printf(" %10.2f", cs->len / sim_us / 1e3);
 		printf("\n");
@@ -348,7 +361,8 @@ static void hbm_parse_args(int argc, char **argv, struct hbm_args *a)
 	a->rounds = 3;
 	a->passes = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jIh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:l:S:c:r:p:d:jIh", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 's':
 			a->n_sizes = hbm_list(optarg, a->sizes, "sizes", true);
@@ -357,7 +371,8 @@ static void hbm_parse_args(int argc, char **argv, struct hbm_args *a)
 			a->n_ls = hbm_list(optarg, a->nls, "LS counts", false);
 			break;
 		case 'S':
-			a->n_st = hbm_list(optarg, a->nst, "stream counts", false);
+			a->n_st = hbm_list(optarg, a->nst, "stream counts",
+					   false);
 			for (k = 0; k < a->n_st; k++)
 				if (a->nst[k] > FC_LS_STREAMS)
 					usage_error("streams per LS: 1 or 2");
@@ -374,7 +389,8 @@ static void hbm_parse_args(int argc, char **argv, struct hbm_args *a)
 			break;
 		case 'p':
 			if (parse_u64(optarg, &v) || !(v % 2) || v > 1001)
-				usage_error("bad passes '%s' (odd, 1..1001)", optarg);
+				usage_error("bad passes '%s' (odd, 1..1001)",
+					    optarg);
 			a->passes = (unsigned int)v;
 			break;
 		case 'd':
@@ -401,13 +417,15 @@ static void hbm_check_board(struct hbm_args *a, const struct fc_hbm_info *hi)
 	uint64_t v;
 
 	if (a->chunk * FC_LS_STREAMS > hi->ls_size)
-		usage_error("chunk: two must fit an LS of %u bytes", hi->ls_size);
+		usage_error("chunk: two must fit an LS of %u bytes",
+			    hi->ls_size);
 	if (!a->n_ls)
 		for (v = 1; v <= hi->num_ls; v *= 2)
 			a->nls[a->n_ls++] = v;
 	for (k = 0; k < a->n_ls; k++)
 		if (a->nls[k] > hi->num_ls)
-			usage_error("the board has %u local stores", hi->num_ls);
+			usage_error("the board has %u local stores",
+				    hi->num_ls);
 }
 
 /* The input array of random elements and the output, @max bytes each. */
@@ -455,20 +473,22 @@ int bench_hbm_main(int argc, char **argv)
 
 	if (!a.json) {
 		printf("# %s hbm: %u LS of %u KiB, %u pseudo-channels, chunk %llu KiB, "
-		       "%u pass(es), best of %u rounds\n", prog, hi.num_ls,
-		       hi.ls_size >> 10, hi.pchannels,
+		       "%u pass(es), best of %u rounds\n",
+		       prog, hi.num_ls, hi.ls_size >> 10, hi.pchannels,
 		       (unsigned long long)a.chunk >> 10, a.passes, a.rounds);
-		printf("%-8s %4s %7s %10s %10s %8s%s\n", "size", "LS", "streams",
-		       "board GB/s", "host GB/s", "ratio",
+		printf("%-8s %4s %7s %10s %10s %8s%s\n", "size", "LS",
+		       "streams", "board GB/s", "host GB/s", "ratio",
 		       fc_sim_time_ns(dev, &v) ? "" : " model GB/s");
 	}
 	for (i = 0; i < a.n_sizes; i++) {
 		for (b = 0; b < a.n_ls; b++) {
 			for (k = 0; k < a.n_st; k++) {
-				struct hbm_case cs = { a.sizes[i], a.chunk,
+				struct hbm_case cs = { a.sizes[i],
+						       a.chunk,
 						       (unsigned int)a.nls[b],
 						       (unsigned int)a.nst[k],
-						       a.passes, a.in_place };
+						       a.passes,
+						       a.in_place };
 
 				ret = hbm_case(dev, &hi, &cs, in, out, host_out,
 					       a.rounds, a.json);

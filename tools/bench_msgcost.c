@@ -291,8 +291,7 @@ int bench_msgcost_main(int argc, char **argv)
 
 	printf("# %s msgcost: %s <-> %s in one thread, %llu B, %u ping-pongs, "
 	       "%s\n",
-	       prog, a.name[0], a.name[1], (unsigned long long)a.size,
-	       a.iters,
+	       prog, a.name[0], a.name[1], (unsigned long long)a.size, a.iters,
 	       a.one_way == one_way_send ? "fc_chan_send/recv" :
 					   "fc_chan_isend/irecv");
 	printf("# %-10s %18s\n", "Size", "Latency (us)");

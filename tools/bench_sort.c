@@ -32,7 +32,7 @@
 #include "bench_sort.h"
 #include "tool_util.h"
 
-#define SORT_TIMEOUT_MS	600000
+#define SORT_TIMEOUT_MS 600000
 #define SORT_SEED	0x50a7ull
 
 static void sort_die(const char *what, int err)
@@ -151,9 +151,12 @@ static void serial_counting(const uint32_t *in, uint32_t *out, size_t n,
 static void serial_radix(const uint32_t *in, uint32_t *out, uint32_t *tmp,
 			 size_t n, unsigned int bits)
 {
-	enum { DB = 11, NB = 1 << DB };
+	enum {
+		DB = 11,
+		NB = 1 << DB
+	};
 	unsigned int nd = (bits + DB - 1) / DB;
-	size_t (*h)[NB] = calloc(nd, sizeof(*h));
+	size_t(*h)[NB] = calloc(nd, sizeof(*h));
 	const uint32_t *src = in;
 	uint32_t *dst = nd % 2 ? out : tmp;
 
@@ -225,10 +228,10 @@ struct sort_bench {
 	struct fc_dev *dev;
 	struct fc_group *g;
 	uint32_t rank, n;
-	size_t count, keys;	/* this rank's, and all */
-	size_t first;		/* global index of this rank's first key */
+	size_t count, keys; /* this rank's, and all */
+	size_t first;	    /* global index of this rank's first key */
 	unsigned int bits, iters;
-	uint32_t algos[4];	/* --algo, in order */
+	uint32_t algos[4]; /* --algo, in order */
 	unsigned int nalgo;
 	bool serial, head;
 	const char *devname;
@@ -254,8 +257,8 @@ static double slowest(struct sort_bench *b, double t)
 }
 
 /* Bmem and Bnet of one rank, in bytes per second. */
-static void bandwidths(struct sort_bench *b, const uint32_t *src,
-		       uint32_t *dst, double *bmem, double *bnet)
+static void bandwidths(struct sort_bench *b, const uint32_t *src, uint32_t *dst,
+		       double *bmem, double *bnet)
 {
 	size_t bytes = b->count * 4, per = pair_keys(b);
 	double t[5], t0;
@@ -288,15 +291,16 @@ static const char *const algo_names[] = { "auto", "counting", "onepass",
 static bool check_sorted(struct sort_bench *b, const uint32_t *k)
 {
 	uint64_t edge[3] = { b->count != 0, b->count ? k[0] : 0,
-			     b->count ? k[b->count - 1] : 0 }, *all;
+			     b->count ? k[b->count - 1] : 0 },
+		 *all;
 	uint64_t bad = 0, last = 0;
 	bool seen = false;
 
 	for (size_t i = 1; i < b->count; i++)
 		bad += k[i - 1] > k[i];
 	all = malloc(sizeof(edge) * b->n);
-	if (!all || fc_allgather(b->g, edge, all, 3, FC_UINT64,
-				 SORT_TIMEOUT_MS) ||
+	if (!all ||
+	    fc_allgather(b->g, edge, all, 3, FC_UINT64, SORT_TIMEOUT_MS) ||
 	    fc_allreduce(b->g, FC_IN_PLACE, &bad, 1, FC_UINT64, FC_SUM,
 			 SORT_TIMEOUT_MS))
 		sort_die("check", -EIO);
@@ -321,8 +325,11 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 	uint64_t s0, s1;
 	bool sim = fc_sim_time_ps(b->dev, &s0) == 0;
 	struct fc_sort_args a = {
-		.key_size = 4, .key_bits = b->bits, .algo = algo,
-		.count = c, .capacity = c,
+		.key_size = 4,
+		.key_bits = b->bits,
+		.algo = algo,
+		.count = c,
+		.capacity = c,
 	};
 	int rc;
 
@@ -347,8 +354,12 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 			st[it - 1] = slowest(b, (double)(s1 - s0) * 1e-12);
 	}
 	/* OPTWEB's model with our passes; GB/s of keys */
-	model = b->n * (bmem / a.mem_passes < bnet / (a.net_passes ? a.net_passes : 1) ?
-			bmem / a.mem_passes : bnet / (a.net_passes ? a.net_passes : 1)) / 1e9;
+	model = b->n *
+		(bmem / a.mem_passes <
+				 bnet / (a.net_passes ? a.net_passes : 1) ?
+			 bmem / a.mem_passes :
+			 bnet / (a.net_passes ? a.net_passes : 1)) /
+		1e9;
 	rc = check_sorted(b, out);
 	if (b->rank == 0)
 		line("fpgacomm", b->n, b->keys, b->bits, algo_names[algo],
@@ -372,7 +383,8 @@ static void parse_algos(struct sort_bench *b, const char *algos)
 
 	if (!algos) {
 		b->algos[b->nalgo++] = b->bits <= FC_SORT_COUNTING_MAX_BITS ?
-				       FC_SORT_COUNTING : FC_SORT_ONEPASS;
+					       FC_SORT_COUNTING :
+					       FC_SORT_ONEPASS;
 		return;
 	}
 	copy = strdup(algos);
@@ -386,7 +398,8 @@ static void parse_algos(struct sort_bench *b, const char *algos)
 			;
 		if (i == 4 || b->nalgo == 4)
 			usage_error("bad algorithm '%s'", tok);
-		if (i == FC_SORT_COUNTING && b->bits > FC_SORT_COUNTING_MAX_BITS)
+		if (i == FC_SORT_COUNTING &&
+		    b->bits > FC_SORT_COUNTING_MAX_BITS)
 			usage_error("counting needs --bits <= %d",
 				    FC_SORT_COUNTING_MAX_BITS);
 		b->algos[b->nalgo++] = i;
@@ -422,7 +435,8 @@ static void parse_args(struct sort_bench *b, int argc, char **argv)
 			break;
 		case 'b':
 			if (parse_u64(optarg, &v) || !v || v > 32)
-				usage_error("bad key bits '%s' (1..32)", optarg);
+				usage_error("bad key bits '%s' (1..32)",
+					    optarg);
 			b->bits = (unsigned int)v;
 			break;
 		case 'a':
@@ -464,7 +478,7 @@ static void split_keys(struct sort_bench *b)
 static void measure(struct sort_bench *b, double *bmem, double *bnet)
 {
 	size_t n = b->count > pair_keys(b) * b->n ? b->count :
-		   pair_keys(b) * b->n;
+						    pair_keys(b) * b->n;
 	uint32_t *src = calloc(n + 1, 4), *dst = calloc(n + 1, 4);
 
 	if (!src || !dst)
@@ -494,7 +508,8 @@ int bench_sort_main(int argc, char **argv)
 	b.dev = dev;
 	rc = fc_group_world(dev, &b.g);
 	if (rc)
-		sort_die("world (run it under fpgacomm-run, mpirun or srun)", rc);
+		sort_die("world (run it under fpgacomm-run, mpirun or srun)",
+			 rc);
 	b.rank = (uint32_t)fc_group_rank(b.g);
 	b.n = (uint32_t)fc_group_size(b.g);
 	split_keys(&b);

@@ -59,8 +59,8 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
-		WINDOW, prog);
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
+		prog, WINDOW, prog);
 }
 
 static double now_us(void)
@@ -284,7 +284,9 @@ static void chan_print_header(const struct chan_run *r)
 		       getenv("FPGACOMM_EMU_MODEL"));
 	printf("# %-10s %18s%s\n", "Size",
 	       a->bw ? "Bandwidth (MB/s)" : "Latency (us)",
-	       !r->sim ? "" : a->bw ? "        Model (MB/s)" : "          Model (us)");
+	       !r->sim ? "" :
+	       a->bw   ? "        Model (MB/s)" :
+			 "          Model (us)");
 }
 
 /* One size: warm-up, a barrier, the timed iterations; rank 0 prints. */
@@ -357,8 +359,9 @@ static int chan_main(int argc, char **argv)
 	if (ret)
 		die("world (run it under fpgacomm-run, mpirun or srun)", ret);
 	if (a.peer == 0 || a.peer >= r.w.size)
-		usage_error("peer %u: the world has ranks 0..%u and rank 0 leads",
-			    a.peer, r.w.size - 1);
+		usage_error(
+			"peer %u: the world has ranks 0..%u and rank 0 leads",
+			a.peer, r.w.size - 1);
 	r.lead = r.w.rank == 0;
 	r.part = r.lead || r.w.rank == a.peer;
 	if (r.part) {

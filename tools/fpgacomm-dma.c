@@ -182,8 +182,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->memcpy = true;
 			break;
 		case O_TIMEOUT:
-			o->timeout_ms = range_arg(optarg, "timeout (ms)", 1,
-						  INT32_MAX);
+			o->timeout_ms =
+				range_arg(optarg, "timeout (ms)", 1, INT32_MAX);
 			break;
 		case O_JSON:
 			o->json = true;

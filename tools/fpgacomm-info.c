@@ -627,7 +627,8 @@ int main(int argc, char **argv)
 
 		if (emu)
 			snprintf(board_add(&l)->name, sizeof(l.b[0].name), "%s",
-				 env && !strncmp(env, "emu:", 4) ? env : "emu:");
+				 env && !strncmp(env, "emu:", 4) ? env :
+								   "emu:");
 	}
 
 	for (unsigned int i = 0; i < l.n; i++) {

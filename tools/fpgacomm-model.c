@@ -90,7 +90,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "show")) {
 		need(argc, 0);
 		printf("profile %s\n", p.name);
-		printf("link payload      %10.3f Gb/s\n", fcm_link_payload_gbps(&p));
+		printf("link payload      %10.3f Gb/s\n",
+		       fcm_link_payload_gbps(&p));
 		printf("packet on a link  %10.4f ns\n", fcm_pkt_ns(&p));
 		printf("router            %10.4f ns\n", fcm_router_ns(&p));
 		printf("PCIe payload      %10.4f GB/s\n", fcm_pcie_gbs(&p));
@@ -115,8 +116,9 @@ int main(int argc, char **argv)
 		b = (uint64_t)num(argv[1]);
 		if (!d || strlen(argv[2]) != 1 || !strchr("wr", argv[2][0]))
 			usage_error("chain D BYTES w|r");
-		printf("%.4f\n", (double)d * b /
-					 fcm_chain_ns(&p, d, b, argv[2][0] == 'w'));
+		printf("%.4f\n",
+		       (double)d * b /
+			       fcm_chain_ns(&p, d, b, argv[2][0] == 'w'));
 	} else if (!strcmp(cmd, "stream")) {
 		uint64_t bytes, chunk, per;
 		unsigned int s;
@@ -126,10 +128,12 @@ int main(int argc, char **argv)
 		chunk = (uint64_t)num(argv[1]);
 		s = (unsigned int)num(argv[2]);
 		if (!chunk || !(p.hbm_channels > 0) || s < 1 || s > 2)
-			usage_error("stream BYTES CHUNK 1|2, on a profile with HBM");
+			usage_error(
+				"stream BYTES CHUNK 1|2, on a profile with HBM");
 		per = bytes / (uint64_t)p.hbm_channels / chunk;
 		/* each LS reads and writes its part: bytes moved both ways */
-		printf("%.4f\n", 2.0 * bytes / fcm_stream_ns(&p, per, chunk, s, true));
+		printf("%.4f\n",
+		       2.0 * bytes / fcm_stream_ns(&p, per, chunk, s, true));
 	} else if (!strcmp(cmd, "sort")) {
 		need(argc, 5);
 		p.sort_mhz = num(argv[2]);

@@ -16,7 +16,7 @@
 #include <fpgacomm/fpgacomm.h>
 #include <fpgacomm/hw.h>
 
-#include "topology.h"	/* topo/: the routing tables it prints and loads */
+#include "topology.h" /* topo/: the routing tables it prints and loads */
 #include "tool_util.h"
 
 #define LINE_MAX_LEN 256
@@ -395,10 +395,10 @@ static int cmd_load(const char *devname, const char *arg)
 	}
 	/* From a topology, the world as well (hw.h FC_ROUTER_FABRIC_*). */
 	if (topo) {
-		ret = fc_reg_write(dev, FC_ROUTER_FABRIC_TOPO,
-				   fc_topo_reg(&t));
+		ret = fc_reg_write(dev, FC_ROUTER_FABRIC_TOPO, fc_topo_reg(&t));
 		if (!ret)
-			ret = fc_reg_write(dev, FC_ROUTER_FABRIC_NODES, t.nodes);
+			ret = fc_reg_write(dev, FC_ROUTER_FABRIC_NODES,
+					   t.nodes);
 		if (ret) {
 			fprintf(stderr, "%s: %s: fabric registers: %s\n", prog,
 				info.name, fc_strerror(ret));

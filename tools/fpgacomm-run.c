@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric.h"	/* emu/: creates the emulated cluster its ranks join */
+#include "fabric.h" /* emu/: creates the emulated cluster its ranks join */
 #include "tool_util.h"
 
 /* After --timeout's SIGTERM, how long ranks get before SIGKILL. */
@@ -114,7 +114,8 @@ static void parse_faults(const char *arg, struct fcemu_faults *f)
 			*next++ = '\0';
 		if (!*tok)
 			usage_error("empty item in --faults '%s': expected "
-				    "drop=P,corrupt=P", arg);
+				    "drop=P,corrupt=P",
+				    arg);
 		val = strchr(tok, '=');
 		if (!val)
 			usage_error("bad fault '%s' in --faults: expected "
@@ -139,7 +140,8 @@ static void parse_faults(const char *arg, struct fcemu_faults *f)
 				    "corrupt)",
 				    tok);
 		if (*seen)
-			usage_error("%s given twice in --faults '%s'", tok, arg);
+			usage_error("%s given twice in --faults '%s'", tok,
+				    arg);
 		*seen = true;
 		if (seen == &seen_drop)
 			f->drop_ppm = ppm;
@@ -466,9 +468,10 @@ static void parse_args(int argc, char **argv, struct run_args *a)
 		case 'n':
 			if (parse_u64(optarg, &a->n) || !a->n ||
 			    a->n > FC_MAX_NODES)
-				usage_error("bad number of ranks '%s': expected "
-					    "1 to %u",
-					    optarg, FC_MAX_NODES);
+				usage_error(
+					"bad number of ranks '%s': expected "
+					"1 to %u",
+					optarg, FC_MAX_NODES);
 			break;
 		case 't':
 			a->topo_arg = optarg;

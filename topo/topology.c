@@ -146,8 +146,7 @@ uint32_t fc_topo_reg(const struct fc_topology *t)
 	return FC_TOPO(hw_kinds[t->kind], t->nx, t->ny);
 }
 
-int fc_topo_from_reg(uint32_t nodes, uint32_t reg,
-		     struct fc_topology *t)
+int fc_topo_from_reg(uint32_t nodes, uint32_t reg, struct fc_topology *t)
 {
 	struct fc_topology r = { 0 };
 
@@ -193,9 +192,8 @@ static unsigned int coord(const struct fc_topology *t, unsigned int node,
 }
 
 /* @node with its coordinate in dimension @d replaced by @c. */
-static unsigned int with_coord(const struct fc_topology *t,
-			       unsigned int node, unsigned int d,
-			       unsigned int c)
+static unsigned int with_coord(const struct fc_topology *t, unsigned int node,
+			       unsigned int d, unsigned int c)
 {
 	unsigned int x = coord(t, node, 0), y = coord(t, node, 1);
 
@@ -212,8 +210,7 @@ static int wraps(const struct fc_topology *t)
 }
 
 int fc_topo_peer(const struct fc_topology *t, unsigned int node,
-		 unsigned int port, unsigned int *peer,
-		 unsigned int *peer_port)
+		 unsigned int port, unsigned int *peer, unsigned int *peer_port)
 {
 	unsigned int d, n, c, to;
 

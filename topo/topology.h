@@ -16,16 +16,16 @@
 
 /* The shapes; the board's registers name them FC_TOPO_* (fc_topo_reg()). */
 enum fc_topo_kind {
-	FC_TOPOLOGY_RING,	/* "ring:N" */
-	FC_TOPOLOGY_MESH,	/* "mesh:XxY" */
-	FC_TOPOLOGY_TORUS,	/* "torus:XxY" */
-	FC_TOPOLOGY_FULL,	/* "full:N", N <= FC_MAX_PORTS + 1 */
+	FC_TOPOLOGY_RING,  /* "ring:N" */
+	FC_TOPOLOGY_MESH,  /* "mesh:XxY" */
+	FC_TOPOLOGY_TORUS, /* "torus:XxY" */
+	FC_TOPOLOGY_FULL,  /* "full:N", N <= FC_MAX_PORTS + 1 */
 };
 
 struct fc_topology {
-	uint32_t kind;		/* enum fc_topo_kind */
-	uint32_t nx, ny;	/* ring and full: nx = N, ny = 1 */
-	uint32_t nodes;		/* nx * ny, 1..FC_MAX_NODES */
+	uint32_t kind;	 /* enum fc_topo_kind */
+	uint32_t nx, ny; /* ring and full: nx = N, ny = 1 */
+	uint32_t nodes;	 /* nx * ny, 1..FC_MAX_NODES */
 };
 
 /* RETURN VALUE: 0, or -EINVAL for a malformed or too large topology. */

@@ -18,22 +18,22 @@
 #include "internal.h"
 #include "cuda_internal.h"
 #include "emu_iommu.h"
-#include "fabric.h"	/* emu/: this backend hosts the emulated board */
+#include "fabric.h" /* emu/: this backend hosts the emulated board */
 #include "fcemu.h"
 
-#define EMU_QUEUE_DEPTH	64		/* chains queued or running */
-#define EMU_FAIL_LOG	128		/* failed chains remembered */
-#define EMU_STEP_BYTES	(8ull << 20)	/* engine work per poll */
-#define EMU_TABLE_BYTES	8192		/* one chain's descriptor table */
-#define EMU_TABLES_LEN	((size_t)FC_DMA_MAX_ENGINES * EMU_QUEUE_DEPTH * \
-			 EMU_TABLE_BYTES)
-#define EMU_CLUSTER_MAX	32
-#define EMU_MIN_MEM	4096ull
-#define EMU_MAX_MEM	(1ull << 40)
-#define EMU_JOIN_WAIT_MS 30000		/* a job's rank 0 creates its cluster */
+#define EMU_QUEUE_DEPTH 64	     /* chains queued or running */
+#define EMU_FAIL_LOG	128	     /* failed chains remembered */
+#define EMU_STEP_BYTES	(8ull << 20) /* engine work per poll */
+#define EMU_TABLE_BYTES 8192	     /* one chain's descriptor table */
+#define EMU_TABLES_LEN \
+	((size_t)FC_DMA_MAX_ENGINES * EMU_QUEUE_DEPTH * EMU_TABLE_BYTES)
+#define EMU_CLUSTER_MAX	 32
+#define EMU_MIN_MEM	 4096ull
+#define EMU_MAX_MEM	 (1ull << 40)
+#define EMU_JOIN_WAIT_MS 30000 /* a job's rank 0 creates its cluster */
 
 struct emu_fail {
-	uint64_t seq;			/* of its engine */
+	uint64_t seq; /* of its engine */
 	struct fc_dma_result res;
 };
 
@@ -43,31 +43,31 @@ struct emu_fail {
  * an engine's chains end in order, those of different engines in any.
  */
 struct emu_engine {
-	struct fc_hw_desc *tables;	/* EMU_QUEUE_DEPTH descriptor tables */
+	struct fc_hw_desc *tables; /* EMU_QUEUE_DEPTH descriptor tables */
 	uint64_t tables_bus;
-	uint16_t count[EMU_QUEUE_DEPTH];	/* descriptors in each table */
-	uint64_t last_seq;		/* newest chain handed out */
-	uint64_t done_upto;		/* every chain up to here has ended */
-	bool running;			/* chain done_upto + 1 is on the engine */
+	uint16_t count[EMU_QUEUE_DEPTH]; /* descriptors in each table */
+	uint64_t last_seq;		 /* newest chain handed out */
+	uint64_t done_upto;		 /* every chain up to here has ended */
+	bool running; /* chain done_upto + 1 is on the engine */
 	uint32_t reset_seq;
-	uint32_t board_reset_seen;	/* BOARD_RESET_ACK at the last kick */
+	uint32_t board_reset_seen; /* BOARD_RESET_ACK at the last kick */
 	struct emu_fail fails[EMU_FAIL_LOG];
 	unsigned int fail_next;
-	uint64_t newest_fail;		/* the last chain recorded as failed */
-	uint64_t forgotten_upto;	/* results up to here may be evicted */
+	uint64_t newest_fail;	 /* the last chain recorded as failed */
+	uint64_t forgotten_upto; /* results up to here may be evicted */
 };
 
 struct emu_board {
 	struct fcemu *emu;
-	volatile uint32_t *bar0;	/* fcemu_bar0(emu) */
+	volatile uint32_t *bar0; /* fcemu_bar0(emu) */
 	struct fc__iommu mmu;
-	void *tables;			/* every engine's, in one mapping */
-	unsigned int engines;		/* of the board's, those we queue on */
-	uint32_t running;		/* bit e: eng[e].running */
+	void *tables;	      /* every engine's, in one mapping */
+	unsigned int engines; /* of the board's, those we queue on */
+	uint32_t running;     /* bit e: eng[e].running */
 	struct emu_engine eng[FC_DMA_MAX_ENGINES];
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
-	struct fcemu_cluster *fabric;	/* the cluster joined, or NULL */
+	struct fcemu_cluster *fabric; /* the cluster joined, or NULL */
 };
 
 static struct emu_board *board_of(struct fc_dev *dev)
@@ -246,9 +246,11 @@ static void say_refused(const struct emu_board *b, int err)
 	    err != -EPROTO)
 		return;
 	fcemu_cluster_explain(b->cluster, err, why, sizeof(why));
-	fprintf(stderr, "fpgacomm: cannot join emulated cluster %s: %s "
+	fprintf(stderr,
+		"fpgacomm: cannot join emulated cluster %s: %s "
 		"(remove it, or name another cluster: "
-		"FPGACOMM_DEVICE=emu:NAME/N)\n", b->cluster, why);
+		"FPGACOMM_DEVICE=emu:NAME/N)\n",
+		b->cluster, why);
 }
 
 /*
@@ -352,7 +354,8 @@ static int emu_open(struct fc_dev *dev, const char *spec)
 	for (e = 0; e < FC_DMA_MAX_ENGINES; e++) {
 		size_t off = (size_t)e * EMU_QUEUE_DEPTH * EMU_TABLE_BYTES;
 
-		b->eng[e].tables = (struct fc_hw_desc *)((char *)b->tables + off);
+		b->eng[e].tables =
+			(struct fc_hw_desc *)((char *)b->tables + off);
 		b->eng[e].tables_bus = bus + off;
 	}
 	dev->engines = b->engines;
@@ -379,7 +382,7 @@ err_free_board:
 }
 
 /* Rounds of progress a closing board gives owed ABORTs to find room. */
-#define EMU_CLOSE_ROUNDS	1000
+#define EMU_CLOSE_ROUNDS 1000
 
 static void emu_close(struct fc_dev *dev)
 {
@@ -465,7 +468,7 @@ static int import_file(struct emu_board *b, struct fc__mem *mem, int fd,
 	if (flags < 0)
 		return -errno;
 	if ((flags & O_ACCMODE) != O_RDWR)
-		return -EACCES;		/* as mmap would say */
+		return -EACCES; /* as mmap would say */
 	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (own < 0)
 		return -errno;
@@ -504,7 +507,7 @@ static int emu_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
 		return import_file(board_of(dev), mem, fd, off, end);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (p == MAP_FAILED)
-		return errno == ENODEV ? -EINVAL : -errno;	/* not mappable */
+		return errno == ENODEV ? -EINVAL : -errno; /* not mappable */
 	ret = fc__iommu_map(&board_of(dev)->mmu, p, len, &mem->handle);
 	if (ret) {
 		munmap(p, len);
@@ -557,7 +560,7 @@ static void record_fail(struct emu_engine *q, uint64_t seq, int status,
 	if (f->seq > q->forgotten_upto)
 		q->forgotten_upto = f->seq;
 	f->seq = seq;
-	q->newest_fail = seq;	/* an engine's chains fail in order */
+	q->newest_fail = seq; /* an engine's chains fail in order */
 	f->res.status = status;
 	f->res.hw_error = hw_error;
 	f->res.hw_index = hw_index;
@@ -638,11 +641,10 @@ static int emu_submit(struct fc_dev *dev, unsigned int engine,
 		const struct fc_xfer *x = &xfers[i];
 
 		d[i].len = htole32((uint32_t)x->len);
-		d[i].flags = htole16((i == n - 1 ? FC_DESC_F_EOC : 0) |
-				     (x->flags & FC_XFER_F_MORE ?
-				      FC_DESC_F_MORE : 0) |
-				     (x->flags & FC_XFER_F_CTRL ?
-				      FC_DESC_F_CTRL : 0));
+		d[i].flags = htole16(
+			(i == n - 1 ? FC_DESC_F_EOC : 0) |
+			(x->flags & FC_XFER_F_MORE ? FC_DESC_F_MORE : 0) |
+			(x->flags & FC_XFER_F_CTRL ? FC_DESC_F_CTRL : 0));
 		d[i].src_space = (uint8_t)x->src.space;
 		d[i].dst_space = (uint8_t)x->dst.space;
 		d[i].src = htole64(loc_bus(dev, &x->src));
@@ -752,8 +754,7 @@ static int emu_hops(struct fc_dev *dev, uint32_t node, uint32_t *hops)
 
 	if (!b->fabric)
 		return -ENOTCONN;
-	*hops = fc_topo_hops(fcemu_cluster_topology(b->fabric),
-			     b->index, node);
+	*hops = fc_topo_hops(fcemu_cluster_topology(b->fabric), b->index, node);
 	return 0;
 }
 
@@ -829,14 +830,13 @@ static int emu_node_state(struct fc_dev *dev, uint32_t node)
 	}
 }
 
-static int emu_kernel_register(struct fc_dev *dev, uint32_t id,
-			       fc_kernel_fn fn, void *ctx)
+static int emu_kernel_register(struct fc_dev *dev, uint32_t id, fc_kernel_fn fn,
+			       void *ctx)
 {
 	return fcemu_kernel_register(board_of(dev)->emu, id, fn, ctx);
 }
 
-static void emu_stream_sleep(struct fc_dev *dev, uint32_t seen,
-			     uint64_t max_ns)
+static void emu_stream_sleep(struct fc_dev *dev, uint32_t seen, uint64_t max_ns)
 {
 	fcemu_stream_sleep(board_of(dev)->emu, seen, max_ns);
 }

@@ -17,26 +17,26 @@
 
 #include <uapi/fpgacomm.h>
 
-#include "topology.h"	/* topo/: the topology the FABRIC registers name */
+#include "topology.h" /* topo/: the topology the FABRIC registers name */
 #include "internal.h"
 
 /* What the library needs from the driver. */
-#define REQUIRED_FEATURES	(FC_FEAT_DMA | FC_FEAT_MEM_REGISTER | FC_FEAT_REG)
+#define REQUIRED_FEATURES (FC_FEAT_DMA | FC_FEAT_MEM_REGISTER | FC_FEAT_REG)
 
 struct kdev {
 	int fd;
 	struct fc_ioc_info info;
-	bool fabric;			/* the board is part of a fabric */
-	struct fc_topology topo;	/* ... this one */
+	bool fabric;		 /* the board is part of a fabric */
+	struct fc_topology topo; /* ... this one */
 	/* The PIO send pages (FC_MMAP_PIO), mapped at the first PIO send. */
 	volatile uint32_t *pio;
 	bool pio_tried;
-	bool pio_kick_always;		/* FPGACOMM_PIO_KICK=1: as before WATCH */
-	uint32_t pio_tail;		/* we are PIO_TAIL's only writer */
+	bool pio_kick_always; /* FPGACOMM_PIO_KICK=1: as before WATCH */
+	uint32_t pio_tail;    /* we are PIO_TAIL's only writer */
 	/* The event queue in our mapping (EQ), for idle's EQ_WAIT. */
 	const struct fc_hw_pkt *eq;
 	uint32_t eq_slots;
-	unsigned int fork_gen;		/* fork_gen when opened */
+	unsigned int fork_gen; /* fork_gen when opened */
 };
 
 /*
@@ -46,12 +46,12 @@ struct kdev {
  * all (the driver marks the mapping VM_DONTCOPY). There every call fails
  * with -EBADFD, and fc_close() only lets go of the child's copy.
  */
-static unsigned int fork_gen;	/* moves in each child, as it starts */
+static unsigned int fork_gen; /* moves in each child, as it starts */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_child(void)
 {
-	fork_gen++;	/* the child is one thread now */
+	fork_gen++; /* the child is one thread now */
 }
 
 static void fork_watch(void)
@@ -99,7 +99,7 @@ static int kernel_open(struct fc_dev *dev, const char *path)
 	}
 	ret = k_ioctl(k, FC_IOC_INFO, &k->info);
 	if (ret == -ENOTTY || ret == -EINVAL)
-		ret = -ENODEV;	/* some other device: not one of ours */
+		ret = -ENODEV; /* some other device: not one of ours */
 	if (ret)
 		goto err_close;
 	/* An older or newer ABI than ours, or a driver lacking what we use. */
@@ -115,7 +115,8 @@ static int kernel_open(struct fc_dev *dev, const char *path)
 	/* A queue per engine (the fabric's lanes), where SUBMIT can name one. */
 	if (k->info.features & FC_FEAT_ENGINES)
 		dev->engines = k->info.dma_engines < FC_DMA_MAX_ENGINES ?
-			       k->info.dma_engines : FC_DMA_MAX_ENGINES;
+				       k->info.dma_engines :
+				       FC_DMA_MAX_ENGINES;
 	return 0;
 
 err_close:
@@ -321,7 +322,7 @@ static int kernel_poll(struct fc_dev *dev, uint64_t ticket,
 	int ret = kernel_wait(dev, ticket, 0, res);
 
 	if (moved)
-		*moved = 0;	/* the board moves data on its own */
+		*moved = 0; /* the board moves data on its own */
 	return ret == -ETIMEDOUT ? -EINPROGRESS : ret;
 }
 
@@ -431,8 +432,8 @@ static int kernel_chan_head(struct fc_dev *dev, uint32_t chan, uint32_t head)
 }
 
 /* The board's event queue, through the driver (FC_FEAT_EQ). */
-static int kernel_eq_set(struct fc_dev *dev, struct fc__mem *mem,
-			 uint64_t off, uint32_t slots)
+static int kernel_eq_set(struct fc_dev *dev, struct fc__mem *mem, uint64_t off,
+			 uint32_t slots)
 {
 	struct kdev *k = kdev_of(dev);
 	struct fc_ioc_eq a = { .flags = FC_EQ_OFF };
@@ -450,7 +451,8 @@ static int kernel_eq_set(struct fc_dev *dev, struct fc__mem *mem,
 	k->eq = NULL;
 	ret = k_ioctl(k, FC_IOC_EQ, &a);
 	if (!ret && mem) {
-		k->eq = (const struct fc_hw_pkt *)((uint8_t *)mem->pub.addr + off);
+		k->eq = (const struct fc_hw_pkt *)((uint8_t *)mem->pub.addr +
+						   off);
 		k->eq_slots = slots;
 	}
 	return ret;
@@ -474,10 +476,11 @@ static void kernel_idle(struct fc_dev *dev, uint64_t max_ns)
 	int ret;
 
 	if (k->eq && (k->info.features & FC_FEAT_EQ_WAIT)) {
-		hdr = le32toh(__atomic_load_n(
-			&k->eq[w.entry & (k->eq_slots - 1)].hdr,
-			__ATOMIC_ACQUIRE));
-		if ((hdr & FC_EQ_PHASE) != FC_EQ_PHASE_OF(w.entry, k->eq_slots)) {
+		hdr = le32toh(
+			__atomic_load_n(&k->eq[w.entry & (k->eq_slots - 1)].hdr,
+					__ATOMIC_ACQUIRE));
+		if ((hdr & FC_EQ_PHASE) !=
+		    FC_EQ_PHASE_OF(w.entry, k->eq_slots)) {
 			ret = k_ioctl(k, FC_IOC_EQ_WAIT, &w);
 			if (!ret || ret == -ETIMEDOUT || ret == -EINTR)
 				return;
@@ -503,7 +506,8 @@ static int kernel_eq_head(struct fc_dev *dev, uint32_t head)
 /* What the board knows of the node: down (left or died), else alive. */
 static int kernel_node_state(struct fc_dev *dev, uint32_t node)
 {
-	uint32_t off = node < 32 ? FC_ROUTER_NODES_DOWN_LO : FC_ROUTER_NODES_DOWN_HI;
+	uint32_t off = node < 32 ? FC_ROUTER_NODES_DOWN_LO :
+				   FC_ROUTER_NODES_DOWN_HI;
 	uint32_t down = 0;
 	int ret;
 
@@ -537,7 +541,7 @@ static int pio_map(struct kdev *k)
 	p = mmap(NULL, FC_MMAP_PIO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 k->fd, FC_MMAP_PIO);
 	if (p == MAP_FAILED)
-		return -errno;	/* -EBUSY: another file of this board has them */
+		return -errno; /* -EBUSY: another file of this board has them */
 	k->pio = p;
 	k->pio_tail = k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4];
 	/* For comparison (scripts/vm/bench-pio.sh): kick whatever WATCH says. */
@@ -561,7 +565,8 @@ static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 	if (FC_PIO_SLOTS - (k->pio_tail - head) < n)
 		return -EAGAIN;
 	for (i = 0; i < n; i++)
-		memcpy((uint8_t *)k->pio + FC_PIO_SLOT(k->pio_tail + i) - FC_PIO_BASE,
+		memcpy((uint8_t *)k->pio + FC_PIO_SLOT(k->pio_tail + i) -
+			       FC_PIO_BASE,
 		       &pkts[i], sizeof(pkts[i]));
 	k->pio_tail += n;
 	*end = k->pio_tail;

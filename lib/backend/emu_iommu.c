@@ -5,9 +5,9 @@
 
 #include "emu_iommu.h"
 
-#define BUS_BASE	0x100000000ull	/* above 4 GiB: catches 32-bit truncation */
-#define BUS_PAGE	4096ull
-#define BUS_GUARD	BUS_PAGE	/* unmapped gap after every window */
+#define BUS_BASE  0x100000000ull /* above 4 GiB: catches 32-bit truncation */
+#define BUS_PAGE  4096ull
+#define BUS_GUARD BUS_PAGE /* unmapped gap after every window */
 
 static uint64_t page_up(uint64_t v)
 {
@@ -48,7 +48,8 @@ static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
 		return -EINVAL;
 	/* First fit: the gap before window i, or after the last one. */
 	for (i = 0; i < mmu->n; i++) {
-		if (mmu->win[i].bus - (mmu->win[i].bus & (BUS_PAGE - 1)) >= start + need)
+		if (mmu->win[i].bus - (mmu->win[i].bus & (BUS_PAGE - 1)) >=
+		    start + need)
 			break;
 		start = page_up(mmu->win[i].bus + mmu->win[i].len) + BUS_GUARD;
 	}
@@ -63,7 +64,8 @@ static int map_window(struct fc__iommu *mmu, void *ptr, uint64_t dev_addr,
 		mmu->win = w;
 		mmu->cap = cap;
 	}
-	memmove(&mmu->win[i + 1], &mmu->win[i], (mmu->n - i) * sizeof(*mmu->win));
+	memmove(&mmu->win[i + 1], &mmu->win[i],
+		(mmu->n - i) * sizeof(*mmu->win));
 	mmu->win[i].bus = start + in_page;
 	mmu->win[i].len = len;
 	mmu->win[i].ptr = ptr;

@@ -13,18 +13,19 @@
 struct fc__iommu_win {
 	uint64_t bus;
 	uint64_t len;
-	void *ptr;		/* CPU memory, or ... */
-	uint64_t dev_addr;	/* ... (ptr NULL) a device's, e.g. a GPU's */
-	void *dev_ctx;		/* the device API's context for it, or NULL */
-	int fd;			/* or (ptr NULL, >= 0) a file, at dev_addr */
+	void *ptr;	   /* CPU memory, or ... */
+	uint64_t dev_addr; /* ... (ptr NULL) a device's, e.g. a GPU's */
+	void *dev_ctx;	   /* the device API's context for it, or NULL */
+	int fd;		   /* or (ptr NULL, >= 0) a file, at dev_addr */
 };
 
 struct fc__iommu {
-	struct fc__iommu_win *win;	/* sorted by bus address */
+	struct fc__iommu_win *win; /* sorted by bus address */
 	size_t n, cap;
 };
 
-int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len, uint64_t *bus);
+int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len,
+		  uint64_t *bus);
 /* A window onto device memory at @dev_addr, which translate refuses. */
 int fc__iommu_map_dev(struct fc__iommu *mmu, uint64_t dev_addr, void *dev_ctx,
 		      uint64_t len, uint64_t *bus);
@@ -43,7 +44,8 @@ int fc__iommu_file(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
 uint64_t fc__iommu_dev(const struct fc__iommu *mmu, uint64_t bus, uint64_t len,
 		       void **dev_ctx);
 void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus);
-void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus, uint64_t len);
+void *fc__iommu_translate(const struct fc__iommu *mmu, uint64_t bus,
+			  uint64_t len);
 void fc__iommu_fini(struct fc__iommu *mmu);
 
 #endif /* FC_EMU_IOMMU_H */

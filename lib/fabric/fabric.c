@@ -13,7 +13,7 @@
 #include "fabric_internal.h"
 #include "handle.h"
 
-#define RNDV_ENV	"FPGACOMM_RNDV_MIN"	/* bytes; 0: no rendezvous */
+#define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */
 
 void fc__fab_lock(struct fc__fabric *fab)
 {
@@ -54,7 +54,8 @@ int fc__fabric_init(struct fc_dev *dev)
 	pthread_mutex_init(&fab->lock, NULL);
 	fab->dev = dev;
 	fab->world = w;
-	fab->rndv_min = be->rendezvous ? fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) : 0;
+	fab->rndv_min =
+		be->rendezvous ? fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) : 0;
 	ret = fc_mem_alloc(dev, (size_t)STAGE_SLOTS * STAGE_SLOT_LEN, 0,
 			   &fab->stage);
 	if (ret)
@@ -186,7 +187,8 @@ void fc__spare_put(struct fc_dev *dev, struct fc_mem *m)
 {
 	struct fc__fabric *fab = dev->fab;
 
-	if (fab->spares == SPARE_BUFS || fab->spare_bytes + m->len > SPARE_BYTES) {
+	if (fab->spares == SPARE_BUFS ||
+	    fab->spare_bytes + m->len > SPARE_BYTES) {
 		fc_mem_free(dev, m);
 		return;
 	}
@@ -219,7 +221,7 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 		status = -EHOSTDOWN;
 	r->next = NULL;
 	if (r->rndv && fab->up.chain_ended(dev, r, &status))
-		return;		/* the next step of a rendezvous is queued */
+		return; /* the next step of a rendezvous is queued */
 	r->status = status;
 	if (status && r->type == FC__REQ_SEND && fab->up.refund)
 		fab->up.refund(fab, r);
@@ -343,13 +345,13 @@ static bool submit_queued(struct fc_dev *dev)
 		/* Rendezvous writes may go several to a chain (rndv.c). */
 		n = 1;
 		ret = r->rndv == FC__RNDV_DATA ?
-			fab->up.submit(dev, r, (unsigned int)lane, &n) :
-			fc__dma_submit_on(dev, (unsigned int)lane, r->xfers,
-					  r->n, &r->ticket);
+			      fab->up.submit(dev, r, (unsigned int)lane, &n) :
+			      fc__dma_submit_on(dev, (unsigned int)lane,
+						r->xfers, r->n, &r->ticket);
 		if (ret == -EAGAIN) {
 			full |= 1u << lane;
 			if (full == (1u << fab->lanes) - 1)
-				break;	/* no lane takes more now */
+				break; /* no lane takes more now */
 			goto hold;
 		}
 		moved = true;
@@ -452,7 +454,8 @@ static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 			/* A peer that closed in order had its sends done:
 			 * they are in the fabric, give them time. */
 			p->grace_ns = state == FC__NODE_EXITED ?
-				      PEER_EXIT_GRACE_NS : PEER_GRACE_NS;
+					      PEER_EXIT_GRACE_NS :
+					      PEER_GRACE_NS;
 		}
 	}
 	if (!p->down_ns)
@@ -486,7 +489,7 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 /* ---- Requests are made and freed here (ended: fc__req_end) ---- */
 
 struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
-			      uint32_t node)
+			   uint32_t node)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc_req *r = fab->req_cache;
@@ -691,7 +694,7 @@ static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now,
 			return -EINPROGRESS;
 		ret = withdraw(dev, r, true);
 		if (ret < 0)
-			return -EINPROGRESS;	/* out of memory: try again */
+			return -EINPROGRESS; /* out of memory: try again */
 		if (ret == 0)
 			fc__req_free(r);
 		return -EHOSTDOWN;
@@ -714,7 +717,7 @@ int fc__req_test(struct fc_req *r, size_t *len)
  * SPIN_LOOKS-th round reads the clock: a read costs as much as the rest
  * of the round, and the spin's bounds are microseconds.
  */
-#define SPIN_LOOKS	8
+#define SPIN_LOOKS 8
 
 static int req_wait_loop(struct fc_req *r, int timeout_ms, size_t *len)
 {

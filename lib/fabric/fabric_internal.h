@@ -20,27 +20,27 @@
 
 #include "internal.h"
 
-#define RING_SLOTS	256		/* packets per port's receive ring */
-#define STAGE_SLOTS	32		/* staging buffers for small sends */
-#define STAGE_SLOT_LEN	(64u << 10)	/* larger sends get a buffer of their own */
-#define SPARE_BUFS	16		/* large send buffers kept for reuse */
-#define SPARE_BYTES	(64ull << 20)	/* ... and at most this much */
-#define PEER_CHECK_NS	(10ull * 1000000)	/* node state polled this often */
-#define PEER_GRACE_NS	(100ull * 1000000)	/* drain after seeing it dead */
-#define PEER_EXIT_GRACE_NS (1000ull * 1000000)	/* ... or closed in order */
-#define PEER_GRACE_POLLS 64		/* ... and look this often at least */
-#define REQ_CACHE	32		/* ended requests kept for the next */
+#define RING_SLOTS	   256	       /* packets per port's receive ring */
+#define STAGE_SLOTS	   32	       /* staging buffers for small sends */
+#define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
+#define SPARE_BUFS	   16	       /* large send buffers kept for reuse */
+#define SPARE_BYTES	   (64ull << 20)      /* ... and at most this much */
+#define PEER_CHECK_NS	   (10ull * 1000000)  /* node state polled this often */
+#define PEER_GRACE_NS	   (100ull * 1000000) /* drain after seeing it dead */
+#define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
+#define PEER_GRACE_POLLS   64 /* ... and look this often at least */
+#define REQ_CACHE	   32 /* ended requests kept for the next */
 /* Messages up to this size go through the PIO window when they can. */
-#define PIO_MAX_PKTS	48
-#define PIO_MAX_MSG	(PIO_MAX_PKTS * FC_PKT_PAYLOAD)
+#define PIO_MAX_PKTS 48
+#define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
 
 /* The library's control messages (ctrl.c), by kind. */
 enum fc__ctrl_kind {
-	FC__CTRL_RTS = 1,		/* val: the message's length */
-	FC__CTRL_CTS,			/* val: fabric address to write to; 0: dropped */
-	FC__CTRL_FIN,			/* val: 0, or the write's -errno */
-	FC__CTRL_CREDIT,		/* val: bytes consumed from the sender, total */
-	FC__CTRL_CREDIT_ASK,		/* val: bytes sent, total */
+	FC__CTRL_RTS = 1,    /* val: the message's length */
+	FC__CTRL_CTS,	     /* val: fabric address to write to; 0: dropped */
+	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
+	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
+	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
 	FC__CTRL_KINDS
 };
 
@@ -50,30 +50,30 @@ typedef void (*fc__ctrl_fn)(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 /* A queued message that came by rendezvous (rndv.c) is in one of these. */
 enum fc__msg_state {
-	FC__MSG_DATA,			/* eager: data[] holds it */
-	FC__MSG_DEFERRED,		/* announced (RTS), nowhere to land yet */
-	FC__MSG_LANDING,		/* cleared (CTS) into @land, FIN due */
-	FC__MSG_LANDED,			/* in @land */
+	FC__MSG_DATA,	  /* eager: data[] holds it */
+	FC__MSG_DEFERRED, /* announced (RTS), nowhere to land yet */
+	FC__MSG_LANDING,  /* cleared (CTS) into @land, FIN due */
+	FC__MSG_LANDED,	  /* in @land */
 };
 
 /* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV: LAND). */
 enum fc__rndv_state {
 	FC__RNDV_NONE,
-	FC__RNDV_RTS,			/* its announcement's chain runs */
-	FC__RNDV_WAIT_CTS,		/* the receiver has not cleared it yet */
-	FC__RNDV_DATA,			/* the remote write's chain runs */
-	FC__RNDV_FIN,			/* the chain telling the receiver runs */
-	FC__RNDV_LAND,			/* receive: cleared, the data is coming */
+	FC__RNDV_RTS,	   /* its announcement's chain runs */
+	FC__RNDV_WAIT_CTS, /* the receiver has not cleared it yet */
+	FC__RNDV_DATA,	   /* the remote write's chain runs */
+	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
+	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
 };
 
 struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
 	enum fc__msg_state state;
-	uint32_t cookie;		/* rendezvous: the sender's name for it */
-	struct fc_mem *land;		/* LANDING, LANDED: the library's buffer */
-	int status;			/* LANDED: 0, or the sender's error */
-	uint64_t land_at_ns;		/* DEFERRED: landed from then on */
+	uint32_t cookie;     /* rendezvous: the sender's name for it */
+	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
+	int status;	     /* LANDED: 0, or the sender's error */
+	uint64_t land_at_ns; /* DEFERRED: landed from then on */
 	uint8_t data[];
 };
 
@@ -81,30 +81,30 @@ enum fc__req_type {
 	FC__REQ_SEND,
 	FC__REQ_RECV,
 	FC__REQ_PUT,
-	FC__REQ_CTRL,			/* the library's own control message */
+	FC__REQ_CTRL, /* the library's own control message */
 };
 
 struct fc_req {
 	enum fc__req_type type;
-	bool held;			/* SEND: waiting for credit (credit.c) */
-	uint64_t credit;		/* SEND: what it costs the window */
+	bool held;	 /* SEND: waiting for credit (credit.c) */
+	uint64_t credit; /* SEND: what it costs the window */
 	struct fc_dev *dev;
-	struct fc_chan *chan;		/* SEND, RECV */
-	struct fc_req *next;		/* send queue, in flight, or posted */
-	uint32_t node;			/* the peer it depends on */
-	int status;			/* -EINPROGRESS until it ends */
-	size_t len;			/* RECV: the message's length */
+	struct fc_chan *chan; /* SEND, RECV */
+	struct fc_req *next;  /* send queue, in flight, or posted */
+	uint32_t node;	      /* the peer it depends on */
+	int status;	      /* -EINPROGRESS until it ends */
+	size_t len;	      /* RECV: the message's length */
 	/* SEND, PUT */
-	bool submitted;			/* its chain or its PIO packets are the board's */
-	uint8_t lane;			/* submitted as a chain: on this lane */
-	uint32_t pio_end;		/* PIO: taken once FC_PIO_HEAD is here */
-	bool orphan;			/* given up by its caller: free when ended */
+	bool submitted;	  /* its chain or its PIO packets are the board's */
+	uint8_t lane;	  /* submitted as a chain: on this lane */
+	uint32_t pio_end; /* PIO: taken once FC_PIO_HEAD is here */
+	bool orphan;	  /* given up by its caller: free when ended */
 	uint64_t ticket;
 	unsigned int n;
-	struct fc_xfer *xfers;		/* &xfer1 for a one-piece chain */
+	struct fc_xfer *xfers; /* &xfer1 for a one-piece chain */
 	struct fc_xfer xfer1;
-	int stage;			/* staging slot, or -1 */
-	struct fc_mem *reg;		/* a large send's own copy */
+	int stage;	    /* staging slot, or -1 */
+	struct fc_mem *reg; /* a large send's own copy */
 	/* RECV */
 	void *buf;
 	size_t cap;
@@ -112,27 +112,27 @@ struct fc_req {
 	enum fc__rndv_state rndv;
 	uint32_t cookie;
 	uint32_t port;
-	const void *sbuf;		/* SEND: the caller's buffer */
+	const void *sbuf; /* SEND: the caller's buffer */
 	/* the caller's buffer, registered: by the library for this message,
 	 * or by the caller (@umem_held: fc__mem_hold, at @umem_off in it) */
 	struct fc_mem *umem;
 	uint64_t umem_off;
 	bool umem_held;
-	int data_status;		/* SEND: how the remote write ended */
-	bool cts_early;			/* SEND: the CTS came before its RTS ended */
+	int data_status; /* SEND: how the remote write ended */
+	bool cts_early;	 /* SEND: the CTS came before its RTS ended */
 	uint64_t cts_addr;
-	struct fc_req *rnext;		/* waiting for CTS, or landing */
-	uint32_t handle;		/* the caller's handle's slot + 1, or 0 */
+	struct fc_req *rnext; /* waiting for CTS, or landing */
+	uint32_t handle;      /* the caller's handle's slot + 1, or 0 */
 };
 
 /* What arrives on one port from one source node. */
 struct fc__src {
-	uint32_t node;			/* where it comes from */
+	uint32_t node; /* where it comes from */
 	/* the message being reassembled */
 	bool active;
-	bool drop;			/* too long: counted, not kept */
-	struct fc_req *into;		/* filling this posted receive */
-	uint8_t *cur;			/* else this library buffer */
+	bool drop;	     /* too long: counted, not kept */
+	struct fc_req *into; /* filling this posted receive */
+	uint8_t *cur;	     /* else this library buffer */
 	size_t cur_len, cur_cap;
 	/* complete messages nobody has asked for yet */
 	struct fc__msg *q_head, *q_tail;
@@ -140,33 +140,33 @@ struct fc__src {
 	struct fc_req *posted_head, *posted_tail;
 	/* receives cleared for a rendezvous, waiting for its FIN */
 	struct fc_req *landing;
-	struct fc_chan *chan;		/* the open channel, if any */
+	struct fc_chan *chan; /* the open channel, if any */
 	/* end-to-end credits (credit.c): sending there ... */
-	uint64_t tx_used, tx_granted;	/* bytes, totals since open */
-	bool tx_asked;			/* a CREDIT_ASK is out */
-	bool tx_heard;			/* the peer answered (greeting) */
-	struct fc_req *held_head, *held_tail;	/* sends waiting for credit */
+	uint64_t tx_used, tx_granted;	      /* bytes, totals since open */
+	bool tx_asked;			      /* a CREDIT_ASK is out */
+	bool tx_heard;			      /* the peer answered (greeting) */
+	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
 	/* ... and receiving from there */
 	uint64_t rx_consumed, rx_returned;
-	bool rx_asked;			/* the sender waits for our count */
+	bool rx_asked; /* the sender waits for our count */
 };
 
 struct fc__port {
-	size_t buffered;		/* bytes held in library buffers */
+	size_t buffered; /* bytes held in library buffers */
 	struct fc__src *src[FC_MAX_NODES];
 };
 
 struct fc_chan {
 	struct fc_dev *dev;
 	uint32_t peer, port;
-	unsigned int reqs;		/* outstanding requests */
+	unsigned int reqs; /* outstanding requests */
 };
 
 struct fc__peer {
-	uint64_t checked_ns;		/* node state last read */
-	uint64_t down_ns;		/* first seen down, 0 while alive */
-	uint64_t grace_ns;		/* given it from then */
-	unsigned int down_polls;	/* our looks since */
+	uint64_t checked_ns;	 /* node state last read */
+	uint64_t down_ns;	 /* first seen down, 0 while alive */
+	uint64_t grace_ns;	 /* given it from then */
+	unsigned int down_polls; /* our looks since */
 };
 
 /*
@@ -175,8 +175,8 @@ struct fc__peer {
  * order and a node whose chains wait (for a FENCE_ACK) holds up no other.
  */
 struct fc__lane {
-	int node;			/* holding it, or -1 */
-	unsigned int reqs;		/* its requests submitted, not ended */
+	int node;	   /* holding it, or -1 */
+	unsigned int reqs; /* its requests submitted, not ended */
 };
 
 /*
@@ -234,31 +234,31 @@ struct fc__fabric {
 	/* what arrives: the event queue, else a ring per port (fabric_rx.c) */
 	struct fc_mem *eq;
 	uint32_t eq_slots;
-	uint32_t eq_head;		/* next entry to read */
-	uint32_t eq_told;		/* FC_EQ_HEAD as last written */
+	uint32_t eq_head; /* next entry to read */
+	uint32_t eq_told; /* FC_EQ_HEAD as last written */
 	struct fc_mem *rings;
 	uint64_t rings_bus;
 	struct fc_mem *stage;
-	uint32_t stage_free;		/* bit i: slot i free */
+	uint32_t stage_free; /* bit i: slot i free */
 	/* large sends' buffers, kept: registering costs page faults */
 	struct fc_mem *spare[SPARE_BUFS];
 	unsigned int spares;
 	uint64_t spare_bytes;
-	uint32_t head[FC_MAX_CHANNELS];	/* slots consumed: FC_CHAN_HEAD */
-	uint32_t chan_irqs;		/* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
+	uint32_t head[FC_MAX_CHANNELS]; /* slots consumed: FC_CHAN_HEAD */
+	uint32_t chan_irqs; /* IRQ_COUNT(FC_IRQ_VEC_CHAN) last seen */
 	/* TAILs read more than a ring ahead of our head (not a board's
 	 * doing: shared memory written by another process): ignored */
 	uint32_t bad_tails;
-	bool chan_events;		/* the board has FC_REG_CHAN_EVENTS */
-	uint32_t group_events[FC_CHAN_GROUPS];	/* ... last seen */
-	uint32_t rescan;		/* bit g: a ring of group g was left
+	bool chan_events; /* the board has FC_REG_CHAN_EVENTS */
+	uint32_t group_events[FC_CHAN_GROUPS]; /* ... last seen */
+	uint32_t rescan; /* bit g: a ring of group g was left
 					 * unread, look again */
 	struct fc__port *ports[FC_MAX_CHANNELS];
 	struct fc_req *sendq_head, *sendq_tail;
 	struct fc_req *fly_head, *fly_tail;
-	unsigned int lanes;		/* 1..FC_DMA_MAX_ENGINES */
+	unsigned int lanes; /* 1..FC_DMA_MAX_ENGINES */
 	struct fc__lane lane[FC_DMA_MAX_ENGINES];
-	int8_t node_lane[FC_MAX_NODES];	/* the lane a node holds, or -1 */
+	int8_t node_lane[FC_MAX_NODES]; /* the lane a node holds, or -1 */
 	/* chain requests to each node, queued or in flight */
 	uint16_t node_chains[FC_MAX_NODES];
 	/* sends in the PIO window the board has not taken yet, oldest first */
@@ -266,25 +266,25 @@ struct fc__fabric {
 	/* freed requests, reused: a message costs no allocation */
 	struct fc_req *req_cache;
 	unsigned int req_cached;
-	unsigned int puts;		/* put requests not yet ended */
-	int put_error;			/* first error of an unwaited put */
+	unsigned int puts; /* put requests not yet ended */
+	int put_error;	   /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
 	/* rendezvous */
-	size_t rndv_min;		/* 0: never */
+	size_t rndv_min; /* 0: never */
 	uint32_t next_cookie;
-	struct fc_req *cts_wait;	/* sends waiting for CTS */
+	struct fc_req *cts_wait; /* sends waiting for CTS */
 	/* cleared sends whose write waits for its node's batch in flight */
 	struct fc_req *data_head, *data_tail;
 	/* per node: writes in the send queue or flying (one batch) */
 	uint8_t data_fly[FC_MAX_NODES];
 	/* the earliest a message nobody asked for is landed; 0: none waits */
 	uint64_t land_due_ns;
-	uint64_t land_delay_ns;		/* ... a 1 MiB message waits that long */
+	uint64_t land_delay_ns; /* ... a 1 MiB message waits that long */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c), credits (credit.c) */
 	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
-	uint64_t credit_window;		/* 0: no credits */
+	uint64_t credit_window; /* 0: no credits */
 	/*
 	 * Greeting (credit.c): a channel's first send waits until the peer's
 	 * library has answered, where a board drops what comes before its
@@ -330,8 +330,8 @@ bool fc__peer_down(struct fc_dev *dev, uint32_t node);
  * NULL out of memory. Every message looks it up: inline. */
 struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
 			     uint32_t node);
-static inline struct fc__src *fc__src_get(struct fc__fabric *fab,
-					  uint32_t port, uint32_t node)
+static inline struct fc__src *fc__src_get(struct fc__fabric *fab, uint32_t port,
+					  uint32_t node)
 {
 	struct fc__port *pt = fab->ports[port];
 
@@ -344,7 +344,7 @@ struct fc__src *fc__src_find(struct fc__fabric *fab, uint32_t port,
 /* Queue the complete (or announced) message @m on @s, last. */
 void fc__src_queue(struct fc__src *s, struct fc__msg *m);
 /* fabric_msg.c: a library buffer's first size for a message */
-#define FC__MSG_MIN_CAP	4096
+#define FC__MSG_MIN_CAP 4096
 /* The message @s is building in a library buffer (s->cur). */
 static inline struct fc__msg *fc__src_msg(struct fc__src *s)
 {
@@ -421,8 +421,7 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 			   uint32_t node);
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp);
-int fc__irecv(struct fc_chan *ch, void *buf, size_t cap,
-	      struct fc_req **reqp);
+int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp);
 int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
 		   size_t len, struct fc_loc *src);
 int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
@@ -459,7 +458,7 @@ void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   const uint8_t *msg, size_t len);
 
 /* credit.c: end-to-end credits per (peer, port) */
-#define FC__CREDIT_MSG	64		/* what a message costs beyond its bytes */
+#define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
 /* Its upcalls and control messages' handlers, into @dev's fabric. */
 void fc__credit_register(struct fc_dev *dev);
 uint64_t fc__credit_cost(size_t len);

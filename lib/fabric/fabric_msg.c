@@ -98,8 +98,7 @@ void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		fab->up.msg_land(fab->dev, port, s);
 }
 
-int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
-		       struct fc__src *s)
+int fc__src_detach_req(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 {
 	struct fc__port *pt = fab->ports[port];
 	struct fc_req *r = s->into;
@@ -109,7 +108,8 @@ int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 	if (!r)
 		return 0;
 	if (!s->drop) {
-		cap = s->cur_len > FC__MSG_MIN_CAP ? s->cur_len : FC__MSG_MIN_CAP;
+		cap = s->cur_len > FC__MSG_MIN_CAP ? s->cur_len :
+						     FC__MSG_MIN_CAP;
 		m = malloc(sizeof(*m) + cap);
 		if (!m)
 			return -ENOMEM;
@@ -137,14 +137,14 @@ void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 		  struct fc_req *r)
 {
 	fc__req_append(&s->posted_head, &s->posted_tail, r);
-	if (s->q_head)		/* else nothing to match */
+	if (s->q_head) /* else nothing to match */
 		fc__src_match(fab, port, s);
 }
 
 /* ---- Draining the receive rings ---- */
 
 int fc__src_append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
-		    size_t len)
+		   size_t len)
 {
 	struct fc__msg *m;
 	size_t cap;
@@ -213,7 +213,7 @@ void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 	s->cur = NULL;
 	s->cur_len = 0;
 	s->cur_cap = 0;
-	if (s->q_head)		/* else nothing to match */
+	if (s->q_head) /* else nothing to match */
 		fc__src_match(fab, port, s);
 }
 

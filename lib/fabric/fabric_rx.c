@@ -13,13 +13,14 @@
 
 #include "fabric_internal.h"
 
-#define EQ_SLOTS	4096		/* event queue entries: 256 KiB */
-#define EQ_ENV		"FPGACOMM_EQ"	/* 0: rings even where there is a queue */
-#define SEEN_WAIT_MS	2000		/* a board that never leaves a queue */
-#define ALL_GROUPS	((uint32_t)((1ull << FC_CHAN_GROUPS) - 1))
+#define EQ_SLOTS     4096	   /* event queue entries: 256 KiB */
+#define EQ_ENV	     "FPGACOMM_EQ" /* 0: rings even where there is a queue */
+#define SEEN_WAIT_MS 2000	   /* a board that never leaves a queue */
+#define ALL_GROUPS   ((uint32_t)((1ull << FC_CHAN_GROUPS) - 1))
 
-_Static_assert(FC_CHAN_GROUPS * FC_CHAN_GROUP_SIZE == FC_MAX_CHANNELS &&
-	       FC_CHAN_GROUPS <= 32, "channel groups: a 32-bit mask");
+_Static_assert(FC_CHAN_GROUPS *FC_CHAN_GROUP_SIZE == FC_MAX_CHANNELS &&
+		       FC_CHAN_GROUPS <= 32,
+	       "channel groups: a 32-bit mask");
 
 static uint32_t reg_rd(struct fc_dev *dev, uint32_t off)
 {
@@ -49,8 +50,9 @@ static int ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
 
 	if (dev->be->chan_ring) {
 		pthread_mutex_lock(&dev->lock);
-		ret = dev->be->chan_ring(dev, port, fc__mem_find(dev, fab->rings),
-					 off, RING_SLOTS, &fab->head[port]);
+		ret = dev->be->chan_ring(dev, port,
+					 fc__mem_find(dev, fab->rings), off,
+					 RING_SLOTS, &fab->head[port]);
 		pthread_mutex_unlock(&dev->lock);
 		return ret;
 	}
@@ -89,18 +91,18 @@ static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
 }
 
 /* Packets of one run share type, source and channel. */
-#define PKT_RUN_KEY	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
-			 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) | \
-			 (FC_PKT_CHAN_MASK << FC_PKT_CHAN_SHIFT))
+#define PKT_RUN_KEY                                \
+	((FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) | \
+	 (FC_PKT_NODE_MASK << FC_PKT_SRC_SHIFT) |  \
+	 (FC_PKT_CHAN_MASK << FC_PKT_CHAN_SHIFT))
 
 /* Where packets are taken from: one port's ring, or the event queue. */
 struct pkt_ring {
 	const struct fc_hw_pkt *slot;
-	uint32_t mask;			/* slots - 1 */
+	uint32_t mask; /* slots - 1 */
 };
 
-static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg,
-					 uint32_t i)
+static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg, uint32_t i)
 {
 	return &rg->slot[i & rg->mask];
 }
@@ -142,8 +144,8 @@ static size_t copy_payloads(uint8_t *dst, const struct pkt_ring *rg,
  * RETURN VALUE: packets consumed; *err -ENOMEM when one had to stay.
  */
 static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
-			   const struct pkt_ring *rg, uint32_t head,
-			   uint32_t n, size_t bytes, int *err)
+			   const struct pkt_ring *rg, uint32_t head, uint32_t n,
+			   size_t bytes, int *err)
 {
 	const struct fc_hw_pkt *pkt;
 	uint8_t *dst;
@@ -158,8 +160,8 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 	if (s->into) {
 		dst = (uint8_t *)s->into->buf;
 		if (s->cur_len + bytes <= s->into->cap) {
-			s->cur_len += copy_payloads(dst + s->cur_len, rg,
-						    head, n);
+			s->cur_len +=
+				copy_payloads(dst + s->cur_len, rg, head, n);
 			return n;
 		}
 		/* Copy what fits; from the first that does not, drop. */
@@ -184,7 +186,7 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 				cap *= 2;
 			dst = realloc(s->cur, sizeof(struct fc__msg) + cap);
 			if (!dst)
-				goto one_by_one;	/* find the packet that stays */
+				goto one_by_one; /* find the packet that stays */
 			s->cur = dst;
 			s->cur_cap = cap;
 		}
@@ -196,7 +198,8 @@ static uint32_t append_run(struct fc__port *pt, struct fc__src *s,
 one_by_one:
 	for (k = 0; k < n; k++) {
 		pkt = at(rg, head + k);
-		*err = fc__src_append(pt, s, pkt->payload, pkt_len(le32toh(pkt->hdr)));
+		*err = fc__src_append(pt, s, pkt->payload,
+				      pkt_len(le32toh(pkt->hdr)));
 		if (*err)
 			break;
 	}
@@ -238,7 +241,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 		return 1;
 	}
 	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
-		return 1;	/* not a channel packet: nothing for us */
+		return 1; /* not a channel packet: nothing for us */
 	s = fc__src_get(fab, port, src);
 	if (!s) {
 		*stop = true;
@@ -252,8 +255,8 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
 	capped = queue && (!fab->eq || !fab->credit_window);
-	lim = FC_CHAN_MAX_MSG - (s->cur_len < FC_CHAN_MAX_MSG ?
-				 s->cur_len : FC_CHAN_MAX_MSG);
+	lim = FC_CHAN_MAX_MSG -
+	      (s->cur_len < FC_CHAN_MAX_MSG ? s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
 	for (n = 1; !(hdr & FC_PKT_EOM) && head + n != tail; n++) {
 		h2 = le32toh(at(rg, head + n)->hdr);
@@ -262,8 +265,9 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 		l2 = pkt_len(h2);
 		if (l2 > FC_PKT_PAYLOAD)
 			break;
-		if (queue && (bytes + l2 > lim ||
-			      (capped && pt->buffered + bytes >= FC_CHAN_BUFFERED)))
+		if (queue &&
+		    (bytes + l2 > lim ||
+		     (capped && pt->buffered + bytes >= FC_CHAN_BUFFERED)))
 			break;
 		bytes += l2;
 		hdr = h2;
@@ -419,7 +423,6 @@ static bool drain_all(struct fc_dev *dev)
 		moved |= drain(dev, news[i], tail[news[i]]);
 	return moved;
 }
-
 
 /* ---- The event queue ---- */
 
@@ -604,8 +607,9 @@ static int rings_init(struct fc_dev *dev)
 	unsigned int p;
 	int ret;
 
-	ret = fc__mem_alloc_contig(dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS *
-				   FC_PKT_SIZE, &fab->rings);
+	ret = fc__mem_alloc_contig(
+		dev, (size_t)FC_MAX_CHANNELS * RING_SLOTS * FC_PKT_SIZE,
+		&fab->rings);
 	if (ret)
 		return ret;
 	if (!dev->be->chan_ring)

@@ -29,10 +29,10 @@
 
 #include "fabric_internal.h"
 
-#define CREDIT_ENV	"FPGACOMM_CHAN_CREDIT"	/* bytes per (peer, port) */
-#define CREDIT_MIN	(4u << 10)
-#define GREET_ENV	"FPGACOMM_CHAN_GREET"	/* 0 or 1: the backend's */
-#define GREET_RETRY_MS	20
+#define CREDIT_ENV     "FPGACOMM_CHAN_CREDIT" /* bytes per (peer, port) */
+#define CREDIT_MIN     (4u << 10)
+#define GREET_ENV      "FPGACOMM_CHAN_GREET" /* 0 or 1: the backend's */
+#define GREET_RETRY_MS 20
 
 static uint64_t cost_of(size_t len)
 {
@@ -55,8 +55,8 @@ static bool fits(const struct fc__fabric *fab, const struct fc__src *s,
 /* Ask once for what the receiver has consumed; answered when it has. */
 static void ask(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
-	if (!s->tx_asked &&
-	    !fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT_ASK, 0, s->tx_used))
+	if (!s->tx_asked && !fc__ctrl_send(dev, s->node, port,
+					   FC__CTRL_CREDIT_ASK, 0, s->tx_used))
 		s->tx_asked = true;
 }
 
@@ -87,7 +87,8 @@ static void credit_tick(struct fc_dev *dev)
 		return;
 	fab->greet_sent_ns = now;
 	for (port = 0; port < FC_MAX_CHANNELS; port++) {
-		for (node = 0; fab->ports[port] && node < FC_MAX_NODES; node++) {
+		for (node = 0; fab->ports[port] && node < FC_MAX_NODES;
+		     node++) {
 			s = fab->ports[port]->src[node];
 			if (s && s->tx_asked && !s->tx_heard && s->held_head)
 				fc__ctrl_send(dev, node, port,
@@ -102,7 +103,7 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	struct fc__fabric *fab = dev->fab;
 
 	if (!fab->credit_window) {
-		s->tx_used += cost;	/* untake() stays right */
+		s->tx_used += cost; /* untake() stays right */
 		return true;
 	}
 	if (fab->greet && !s->tx_heard) {
@@ -160,7 +161,7 @@ static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 	}
 	r->next = NULL;
 	r->held = false;
-	r->credit = 0;		/* never counted */
+	r->credit = 0; /* never counted */
 }
 
 /* Queue held sends, in order, while the window has room. */
@@ -175,7 +176,7 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 			ask(dev, port, s);
 			return;
 		}
-		s->tx_used += r->credit;	/* r->credit stays: counted now */
+		s->tx_used += r->credit; /* r->credit stays: counted now */
 		s->held_head = r->next;
 		if (!s->held_head)
 			s->held_tail = NULL;
@@ -199,7 +200,8 @@ static void credit_consumed(struct fc_dev *dev, uint32_t port,
 	struct fc__fabric *fab = dev->fab;
 
 	s->rx_consumed += cost_of(len);
-	if (s->rx_asked || s->rx_consumed - s->rx_returned >= fab->credit_window / 4)
+	if (s->rx_asked ||
+	    s->rx_consumed - s->rx_returned >= fab->credit_window / 4)
 		give(dev, port, s);
 }
 

@@ -16,7 +16,7 @@
 struct ctrl_msg {
 	uint8_t kind;
 	uint8_t pad[3];
-	uint32_t cookie;	/* the protocol's name for what it concerns */
+	uint32_t cookie; /* the protocol's name for what it concerns */
 	uint64_t val;
 };
 
@@ -70,7 +70,7 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 
 	if (!r)
 		return -ENOMEM;
-	r->orphan = true;	/* nobody waits: freed when its chain ends */
+	r->orphan = true; /* nobody waits: freed when its chain ends */
 	ret = fc__ctrl_chain(dev, r, node, port, kind, cookie, val);
 	if (ret) {
 		free(r);
@@ -86,7 +86,7 @@ void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
 	struct ctrl_msg m;
 
 	if (len != sizeof(m))
-		return;		/* not one of ours */
+		return; /* not one of ours */
 	memcpy(&m, msg, sizeof(m));
 	if (m.kind && m.kind < FC__CTRL_KINDS && dev->fab->ctrl[m.kind])
 		dev->fab->ctrl[m.kind](dev, port, node, le32toh(m.cookie),

@@ -31,8 +31,8 @@
 #include "fabric_internal.h"
 
 /* microseconds a 1 MiB message nobody asked for waits for its receive */
-#define LAND_ENV	"FPGACOMM_RNDV_LAND_US"
-#define LAND_DELAY_US	1000
+#define LAND_ENV      "FPGACOMM_RNDV_LAND_US"
+#define LAND_DELAY_US 1000
 
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
@@ -61,7 +61,8 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	r->port = ch->port;
 	r->sbuf = buf;
 	r->len = len;
-	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS, r->cookie, len);
+	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS,
+			     r->cookie, len);
 	if (ret)
 		fc__req_umem_put(dev, r);
 	return ret;
@@ -69,8 +70,8 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 
 /* Sends whose writes share a chain, at most (a batch ends with one fence:
  * the first of them is done no sooner than the last). */
-#define BATCH_MAX	16
-#define BATCH_BYTES	(16u << 20)
+#define BATCH_MAX   16
+#define BATCH_BYTES (16u << 20)
 
 /*
  * Queue the writes waiting for @node, up to a batch: fc__rndv_submit
@@ -130,7 +131,7 @@ static bool joins(struct fc_dev *dev, const struct fc_req *r,
 }
 
 static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
-		    unsigned int *n)
+		       unsigned int *n)
 {
 	unsigned int k = 1, xn = r->n, i;
 	size_t bytes = r->len;
@@ -196,8 +197,8 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		/* Written or not, the receiver must hear how it went. The FIN
 		 * is queued before the next batch, not behind its fence. */
 		r->data_status = *status;
-		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN, r->cookie,
-				 (uint64_t)(int64_t)*status);
+		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN,
+				     r->cookie, (uint64_t)(int64_t)*status);
 		if (!ret) {
 			r->rndv = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
@@ -239,8 +240,9 @@ static bool cts_addr_ok(const struct fc_req *r, uint64_t addr)
  * address it cannot have meant). */
 static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
-	int ret = !addr ? 0 : !cts_addr_ok(r, addr) ? -EPROTO :
-		  start_data(dev, r, addr);
+	int ret = !addr			? 0 :
+		  !cts_addr_ok(r, addr) ? -EPROTO :
+					  start_data(dev, r, addr);
 
 	if (!addr || ret) {
 		r->rndv = FC__RNDV_NONE;
@@ -275,7 +277,8 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	 * having seen it yet (the receiver was quicker): then on its end.
 	 */
 	for (r = fab->fly_head; r; r = r->next) {
-		if (r->rndv == FC__RNDV_RTS && is_sender(r, port, node, cookie)) {
+		if (r->rndv == FC__RNDV_RTS &&
+		    is_sender(r, port, node, cookie)) {
 			r->cts_early = true;
 			r->cts_addr = addr;
 			return;
@@ -321,7 +324,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 }
 
 static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-		    struct fc__msg *m, struct fc_req *r)
+		       struct fc__msg *m, struct fc_req *r)
 {
 	uint32_t node = r->node;
 	uint64_t addr = 0;
@@ -343,7 +346,8 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		r->cookie = m->cookie;
 		r->rnext = s->landing;
 		s->landing = r;
-		ret = fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, addr);
+		ret = fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie,
+				    addr);
 		if (ret) {
 			s->landing = r->rnext;
 			r->rndv = FC__RNDV_NONE;
@@ -358,7 +362,8 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	free(m);
 }
 
-static void rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+static void rndv_deliver(struct fc__port *pt, struct fc__msg *m,
+			 struct fc_req *r)
 {
 	r->len = m->len;
 	r->status = m->status ? m->status : m->len > r->cap ? -EMSGSIZE : 0;
@@ -370,7 +375,7 @@ static void rndv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *
 }
 
 static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
-			    struct fc__src *s)
+			       struct fc__src *s)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__port *pt = fab->ports[port];
@@ -384,16 +389,18 @@ static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 			now = fc__now_ns();
 		if (now < m->land_at_ns) {
 			/* its receive may come yet: look again then */
-			if (!fab->land_due_ns || m->land_at_ns < fab->land_due_ns)
+			if (!fab->land_due_ns ||
+			    m->land_at_ns < fab->land_due_ns)
 				fab->land_due_ns = m->land_at_ns;
 			return;
 		}
 		if (pt->buffered + m->len > FC_CHAN_BUFFERED)
-			return;		/* the sender waits for a receive */
+			return; /* the sender waits for a receive */
 		if (fc__spare_get(dev, m->len, &m->land))
 			return;
 		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
-		    fc__ctrl_send(dev, s->node, port, FC__CTRL_CTS, m->cookie, addr)) {
+		    fc__ctrl_send(dev, s->node, port, FC__CTRL_CTS, m->cookie,
+				  addr)) {
 			fc__spare_put(dev, m->land);
 			m->land = NULL;
 			return;
@@ -458,7 +465,9 @@ static void on_fin_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 	int64_t err = (int64_t)val;
 
 	on_fin(dev, port, node, cookie,
-	       err < 0 && err > -4096 ? (int)err : err ? -EIO : 0);
+	       err < 0 && err > -4096 ? (int)err :
+	       err		      ? -EIO :
+					0);
 }
 
 static void on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
@@ -512,19 +521,19 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		s = fc__src_find(fab, r->chan->port, r->chan->peer);
 		unlink_req(&s->landing, r);
 		r->rndv = FC__RNDV_NONE;
-		return 0;	/* the caller frees it, and unregisters */
+		return 0; /* the caller frees it, and unregisters */
 	}
 	if (r->type != FC__REQ_SEND)
 		return 2;
 	if (r->rndv == FC__RNDV_RTS && !r->submitted)
-		return 2;	/* not started: dropped as any send */
+		return 2; /* not started: dropped as any send */
 	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
 		unlink_req(&fab->cts_wait, r);
 		r->rndv = FC__RNDV_NONE;
 		return 0;
 	}
 	if (!orphan || r->rndv >= FC__RNDV_DATA)
-		return -EBUSY;	/* the board may be reading the caller's buffer */
+		return -EBUSY; /* the board may be reading the caller's buffer */
 	ret = take_copy(dev, r);
 	if (ret)
 		return ret;

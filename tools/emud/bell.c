@@ -15,7 +15,7 @@
 
 #include "bell.h"
 
-#define BELL_LOOK_NS	(20ull * 1000000)	/* and look at the stop flag */
+#define BELL_LOOK_NS (20ull * 1000000) /* and look at the stop flag */
 
 static void *bell_thread(void *arg)
 {

@@ -11,7 +11,7 @@
 struct bell {
 	struct fcemu_cluster *cluster;
 	unsigned int node;
-	int fd;			/* readable when the bell rang */
+	int fd; /* readable when the bell rang */
 	bool stop;
 	pthread_t thread;
 };

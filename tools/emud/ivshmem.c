@@ -67,8 +67,8 @@ static int open_efds(int *efd, unsigned int n)
 	return 0;
 }
 
-int ivshmem_server_init(struct ivshmem_server *s, const char *path,
-			int shm_fd, unsigned int vectors)
+int ivshmem_server_init(struct ivshmem_server *s, const char *path, int shm_fd,
+			unsigned int vectors)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -91,8 +91,8 @@ int ivshmem_server_init(struct ivshmem_server *s, const char *path,
 	 * for @path (run-vm.sh, before it starts QEMU) never finds a socket
 	 * that refuses connections, and a stale one is replaced atomically.
 	 */
-	ret = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.%d.tmp",
-		       path, (int)getpid());
+	ret = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.%d.tmp", path,
+		       (int)getpid());
 	if (ret < 0 || (size_t)ret >= sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
 
@@ -173,12 +173,12 @@ int ivshmem_server_accept(struct ivshmem_server *s)
 		return -EPERM;
 	}
 	if (s->client_fd >= 0) {
-		close(fd);	/* one guest per board */
+		close(fd); /* one guest per board */
 		return -EBUSY;
 	}
 	id = s->next_id;
 	s->next_id = s->next_id == UINT16_MAX ? IVSHMEM_DAEMON_ID + 1 :
-						 s->next_id + 1;
+						s->next_id + 1;
 	ret = open_efds(s->guest_efd, s->vectors);
 	if (ret)
 		goto err_close;

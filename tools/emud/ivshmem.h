@@ -13,19 +13,19 @@
 
 #include <fpgacomm/hw.h>
 
-#define IVSHMEM_MAX_VECTORS	16
-#define IVSHMEM_DAEMON_ID	FC_IVSHMEM_DAEMON_PEER	/* guests ring us */
+#define IVSHMEM_MAX_VECTORS 16
+#define IVSHMEM_DAEMON_ID   FC_IVSHMEM_DAEMON_PEER /* guests ring us */
 
 struct ivshmem_server {
 	const char *path;
-	dev_t sock_dev;			/* our socket file, to remove only it */
+	dev_t sock_dev; /* our socket file, to remove only it */
 	ino_t sock_ino;
 	int listen_fd;
-	int client_fd;			/* one guest at a time; -1 if none */
+	int client_fd; /* one guest at a time; -1 if none */
 	int shm_fd;
 	unsigned int vectors;
-	int self_efd[IVSHMEM_MAX_VECTORS];	/* guest -> daemon */
-	int guest_efd[IVSHMEM_MAX_VECTORS];	/* daemon -> guest (MSI-X) */
+	int self_efd[IVSHMEM_MAX_VECTORS];  /* guest -> daemon */
+	int guest_efd[IVSHMEM_MAX_VECTORS]; /* daemon -> guest (MSI-X) */
 	uint16_t next_id;
 };
 
@@ -34,8 +34,8 @@ struct ivshmem_server {
  * connections, so a launcher may start QEMU as soon as it sees the file.
  * RETURN VALUE: 0 or -errno (-ENAMETOOLONG: @path too long for a socket).
  */
-int ivshmem_server_init(struct ivshmem_server *s, const char *path,
-			int shm_fd, unsigned int vectors);
+int ivshmem_server_init(struct ivshmem_server *s, const char *path, int shm_fd,
+			unsigned int vectors);
 /* Drop the guest, close everything, remove the socket file if still ours. */
 void ivshmem_server_fini(struct ivshmem_server *s);
 

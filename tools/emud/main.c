@@ -47,10 +47,10 @@
 #include "fcemu.h"
 #include "ivshmem.h"
 
-#define SHM_SIZE	FC_IVSHMEM_SHM_SIZE
-#define STEP_BYTES	(4ull << 20)
-#define MAX_EVENTS	(IVSHMEM_MAX_VECTORS + 4)
-#define MAX_PEERS	8
+#define SHM_SIZE   FC_IVSHMEM_SHM_SIZE
+#define STEP_BYTES (4ull << 20)
+#define MAX_EVENTS (IVSHMEM_MAX_VECTORS + 4)
+#define MAX_PEERS  8
 
 struct emud {
 	const char *socket_path;
@@ -69,14 +69,14 @@ struct emud {
 	const char *topology;
 	struct fcemu_cluster *cluster;
 	unsigned int node;
-	struct bell bell;		/* packets for us wake the loop */
+	struct bell bell; /* packets for us wake the loop */
 	/* --peer: other boards' shared memory, mapped once it exists */
 	unsigned int npeers;
 	const char *peer_path[MAX_PEERS];
 	uint8_t *peer_shm[MAX_PEERS];
-	unsigned int peer_refused[MAX_PEERS];	/* said so once */
+	unsigned int peer_refused[MAX_PEERS]; /* said so once */
 	uint32_t shadow[(FC_CHAN_BASE - FC_ROUTER_BASE) / 4];
-	uint32_t pio_seen;		/* PIO_TAIL as the last round began */
+	uint32_t pio_seen; /* PIO_TAIL as the last round began */
 	/*
 	 * What the board did to the guest: ranges of its RAM reached (read
 	 * or written) and interrupts sent, logged with -v at every board
@@ -85,7 +85,7 @@ struct emud {
 	 */
 	uint64_t ram_reached;
 	uint64_t irqs_sent;
-	uint32_t reset_seen;		/* BOARD_RESET_ACK last logged */
+	uint32_t reset_seen; /* BOARD_RESET_ACK last logged */
 };
 
 static const char *prog = "fpgacomm-emud";
@@ -128,7 +128,8 @@ static void usage(FILE *f, int status)
 		"                        VM, whose aperture our DMA may reach (repeatable)\n"
 		"      --bad-id          fault: the ID register reads all-ones\n"
 		"  -v, --verbose\n"
-		"  -h, --help\n", prog, FC_IRQ_VECTORS);
+		"  -h, --help\n",
+		prog, FC_IRQ_VECTORS);
 	exit(status);
 }
 
@@ -142,16 +143,29 @@ static uint64_t parse_size(const char *s, const char *what)
 	if (errno || end == s || *s == '-')
 		die("bad %s '%s'", what, s);
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end || !v)
 		die("bad %s '%s' (a number with K, M or G)", what, s);
 	return v;
 }
 
-static unsigned int parse_uint(const char *s, unsigned int max, const char *what)
+static unsigned int parse_uint(const char *s, unsigned int max,
+			       const char *what)
 {
 	unsigned long v;
 	char *end;
@@ -176,7 +190,8 @@ static void *map_file(const char *path, uint64_t *size, uint64_t create_size,
 	 * read or steer the board. Make it ours, or take only one that is
 	 * ours already and closed to everyone else.
 	 */
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0 && errno == EEXIST)
 		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -185,7 +200,8 @@ static void *map_file(const char *path, uint64_t *size, uint64_t create_size,
 		die("stat %s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077))
-		die("%s: not a file of ours closed to others (mode 0600)", path);
+		die("%s: not a file of ours closed to others (mode 0600)",
+		    path);
 	if ((uint64_t)st.st_size < create_size && ftruncate(fd, create_size))
 		die("size %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || st.st_size == 0)
@@ -213,7 +229,8 @@ static void *aperture_at(const uint8_t *shm, uint64_t bus, uint64_t len)
 			(uint64_t)regs[FC_EMU_SHM_BUS_HI / 4] << 32;
 	uint64_t lo = base + FC_IVSHMEM_APERTURE_OFF;
 
-	if (!base || bus < lo || bus - lo > SHM_SIZE - FC_IVSHMEM_APERTURE_OFF ||
+	if (!base || bus < lo ||
+	    bus - lo > SHM_SIZE - FC_IVSHMEM_APERTURE_OFF ||
 	    len > SHM_SIZE - FC_IVSHMEM_APERTURE_OFF - (bus - lo))
 		return NULL;
 	return (uint8_t *)shm + FC_IVSHMEM_APERTURE_OFF + (bus - lo);
@@ -232,8 +249,8 @@ static int open_peer(const char *path, struct stat *st)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode) ||
-	    st->st_uid != geteuid() || (st->st_mode & 077)) {
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+	    (st->st_mode & 077)) {
 		close(fd);
 		errno = EPERM;
 		return -1;
@@ -252,10 +269,12 @@ static void check_peers(const struct emud *d)
 		if (fd >= 0)
 			close(fd);
 		else if (errno != ENOENT)
-			die("--peer %s: %s", d->peer_path[i], errno == ELOOP ?
-			    "a symbolic link" : errno == EPERM ?
-			    "not a file of ours closed to others (mode 0600)" :
-			    strerror(errno));
+			die("--peer %s: %s", d->peer_path[i],
+			    errno == ELOOP ?
+				    "a symbolic link" :
+			    errno == EPERM ?
+				    "not a file of ours closed to others (mode 0600)" :
+				    strerror(errno));
 	}
 }
 
@@ -272,9 +291,11 @@ static uint8_t *peer_shm(struct emud *d, unsigned int i)
 	if (fd < 0) {
 		if (errno != ENOENT && !d->peer_refused[i]++)
 			fprintf(stderr, "%s: --peer %s refused: %s\n", prog,
-				d->peer_path[i], errno == ELOOP ?
-				"a symbolic link" : "not a file of ours "
-				"closed to others (mode 0600)");
+				d->peer_path[i],
+				errno == ELOOP ?
+					"a symbolic link" :
+					"not a file of ours "
+					"closed to others (mode 0600)");
 		return NULL;
 	}
 	if (st.st_size < SHM_SIZE) {
@@ -352,7 +373,8 @@ static void log_board_reset(struct emud *d)
 	if (!d->verbose || ack == d->reset_seen)
 		return;
 	d->reset_seen = ack;
-	fprintf(stderr, "%s: board reset %u: guest RAM reached %llu times, %llu interrupts\n",
+	fprintf(stderr,
+		"%s: board reset %u: guest RAM reached %llu times, %llu interrupts\n",
 		prog, ack, (unsigned long long)d->ram_reached,
 		(unsigned long long)d->irqs_sent);
 }
@@ -390,7 +412,12 @@ static int add_fd(int ep, int fd, uint64_t tag)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT, TAG_BELL };
+enum {
+	TAG_SIGNAL = 1000,
+	TAG_LISTEN,
+	TAG_CLIENT,
+	TAG_BELL
+};
 
 /*
  * How long to sleep before looking again. While an engine moves data, only
@@ -399,16 +426,16 @@ enum { TAG_SIGNAL = 1000, TAG_LISTEN, TAG_CLIENT, TAG_BELL };
  * clears the knob. ivshmem-plain tells us of no write: poll the registers,
  * spinning briefly after activity, then every 1 ms, then every 10 ms.
  */
-#define PLAIN_SPIN_ROUNDS	64
-#define PLAIN_FAST_ROUNDS	1000	/* about a second at 1 ms */
-#define PLAIN_SLOW_MS		10
+#define PLAIN_SPIN_ROUNDS 64
+#define PLAIN_FAST_ROUNDS 1000 /* about a second at 1 ms */
+#define PLAIN_SLOW_MS	  10
 /*
  * In a cluster, packets for us ring the board's bell (bell.c), which wakes
  * the loop; transit traffic through our router does not: while any router
  * has input waiting, look every millisecond at most, and when the cluster
  * is quiet every CLUSTER_IDLE_MS.
  */
-#define CLUSTER_IDLE_MS		20
+#define CLUSTER_IDLE_MS 20
 
 static int wait_ms(const struct emud *d, uint64_t moved, unsigned int idle)
 {
@@ -502,7 +529,7 @@ static void join_cluster(struct emud *d, struct fcemu_config *cfg)
 			die("bad topology '%s'", d->topology);
 		ret = fcemu_cluster_create(&d->cluster, d->cluster_name, &t,
 					   NULL);
-		if (ret == -EEXIST)	/* another daemon was quicker */
+		if (ret == -EEXIST) /* another daemon was quicker */
 			ret = fcemu_cluster_attach(&d->cluster,
 						   d->cluster_name);
 	}
@@ -533,7 +560,8 @@ static void leave_cluster(struct emud *d)
 	bell_stop(&d->bell);
 	fcemu_cluster_release(d->cluster, d->node);
 	for (n = 0; n < t->nodes; n++) {
-		enum fcemu_node_state s = fcemu_cluster_node_state(d->cluster, n);
+		enum fcemu_node_state s =
+			fcemu_cluster_node_state(d->cluster, n);
 
 		if (s == FCEMU_NODE_ALIVE)
 			break;
@@ -624,8 +652,8 @@ static void run(struct emud *d, int sfd)
 		 * the fabric, which must not stand in for the doorbell.
 		 */
 		/* This round takes the window up to here at least. */
-		d->pio_seen = __atomic_load_n(&fcemu_bar0(d->emu)[FC_PIO_TAIL / 4],
-					      __ATOMIC_RELAXED);
+		d->pio_seen = __atomic_load_n(
+			&fcemu_bar0(d->emu)[FC_PIO_TAIL / 4], __ATOMIC_RELAXED);
 		if (rung || !d->have_srv)
 			fcemu_notice(d->emu);
 		moved = fcemu_progress(d->emu, STEP_BYTES);
@@ -671,27 +699,58 @@ static void parse_args(int argc, char **argv, struct emud *d,
 	a->ram_create = 0;
 	fcemu_config_default(cfg);
 	cfg->board_mem_size = 1ull << 30;
-	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:p:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:S:r:R:m:n:c:t:e:V:p:vh", opts,
+				NULL)) != -1) {
 		switch (c) {
-		case 's': d->socket_path = optarg; break;
-		case 'S': d->shm_path = optarg; break;
-		case 'r': d->ram_path = optarg; break;
-		case 'R': a->ram_create = parse_size(optarg, "guest RAM size"); break;
-		case 'm': cfg->board_mem_size = parse_size(optarg, "memory size"); break;
-		case 'n': cfg->node_id = parse_uint(optarg, FC_MAX_NODES - 1, "node"); break;
-		case 'c': d->cluster_name = optarg; break;
-		case 't': d->topology = optarg; break;
-		case 'e': cfg->dma_engines = parse_uint(optarg, FC_DMA_MAX_ENGINES, "engines"); break;
-		case 'V': a->vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS, "vectors"); break;
-		case 'B': cfg->bad_id = 1; break;
+		case 's':
+			d->socket_path = optarg;
+			break;
+		case 'S':
+			d->shm_path = optarg;
+			break;
+		case 'r':
+			d->ram_path = optarg;
+			break;
+		case 'R':
+			a->ram_create = parse_size(optarg, "guest RAM size");
+			break;
+		case 'm':
+			cfg->board_mem_size = parse_size(optarg, "memory size");
+			break;
+		case 'n':
+			cfg->node_id =
+				parse_uint(optarg, FC_MAX_NODES - 1, "node");
+			break;
+		case 'c':
+			d->cluster_name = optarg;
+			break;
+		case 't':
+			d->topology = optarg;
+			break;
+		case 'e':
+			cfg->dma_engines = parse_uint(
+				optarg, FC_DMA_MAX_ENGINES, "engines");
+			break;
+		case 'V':
+			a->vectors = parse_uint(optarg, IVSHMEM_MAX_VECTORS,
+						"vectors");
+			break;
+		case 'B':
+			cfg->bad_id = 1;
+			break;
 		case 'p':
 			if (d->npeers == MAX_PEERS)
 				die("at most %d --peer", MAX_PEERS);
 			d->peer_path[d->npeers++] = optarg;
 			break;
-		case 'v': d->verbose = true; break;
-		case 'h': usage(stdout, 0); break;
-		default: usage(stderr, 2);
+		case 'v':
+			d->verbose = true;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
 		}
 	}
 	if (optind != argc || (!d->socket_path && !d->shm_path))
@@ -746,7 +805,8 @@ static void say_stopping(const struct emud *d)
 		prog, (long)ru.ru_utime.tv_sec,
 		(long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
 		(long)ru.ru_stime.tv_usec / 1000);
-	fprintf(stderr, "%s: at the end: guest RAM reached %llu times, %llu interrupts\n",
+	fprintf(stderr,
+		"%s: at the end: guest RAM reached %llu times, %llu interrupts\n",
 		prog, (unsigned long long)d->ram_reached,
 		(unsigned long long)d->irqs_sent);
 }
@@ -799,8 +859,9 @@ int main(int argc, char **argv)
 		d.have_srv = true;
 	}
 	if (d.verbose)
-		fprintf(stderr, "%s: board node %u%s%s, %llu MiB, %s%s, ready\n",
-			prog, cfg.node_id, d.cluster ? " of cluster " : "",
+		fprintf(stderr,
+			"%s: board node %u%s%s, %llu MiB, %s%s, ready\n", prog,
+			cfg.node_id, d.cluster ? " of cluster " : "",
 			d.cluster ? d.cluster_name : "",
 			(unsigned long long)(cfg.board_mem_size >> 20),
 			d.have_srv ? "ivshmem server at " : "polling ",
