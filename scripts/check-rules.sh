@@ -8,6 +8,8 @@
 #
 #   - version: the header's FC_API_VERSION_MAJOR.MINOR is the newest node
 #     of lib/libfpgacomm.map, so the release and the symbols agree.
+#   - format: clang-format (.clang-format) would change no file of
+#     `make format`'s list (skipped without clang-format).
 #   - functions: no function of lib/, emu/, driver/, model/, topo/ or tools/
 #     is over 100 lines (universal-ctags finds them; skipped without it).
 set -uo pipefail
@@ -56,7 +58,24 @@ rule_functions() {
 	fi
 }
 
+rule_format() {
+	local files
+	if ! command -v clang-format >/dev/null; then
+		echo "skip: format: clang-format is not installed"
+		return
+	fi
+	files=$(make --no-print-directory -s format-check)
+	if [[ -z $files ]]; then
+		ok "format: clang-format would change nothing"
+	else
+		mapfile -t format_files <<<"$files"
+		bad "format: clang-format would change these (make format):" \
+		    "${format_files[@]}"
+	fi
+}
+
 rule_version
+rule_format
 rule_functions
 
 echo "$passed passed, $failed failed"
