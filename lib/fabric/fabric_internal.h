@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to lib/'s fabric files (fabric.c: receive rings and progress;
- * chan.c: channels and requests; put.c: remote writes; barrier.c).
+ * The transport's state and calls, private to lib/: the transport itself
+ * (fabric/fabric.c: requests, the send queue, lanes and progress;
+ * fabric_rx.c: where packets arrive; fabric_msg.c: the messages they
+ * make), the protocols on it (proto/: control messages, credits,
+ * rendezvous) and the users of channels in lib/ (chan.c, put.c,
+ * barrier.c, tagged.c, the collectives' links, world.c, handle.c).
  *
- * Every port of a board in a cluster has a receive ring of RING_SLOTS
- * packets from fc_open on. Progress drains the rings into per-(port,
- * source) state: straight into the buffer of the oldest posted receive
- * when there is one, else into a queue of messages nobody asked for yet.
+ * What arrives for a board in a cluster lands in its event queue where it
+ * has one, else in a receive ring of RING_SLOTS packets per port, from
+ * fc_open on. Progress drains them into per-(port, source) state: straight
+ * into the buffer of the oldest posted receive when there is one, else
+ * into a queue of messages nobody asked for yet.
  * Sends and puts are DMA chains; a request waits in the send queue until
  * the backend takes its chain, then in the in-flight list until it ends.
  * Chains run on lanes, one per DMA engine: a node's chains all go on the
@@ -396,7 +401,8 @@ static inline void fc__xfers_free(struct fc_req *r)
 		free(r->xfers);
 	r->xfers = NULL;
 }
-/* fc_req_test/wait/cancel with the lock held (wait drops it to sleep). */
+/* fabric.c: fc_req_test/wait/cancel with the lock held (wait drops it
+ * to sleep). */
 int fc__req_test(struct fc_req *req, size_t *len);
 int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 int fc__req_cancel(struct fc_req *req);
@@ -417,8 +423,6 @@ int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		  struct fc_chan **chanp);
 int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 		    uint64_t dst, uint64_t len, bool message);
-struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
-			   uint32_t node);
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp);
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp);
@@ -427,8 +431,11 @@ int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
 int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 		    uint64_t dst, uint64_t len, bool message,
 		    unsigned int spare);
-/* fabric.c: queued messages to posted receives, in order */
+/* fabric_msg.c: queued messages to posted receives, in order */
 void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
+/* fabric.c: a request's life */
+struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
+			   uint32_t node);
 void fc__req_release(struct fc_dev *dev, struct fc_req *r);
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status);
 
