@@ -945,7 +945,7 @@ eject_drop_head(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
  */
 static inline __attribute__((always_inline)) unsigned int
 peek_slots(struct cl_ring *r, uint32_t at, uint32_t used,
-	   const struct fc_hw_pkt **pkts, unsigned int max)
+	   const struct fc_hw_pkt **pkts, unsigned int max, bool check)
 {
 	const struct cl_slot *s = &r->slot[at % CL_RING_SLOTS];
 	unsigned int i, n = CL_RING_SLOTS - at % CL_RING_SLOTS;
@@ -955,7 +955,7 @@ peek_slots(struct cl_ring *r, uint32_t at, uint32_t used,
 	if (n > max)
 		n = max;
 	for (i = 0; i < n; i++, s++) {
-		if (__builtin_expect(s->seq != at + i, 0))
+		if (check && __builtin_expect(s->seq != at + i, 0))
 			break;
 		pkts[i] = &s->pkt;
 	}
@@ -977,13 +977,13 @@ eject_damaged(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 		head = eject_drop_head(c, node, r, head, &used);
 	if (used <= k)
 		return 0;
-	return peek_slots(r, head + k, used - k, pkts, max);
+	return peek_slots(r, head + k, used - k, pkts, max, true);
 }
 
-unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
-					  unsigned int node, unsigned int k,
-					  const struct fc_hw_pkt **pkts,
-					  unsigned int max)
+static inline __attribute__((always_inline)) unsigned int
+eject_peek(struct fcemu_cluster *c, unsigned int node, unsigned int k,
+	   const struct fc_hw_pkt **pkts, unsigned int max, uint32_t *first,
+	   bool check)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
@@ -994,9 +994,32 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 	if (__builtin_expect(used > CL_RING_SLOTS ||
 				     (!k && r->slot[head % CL_RING_SLOTS].seq !=
 						    head),
-			     0))
-		return eject_damaged(c, node, k, pkts, max);
-	return peek_slots(r, head + k, used - k, pkts, max);
+			     0)) {
+		/* every slot checked there; the head may have moved */
+		used = eject_damaged(c, node, k, pkts, max);
+		*first = __atomic_load_n(&r->head, __ATOMIC_RELAXED) + k;
+		return used;
+	}
+	*first = head + k;
+	return peek_slots(r, head + k, used - k, pkts, max, check);
+}
+
+unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
+					  unsigned int node, unsigned int k,
+					  const struct fc_hw_pkt **pkts,
+					  unsigned int max)
+{
+	uint32_t first;
+
+	return eject_peek(c, node, k, pkts, max, &first, true);
+}
+
+unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
+					   unsigned int node, unsigned int k,
+					   const struct fc_hw_pkt **pkts,
+					   unsigned int max, uint32_t *first)
+{
+	return eject_peek(c, node, k, pkts, max, first, false);
 }
 
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
@@ -1056,7 +1079,7 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 		vt_take(c, node, r, head, n);
 	/* Express arrivals count on the link they came by (express.c). */
 	for (i = 0; i < n; i++) {
-		tag = r->tag[(head + i) % CL_RING_SLOTS];
+		tag = r->slot[(head + i) % CL_RING_SLOTS].tag;
 		if (tag != run_tag) {
 			if (run_tag > 1 && run_tag - 1 <= c->ports)
 				fcemu__link_received(c, node, run_tag - 1, run);

@@ -15,13 +15,14 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fabric.h"
 #include "vtime.h"
 
 #define CL_MAGIC      0x46434c55u /* "FCLU", written last by the creator */
-#define CL_LAYOUT     12	  /* bump on any change below */
+#define CL_LAYOUT     13	  /* bump on any change below */
 #define CL_MODE	      0600	  /* the object's mode: its owner only */
 #define CL_RING_SLOTS 256	  /* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER    0xffu
@@ -41,23 +42,30 @@ struct cl_slot {
 	 * taken as a packet.
 	 */
 	uint32_t seq;
-	uint32_t crc; /* link rings: the CRC32C of pkt */
-	uint64_t t;   /* virtual time the packet left its board, ps */
+	union {
+		uint32_t crc; /* link rings: the CRC32C of pkt */
+		/*
+		 * Ejection ring: the link port + 1 an express run
+		 * (express.c) arrived by, 0 for what a router put there:
+		 * that link's RX_PKTS is counted as the board takes the
+		 * packet, by its own process, on a line of its own. In the
+		 * slot, beside seq, on a line the board reads anyway: a line
+		 * apart would cross between the cores at every run.
+		 */
+		uint32_t tag;
+	};
+	uint64_t t; /* virtual time the packet left its board, ps */
 };
+
+/* fcemu_cluster_eject_ok() finds seq right after the packet. */
+_Static_assert(offsetof(struct cl_slot, seq) == sizeof(struct fc_hw_pkt),
+	       "a slot's seq follows its packet");
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
 struct cl_ring {
 	uint32_t head __attribute__((aligned(64))); /* consumer's */
 	uint32_t tail __attribute__((aligned(64))); /* producer's */
 	struct cl_slot slot[CL_RING_SLOTS] __attribute__((aligned(64)));
-	/*
-	 * Ejection ring, beside each slot: the link port + 1 an express
-	 * run (express.c) arrived by, 0 for what a router put there: that
-	 * link's RX_PKTS is counted as the board takes the packet, by its
-	 * own process, on a line of its own. A byte per slot, apart from
-	 * the slots: the board reads 64 of them in one line.
-	 */
-	uint8_t tag[CL_RING_SLOTS] __attribute__((aligned(64)));
 };
 
 /*
@@ -326,7 +334,7 @@ static inline void fcemu__ring_put(struct cl_ring *r, uint32_t idx,
 
 	s->pkt = *pkt;
 	s->seq = idx;
-	r->tag[idx % CL_RING_SLOTS] = 0;
+	s->tag = 0;
 	s->t = t;
 }
 

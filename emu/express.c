@@ -29,7 +29,7 @@ struct express_path {
 	uint8_t node[FC_MAX_NODES]; /* the sending end of each link */
 	uint8_t port[FC_MAX_NODES];
 	uint32_t vcbit; /* the VC it arrives on */
-	uint32_t tag;	/* ... and its port + 1 (the ring's tag) */
+	uint32_t tag;	/* ... and its port + 1 (the slot's tag) */
 };
 
 /* Nothing on link port @port of board @m, of either VC, waits to cross. */
@@ -111,7 +111,7 @@ static void express_put(struct cl_ring *to, uint32_t idx,
 	s->pkt = *pkt;
 	s->pkt.hdr = htole32((le32toh(pkt->hdr) & keep) | set);
 	s->seq = idx;
-	to->tag[idx % CL_RING_SLOTS] = (uint8_t)tag;
+	s->tag = tag;
 }
 
 /* Publish @k packets put from @tail on, count them on every link of
@@ -253,7 +253,7 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
 		s->seq = x.tail + k;
-		x.ring->tag[(x.tail + k) % CL_RING_SLOTS] = (uint8_t)x.path.tag;
+		s->tag = x.path.tag;
 		s->t = cl_vt_next(c, node, hdr);
 	}
 	express_close(c, x.dst, &x.path, x.tail, n);

@@ -220,6 +220,25 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 					  unsigned int node, unsigned int k,
 					  const struct fc_hw_pkt **pkts,
 					  unsigned int max);
+/*
+ * As eject_peek_run, for a taker that reads each packet once: the tail's
+ * bound and the head slot are checked here, every other slot's index by
+ * the taker with fcemu_cluster_eject_ok(@pkts[i], *@first + i) just
+ * before it reads that packet, stopping at the first that fails (the
+ * next call from there drops it). A pass of its own over the slots,
+ * before the packets are read, made a 4 KiB message about 5% slower.
+ */
+unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
+					   unsigned int node, unsigned int k,
+					   const struct fc_hw_pkt **pkts,
+					   unsigned int max, uint32_t *first);
+/* Was the slot of @pkt (a peeked packet) written for ring index @idx?
+ * Its index is the word right after the packet (struct cl_slot). */
+static inline bool fcemu_cluster_eject_ok(const struct fc_hw_pkt *pkt,
+					  uint32_t idx)
+{
+	return *(const uint32_t *)(const void *)(pkt + 1) == idx;
+}
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
 

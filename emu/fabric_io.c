@@ -525,13 +525,14 @@ static bool is_data(uint32_t hdr)
 
 /*
  * After a packet went to the event queue for @rr's endpoint: the packets
- * of the run @pkts[0..@n) that follow it to the same endpoint, while the
- * queue has room as last seen, as deliver_data() would write them.
+ * of the run @pkts[0..@n) (ring index @idx on) that follow it to the same
+ * endpoint, while the queue has room as last seen, as deliver_data()
+ * would write them, each slot checked as it is read.
  * RETURN VALUE: packets written.
  */
 static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
 				   const struct fc_hw_pkt *const *pkts,
-				   unsigned int n)
+				   unsigned int n, uint32_t idx)
 {
 	struct fcemu_eq_batch *b = &rr->batch;
 	uint32_t room = fcemu__eq_room(emu, b), slots = emu->eq.slots;
@@ -541,6 +542,8 @@ static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
 	if (n > room)
 		n = room;
 	for (m = 0; m < n; m++) {
+		if (!fcemu_cluster_eject_ok(pkts[m], idx + m))
+			break;
 		hdr = le32toh(pkts[m]->hdr);
 		if (!is_data(hdr) || (int)((hdr >> FC_PKT_CHAN_SHIFT) &
 					   FC_PKT_CHAN_MASK) != rr->chan)
@@ -654,23 +657,27 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 	struct rx_ring rr = { .chan = -1 };
 	unsigned int taken = 0, landed = 0, n = 0, j = 0;
 	const struct fc_hw_pkt *run[EJECT_RUN], *pkt;
-	uint32_t hdr;
+	uint32_t hdr, first = 0;
 	int r;
 
 	if (budget < EJECT_MIN)
 		budget = EJECT_MIN;
-	/* Slots are read in place, found a run at a time, and taken
-	 * together at the end. */
+	/* Slots are read in place, found a run at a time, each checked as
+	 * it is read (a slot not written for its index ends the call: the
+	 * next drops it), and taken together at the end. */
 	while (taken < budget) {
 		if (j == n) {
-			n = fcemu_cluster_eject_peek_run(
+			n = fcemu_cluster_eject_peek_lazy(
 				c, self(emu), taken, run,
 				budget - taken < EJECT_RUN ? budget - taken :
-							     EJECT_RUN);
+							     EJECT_RUN,
+				&first);
 			j = 0;
 			if (!n)
 				break;
 		}
+		if (!fcemu_cluster_eject_ok(run[j], first + j))
+			break;
 		pkt = run[j++];
 		hdr = le32toh(pkt->hdr);
 		switch ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) {
@@ -685,7 +692,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 			if (r > 0 && rr.eq && j < n) {
 				/* the rest of a message, entry after entry */
 				r = (int)deliver_eq_run(emu, &rr, run + j,
-							n - j);
+							n - j, first + j);
 				j += (unsigned int)r;
 				taken += (unsigned int)r;
 			}

@@ -918,6 +918,48 @@ static void test_express_keeps_order(void **state)
 }
 
 /*
+ * A slot in the middle of a run of the ejection ring damaged in memory
+ * (its index, as a stray write would leave it): the board takes the
+ * packets before it, drops it (counted in EJECT_DROPS) and takes the one
+ * behind it; its bytes never reach the channel. The board checks each
+ * slot as it reads the packet (fcemu_cluster_eject_ok), not in a pass
+ * of its own: this is that check.
+ */
+static void test_eject_run_damaged(void **state)
+{
+	struct rig *r = rig_new("full:2", 0, 0, 0);
+	struct rx *x = rx_open(r, 1, 0, 16);
+	struct cl_ring *ej = cl_ring(r->c, 1, CL_RING_EJECT);
+	uint32_t drops0 = rd(r, 1, FC_ROUTER_EJECT_DROPS);
+	struct fc_hw_pkt p[4];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		pio_pkt(&p[i], 1, 0, 0, FC_PKT_PAYLOAD, FC_PKT_T_DATA,
+			i == 3 ? FC_PKT_EOM : 0, 40 + i);
+	pio_write(r, 0, p, 4);
+	/* board 0 alone: by the express hop or its router, into 1's ring */
+	for (i = 0; i < 100 && ej->tail - ej->head < 4; i++)
+		fcemu_progress(r->b[0].emu, 1u << 20);
+	assert_int_equal(ej->tail - ej->head, 4);
+	ej->slot[(ej->head + 2) % CL_RING_SLOTS].seq += CL_RING_SLOTS;
+	for (i = 0; i < 10; i++)
+		pump(r);
+	assert_int_equal(ej->head, ej->tail);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), drops0 + 1);
+	assert_int_equal(x->pkts, 3);
+	assert_int_equal(x->msgs, 1);
+	assert_int_equal(x->src[0].len, 3 * FC_PKT_PAYLOAD);
+	assert_memory_equal(x->src[0].buf, p[0].payload, FC_PKT_PAYLOAD);
+	assert_memory_equal(x->src[0].buf + FC_PKT_PAYLOAD, p[1].payload,
+			    FC_PKT_PAYLOAD);
+	assert_memory_equal(x->src[0].buf + 2 * FC_PKT_PAYLOAD, p[3].payload,
+			    FC_PKT_PAYLOAD);
+	rig_free(r);
+}
+
+/*
  * An engine reset in the middle of a message: the receiver is told (an
  * ABORT slot) instead of finding the next message glued to the part that
  * came, and the next message from the same engine arrives whole.
@@ -1908,6 +1950,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_chan_seen, unlink_clusters),
 		cmocka_unit_test_teardown(test_slow_receiver, unlink_clusters),
 		cmocka_unit_test_teardown(test_express_keeps_order,
+					  unlink_clusters),
+		cmocka_unit_test_teardown(test_eject_run_damaged,
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_abort_mid_message,
 					  unlink_clusters),
