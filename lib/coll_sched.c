@@ -414,6 +414,9 @@ static int sched_step(struct fc_coll_req *req, bool *moved)
 
 /* Collectives queued on any group: progress has nothing to do without. */
 static unsigned int queued;
+/* A collective at the head of its group's queue has posted nothing yet:
+ * the next pass posts it before it moves the board (fresh_post()). */
+static bool fresh;
 
 static void req_end(struct fc_coll_req *req, int status)
 {
@@ -471,10 +474,12 @@ int fc__coll_start(struct fc_group *g, struct fc_coll_req *req)
 	}
 	if (!g->linked)
 		fc__links_want(g);
-	if (g->tail)
+	if (g->tail) {
 		g->tail->next = req;
-	else
+	} else {
 		g->head = req;
+		fresh = true;
+	}
 	g->tail = req;
 	queued++;
 	return 0;
@@ -502,6 +507,24 @@ static bool group_progress(struct fc_group *g)
 	return moved;
 }
 
+/*
+ * Post the first round of every collective that has posted nothing yet,
+ * before the board moves: its sends leave now, not after the board has
+ * delivered (a copy out of the ring per message) what its peers sent
+ * first, and its receives then wait for those messages, which go
+ * straight into them rather than onto the group's queue.
+ */
+static bool fresh_post(struct fc__coll_dev *cd)
+{
+	struct fc_group *g;
+	bool moved = false;
+
+	for (g = cd->groups; g; g = g->next)
+		if (g->head && !g->head->sched.posted && !g->head->sched.cur)
+			moved |= group_progress(g);
+	return moved;
+}
+
 bool fc__coll_progress(bool look)
 {
 	struct fc__coll_dev *cd;
@@ -517,6 +540,8 @@ bool fc__coll_progress(bool look)
 		bool board = false;
 
 		cd->peek = !look;
+		if (fresh)
+			moved |= fresh_post(cd);
 		if (!look)
 			board = fc_progress(cd->dev) > 0;
 		moved |= board | fc__links_progress(cd, board);
@@ -524,6 +549,7 @@ bool fc__coll_progress(bool look)
 			if (g->head)
 				moved |= group_progress(g);
 	}
+	fresh = false;
 	for (cd = fc__coll_devs(); cd; cd = cd->next)
 		cd->peek = false;
 	fc__progress_leave();

@@ -32,6 +32,18 @@ struct poller {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct poller *pollers;
 static unsigned int npollers, cap;
+/* Read without the lock by every pass: a process whose one poller is
+ * the caller's (a collective's wait) skips the lock. A poller added
+ * meanwhile by another thread runs from the next pass on. */
+static unsigned int shown_n;
+static void *shown_sole; /* the one poller's arg */
+
+static void show(void)
+{
+	__atomic_store_n(&shown_sole, npollers == 1 ? pollers[0].arg : NULL,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&shown_n, npollers, __ATOMIC_RELEASE);
+}
 
 /* Inside a poll pass (or a layer's own progress): pollers a wait below
  * calls again would only recurse. */
@@ -56,6 +68,7 @@ int fc__poller_add(fc__poll_fn fn, void *arg)
 	pollers[npollers].fn = fn;
 	pollers[npollers].arg = arg;
 	npollers++;
+	show();
 out:
 	pthread_mutex_unlock(&lock);
 	return ret;
@@ -70,6 +83,7 @@ void fc__poller_del(fc__poll_fn fn, void *arg)
 	for (i = 0; i < npollers; i++) {
 		if (pollers[i].fn == fn && pollers[i].arg == arg) {
 			pollers[i] = pollers[--npollers];
+			show();
 			break;
 		}
 	}
@@ -88,10 +102,12 @@ void fc__progress_leave(void)
 
 bool fc__poll_all(const void *skip)
 {
+	unsigned int n = __atomic_load_n(&shown_n, __ATOMIC_ACQUIRE), i;
 	bool moved = false;
-	unsigned int i;
 
-	if (depth)
+	/* nothing to run but the caller's own */
+	if (depth || !n ||
+	    (n == 1 && __atomic_load_n(&shown_sole, __ATOMIC_RELAXED) == skip))
 		return false;
 	/* Another thread's pass moves everything as well. */
 	if (pthread_mutex_trylock(&lock))
