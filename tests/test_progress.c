@@ -103,17 +103,18 @@ static void start_alone(struct fc_group *g, const char *name)
 	if (rank == 0) {
 		CHECK_RC(fc_iallreduce(g, &in, &out, 1, FC_INT64, FC_SUM, &req),
 			 0);
+		/*
+		 * Tested before the flag lets the others in: once it is set
+		 * they may join and end it at any moment.
+		 */
+		rc = req && size > 1 ? fc_coll_test(req) : -EINPROGRESS;
 		flag_set(name);
 		if (!req)
 			return;
-		if (size > 1) {
-			rc = fc_coll_test(req);
-			CHECK(rc == -EINPROGRESS,
-			      "%s: ended before the others joined: %d", name,
-			      rc);
-			if (rc != -EINPROGRESS)
-				return;
-		}
+		CHECK(rc == -EINPROGRESS,
+		      "%s: ended before the others joined: %d", name, rc);
+		if (rc != -EINPROGRESS)
+			return;
 		CHECK_RC(fc_coll_wait(req, T_MS), 0);
 	} else {
 		CHECK(flag_seen(name, 0, T_SHORT),
