@@ -274,14 +274,6 @@ static size_t wrong(const struct bench *b, const void *rb, size_t count)
 	return bad;
 }
 
-static double coll_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static double bus_factor(const struct bench *b)
 {
 	double n = b->n;
@@ -318,13 +310,13 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 	ret = fc_barrier_group(b->g, COLL_TIMEOUT_MS);
 	if (ret)
 		coll_die("barrier", ret);
-	t0 = coll_now_us();
+	t0 = tool_now_us();
 	for (i = 0; i < iters; i++) {
 		ret = run_once(b, sb, rb, count, in_place);
 		if (ret)
 			coll_die(coll_names[b->coll], ret);
 	}
-	t = (coll_now_us() - t0) / iters;
+	t = (tool_now_us() - t0) / iters;
 	prepare(b, sb, rb, scount, count, in_place);
 	ret = run_once(b, sb, rb, count, in_place);
 	if (ret)

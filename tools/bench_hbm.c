@@ -19,14 +19,6 @@
 
 #define TIMEOUT_MS 60000
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, fc_strerror(err));
@@ -108,7 +100,7 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 	double t0;
 	int ret;
 
-	t0 = now_us();
+	t0 = tool_now_us();
 	for (l = 0; l < c->nls; l++) {
 		for (s = 0; s < c->nstreams; s++) {
 			uint64_t chunks = part / c->chunk;
@@ -156,7 +148,7 @@ static double hbm_run(struct fc_dev *dev, const struct hbm_case *c,
 			if (ret)
 				die("stream wait", ret);
 		}
-	return now_us() - t0;
+	return tool_now_us() - t0;
 }
 
 /* Move [0, len) of @mem to or from the LS parts on the board. */
@@ -206,19 +198,19 @@ static double host_invert(const uint32_t *src, uint32_t *dst,
 			  const struct hbm_case *c)
 {
 	uint64_t n = c->chunk / 4, off;
-	double t0 = now_us();
+	double t0 = tool_now_us();
 	unsigned int p;
 
 	if (c->passes == 1) {
 		invert(src, dst, c->len / 4);
-		return now_us() - t0;
+		return tool_now_us() - t0;
 	}
 	for (off = 0; off < c->len / 4; off += n) {
 		invert(src + off, dst + off, n);
 		for (p = 1; p < c->passes; p++)
 			invert(dst + off, dst + off, n);
 	}
-	return now_us() - t0;
+	return tool_now_us() - t0;
 }
 
 /*

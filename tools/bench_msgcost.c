@@ -67,14 +67,6 @@ static void msgcost_usage(FILE *f)
 		prog, MC_WARMUP);
 }
 
-static double mc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void __attribute__((noreturn)) mc_die(const char *what, int err)
 {
 	fprintf(stderr, "%s msgcost: %s: %s\n", prog, what, fc_strerror(err));
@@ -296,9 +288,9 @@ int bench_msgcost_main(int argc, char **argv)
 					   "fc_chan_isend/irecv");
 	printf("# %-10s %18s\n", "Size", "Latency (us)");
 	pingpongs(a.one_way, ch[0], ch[1], buf[0], buf[1], a.size, MC_WARMUP);
-	t0 = mc_now_us();
+	t0 = tool_now_us();
 	pingpongs(a.one_way, ch[0], ch[1], buf[0], buf[1], a.size, a.iters);
-	dt = mc_now_us() - t0;
+	dt = tool_now_us() - t0;
 	printf("%-12llu %18.3f\n", (unsigned long long)a.size,
 	       dt / (2.0 * a.iters));
 

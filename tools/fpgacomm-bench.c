@@ -63,14 +63,6 @@ static void usage(FILE *f)
 		prog, WINDOW, prog);
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, fc_strerror(err));
@@ -313,12 +305,12 @@ static void chan_measure(const struct chan_run *r, uint64_t size)
 	 */
 	if (r->sim && r->part)
 		fn(r->ch, r->lead, r->buf, size, 1);
-	t0 = now_us();
+	t0 = tool_now_us();
 	if (r->sim)
 		fc_sim_time_ps(r->dev, &s0);
 	if (r->part)
 		fn(r->ch, r->lead, r->buf, size, n);
-	dt = now_us() - t0;
+	dt = tool_now_us() - t0;
 	if (r->sim)
 		fc_sim_time_ps(r->dev, &s1);
 	if (r->lead && a->bw)

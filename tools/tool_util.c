@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tool_util.h"
 
@@ -129,4 +130,12 @@ const char *human_size(uint64_t bytes, int decimals, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.*f %s", decimals, v, units[u]);
 	return buf;
+}
+
+double tool_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }

@@ -54,4 +54,7 @@ void json_str(const char *s);
  */
 const char *human_size(uint64_t bytes, int decimals, char *buf, size_t len);
 
+/* CLOCK_MONOTONIC in microseconds, for timing a benchmark's rounds. */
+double tool_now_us(void);
+
 #endif /* FC_TOOL_UTIL_H */
