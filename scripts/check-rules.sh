@@ -12,6 +12,9 @@
 #     `make format`'s list (skipped without clang-format).
 #   - functions: no function of lib/, emu/, driver/, model/, topo/ or tools/
 #     is over 100 lines (universal-ctags finds them; skipped without it).
+#   - layers: no loop of calls between files of lib/, emu/ or driver/, no
+#     call against lib/'s layer order, no include of another folder's
+#     private header (scripts/check-layers.sh, docs/layout.md).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -74,9 +77,19 @@ rule_format() {
 	fi
 }
 
+# scripts/check-layers.sh prints its own ok/FAIL/skip lines.
+rule_layers() {
+	local out
+	out=$(scripts/check-layers.sh)
+	echo "$out"
+	passed=$((passed + $(grep -c '^ok: ' <<<"$out")))
+	failed=$((failed + $(grep -c '^FAIL: ' <<<"$out")))
+}
+
 rule_version
 rule_format
 rule_functions
+rule_layers
 
 echo "$passed passed, $failed failed"
 (( failed == 0 ))
