@@ -45,10 +45,14 @@ MODEL_SRC := $(wildcard model/*.c)
 MODEL_OBJ := $(MODEL_SRC:%.c=$(B)/%.o) $(B)/model/builtin.o
 PROFILES := $(wildcard model/profiles/*.prof)
 EMU_SRC := $(wildcard emu/*.c)
-# lib/: the public API; lib/proto/: protocols on the channels (rendezvous,
-# credits, control messages); lib/fabric/: the transport below them;
-# lib/backend/: the boards (emulated, or through /dev/fpgacommN).
-LIB_SRC := $(wildcard lib/*.c lib/proto/*.c lib/fabric/*.c lib/backend/*.c)
+# lib/: one folder per layer, lowest first (docs/layout.md; the order is
+# scripts/check-layers.sh's): peer/ (GPU and dma-buf memory), core/
+# (memory, DMA, handles, progress), backend/ (the boards: emulated, or
+# through /dev/fpgacommN), hbm/ (HBM streams), fabric/ (the transport),
+# proto/ (protocols on it), chan/ (channels, puts, tagged messages),
+# coll/ (groups and collectives), sort/, open/ (fc_open: puts them together).
+LIB_DIRS := peer core backend hbm fabric proto chan coll sort open
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard lib/$(d)/*.c))
 TOPO_OBJ := $(TOPO_SRC:%.c=$(B)/%.o)
 EMU_OBJ := $(EMU_SRC:%.c=$(B)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -71,7 +75,17 @@ all: lib prov tools tests examples
 
 lib: $(LIB_SO) $(LIB_A) $(B)/fpgacomm.pc
 
-$(B)/lib/%.o: INC := -Ilib -Ilib/fabric -Itopo
+# Each folder of lib/ sees its own headers and those of the folders below
+# it that it uses; a header named *_internal.h is its folder's alone.
+$(B)/lib/peer/%.o: INC := -Ilib/peer -Ilib/core
+$(B)/lib/core/%.o: INC := -Ilib/core -Ilib/peer
+$(B)/lib/hbm/%.o: INC := -Ilib/hbm -Ilib/core
+$(B)/lib/fabric/%.o: INC := -Ilib/fabric -Ilib/core
+$(B)/lib/proto/%.o: INC := -Ilib/proto -Ilib/fabric -Ilib/core
+$(B)/lib/chan/%.o: INC := -Ilib/chan -Ilib/fabric -Ilib/core
+$(B)/lib/coll/%.o: INC := -Ilib/coll -Ilib/fabric -Ilib/core -Itopo
+$(B)/lib/sort/%.o: INC := -Ilib/sort -Ilib/core
+$(B)/lib/open/%.o: INC := -Ilib/open -Ilib/hbm -Ilib/core
 $(B)/emu/%.o: INC := -Iemu -Itopo -Imodel
 $(B)/topo/%.o: INC := -Itopo
 $(B)/model/%.o: INC := -Imodel
@@ -82,8 +96,8 @@ $(B)/model/builtin.c: $(PROFILES) scripts/embed-profiles.sh
 $(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
 	$(CC) $(CPPFLAGS) -Imodel $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
-$(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
-$(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu
+$(B)/lib/backend/%.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo
+$(B)/lib/backend/backend_emu.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo -Iemu
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -203,9 +217,9 @@ EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabri
 	     test_handles test_peer_gpu test_run
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
-# test_coll_mem reads the channels' counters (lib/chan_stats.h);
-# test_live checks the library's sets of live objects (lib/live.h).
-$(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib
+# test_coll_mem reads the channels' counters (lib/core/chan_stats.h);
+# test_live checks the library's sets of live objects (lib/core/live.h).
+$(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
 
 # A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1

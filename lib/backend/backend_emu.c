@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "cuda_internal.h"
+#include "cuda_mem.h"
 #include "emu_iommu.h"
 #include "fabric.h" /* emu/: this backend hosts the emulated board */
 #include "fcemu.h"

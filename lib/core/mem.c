@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "cuda_internal.h"
+#include "cuda_mem.h"
 
 #define KNOWN_MEM_FLAGS FC_MEM_NUMA_ANY
 

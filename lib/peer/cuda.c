@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "cuda_internal.h"
+#include "cuda_mem.h"
 
 /* The few types and values of cuda.h that we need, by their ABI. */
 typedef int fc__cu_result;
