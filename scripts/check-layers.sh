@@ -36,11 +36,11 @@ fi
 # The folders of lib/, lowest first: a file may call files of its own
 # folder and of folders with a lower rank, never the other way.
 RANKS='
-lib/base      0
+lib/peer      0
 lib/core      1
 lib/backend   2
 lib/hbm       3
-lib/transport 3
+lib/fabric    3
 lib/proto     4
 lib/chan      5
 lib/coll      6
@@ -105,8 +105,10 @@ def nm(obj):
 def graph(objs):
     where, needs = {}, {}
     for o in objs:
-        d, u = nm(o)
         f = src_of(o)
+        if not os.path.exists(f):
+            continue  # an object left from a file since moved or removed
+        d, u = nm(o)
         needs[f] = u
         for s in d:
             where.setdefault(s, f)
