@@ -9,35 +9,6 @@
 
 #include "fabric_internal.h"
 
-FC__EXPORT int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem,
-				  uint64_t off, uint64_t *addr)
-{
-	struct fc__mem *m;
-	uint64_t bus = 0;
-	int ret;
-
-	if (!dev || !mem || !addr)
-		return -EINVAL;
-	if (!dev->fab)
-		return -ENOTCONN;
-	pthread_mutex_lock(&dev->lock);
-	m = fc__mem_find(dev, mem);
-	if (!m || off >= m->pub.len)
-		ret = -EINVAL;
-	else if (!dev->be->mem_bus)
-		ret = -EOPNOTSUPP;
-	else
-		ret = dev->be->mem_bus(dev, m, &bus);
-	pthread_mutex_unlock(&dev->lock);
-	if (ret)
-		return ret;
-	if (bus + off > FC_FABRIC_OFFSET_MASK)
-		return -ERANGE;
-	*addr = FC_FABRIC_ADDR(dev->fab->world.node_id, FC_REGION_HOST,
-			       bus + off);
-	return 0;
-}
-
 /* Checks and the chain of a put, lock held. */
 static int put_start(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 		     uint64_t off, uint64_t len, struct fc_req **reqp)

@@ -39,7 +39,8 @@
 #define PIO_MAX_PKTS 48
 #define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
 
-/* The library's control messages (ctrl.c), by kind. */
+/* The library's control messages (proto/ctrl.c), by kind: each kind's
+ * handler is registered with the transport (handlers.c). */
 enum fc__ctrl_kind {
 	FC__CTRL_RTS = 1,    /* val: the message's length */
 	FC__CTRL_CTS,	     /* val: fabric address to write to; 0: dropped */
@@ -47,6 +48,14 @@ enum fc__ctrl_kind {
 	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
 	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
 	FC__CTRL_KINDS
+};
+
+/* A control message, little-endian: one packet (FC_XFER_F_CTRL). */
+struct fc__ctrl_msg {
+	uint8_t kind;
+	uint8_t pad[3];
+	uint32_t cookie; /* the protocol's name for what it concerns */
+	uint64_t val;
 };
 
 struct fc_dev;
@@ -409,7 +418,7 @@ int fc__req_cancel(struct fc_req *req);
 /* lib/chan.c: fc_req_test() of a handle without progress, for a caller
  * that has just moved the board (fc_progress) and tests many requests. */
 int fc__req_peek(struct fc_req *req, size_t *len);
-/* lib/chan.c: give @r to the caller as a handle (lib/handle.h). */
+/* chain.c: give @r to the caller as a handle (handle.h). */
 int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
 void fc__req_orphan(struct fc_req *req);
@@ -421,11 +430,13 @@ void fc__req_disown(struct fc_req *req);
  * (the library's barrier and groups receive from peers done with them). */
 int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		  struct fc_chan **chanp);
-int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
-		    uint64_t dst, uint64_t len, bool message);
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp);
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp);
+/* chain.c: a chain to @dst from @src, queued; @len bytes at @buf staged
+ * where the board reads them; the chain of a message or remote write. */
+int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
+		    uint64_t dst, uint64_t len, bool message);
 int fc__stage_copy(struct fc_dev *dev, struct fc_req *r, const void *buf,
 		   size_t len, struct fc_loc *src);
 int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
@@ -446,9 +457,15 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 /* Its upcalls and control messages' handlers, into @fab. */
 void fc__rndv_register(struct fc__fabric *fab);
 
-/* ctrl.c: control messages, one packet each */
+/* handlers.c: a protocol's handler of control messages of @kind */
 void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
 		       fc__ctrl_fn fn);
+/* handlers.c: a control message from @node on @port arrived: to its
+ * handler. */
+void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   const uint8_t *msg, size_t len);
+
+/* proto/ctrl.c: control messages, one packet each */
 /* Fill @x: a control message to (@node, @port), staged for @r's chain. */
 int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
@@ -460,9 +477,6 @@ int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 /* A control message on a request of its own, queued. */
 int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
-/* A control message from @node on @port arrived: to its handler. */
-void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   const uint8_t *msg, size_t len);
 
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */

@@ -2,8 +2,9 @@
 /*
  * The library's control messages: one packet each (FC_XFER_F_CTRL), on
  * the channel they concern, so that they keep their place among its data.
- * Protocols (rendezvous, credits) register a handler per kind; the
- * receive path hands every control message here and knows no protocol.
+ * This file makes and sends them; protocols (rendezvous, credits)
+ * register a handler per kind with the transport, whose receive path
+ * hands each to its handler (fabric/handlers.c) and knows no protocol.
  */
 #include <endian.h>
 #include <errno.h>
@@ -12,25 +13,11 @@
 
 #include "fabric_internal.h"
 
-/* A control message, little-endian. */
-struct ctrl_msg {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t cookie; /* the protocol's name for what it concerns */
-	uint64_t val;
-};
-
-void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
-		       fc__ctrl_fn fn)
-{
-	fab->ctrl[kind] = fn;
-}
-
 int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
 		  uint64_t val, struct fc_xfer *x)
 {
-	struct ctrl_msg m = {
+	struct fc__ctrl_msg m = {
 		.kind = (uint8_t)kind,
 		.cookie = htole32(cookie),
 		.val = htole64(val),
@@ -78,17 +65,4 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 	}
 	fc__req_queue(dev->fab, r);
 	return 0;
-}
-
-void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   const uint8_t *msg, size_t len)
-{
-	struct ctrl_msg m;
-
-	if (len != sizeof(m))
-		return; /* not one of ours */
-	memcpy(&m, msg, sizeof(m));
-	if (m.kind && m.kind < FC__CTRL_KINDS && dev->fab->ctrl[m.kind])
-		dev->fab->ctrl[m.kind](dev, port, node, le32toh(m.cookie),
-				       le64toh(m.val));
 }
