@@ -376,11 +376,20 @@ void fc_dma_kill(struct fc_dev *fc);
 long fc_ioctl_submit(struct fc_file *ff, void __user *arg);
 long fc_ioctl_wait(struct fc_file *ff, void __user *arg);
 long fc_ioctl_reset(struct fc_file *ff, void __user *arg);
+/* fc_ticket.c: a ticket's chains once built */
 void fc_chain_sync_for_device(struct fc_dev *fc, struct fc_chain *c);
 void fc_chain_sync_for_cpu(struct fc_dev *fc, struct fc_chain *c);
+void fc_chain_free(struct fc_dev *fc, struct fc_chain *c);
+void fc_chains_free(struct fc_dev *fc, struct list_head *list);
 void fc_chain_end(struct fc_chain *c, int status, u32 hw_error,
 		  u32 hw_index, struct list_head *done);
-void fc_chains_free(struct fc_dev *fc, struct list_head *list);
+/* Give the tables of @c back to the file's budget (res_lock held). */
+static inline void fc_file_uncharge_locked(struct fc_file *ff,
+					   struct fc_chain *c)
+{
+	ff->tables -= c->charged;
+	c->charged = 0;
+}
 
 /* fc_engine.c: the engines that run them */
 int fc_dma_init(struct fc_dev *fc);
