@@ -239,8 +239,10 @@ struct fc_mem {
 	void *cpu;
 	dma_addr_t dma;
 	size_t alloc_len;
-	/* PEER_IMPORT: a dma-buf range, its bus addresses in sgt.sgt. */
+	/* PEER_IMPORT: a dma-buf range, its bus addresses in sgt.sgt; freed
+	 * by @release (fc_peer.c) once its last reference goes. */
 	struct fc_peer *peer;
+	void (*release)(struct fc_mem *m);
 	bool revoked;			/* the exporter took it back (fc->lock) */
 };
 
@@ -446,7 +448,6 @@ extern unsigned int fc_param_max_imports;
 int fc_peer_init(void);
 void fc_peer_exit(void);
 void fc_peer_flush(void);
-void fc_peer_release(struct fc_mem *m);
 long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg);
 /* fc_dma.c, for peer regions */
 void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m);

@@ -95,7 +95,7 @@ static void fc_mem_free(struct kref *ref)
 	struct device *dev = &fc->pdev->dev;
 
 	if (m->peer) {
-		fc_peer_release(m);	/* frees m, later */
+		m->release(m);	/* frees m, later */
 		return;
 	} else if (m->alloc) {
 		/* Unless the board's removal freed it already. */

@@ -95,7 +95,7 @@ static void fc_peer_free_work(struct work_struct *work)
 }
 
 /* The region's last reference went (fc_mem_free()). */
-void fc_peer_release(struct fc_mem *m)
+static void fc_peer_release(struct fc_mem *m)
 {
 	queue_work(fc_peer_wq, &m->peer->free_work);
 }
@@ -214,6 +214,7 @@ static int fc_peer_new(struct fc_dev *fc, struct dma_buf *dmabuf, u64 off,
 	p->dmabuf = dmabuf;
 	INIT_WORK(&p->free_work, fc_peer_free_work);
 	m->peer = p;
+	m->release = fc_peer_release;
 	m->len = len;
 	/* From here on the last fc_mem_put() undoes everything. */
 	ret = fc_peer_map(fc, p);
