@@ -334,8 +334,7 @@ extern bool fc_param_poll;
 extern unsigned int fc_param_dma_timeout_ms;
 extern struct class *fc_class;
 extern dev_t fc_devt;
-int fc_minor_get(void);
-void fc_minor_put(int minor);
+extern struct ida fc_minors;
 
 /* fc_pci.c */
 int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fpgacomm: module entry points, parameters, the device class and minors,
- * and the PCI driver.
+ * fpgacomm: module entry points, parameters, the device class and the PCI
+ * driver.
  */
 #include <linux/fs.h>
 #include <linux/idr.h>
@@ -26,17 +26,7 @@ MODULE_PARM_DESC(dma_timeout_ms,
 
 struct class *fc_class;
 dev_t fc_devt;
-static DEFINE_IDA(fc_minors);
-
-int fc_minor_get(void)
-{
-	return ida_alloc_max(&fc_minors, FC_MAX_BOARDS - 1, GFP_KERNEL);
-}
-
-void fc_minor_put(int minor)
-{
-	ida_free(&fc_minors, minor);
-}
+DEFINE_IDA(fc_minors);
 
 static const struct pci_device_id fc_pci_ids[] = {
 	{ PCI_DEVICE(FC_PCI_VENDOR_ID, FC_PCI_DEVICE_ID),

@@ -5,11 +5,23 @@
  * interrupts and the character device /dev/fpgacommN.
  */
 #include <linux/dma-mapping.h>
+#include <linux/idr.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 
 #include "fc.h"
+
+/* The boards' minors: /dev/fpgacommN, N from fc_minors (fc_main.c). */
+static int fc_minor_get(void)
+{
+	return ida_alloc_max(&fc_minors, FC_MAX_BOARDS - 1, GFP_KERNEL);
+}
+
+static void fc_minor_put(int minor)
+{
+	ida_free(&fc_minors, minor);
+}
 
 /* Refuse anything that is not an fpgacomm board of a major version we know. */
 static int fc_check_board(struct fc_dev *fc)
