@@ -11,7 +11,7 @@
 #include <endian.h>
 #include <errno.h>
 
-#include "fabric_internal.h"
+#include "transport.h"
 
 struct token {
 	uint32_t epoch; /* little endian */

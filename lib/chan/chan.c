@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport.h"
 #include "handle.h"
 #include "live.h"
 

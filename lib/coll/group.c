@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "coll_internal.h"
-#include "fabric_internal.h"
+#include "transport.h"
 
 static bool poller_added;
 

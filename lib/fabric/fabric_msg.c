@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport.h"
 
 /* ---- Per-source state ---- */
 

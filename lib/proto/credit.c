@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fabric_internal.h"
+#include "transport.h"
 
 #define CREDIT_ENV     "FPGACOMM_CHAN_CREDIT" /* bytes per (peer, port) */
 #define CREDIT_MIN     (4u << 10)

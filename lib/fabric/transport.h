@@ -18,8 +18,8 @@
  * lane it holds, in order, and other nodes' on other lanes meanwhile.
  * All of it is guarded by fab->lock, taken before dev->lock when both are.
  */
-#ifndef FC_FABRIC_INTERNAL_H
-#define FC_FABRIC_INTERNAL_H
+#ifndef FC_TRANSPORT_H
+#define FC_TRANSPORT_H
 
 #include <stdlib.h>
 
@@ -494,4 +494,4 @@ void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
 /* put.c */
 int fc__put_fence(struct fc_dev *dev, int timeout_ms);
 
-#endif /* FC_FABRIC_INTERNAL_H */
+#endif /* FC_TRANSPORT_H */
