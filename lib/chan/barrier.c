@@ -11,7 +11,7 @@
 #include <endian.h>
 #include <errno.h>
 
-#include "transport.h"
+#include "chan.h"
 
 struct token {
 	uint32_t epoch; /* little endian */

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "chan.h"
+#include "proto.h"
 #include "handle.h"
 #include "live.h"
 

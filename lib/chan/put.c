@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "transport.h"
+#include "chan.h"
 
 /* Checks and the chain of a put, lock held. */
 static int put_start(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "chan.h"
 
 #define HDR_MAGIC     0xa7
 #define HDR_SPLIT     (1u << 0)		/* the payload follows in pieces */

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
-#include "transport.h"
+#include "chan.h"
 
 struct hdr {
 	uint32_t id, ctx, seq, sig, len; /* little endian */

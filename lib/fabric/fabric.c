@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "fabric_internal.h"
 #include "handle.h"
 
 #define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "fabric_internal.h"
 
 /* ---- Per-source state ---- */
 

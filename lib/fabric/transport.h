@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The transport's state and calls, private to lib/: the transport itself
- * (fabric/fabric.c: requests, the send queue, lanes and progress;
- * fabric_rx.c: where packets arrive; fabric_msg.c: the messages they
- * make), the protocols on it (proto/: control messages, credits,
- * rendezvous) and the users of channels in lib/ (chan.c, put.c,
- * barrier.c, tagged.c, the collectives' links, world.c, handle.c).
+ * The transport (lib/fabric/), as the layers above it see it: the
+ * protocols (proto/proto.h), the channel API (chan/chan.h) and the
+ * collectives' links. Its files: fabric.c (requests, the send queue, lanes
+ * and progress), chain.c (chains and staging), fabric_rx.c (where packets
+ * arrive), fabric_msg.c (the messages they make), handlers.c (control
+ * messages to the handler registered for their kind), handle.c (requests
+ * as handles), world.c (the world a board is in); fabric_internal.h holds
+ * what only they share. It calls no protocol and no channel: those it
+ * reaches only through what they registered (fc__upcalls, handlers).
  *
  * What arrives for a board in a cluster lands in its event queue where it
  * has one, else in a receive ring of RING_SLOTS packets per port, from
@@ -25,19 +28,8 @@
 
 #include "internal.h"
 
-#define RING_SLOTS	   256	       /* packets per port's receive ring */
-#define STAGE_SLOTS	   32	       /* staging buffers for small sends */
-#define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
-#define SPARE_BUFS	   16	       /* large send buffers kept for reuse */
-#define SPARE_BYTES	   (64ull << 20)      /* ... and at most this much */
-#define PEER_CHECK_NS	   (10ull * 1000000)  /* node state polled this often */
-#define PEER_GRACE_NS	   (100ull * 1000000) /* drain after seeing it dead */
-#define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
-#define PEER_GRACE_POLLS   64 /* ... and look this often at least */
-#define REQ_CACHE	   32 /* ended requests kept for the next */
-/* Messages up to this size go through the PIO window when they can. */
-#define PIO_MAX_PKTS 48
-#define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
+#define SPARE_BUFS  16		  /* large send buffers kept for reuse */
+#define SPARE_BYTES (64ull << 20) /* ... and at most this much */
 
 /* The library's control messages (proto/ctrl.c), by kind: each kind's
  * handler is registered with the transport (handlers.c). */
@@ -324,12 +316,6 @@ static inline void fc__req_append(struct fc_req **head, struct fc_req **tail,
 	*tail = r;
 }
 
-/* fabric_rx.c: where packets arrive (fabric_msg.c: what they make) */
-int fc__rx_init(struct fc_dev *dev);
-void fc__rx_fini(struct fc_dev *dev);
-/* Take what arrived. RETURN VALUE: true if anything did. */
-bool fc__rx_drain(struct fc_dev *dev);
-
 /* fabric.c; the lock is held for all of these */
 /* A registered buffer of at least @len bytes for a large send. */
 int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
@@ -415,9 +401,6 @@ static inline void fc__xfers_free(struct fc_req *r)
 int fc__req_test(struct fc_req *req, size_t *len);
 int fc__req_wait(struct fc_req *req, int timeout_ms, size_t *len);
 int fc__req_cancel(struct fc_req *req);
-/* lib/chan.c: fc_req_test() of a handle without progress, for a caller
- * that has just moved the board (fc_progress) and tests many requests. */
-int fc__req_peek(struct fc_req *req, size_t *len);
 /* chain.c: give @r to the caller as a handle (handle.h). */
 int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
@@ -425,14 +408,6 @@ void fc__req_orphan(struct fc_req *req);
 /* Nobody waits for @req any more: its channel lets go, its end frees it. */
 void fc__req_disown(struct fc_req *req);
 
-/* chan.c: open a channel on any port, the library's own included, to a
- * peer alive or not: what a peer that left sent before may still come
- * (the library's barrier and groups receive from peers done with them). */
-int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
-		  struct fc_chan **chanp);
-int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
-	      struct fc_req **reqp);
-int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp);
 /* chain.c: a chain to @dst from @src, queued; @len bytes at @buf staged
  * where the board reads them; the chain of a message or remote write. */
 int fc__chain_start(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
@@ -450,48 +425,8 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 void fc__req_release(struct fc_dev *dev, struct fc_req *r);
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status);
 
-/* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
-bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
-int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
-		   struct fc_req *r);
-/* Its upcalls and control messages' handlers, into @fab. */
-void fc__rndv_register(struct fc__fabric *fab);
-
 /* handlers.c: a protocol's handler of control messages of @kind */
 void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
 		       fc__ctrl_fn fn);
-/* handlers.c: a control message from @node on @port arrived: to its
- * handler. */
-void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   const uint8_t *msg, size_t len);
-
-/* proto/ctrl.c: control messages, one packet each */
-/* Fill @x: a control message to (@node, @port), staged for @r's chain. */
-int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
-		  uint64_t val, struct fc_xfer *x);
-/* Make @r's chain the one control message (the caller queues it). */
-int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		   uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
-		   uint64_t val);
-/* A control message on a request of its own, queued. */
-int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
-		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
-
-/* credit.c: end-to-end credits per (peer, port) */
-#define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
-/* Its upcalls and control messages' handlers, into @dev's fabric. */
-void fc__credit_register(struct fc_dev *dev);
-uint64_t fc__credit_cost(size_t len);
-/* May a message costing @cost go to @s now? true: counted, send it. */
-bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-		     uint64_t cost);
-/* A send counted by fc__credit_take() that did not go after all. */
-void fc__credit_untake(struct fc__src *s, uint64_t cost);
-/* Keep send @r until credit comes (fc__req_queue then). */
-void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
-
-/* put.c */
-int fc__put_fence(struct fc_dev *dev, int timeout_ms);
 
 #endif /* FC_TRANSPORT_H */

@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "transport.h"
+#include "proto.h"
 
 #define CREDIT_ENV     "FPGACOMM_CHAN_CREDIT" /* bytes per (peer, port) */
 #define CREDIT_MIN     (4u << 10)

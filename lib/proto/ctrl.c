@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "proto.h"
 
 int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "proto.h"
 
 /* microseconds a 1 MiB message nobody asked for waits for its receive */
 #define LAND_ENV      "FPGACOMM_RNDV_LAND_US"

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to lib/fabric/: the transport's own sizes and the calls between
+ * its files (fabric.c, fabric_rx.c, handlers.c) that no layer above makes.
+ */
+#ifndef FC_FABRIC_INTERNAL_H
+#define FC_FABRIC_INTERNAL_H
+
+#include "transport.h"
+
+#define RING_SLOTS	   256	       /* packets per port's receive ring */
+#define STAGE_SLOTS	   32	       /* staging buffers for small sends */
+#define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
+#define PEER_CHECK_NS	   (10ull * 1000000)  /* node state polled this often */
+#define PEER_GRACE_NS	   (100ull * 1000000) /* drain after seeing it dead */
+#define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
+#define PEER_GRACE_POLLS   64 /* ... and look this often at least */
+#define REQ_CACHE	   32 /* ended requests kept for the next */
+
+/* fabric_rx.c: where packets arrive (fabric_msg.c: what they make) */
+int fc__rx_init(struct fc_dev *dev);
+void fc__rx_fini(struct fc_dev *dev);
+/* Take what arrived. RETURN VALUE: true if anything did. */
+bool fc__rx_drain(struct fc_dev *dev);
+
+/* handlers.c: a control message from @node on @port arrived: to its
+ * handler. */
+void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   const uint8_t *msg, size_t len);
+
+#endif /* FC_FABRIC_INTERNAL_H */

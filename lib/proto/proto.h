@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The protocols on the transport (lib/proto/): control messages, end-to-end
+ * credits and rendezvous, for the channel API above them. Each registers
+ * its upcalls and its control messages' handlers (by kind) with the
+ * transport at open; the transport calls them only through those.
+ */
+#ifndef FC_PROTO_H
+#define FC_PROTO_H
+
+#include "transport.h"
+
+/* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
+bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+		   struct fc_req *r);
+/* Its upcalls and control messages' handlers, into @fab. */
+void fc__rndv_register(struct fc__fabric *fab);
+
+/* proto/ctrl.c: control messages, one packet each */
+/* Fill @x: a control message to (@node, @port), staged for @r's chain. */
+int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		  uint64_t val, struct fc_xfer *x);
+/* Make @r's chain the one control message (the caller queues it). */
+int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		   uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		   uint64_t val);
+/* A control message on a request of its own, queued. */
+int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
+		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
+
+/* credit.c: end-to-end credits per (peer, port) */
+#define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
+/* Its upcalls and control messages' handlers, into @dev's fabric. */
+void fc__credit_register(struct fc_dev *dev);
+uint64_t fc__credit_cost(size_t len);
+/* May a message costing @cost go to @s now? true: counted, send it. */
+bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		     uint64_t cost);
+/* A send counted by fc__credit_take() that did not go after all. */
+void fc__credit_untake(struct fc__src *s, uint64_t cost);
+/* Keep send @r until credit comes (fc__req_queue then). */
+void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
+
+#endif /* FC_PROTO_H */
