@@ -8,10 +8,6 @@
 
 #include "transport.h"
 
-/* Messages up to this size go through the PIO window when they can. */
-#define PIO_MAX_PKTS 48
-#define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
-
 /* chan.c: open a channel on any port, the library's own included, to a
  * peer alive or not: what a peer that left sent before may still come
  * (the library's barrier and groups receive from peers done with them). */

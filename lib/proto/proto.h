@@ -10,6 +10,17 @@
 
 #include "transport.h"
 
+/* eager.c: channel messages below rendezvous's threshold. Messages up to
+ * PIO_MAX_MSG go through the PIO window when they can: 0 sent, -EAGAIN
+ * send it as a chain instead (fc__eager_isend: staged unless @kept and
+ * registered; @r released on an error). */
+#define PIO_MAX_PKTS 48
+#define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
+int fc__pio_isend(struct fc_chan *ch, const void *buf, size_t len,
+		  struct fc_req *r);
+int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
+		    struct fc_req *r);
+
 /* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
 int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Eager messages, the protocol of small and middling channel messages
+ * (below rendezvous): the bytes go at once, copied into the board's PIO
+ * window when the message is small and nothing of ours to that node is
+ * queued (fc__pio_isend), else staged and sent as one chain
+ * (fc__eager_isend). The channel API (chan/chan.c) picks the protocol;
+ * credits (credit.c) decide when the bytes may go.
+ */
+#include <endian.h>
+#include <string.h>
+
+#include "proto.h"
+
+/*
+ * An eager send: the message is copied and sent as one chain. The copy
+ * lets the caller reuse @buf at once, and a send given up on a timeout go
+ * on without it. A caller that leaves @buf alone until the send ends
+ * (@kept) and has it registered saves the copy: the chain reads @buf.
+ */
+int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
+		    struct fc_req *r)
+{
+	struct fc_dev *dev = ch->dev;
+	struct fc_loc src;
+	int ret = 0;
+
+	if (kept)
+		fc__req_umem_get(dev, r, buf, len, false);
+	if (r->umem) {
+		src = fc_host(r->umem, r->umem_off);
+	} else {
+		if (kept)
+			fc__stat_inc(&dev->stats.kept_copies);
+		ret = fc__stage_copy(dev, r, buf, len, &src);
+	}
+	if (!ret)
+		ret = fc__build_chain(dev, r, src,
+				      FC_FABRIC_CHAN(ch->peer, ch->port), len,
+				      true, 0);
+	if (ret) {
+		fc__req_release(dev, r);
+		fc__req_umem_put(dev, r);
+	}
+	return ret;
+}
+
+/*
+ * Is @node known to be down by the board (FC_ROUTER_NODES_DOWN)? A chain
+ * to it fails with the engine's route check; a PIO packet would only be
+ * dropped by the router, so such a send takes the chain's way. Where the
+ * registers are not mapped (the kernel driver) a register read would cost
+ * a system call per message: the peer check before every send does.
+ */
+static bool board_says_down(struct fc_dev *dev, uint32_t node)
+{
+	uint32_t off = node < 32 ? FC_ROUTER_NODES_DOWN_LO :
+				   FC_ROUTER_NODES_DOWN_HI;
+
+	if (!dev->regs)
+		return false;
+	return __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE) &
+	       (1u << (node % 32));
+}
+
+/*
+ * A small message through the PIO window: the packets written straight
+ * into the board, no staging copy, no descriptor, no chain. Only while no
+ * chain of ours to that node is queued or running, so that it cannot pass
+ * an earlier message (hw.h: the host keeps that order); chains to it wait
+ * in turn until the board has taken the window's messages for it
+ * (submit_queued()). The send ends
+ * once the board has taken the packets, at once most of the time.
+ * RETURN VALUE: 0 sent; -EAGAIN: send it as a chain instead.
+ */
+int fc__pio_isend(struct fc_chan *ch, const void *buf, size_t len,
+		  struct fc_req *r)
+{
+	struct fc_dev *dev = ch->dev;
+	struct fc__fabric *fab = dev->fab;
+	struct fc_hw_pkt pkts[PIO_MAX_PKTS];
+	unsigned int n = 0;
+	size_t off, piece;
+	uint32_t hdr, end;
+	int ret;
+
+	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
+	    fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
+		return -EAGAIN;
+	for (off = 0; off < len; off += piece, n++) {
+		piece = len - off < FC_PKT_PAYLOAD ? len - off : FC_PKT_PAYLOAD;
+		hdr = FC_PKT_HDR(ch->peer, 0, ch->port, piece, FC_PKT_T_DATA);
+		if (off + piece == len)
+			hdr |= FC_PKT_EOM;
+		pkts[n].hdr = htole32(hdr);
+		/* no stray bytes of our stack go out with the last one (the
+		 * whole payload: a constant size is a few wide stores) */
+		if (piece < FC_PKT_PAYLOAD)
+			memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
+		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
+	}
+	pthread_mutex_lock(&dev->lock);
+	ret = dev->be->pio_send(dev, pkts, n, &end);
+	pthread_mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;
+	r->submitted = true;
+	r->pio_end = end;
+	if ((int32_t)(dev->be->pio_head(dev) - end) >= 0)
+		r->status = 0;
+	else
+		fc__pio_queue(fab, r);
+	return 0;
+}
