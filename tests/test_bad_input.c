@@ -768,7 +768,7 @@ static void test_mem_free_busy(void **state)
 	assert_device_works();
 }
 
-/* lib/dma.c, not public: a chain on a queue of the caller's choice. */
+/* lib/core/dma.c, not public: a chain on a queue of the caller's choice. */
 int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 		      const struct fc_xfer *xfers, unsigned int n,
 		      uint64_t *ticket);

@@ -3,7 +3,7 @@
  * test_coll_mem: collectives and the sort on buffers of fc_mem_alloc()
  * (and fc_mem_register(), at an odd offset) give what they give on plain
  * memory, and their payloads then move by DMA straight from and into
- * those registrations: the channels' counters (lib/chan_stats.h) show no
+ * those registrations: the channels' counters (lib/core/chan_stats.h) show no
  * staging copy of an eager payload and no registration per rendezvous
  * message in the fc_mem run, and both in the plain run, so a lookup that
  * finds nothing fails here. fc_mem_free() of a buffer a running bcast

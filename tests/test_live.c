@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_live: the library's sets of live objects (lib/live.c), which check
+ * test_live: the library's sets of live objects (lib/core/live.c), which check
  * every channel handle before it is followed. Entries are found until
  * removed and not after; the table grows past thousands of entries and is
  * rebuilt after long churn; a reader that looks without a lock while a

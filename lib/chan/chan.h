@@ -16,7 +16,7 @@ int fc__chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp);
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp);
-/* lib/chan.c: fc_req_test() of a handle without progress, for a caller
+/* lib/chan/chan.c: fc_req_test() of a handle without progress, for a caller
  * that has just moved the board (fc_progress) and tests many requests. */
 int fc__req_peek(struct fc_req *req, size_t *len);
 /* put.c */

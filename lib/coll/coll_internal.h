@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Groups and collectives: private to lib/group.c, lib/coll*.c.
+ * Groups and collectives: private to lib/coll/group.c, lib/coll*.c.
  *
  * Layers: the public entry points (coll.c) check arguments and pick an
  * algorithm (coll_algo.c, coll_ring.c, coll_grid.c); an algorithm records

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the channels did with callers' buffers, per device: counted by
- * lib/chan.c, lib/fabric/fabric.c and lib/mem.c for tests and benchmarks
+ * lib/chan/chan.c, lib/fabric/fabric.c and lib/core/mem.c for tests and benchmarks
  * (tests/test_coll_mem.c tells by them that a collective on fc_mem
  * buffers copied and registered nothing), never used for decisions.
  */

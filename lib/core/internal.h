@@ -220,13 +220,13 @@ struct fc_dev {
 	struct fc__fabric *fab; /* channels, puts; NULL in no cluster */
 	/* Set by a layer above that keeps state per device (groups). */
 	void (*on_close)(struct fc_dev *dev);
-	struct fc__hbm *hbm; /* lib/hbm.c: made at first use */
+	struct fc__hbm *hbm; /* lib/hbm/hbm.c: made at first use */
 };
 
 extern const struct fc__backend fc__emu_backend;
 extern const struct fc__backend fc__kernel_backend;
 
-/* lib/mem.c */
+/* lib/core/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
 /* fc_mem_alloc() of bus-contiguous memory where the backend tells apart. */
 int fc__mem_alloc_contig(struct fc_dev *dev, size_t len, struct fc_mem **memp);
@@ -246,7 +246,7 @@ bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem);
 int fc__mem_register_transient(struct fc_dev *dev, void *addr, size_t len,
 			       struct fc_mem **memp);
 
-/* lib/dma.c: fc_dma_submit() on queue @engine (below dev->engines, or 0) */
+/* lib/core/dma.c: fc_dma_submit() on queue @engine (below dev->engines, or 0) */
 int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 		      const struct fc_xfer *xfers, unsigned int n,
 		      uint64_t *ticket);
@@ -254,32 +254,32 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
  * board move (fabric progress). */
 int fc__dma_ended(struct fc_dev *dev, uint64_t ticket);
 
-/* lib/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
+/* lib/peer/peer.c: [off, off + len) of dma-buf @fd as a buffer (any @off) */
 int fc__peer_import(struct fc_dev *dev, int fd, uint64_t off, size_t len,
 		    struct fc_mem **memp);
 /* ... and device memory at @dev_addr, through be->peer_import_dev */
 int fc__peer_import_dev(struct fc_dev *dev, uint64_t dev_addr, void *dev_ctx,
 			size_t len, struct fc_mem **memp);
 
-/* lib/world.c */
+/* lib/fabric/world.c */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len);
 
 /* lib/fabric/fabric.c: set up at open when the board is in a cluster */
 int fc__fabric_init(struct fc_dev *dev);
 void fc__fabric_fini(struct fc_dev *dev);
-/* lib/chan.c: the channel protocols above it (rendezvous, credits); at
+/* lib/chan/chan.c: the channel protocols above it (rendezvous, credits); at
  * close, its channels forgotten before the fabric goes */
 void fc__chan_protocols(struct fc_dev *dev);
 void fc__chan_forget_dev(struct fc_dev *dev);
 
 /*
- * lib/chan.c: send @buf (a small message: copied now) and let it go on
+ * lib/chan/chan.c: send @buf (a small message: copied now) and let it go on
  * without the caller, with no request to wait for; a send held for
  * credit or the greeting goes when its turn comes, where fc_chan_send()
  * with a timeout of 0 would drop it. RETURN VALUE: 0 or -errno.
  */
 int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len);
-/* lib/chan.c: fc_chan_isend() for a caller that leaves @buf alone until
+/* lib/chan/chan.c: fc_chan_isend() for a caller that leaves @buf alone until
  * the send ends (the collectives): an eager message from a registered
  * buffer is sent straight from it, with no staging copy. */
 int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
@@ -290,7 +290,7 @@ int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
 int fc__chan_buf_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 
-/* lib/util.c */
+/* lib/core/util.c */
 int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);

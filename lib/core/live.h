@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sets of live objects (lib/live.c): what a caller hands back (a channel)
+ * Sets of live objects (lib/core/live.c): what a caller hands back (a channel)
  * is looked for here before it is followed, so that a closed one is
  * refused rather than read. Looking takes no lock; adding and removing
  * take the set's.

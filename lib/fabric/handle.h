@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Request handles (lib/handle.c): what fc_chan_isend(), fc_chan_irecv()
+ * Request handles (lib/fabric/handle.c): what fc_chan_isend(), fc_chan_irecv()
  * and fc_iput() give the caller is not the request's address but a slot
  * number and that slot's generation, so a handle kept after its request
  * ended (the memory reused for the next one) or after fc_close() is told

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to lib/: CUDA device memory moved by the CPU (lib/cuda.c). */
+/* Private to lib/: CUDA device memory moved by the CPU (lib/peer/cuda.c). */
 #ifndef FC_CUDA_INTERNAL_H
 #define FC_CUDA_INTERNAL_H
 

@@ -4,7 +4,7 @@
  * dma-buf imported through the driver), the board's own memory as a
  * dma-buf for another device, and CUDA device memory by way of the dma-buf
  * the CUDA driver makes of it, or on an emulated board as a device window
- * (lib/cuda.c).
+ * (lib/peer/cuda.c).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * fc_sort: the distributed sort, built on the group collectives of the
  * public API (allgather, allreduce, exscan, alltoall, alltoallv) and the
- * local steps of lib/sort_local.c. docs/sort.md gives the algorithms and
+ * local steps of lib/sort/sort_local.c. docs/sort.md gives the algorithms and
  * the cost model.
  *
  * Every rank runs the same steps. The first collective is an agreement:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to lib/sort*.c: the local steps of the distributed sort
- * (lib/sort_local.c), which lib/sort.c strings together over the group's
+ * (lib/sort/sort_local.c), which lib/sort/sort.c strings together over the group's
  * collectives.
  *
  * An element is a key of ks bytes (4 or 8) and a value of vs bytes

@@ -47,7 +47,7 @@
 #define MAX_SIZES 64
 #define MAX_MSG	  (16u << 20) /* FC_CHAN_MAX_MSG */
 #define WARMUP	  2
-/* How a waiting side waits: as lib/util.c's fc__backoff(). */
+/* How a waiting side waits: as lib/core/util.c's fc__backoff(). */
 #define SPIN_NS	      (50 * 1000ull)
 #define SPIN_YIELD_NS (5 * 1000ull)
 #define YIELD_ROUNDS  16
@@ -122,7 +122,7 @@ static void cpu_relax(void)
 }
 
 /*
- * Wait until *@word is no longer @old, as the library waits (lib/util.c),
+ * Wait until *@word is no longer @old, as the library waits (lib/core/util.c),
  * so that the two differ in their transports, not in how they wait: poll
  * with a pause for SPIN_NS, yielding every SPIN_YIELD_NS (a peer waiting
  * for our core runs), then yield YIELD_ROUNDS times, then sleep on the
