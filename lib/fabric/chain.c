@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 #include "handle.h"
 
 FC__EXPORT int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem,

@@ -2,7 +2,7 @@
 /*
  * The fabric's engine room: setup, progress (submit queued chains, let the
  * board move, retire ended chains, drain what arrived: fabric_rx.c), the
- * state of peers and the requests' lifecycle. See fabric_internal.h for
+ * state of peers and the requests' lifecycle. See transport.h for
  * the data structures.
  */
 #include <endian.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 #include "handle.h"
 
 #define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */

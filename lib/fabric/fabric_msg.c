@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 
 /* ---- Per-source state ---- */
 

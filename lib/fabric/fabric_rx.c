@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 
 #define EQ_SLOTS     4096	   /* event queue entries: 256 KiB */
 #define EQ_ENV	     "FPGACOMM_EQ" /* 0: rings even where there is a queue */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 #include "handle.h"
 
 #define CHUNK_SLOTS 1024u

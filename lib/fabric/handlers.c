@@ -8,7 +8,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 
 void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
 		       fc__ctrl_fn fn)

@@ -6,7 +6,7 @@
  * and progress), chain.c (chains and staging), fabric_rx.c (where packets
  * arrive), fabric_msg.c (the messages they make), handlers.c (control
  * messages to the handler registered for their kind), handle.c (requests
- * as handles), world.c (the world a board is in); fabric_internal.h holds
+ * as handles), world.c (the world a board is in); transport_internal.h holds
  * what only they share. It calls no protocol and no channel: those it
  * reaches only through what they registered (fc__upcalls, handlers).
  *

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fabric_internal.h"
+#include "transport_internal.h"
 
 #define JOB_NAME_MAX  32 /* as FCEMU_CLUSTER_NAME_MAX, NUL included */
 #define FULL_MESH_MAX 9	 /* full:N up to here, then a torus */

@@ -3,8 +3,8 @@
  * Private to lib/fabric/: the transport's own sizes and the calls between
  * its files (fabric.c, fabric_rx.c, handlers.c) that no layer above makes.
  */
-#ifndef FC_FABRIC_INTERNAL_H
-#define FC_FABRIC_INTERNAL_H
+#ifndef FC_TRANSPORT_INTERNAL_H
+#define FC_TRANSPORT_INTERNAL_H
 
 #include "transport.h"
 
@@ -28,4 +28,4 @@ bool fc__rx_drain(struct fc_dev *dev);
 void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   const uint8_t *msg, size_t len);
 
-#endif /* FC_FABRIC_INTERNAL_H */
+#endif /* FC_TRANSPORT_INTERNAL_H */
