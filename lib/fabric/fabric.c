@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "fabric_internal.h"
 #include "handle.h"
 
@@ -548,6 +549,8 @@ void fc__req_free(struct fc_req *r)
 		r->chan->reqs--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
+	if (__builtin_expect(r->bounce != NULL, 0))
+		fc__bounce_put(r->bounce);
 	if (fab->req_cached == REQ_CACHE) {
 		free(r);
 		return;
@@ -668,6 +671,8 @@ static int req_done(struct fc_req *r, size_t *len)
 
 	if (len)
 		*len = r->len;
+	if (__builtin_expect(r->bounce != NULL, 0))
+		ret = fc__bounce_end(r->bounce, r->dbuf, r->len, ret);
 	fc__req_free(r);
 	return ret;
 }
