@@ -389,8 +389,8 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
  * buffer now (so @buf is free again at once) and sent from there, as any
  * host buffer is; the bounce buffer goes back when the request is freed.
  */
-static int dev_isend(struct fc_chan *ch, const void *buf, size_t len,
-		     struct fc_req **reqp)
+static __attribute__((noinline, cold)) int
+dev_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
 {
 	struct fc__bounce *b;
 	int ret;
@@ -415,8 +415,8 @@ static int dev_isend(struct fc_chan *ch, const void *buf, size_t len,
 
 /* A receive into device memory: into a bounce buffer, copied to @buf
  * when the request ends (fabric.c, req_done). */
-static int dev_irecv(struct fc_chan *ch, void *buf, size_t cap,
-		     struct fc_req **reqp)
+static __attribute__((noinline, cold)) int
+dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 {
 	struct fc__bounce *b;
 	int ret;
@@ -437,16 +437,16 @@ static int dev_irecv(struct fc_chan *ch, void *buf, size_t cap,
 }
 
 /* A user's send or receive, by where its buffer lives (devmem.c). */
-static int user_isend(struct fc_chan *ch, const void *buf, size_t len,
-		      struct fc_req **reqp)
+static inline __attribute__((always_inline)) int
+user_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
 		return fc__isend(ch, buf, len, reqp);
 	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
 }
 
-static int user_irecv(struct fc_chan *ch, void *buf, size_t cap,
-		      struct fc_req **reqp)
+static inline __attribute__((always_inline)) int
+user_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
 		return fc__irecv(ch, buf, cap, reqp);
