@@ -978,6 +978,8 @@ const char *fc_strerror(int err);
  * (except a send with FC_TAG_F_INJECT, which ends silently). Progress is
  * made by fc_tag_poll() and fc_tag_wait() (and every blocking call of the
  * library on the same board). All calls on one endpoint are thread safe.
+ * Buffers may be CUDA device memory, copied through host memory (a send's
+ * when it is posted, a receive's before its completion is queued).
  */
 #define FC_TAG_ANY_NODE		UINT32_MAX	/* receive from any rank */
 #define FC_TAG_MAX_MSG		(1ull << 31)	/* bytes per message */
