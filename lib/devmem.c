@@ -77,13 +77,19 @@ int fc__devmem_to_dev(void *dptr, const void *host, size_t len)
 
 /* ---- Bounce buffers ---- */
 
-#define BOUNCE_KEPT	8	   /* buffers kept for later calls */
-#define BOUNCE_KEEP_MAX (64u << 20) /* larger ones go back at once */
-#define BOUNCE_MIN	(64u << 10)
+/*
+ * Page-locking costs about as much as copying the bytes a few times over,
+ * so buffers are kept for later calls: at most BOUNCE_KEPT of them, of at
+ * most BOUNCE_KEEP_BYTES together (the smallest go first).
+ */
+#define BOUNCE_KEPT	  8
+#define BOUNCE_KEEP_BYTES ((size_t)1 << 30)
+#define BOUNCE_MIN	  (64u << 10)
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fc__bounce *pool; /* smallest first */
 static unsigned int pooled;
+static size_t pooled_bytes;
 
 static void bounce_free(struct fc__bounce *b)
 {
@@ -104,6 +110,7 @@ int fc__bounce_get(size_t len, struct fc__bounce **bp)
 	if (b) {
 		*pp = b->next;
 		pooled--;
+		pooled_bytes -= b->size;
 	}
 	pthread_mutex_unlock(&pool_lock);
 	if (b) {
@@ -125,11 +132,11 @@ int fc__bounce_get(size_t len, struct fc__bounce **bp)
 
 void fc__bounce_put(struct fc__bounce *b)
 {
-	struct fc__bounce **pp, *drop = NULL;
+	struct fc__bounce **pp, *drop = NULL, *d;
 
 	if (!b)
 		return;
-	if (b->size > BOUNCE_KEEP_MAX) {
+	if (b->size > BOUNCE_KEEP_BYTES) {
 		bounce_free(b);
 		return;
 	}
@@ -138,14 +145,22 @@ void fc__bounce_put(struct fc__bounce *b)
 		;
 	b->next = *pp;
 	*pp = b;
-	if (++pooled > BOUNCE_KEPT) {
-		drop = pool; /* the smallest: the cheapest to make again */
-		pool = drop->next;
+	pooled++;
+	pooled_bytes += b->size;
+	/* the smallest go first: the cheapest to make again */
+	while (pooled > BOUNCE_KEPT || pooled_bytes > BOUNCE_KEEP_BYTES) {
+		d = pool;
+		pool = d->next;
 		pooled--;
+		pooled_bytes -= d->size;
+		d->next = drop;
+		drop = d;
 	}
 	pthread_mutex_unlock(&pool_lock);
-	if (drop)
+	for (; drop; drop = d) {
+		d = drop->next;
 		bounce_free(drop);
+	}
 }
 
 int fc__bounce_end(struct fc__bounce *b, void *dptr, size_t len, int ret)
