@@ -441,7 +441,7 @@ static inline __attribute__((always_inline)) int
 user_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
-		return fc__isend(ch, buf, len, reqp);
+		return isend(ch, buf, len, false, reqp);
 	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
 }
 
