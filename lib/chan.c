@@ -438,7 +438,8 @@ dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 
 /* A user's send or receive, by where its buffer lives (devmem.c). */
 static inline __attribute__((always_inline)) int
-user_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
+user_isend(struct fc_chan *ch, const void *buf, size_t len,
+	   struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
 		return isend(ch, buf, len, false, reqp);

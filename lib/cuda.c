@@ -237,7 +237,7 @@ int fc__cuda_ready(void)
 
 /* ---- What kind of memory a pointer is (lib/devmem.c) ---- */
 
-static pthread_once_t primary_once;	/* defined below */
+static pthread_once_t primary_once; /* defined below */
 static fc__cu_ctx primary;
 static void primary_load(void);
 
@@ -287,8 +287,8 @@ int fc__cuda_pin(void *p, size_t len)
 	fc__cu_ctx ctx = NULL, old;
 	fc__cu_result r;
 
-	if (!probe.host_register || !probe.host_unregister ||
-	    cuda_ready() || !cuda.ctx_current)
+	if (!probe.host_register || !probe.host_unregister || cuda_ready() ||
+	    !cuda.ctx_current)
 		return -ENODEV;
 	/* the calling thread's context, or device 0's primary */
 	if (cuda.ctx_current(&ctx) != CU_SUCCESS || !ctx) {

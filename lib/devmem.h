@@ -14,8 +14,8 @@ struct fc_dev;
 
 /* How a user buffer is moved. */
 enum fc__mem_path {
-	FC__PATH_HOST,	 /* host memory: the CPU and the board read it */
-	FC__PATH_STAGE,	 /* device memory: copied through a host bounce buffer */
+	FC__PATH_HOST,	/* host memory: the CPU and the board read it */
+	FC__PATH_STAGE, /* device memory: copied through a host bounce buffer */
 	FC__PATH_DIRECT, /* device memory the board moves itself */
 };
 
@@ -32,8 +32,8 @@ enum fc__mem_path fc__devmem_path_slow(struct fc_dev *dev, const void *p);
 static inline enum fc__mem_path fc__devmem_path(struct fc_dev *dev,
 						const void *p)
 {
-	if (__builtin_expect(__atomic_load_n(&fc__devmem_none,
-					     __ATOMIC_RELAXED), 1))
+	if (__builtin_expect(
+		    __atomic_load_n(&fc__devmem_none, __ATOMIC_RELAXED), 1))
 		return FC__PATH_HOST;
 	return fc__devmem_path_slow(dev, p);
 }

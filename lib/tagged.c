@@ -835,8 +835,7 @@ out_unlock:
 /* ---- Receiving ---- */
 
 /* A receive into device memory @buf lands in a bounce buffer of @o's. */
-static int recv_stage(struct fc_tag_ep *ep, struct op *o, void *buf,
-		      size_t cap)
+static int recv_stage(struct fc_tag_ep *ep, struct op *o, void *buf, size_t cap)
 {
 	int ret;
 

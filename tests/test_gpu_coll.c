@@ -150,8 +150,8 @@ static double combine(enum fc_redop op, double a, double b)
 }
 
 /* ranks first..last of element @i reduced */
-static double reduced(enum fc_redop op, uint32_t first, uint32_t last,
-		      size_t i, unsigned int seed)
+static double reduced(enum fc_redop op, uint32_t first, uint32_t last, size_t i,
+		      unsigned int seed)
 {
 	double acc = (double)value(first, i, seed);
 
@@ -185,8 +185,8 @@ static void check_tail(struct buf *b, size_t from, const char *what)
 }
 
 /* Element i of @b against @want; reports the first bad one. */
-static bool expect(const struct buf *b, size_t i, enum fc_dtype t,
-		   double want, const char *what, size_t count)
+static bool expect(const struct buf *b, size_t i, enum fc_dtype t, double want,
+		   const char *what, size_t count)
 {
 	double got = load(b->shadow, i, t);
 
@@ -211,9 +211,15 @@ static void kinds(unsigned int k, bool *sg, bool *rg)
 	*rg = k % 3 != 2;
 }
 
-enum red_kind { RK_ALLREDUCE, RK_REDUCE, RK_SCAN, RK_EXSCAN, RK_RSCATTER };
-static const char *const rk_names[] = { "allreduce", "reduce", "scan",
-					"exscan", "reduce_scatter" };
+enum red_kind {
+	RK_ALLREDUCE,
+	RK_REDUCE,
+	RK_SCAN,
+	RK_EXSCAN,
+	RK_RSCATTER
+};
+static const char *const rk_names[] = { "allreduce", "reduce", "scan", "exscan",
+					"reduce_scatter" };
 
 static int call_red(enum red_kind k, const void *s, void *r, size_t count,
 		    enum fc_dtype t, enum fc_redop op, uint32_t root)
@@ -249,7 +255,10 @@ static void one_reduction(enum red_kind k, enum fc_dtype t, enum fc_redop op,
 	if (in_place)
 		rg = true;
 	snprintf(what, sizeof(what), "%s %s op %d%s send %s recv %s",
-		 rk_names[k], tnames[t == FC_INT32 ? 0 : t == FC_FLOAT32 ? 1 : 2],
+		 rk_names[k],
+		 tnames[t == FC_INT32	? 0 :
+			t == FC_FLOAT32 ? 1 :
+					  2],
 		 op, in_place ? " in place" : "", sg ? "gpu" : "host",
 		 rg ? "gpu" : "host");
 	if (k == RK_REDUCE && in_place && !at_root)
@@ -303,8 +312,8 @@ static void test_reductions(void)
 
 				one_reduction(k, types[ti], op, n, c + ti,
 					      false, seed++);
-				one_reduction(k, types[ti], op, n, c + ti,
-					      true, seed++);
+				one_reduction(k, types[ti], op, n, c + ti, true,
+					      seed++);
 			}
 }
 
@@ -313,7 +322,8 @@ static void test_bcast(void)
 	for (unsigned int ti = 0; ti < 3; ti++) {
 		for (unsigned int c = 0; c < NCOUNTS; c++) {
 			enum fc_dtype t = types[ti];
-			size_t n = counts_small[c], es = (size_t)fc_dtype_size(t);
+			size_t n = counts_small[c],
+			       es = (size_t)fc_dtype_size(t);
 			uint32_t root = (c + ti) % size;
 			struct buf b;
 
@@ -718,7 +728,8 @@ static void test_tagged(void)
 	CHECK_RC(fc_tag_open(dev, PORT + 1, 0, &ep), 0);
 	for (int k = 0; k < 4; k++) {
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(*sizes); s++) {
-			size_t len = sizes[s], cap = s == 1 && k == 3 ? 100 : len;
+			size_t len = sizes[s],
+			       cap = s == 1 && k == 3 ? 100 : len;
 			bool sg = k & 1, rg = k & 2;
 
 			buf_alloc(&sb, sg, len);
@@ -742,9 +753,9 @@ static void test_tagged(void)
 				int want = recv && cap < len ? -EMSGSIZE : 0;
 
 				CHECK(c[j].status == want,
-				      "tagged %zu B (%s -> %s): status %d",
-				      len, sg ? "gpu" : "host",
-				      rg ? "gpu" : "host", c[j].status);
+				      "tagged %zu B (%s -> %s): status %d", len,
+				      sg ? "gpu" : "host", rg ? "gpu" : "host",
+				      c[j].status);
 				if (recv)
 					CHECK(c[j].len == cap,
 					      "tagged: %llu bytes placed",

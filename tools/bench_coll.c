@@ -417,8 +417,8 @@ static void measure(const struct bench *b, const struct coll_bufs *m,
 	if (ret)
 		coll_die(coll_names[b->coll], ret);
 	if (m->dev) {
-		cuda_copy(m->hr, rb, (rcount > scount ? rcount : scount) * b->es,
-			  false);
+		cuda_copy(m->hr, rb,
+			  (rcount > scount ? rcount : scount) * b->es, false);
 		rb = m->hr;
 	}
 	bad = wrong(b, rb, count);

@@ -549,7 +549,7 @@ static __attribute__((noinline, cold)) void req_bounce_put(struct fc_req *r)
 }
 
 static __attribute__((noinline, cold)) int req_bounce_end(struct fc_req *r,
-							 int ret)
+							  int ret)
 {
 	return fc__bounce_end(r->bounce, r->dbuf, r->len, ret);
 }
@@ -697,8 +697,7 @@ static int req_done(struct fc_req *r, size_t *len)
  * progress. RETURN VALUE: -EINPROGRESS, or its end (r freed).
  */
 static inline __attribute__((always_inline)) int
-req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now,
-		    bool clock)
+req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now, bool clock)
 {
 	struct fc_dev *dev = r->dev;
 	int ret;
