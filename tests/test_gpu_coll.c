@@ -676,13 +676,14 @@ static void test_channels(void)
 	buf_alloc(&b, true, 4096);
 	CHECK_RC(fc_chan_send(ch, b.p, 0, T_MS), -EINVAL);
 	CHECK_RC(fc_chan_send(ch, b.p, 4096 + TAIL + 1, T_MS), -EFAULT);
-	/* so the next message the peer gets is this one */
+	/* so the next message the peer gets is this one (from and into the
+	 * middle of an allocation) */
 	one = (uint8_t)(rank + 1);
-	CHECK(!cu.htod((cu_ptr)(uintptr_t)b.p, &one, 1), "cuMemcpyHtoD");
-	CHECK_RC(fc_chan_send(ch, b.p, 1, T_MS), 0);
-	CHECK_RC(fc_chan_recv(ch, b.p, 4096, &got, T_MS), 0);
+	CHECK(!cu.htod((cu_ptr)(uintptr_t)b.p + 4000, &one, 1), "cuMemcpyHtoD");
+	CHECK_RC(fc_chan_send(ch, (char *)b.p + 4000, 1, T_MS), 0);
+	CHECK_RC(fc_chan_recv(ch, (char *)b.p + 17, 4096 - 17, &got, T_MS), 0);
 	CHECK(got == 1, "after the refused sends: %zu bytes", got);
-	CHECK(!cu.dtoh(&one, (cu_ptr)(uintptr_t)b.p, 1), "cuMemcpyDtoH");
+	CHECK(!cu.dtoh(&one, (cu_ptr)(uintptr_t)b.p + 17, 1), "cuMemcpyDtoH");
 	CHECK(one == peer + 1, "after the refused sends: got %u from %u", one,
 	      peer);
 	buf_free(&b);
