@@ -207,7 +207,8 @@ $(B)/tests/test_topology: INC := -Itopo
 # test_live checks the library's sets of live objects (lib/live.h).
 $(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib
 
-# A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
+# A stand-in CUDA driver: test_peer_gpu and test_gpu_coll run against it
+# where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1
 tests: $(FAKE_CUDA)
 $(FAKE_CUDA): tests/fake_libcuda.c

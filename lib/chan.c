@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "fabric_internal.h"
 #include "handle.h"
 #include "live.h"
@@ -383,6 +384,76 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 	return 0;
 }
 
+/*
+ * A send from device memory: its bytes are copied into a host bounce
+ * buffer now (so @buf is free again at once) and sent from there, as any
+ * host buffer is; the bounce buffer goes back when the request is freed.
+ */
+static __attribute__((noinline, cold)) int
+dev_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
+{
+	struct fc__bounce *b;
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	if (len > FC_CHAN_MAX_MSG)
+		return -EMSGSIZE;
+	ret = fc__bounce_get(len, &b);
+	if (ret)
+		return ret;
+	ret = fc__devmem_to_host(b->p, buf, len);
+	if (!ret)
+		ret = fc__isend(ch, b->p, len, reqp);
+	if (ret) {
+		fc__bounce_put(b);
+		return ret;
+	}
+	(*reqp)->bounce = b;
+	return 0;
+}
+
+/* A receive into device memory: into a bounce buffer, copied to @buf
+ * when the request ends (fabric.c, req_done). */
+static __attribute__((noinline, cold)) int
+dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
+{
+	struct fc__bounce *b;
+	int ret;
+
+	if (cap > FC_CHAN_MAX_MSG)
+		cap = FC_CHAN_MAX_MSG; /* no message is longer */
+	ret = fc__bounce_get(cap, &b);
+	if (ret)
+		return ret;
+	ret = fc__irecv(ch, b->p, cap, reqp);
+	if (ret) {
+		fc__bounce_put(b);
+		return ret;
+	}
+	(*reqp)->bounce = b;
+	(*reqp)->dbuf = buf;
+	return 0;
+}
+
+/* A user's send or receive, by where its buffer lives (devmem.c). */
+static inline __attribute__((always_inline)) int
+user_isend(struct fc_chan *ch, const void *buf, size_t len,
+	   struct fc_req **reqp)
+{
+	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
+		return isend(ch, buf, len, false, reqp);
+	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
+}
+
+static inline __attribute__((always_inline)) int
+user_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
+{
+	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
+		return fc__irecv(ch, buf, cap, reqp);
+	return reqp ? dev_irecv(ch, buf, cap, reqp) : -EINVAL;
+}
+
 /* Posts a send of @sbuf (@send; @kept: see eager_isend()) or a receive
  * into @rbuf, of @n bytes. */
 static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
@@ -395,10 +466,12 @@ static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
 		return ret;
 	if (!reqp)
 		ret = -EINVAL;
-	else if (send)
+	else if (kept) /* the library's own buffers */
 		ret = isend(ch, sbuf, n, kept, &r);
+	else if (send)
+		ret = user_isend(ch, sbuf, n, &r);
 	else
-		ret = fc__irecv(ch, rbuf, n, &r);
+		ret = user_irecv(ch, rbuf, n, &r);
 	if (!ret)
 		ret = fc__req_export(r, reqp);
 	fc__fab_unlock(ch->dev->fab);
@@ -433,7 +506,7 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	if (ret)
 		return ret;
 	fab = ch->dev->fab;
-	ret = fc__isend(ch, buf, len, &r);
+	ret = user_isend(ch, buf, len, &r);
 	if (!ret) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
@@ -485,7 +558,7 @@ FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	ret = fc__irecv(ch, buf, cap, &r);
+	ret = user_irecv(ch, buf, cap, &r);
 	if (ret)
 		goto out_unlock;
 	ret = fc__req_wait(r, timeout_ms, &got);

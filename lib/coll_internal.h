@@ -146,6 +146,7 @@ struct fc_coll_req {
 	uint32_t seq; /* the collective's number in the group */
 	uint32_t sig; /* its signature */
 	int status;   /* -EINPROGRESS until it ends */
+	struct fc__coll_stage *dstage; /* device buffers (coll_dev.c) */
 };
 
 struct fc_group {
@@ -203,6 +204,20 @@ bool fc__group_live(const struct fc_group *g);
 
 /* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
 size_t fc__dtype_size(enum fc_dtype dtype);
+
+/*
+ * Device buffers of a collective (coll_dev.c). fc__coll_stage_in - at its
+ * start, after the argument checks: @a's device buffers are swapped for
+ * host bounce buffers holding their input; *stp NULL when none is.
+ * RETURN VALUE: 0; -ENOMEM; -EFAULT (a device buffer shorter than the
+ * collective needs). fc__coll_stage_out - at its end (@ret): the result
+ * back into the device buffer when @ret is 0; frees @st (may be NULL).
+ * RETURN VALUE: @ret, or the copy's error.
+ */
+struct fc__coll_stage;
+int fc__coll_stage_in(struct fc_group *g, struct fc__coll_args *a,
+		      struct fc__coll_stage **stp);
+int fc__coll_stage_out(struct fc__coll_stage *st, int ret);
 bool fc__redop_valid(enum fc_dtype dtype, enum fc_redop op);
 void fc__reduce(void *dst, const void *src, size_t count, enum fc_dtype dtype,
 		enum fc_redop op, bool src_first);

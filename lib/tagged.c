@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "fabric_internal.h"
 
 #define HDR_MAGIC     0xa7
@@ -63,6 +64,9 @@ struct op {
 	uint8_t *tmp; /* receive: landing of a cut-off message */
 	struct pieces pc;
 	struct fc_tag_cqe cqe;
+	/* device memory, staged through a host buffer (devmem.h) */
+	struct fc__bounce *bounce;
+	void *dbuf; /* receive: the device buffer it goes to at its end */
 };
 
 /* A message nobody asked for yet. */
@@ -122,6 +126,8 @@ static void op_free(struct fc_tag_ep *ep, struct op *o)
 {
 	pieces_free(&o->pc);
 	free(o->tmp);
+	if (o->bounce)
+		fc__bounce_put(o->bounce);
 	if (ep->cached == OP_CACHE) {
 		free(o);
 		return;
@@ -133,6 +139,14 @@ static void op_free(struct fc_tag_ep *ep, struct op *o)
 
 static void op_done(struct fc_tag_ep *ep, struct op *o, int status)
 {
+	/* a receive into device memory: there before its completion is seen
+	 * (-EMSGSIZE: the first cap bytes are) */
+	if (o->dbuf && (!status || status == -EMSGSIZE) && o->cqe.len) {
+		int ret = fc__devmem_to_dev(o->dbuf, o->bounce->p, o->cqe.len);
+
+		if (ret)
+			status = ret;
+	}
 	if (o->inject) {
 		op_free(ep, o);
 		return;
@@ -727,6 +741,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 			   uint64_t data, unsigned int flags, void *ctx,
 			   uint32_t uflags)
 {
+	struct fc__bounce *stage = NULL;
 	struct fc_chan *ch;
 	struct fc_req *r;
 	struct op *o;
@@ -751,6 +766,17 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 		  (len > EAGER_MAX ? HDR_SPLIT : 0);
 	h.magic = HDR_MAGIC;
 	h.piece = piece_max(ep->dev);
+	if (len && fc__devmem_path(ep->dev, buf) != FC__PATH_HOST) {
+		/* device memory: sent from a host copy, made now */
+		ret = fc__bounce_get(len, &stage);
+		if (!ret)
+			ret = fc__devmem_to_host(stage->p, buf, len);
+		if (ret) {
+			fc__bounce_put(stage);
+			return ret;
+		}
+		buf = stage->p;
+	}
 
 	fc__fab_lock(ep->fab);
 	ret = fc__peer_check(ep->dev, node);
@@ -765,6 +791,8 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	}
 	o->send = true;
 	o->inject = flags & FC_TAG_F_INJECT;
+	o->bounce = stage; /* freed with the op, whatever happens */
+	stage = NULL;
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	o->cqe.flags = FC_TAG_CQE_SEND;
@@ -800,10 +828,26 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	progress(ep);
 out_unlock:
 	fc__fab_unlock(ep->fab);
+	fc__bounce_put(stage);
 	return ret;
 }
 
 /* ---- Receiving ---- */
+
+/* A receive into device memory @buf lands in a bounce buffer of @o's. */
+static int recv_stage(struct fc_tag_ep *ep, struct op *o, void *buf, size_t cap)
+{
+	int ret;
+
+	if (fc__devmem_path(ep->dev, buf) == FC__PATH_HOST)
+		return 0;
+	ret = fc__bounce_get(cap, &o->bounce);
+	if (ret)
+		return ret;
+	o->buf = o->bounce->p;
+	o->dbuf = buf;
+	return 0;
+}
 
 FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 			   size_t cap, uint64_t tag, uint64_t ignore,
@@ -831,6 +875,11 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	o->cqe.flags = FC_TAG_CQE_RECV;
+	if (recv_stage(ep, o, buf, cap)) {
+		op_free(ep, o);
+		fc__fab_unlock(ep->fab);
+		return -ENOMEM;
+	}
 	/* what came first and was not taken by a header since */
 	take_headers(ep);
 	m = unexp_find(ep, node, tag, ignore, o->space1, true);
@@ -909,11 +958,16 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 		fc__fab_unlock(ep->fab);
 		return -EINVAL; /* not a claimed message of ours */
 	}
-	*pp = msg->next;
-	msg->next = NULL;
 	o->buf = buf;
 	o->cap = cap;
 	o->discard = !buf && !cap;
+	if (recv_stage(ep, o, buf, cap)) {
+		op_free(ep, o);
+		fc__fab_unlock(ep->fab);
+		return -ENOMEM; /* the message stays claimed */
+	}
+	*pp = msg->next;
+	msg->next = NULL;
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	msg_deliver(ep, msg, o);

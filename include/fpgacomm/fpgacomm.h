@@ -434,6 +434,11 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * sender's buffer: no staging copy, no receive-ring copy. So a large send
  * is done once the receiver has the data, and the environment variable
  * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold.
+ *
+ * Buffers of sends and receives may be CUDA device memory: they are
+ * copied through host memory (a send's when it is posted, a receive's
+ * when it ends), docs/fabric.md "Device memory in channel messages". A
+ * device buffer shorter than @len gets -EFAULT, and nothing is sent.
  */
 #define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 17)	/* 0..238 for users */
 #define FC_CHAN_PORT_GROUP0	FC_CHAN_PORTS	/* 239: groups; 240..254 reserved */
@@ -675,8 +680,11 @@ int fc_group_world_rank(const struct fc_group *group, uint32_t rank,
  * The collectives. Each has a blocking form, which waits at most
  * @timeout_ms (negative: no limit), and a non-blocking form (fc_i...)
  * that returns a request for fc_coll_test/wait/cancel. Counts are in
- * elements of @dtype; buffers are host memory of the caller, untouched by
- * the caller until the collective ends. A count may be 0. Buffers inside
+ * elements of @dtype; buffers are host or CUDA device memory of the
+ * caller, untouched by the caller until the collective ends (device
+ * buffers are copied through host memory at the start and the end, and
+ * reductions run on the host: docs/collectives.md, "Device memory"; one
+ * shorter than the collective needs gets -EFAULT). A count may be 0. Buffers inside
  * memory registered with the group's board (fc_mem_alloc, fc_mem_register)
  * are moved by DMA straight from and into it, with no staging copy and no
  * registration per message; fc_mem_free() of such memory gives -EBUSY
@@ -970,6 +978,8 @@ const char *fc_strerror(int err);
  * (except a send with FC_TAG_F_INJECT, which ends silently). Progress is
  * made by fc_tag_poll() and fc_tag_wait() (and every blocking call of the
  * library on the same board). All calls on one endpoint are thread safe.
+ * Buffers may be CUDA device memory, copied through host memory (a send's
+ * when it is posted, a receive's before its completion is queued).
  */
 #define FC_TAG_ANY_NODE		UINT32_MAX	/* receive from any rank */
 #define FC_TAG_MAX_MSG		(1ull << 31)	/* bytes per message */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "fabric_internal.h"
 #include "handle.h"
 
@@ -539,6 +540,20 @@ void fc__req_umem_put(struct fc_dev *dev, struct fc_req *r)
 	r->umem_off = 0;
 }
 
+/* Device memory staged through @r->bounce (devmem.h): out of the way of
+ * the host path, which pays one branch. */
+static __attribute__((noinline, cold)) void req_bounce_put(struct fc_req *r)
+{
+	fc__bounce_put(r->bounce);
+	r->bounce = NULL;
+}
+
+static __attribute__((noinline, cold)) int req_bounce_end(struct fc_req *r,
+							  int ret)
+{
+	return fc__bounce_end(r->bounce, r->dbuf, r->len, ret);
+}
+
 void fc__req_free(struct fc_req *r)
 {
 	struct fc__fabric *fab = r->dev->fab;
@@ -548,6 +563,8 @@ void fc__req_free(struct fc_req *r)
 		r->chan->reqs--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
+	if (__builtin_expect(r->bounce != NULL, 0))
+		req_bounce_put(r);
 	if (fab->req_cached == REQ_CACHE) {
 		free(r);
 		return;
@@ -668,6 +685,8 @@ static int req_done(struct fc_req *r, size_t *len)
 
 	if (len)
 		*len = r->len;
+	if (__builtin_expect(r->bounce != NULL, 0))
+		ret = req_bounce_end(r, ret);
 	fc__req_free(r);
 	return ret;
 }
@@ -677,8 +696,8 @@ static int req_done(struct fc_req *r, size_t *len)
  * going (for the peer check, and for the caller to reuse); without, only
  * progress. RETURN VALUE: -EINPROGRESS, or its end (r freed).
  */
-static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now,
-		    bool clock)
+static inline __attribute__((always_inline)) int
+req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now, bool clock)
 {
 	struct fc_dev *dev = r->dev;
 	int ret;

@@ -128,6 +128,9 @@ struct fc_req {
 	uint64_t cts_addr;
 	struct fc_req *rnext; /* waiting for CTS, or landing */
 	uint32_t handle;      /* the caller's handle's slot + 1, or 0 */
+	/* device memory staged through a host buffer (devmem.h) */
+	struct fc__bounce *bounce;
+	void *dbuf; /* RECV: the device buffer it goes to once received */
 };
 
 /* What arrives on one port from one source node. */
