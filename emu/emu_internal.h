@@ -36,7 +36,7 @@ struct fcemu_dma {
 	bool bursts_shared;    /* receivers may share its bursts out */
 	/* peer sources of packets, staged (emu/peer.c) until the chain ends */
 	struct fcemu_stage *stages;
-	uint32_t stage_desc;	   /* 1 + the descriptor staged at stage_ptr */
+	uint32_t stage_desc; /* 1 + the descriptor staged at stage_ptr */
 	const uint8_t *stage_ptr;
 	/* a message left unfinished by a reset or error is ABORTed */
 	bool msg_open; /* packets of a message are out, EOM not */
@@ -116,7 +116,7 @@ struct fcemu {
 	pthread_mutex_t kernel_lock; /* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
-	void *bounce;	       /* peer to peer copies, FCEMU_BOUNCE bytes */
+	void *bounce; /* peer to peer copies, FCEMU_BOUNCE bytes */
 	/* read requests being answered, oldest first (emu/get.c) */
 	struct fcemu_get gets[FCEMU_GETS];
 	unsigned int get_head, get_tail;
@@ -326,9 +326,8 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 /* May this board send bursts to @node? */
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 /* RETURN VALUE: 1 injected, 0 no room in the injection ring. */
-int fcemu__burst_inject(struct fcemu *emu, unsigned int chan,
-			unsigned int node, uint64_t dst, const void *src,
-			uint32_t len);
+int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
+			uint64_t dst, const void *src, uint32_t len);
 /* Take shares of the bursts this board sent to @nodes that their
  * receivers are applying now. */
 void fcemu__burst_help(struct fcemu *emu, uint64_t nodes);

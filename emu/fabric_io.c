@@ -615,10 +615,10 @@ static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	if (!err && to.ptr)
 		memcpy(to.ptr, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
 	else if (!err)
-		err = emu->ops->peer_move(emu->ctx, to.bus,
-					  (void *)(pkt->payload +
-						   FC_PKT_PUT_ADDR_BYTES),
-					  len, true) ?
+		err = emu->ops->peer_move(
+			      emu->ctx, to.bus,
+			      (void *)(pkt->payload + FC_PKT_PUT_ADDR_BYTES),
+			      len, true) ?
 			      FC_DMA_ERR_ADDR :
 			      FC_DMA_ERR_NONE;
 	if (err)

@@ -24,8 +24,7 @@ static unsigned int self(const struct fcemu *emu)
 	return emu->cfg.node_id;
 }
 
-bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
-		     uint64_t addr)
+bool fcemu__get_desc(const struct fcemu *emu, unsigned int space, uint64_t addr)
 {
 	return space == FC_SPACE_FABRIC && emu->cluster &&
 	       !(addr & FC_FABRIC_RSVD_MASK) &&

@@ -30,16 +30,21 @@
 #include "cuda_test.h"
 #include "launch.h"
 
-#define T_MS   60000
-#define SMALL  1000u		  /* PUT packets */
-#define LARGE  ((300u << 10) + 13) /* bursts */
-#define SLOT   (640u << 10)	  /* one case's bytes; gets land at half */
-#define CASES  36		  /* 3 x 3 kinds x put/get x 2 sizes */
-#define LEN    ((size_t)CASES * SLOT)
-#define BOFF   (1u << 20) /* our part of board memory */
-#define EDGE   (64u << 10) /* the revocation test's window */
+#define T_MS  60000
+#define SMALL 1000u		  /* PUT packets */
+#define LARGE ((300u << 10) + 13) /* bursts */
+#define SLOT  (640u << 10)	  /* one case's bytes; gets land at half */
+#define CASES 36		  /* 3 x 3 kinds x put/get x 2 sizes */
+#define LEN   ((size_t)CASES * SLOT)
+#define BOFF  (1u << 20)  /* our part of board memory */
+#define EDGE  (64u << 10) /* the revocation test's window */
 
-enum kind { HOST, BOARD, GPU, KINDS };
+enum kind {
+	HOST,
+	BOARD,
+	GPU,
+	KINDS
+};
 static const char *const kind_name[KINDS] = { "host", "board", "GPU" };
 
 static struct fc_dev *dev;
@@ -78,8 +83,7 @@ static void board_io(uint64_t off, void *p, size_t len, bool write)
 		memcpy(p, stage->addr, len);
 }
 
-static void local_io(enum kind k, uint64_t off, void *p, size_t len,
-		     bool write)
+static void local_io(enum kind k, uint64_t off, void *p, size_t len, bool write)
 {
 	switch (k) {
 	case HOST:
@@ -173,8 +177,8 @@ static void expect_blocks(const struct fc_stride *st, uint64_t base,
 	local_io(GPU, base, got, extent, false);
 	for (size_t i = 0; i < extent; i++) {
 		size_t k = i / stride, in = i % stride;
-		uint8_t w = in < st->block ?
-				    byte(tag, k * st->src_stride + in) : 0;
+		uint8_t w =
+			in < st->block ? byte(tag, k * st->src_stride + in) : 0;
 
 		bad += got[i] != w;
 	}
@@ -195,8 +199,8 @@ static void test_strided(void)
 	pattern(want, 7 * 1500, 99u << 8 | rank);
 	local_io(GPU, src, want, 7 * 1500, true);
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
-	CHECK_RC(fc_put_strided(dev, addrs[next][GPU] + dst, loc(GPU, src),
-				&st, T_MS),
+	CHECK_RC(fc_put_strided(dev, addrs[next][GPU] + dst, loc(GPU, src), &st,
+				T_MS),
 		 0);
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 	expect_blocks(&st, dst, st.dst_stride, 99u << 8 | prev, "put_strided");
@@ -205,8 +209,7 @@ static void test_strided(void)
 	CHECK_RC(fc_get_strided(dev, loc(GPU, back), addrs[next][GPU] + src,
 				&st, T_MS),
 		 0);
-	expect_blocks(&st, back, st.dst_stride, 99u << 8 | next,
-		      "get_strided");
+	expect_blocks(&st, back, st.dst_stride, 99u << 8 | next, "get_strided");
 	/* refused before anything moves */
 	bad.src_stride = 999;
 	CHECK_RC(fc_put_strided(dev, addrs[next][GPU], loc(GPU, 0), &bad, T_MS),

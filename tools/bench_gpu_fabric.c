@@ -27,10 +27,10 @@
 #include "bench_gpu.h"
 #include "tool_util.h"
 
-#define GF_MAX_SIZES 32
+#define GF_MAX_SIZES  32
 #define GF_MAX_ROUNDS 32
-#define GF_T_MS	     120000
-#define GF_SKIP	     77
+#define GF_T_MS	      120000
+#define GF_SKIP	      77
 
 typedef int cu_res;
 typedef unsigned long long cu_ptr;
@@ -56,7 +56,7 @@ struct gf {
 	uint32_t rank;
 	struct gf_cu cu;
 	void *ctx, *ctx_other;
-	cu_ptr dp, dp_other;	 /* ours; rank 0's on the other device */
+	cu_ptr dp, dp_other; /* ours; rank 0's on the other device */
 	struct fc_mem *gpu, *host;
 	uint64_t peer_gpu, peer_host; /* rank 1's, by fabric address */
 	unsigned int rounds;
@@ -153,8 +153,7 @@ static void barrier(struct gf *g)
 
 /* Seconds for @iters transfers of @size by @way (0 put, 1 peer, 2 3copy);
  * both ranks call it, rank 0 times it. */
-static double gf_time(struct gf *g, int way, uint64_t size,
-		      unsigned int iters)
+static double gf_time(struct gf *g, int way, uint64_t size, unsigned int iters)
 {
 	double t0;
 	int ret;
@@ -233,8 +232,8 @@ static void gf_row(struct gf *g, uint64_t size, bool lat)
 		return;
 	printf("%-9s %-5s %10.2f %10.2f %10.2f %8.2f %8.2f\n",
 	       human_size(size, 0, sz, sizeof(sz)), lat ? "us" : "GB/s",
-	       med(v[0], g->rounds), med(v[1], g->rounds),
-	       med(v[2], g->rounds), med(rp, g->rounds), med(r3, g->rounds));
+	       med(v[0], g->rounds), med(v[1], g->rounds), med(v[2], g->rounds),
+	       med(rp, g->rounds), med(r3, g->rounds));
 	fflush(stdout);
 }
 
@@ -260,9 +259,10 @@ static void gf_verify(struct gf *g, uint64_t size)
 		for (uint64_t i = 0; i < size; i++)
 			bad += h[i] != (uint8_t)(i * 7 + 3);
 		if (bad) {
-			fprintf(stderr, "%s gpu-fabric: %llu bytes wrong in "
-				"the GPU put\n", prog,
-				(unsigned long long)bad);
+			fprintf(stderr,
+				"%s gpu-fabric: %llu bytes wrong in "
+				"the GPU put\n",
+				prog, (unsigned long long)bad);
 			exit(1);
 		}
 	}

@@ -60,8 +60,8 @@ static void usage(FILE *f)
 		"  -p, --peer R       the rank that answers (default 1)\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
-		prog, WINDOW, prog);
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
+		prog, prog, WINDOW, prog);
 }
 
 static void die(const char *what, int err)
