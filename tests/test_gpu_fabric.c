@@ -6,7 +6,7 @@
  * (300 KiB), each checked byte for byte with the bytes beside it left
  * alone; block-stride puts and gets of GPU memory (the gaps untouched),
  * with their refusals (a stride below the block, a count of 0, more blocks
- * than a chain); a window entry written beyond its end, then revoked by
+ * than a chain); fc_iput_from and fc_iget ended by fc_req_wait; a window entry written beyond its end, then revoked by
  * fc_mem_free(): the writer and the reader get -EACCES, and the GPU bytes
  * beside and behind the entry do not change.
  *
@@ -233,6 +233,36 @@ static void test_strided(void)
 }
 
 /*
+ * The forms that return a request: fc_iput_from GPU -> the next rank's
+ * GPU, ended by fc_fence; fc_iget of the next rank's host memory into our
+ * board memory, ended by fc_req_wait.
+ */
+static void test_nowait(void)
+{
+	uint32_t next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	uint64_t at = 16u << 20, len = 200000;
+	struct fc_req *put = NULL, *get = NULL;
+
+	pattern(want, len, 77u << 8 | rank);
+	local_io(GPU, at, want, len, true);
+	local_io(HOST, at, want, len, true);
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	CHECK_RC(fc_iput_from(dev, addrs[next][GPU] + at + SLOT, loc(GPU, at),
+			      len, &put),
+		 0);
+	CHECK_RC(fc_iget(dev, loc(BOARD, at), addrs[next][HOST] + at, len,
+			 &get),
+		 0);
+	CHECK_RC(fc_req_wait(get, T_MS, NULL), 0);
+	expect(BOARD, at, len, 77u << 8 | next, "iget");
+	CHECK_RC(fc_req_wait(put, T_MS, NULL), 0);
+	CHECK_RC(fc_fence(dev, T_MS), 0);
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	expect(GPU, at + SLOT, len, 77u << 8 | prev, "iput_from");
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+}
+
+/*
  * Rank 1 gives EDGE bytes in the middle of a GPU allocation a window
  * entry; rank 0 writes in bounds, past the end, then after rank 1 freed
  * the import (revoked). Rank 1 reads the allocation: only the write in
@@ -347,6 +377,7 @@ static int run_rank(void)
 	if (!setup()) {
 		test_pairs();
 		test_strided();
+		test_nowait();
 		test_revoke();
 	}
 	if (rank == 0 || failures)
