@@ -58,7 +58,6 @@ struct fcemu_ack {
 struct fcemu_streams;
 
 /* A read request being answered: PUTs to @reply, from @src on. */
-#define FCEMU_GETS 16
 struct fcemu_get {
 	uint8_t node, engine; /* the requester */
 	uint64_t reply;	      /* region and offset there, node bits zero */
@@ -118,8 +117,8 @@ struct fcemu {
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
 	void *bounce; /* peer to peer copies, FCEMU_BOUNCE bytes */
 	/* read requests being answered, oldest first (emu/get.c) */
-	struct fcemu_get gets[FCEMU_GETS];
-	unsigned int get_head, get_tail;
+	struct fcemu_get *gets; /* get_cap of them, a ring */
+	unsigned int get_cap, get_head, get_tail;
 	struct fcemu_vtime vt; /* virtual time (docs/model.md) */
 };
 
@@ -348,9 +347,12 @@ bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
 int fcemu__get_check(struct fcemu *emu, uint64_t src, uint64_t len);
 /* Send the current descriptor's GET. RETURN VALUE: 1 sent, 0 no room. */
 int fcemu__get_send(struct fcemu *emu, struct fcemu_dma *dma);
-/* A GET arrived. RETURN VALUE: 1 taken, 0 no room for it (try later). */
-int fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-		    uint32_t hdr, uint8_t *failed);
+/* A GET arrived: queued, or refused in *@failed (the requester's
+ * FENCE_ACK status). */
+void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr, uint8_t *failed);
+/* Free the answers still queued (the board goes). */
+void fcemu__get_free(struct fcemu *emu);
 /* Answer the GETs taken as far as the injection ring lets us.
  * RETURN VALUE: true when none is left. */
 bool fcemu__get_answer(struct fcemu *emu);

@@ -185,6 +185,32 @@ static void expect_blocks(const struct fc_stride *st, uint64_t base,
 	CHECK(!bad, "%s: %zu of %zu bytes wrong", what, bad, extent);
 }
 
+/*
+ * Every rank reads 200 blocks of the next rank's GPU memory at once, so
+ * that two boards answer each other's reads (as packets: the source is
+ * GPU memory) while reading: neither may hold the other back for ever.
+ * The next rank's GPU holds our pattern's 7 * 1500 bytes, then zeros.
+ */
+static void both_ways(void)
+{
+	struct fc_stride st = { 200, 4000, 4000, 4096 };
+	uint32_t next = (rank + 1) % size;
+	uint64_t at = 12u << 20;
+	size_t bad = 0, k, i;
+
+	CHECK_RC(fc_get_strided(dev, loc(GPU, at), addrs[next][GPU], &st, T_MS),
+		 0);
+	local_io(GPU, at, got, 200 * 4096, false);
+	for (k = 0; k < 200; k++)
+		for (i = 0; i < 4000; i++) {
+			size_t b = k * 4000 + i;
+			uint8_t w = b < 7 * 1500 ? byte(99u << 8 | next, b) : 0;
+
+			bad += got[k * 4096 + i] != w;
+		}
+	CHECK(!bad, "200 blocks read both ways: %zu bytes wrong", bad);
+}
+
 static void test_strided(void)
 {
 	struct fc_stride st = { 7, 1000, 1500, 3001 };
@@ -210,6 +236,7 @@ static void test_strided(void)
 				&st, T_MS),
 		 0);
 	expect_blocks(&st, back, st.dst_stride, 99u << 8 | next, "get_strided");
+	both_ways();
 	/* refused before anything moves */
 	bad.src_stride = 999;
 	CHECK_RC(fc_put_strided(dev, addrs[next][GPU], loc(GPU, 0), &bad, T_MS),
