@@ -29,7 +29,43 @@ struct fc__live {
 int fc__live_add(struct fc__live *set, const void *p);
 /* RETURN VALUE: true if @p was there. */
 bool fc__live_del(struct fc__live *set, const void *p);
-bool fc__live_has(struct fc__live *set, const void *p);
+bool fc__live_has_slow(struct fc__live *set, const void *p);
+
+/*
+ * What this thread found last, and under which count: a channel used
+ * over and over is found again with two loads of the count and no probe.
+ * Per thread, so that no two finds tear an entry; a few entries, by the
+ * pointer, so that a thread driving a few channels in turn (both ends of
+ * a ping-pong, a neighbour exchange) keeps them all. Any change to a set
+ * moves its count on, and its entries are then looked for anew.
+ */
+#define FC__LIVE_HITS 8
+struct fc__live_hit {
+	const struct fc__live *set;
+	const void *p;
+	uint32_t seq;
+};
+extern __thread struct fc__live_hit fc__live_hits[FC__LIVE_HITS];
+
+static inline struct fc__live_hit *fc__live_hit_of(const void *p)
+{
+	uintptr_t x = (uintptr_t)p >> 4; /* malloc's 16-byte grain */
+
+	x ^= x >> 5;
+	x ^= x >> 11;
+	return &fc__live_hits[x % FC__LIVE_HITS];
+}
+
+static inline bool fc__live_has(struct fc__live *set, const void *p)
+{
+	uint32_t seq = __atomic_load_n(&set->seq, __ATOMIC_ACQUIRE);
+	const struct fc__live_hit *h = fc__live_hit_of(p);
+
+	if (h->p == p && h->set == set && h->seq == seq && p && !(seq & 1))
+		return true;
+	return fc__live_has_slow(set, p);
+}
+
 /* Free @set's tables: nobody may look at it any more (a set that lives
  * as long as the process, as the library's do, never needs it). */
 void fc__live_fini(struct fc__live *set);
