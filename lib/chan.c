@@ -136,10 +136,14 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 
 	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
-	r->xfers = n + spare == 1 ? &r->xfer1 :
-				    calloc(n + spare, sizeof(*r->xfers));
-	if (!r->xfers)
-		return -ENOMEM;
+	if (n + spare == 1) {
+		memset(&r->xfer1, 0, sizeof(r->xfer1));
+		r->xfers = &r->xfer1;
+	} else {
+		r->xfers = calloc(n + spare, sizeof(*r->xfers));
+		if (!r->xfers)
+			return -ENOMEM;
+	}
 	for (i = 0; i < n; i++, off += piece) {
 		struct fc_xfer *x = &r->xfers[i];
 
@@ -280,9 +284,9 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 			memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
 		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
 	}
-	pthread_mutex_lock(&dev->lock);
+	fc__dev_lock(dev);
 	ret = dev->be->pio_send(dev, pkts, n, &end);
-	pthread_mutex_unlock(&dev->lock);
+	fc__dev_unlock(dev);
 	if (ret)
 		return ret;
 	r->submitted = true;

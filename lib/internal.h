@@ -195,6 +195,10 @@ static inline void fc__stat_inc(uint64_t *counter)
 
 struct fc_dev {
 	pthread_mutex_t lock;
+	/* FC_OPEN_THREAD_SINGLE: one thread at a time calls the library, so
+	 * the hot paths (channel sends, receives and progress) skip the
+	 * fabric's and the board's locks. Set at open, never changed. */
+	bool single;
 	const struct fc__backend *be;
 	void *be_priv;
 	/*
@@ -222,6 +226,20 @@ struct fc_dev {
 	void (*on_close)(struct fc_dev *dev);
 	struct fc__hbm *hbm; /* lib/hbm.c: made at first use */
 };
+
+/* dev->lock around a backend call on a hot path: none where the caller
+ * declared a single thread (dev->single). */
+static inline void fc__dev_lock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_lock(&dev->lock);
+}
+
+static inline void fc__dev_unlock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_unlock(&dev->lock);
+}
 
 extern const struct fc__backend fc__emu_backend;
 extern const struct fc__backend fc__kernel_backend;
