@@ -15,6 +15,8 @@
 
 #define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */
 
+static void free_req_list(struct fc_req *r);
+
 /*
  * A board in a cluster gets its fabric state at open: somewhere to receive
  * on every port (fabric_rx.c), so that nothing sent to it early is lost. A
@@ -58,6 +60,17 @@ int fc__fabric_init(struct fc_dev *dev)
 	for (p = 0; p < FC_DMA_MAX_ENGINES; p++)
 		fab->lane[p].node = -1;
 	memset(fab->node_lane, -1, sizeof(fab->node_lane));
+	/* A few requests at hand from the start: a blocking send whose
+	 * message the board takes at once makes none (chan.c: isend()). */
+	for (p = 0; p < REQ_PREFILL; p++) {
+		struct fc_req *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			break;
+		r->next = fab->req_cache;
+		fab->req_cache = r;
+		fab->req_cached++;
+	}
 	dev->fab = fab;
 	ret = fc__rx_init(dev);
 	if (ret) {
@@ -68,6 +81,7 @@ int fc__fabric_init(struct fc_dev *dev)
 		 */
 		dev->fab = NULL;
 		fc_mem_free(dev, fab->stage);
+		free_req_list(fab->req_cache);
 		goto err_free_fab;
 	}
 	return 0;

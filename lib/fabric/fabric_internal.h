@@ -37,6 +37,7 @@
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
 #define PEER_GRACE_POLLS   64 /* ... and look this often at least */
 #define REQ_CACHE	   32 /* ended requests kept for the next */
+#define REQ_PREFILL	   4  /* ... and made at open */
 /* Messages up to this size go through the PIO window when they can. */
 #define PIO_MAX_PKTS 48
 #define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
@@ -384,6 +385,13 @@ int fc__src_append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
 		   size_t len);
 /* The message @s was building is whole: to its receive, or queued. */
 void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
+/*
+ * A whole message of @len bytes (one packet) from @node on @port, straight
+ * into the oldest posted receive where nothing comes before it and it
+ * fits. RETURN VALUE: true taken; false: take it packet by packet.
+ */
+bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
+			const uint8_t *data, size_t len);
 /*
  * The sender's board stopped in the middle of a message (a reset, an
  * error): what came of it is dropped, and a receive it was filling stays

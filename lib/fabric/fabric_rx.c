@@ -242,6 +242,10 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	}
 	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
 		return 1; /* not a channel packet: nothing for us */
+	/* The common small message: whole in this packet, and asked for. */
+	if ((hdr & FC_PKT_EOM) &&
+	    fc__src_take_whole(fab, port, src, at(rg, head)->payload, len))
+		return 1;
 	s = fc__src_get(fab, port, src);
 	if (!s) {
 		*stop = true;
