@@ -185,7 +185,7 @@ void fc__live_del_if(struct fc__live *set,
 	write_end(set);
 }
 
-__thread struct fc__live_hit fc__live_hits[FC__LIVE_HITS];
+__thread struct fc__live_hit fc__live_hits[FC__LIVE_PAIRS][2];
 
 bool fc__live_has_slow(struct fc__live *set, const void *p)
 {
@@ -206,11 +206,12 @@ bool fc__live_has_slow(struct fc__live *set, const void *p)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&set->seq, __ATOMIC_RELAXED) == seq) {
 			if (found) {
-				struct fc__live_hit *h = fc__live_hit_of(p);
+				struct fc__live_hit *h = fc__live_pair_of(p);
 
-				h->set = set;
-				h->p = p;
-				h->seq = seq;
+				h[1] = h[0]; /* the older one stays a while */
+				h[0].set = set;
+				h[0].p = p;
+				h[0].seq = seq;
 			}
 			return found;
 		}
