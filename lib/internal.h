@@ -317,6 +317,10 @@ void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);
+/* The same clock to a tick (a few ms; no time stamp counter read): for
+ * checks that come at most every few ms. Behind fc__now_ns() by up to a
+ * tick. */
+uint64_t fc__now_coarse_ns(void);
 void fc__backoff(unsigned int *round);
 /* The same, for a caller that has just read the clock: @now. */
 void fc__backoff_at(unsigned int *round, uint64_t now);

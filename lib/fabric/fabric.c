@@ -827,5 +827,16 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 
 int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
+	const struct fc__peer *p;
+
+	/* Seen alive lately (every send asks): the coarse clock, which may
+	 * be a tick behind the time it was seen, is enough. */
+	if (node < FC_MAX_NODES) {
+		p = &dev->fab->peers[node];
+		if (p->checked_ns && !p->down_ns &&
+		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
+			    (int64_t)PEER_CHECK_NS)
+			return 0;
+	}
 	return peer_check(dev, node, false);
 }
