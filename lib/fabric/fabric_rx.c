@@ -242,10 +242,6 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	}
 	if (type != FC_PKT_T_DATA || len > FC_PKT_PAYLOAD)
 		return 1; /* not a channel packet: nothing for us */
-	/* The common small message: whole in this packet, and asked for. */
-	if ((hdr & FC_PKT_EOM) &&
-	    fc__src_take_whole(fab, port, src, at(rg, head)->payload, len))
-		return 1;
 	s = fc__src_get(fab, port, src);
 	if (!s) {
 		*stop = true;
@@ -286,6 +282,26 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	return n;
 }
 
+/*
+ * The common small message, before take_run(): a data packet that is a
+ * whole message, into the posted receive that asked for it.
+ * RETURN VALUE: true taken.
+ */
+static inline bool take_whole(struct fc__fabric *fab,
+			      const struct fc_hw_pkt *pkt)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+	size_t len = pkt_len(hdr);
+
+	if (((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) != FC_PKT_T_DATA ||
+	    !(hdr & FC_PKT_EOM) || len > FC_PKT_PAYLOAD)
+		return false;
+	return fc__src_take_whole(fab,
+				  (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK,
+				  (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK,
+				  pkt->payload, len);
+}
+
 static bool is_ctrl(const struct fc_hw_pkt *pkt)
 {
 	uint32_t hdr = le32toh(pkt->hdr);
@@ -312,7 +328,10 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 		if (pt && pt->buffered >= FC_CHAN_BUFFERED &&
 		    !is_ctrl(at(&rg, head)))
 			break;
-		head += take_run(fab, &rg, head, tail, &stop);
+		if (take_whole(fab, at(&rg, head)))
+			head++;
+		else
+			head += take_run(fab, &rg, head, tail, &stop);
 	}
 	if (head != tail)
 		fab->rescan |= 1u << port / FC_CHAN_GROUP_SIZE;
@@ -490,8 +509,12 @@ static bool drain_eq(struct fc_dev *dev)
 		tail++;
 	if (tail == head)
 		return false;
-	while (head != tail && !stop && !eq_held(fab, at(&rg, head)))
-		head += take_run(fab, &rg, head, tail, &stop);
+	while (head != tail && !stop && !eq_held(fab, at(&rg, head))) {
+		if (take_whole(fab, at(&rg, head)))
+			head++;
+		else
+			head += take_run(fab, &rg, head, tail, &stop);
+	}
 	if (head == fab->eq_head)
 		return false;
 	fab->eq_head = head;
