@@ -56,8 +56,8 @@ int fc_open(struct fc_dev **devp, const char *name);
  *   time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED; a program that hands
  *   the calls from one thread to another orders them itself, with a lock
  *   or a join). Channel sends, receives, request tests and waits and
- *   progress then take no lock of their own: a small message costs
- *   fewer instructions. Two threads inside the library at once, on this
+ *   progress then take neither the board's lock nor its channels': a
+ *   small message costs fewer instructions. Two threads inside the library at once, on this
  *   board or on any board or group of the process, are then a race.
  * The environment can declare the same for every fc_open() of the
  * process: FPGACOMM_THREAD=single (or funneled, or serialized).
