@@ -456,7 +456,8 @@ static inline bool eq_written(const struct fc__fabric *fab, uint32_t n)
 				    (n & (fab->eq_slots - 1));
 	uint32_t hdr = le32toh(__atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE));
 
-	return (hdr & FC_EQ_PHASE) == FC_EQ_PHASE_OF(n, fab->eq_slots);
+	/* FC_EQ_PHASE_OF(n, slots) for slots a power of two: no division */
+	return (hdr & FC_EQ_PHASE) == ((n & fab->eq_slots) ? 0 : FC_EQ_PHASE);
 }
 
 /* RETURN VALUE: 0, or the backend's -errno (-ERANGE: TAIL lags). */
