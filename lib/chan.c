@@ -137,10 +137,14 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 
 	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
-	r->xfers = n + spare == 1 ? &r->xfer1 :
-				    calloc(n + spare, sizeof(*r->xfers));
-	if (!r->xfers)
-		return -ENOMEM;
+	if (n + spare == 1) {
+		memset(&r->xfer1, 0, sizeof(r->xfer1));
+		r->xfers = &r->xfer1;
+	} else {
+		r->xfers = calloc(n + spare, sizeof(*r->xfers));
+		if (!r->xfers)
+			return -ENOMEM;
+	}
 	for (i = 0; i < n; i++, off += piece) {
 		struct fc_xfer *x = &r->xfers[i];
 
@@ -251,23 +255,23 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
  * chain of ours to that node is queued or running, so that it cannot pass
  * an earlier message (hw.h: the host keeps that order); chains to it wait
  * in turn until the board has taken the window's messages for it
- * (submit_queued()). The send ends
- * once the board has taken the packets, at once most of the time.
- * RETURN VALUE: 0 sent; -EAGAIN: send it as a chain instead.
+ * (submit_queued()). The send ends once the board has taken the packets
+ * (FC_PIO_HEAD at *end), at once most of the time.
+ * RETURN VALUE: 2 written and taken already, 1 written, or -errno (send
+ * it as a chain instead).
  */
-static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
-		     struct fc_req *r)
+static int pio_write(struct fc_chan *ch, const void *buf, size_t len,
+		     uint32_t *end)
 {
 	struct fc_dev *dev = ch->dev;
-	struct fc__fabric *fab = dev->fab;
 	struct fc_hw_pkt pkts[PIO_MAX_PKTS];
 	unsigned int n = 0;
 	size_t off, piece;
-	uint32_t hdr, end;
+	uint32_t hdr;
 	int ret;
 
 	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
-	    fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
+	    dev->fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
 		return -EAGAIN;
 	for (off = 0; off < len; off += piece, n++) {
 		piece = len - off < FC_PKT_PAYLOAD ? len - off : FC_PKT_PAYLOAD;
@@ -275,36 +279,53 @@ static int pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 		if (off + piece == len)
 			hdr |= FC_PKT_EOM;
 		pkts[n].hdr = htole32(hdr);
+		if (piece == FC_PKT_PAYLOAD) {
+			memcpy(pkts[n].payload, (const uint8_t *)buf + off,
+			       FC_PKT_PAYLOAD);
+			continue;
+		}
 		/* no stray bytes of our stack go out with the last one (the
 		 * whole payload: a constant size is a few wide stores) */
-		if (piece < FC_PKT_PAYLOAD)
-			memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
+		memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
 		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
 	}
-	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->pio_send(dev, pkts, n, &end);
-	pthread_mutex_unlock(&dev->lock);
+	fc__dev_lock(dev);
+	ret = dev->be->pio_send(dev, pkts, n, end);
+	fc__dev_unlock(dev);
 	if (ret)
 		return ret;
+	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+}
+
+/* Send @r went through the window up to @end (@taken: the board has it). */
+static void pio_sent(struct fc__fabric *fab, struct fc_req *r, uint32_t end,
+		     bool taken)
+{
 	r->submitted = true;
 	r->pio_end = end;
-	if ((int32_t)(dev->be->pio_head(dev) - end) >= 0)
+	if (taken)
 		r->status = 0;
 	else
 		fc__pio_queue(fab, r);
-	return 0;
 }
 
+/*
+ * Start a send of @buf: *reqp its request. @lean (a blocking send): a
+ * small message the window takes at once gets none, *reqp NULL; only
+ * where two cached requests are at hand (a credit ask may take one), so
+ * that one can still be made if the board is slow to take it.
+ */
 static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
-		 struct fc_req **reqp)
+		 bool lean, struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
+	struct fc_req *r = NULL;
 	bool rndv, go;
 	struct fc__src *s;
-	struct fc_req *r;
+	uint32_t end = 0;
 	uint64_t cost;
-	int ret;
+	int ret, pio = -EAGAIN;
 
 	if (!buf || !len || !reqp)
 		return -EINVAL;
@@ -314,19 +335,32 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (ret)
 		return ret;
 	s = fc__src_get(fab, ch->port, ch->peer);
-	r = s ? fc__req_new(dev, FC__REQ_SEND, ch->peer) : NULL;
-	if (!r)
+	if (!s)
 		return -ENOMEM;
+	if (!lean || fab->req_cached < 2) {
+		r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
+		if (!r)
+			return -ENOMEM;
+	}
 	/* Eager bytes need the receiver's credit; announcements only
 	 * their turn. */
 	rndv = fc__rndv_wanted(dev, len);
 	cost = rndv ? 0 : fc__credit_cost(len);
 	go = fc__credit_take(dev, ch->port, s, cost);
+	if (go && !rndv)
+		pio = pio_write(ch, buf, len, &end);
+	if (pio == 2 && !r) {
+		*reqp = NULL; /* sent and ended: nothing to wait for */
+		return 0;
+	}
+	if (!r)
+		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
 	r->port = ch->port;
 	r->credit = go ? cost : 0;
-	if (go && !pio_isend(ch, buf, len, r)) {
-		r->chan = ch;
-		ch->reqs++;
+	r->chan = ch;
+	ch->reqs++;
+	if (pio > 0) {
+		pio_sent(fab, r, end, pio == 2);
 		*reqp = r;
 		if (r->status == -EINPROGRESS)
 			fc__progress(dev);
@@ -340,12 +374,10 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (ret) {
 		if (go)
 			fc__credit_untake(s, cost);
+		ch->reqs--;
 		free(r);
 		return ret;
 	}
-	r->chan = ch;
-	r->port = ch->port;
-	ch->reqs++;
 	if (go)
 		fc__req_queue(fab, r);
 	else
@@ -358,7 +390,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp)
 {
-	return isend(ch, buf, len, false, reqp);
+	return isend(ch, buf, len, false, false, reqp);
 }
 
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
@@ -438,11 +470,11 @@ dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 
 /* A user's send or receive, by where its buffer lives (devmem.c). */
 static inline __attribute__((always_inline)) int
-user_isend(struct fc_chan *ch, const void *buf, size_t len,
+user_isend(struct fc_chan *ch, const void *buf, size_t len, bool lean,
 	   struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
-		return isend(ch, buf, len, false, reqp);
+		return isend(ch, buf, len, false, lean, reqp);
 	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
 }
 
@@ -467,9 +499,9 @@ static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
 	if (!reqp)
 		ret = -EINVAL;
 	else if (kept) /* the library's own buffers */
-		ret = isend(ch, sbuf, n, kept, &r);
+		ret = isend(ch, sbuf, n, kept, false, &r);
 	else if (send)
-		ret = user_isend(ch, sbuf, n, &r);
+		ret = user_isend(ch, sbuf, n, false, &r);
 	else
 		ret = user_irecv(ch, rbuf, n, &r);
 	if (!ret)
@@ -506,8 +538,8 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	if (ret)
 		return ret;
 	fab = ch->dev->fab;
-	ret = user_isend(ch, buf, len, &r);
-	if (!ret) {
+	ret = user_isend(ch, buf, len, true, &r);
+	if (!ret && r) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
 		 * unless it is reading @buf itself this moment (rendezvous):

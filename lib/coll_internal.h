@@ -183,7 +183,9 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
-	bool rx_posted; /* a link posted a receive since its last look */
+	bool rx_posted;	    /* a link posted a receive since its last look */
+	uint64_t rx_seen;   /* dev->rx_taken at the links' last look */
+	unsigned int looks; /* passes that tested each link on its own */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;

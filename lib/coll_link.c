@@ -605,12 +605,27 @@ static void link_resume(struct fc__link *l)
 	l->cd->rx_posted = true;
 }
 
+/* A pass that tests each link's receive on its own (a round of progress
+ * each, and a look at its peer) comes once in this many; the others move
+ * the board once and peek. */
+#define LINK_FULL_LOOK 16
+
 bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved)
 {
-	bool moved = false, look;
+	bool moved = false, look, peek = cd->peek;
+	uint64_t taken;
 
-	/* a receive ends when the board delivers, or at once when posted */
-	look = !cd->peek || board_moved || cd->rx_posted;
+	if (!peek && ++cd->looks % LINK_FULL_LOOK) {
+		/* the board once for every link, then only looks */
+		board_moved |= fc_progress(cd->dev) > 0;
+		moved = board_moved;
+		cd->peek = true;
+	}
+	/* A receive ends when the transport takes what arrived (counted),
+	 * at once when posted, or in a test of its own. */
+	taken = __atomic_load_n(&cd->dev->rx_taken, __ATOMIC_RELAXED);
+	look = !cd->peek || cd->rx_posted || taken != cd->rx_seen;
+	cd->rx_seen = taken;
 	cd->rx_posted = false;
 	for (uint32_t p = 0; p < cd->size; p++) {
 		struct fc__link *l = &cd->links[p];
@@ -622,6 +637,7 @@ bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved)
 		if (l->rx && look)
 			moved |= link_progress(cd, p);
 	}
+	cd->peek = peek;
 	return moved;
 }
 

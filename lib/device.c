@@ -123,7 +123,24 @@ static int identify(struct fc_dev *dev)
 	return 0;
 }
 
+#define THREAD_ENV "FPGACOMM_THREAD" /* "single": as FC_OPEN_THREAD_SINGLE */
+
+/* Has the environment declared one thread (FPGACOMM_THREAD=single)? */
+static bool env_single(void)
+{
+	const char *v = getenv(THREAD_ENV);
+
+	return v && (!strcmp(v, "single") || !strcmp(v, "funneled") ||
+		     !strcmp(v, "serialized"));
+}
+
 FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
+{
+	return fc_open_flags(devp, name, 0);
+}
+
+FC__EXPORT int fc_open_flags(struct fc_dev **devp, const char *name,
+			     unsigned int flags)
 {
 	const struct fc__backend *be;
 	char job_name[FC_NAME_MAX];
@@ -132,7 +149,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	struct fc_dev *dev;
 	int ret;
 
-	if (!devp)
+	if (!devp || (flags & ~FC_OPEN_THREAD_SINGLE))
 		return -EINVAL;
 	memset(&join, 0, sizeof(join));
 	if (!name)
@@ -147,6 +164,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	if (!dev)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
+	dev->single = (flags & FC_OPEN_THREAD_SINGLE) || env_single();
 	dev->be = be;
 	dev->join = join;
 	dev->info.numa_node = -1;

@@ -207,6 +207,10 @@ static inline void fc__stat_inc(uint64_t *counter)
 
 struct fc_dev {
 	pthread_mutex_t lock;
+	/* FC_OPEN_THREAD_SINGLE: one thread at a time calls the library, so
+	 * the hot paths (channel sends, receives and progress) skip the
+	 * fabric's and the board's locks. Set at open, never changed. */
+	bool single;
 	const struct fc__backend *be;
 	void *be_priv;
 	/*
@@ -225,6 +229,11 @@ struct fc_dev {
 	/* The event queue entry the library reads next (fabric_rx.c): what
 	 * a backend's idle may sleep on. */
 	uint32_t eq_next;
+	/* Drains of what arrived that took something (fabric_rx.c): a
+	 * receive can end only then, when posted, or in its own test or
+	 * wait, so a layer that polls many receives (the collectives'
+	 * links) looks at them only when this moved. Read relaxed. */
+	uint64_t rx_taken;
 	struct fc__mem *mems;	 /* live buffers */
 	struct fc__mem *mem_hit; /* the one fc__mem_hold found last */
 	struct fc__chan_stats stats;
@@ -235,6 +244,20 @@ struct fc_dev {
 	struct fc__hbm *hbm; /* lib/hbm.c: made at first use */
 	struct fc__pw pw;    /* lib/window.c */
 };
+
+/* dev->lock around a backend call on a hot path: none where the caller
+ * declared a single thread (dev->single). */
+static inline void fc__dev_lock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_lock(&dev->lock);
+}
+
+static inline void fc__dev_unlock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_unlock(&dev->lock);
+}
 
 extern const struct fc__backend fc__emu_backend;
 extern const struct fc__backend fc__kernel_backend;
@@ -313,6 +336,10 @@ void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);
+/* The same clock to a tick (a few ms; no time stamp counter read): for
+ * checks that come at most every few ms. Behind fc__now_ns() by up to a
+ * tick. */
+uint64_t fc__now_coarse_ns(void);
 void fc__backoff(unsigned int *round);
 /* The same, for a caller that has just read the clock: @now. */
 void fc__backoff_at(unsigned int *round, uint64_t now);

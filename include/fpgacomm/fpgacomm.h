@@ -50,6 +50,22 @@ struct fc_dev;
  */
 int fc_open(struct fc_dev **devp, const char *name);
 
+/*
+ * fc_open_flags - fc_open() with @flags:
+ * FC_OPEN_THREAD_SINGLE: the program calls the library from one thread at a
+ *   time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED; a program that hands
+ *   the calls from one thread to another orders them itself, with a lock
+ *   or a join). Channel sends, receives, request tests and waits and
+ *   progress then take neither the board's lock nor its channels': a
+ *   small message costs fewer instructions. Two threads inside the library at once, on this
+ *   board or on any board or group of the process, are then a race.
+ * The environment can declare the same for every fc_open() of the
+ * process: FPGACOMM_THREAD=single (or funneled, or serialized).
+ * RETURN VALUE: as fc_open(); -EINVAL also for an unknown flag.
+ */
+#define FC_OPEN_THREAD_SINGLE	(1u << 0)
+int fc_open_flags(struct fc_dev **devp, const char *name, unsigned int flags);
+
 /* fc_close - close a board, freeing every buffer still registered on it.
  * RETURN VALUE: 0, or -EINVAL if @dev is NULL or not an open board (closed
  * already: a second fc_close() of the same handle is caught, unless a later
