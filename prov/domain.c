@@ -109,6 +109,7 @@ static int domain_close(struct fid *fid)
 
 	if (d->refs)
 		return -FI_EBUSY;
+	fcp_progress_stop(d);
 	counts_write(d);
 	board_put();
 	pthread_mutex_destroy(&d->lock);
@@ -214,6 +215,16 @@ int fcp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		d->tx_pkts0 = c.tx_pkts;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	if (info->domain_attr &&
+	    info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+		ret = fcp_progress_start(d);
+		if (ret) {
+			pthread_mutex_destroy(&d->lock);
+			board_put();
+			free(d);
+			return ret;
+		}
+	}
 	d->fab = (struct fcp_fabric *)fabric;
 	d->mr_mode = info->domain_attr ? (uint64_t)info->domain_attr->mr_mode :
 					 FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;

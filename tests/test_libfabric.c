@@ -123,7 +123,8 @@ static void sync_peer(void)
 	cq_expect(R.rxcq, &c2, &e, NULL);
 }
 
-static int open_res(enum fi_av_type av_type, uint32_t port)
+static int open_res(enum fi_av_type av_type, uint32_t port,
+		    enum fi_progress progress)
 {
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_av_attr av_attr = { .type = av_type };
@@ -142,6 +143,8 @@ static int open_res(enum fi_av_type av_type, uint32_t port)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = av_type;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	hints->domain_attr->data_progress = progress;
+	hints->domain_attr->control_progress = progress;
 	hints->fabric_attr->prov_name = strdup("fpgacomm");
 	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &R.info);
 	fi_freeinfo(hints);
@@ -149,6 +152,14 @@ static int open_res(enum fi_av_type av_type, uint32_t port)
 		CHECK(0, "fi_getinfo: %s", fi_strerror(-rc));
 		return -1;
 	}
+	/* what was asked, or manual when nothing was */
+	if (progress == FI_PROGRESS_UNSPEC)
+		progress = FI_PROGRESS_MANUAL;
+	CHECK(R.info->domain_attr->data_progress == progress &&
+		      R.info->domain_attr->control_progress == progress,
+	      "progress: data %d control %d, expected %d",
+	      R.info->domain_attr->data_progress,
+	      R.info->domain_attr->control_progress, progress);
 	FI_OK(fi_fabric(R.info->fabric_attr, &R.fabric, NULL));
 	FI_OK(fi_domain(R.fabric, R.info, &R.domain, NULL));
 	FI_OK(fi_av_open(R.domain, &av_attr, &R.av, NULL));
@@ -420,16 +431,82 @@ static void test_rma_write(void)
 	sync_peer();
 }
 
+/* The byte @i of what rank @r sends in test_auto_progress. */
+static uint8_t auto_byte(uint32_t r, size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 12) + r * 101 + 1);
+}
+
+/* Does @b hold all @n bytes of @r's message? Read as memory only. */
+static bool auto_arrived(const volatile uint8_t *b, size_t n, uint32_t r)
+{
+	for (size_t i = n; i-- > 0;)
+		if (b[i] != auto_byte(r, i))
+			return false;
+	return true;
+}
+
+/*
+ * FI_PROGRESS_AUTO: both ranks post a receive and a send (a small message
+ * in one channel message, a large one in pieces by rendezvous), then never
+ * call libfabric while they look at their receive buffer: only the
+ * domain's thread can put the peer's data there. Then fi_cq_sread alone
+ * hands out the completions.
+ */
+static void test_auto_progress(void)
+{
+	static const size_t lens[] = { 64, 512 << 10 };
+	struct fi_cq_tagged_entry e;
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = lens[k];
+		uint8_t *out = malloc(n), *in = calloc(1, n);
+		time_t end = time(NULL) + WAIT_S;
+		bool arrived;
+		int c1, c2;
+		long rc;
+
+		if (!out || !in) {
+			CHECK(0, "out of memory");
+			free(out);
+			free(in);
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			out[i] = auto_byte(rank, i);
+		FI_OK(fi_trecv(R.ep, in, n, NULL, R.peer, 0xa0 + k, 0, &c2));
+		FI_OK(fi_tsend(R.ep, out, n, NULL, R.peer, 0xa0 + k, &c1));
+		while (!(arrived = auto_arrived(in, n, rank ^ 1)) &&
+		       time(NULL) < end)
+			usleep(1000);
+		CHECK(arrived, "%zu B: the peer's data never came while the "
+			       "program was out of the provider", n);
+		rc = fi_cq_sread(R.rxcq, &e, 1, NULL, WAIT_S * 1000);
+		CHECK(rc == 1 && e.op_context == &c2 && e.len == n,
+		      "sread rx: %ld (%s) len %zu", rc, fi_strerror((int)-rc),
+		      e.len);
+		rc = fi_cq_sread(R.txcq, &e, 1, NULL, WAIT_S * 1000);
+		CHECK(rc == 1 && e.op_context == &c1, "sread tx: %ld (%s)", rc,
+		      fi_strerror((int)-rc));
+		sync_peer();
+		free(out);
+		free(in);
+	}
+}
+
 static int run_rank(void)
 {
-	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+	enum fi_av_type types[3] = { FI_AV_TABLE, FI_AV_MAP, FI_AV_TABLE };
+	enum fi_progress progs[3] = { FI_PROGRESS_UNSPEC, FI_PROGRESS_MANUAL,
+				      FI_PROGRESS_AUTO };
+	static const char *const ports[3] = { EP_PORT, "4", "5" };
 
 	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
-	for (int t = 0; t < 2 && !failures; t++) {
+	for (int t = 0; t < 3 && !failures; t++) {
 		/* a port of its own each round: what the peer sends to the
 		 * next round's endpoint must not reach this one, closing */
-		setenv("FPGACOMM_FI_PORT", t ? "4" : EP_PORT, 1);
-		if (open_res(types[t], 3 + t)) {
+		setenv("FPGACOMM_FI_PORT", ports[t], 1);
+		if (open_res(types[t], 3 + t, progs[t])) {
 			close_res();
 			break;
 		}
@@ -441,6 +518,8 @@ static int run_rank(void)
 		test_counters();
 		if (t == 0)
 			test_rma_write();
+		if (progs[t] == FI_PROGRESS_AUTO)
+			test_auto_progress();
 		close_res();
 	}
 	if (rank == 0 || failures)
