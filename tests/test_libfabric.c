@@ -15,7 +15,8 @@
  *    entry, the next message whole); FI_PEEK, FI_CLAIM and the claimed
  *    message's receive; fi_cancel (FI_ECANCELED); send and receive
  *    counters; a remote write into a peer's registered buffer with its key
- *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP).
+ *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP); directed receives
+ *    that tell apart two endpoints of one rank (rank and port).
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
@@ -431,6 +432,107 @@ static void test_rma_write(void)
 	sync_peer();
 }
 
+#define DIR_PORT 7 /* rank 1's second endpoint in test_directed */
+
+/* A second endpoint of rank 1's on DIR_PORT, with a CQ of its own. */
+static int open_second(struct fid_ep **ep2, struct fid_cq **cq2)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *info = fi_dupinfo(R.info);
+	uint32_t *src = malloc(2 * sizeof(uint32_t));
+
+	if (!info || !src) {
+		CHECK(0, "out of memory");
+		fi_freeinfo(info);
+		free(src);
+		return -1;
+	}
+	src[0] = rank;
+	src[1] = DIR_PORT;
+	free(info->src_addr);
+	info->src_addr = src;
+	info->src_addrlen = 2 * sizeof(uint32_t);
+	FI_OK(fi_cq_open(R.domain, &cq_attr, cq2, NULL));
+	FI_OK(fi_endpoint(R.domain, info, ep2, NULL));
+	fi_freeinfo(info);
+	if (failures)
+		return -1;
+	FI_OK(fi_ep_bind(*ep2, &R.av->fid, 0));
+	FI_OK(fi_ep_bind(*ep2, &(*cq2)->fid, FI_TRANSMIT | FI_RECV));
+	FI_OK(fi_enable(*ep2));
+	return failures ? -1 : 0;
+}
+
+/*
+ * FI_DIRECTED_RECV names the whole source, rank and port: rank 1 sends
+ * the same tag from its endpoint and from a second one on DIR_PORT; rank
+ * 0's receive directed at the second is posted first, then the one
+ * directed at the first; each must get its own endpoint's message, with
+ * its source. Once with the receives posted before the messages come,
+ * once after they came.
+ */
+static void test_directed(void)
+{
+	struct { uint32_t node, port; } a2 = { 1, DIR_PORT };
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *ep2 = NULL;
+	struct fid_cq *cq2 = NULL;
+	fi_addr_t peer2 = FI_ADDR_NOTAVAIL, src;
+	uint32_t v[2], got[2];
+	int c[2];
+
+	if (rank == 1 && open_second(&ep2, &cq2))
+		goto out;
+	if (rank == 0)
+		CHECK_FI(fi_av_insert(R.av, &a2, 1, &peer2, 0, NULL), 1);
+	for (int late = 0; late < 2; late++) {
+		if (rank == 1) {
+			sync_peer();
+			v[0] = 0xa0 + late;
+			v[1] = 0xb0 + late;
+			FI_OK(fi_tsend(R.ep, &v[0], 4, NULL, R.peer, 0xd1,
+				       &c[0]));
+			FI_OK(fi_tsend(ep2, &v[1], 4, NULL, R.peer, 0xd1,
+				       &c[1]));
+			cq_expect(R.txcq, &c[0], &e, NULL);
+			cq_expect(cq2, &c[1], &e, NULL);
+			sync_peer();
+			continue;
+		}
+		got[0] = got[1] = 0;
+		if (late) {
+			sync_peer();
+			sync_peer(); /* both sent by now */
+		}
+		FI_OK(fi_trecv(R.ep, &got[1], 4, NULL, peer2, 0xd1, 0, &c[1]));
+		FI_OK(fi_trecv(R.ep, &got[0], 4, NULL, R.peer, 0xd1, 0,
+			       &c[0]));
+		if (!late)
+			sync_peer();
+		for (int k = 0; k < 2; k++) {
+			long rc = cq_wait(R.rxcq, &e, &src);
+			bool second = e.op_context == &c[1];
+
+			CHECK(rc == 1 && src == (second ? peer2 : R.peer),
+			      "directed: %ld, src %llu", rc,
+			      (unsigned long long)src);
+		}
+		CHECK(got[0] == 0xa0u + late && got[1] == 0xb0u + late,
+		      "%s: the receive from port %s got %x, from port %d "
+		      "got %x",
+		      late ? "after" : "before", EP_PORT, got[0], DIR_PORT,
+		      got[1]);
+		if (!late)
+			sync_peer();
+	}
+out:
+	if (ep2)
+		FI_OK(fi_close(&ep2->fid));
+	if (cq2)
+		FI_OK(fi_close(&cq2->fid));
+	sync_peer();
+}
+
 /* The byte @i of what rank @r sends in test_auto_progress. */
 static uint8_t auto_byte(uint32_t r, size_t i)
 {
@@ -516,8 +618,10 @@ static int run_rank(void)
 		test_truncate();
 		test_peek_claim_cancel();
 		test_counters();
-		if (t == 0)
+		if (t == 0) {
 			test_rma_write();
+			test_directed();
+		}
 		if (progs[t] == FI_PROGRESS_AUTO)
 			test_auto_progress();
 		close_res();
