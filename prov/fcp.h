@@ -50,6 +50,12 @@ struct fcp_fabric {
 	struct fid_fabric fabric;
 };
 
+/* The board's own counts (domain.c). */
+struct fcp_board_counts {
+	uint64_t dma_bytes;
+	uint32_t tx_pkts, retransmits, crc_errors; /* wrap, as the board's */
+};
+
 struct fcp_domain {
 	struct fid_domain domain;
 	struct fcp_fabric *fab;
@@ -59,7 +65,7 @@ struct fcp_domain {
 	uint64_t mr_mode;
 	uint32_t next_port;
 	int refs;		       /* objects opened on it */
-	uint64_t dma_bytes0, tx_pkts0; /* the board's counts at open */
+	struct fcp_board_counts at_open; /* the board's, for FPGACOMM_FI_STATS */
 	/* FI_PROGRESS_AUTO (progress.c): all under lock */
 	bool auto_progress;
 	bool stop;

@@ -20,11 +20,16 @@
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
- *    FI_PROVIDER=fpgacomm on 2, 3 and 4 ranks (full mesh) and 4 on a 2x2
- *    torus; the board counters the
- *    provider writes at close (FPGACOMM_FI_STATS) must show the traffic
- *    went over the boards (every rank's packets, 64 MiB of DMA at least),
- *    so a run that fell back to another transport fails.
+ *    FI_PROVIDER=fpgacomm on 2, 3, 4 and 8 ranks (full mesh), 4 on a 2x2
+ *    torus, and 8 on a 4x2 torus whose links drop and corrupt packets
+ *    (FPGACOMM_FAULTS, read by the rank that makes the job's cluster);
+ *    the board counters the provider writes at close (FPGACOMM_FI_STATS)
+ *    must show the traffic went over the boards (every rank's packets, the
+ *    largest message's bytes of DMA at least), so a run that fell back to
+ *    another transport fails, and, with faults, that packets were sent
+ *    again and some failed the CRC.
+ * 5. FPGACOMM_FAULTS: bad values make a job rank's fc_open(NULL) fail with
+ *    -EINVAL (the reason on stderr), a good one opens.
  * A part whose tool is missing (fi_info, fi_pingpong, mpirun) is skipped
  * saying why; all skipped: exit 77.
  */
@@ -745,10 +750,16 @@ static int part_pingpong(const char *run, const char *self)
 	return worst;
 }
 
-/* Each rank's counts: all moved packets, and one moved the 64 MiB. */
-static int check_stats(const char *prefix, int n)
+/*
+ * Each rank's counts: all moved packets, and one moved the largest
+ * message (@least bytes); with link faults (@faults), packets were sent
+ * again and, with corruption, some failed the CRC.
+ */
+static int check_stats(const char *prefix, int n, unsigned long long least,
+		       const char *faults)
 {
-	unsigned long long dma, pkts, most = 0;
+	unsigned long long dma, pkts, most = 0, re, crc, re_all = 0,
+							   crc_all = 0;
 	char path[PATH_MAX + 16];
 	int bad = 0;
 
@@ -757,8 +768,10 @@ static int check_stats(const char *prefix, int n)
 
 		snprintf(path, sizeof(path), "%s.%d", prefix, r);
 		f = fopen(path, "r");
-		if (!f || fscanf(f, "dma_bytes %llu tx_pkts %llu", &dma,
-				 &pkts) != 2) {
+		if (!f || fscanf(f,
+				 "dma_bytes %llu tx_pkts %llu retransmits %llu "
+				 "crc_errors %llu",
+				 &dma, &pkts, &re, &crc) != 4) {
 			printf("FAIL rank %d wrote no board counts (%s): the "
 			       "provider was not used\n",
 			       r, path);
@@ -774,14 +787,88 @@ static int check_stats(const char *prefix, int n)
 			unlink(path);
 		}
 		most = dma > most ? dma : most;
+		re_all += bad ? 0 : re;
+		crc_all += bad ? 0 : crc;
 	}
-	if (!bad && most < (64ull << 20)) {
-		printf("FAIL no board moved the 64 MiB message (%llu bytes)\n",
-		       most);
+	if (!bad && most < least) {
+		printf("FAIL no board moved the %llu-byte message (%llu "
+		       "bytes)\n",
+		       least, most);
+		bad = 1;
+	}
+	if (!bad && faults &&
+	    (!re_all || (strstr(faults, "corrupt") && !crc_all))) {
+		printf("FAIL faults %s: the links sent %llu packets again, "
+		       "%llu failed the CRC: the faults were not there\n",
+		       faults, re_all, crc_all);
 		bad = 1;
 	}
 	return bad;
 }
+
+/*
+ * FPGACOMM_FAULTS as a job's rank reads it (a job of one rank, in a child
+ * so that its environment stays there): bad values make fc_open(NULL)
+ * fail with -EINVAL; a good one opens the job's cluster.
+ */
+static int part_faults_env(void)
+{
+	static const char *const bad[] = { "drop",	 "drop=",
+					   "drop=1",	 "drop=2%x",
+					   "loss=1%",	 "drop=1%,drop=1%",
+					   "drop=1%,",	 "drop=1%,,corrupt=1%",
+					   "drop=60%,corrupt=40%", "drop=0.0000001" };
+	int worst = 0;
+
+	for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *v = i < sizeof(bad) / sizeof(bad[0]) ?
+					bad[i] :
+					"drop=0.5%,corrupt=0.001";
+		int want = i < sizeof(bad) / sizeof(bad[0]) ? -EINVAL : 0;
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			struct fc_dev *dev = NULL;
+			int rc;
+
+			unsetenv("FPGACOMM_DEVICE");
+			setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+			setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+			setenv("FPGACOMM_FAULTS", v, 1);
+			rc = fc_open(&dev, NULL);
+			if (!rc)
+				fc_close(dev);
+			if (rc != want)
+				printf("FAIL FPGACOMM_FAULTS='%s': fc_open %d "
+				       "(%s), expected %d\n",
+				       v, rc, fc_strerror(rc), want);
+			_exit(rc == want ? 0 : 1);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			worst = 1;
+	}
+	printf("%s FPGACOMM_FAULTS: bad values refused, a good one taken\n",
+	       worst ? "FAIL" : "ok");
+	return worst;
+}
+
+/* The MPI runs: ranks, topology ("": the default, a full mesh), link
+ * faults (FPGACOMM_FAULTS) and the largest ping-pong message. Eight ranks
+ * share two cores: their messages stay small. */
+static const struct mpi_run {
+	int n;
+	const char *topo, *faults;
+	size_t max;
+} mpi_runs[] = {
+	{ 2, "", NULL, 64u << 20 },
+	{ 3, "", NULL, 64u << 20 },
+	{ 4, "", NULL, 64u << 20 },
+	{ 4, "torus:2x2", NULL, 64u << 20 }, /* two hops */
+	{ 8, "", NULL, 1u << 20 },
+	{ 8, "torus:4x2", "drop=1%,corrupt=1%", 1u << 20 },
+};
 
 static int part_mpi(void)
 {
@@ -798,29 +885,31 @@ static int part_mpi(void)
 	}
 	snprintf(prefix, sizeof(prefix), "/tmp/fc-test-libfabric-%d",
 		 (int)getpid());
-	/* the last again on a 2x2 torus: messages over two hops */
-	for (int i = 0; i < 4; i++) {
-		int n = i < 3 ? 2 + i : 4, rc;
-		const char *topo = i < 3 ? "" : "torus:2x2";
+	for (size_t i = 0; i < sizeof(mpi_runs) / sizeof(mpi_runs[0]); i++) {
+		const struct mpi_run *m = &mpi_runs[i];
+		const char *faults = m->faults ? m->faults : "";
+		int rc;
 
 		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
-		       "FI_PROVIDER=fpgacomm%s%s\n",
-		       n, *topo ? ", " : "", topo);
+		       "FI_PROVIDER=fpgacomm%s%s%s%s\n",
+		       m->n, *m->topo ? ", " : "", m->topo,
+		       *faults ? ", faults " : "", faults);
 		fflush(stdout);
 		snprintf(
 			cmd, sizeof(cmd),
 			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
 			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
 			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s "
-			"-x FPGACOMM_TOPOLOGY=%s %s 2>&1",
-			n, prefix, topo, prog);
+			"-x FPGACOMM_TOPOLOGY=%s -x FPGACOMM_FAULTS=%s %s %zu "
+			"2>&1",
+			m->n, prefix, m->topo, faults, prog, m->max);
 		rc = sh(cmd, out, sizeof(out));
 		fputs(out, stdout);
 		if (rc || !strstr(out, "mpi_fabric: ok")) {
-			printf("FAIL mpirun -n %d: exit %d\n", n, rc);
+			printf("FAIL mpirun -n %d: exit %d\n", m->n, rc);
 			rc = 1;
 		}
-		rc |= check_stats(prefix, n);
+		rc |= check_stats(prefix, m->n, m->max, m->faults);
 		worst = rc > worst ? rc : worst;
 	}
 	return worst;
@@ -875,6 +964,10 @@ int main(void)
 	parts++;
 	skips += rc == 77;
 	worst = rc != 77 && rc > worst ? rc : worst;
+
+	rc = part_faults_env();
+	parts++;
+	worst = rc > worst ? rc : worst;
 
 	rc = part_mpi();
 	parts++;
