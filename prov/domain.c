@@ -57,7 +57,8 @@ static void counts_write(struct fcp_domain *d)
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "dma_bytes %llu\ntx_pkts %u\nretransmits %u\ncrc_errors %u\n",
+	fprintf(f,
+		"dma_bytes %llu\ntx_pkts %u\nretransmits %u\ncrc_errors %u\n",
 		(unsigned long long)(now.dma_bytes - d->at_open.dma_bytes),
 		now.tx_pkts - d->at_open.tx_pkts,
 		now.retransmits - d->at_open.retransmits,

@@ -64,7 +64,7 @@ struct fcp_domain {
 	struct fc_world world;
 	uint64_t mr_mode;
 	uint32_t next_port;
-	int refs;		       /* objects opened on it */
+	int refs;			 /* objects opened on it */
 	struct fcp_board_counts at_open; /* the board's, for FPGACOMM_FI_STATS */
 	/* FI_PROGRESS_AUTO (progress.c): all under lock */
 	bool auto_progress;

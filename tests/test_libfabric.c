@@ -478,7 +478,9 @@ static int open_second(struct fid_ep **ep2, struct fid_cq **cq2)
  */
 static void test_directed(void)
 {
-	struct { uint32_t node, port; } a2 = { 1, DIR_PORT };
+	struct {
+		uint32_t node, port;
+	} a2 = { 1, DIR_PORT };
 	struct fi_cq_tagged_entry e;
 	struct fid_ep *ep2 = NULL;
 	struct fid_cq *cq2 = NULL;
@@ -510,8 +512,7 @@ static void test_directed(void)
 			sync_peer(); /* both sent by now */
 		}
 		FI_OK(fi_trecv(R.ep, &got[1], 4, NULL, peer2, 0xd1, 0, &c[1]));
-		FI_OK(fi_trecv(R.ep, &got[0], 4, NULL, R.peer, 0xd1, 0,
-			       &c[0]));
+		FI_OK(fi_trecv(R.ep, &got[0], 4, NULL, R.peer, 0xd1, 0, &c[0]));
 		if (!late)
 			sync_peer();
 		for (int k = 0; k < 2; k++) {
@@ -586,8 +587,10 @@ static void test_auto_progress(void)
 		while (!(arrived = auto_arrived(in, n, rank ^ 1)) &&
 		       time(NULL) < end)
 			usleep(1000);
-		CHECK(arrived, "%zu B: the peer's data never came while the "
-			       "program was out of the provider", n);
+		CHECK(arrived,
+		      "%zu B: the peer's data never came while the "
+		      "program was out of the provider",
+		      n);
 		rc = fi_cq_sread(R.rxcq, &e, 1, NULL, WAIT_S * 1000);
 		CHECK(rc == 1 && e.op_context == &c2 && e.len == n,
 		      "sread rx: %ld (%s) len %zu", rc, fi_strerror((int)-rc),
@@ -759,7 +762,7 @@ static int check_stats(const char *prefix, int n, unsigned long long least,
 		       const char *faults)
 {
 	unsigned long long dma, pkts, most = 0, re, crc, re_all = 0,
-							   crc_all = 0;
+				      crc_all = 0;
 	char path[PATH_MAX + 16];
 	int bad = 0;
 
@@ -813,11 +816,16 @@ static int check_stats(const char *prefix, int n, unsigned long long least,
  */
 static int part_faults_env(void)
 {
-	static const char *const bad[] = { "drop",	 "drop=",
-					   "drop=1",	 "drop=2%x",
-					   "loss=1%",	 "drop=1%,drop=1%",
-					   "drop=1%,",	 "drop=1%,,corrupt=1%",
-					   "drop=60%,corrupt=40%", "drop=0.0000001" };
+	static const char *const bad[] = { "drop",
+					   "drop=",
+					   "drop=1",
+					   "drop=2%x",
+					   "loss=1%",
+					   "drop=1%,drop=1%",
+					   "drop=1%,",
+					   "drop=1%,,corrupt=1%",
+					   "drop=60%,corrupt=40%",
+					   "drop=0.0000001" };
 	int worst = 0;
 
 	for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {

@@ -484,9 +484,8 @@ static void test_from_port(void)
 							usleep(1000);
 					}
 					CHECK(rc == 0 &&
-						      info.port ==
-							      (p ? PORT2 :
-								   PORT),
+						      info.port == (p ? PORT2 :
+									PORT),
 					      "probe_from port %u: %d, port %u",
 					      p ? PORT2 : PORT, rc, info.port);
 				}
@@ -505,8 +504,8 @@ static void test_from_port(void)
 					      c.port == (c.ctx == &r[1] ?
 								 PORT2 :
 								 PORT),
-				      "completion %p status %d port %u",
-				      c.ctx, c.status, c.port);
+				      "completion %p status %d port %u", c.ctx,
+				      c.status, c.port);
 			}
 			CHECK(got[0] == 0xa0u + late && got[1] == 0xb0u + late,
 			      "%s: port %u's receive got %x, port %u's %x",
@@ -544,8 +543,7 @@ static void test_bad_input(void)
 		 -EMSGSIZE);
 	CHECK_RC(fc_tag_recv(ep, size, b, 1, 0, 0, 0, NULL, 0), -EINVAL);
 	CHECK_RC(fc_tag_recv(ep, 0, NULL, 1, 0, 0, 0, NULL, 0), -EINVAL);
-	CHECK_RC(fc_tag_recv_from(ep, 0, FC_CHAN_PORTS, b, 1, 0, 0, 0, NULL,
-				  0),
+	CHECK_RC(fc_tag_recv_from(ep, 0, FC_CHAN_PORTS, b, 1, 0, 0, 0, NULL, 0),
 		 -EINVAL);
 	CHECK_RC(fc_tag_probe_from(ep, 0, FC_CHAN_PORTS, 0, 0, 0, &c, NULL),
 		 -EINVAL);
