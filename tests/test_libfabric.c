@@ -20,7 +20,8 @@
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
- *    FI_PROVIDER=fpgacomm on 2, 3, 4 and 8 ranks (full mesh), 4 on a 2x2
+ *    FI_PROVIDER=fpgacomm on 2 (also with the MTL asking for auto
+ *    progress), 3, 4 and 8 ranks (full mesh), 4 on a 2x2
  *    torus, and 8 on a 4x2 torus whose links drop and corrupt packets
  *    (FPGACOMM_FAULTS, read by the rank that makes the job's cluster);
  *    the board counters the provider writes at close (FPGACOMM_FI_STATS)
@@ -869,13 +870,15 @@ static const struct mpi_run {
 	int n;
 	const char *topo, *faults;
 	size_t max;
+	bool auto_progress; /* the ofi MTL asks for FI_PROGRESS_AUTO */
 } mpi_runs[] = {
-	{ 2, "", NULL, 64u << 20 },
-	{ 3, "", NULL, 64u << 20 },
-	{ 4, "", NULL, 64u << 20 },
-	{ 4, "torus:2x2", NULL, 64u << 20 }, /* two hops */
-	{ 8, "", NULL, 1u << 20 },
-	{ 8, "torus:4x2", "drop=1%,corrupt=1%", 1u << 20 },
+	{ 2, "", NULL, 64u << 20, false },
+	{ 2, "", NULL, 1u << 20, true },
+	{ 3, "", NULL, 64u << 20, false },
+	{ 4, "", NULL, 64u << 20, false },
+	{ 4, "torus:2x2", NULL, 64u << 20, false }, /* two hops */
+	{ 8, "", NULL, 1u << 20, false },
+	{ 8, "torus:4x2", "drop=1%,corrupt=1%", 1u << 20, false },
 };
 
 static int part_mpi(void)
@@ -898,19 +901,23 @@ static int part_mpi(void)
 		const char *faults = m->faults ? m->faults : "";
 		int rc;
 
-		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
+		const char *prog_mca =
+			m->auto_progress ? " --mca mtl_ofi_data_progress auto" :
+					   "";
+
+		printf("== mpirun -n %d --mca pml cm --mca mtl ofi%s, "
 		       "FI_PROVIDER=fpgacomm%s%s%s%s\n",
-		       m->n, *m->topo ? ", " : "", m->topo,
+		       m->n, prog_mca, *m->topo ? ", " : "", m->topo,
 		       *faults ? ", faults " : "", faults);
 		fflush(stdout);
 		snprintf(
 			cmd, sizeof(cmd),
 			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
-			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
+			"-n %d --mca pml cm --mca mtl ofi%s -x FI_PROVIDER=fpgacomm "
 			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s "
 			"-x FPGACOMM_TOPOLOGY=%s -x FPGACOMM_FAULTS=%s %s %zu "
 			"2>&1",
-			m->n, prefix, m->topo, faults, prog, m->max);
+			m->n, prog_mca, prefix, m->topo, faults, prog, m->max);
 		rc = sh(cmd, out, sizeof(out));
 		fputs(out, stdout);
 		if (rc || !strstr(out, "mpi_fabric: ok")) {
