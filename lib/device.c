@@ -24,9 +24,14 @@ static const char *default_name(struct fc__join *join, char *buf, size_t len)
 		return env;
 	if (access(DEFAULT_KERNEL_DEV, R_OK | W_OK) == 0)
 		return DEFAULT_KERNEL_DEV;
-	if (fc__join_from_env(join, buf, len) == 0)
+	switch (fc__join_from_env(join, buf, len)) {
+	case 0:
 		return buf;
-	return DEFAULT_EMU_DEV;
+	case -EBADMSG:
+		return NULL; /* a job's, but its FPGACOMM_FAULTS is bad */
+	default:
+		return DEFAULT_EMU_DEV;
+	}
 }
 
 /*
@@ -154,6 +159,8 @@ FC__EXPORT int fc_open_flags(struct fc_dev **devp, const char *name,
 	memset(&join, 0, sizeof(join));
 	if (!name)
 		name = default_name(&join, job_name, sizeof(job_name));
+	if (!name)
+		return -EINVAL;
 	if (strlen(name) >= FC_NAME_MAX)
 		return -EINVAL;
 	ret = pick_backend(name, &be, &spec);

@@ -40,6 +40,7 @@ struct fc__join {
 	bool create; /* this rank creates it */
 	uint32_t size;
 	char topology[32];
+	uint32_t drop_ppm, corrupt_ppm; /* link faults (FPGACOMM_FAULTS) */
 };
 
 /* A registered buffer: the public part first, then the library's. */

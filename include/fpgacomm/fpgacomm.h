@@ -1064,6 +1064,7 @@ const char *fc_strerror(int err);
  * when it is posted, a receive's before its completion is queued).
  */
 #define FC_TAG_ANY_NODE		UINT32_MAX	/* receive from any rank */
+#define FC_TAG_ANY_PORT		UINT32_MAX	/* ... from any port (_from) */
 #define FC_TAG_MAX_MSG		(1ull << 31)	/* bytes per message */
 #define FC_TAG_INJECT_MAX	1024		/* bytes for FC_TAG_F_INJECT */
 
@@ -1143,6 +1144,16 @@ int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf, size_t cap,
 		uint32_t uflags);
 
 /*
+ * fc_tag_recv_from - fc_tag_recv() for messages sent by the endpoint on
+ * @port of @node only (FC_TAG_ANY_PORT: any of its endpoints; the port is
+ * the one the sender's endpoint was opened on). (0.5)
+ * RETURN VALUE: as fc_tag_recv(); -EINVAL also for @port out of range.
+ */
+int fc_tag_recv_from(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
+		     void *buf, size_t cap, uint64_t tag, uint64_t ignore,
+		     unsigned int flags, void *ctx, uint32_t uflags);
+
+/*
  * fc_tag_probe - is a message that fc_tag_recv() with these arguments would
  * match already here (progress is made once first)? *info gets its source,
  * tag, data and length (len). With FC_TAG_F_CLAIM the message is taken
@@ -1154,6 +1165,15 @@ int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf, size_t cap,
 int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
 		 uint64_t ignore, unsigned int flags, struct fc_tag_cqe *info,
 		 struct fc_tag_msg **msgp);
+
+/*
+ * fc_tag_probe_from - fc_tag_probe() for messages of the endpoint on @port
+ * of @node only (FC_TAG_ANY_PORT: any). (0.5)
+ * RETURN VALUE: as fc_tag_probe(); -EINVAL also for @port out of range.
+ */
+int fc_tag_probe_from(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
+		      uint64_t tag, uint64_t ignore, unsigned int flags,
+		      struct fc_tag_cqe *info, struct fc_tag_msg **msgp);
 
 /*
  * fc_tag_recv_msg - receive the claimed message @msg into @buf (@cap bytes;
