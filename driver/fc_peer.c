@@ -50,14 +50,18 @@ static struct workqueue_struct *fc_peer_wq;
 /*
  * The exporter moves or revokes the memory, reservation held: stop every
  * transfer that names it. The mapping stays until the teardown; the
- * region is unusable (SUBMIT -ENOLINK) until its handle is released.
+ * region is unusable (SUBMIT -ENOLINK) until its handle is released, and
+ * the peer window's entries that map it are revoked (win_revoke_mem).
  */
 static void fc_peer_move_notify(struct dma_buf_attachment *attach)
 {
 	struct fc_peer *p = attach->importer_priv;
+	struct fc_dev *fc = p->mem->fc;
 
-	dev_dbg(&p->mem->fc->pdev->dev, "peer region revoked by its exporter\n");
-	fc_dma_revoke(p->mem->fc, p->mem);
+	dev_dbg(&fc->pdev->dev, "peer region revoked by its exporter\n");
+	fc_dma_revoke(fc, p->mem);
+	if (fc->win_revoke_mem)
+		fc->win_revoke_mem(fc, p->mem);
 }
 
 static const struct dma_buf_attach_ops fc_peer_p2p_ops = {
