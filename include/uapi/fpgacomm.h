@@ -266,8 +266,10 @@ struct fc_ioc_chan_head {
  * bus_addr: the offset of its first byte in this node's host window, to
  * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
  * Bus addresses are given only to CAP_SYS_RAWIO, and only CAP_SYS_RAWIO may
- * name a fabric address in FC_REGION_HOST or FC_REGION_PEER in SUBMIT
- * (-EPERM): such an address reaches host memory directly. -EINVAL: any
+ * name a fabric address in FC_REGION_HOST in SUBMIT (-EPERM): such an
+ * address reaches host memory directly. FC_REGION_PEER needs no capability:
+ * it names entries of the receiving board's peer window (PEER_WINDOW),
+ * which that board's host maps. -EINVAL: any
  * field but @handle non-zero, or @handle not a buffer of this file.
  */
 #define FC_MEM_INFO_CONTIG	(1u << 0)
