@@ -65,6 +65,15 @@ struct fc__mem {
 	bool device;	   /* ... a GPU's, which the CPU cannot map */
 	void *dev_ctx;	   /* ... in this CUDA context (NULL: its own) */
 	uint64_t ipc_base; /* ... opened from a CUDA IPC handle: close */
+	unsigned int pw_entry; /* 1 + its peer window entry, 0: none */
+};
+
+/* The peer window's entries as this host gave them out (lib/window.c). */
+struct fc__pw {
+	uint64_t used;			     /* bit e: entry e maps a buffer */
+	uint64_t freed_at[FC_PW_MAX_ENTRIES]; /* reuse the oldest first */
+	uint64_t clock;
+	uint16_t gen[FC_PW_MAX_ENTRIES];
 };
 
 /*
@@ -185,6 +194,9 @@ struct fc__backend {
 	 */
 	int (*peer_import_dev)(struct fc_dev *dev, struct fc__mem *mem,
 			       uint64_t dev_addr);
+	/* The library programs the peer window (FC_PW_*) itself through
+	 * reg_write, with mem_bus's addresses (an emulated board). */
+	bool peer_window;
 };
 
 /* One more in a counter of struct fc__chan_stats. */
@@ -221,10 +233,17 @@ struct fc_dev {
 	/* Set by a layer above that keeps state per device (groups). */
 	void (*on_close)(struct fc_dev *dev);
 	struct fc__hbm *hbm; /* lib/hbm.c: made at first use */
+	struct fc__pw pw;    /* lib/window.c */
 };
 
 extern const struct fc__backend fc__emu_backend;
 extern const struct fc__backend fc__kernel_backend;
+
+/* lib/window.c, lock held: give imported @m a peer window entry (0, or
+ * -EOPNOTSUPP, -E2BIG over FC_PW_MAX_SIZE, -ENOSPC, -EIO no ack); take
+ * it back, once the board acknowledged (0 or -EIO). */
+int fc__pw_map(struct fc_dev *dev, struct fc__mem *m);
+int fc__pw_unmap(struct fc_dev *dev, struct fc__mem *m);
 
 /* lib/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);

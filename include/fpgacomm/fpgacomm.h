@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define FC_API_VERSION_MAJOR	0
-#define FC_API_VERSION_MINOR	4
+#define FC_API_VERSION_MINOR	5
 
 struct fc_dev;
 
@@ -206,10 +206,11 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
  * it from a thread with the pointer's CUDA context current. A board
  * emulated in this process maps the range as a window of bus addresses
  * that only its engine reaches: chains move its bytes with
- * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread
- * (board to board through the fabric not included: a chain that sends GPU
- * memory as packets ends with -EFAULT). Should the memory be freed
- * first, chains naming it end with -EFAULT.
+ * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread.
+ * Other boards reach it by the fabric address fc_mem_fabric_addr() gives
+ * (an entry of this board's peer window): fc_put() and fc_get() move GPU
+ * memory between boards both ways. Should the memory be freed first,
+ * chains naming it end with -EFAULT.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
  * memory), -ERANGE (wraps, or runs past the allocation), -ENODEV (no
  * CUDA driver or no GPU), -EOPNOTSUPP (no dma-buf from this driver or
@@ -533,12 +534,20 @@ int fc_req_cancel(struct fc_req *req);
 
 /*
  * fc_mem_fabric_addr - the global (PEACH2-style) address of byte @off of
- * @mem, for peers to write into with fc_put().
+ * @mem, for peers to write into with fc_put() and read with fc_get().
+ * Host memory is named in the node's host region; imported peer memory
+ * (fc_peer_import*(): a GPU's, a dma-buf) in its peer region, through an
+ * entry of the board's peer window, given at the first call and taken back
+ * by fc_mem_free() (which waits for the board's acknowledgement, so no
+ * remote write lands after it): later writes and reads by that address
+ * fail at their sender with -EACCES and change nothing.
  * RETURN VALUE: 0 and *addr set; -EINVAL (NULL, not a live buffer, @off
  * not below its length); -ENOTCONN in no cluster; -EOPNOTSUPP on a board
  * whose backend cannot tell bus addresses (kernel: buffers the driver
  * pinned from user pages have no single bus address; only its own,
- * bus-contiguous memory has one).
+ * bus-contiguous memory has one), or without a peer window for peer
+ * memory; -E2BIG peer memory above 16 GiB (FC_PW_MAX_SIZE); -ENOSPC every
+ * window entry in use; -EIO the board did not acknowledge the entry.
  */
 int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
 		       uint64_t *addr);
@@ -553,12 +562,69 @@ int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
  * RETURN VALUE: 0; -EINVAL (NULL, @len 0, a channel address); -ERANGE
  * (@off/@len outside @src, or @dst beyond the fabric's address layout);
  * -EHOSTDOWN the target died or left; -ETIMEDOUT; -ENOTCONN in no cluster;
- * or a DMA error (-EFAULT: the target could not reach the address).
+ * or a DMA error (-EFAULT: the target could not reach the address;
+ * -EACCES: the target's peer window refused it, nothing was written).
+ * @src may be imported peer memory (a GPU's).
  */
 int fc_put(struct fc_dev *dev, uint64_t dst, struct fc_mem *src, uint64_t off,
 	   uint64_t len, int timeout_ms);
 int fc_iput(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 	    uint64_t off, uint64_t len, struct fc_req **reqp);
+
+/*
+ * fc_put_from, fc_iput_from - fc_put() and fc_iput() from any local
+ * memory: fc_host(buffer, off) (host or imported peer memory) or
+ * fc_board(addr) (this board's memory).
+ * RETURN VALUE: as fc_put(); -EINVAL also for another space or a
+ * non-zero reserved field, -ERANGE for a range outside @src.
+ */
+int fc_put_from(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		uint64_t len, int timeout_ms);
+int fc_iput_from(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		 uint64_t len, struct fc_req **reqp);
+
+/*
+ * fc_get - read @len bytes at the fabric address @src (another node's
+ * host, board or peer memory, as fc_mem_fabric_addr() or FC_FABRIC_ADDR()
+ * name it) into local memory @dst (fc_host() or fc_board()), by read
+ * requests (FC_CAP_FABRIC_GET), waiting at most @timeout_ms. On 0 the
+ * data is in @dst.
+ * fc_iget - the same, returning a request; @dst must stay untouched until
+ * it is done. fc_fence() waits for gets as for puts.
+ * RETURN VALUE: as fc_put_from(), for @dst and @src; -EACCES the source's
+ * peer window refused (no read permission, out of bounds, revoked):
+ * nothing was read; -EFAULT the source could not be read.
+ */
+int fc_get(struct fc_dev *dev, struct fc_loc dst, uint64_t src, uint64_t len,
+	   int timeout_ms);
+int fc_iget(struct fc_dev *dev, struct fc_loc dst, uint64_t src, uint64_t len,
+	    struct fc_req **reqp);
+
+/*
+ * A block-stride transfer (PEACH2's): @count blocks of @block bytes,
+ * block k from src + k * @src_stride to dst + k * @dst_stride.
+ */
+struct fc_stride {
+	uint64_t count;		/* 1..fc_info.max_chain */
+	uint64_t block;		/* 1..fc_info.max_xfer_len */
+	uint64_t src_stride;	/* >= block */
+	uint64_t dst_stride;	/* >= block */
+};
+
+/*
+ * fc_put_strided - the blocks of @st from local @src to the fabric address
+ * @dst onwards, as one chain of @st->count descriptors; waits at most
+ * @timeout_ms. fc_get_strided - the same from the fabric address @src
+ * into local @dst, by read requests.
+ * RETURN VALUE: 0; -EINVAL (NULL, a count or block of 0, a stride below
+ * the block: the blocks would overlap); -E2BIG (more blocks than a chain
+ * holds, a block above fc_info.max_xfer_len); otherwise as fc_put_from()
+ * or fc_get(), for the whole extent of the blocks on each side.
+ */
+int fc_put_strided(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		   const struct fc_stride *st, int timeout_ms);
+int fc_get_strided(struct fc_dev *dev, struct fc_loc dst, uint64_t src,
+		   const struct fc_stride *st, int timeout_ms);
 
 /*
  * fc_fence - wait until every put started before it (fc_put or fc_iput) is

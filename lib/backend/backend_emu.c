@@ -872,4 +872,5 @@ const struct fc__backend fc__emu_backend = {
 	.kernel_register = emu_kernel_register,
 	.stream_sleep = emu_stream_sleep,
 	.peer_import_dev = emu_peer_import_dev,
+	.peer_window = true,
 };
