@@ -15,6 +15,10 @@
  * ops, flags, reserved fields, ranges, kinds of buffer, another file's
  * entry (-EPERM), a full table (-ENOSPC, room again after a close).
  *
+ * --remove-test (for the VM script): board 1 removed from the PCI bus with
+ * an entry mapped (board 0's PUT refused, the import let go), then
+ * rescanned (it maps and serves entries again).
+ *
  * Needs FPGACOMM_TEST_PAIR naming two /dev nodes of one fabric, the
  * driver's PEER_WINDOW, boards with FC_CAP_PEER_WINDOW, and
  * /dev/fcvm_dmabuf (the test VM loads it); skips otherwise.
@@ -502,7 +506,92 @@ static void test_window_args(void **state)
 	free(buf);
 }
 
-int main(void)
+/* ---- --remove-test: the receiving board removed under its window ---- */
+
+#define EXPECT(expr, want)                                                   \
+	do {                                                                 \
+		long _v = (long)(expr), _w = (long)(want);                   \
+		if (_v != _w) {                                              \
+			printf("%s:%d: %s = %ld, expected %ld\n", __FILE__,   \
+			       __LINE__, #expr, _v, _w);                     \
+			rc = 1;                                              \
+		}                                                            \
+	} while (0)
+
+static int write_one(const char *file)
+{
+	int f = open(file, O_WRONLY);
+
+	if (f < 0 || write(f, "1", 1) != 1) {
+		perror(file);
+		if (f >= 0)
+			close(f);
+		return -1;
+	}
+	close(f);
+	return 0;
+}
+
+/*
+ * Board 1 removed with a dma-buf in its window: a PUT from board 0 is
+ * refused from then on and the bytes stay; the import is let go (the
+ * fixture counts no attachment). Rescanned, board 1 maps and serves
+ * entries again.
+ */
+static int remove_test(void)
+{
+	const char *name = strrchr(dev1, '/');
+	uint8_t *peer, src[64], old[64];
+	char file[256];
+	uint32_t hp, hs, e, err = 0;
+	int rc = 0, dbuf;
+	struct fcvm_dmabuf_create c = { .size = page };
+
+	if (xioctl(fixture, FCVM_DMABUF_CREATE, &c))
+		return 1;
+	dbuf = c.fd;
+	peer = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, dbuf, 0);
+	EXPECT(peer == MAP_FAILED, 0);
+	memset(src, 0x5a, sizeof(src));
+	EXPECT(mem_register(f0, src, sizeof(src), &hs), 0);
+	EXPECT(import(f1, dbuf, 0, page, &hp), 0);
+	EXPECT(pw_map(f1, hp, 0, page, RW, &e), 0);
+	EXPECT(run0(host(hs, 0), win(e, 0), sizeof(src), NULL), 0);
+	memcpy(old, peer, sizeof(old));
+	EXPECT(memcmp(old, src, sizeof(src)), 0);
+
+	snprintf(file, sizeof(file), "/sys/class/fpgacomm/%s/device/remove",
+		 name ? name + 1 : dev1);
+	if (write_one(file))
+		return 1;
+	printf("removed %s with entry %u of its window mapped\n", dev1, e);
+	memset(src, 0xa5, sizeof(src));
+	EXPECT(run0(host(hs, 0), win(e, 0), sizeof(src), &err), -EACCES);
+	EXPECT(err, FC_DMA_ERR_WINDOW);
+	EXPECT(memcmp(peer, old, sizeof(old)), 0);
+	EXPECT(pw_unmap(f1, e), -ENODEV);
+	EXPECT(settle("live_attach", 0), 0);
+	close(f1);
+
+	if (write_one("/sys/bus/pci/rescan"))
+		return 1;
+	f1 = open(dev1, O_RDWR | O_CLOEXEC);
+	EXPECT(f1 >= 0, 1);
+	EXPECT(xioctl(f1, FC_IOC_INFO, &info1), 0);
+	printf("after rescan: %s is back\n", dev1);
+	EXPECT(import(f1, dbuf, 0, page, &hp), 0);
+	EXPECT(pw_map(f1, hp, 0, page, RW, &e), 0);
+	EXPECT(run0(host(hs, 0), win(e, 0), sizeof(src), NULL), 0);
+	EXPECT(memcmp(peer, src, sizeof(src)), 0);
+	EXPECT(unregister(f1, hp), 0);
+	EXPECT(unregister(f0, hs), 0);
+	munmap(peer, page);
+	close(dbuf);
+	EXPECT(settle("live_attach", 0), 0);
+	return rc;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_put_get),
@@ -544,6 +633,8 @@ int main(void)
 		       FIXTURE, strerror(errno));
 		return EXIT_SKIP;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--remove-test"))
+		return remove_test();
 	if (getenv("FPGACOMM_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("FPGACOMM_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;

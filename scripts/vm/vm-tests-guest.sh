@@ -551,6 +551,9 @@ driver_pass() {
 		FPGACOMM_TEST_PAIR="$pair" \
 			run_tool "$p: board 0 removed while board 1 imports its aperture and it is mapped, then rescan (test_peer --remove-test)" \
 			test_peer --remove-test
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 1 removed with a dma-buf in its peer window: board 0's PUT refused, the import let go; rescanned, it serves again (test_peer_window --remove-test)" \
+			test_peer_window --remove-test
 	fi
 
 	# The boards outlive each test program, unlike an in-process emulated
