@@ -359,7 +359,8 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 		memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
 		       FC_PKT_PUT_DATA - n);
 		if (!inject(emu, &pkt,
-			    FC_PKT_HDR(node, self(emu), 0, n, FC_PKT_T_PUT))) {
+			    FC_PKT_HDR(node, self(emu), dma->index, n,
+				       FC_PKT_T_PUT))) {
 			*blocked = true;
 			break;
 		}

@@ -494,7 +494,8 @@ struct fc_hw_desc {
  * answers a FENCE after applying every earlier packet from the same source;
  * packets from one source to one node keep their order (one path, FIFOs).
  *
- * A PUT packet's payload: destination offset (region in bits 41..40), data.
+ * A PUT packet's payload: destination offset (region in bits 41..40), data;
+ * its chan is the sending engine, whose FENCE_ACK reports a failed write.
  * A PUT into FC_REGION_PEER goes through the receiver's peer window
  * (FC_PW_*); one it refuses writes nothing and sets the next FENCE_ACK's
  * status to FC_DMA_ERR_WINDOW. A PUT the receiver cannot apply for another
