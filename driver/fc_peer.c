@@ -10,8 +10,9 @@
  *
  * Locking: the dma-buf's reservation (dma_resv) is taken around attach,
  * pin, map and their undoing, and the exporter holds it when it calls
- * move_notify. move_notify takes fc->lock (fc_dma_revoke()); nothing of
- * ours takes the reservation under fc->lock. A region's last reference may
+ * move_notify. move_notify takes fc->lock (fc_dma_revoke()) and, through
+ * fc->win_revoke_mem, win_lock (fc_window.c); nothing of ours takes the
+ * reservation under either. A region's last reference may
  * go where the reservation is held (a chain freed by move_notify), so its
  * teardown always runs from a work item of our own queue, which module
  * exit and board removal flush.
