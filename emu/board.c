@@ -170,8 +170,7 @@ void fcemu_destroy(struct fcemu *emu)
 	free(emu->bounce);
 	for (unsigned int i = 0; i < FC_DMA_MAX_ENGINES; i++)
 		fcemu__peer_unstage(&emu->dma[i]);
-	for (unsigned int i = 0; i < FCEMU_GETS; i++)
-		free(emu->gets[i].copy);
+	fcemu__get_free(emu);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
 	free(emu);

@@ -74,9 +74,8 @@ bool fcemu__burst_usable(struct fcemu *emu, unsigned int node)
 	       cl_ld(&c->hdr->node[node].burst);
 }
 
-int fcemu__burst_inject(struct fcemu *emu, unsigned int chan,
-			unsigned int node, uint64_t dst, const void *src,
-			uint32_t len)
+int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
+			uint64_t dst, const void *src, uint32_t len)
 {
 	struct burst_rec rec;
 	struct fc_hw_pkt pkt;
@@ -91,8 +90,8 @@ int fcemu__burst_inject(struct fcemu *emu, unsigned int chan,
 	rec.len = htole32(len);
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
-	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, chan,
-				     sizeof(rec), FCEMU_PKT_T_BURST));
+	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, chan, sizeof(rec),
+				     FCEMU_PKT_T_BURST));
 	return fcemu_cluster_inject(emu->cluster, emu->cfg.node_id, &pkt);
 }
 
@@ -414,8 +413,8 @@ static int wire_pieces(struct fcemu_cluster *c, unsigned int src,
  * peer_move, a bounce buffer's worth at a time. Not shared out: the
  * sender could not write there either.
  */
-static int peer_apply(struct fcemu *emu, pid_t pid, uint64_t bus,
-		      uint64_t from, uint32_t len)
+static int peer_apply(struct fcemu *emu, pid_t pid, uint64_t bus, uint64_t from,
+		      uint32_t len)
 {
 	uint32_t done, n;
 	int r;
@@ -428,8 +427,8 @@ static int peer_apply(struct fcemu *emu, pid_t pid, uint64_t bus,
 	for (done = 0; done < len; done += n) {
 		n = len - done < FCEMU_BOUNCE ? len - done : FCEMU_BOUNCE;
 		r = cma_copy(pid, emu->bounce, from + done, n, false);
-		if (!r && emu->ops->peer_move(emu->ctx, bus + done,
-					      emu->bounce, n, true))
+		if (!r && emu->ops->peer_move(emu->ctx, bus + done, emu->bounce,
+					      n, true))
 			r = -EFAULT;
 		if (r)
 			return r;
@@ -455,8 +454,8 @@ int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	from = le64toh(rec.src);
 	start = le64toh(rec.start);
 	pid = (pid_t)le32toh((uint32_t)rec.pid);
-	ret = fcemu__put_locate(emu, le64toh(rec.dst), len, FCEMU_PW_WRITE,
-				src, &span);
+	ret = fcemu__put_locate(emu, le64toh(rec.dst), len, FCEMU_PW_WRITE, src,
+				&span);
 	if (ret)
 		return ret;
 	/* Not another process's memory at the dead sender's addresses. */

@@ -36,7 +36,7 @@ struct fcemu_dma {
 	bool bursts_shared;    /* receivers may share its bursts out */
 	/* peer sources of packets, staged (emu/peer.c) until the chain ends */
 	struct fcemu_stage *stages;
-	uint32_t stage_desc;	   /* 1 + the descriptor staged at stage_ptr */
+	uint32_t stage_desc; /* 1 + the descriptor staged at stage_ptr */
 	const uint8_t *stage_ptr;
 	/* a message left unfinished by a reset or error is ABORTed */
 	bool msg_open; /* packets of a message are out, EOM not */
@@ -58,7 +58,6 @@ struct fcemu_ack {
 struct fcemu_streams;
 
 /* A read request being answered: PUTs to @reply, from @src on. */
-#define FCEMU_GETS 16
 struct fcemu_get {
 	uint8_t node, engine; /* the requester */
 	uint64_t reply;	      /* region and offset there, node bits zero */
@@ -116,10 +115,10 @@ struct fcemu {
 	pthread_mutex_t kernel_lock; /* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
-	void *bounce;	       /* peer to peer copies, FCEMU_BOUNCE bytes */
+	void *bounce; /* peer to peer copies, FCEMU_BOUNCE bytes */
 	/* read requests being answered, oldest first (emu/get.c) */
-	struct fcemu_get gets[FCEMU_GETS];
-	unsigned int get_head, get_tail;
+	struct fcemu_get *gets; /* get_cap of them, a ring */
+	unsigned int get_cap, get_head, get_tail;
 	struct fcemu_vtime vt; /* virtual time (docs/model.md) */
 };
 
@@ -326,9 +325,8 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 /* May this board send bursts to @node? */
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 /* RETURN VALUE: 1 injected, 0 no room in the injection ring. */
-int fcemu__burst_inject(struct fcemu *emu, unsigned int chan,
-			unsigned int node, uint64_t dst, const void *src,
-			uint32_t len);
+int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
+			uint64_t dst, const void *src, uint32_t len);
 /* Take shares of the bursts this board sent to @nodes that their
  * receivers are applying now. */
 void fcemu__burst_help(struct fcemu *emu, uint64_t nodes);
@@ -349,9 +347,12 @@ bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
 int fcemu__get_check(struct fcemu *emu, uint64_t src, uint64_t len);
 /* Send the current descriptor's GET. RETURN VALUE: 1 sent, 0 no room. */
 int fcemu__get_send(struct fcemu *emu, struct fcemu_dma *dma);
-/* A GET arrived. RETURN VALUE: 1 taken, 0 no room for it (try later). */
-int fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-		    uint32_t hdr, uint8_t *failed);
+/* A GET arrived: queued, or refused in *@failed (the requester's
+ * FENCE_ACK status). */
+void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr, uint8_t *failed);
+/* Free the answers still queued (the board goes). */
+void fcemu__get_free(struct fcemu *emu);
 /* Answer the GETs taken as far as the injection ring lets us.
  * RETURN VALUE: true when none is left. */
 bool fcemu__get_answer(struct fcemu *emu);

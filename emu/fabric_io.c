@@ -615,10 +615,10 @@ static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	if (!err && to.ptr)
 		memcpy(to.ptr, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
 	else if (!err)
-		err = emu->ops->peer_move(emu->ctx, to.bus,
-					  (void *)(pkt->payload +
-						   FC_PKT_PUT_ADDR_BYTES),
-					  len, true) ?
+		err = emu->ops->peer_move(
+			      emu->ctx, to.bus,
+			      (void *)(pkt->payload + FC_PKT_PUT_ADDR_BYTES),
+			      len, true) ?
 			      FC_DMA_ERR_ADDR :
 			      FC_DMA_ERR_NONE;
 	if (err)
@@ -684,6 +684,9 @@ static void send_acks(struct fcemu *emu)
 {
 	unsigned int n, e;
 
+	/* Answers to GETs leave before any FENCE_ACK that follows them. */
+	if (emu->get_head != emu->get_tail && !fcemu__get_answer(emu))
+		return;
 	for (n = 0; n < FC_MAX_NODES && emu->acks_owed; n++) {
 		for (e = 0; e < FC_DMA_MAX_ENGINES; e++) {
 			struct fcemu_ack *a = &emu->acks[n][e];
@@ -700,9 +703,9 @@ static void send_acks(struct fcemu *emu)
 	}
 }
 
-/* RETURN VALUE: 1 taken (answered, queued or refused), 0 no room yet. */
-static int take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-		    uint32_t hdr)
+/* A read request: queued and answered as far as there is room. */
+static void take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr)
 {
 	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
 	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
@@ -710,12 +713,10 @@ static int take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 
 	if (engine >= FC_DMA_MAX_ENGINES || len != FC_PKT_GET_LEN) {
 		eject_drop(emu);
-		return 1;
+		return;
 	}
-	if (!fcemu__get_take(emu, pkt, hdr, &emu->acks[src][engine].failed))
-		return 0;
+	fcemu__get_take(emu, pkt, hdr, &emu->acks[src][engine].failed);
 	fcemu__get_answer(emu);
-	return 1;
 }
 
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
@@ -773,15 +774,11 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 			deliver_burst(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_GET:
-			if (!take_get(emu, pkt, hdr))
-				goto out; /* answers queued: later */
+			take_get(emu, pkt, hdr);
 			break;
 		case FC_PKT_T_FENCE:
-			/* Answers to earlier GETs leave before its ack. */
-			if (emu->get_head != emu->get_tail &&
-			    !fcemu__get_answer(emu))
-				goto out;
-			/* Everything before it has landed, TAIL included. */
+			/* Everything before it has landed, TAIL included;
+			 * its ack waits for the answers to GETs (send_acks). */
 			ring_leave(emu, &rr);
 			fcemu__eq_batch_end(emu, &rr.batch);
 			rr.batch.start = rr.batch.tail;

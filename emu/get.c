@@ -5,9 +5,10 @@
  * the reply address, and answers the FENCE that follows only once the
  * replies have left, so the requester's chain ends after its data landed.
  *
- * Answers wait in a short queue: a GET that finds it full, or a FENCE that
- * finds answers still going, stays in the ejection ring (the fabric holds
- * it back) and is taken on a later call. Replies from our own memory go as
+ * Answers wait in a queue that grows as needed, and the board sends no
+ * FENCE_ACK while any is left: ejection never waits for room to inject,
+ * so two boards reading each other cannot hold each other's packets back
+ * for ever. Replies from our own memory go as
  * bursts where the requester takes them; replies from peer memory (a
  * GPU's) are read once into a copy and go as packets, so that the copy can
  * be freed as soon as they have left.
@@ -24,8 +25,7 @@ static unsigned int self(const struct fcemu *emu)
 	return emu->cfg.node_id;
 }
 
-bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
-		     uint64_t addr)
+bool fcemu__get_desc(const struct fcemu *emu, unsigned int space, uint64_t addr)
 {
 	return space == FC_SPACE_FABRIC && emu->cluster &&
 	       !(addr & FC_FABRIC_RSVD_MASK) &&
@@ -130,8 +130,39 @@ static int get_source(struct fcemu *emu, struct fcemu_get *g, uint64_t src,
 	return FC_DMA_ERR_NONE;
 }
 
-int fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-		    uint32_t hdr, uint8_t *failed)
+/* Room for one more answer. RETURN VALUE: false, no memory. */
+static bool room(struct fcemu *emu)
+{
+	unsigned int n = emu->get_tail - emu->get_head, cap, i;
+	struct fcemu_get *q;
+
+	if (n < emu->get_cap)
+		return true;
+	cap = emu->get_cap ? 2 * emu->get_cap : 16;
+	q = calloc(cap, sizeof(*q));
+	if (!q)
+		return false;
+	for (i = 0; i < n; i++)
+		q[i] = emu->gets[(emu->get_head + i) % emu->get_cap];
+	free(emu->gets);
+	emu->gets = q;
+	emu->get_cap = cap;
+	emu->get_head = 0;
+	emu->get_tail = n;
+	return true;
+}
+
+void fcemu__get_free(struct fcemu *emu)
+{
+	for (; emu->get_head != emu->get_tail; emu->get_head++)
+		free(emu->gets[emu->get_head % emu->get_cap].copy);
+	free(emu->gets);
+	emu->gets = NULL;
+	emu->get_cap = 0;
+}
+
+void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr, uint8_t *failed)
 {
 	unsigned int node = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
 	struct fcemu_get *g;
@@ -139,9 +170,12 @@ int fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	uint32_t len;
 	int err;
 
-	if (emu->get_tail - emu->get_head == FCEMU_GETS)
-		return 0;
-	g = &emu->gets[emu->get_tail % FCEMU_GETS];
+	if (!room(emu)) {
+		if (!*failed)
+			*failed = FC_DMA_ERR_ADDR; /* seen as a fault */
+		return;
+	}
+	g = &emu->gets[emu->get_tail % emu->get_cap];
 	memset(g, 0, sizeof(*g));
 	memcpy(&src, pkt->payload + FC_PKT_GET_SRC, sizeof(src));
 	memcpy(&reply, pkt->payload + FC_PKT_GET_REPLY, sizeof(reply));
@@ -159,10 +193,9 @@ int fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	if (err) {
 		if (!*failed)
 			*failed = (uint8_t)err;
-		return 1;
+		return;
 	}
 	emu->get_tail++;
-	return 1;
 }
 
 /* Some of @g's bytes as PUT packets or a burst. RETURN VALUE: bytes. */
@@ -198,7 +231,7 @@ bool fcemu__get_answer(struct fcemu *emu)
 	uint64_t n;
 
 	while (emu->get_head != emu->get_tail) {
-		g = &emu->gets[emu->get_head % FCEMU_GETS];
+		g = &emu->gets[emu->get_head % emu->get_cap];
 		while (g->done < g->len) {
 			n = answer_some(emu, g);
 			if (!n) {

@@ -54,7 +54,8 @@ int fcemu__pw_local_perm(struct fcemu *emu, unsigned int space, uint64_t addr,
 {
 	uint64_t bus;
 
-	if (space != FC_SPACE_FABRIC || FC_FABRIC_NODE(addr) != emu->cfg.node_id ||
+	if (space != FC_SPACE_FABRIC ||
+	    FC_FABRIC_NODE(addr) != emu->cfg.node_id ||
 	    FC_FABRIC_REGION(addr) != FC_REGION_PEER)
 		return FC_DMA_ERR_NONE;
 	return fcemu__pw_translate(emu, FC_FABRIC_OFFSET(addr), len, access,

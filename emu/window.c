@@ -17,8 +17,7 @@ bool fcemu__pw_is_ctrl(uint32_t off)
 {
 	uint32_t r = off - FC_PW_REG(0, 0);
 
-	return off >= FC_PW_REG(0, 0) &&
-	       r < FC_PW_STRIDE * FC_PW_MAX_ENTRIES &&
+	return off >= FC_PW_REG(0, 0) && r < FC_PW_STRIDE * FC_PW_MAX_ENTRIES &&
 	       r % FC_PW_STRIDE == FC_PW_CTRL;
 }
 
@@ -43,8 +42,8 @@ static uint64_t reg64(struct fcemu *emu, unsigned int i, uint32_t lo)
 int fcemu__pw_translate(struct fcemu *emu, uint64_t off, uint64_t len,
 			int access, unsigned int src, uint64_t *bus)
 {
-	unsigned int i = (unsigned int)((off >> FC_PW_ENTRY_SHIFT) &
-					FC_PW_ENTRY_MASK);
+	unsigned int i =
+		(unsigned int)((off >> FC_PW_ENTRY_SHIFT) & FC_PW_ENTRY_MASK);
 	uint32_t ctrl, why;
 	uint64_t size;
 

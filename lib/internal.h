@@ -58,19 +58,19 @@ struct fc__mem {
 	/* channel requests moving data straight from or into it (found by
 	 * fc__mem_hold): fc_mem_free() gives -EBUSY meanwhile */
 	unsigned int users;
-	bool transient;	   /* the library's registration of a caller's
+	bool transient;	       /* the library's registration of a caller's
 				 * buffer for one message: never found */
-	bool peer;	   /* fc_peer_import: another device's memory */
-	uint64_t peer_off; /* byte 0 of pub is this far into the region */
-	bool device;	   /* ... a GPU's, which the CPU cannot map */
-	void *dev_ctx;	   /* ... in this CUDA context (NULL: its own) */
-	uint64_t ipc_base; /* ... opened from a CUDA IPC handle: close */
+	bool peer;	       /* fc_peer_import: another device's memory */
+	uint64_t peer_off;     /* byte 0 of pub is this far into the region */
+	bool device;	       /* ... a GPU's, which the CPU cannot map */
+	void *dev_ctx;	       /* ... in this CUDA context (NULL: its own) */
+	uint64_t ipc_base;     /* ... opened from a CUDA IPC handle: close */
 	unsigned int pw_entry; /* 1 + its peer window entry, 0: none */
 };
 
 /* The peer window's entries as this host gave them out (lib/window.c). */
 struct fc__pw {
-	uint64_t used;			     /* bit e: entry e maps a buffer */
+	uint64_t used;			      /* bit e: entry e maps a buffer */
 	uint64_t freed_at[FC_PW_MAX_ENTRIES]; /* reuse the oldest first */
 	uint64_t clock;
 	uint16_t gen[FC_PW_MAX_ENTRIES];

@@ -69,10 +69,12 @@ static int check_local(struct fc_dev *dev, const struct fc_loc *l,
 	if (l->reserved)
 		return -EINVAL;
 	if (l->space == FC_SPACE_BOARD)
-		return !l->mem && fc_hw_board_span_ok(l->addr, extent,
-						      dev->info.board_mem_size) ?
+		return !l->mem && fc_hw_board_span_ok(
+					  l->addr, extent,
+					  dev->info.board_mem_size) ?
 			       0 :
-			       l->mem ? -EINVAL : -ERANGE;
+		       l->mem ? -EINVAL :
+				-ERANGE;
 	if (l->space != FC_SPACE_HOST)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
@@ -86,8 +88,7 @@ static int check_local(struct fc_dev *dev, const struct fc_loc *l,
 }
 
 /* The chain: a block per transfer, or one block in pieces. */
-static int rma_chain(struct fc_dev *dev, struct fc_req *r,
-		     const struct rma *a)
+static int rma_chain(struct fc_dev *dev, struct fc_req *r, const struct rma *a)
 {
 	uint64_t piece = dev->info.max_xfer_len, k, off, n, len;
 	struct fc_loc rem = { FC_SPACE_FABRIC, 0, NULL, 0 };

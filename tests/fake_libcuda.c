@@ -68,6 +68,13 @@ int cuDeviceGet(int *dev, int ordinal)
 	return CUDA_SUCCESS;
 }
 
+FAKE_API int cuDeviceGetCount(int *count);
+int cuDeviceGetCount(int *count)
+{
+	*count = 1;
+	return CUDA_SUCCESS;
+}
+
 FAKE_API int cuDeviceGetName(char *name, int len, int dev);
 int cuDeviceGetName(char *name, int len, int dev)
 {
@@ -174,6 +181,17 @@ int cuMemcpyDtoH_v2(void *dst, devptr src, size_t len)
 	if (find(src, len) < 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(dst, (void *)(uintptr_t)src, len);
+	return CUDA_SUCCESS;
+}
+
+/* One device: a peer copy is a copy inside it (for fpgacomm-bench). */
+FAKE_API int cuMemcpyPeer(devptr dst, void *dctx, devptr src, void *sctx,
+			  size_t len);
+int cuMemcpyPeer(devptr dst, void *dctx, devptr src, void *sctx, size_t len)
+{
+	if (find(dst, len) < 0 || find(src, len) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, len);
 	return CUDA_SUCCESS;
 }
 

@@ -770,7 +770,8 @@ static void test_put(void **state)
 
 static void win_map(struct rig *r, unsigned int n, uint32_t ctrl)
 {
-	wr(r, n, FC_PW_REG(WIN_E, FC_PW_BASE_LO), (uint32_t)(HOST_BUS + WIN_OFF));
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_BASE_LO),
+	   (uint32_t)(HOST_BUS + WIN_OFF));
 	wr(r, n, FC_PW_REG(WIN_E, FC_PW_BASE_HI),
 	   (uint32_t)((HOST_BUS + WIN_OFF) >> 32));
 	wr(r, n, FC_PW_REG(WIN_E, FC_PW_SIZE_LO), WIN_LEN);
@@ -889,16 +890,16 @@ static void test_peer_window(void **state)
 	assert_memory_equal(win, before, WIN_LEN);
 	/* GETs of the other node's host memory and board memory */
 	fill(r->b[1].host + PUT_OFF, 70000, 3);
-	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_HOST, HOST_BUS + PUT_OFF),
-		70000, 0);
+	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_HOST, HOST_BUS + PUT_OFF), 70000,
+		0);
 	assert_memory_equal(got, r->b[1].host + PUT_OFF, 70000);
 	fill(r->b[1].mem + 4096, 333, 4);
 	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_BOARD, 4096), 333, 0);
 	assert_memory_equal(got, r->b[1].mem + 4096, 333);
 	/* across the ring: node 2 two hops away */
 	fill(r->b[2].host + PUT_OFF, 5000, 5);
-	win_get(r, FC_FABRIC_ADDR(2, FC_REGION_HOST, HOST_BUS + PUT_OFF),
-		5000, 0);
+	win_get(r, FC_FABRIC_ADDR(2, FC_REGION_HOST, HOST_BUS + PUT_OFF), 5000,
+		0);
 	assert_memory_equal(got, r->b[2].host + PUT_OFF, 5000);
 	/* a host range the other side does not map: ERR_ADDR, nothing */
 	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_HOST, 0x1000), 64,

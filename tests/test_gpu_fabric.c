@@ -6,7 +6,7 @@
  * (300 KiB), each checked byte for byte with the bytes beside it left
  * alone; block-stride puts and gets of GPU memory (the gaps untouched),
  * with their refusals (a stride below the block, a count of 0, more blocks
- * than a chain); a window entry written beyond its end, then revoked by
+ * than a chain); fc_iput_from and fc_iget ended by fc_req_wait; a window entry written beyond its end, then revoked by
  * fc_mem_free(): the writer and the reader get -EACCES, and the GPU bytes
  * beside and behind the entry do not change.
  *
@@ -30,16 +30,21 @@
 #include "cuda_test.h"
 #include "launch.h"
 
-#define T_MS   60000
-#define SMALL  1000u		  /* PUT packets */
-#define LARGE  ((300u << 10) + 13) /* bursts */
-#define SLOT   (640u << 10)	  /* one case's bytes; gets land at half */
-#define CASES  36		  /* 3 x 3 kinds x put/get x 2 sizes */
-#define LEN    ((size_t)CASES * SLOT)
-#define BOFF   (1u << 20) /* our part of board memory */
-#define EDGE   (64u << 10) /* the revocation test's window */
+#define T_MS  60000
+#define SMALL 1000u		  /* PUT packets */
+#define LARGE ((300u << 10) + 13) /* bursts */
+#define SLOT  (640u << 10)	  /* one case's bytes; gets land at half */
+#define CASES 36		  /* 3 x 3 kinds x put/get x 2 sizes */
+#define LEN   ((size_t)CASES * SLOT)
+#define BOFF  (1u << 20)  /* our part of board memory */
+#define EDGE  (64u << 10) /* the revocation test's window */
 
-enum kind { HOST, BOARD, GPU, KINDS };
+enum kind {
+	HOST,
+	BOARD,
+	GPU,
+	KINDS
+};
 static const char *const kind_name[KINDS] = { "host", "board", "GPU" };
 
 static struct fc_dev *dev;
@@ -78,8 +83,7 @@ static void board_io(uint64_t off, void *p, size_t len, bool write)
 		memcpy(p, stage->addr, len);
 }
 
-static void local_io(enum kind k, uint64_t off, void *p, size_t len,
-		     bool write)
+static void local_io(enum kind k, uint64_t off, void *p, size_t len, bool write)
 {
 	switch (k) {
 	case HOST:
@@ -173,12 +177,38 @@ static void expect_blocks(const struct fc_stride *st, uint64_t base,
 	local_io(GPU, base, got, extent, false);
 	for (size_t i = 0; i < extent; i++) {
 		size_t k = i / stride, in = i % stride;
-		uint8_t w = in < st->block ?
-				    byte(tag, k * st->src_stride + in) : 0;
+		uint8_t w =
+			in < st->block ? byte(tag, k * st->src_stride + in) : 0;
 
 		bad += got[i] != w;
 	}
 	CHECK(!bad, "%s: %zu of %zu bytes wrong", what, bad, extent);
+}
+
+/*
+ * Every rank reads 200 blocks of the next rank's GPU memory at once, so
+ * that two boards answer each other's reads (as packets: the source is
+ * GPU memory) while reading: neither may hold the other back for ever.
+ * The next rank's GPU holds our pattern's 7 * 1500 bytes, then zeros.
+ */
+static void both_ways(void)
+{
+	struct fc_stride st = { 200, 4000, 4000, 4096 };
+	uint32_t next = (rank + 1) % size;
+	uint64_t at = 12u << 20;
+	size_t bad = 0, k, i;
+
+	CHECK_RC(fc_get_strided(dev, loc(GPU, at), addrs[next][GPU], &st, T_MS),
+		 0);
+	local_io(GPU, at, got, 200 * 4096, false);
+	for (k = 0; k < 200; k++)
+		for (i = 0; i < 4000; i++) {
+			size_t b = k * 4000 + i;
+			uint8_t w = b < 7 * 1500 ? byte(99u << 8 | next, b) : 0;
+
+			bad += got[k * 4096 + i] != w;
+		}
+	CHECK(!bad, "200 blocks read both ways: %zu bytes wrong", bad);
 }
 
 static void test_strided(void)
@@ -195,8 +225,8 @@ static void test_strided(void)
 	pattern(want, 7 * 1500, 99u << 8 | rank);
 	local_io(GPU, src, want, 7 * 1500, true);
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
-	CHECK_RC(fc_put_strided(dev, addrs[next][GPU] + dst, loc(GPU, src),
-				&st, T_MS),
+	CHECK_RC(fc_put_strided(dev, addrs[next][GPU] + dst, loc(GPU, src), &st,
+				T_MS),
 		 0);
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 	expect_blocks(&st, dst, st.dst_stride, 99u << 8 | prev, "put_strided");
@@ -205,8 +235,8 @@ static void test_strided(void)
 	CHECK_RC(fc_get_strided(dev, loc(GPU, back), addrs[next][GPU] + src,
 				&st, T_MS),
 		 0);
-	expect_blocks(&st, back, st.dst_stride, 99u << 8 | next,
-		      "get_strided");
+	expect_blocks(&st, back, st.dst_stride, 99u << 8 | next, "get_strided");
+	both_ways();
 	/* refused before anything moves */
 	bad.src_stride = 999;
 	CHECK_RC(fc_put_strided(dev, addrs[next][GPU], loc(GPU, 0), &bad, T_MS),
@@ -227,6 +257,36 @@ static void test_strided(void)
 		 -EINVAL);
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 	expect_blocks(&st, dst, 3001, 99u << 8 | prev, "after the refusals");
+}
+
+/*
+ * The forms that return a request: fc_iput_from GPU -> the next rank's
+ * GPU, ended by fc_fence; fc_iget of the next rank's host memory into our
+ * board memory, ended by fc_req_wait.
+ */
+static void test_nowait(void)
+{
+	uint32_t next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	uint64_t at = 16u << 20, len = 200000;
+	struct fc_req *put = NULL, *get = NULL;
+
+	pattern(want, len, 77u << 8 | rank);
+	local_io(GPU, at, want, len, true);
+	local_io(HOST, at, want, len, true);
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	CHECK_RC(fc_iput_from(dev, addrs[next][GPU] + at + SLOT, loc(GPU, at),
+			      len, &put),
+		 0);
+	CHECK_RC(fc_iget(dev, loc(BOARD, at), addrs[next][HOST] + at, len,
+			 &get),
+		 0);
+	CHECK_RC(fc_req_wait(get, T_MS, NULL), 0);
+	expect(BOARD, at, len, 77u << 8 | next, "iget");
+	CHECK_RC(fc_req_wait(put, T_MS, NULL), 0);
+	CHECK_RC(fc_fence(dev, T_MS), 0);
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	expect(GPU, at + SLOT, len, 77u << 8 | prev, "iput_from");
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 }
 
 /*
@@ -344,6 +404,7 @@ static int run_rank(void)
 	if (!setup()) {
 		test_pairs();
 		test_strided();
+		test_nowait();
 		test_revoke();
 	}
 	if (rank == 0 || failures)
