@@ -260,7 +260,9 @@ static int kernel_pw_map(struct fc_dev *dev, struct fc__mem *mem,
 	ret = k_ioctl(k, FC_IOC_PEER_WINDOW, &a);
 	if (!ret)
 		*entry = a.entry;
-	return ret;
+	/* The arguments are the library's own: what the driver refuses is
+	 * a range with no single bus address (not one mapping segment). */
+	return ret == -EINVAL ? -EOPNOTSUPP : ret;
 }
 
 static int kernel_pw_unmap(struct fc_dev *dev, struct fc__mem *mem,
