@@ -198,6 +198,17 @@ struct fc__backend {
 	/* The library programs the peer window (FC_PW_*) itself through
 	 * reg_write, with mem_bus's addresses (an emulated board). */
 	bool peer_window;
+	/*
+	 * Where the driver owns the window (a kernel board): pw_map gives
+	 * imported @mem (its pub.len bytes, peer_off into the region) an
+	 * entry with read and write permission, *entry; pw_unmap revokes it
+	 * once the board acknowledged. Errors as fc__pw_map's. NULL: the
+	 * library programs it (peer_window) or there is none.
+	 */
+	int (*pw_map)(struct fc_dev *dev, struct fc__mem *mem,
+		      unsigned int *entry);
+	int (*pw_unmap)(struct fc_dev *dev, struct fc__mem *mem,
+			unsigned int entry);
 };
 
 /* One more in a counter of struct fc__chan_stats. */

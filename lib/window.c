@@ -61,11 +61,21 @@ int fc__pw_map(struct fc_dev *dev, struct fc__mem *m)
 
 	if (m->pw_entry)
 		return 0;
+	if (size > FC_PW_MAX_SIZE)
+		return -E2BIG;
+	if (dev->be->pw_map) {
+		unsigned int entry;
+
+		if (!(dev->info.caps & FC_CAP_PEER_WINDOW))
+			return -EOPNOTSUPP;
+		ret = dev->be->pw_map(dev, m, &entry);
+		if (!ret)
+			m->pw_entry = entry + 1;
+		return ret;
+	}
 	if (!dev->be->peer_window || !dev->be->mem_bus ||
 	    !(dev->info.caps & FC_CAP_PEER_WINDOW))
 		return -EOPNOTSUPP;
-	if (size > FC_PW_MAX_SIZE)
-		return -E2BIG;
 	e = pick_entry(pw);
 	if (e < 0)
 		return -ENOSPC;
@@ -105,6 +115,12 @@ int fc__pw_unmap(struct fc_dev *dev, struct fc__mem *m)
 	if (!m->pw_entry)
 		return 0;
 	e = m->pw_entry - 1;
+	if (dev->be->pw_unmap) {
+		ret = dev->be->pw_unmap(dev, m, e);
+		if (!ret)
+			m->pw_entry = 0;
+		return ret;
+	}
 	ctrl = FC_PW_CTRL_GEN(++pw->gen[e]);
 	ret = reg_wr(dev, FC_PW_REG(e, FC_PW_CTRL), ctrl);
 	if (!ret)

@@ -567,7 +567,8 @@ int fc_req_cancel(struct fc_req *req);
  * whose backend cannot tell bus addresses (kernel: buffers the driver
  * pinned from user pages have no single bus address; only its own,
  * bus-contiguous memory has one), or without a peer window for peer
- * memory; -E2BIG peer memory above 16 GiB (FC_PW_MAX_SIZE); -ENOSPC every
+ * memory, or (kernel) peer memory that is not one piece of bus space, which
+ * one window entry cannot map; -E2BIG peer memory above 16 GiB (FC_PW_MAX_SIZE); -ENOSPC every
  * window entry in use; -EIO the board did not acknowledge the entry.
  */
 int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,

@@ -583,10 +583,17 @@ driver_pass() {
 		FPGACOMM_TEST_PAIR="$pair" FPGACOMM_TEST_FILTER=test_export_import \
 			run_tool "$p: board 0's aperture written by board 1's DMA through a dma-buf (test_peer)" \
 			test_peer
+		# A dma-buf on board 1 in its peer window, written by board 0.
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 0's PUT into a dma-buf in board 1's peer window; revoked and bad ranges refused (test_peer_window)" \
+			test_peer_window
 		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
 		FPGACOMM_TEST_PAIR="$pair" \
 			run_tool "$p: board 0 removed while board 1 imports its aperture and it is mapped, then rescan (test_peer --remove-test)" \
 			test_peer --remove-test
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 1 removed with a dma-buf in its peer window: board 0's PUT refused, the import let go; rescanned, it serves again (test_peer_window --remove-test)" \
+			test_peer_window --remove-test
 	fi
 
 	# The boards outlive each test program, unlike an in-process emulated
