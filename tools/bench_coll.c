@@ -40,12 +40,13 @@ enum coll {
 	BCAST,
 	REDUCE,
 	SCAN,
+	BARRIER,
 	COLL_COUNT
 };
 
 static const char *const coll_names[COLL_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall",
-	"bcast",     "reduce",	       "scan",
+	"bcast",     "reduce",	       "scan",	    "barrier",
 };
 
 struct bench {
@@ -74,8 +75,8 @@ bool bench_coll_is(const char *name)
 static void coll_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
-		"          [options]\n"
+		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan|\n"
+		"          barrier [options]\n"
 		"A collective over the world, in nccl-tests' columns; run it as\n"
 		"every rank, e.g. fpgacomm-run -n 4 -- %s allreduce\n"
 		"\n"
@@ -174,6 +175,9 @@ static void counts_of(const struct bench *b, size_t size, size_t *scount,
 		*count = c / b->n;
 		*scount = *rcount = *count * b->n;
 		break;
+	case BARRIER: /* no data: size 0 */
+		*count = *scount = *rcount = 0;
+		break;
 	default:
 		*count = *scount = *rcount = c;
 	}
@@ -204,6 +208,8 @@ static int run_once(const struct bench *b, const void *sb, void *rb,
 		return fc_reduce(b->g, in_place && b->rank != b->root ? sb : s,
 				 rb, count, b->type, b->op, b->root,
 				 COLL_TIMEOUT_MS);
+	case BARRIER:
+		return fc_barrier_group(b->g, COLL_TIMEOUT_MS);
 	default:
 		return fc_scan(b->g, s, rb, count, b->type, b->op,
 			       COLL_TIMEOUT_MS);
@@ -266,6 +272,8 @@ static size_t wrong(const struct bench *b, const void *rb, size_t count)
 	case REDUCE:
 		for (i = 0; i < count && b->rank == b->root; i++)
 			bad += load(rb, i, b->type) != reduced(b, b->n - 1, i);
+		break;
+	case BARRIER:
 		break;
 	default:
 		for (i = 0; i < count; i++)
@@ -516,7 +524,7 @@ static void coll_run_size(struct bench *b, const struct coll_args *a,
 				       (int)b->root :
 				       -1);
 		measure(b, bufs[m][0], bufs[m][1], size, n, false);
-		if (b->coll != BCAST)
+		if (b->coll != BCAST && b->coll != BARRIER)
 			measure(b, bufs[m][0], bufs[m][1], size, n, true);
 		if (b->rank == 0) {
 			printf("%s%s\n", a->mem_given ? "  " : "",

@@ -30,11 +30,11 @@
 #define MAX_SIZES 32
 
 enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALLTOALL, BCAST, REDUCE,
-	    SCAN, COLL_COUNT };
+	    SCAN, BARRIER, COLL_COUNT };
 
 static const char *const names[COLL_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall", "bcast",
-	"reduce", "scan",
+	"reduce", "scan", "barrier",
 };
 
 static enum coll coll;
@@ -96,6 +96,9 @@ static void counts_of(size_t size, size_t *scount, size_t *count)
 		*count = c / n;
 		*scount = *count * n;
 		break;
+	case BARRIER: /* no data: size 0 */
+		*count = *scount = 0;
+		break;
 	default:
 		*count = *scount = c;
 	}
@@ -125,6 +128,9 @@ static void run_once(void *sb, void *rb, size_t count, bool in_place)
 	case REDUCE:
 		MPI_Reduce(in_place && rank != root ? sb : s, rb, c, type, op,
 			   root, MPI_COMM_WORLD);
+		break;
+	case BARRIER:
+		MPI_Barrier(MPI_COMM_WORLD);
 		break;
 	default:
 		MPI_Scan(s, rb, c, type, op, MPI_COMM_WORLD);
@@ -182,6 +188,8 @@ static unsigned long long wrong(const void *rb, size_t count)
 	case REDUCE:
 		for (i = 0; i < count && rank == root; i++)
 			bad += load(rb, i) != reduced(n - 1, i);
+		break;
+	case BARRIER:
 		break;
 	default:
 		for (i = 0; i < count; i++)
@@ -330,7 +338,7 @@ int main(int argc, char **argv)
 			       tnames[tindex], onames[oindex],
 			       coll == BCAST || coll == REDUCE ? root : -1);
 		measure(sb, rb, sizes[s], it, false);
-		if (coll != BCAST)
+		if (coll != BCAST && coll != BARRIER)
 			measure(sb, rb, sizes[s], it, true);
 		if (rank == 0) {
 			printf("\n");
