@@ -40,14 +40,28 @@ struct scratch {
 
 /* ---- Recording ---- */
 
+/*
+ * A step array of FIRST_CAP steps, kept for the next schedule: an array
+ * of 16 steps is a large request for malloc, which then merges its free
+ * chunks and may give memory back to the system, every collective.
+ */
+#define FIRST_CAP 16
+static struct fc__step *kept_steps;
+
 static struct fc__step *step_add(struct fc__sched *s, enum fc__step_kind kind)
 {
 	struct fc__step *st;
 
 	if (s->err)
 		return NULL;
+	if (!s->cap) {
+		s->steps = __atomic_exchange_n(&kept_steps, NULL,
+					       __ATOMIC_ACQ_REL);
+		if (s->steps)
+			s->cap = FIRST_CAP;
+	}
 	if (s->n == s->cap) {
-		unsigned int cap = s->cap ? 2 * s->cap : 16;
+		unsigned int cap = s->cap ? 2 * s->cap : FIRST_CAP;
 		struct fc__step *p = realloc(s->steps, cap * sizeof(*p));
 
 		if (!p) {
@@ -199,7 +213,11 @@ static void sched_free(struct fc__sched *s)
 
 	for (i = 0; i < s->n; i++)
 		free(s->steps[i].stage);
-	free(s->steps);
+	if (s->cap == FIRST_CAP)
+		free(__atomic_exchange_n(&kept_steps, s->steps,
+					 __ATOMIC_ACQ_REL));
+	else
+		free(s->steps);
 	for (sc = s->scratch; sc; sc = next) {
 		next = sc->next;
 		if (sc->mem)
@@ -211,25 +229,24 @@ static void sched_free(struct fc__sched *s)
 
 /* ---- Signatures ---- */
 
-static uint32_t fnv(uint32_t h, uint64_t v)
+/* A word at a time (FNV's byte loop cost more than a small collective's
+ * bookkeeping); the fields' bits still reach every bit of the result. */
+static uint64_t mixin(uint64_t h, uint64_t v)
 {
-	for (int i = 0; i < 8; i++, v >>= 8)
-		h = (h ^ (uint8_t)v) * 16777619u;
-	return h;
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 uint32_t fc__coll_signature(const struct fc__coll_args *a)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = 0xcbf29ce484222325ull;
 
-	h = fnv(h, a->kind);
-	h = fnv(h, a->vector);
-	h = fnv(h, a->root);
-	h = fnv(h, a->dtype);
-	h = fnv(h, a->op);
+	h = mixin(h, (uint64_t)a->kind << 32 | (uint64_t)a->vector << 31 |
+			     a->root);
+	h = mixin(h, (uint64_t)a->dtype << 32 | (uint32_t)a->op);
 	if (!a->vector)
-		h = fnv(h, a->count);
-	return h;
+		h = mixin(h, a->count);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- Running ---- */
@@ -577,15 +594,18 @@ int fc__coll_test(struct fc_coll_req *req)
 
 /* Waits look at each request on its own once in this many idle rounds. */
 #define FULL_LOOK 32
+/* While spinning, the clock is read once in this many rounds: a read
+ * costs about as much as a pass that finds nothing new. */
+#define CLOCK_LOOKS 8
 
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
-	uint64_t deadline = 0, now;
-	unsigned int round = 0, looks = 0;
+	uint64_t deadline = 0, now = fc__now_ns();
+	unsigned int round = 0, looks = 0, polls = 0;
 	bool moved;
 
 	if (timeout_ms >= 0)
-		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+		deadline = now + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
 		moved = fc__coll_progress(false);
 		/* now and then, and once sleeping: each request on its own,
@@ -595,7 +615,8 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			moved = fc__coll_progress(true);
 		if (req->status != -EINPROGRESS)
 			return req->status;
-		now = fc__now_ns();
+		if (round > 1 || polls++ % CLOCK_LOOKS == 0)
+			now = fc__now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
 		if (moved) {
