@@ -186,6 +186,9 @@ struct fc__coll_dev {
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
 	bool look;	     /* some link's @look is set */
+	/* more boards of the emulated world than CPUs: 1, else 0; -1 not
+	 * known yet (coll_sched.c) */
+	int crowded;
 	unsigned int sweeps; /* passes that looked at links, for the sweep */
 	struct fc_group *world;
 	struct fc_group *groups;

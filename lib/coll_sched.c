@@ -24,7 +24,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_internal.h"
 #include "internal.h"
@@ -598,6 +600,25 @@ int fc__coll_test(struct fc_coll_req *req)
  * costs about as much as a pass that finds nothing new. */
 #define CLOCK_LOOKS 8
 
+/*
+ * Are there more ranks than CPUs here (the boards of an emulated world
+ * are processes of this machine)? Then a rank that waits gives its CPU
+ * away at once, not after a spin: the peer it waits for may need it, as
+ * MPI libraries do when oversubscribed.
+ */
+static bool crowded(struct fc__coll_dev *cd)
+{
+	struct fc_world w;
+	long cpus;
+
+	if (cd->crowded < 0) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cd->crowded = !fc_world_query(cd->dev, &w) && cpus > 0 &&
+			      w.size > (unsigned long)cpus;
+	}
+	return cd->crowded;
+}
+
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now = fc__now_ns();
@@ -625,10 +646,13 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 		}
 		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
-		if (fc__poll_all(FC__COLL_POLL_ARG))
+		if (fc__poll_all(FC__COLL_POLL_ARG)) {
 			round = 0;
-		else
+		} else {
+			if (round <= 1 && crowded(req->group->cd))
+				sched_yield();
 			fc__backoff_dev(req->group->dev, &round, now);
+		}
 		fc__coll_lock();
 	}
 }
