@@ -14,6 +14,7 @@
  * allreduce, (n-1)/n for allgather, reduce_scatter and alltoall, 1 for
  * bcast and reduce). #wrong counts elements that differ from the
  * expected result after one more collective, summed over the ranks.
+ * barrier moves no data: give it size 0 (-s 0).
  * --mem fc_mem (or both) runs on buffers of fc_mem_alloc(), which the
  * channels move straight from and into (docs/collectives.md, Buffers).
  */

@@ -11,7 +11,8 @@
  *   (CLOCK_MONOTONIC on every rank; the largest mean is printed), then one
  *   more run whose result is checked (#wrong, summed over the ranks).
  *   ITERS is 200 unless -i is given, at most 512 MiB / size, at least 5.
- *   Out of place, then in place (MPI_IN_PLACE), except for bcast.
+ *   Out of place, then in place (MPI_IN_PLACE), except for bcast and
+ *   barrier (size 0: no data).
  *
  * Built by scripts/bench-coll.sh with mpicc into build/bench/; run as
  *   mpirun -n 4 build/bench/coll-mpi allreduce -s 8,1M
