@@ -619,11 +619,41 @@ static bool crowded(struct fc__coll_dev *cd)
 	return cd->crowded;
 }
 
+/*
+ * Is the machine busy: more tasks ready to run than CPUs, now (the
+ * fourth field of /proc/loadavg, read at most every BUSY_NS)? Then a
+ * spin only burns the time slice the peers need, and waits yield too.
+ * Lock held: the cache is the process's.
+ */
+#define BUSY_NS (100 * 1000000ull)
+
+static bool busy(uint64_t now)
+{
+	static uint64_t read_at;
+	static bool was;
+	unsigned int running = 0;
+	long cpus;
+	FILE *f;
+
+	if (read_at && now - read_at < BUSY_NS)
+		return was;
+	read_at = now;
+	was = false;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	f = fopen("/proc/loadavg", "re");
+	if (!f)
+		return false;
+	if (fscanf(f, "%*s %*s %*s %u/", &running) == 1 && cpus > 0)
+		was = running > (unsigned long)cpus;
+	fclose(f);
+	return was;
+}
+
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now = fc__now_ns();
 	unsigned int round = 0, looks = 0, polls = 0;
-	bool moved;
+	bool moved, yield;
 
 	if (timeout_ms >= 0)
 		deadline = now + (uint64_t)timeout_ms * 1000000ull;
@@ -644,12 +674,14 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			round = 0;
 			continue;
 		}
+		yield = round <= 1 &&
+			(crowded(req->group->cd) || busy(now));
 		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
 		if (fc__poll_all(FC__COLL_POLL_ARG)) {
 			round = 0;
 		} else {
-			if (round <= 1 && crowded(req->group->cd))
+			if (yield)
 				sched_yield();
 			fc__backoff_dev(req->group->dev, &round, now);
 		}
