@@ -9,8 +9,9 @@
 #
 # Cases (each rank's buffer, nccl-tests' size): allreduce float32 sum of
 # 1 Ki, 1 Mi and 16 Mi elements; alltoall of 1 MiB per peer; bcast of
-# 4 KiB and 1 MiB from rank 0; barrier (size 0). fpgacomm is `fpgacomm-run -n N -- fpgacomm-bench
-# COLL` (default topology: full:N); Open MPI is scripts/bench/coll-mpi.c,
+# 4 KiB and 1 MiB from rank 0; barrier (size 0). fpgacomm is
+# `fpgacomm-run -n N -- fpgacomm-bench COLL` (default topology: full:N up
+# to 9 ranks, else the squarest torus); Open MPI is scripts/bench/coll-mpi.c,
 # which measures the same way (same sizes, iterations, warm-up, inputs and
 # checks), run as `mpirun -n N --mca btl self,vader`. Every round runs both,
 # the order alternating; the table shows the medians of the out-of-place
