@@ -119,6 +119,9 @@ struct fc__link {
 	 * a buffer of the message's) */
 	struct fc__umsg *stall;
 	unsigned int waiters; /* receive steps waiting for this peer */
+	/* its receive may have ended without the board moving (just
+	 * posted), or a step began to wait for it: look at it next pass */
+	bool look;
 	uint8_t *buf;
 	struct fc__pend *pend; /* detached messages waiting for ready */
 };
@@ -183,9 +186,11 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
-	bool rx_posted;	    /* a link posted a receive since its last look */
-	uint64_t rx_seen;   /* dev->rx_taken at the links' last look */
-	unsigned int looks; /* passes that tested each link on its own */
+	bool look;	     /* some link's @look is set */
+	/* more boards of the emulated world than CPUs: 1, else 0; -1 not
+	 * known yet (coll_sched.c) */
+	int crowded;
+	unsigned int sweeps; /* passes that looked at links, for the sweep */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -297,9 +302,12 @@ int fc__links_init(struct fc__coll_dev *cd);
  * collective): nothing waits for them. */
 void fc__links_want(struct fc_group *g);
 void fc__links_fini(struct fc__coll_dev *cd);
-/* Move every link's handshake and receive along; @board_moved: the board
- * moved since the last look (else, in a peek pass, no receive of theirs
- * can have ended). RETURN VALUE: moved. */
+/* Move the links' handshakes and receives along; @board_moved: the board
+ * moved since the last look (else, in a peek pass, only a link marked to
+ * be looked at can have news). Only the links that a step waits for, that
+ * are marked, or whose handshake runs are looked at, and every link once
+ * in a while: the others' messages can wait in the channel. RETURN
+ * VALUE: moved. */
 bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved);
 /* The link to world rank @peer, for a send. RETURN VALUE: 0 ready (its
  * channel in *chp), -EAGAIN not yet, or the peer's error. */

@@ -241,11 +241,6 @@ struct fc_dev {
 	/* The event queue entry the library reads next (fabric_rx.c): what
 	 * a backend's idle may sleep on. */
 	uint32_t eq_next;
-	/* Drains of what arrived that took something (fabric_rx.c): a
-	 * receive can end only then, when posted, or in its own test or
-	 * wait, so a layer that polls many receives (the collectives'
-	 * links) looks at them only when this moved. Read relaxed. */
-	uint64_t rx_taken;
 	struct fc__mem *mems;	 /* live buffers */
 	struct fc__mem *mem_hit; /* the one fc__mem_hold found last */
 	struct fc__chan_stats stats;

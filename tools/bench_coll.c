@@ -14,6 +14,7 @@
  * allreduce, (n-1)/n for allgather, reduce_scatter and alltoall, 1 for
  * bcast and reduce). #wrong counts elements that differ from the
  * expected result after one more collective, summed over the ranks.
+ * barrier moves no data: give it size 0 (-s 0).
  * --mem fc_mem (or both) runs on buffers of fc_mem_alloc(), which the
  * channels move straight from and into (docs/collectives.md, Buffers);
  * --mem cuda on CUDA device memory (cuMemAlloc on GPU rank % GPUs, the
@@ -46,12 +47,13 @@ enum coll {
 	BCAST,
 	REDUCE,
 	SCAN,
+	BARRIER,
 	COLL_COUNT
 };
 
 static const char *const coll_names[COLL_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall",
-	"bcast",     "reduce",	       "scan",
+	"bcast",     "reduce",	       "scan",	    "barrier",
 };
 
 struct bench {
@@ -145,8 +147,8 @@ bool bench_coll_is(const char *name)
 static void coll_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
-		"          [options]\n"
+		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan|\n"
+		"          barrier [options]\n"
 		"A collective over the world, in nccl-tests' columns; run it as\n"
 		"every rank, e.g. fpgacomm-run -n 4 -- %s allreduce\n"
 		"\n"
@@ -246,6 +248,9 @@ static void counts_of(const struct bench *b, size_t size, size_t *scount,
 		*count = c / b->n;
 		*scount = *rcount = *count * b->n;
 		break;
+	case BARRIER: /* no data: size 0 */
+		*count = *scount = *rcount = 0;
+		break;
 	default:
 		*count = *scount = *rcount = c;
 	}
@@ -276,6 +281,8 @@ static int run_once(const struct bench *b, const void *sb, void *rb,
 		return fc_reduce(b->g, in_place && b->rank != b->root ? sb : s,
 				 rb, count, b->type, b->op, b->root,
 				 COLL_TIMEOUT_MS);
+	case BARRIER:
+		return fc_barrier_group(b->g, COLL_TIMEOUT_MS);
 	default:
 		return fc_scan(b->g, s, rb, count, b->type, b->op,
 			       COLL_TIMEOUT_MS);
@@ -338,6 +345,8 @@ static size_t wrong(const struct bench *b, const void *rb, size_t count)
 	case REDUCE:
 		for (i = 0; i < count && b->rank == b->root; i++)
 			bad += load(rb, i, b->type) != reduced(b, b->n - 1, i);
+		break;
+	case BARRIER:
 		break;
 	default:
 		for (i = 0; i < count; i++)
@@ -648,7 +657,7 @@ static void coll_run_size(struct bench *b, const struct coll_args *a,
 				       (int)b->root :
 				       -1);
 		measure(b, &bufs[m], size, n, false);
-		if (b->coll != BCAST)
+		if (b->coll != BCAST && b->coll != BARRIER)
 			measure(b, &bufs[m], size, n, true);
 		if (b->rank == 0) {
 			printf("%s%s\n", a->mem_given ? "  " : "",

@@ -39,8 +39,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s pingpong|bw [options]\n"
-		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
-		"          [options]   (collectives: %s allreduce --help)\n"
+		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan|\n"
+		"          barrier [options]   (collectives: %s allreduce --help)\n"
 		"       %s hbm [options]   (%s hbm --help)\n"
 		"       %s gpu [options]   (DMA to and from GPU memory: %s gpu --help)\n"
 		"       %s gpu-fabric [options]   (GPU to GPU across boards, 2 ranks)\n"

@@ -694,10 +694,5 @@ void fc__rx_fini(struct fc_dev *dev)
 
 bool fc__rx_drain(struct fc_dev *dev)
 {
-	bool took = dev->fab->eq ? drain_eq(dev) : drain_all(dev);
-
-	if (took)
-		__atomic_store_n(&dev->rx_taken, dev->rx_taken + 1,
-				 __ATOMIC_RELAXED);
-	return took;
+	return dev->fab->eq ? drain_eq(dev) : drain_all(dev);
 }
