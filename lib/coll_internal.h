@@ -186,7 +186,7 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
-	bool look;	     /* some link's @look is set */
+	bool look; /* some link's @look is set */
 	/* more boards of the emulated world than CPUs: 1, else 0; -1 not
 	 * known yet (coll_sched.c) */
 	int crowded;

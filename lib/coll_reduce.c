@@ -147,35 +147,35 @@ static uint16_t f32_to_f16(float f)
  */
 #define BLOCK 16
 
-#define DEF(T, F)                                                            \
-	static void red_##T##_##F(T *restrict d, const T *restrict s,         \
-				  size_t count, bool first)                   \
-	{                                                                    \
-		size_t i = 0, j;                                             \
-		if (first) {                                                 \
-			for (; i + BLOCK <= count; i += BLOCK)               \
-				for (j = i; j < i + BLOCK; j++)              \
-					d[j] = (T)F(s[j], d[j]);             \
-			for (; i < count; i++)                               \
-				d[i] = (T)F(s[i], d[i]);                     \
-		} else {                                                     \
-			for (; i + BLOCK <= count; i += BLOCK)               \
-				for (j = i; j < i + BLOCK; j++)              \
-					d[j] = (T)F(d[j], s[j]);             \
-			for (; i < count; i++)                               \
-				d[i] = (T)F(d[i], s[i]);                     \
-		}                                                            \
-	}                                                                    \
-	static void red_##T##_##F##_any(T *d, const T *s, size_t count,      \
-					bool first)                          \
-	{                                                                    \
-		for (size_t i = 0; i < count; i++)                           \
-			d[i] = first ? (T)F(s[i], d[i]) : (T)F(d[i], s[i]);  \
+#define DEF(T, F)                                                           \
+	static void red_##T##_##F(T *restrict d, const T *restrict s,       \
+				  size_t count, bool first)                 \
+	{                                                                   \
+		size_t i = 0, j;                                            \
+		if (first) {                                                \
+			for (; i + BLOCK <= count; i += BLOCK)              \
+				for (j = i; j < i + BLOCK; j++)             \
+					d[j] = (T)F(s[j], d[j]);            \
+			for (; i < count; i++)                              \
+				d[i] = (T)F(s[i], d[i]);                    \
+		} else {                                                    \
+			for (; i + BLOCK <= count; i += BLOCK)              \
+				for (j = i; j < i + BLOCK; j++)             \
+					d[j] = (T)F(d[j], s[j]);            \
+			for (; i < count; i++)                              \
+				d[i] = (T)F(d[i], s[i]);                    \
+		}                                                           \
+	}                                                                   \
+	static void red_##T##_##F##_any(T *d, const T *s, size_t count,     \
+					bool first)                         \
+	{                                                                   \
+		for (size_t i = 0; i < count; i++)                          \
+			d[i] = first ? (T)F(s[i], d[i]) : (T)F(d[i], s[i]); \
 	}
 
-#define DEF_U(U) DEF(U, SUM) DEF(U, UPROD) DEF(U, BAND) DEF(U, BOR) DEF(U, BXOR)
+#define DEF_U(U)  DEF(U, SUM) DEF(U, UPROD) DEF(U, BAND) DEF(U, BOR) DEF(U, BXOR)
 #define DEF_MM(T) DEF(T, IMIN) DEF(T, IMAX)
-#define DEF_F(T) DEF(T, SUM) DEF(T, PROD) DEF(T, FMIN) DEF(T, FMAX)
+#define DEF_F(T)  DEF(T, SUM) DEF(T, PROD) DEF(T, FMIN) DEF(T, FMAX)
 
 DEF_U(uint8_t)
 DEF_U(uint16_t)
@@ -200,11 +200,11 @@ static bool overlap(const void *a, const void *b, size_t len)
 }
 
 /* restrict is kept: the blocks only where dst and src lie apart */
-#define LOOP(T, F)                                                  \
-	do {                                                        \
-		if (overlap(dst, src, count * sizeof(T)))           \
+#define LOOP(T, F)                                                   \
+	do {                                                         \
+		if (overlap(dst, src, count * sizeof(T)))            \
 			red_##T##_##F##_any(dst, src, count, first); \
-		else                                                \
+		else                                                 \
 			red_##T##_##F(dst, src, count, first);       \
 	} while (0)
 

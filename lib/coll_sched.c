@@ -674,8 +674,7 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			round = 0;
 			continue;
 		}
-		yield = round <= 1 &&
-			(crowded(req->group->cd) || busy(now));
+		yield = round <= 1 && (crowded(req->group->cd) || busy(now));
 		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
 		if (fc__poll_all(FC__COLL_POLL_ARG)) {

@@ -56,11 +56,11 @@ static uint32_t handles[HANDLES]; /* seen from REGISTER/ALLOC, any file */
 static unsigned long calls;
 
 static const unsigned long cmds[] = {
-	FC_IOC_INFO,	  FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
-	FC_IOC_MEM_ALLOC, FC_IOC_SUBMIT,       FC_IOC_WAIT,
-	FC_IOC_RESET,	  FC_IOC_REG_READ,     FC_IOC_REG_WRITE,
-	FC_IOC_CHAN_RING, FC_IOC_CHAN_HEAD,    FC_IOC_MEM_INFO,
-	FC_IOC_PIO_KICK,  FC_IOC_EQ,	       FC_IOC_EQ_HEAD,
+	FC_IOC_INFO,	    FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
+	FC_IOC_MEM_ALLOC,   FC_IOC_SUBMIT,	 FC_IOC_WAIT,
+	FC_IOC_RESET,	    FC_IOC_REG_READ,	 FC_IOC_REG_WRITE,
+	FC_IOC_CHAN_RING,   FC_IOC_CHAN_HEAD,	 FC_IOC_MEM_INFO,
+	FC_IOC_PIO_KICK,    FC_IOC_EQ,		 FC_IOC_EQ_HEAD,
 	FC_IOC_PEER_WINDOW,
 };
 
@@ -224,7 +224,8 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 
 		w->op = next(s) % 8 ? next(s) % 2 + 1 : (uint32_t)pick(s);
 		if (w->op == FC_PEER_WINDOW_UNMAP) {
-			w->entry = next(s) % 4 ? next(s) % 64 : (uint32_t)pick(s);
+			w->entry = next(s) % 4 ? next(s) % 64 :
+						 (uint32_t)pick(s);
 			break;
 		}
 		w->flags = next(s) % 8 ? next(s) % 3 + 1 : (uint32_t)pick(s);

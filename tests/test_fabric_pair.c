@@ -614,7 +614,8 @@ static int peer_file(size_t len, uint8_t **map)
 	} else {
 		fx = open("/dev/fcvm_dmabuf", O_RDWR | O_CLOEXEC);
 		if (fx < 0)
-			skip_because("no /dev/fcvm_dmabuf (the test VM's fixture)");
+			skip_because(
+				"no /dev/fcvm_dmabuf (the test VM's fixture)");
 		assert_int_equal(ioctl(fx, FCVM_DMABUF_CREATE, &c), 0);
 		close(fx);
 		fd = c.fd;
@@ -642,7 +643,9 @@ static void peer_sync(int fd, uint64_t flags)
 static void test_put_peer_window(void **state)
 {
 	enum {
-		LEN = 4096, N = 1000, OFF = 8
+		LEN = 4096,
+		N = 1000,
+		OFF = 8
 	};
 	uint8_t *map, old[N];
 	struct fc_mem *pm, *src, *back;

@@ -170,8 +170,8 @@ static int mem_alloc(int f, uint64_t len, uint32_t *h)
 	return rc;
 }
 
-static int pw_map(int f, uint32_t h, uint64_t off, uint64_t len,
-		  uint32_t flags, uint32_t *entry)
+static int pw_map(int f, uint32_t h, uint64_t off, uint64_t len, uint32_t flags,
+		  uint32_t *entry)
 {
 	struct fc_ioc_peer_window a = { .op = FC_PEER_WINDOW_MAP,
 					.flags = flags,
@@ -305,7 +305,8 @@ static void test_window_put_get(void **state)
 		assert_ok(run0(win(e, 8), host(hb, 0), n, NULL));
 		assert_memory_equal(back, src, n);
 	} else {
-		print_message("no read requests on these boards: GET not tried\n");
+		print_message(
+			"no read requests on these boards: GET not tried\n");
 	}
 
 	/* Unmapped: refused, nothing lands. */
@@ -344,11 +345,11 @@ static void test_window_bad_range(void **state)
 	assert_ok(import(f1, dbuf, 0, len, &hp));
 	assert_ok(pw_map(f1, hp, 0, page, FC_PEER_WINDOW_WRITE, &e));
 
-	assert_refused(hs, win(e, page - 8), 64);	/* crosses the end */
-	assert_refused(hs, win(e, page), 8);		/* starts at it */
-	assert_refused(hs, win(e, 1ull << 20), 8);	/* far beyond */
+	assert_refused(hs, win(e, page - 8), 64);  /* crosses the end */
+	assert_refused(hs, win(e, page), 8);	   /* starts at it */
+	assert_refused(hs, win(e, 1ull << 20), 8); /* far beyond */
 	assert_true(dmabuf_zero(dbuf, peer, 0, len));
-	assert_refused(hs, win(e, 0), page + 1);	/* one byte over */
+	assert_refused(hs, win(e, 0), page + 1); /* one byte over */
 	assert_true(dmabuf_zero(dbuf, peer, page, page));
 	/* The last byte is in, the whole entry is in. */
 	assert_ok(run0(host(hs, 0), win(e, page - 1), 1, NULL));
@@ -446,7 +447,7 @@ static void test_window_args(void **state)
 	assert_ok(mem_alloc(f1, page, &ha));
 
 	memset(&a, 0, sizeof(a));
-	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, &a), -EINVAL);	/* op 0 */
+	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, &a), -EINVAL); /* op 0 */
 	a.op = 3;
 	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, &a), -EINVAL);
 	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, NULL), -EFAULT);
@@ -462,11 +463,13 @@ static void test_window_args(void **state)
 	/* Another file's handle is not this file's buffer. */
 	assert_rc(pw_map(f0, hp, 0, page, RW, NULL), -EINVAL);
 	a = (struct fc_ioc_peer_window){ .op = FC_PEER_WINDOW_MAP,
-					 .flags = RW, .handle = hp,
-					 .len = page, .reserved = { 1 } };
+					 .flags = RW,
+					 .handle = hp,
+					 .len = page,
+					 .reserved = { 1 } };
 	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, &a), -EINVAL);
 	a.reserved[0] = 0;
-	a.entry = 1;					/* an output */
+	a.entry = 1; /* an output */
 	assert_rc(xioctl(f1, FC_IOC_PEER_WINDOW, &a), -EINVAL);
 	a = (struct fc_ioc_peer_window){ .op = FC_PEER_WINDOW_UNMAP,
 					 .handle = hp };
@@ -508,14 +511,14 @@ static void test_window_args(void **state)
 
 /* ---- --remove-test: the receiving board removed under its window ---- */
 
-#define EXPECT(expr, want)                                                   \
-	do {                                                                 \
-		long _v = (long)(expr), _w = (long)(want);                   \
-		if (_v != _w) {                                              \
-			printf("%s:%d: %s = %ld, expected %ld\n", __FILE__,   \
-			       __LINE__, #expr, _v, _w);                     \
-			rc = 1;                                              \
-		}                                                            \
+#define EXPECT(expr, want)                                                  \
+	do {                                                                \
+		long _v = (long)(expr), _w = (long)(want);                  \
+		if (_v != _w) {                                             \
+			printf("%s:%d: %s = %ld, expected %ld\n", __FILE__, \
+			       __LINE__, #expr, _v, _w);                    \
+			rc = 1;                                             \
+		}                                                           \
 	} while (0)
 
 static int write_one(const char *file)
@@ -612,7 +615,8 @@ int main(int argc, char **argv)
 		printf("SKIP: %s, %s: %s\n", dev0, dev1, strerror(errno));
 		return EXIT_SKIP;
 	}
-	if (xioctl(f0, FC_IOC_INFO, &info0) || xioctl(f1, FC_IOC_INFO, &info1)) {
+	if (xioctl(f0, FC_IOC_INFO, &info0) ||
+	    xioctl(f1, FC_IOC_INFO, &info1)) {
 		printf("INFO: %s\n", strerror(errno));
 		return 1;
 	}
