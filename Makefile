@@ -167,8 +167,9 @@ $(B)/tools/fpgacomm-run: INC := -Iemu -Itopo -Imodel
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
 # ... and DMA to and from GPU memory too.
-$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h
-$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c
+$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h \
+			   tools/bench_gpu_fabric.c
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c tools/bench_gpu_fabric.c
 # ... and its sort in another.
 $(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c
@@ -214,14 +215,15 @@ $(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
 # in process, and the topology's.
 EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_board_reset test_chan_abort \
-	     test_handles test_peer_gpu test_run
+	     test_handles test_peer_gpu test_run test_single_thread
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/core/chan_stats.h);
 # test_live checks the library's sets of live objects (lib/core/live.h).
 $(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
 
-# A stand-in CUDA driver: test_peer_gpu runs against it where no GPU is.
+# A stand-in CUDA driver: test_peer_gpu and test_gpu_coll run against it
+# where no GPU is.
 FAKE_CUDA := $(B)/tests/fake-cuda/libcuda.so.1
 tests: $(FAKE_CUDA)
 $(FAKE_CUDA): tests/fake_libcuda.c

@@ -141,6 +141,17 @@ struct fc_engine {
 	u32 poll_ns;			/* current polling interval */
 };
 
+/* One entry of the board's peer window (fc_window.c), under win_lock. */
+struct fc_pw_entry {
+	struct fc_file *owner;		/* the file that mapped it; NULL: none */
+	struct fc_mem *mem;		/* referenced; NULL: free */
+	u32 handle;			/* the owner's handle of mem */
+	u32 ctrl;			/* the last CTRL written */
+	u16 gen;			/* its GEN */
+	bool stuck;			/* revocation unacknowledged: kept */
+	u64 freed;			/* win_clock when last freed */
+};
+
 struct fc_dev {
 	struct device dev;	/* /dev/fpgacommN; its refcount frees us */
 	struct cdev cdev;
@@ -218,6 +229,13 @@ struct fc_dev {
 	u32 eq_head;			/* last HEAD written */
 	wait_queue_head_t eq_wq;	/* EQ_WAIT sleepers */
 	atomic_t eq_waiters;		/* in EQ_WAIT: a removal waits for them */
+
+	/* The peer window (FC_CAP_PEER_WINDOW, fc_window.c). */
+	struct mutex win_lock;
+	struct fc_pw_entry win[FC_PW_MAX_ENTRIES];
+	u64 win_clock;
+	/* Called by fc_peer.c when an exporter takes a region back. */
+	void (*win_revoke_mem)(struct fc_dev *fc, struct fc_mem *m);
 };
 
 /* One registered, allocated or temporarily pinned piece of user memory. */
@@ -448,6 +466,15 @@ int fc_peer_init(void);
 void fc_peer_exit(void);
 void fc_peer_flush(void);
 long fc_ioctl_peer_import(struct fc_file *ff, void __user *arg);
+
+/* fc_window.c: the board's peer window */
+int fc_window_init(struct fc_dev *fc);
+long fc_ioctl_peer_window(struct fc_file *ff, void __user *arg);
+long fc_window_mem_unregister(struct fc_file *ff, void __user *arg);
+void fc_window_release_file(struct fc_file *ff);
+void fc_window_kill(struct fc_dev *fc);
+void fc_window_off(struct fc_dev *fc);
+bool fc_window_busy(struct fc_dev *fc);
 /* fc_dma.c, for peer regions */
 void fc_dma_revoke(struct fc_dev *fc, struct fc_mem *m);
 /* fc_mem.c, for peer regions */

@@ -20,7 +20,8 @@
 			 FC_FEAT_REG | FC_FEAT_CHAN_RING | FC_FEAT_XFER_MORE | \
 			 FC_FEAT_MEM_INFO | FC_FEAT_DESC_LIMIT | \
 			 FC_FEAT_PEER_IMPORT | FC_FEAT_PEER_EXPORT | FC_FEAT_EQ | \
-			 FC_FEAT_XFER_CTRL | FC_FEAT_EQ_WAIT | FC_FEAT_ENGINES)
+			 FC_FEAT_XFER_CTRL | FC_FEAT_EQ_WAIT | FC_FEAT_ENGINES | \
+			 FC_FEAT_PEER_WINDOW)
 
 static int fc_open(struct inode *inode, struct file *file)
 {
@@ -73,6 +74,7 @@ static int fc_release(struct inode *inode, struct file *file)
 	fc_chan_release_file(ff);
 	fc_eq_release_file(ff);
 	fc_pio_release_file(ff);
+	fc_window_release_file(ff);
 	fc_mem_release_all(ff);
 	xa_destroy(&ff->mems);
 	kvfree(ff->results);
@@ -215,6 +217,7 @@ static bool fc_ioctl_known(unsigned int cmd)
 	case FC_IOC_EQ:
 	case FC_IOC_EQ_HEAD:
 	case FC_IOC_EQ_WAIT:
+	case FC_IOC_PEER_WINDOW:
 		return true;
 	default:
 		return false;
@@ -233,7 +236,8 @@ static long fc_ioctl_locked(struct fc_file *ff, unsigned int cmd,
 	case FC_IOC_MEM_REGISTER:
 		return fc_ioctl_mem_register(ff, uarg);
 	case FC_IOC_MEM_UNREGISTER:
-		return fc_ioctl_mem_unregister(ff, uarg);
+		/* Through the window: no entry may map it once it is gone. */
+		return fc_window_mem_unregister(ff, uarg);
 	case FC_IOC_MEM_ALLOC:
 		return fc_ioctl_mem_alloc(ff, uarg);
 	case FC_IOC_SUBMIT:
@@ -256,6 +260,8 @@ static long fc_ioctl_locked(struct fc_file *ff, unsigned int cmd,
 		return fc_ioctl_peer_import(ff, uarg);
 	case FC_IOC_PEER_EXPORT:
 		return fc_ioctl_peer_export(ff, uarg);
+	case FC_IOC_PEER_WINDOW:
+		return fc_ioctl_peer_window(ff, uarg);
 	case FC_IOC_EQ:
 		return fc_ioctl_eq(ff, uarg);
 	case FC_IOC_EQ_HEAD:

@@ -216,16 +216,16 @@ int fc_chain_mark_ends(struct fc_chain *c)
 /* ---- checking transfers ---- */
 
 /*
- * A fabric address in a host or peer region is a raw bus address, on this
- * node or another: only CAP_SYS_RAWIO may name one, as only it may write
- * the registers. Channels and board memory are the fabric's own.
+ * A fabric address in a host region is a raw bus address, on this node or
+ * another: only CAP_SYS_RAWIO may name one, as only it may write the
+ * registers. Channels and board memory are the fabric's own, and a peer
+ * region names entries of the receiving board's window, which only its
+ * host maps.
  */
 static bool fc_loc_raw_bus(const struct fc_ioc_loc *loc)
 {
-	u64 region = FC_FABRIC_REGION(loc->addr);
-
 	return loc->space == FC_SPACE_FABRIC &&
-	       (region == FC_REGION_HOST || region == FC_REGION_PEER);
+	       FC_FABRIC_REGION(loc->addr) == FC_REGION_HOST;
 }
 
 static int fc_check_loc(struct fc_dev *fc, const struct fc_ioc_loc *loc,

@@ -165,6 +165,7 @@ static struct fc_dev *fc_dev_new(struct pci_dev *pdev,
 	mutex_init(&fc->lock);
 	mutex_init(&fc->chan_lock);
 	mutex_init(&fc->eq_lock);
+	mutex_init(&fc->win_lock);
 	init_waitqueue_head(&fc->eq_wq);
 	INIT_LIST_HEAD(&fc->files);
 	INIT_LIST_HEAD(&fc->parked);
@@ -291,6 +292,9 @@ int fc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	pci_set_drvdata(pdev, fc);
 
 	ret = fc_start_engines(fc);
+	if (ret)
+		return ret;
+	ret = fc_window_init(fc);
 	if (ret)
 		return ret;
 	/* What error recovery and resets restore (fc_reset.c). */

@@ -10,8 +10,9 @@
  *
  * Locking: the dma-buf's reservation (dma_resv) is taken around attach,
  * pin, map and their undoing, and the exporter holds it when it calls
- * move_notify. move_notify takes fc->lock (fc_dma_revoke()); nothing of
- * ours takes the reservation under fc->lock. A region's last reference may
+ * move_notify. move_notify takes fc->lock (fc_dma_revoke()) and, through
+ * fc->win_revoke_mem, win_lock (fc_window.c); nothing of ours takes the
+ * reservation under either. A region's last reference may
  * go where the reservation is held (a chain freed by move_notify), so its
  * teardown always runs from a work item of our own queue, which module
  * exit and board removal flush.
@@ -50,14 +51,18 @@ static struct workqueue_struct *fc_peer_wq;
 /*
  * The exporter moves or revokes the memory, reservation held: stop every
  * transfer that names it. The mapping stays until the teardown; the
- * region is unusable (SUBMIT -ENOLINK) until its handle is released.
+ * region is unusable (SUBMIT -ENOLINK) until its handle is released, and
+ * the peer window's entries that map it are revoked (win_revoke_mem).
  */
 static void fc_peer_move_notify(struct dma_buf_attachment *attach)
 {
 	struct fc_peer *p = attach->importer_priv;
+	struct fc_dev *fc = p->mem->fc;
 
-	dev_dbg(&p->mem->fc->pdev->dev, "peer region revoked by its exporter\n");
-	fc_dma_revoke(p->mem->fc, p->mem);
+	dev_dbg(&fc->pdev->dev, "peer region revoked by its exporter\n");
+	fc_dma_revoke(fc, p->mem);
+	if (fc->win_revoke_mem)
+		fc->win_revoke_mem(fc, p->mem);
 }
 
 static const struct dma_buf_attach_ops fc_peer_p2p_ops = {

@@ -74,6 +74,7 @@ void fc_pci_shutdown(struct pci_dev *pdev)
 		fc_wr32(fc, FC_EQ_CTRL, 0);
 	fc_ring(fc);
 	fc_board_leave_rings(fc);
+	fc_window_off(fc);
 	fc_quiesce(fc, FC_STATE_OFF, true);
 	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "shutdown: board stopped, interrupts masked\n");
@@ -95,6 +96,7 @@ static bool fc_busy(struct fc_dev *fc)
 		busy |= fc->chans[i].owner != NULL;
 	busy |= fc->eq_owner != NULL;
 	mutex_unlock(&fc->chan_lock);
+	busy |= fc_window_busy(fc);
 	return busy;
 }
 
@@ -111,7 +113,7 @@ static int fc_pm_suspend(struct device *dev)
 	if (fc->dead)
 		return 0;
 	if (fc_busy(fc)) {
-		dev_info(dev, "suspend refused: chains or receive rings in use\n");
+		dev_info(dev, "suspend refused: chains, receive rings or peer window entries in use\n");
 		return -EBUSY;
 	}
 	fc_quiesce(fc, FC_STATE_SUSPENDED, true);

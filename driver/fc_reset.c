@@ -194,6 +194,7 @@ void fc_kill_files(struct fc_dev *fc)
 	fc_dma_kill(fc);
 	fc_chan_kill(fc);
 	fc_eq_kill(fc);
+	fc_window_kill(fc);
 	fc_export_kill(fc);
 }
 

@@ -43,7 +43,8 @@ static void init_regs(struct fcemu *emu)
 	if (emu->cluster)
 		caps |= FC_CAP_ROUTER | FC_CAP_CHANNELS | FC_CAP_FABRIC_DMA |
 			FC_CAP_CHAN_EVENTS | FC_CAP_PIO_SEND |
-			FC_CAP_CHAN_SEEN | FC_CAP_EVENT_QUEUE;
+			FC_CAP_CHAN_SEEN | FC_CAP_EVENT_QUEUE |
+			FC_CAP_PEER_WINDOW | FC_CAP_FABRIC_GET;
 	emu_wr(emu, FC_REG_ID, cfg->bad_id ? 0xffffffffu : FC_HW_ID_MAGIC);
 	emu_wr(emu, FC_REG_VERSION, FC_HW_VERSION);
 	emu_wr(emu, FC_REG_CAPS, caps);
@@ -56,6 +57,7 @@ static void init_regs(struct fcemu *emu)
 	emu_wr(emu, FC_REG_LINK_STATE, link_state(emu));
 	emu_wr(emu, FC_REG_APERTURE_SIZE, EMU_APERTURE_SIZE);
 	emu_wr(emu, FC_EMU_MAGIC, FC_EMU_MAGIC_VALUE);
+	fcemu__pw_init(emu);
 	/* In process every host write is seen (fpgacomm-emud sets its own). */
 	if (emu->cluster)
 		emu_wr(emu, FC_PIO_WATCH, 1);
@@ -166,6 +168,9 @@ void fcemu_destroy(struct fcemu *emu)
 	pthread_mutex_destroy(&emu->kernel_lock);
 	munmap(emu->mem, emu->mem_size);
 	free(emu->bounce);
+	for (unsigned int i = 0; i < FC_DMA_MAX_ENGINES; i++)
+		fcemu__peer_unstage(&emu->dma[i]);
+	fcemu__get_free(emu);
 	if (emu->own_bar0)
 		free((void *)emu->bar0);
 	free(emu);
@@ -266,6 +271,8 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 		fcemu__pio_notice(emu);
 	else if (is_chan_ctrl(off))
 		emu_wr(emu, off - FC_CHAN_CTRL + FC_CHAN_SEEN, val);
+	else if (fcemu__pw_is_ctrl(off))
+		emu_wr(emu, off - FC_PW_CTRL + FC_PW_SEEN, val);
 	else if (off == FC_EQ_CTRL)
 		fcemu__eq_notice(emu);
 	else if (is_command(off))
@@ -324,6 +331,7 @@ void fcemu_notice(struct fcemu *emu)
 	command_notice(emu, true, -1);
 	if (emu->cluster) {
 		chan_seen(emu);
+		fcemu__pw_notice(emu);
 		fcemu__eq_notice(emu);
 	}
 	if (emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))

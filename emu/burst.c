@@ -74,9 +74,8 @@ bool fcemu__burst_usable(struct fcemu *emu, unsigned int node)
 	       cl_ld(&c->hdr->node[node].burst);
 }
 
-int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
-			unsigned int node, uint64_t dst, const void *src,
-			uint32_t len)
+int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
+			uint64_t dst, const void *src, uint32_t len)
 {
 	struct burst_rec rec;
 	struct fc_hw_pkt pkt;
@@ -91,8 +90,8 @@ int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
 	rec.len = htole32(len);
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.payload, &rec, sizeof(rec));
-	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, dma->index,
-				     sizeof(rec), FCEMU_PKT_T_BURST));
+	pkt.hdr = htole32(FC_PKT_HDR(node, emu->cfg.node_id, chan, sizeof(rec),
+				     FCEMU_PKT_T_BURST));
 	return fcemu_cluster_inject(emu->cluster, emu->cfg.node_id, &pkt);
 }
 
@@ -408,11 +407,41 @@ static int wire_pieces(struct fcemu_cluster *c, unsigned int src,
 	return 0;
 }
 
-bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-			uint32_t hdr)
+/*
+ * A burst into peer memory the CPU cannot store to (a GPU's): read from
+ * the sender into the bounce buffer, then written through the host's
+ * peer_move, a bounce buffer's worth at a time. Not shared out: the
+ * sender could not write there either.
+ */
+static int peer_apply(struct fcemu *emu, pid_t pid, uint64_t bus, uint64_t from,
+		      uint32_t len)
+{
+	uint32_t done, n;
+	int r;
+
+	if (!emu->bounce) {
+		emu->bounce = malloc(FCEMU_BOUNCE);
+		if (!emu->bounce)
+			return -ENOMEM;
+	}
+	for (done = 0; done < len; done += n) {
+		n = len - done < FCEMU_BOUNCE ? len - done : FCEMU_BOUNCE;
+		r = cma_copy(pid, emu->bounce, from + done, n, false);
+		if (!r && emu->ops->peer_move(emu->ctx, bus + done, emu->bounce,
+					      n, true))
+			r = -EFAULT;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		       uint32_t hdr)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	struct fcemu_span span;
 	struct burst_rec rec;
 	uint64_t from, start;
 	uint32_t len;
@@ -425,16 +454,22 @@ bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	from = le64toh(rec.src);
 	start = le64toh(rec.start);
 	pid = (pid_t)le32toh((uint32_t)rec.pid);
-	to = fcemu__put_target(emu, le64toh(rec.dst), len);
+	ret = fcemu__put_locate(emu, le64toh(rec.dst), len, FCEMU_PW_WRITE, src,
+				&span);
+	if (ret)
+		return ret;
 	/* Not another process's memory at the dead sender's addresses. */
-	if (!to || !sender_is(c, src, pid, start))
-		return false;
-	if (fcemu__burst_shared(len))
+	if (!sender_is(c, src, pid, start))
+		return FC_DMA_ERR_ADDR;
+	to = span.ptr;
+	if (!to)
+		ret = peer_apply(emu, pid, span.bus, from, len);
+	else if (fcemu__burst_shared(len))
 		ret = shared_apply(c, emu->cfg.node_id, src, pid, start, to,
 				   from, len);
 	else
 		ret = cma_copy(pid, to, from, len, false);
-	if (!ret && (c->faults.drop_ppm || c->faults.corrupt_ppm))
+	if (to && !ret && (c->faults.drop_ppm || c->faults.corrupt_ppm))
 		ret = wire_pieces(c, src, emu->cfg.node_id, pid, to, from, len);
-	return !ret;
+	return ret ? FC_DMA_ERR_ADDR : FC_DMA_ERR_NONE;
 }

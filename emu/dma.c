@@ -142,6 +142,31 @@ void fcemu__dma_reset(struct fcemu *emu, struct fcemu_dma *dma)
 	dma_wr(emu, dma, FC_DMA_STATUS, FC_DMA_STATUS_IDLE);
 }
 
+static int check_local_dst(struct fcemu *emu, const struct fc_hw_desc *d,
+			   uint32_t len)
+{
+	int err = fcemu__check_range(emu, d->dst_space, le64toh(d->dst), len);
+
+	if (err)
+		return err;
+	return fcemu__pw_local_perm(emu, d->dst_space, le64toh(d->dst), len,
+				    FCEMU_PW_WRITE);
+}
+
+/* A read request: the source on another node, the destination ours. */
+static int check_get(struct fcemu *emu, const struct fc_hw_desc *d,
+		     uint32_t len)
+{
+	int err;
+
+	if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)))
+		return FC_DMA_ERR_ROUTE; /* both ends elsewhere */
+	err = check_local_dst(emu, d, len);
+	if (err)
+		return err;
+	return fcemu__get_check(emu, le64toh(d->src), len);
+}
+
 static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d, bool last)
 {
 	uint32_t len = le32toh(d->len);
@@ -158,15 +183,16 @@ static int check_desc(struct fcemu *emu, const struct fc_hw_desc *d, bool last)
 		return FC_DMA_ERR_LEN;
 	if (d->src_space > FC_SPACE_MAX || d->dst_space > FC_SPACE_MAX)
 		return FC_DMA_ERR_SPACE;
+	if (fcemu__get_desc(emu, d->src_space, le64toh(d->src)))
+		return check_get(emu, d, len);
 	err = fcemu__check_range(emu, d->src_space, le64toh(d->src), len);
+	if (!err)
+		err = fcemu__pw_local_perm(emu, d->src_space, le64toh(d->src),
+					   len, FCEMU_PW_READ);
 	if (err)
 		return err;
 	if (!fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst)))
-		return fcemu__check_range(emu, d->dst_space, le64toh(d->dst),
-					  len);
-	/* Packets are built by loads from the source: a peer has none. */
-	if (!fcemu__resolve(emu, d->src_space, le64toh(d->src), len))
-		return FC_DMA_ERR_ADDR;
+		return check_local_dst(emu, d, len);
 	return fcemu__fabric_check(emu, le64toh(d->dst), len);
 }
 
@@ -332,6 +358,11 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		step = len - dma->cur_off;
 		src = le64toh(d->src) + dma->cur_off;
 		dst = le64toh(d->dst) + dma->cur_off;
+		if (fcemu__get_desc(emu, d->src_space, le64toh(d->src))) {
+			if (!fcemu__get_send(emu, dma))
+				break; /* no room: on the next call */
+			goto desc_done;
+		}
 		if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst))) {
 			if (emu->vt.on && !dma->cur_off)
 				vt_send_start(emu, dma, d);

@@ -14,6 +14,8 @@
 #include "fcemu.h"
 #include "vtime.h"
 
+struct fcemu_stage;
+
 struct fcemu_dma {
 	unsigned int index;
 	uint32_t seen_doorbell; /* last DOORBELL value latched */
@@ -32,6 +34,10 @@ struct fcemu_dma {
 	uint32_t fence_token;  /* tells this chain's acks from stale ones */
 	uint32_t fence_err;    /* FC_DMA_ERR_* an ack reported */
 	bool bursts_shared;    /* receivers may share its bursts out */
+	/* peer sources of packets, staged (emu/peer.c) until the chain ends */
+	struct fcemu_stage *stages;
+	uint32_t stage_desc; /* 1 + the descriptor staged at stage_ptr */
+	const uint8_t *stage_ptr;
 	/* a message left unfinished by a reset or error is ABORTed */
 	bool msg_open; /* packets of a message are out, EOM not */
 	bool abort_owed;
@@ -46,10 +52,19 @@ struct fcemu_dma {
 struct fcemu_ack {
 	uint32_t token;
 	bool owed;
-	bool failed; /* a burst from that engine was not applied */
+	uint8_t failed; /* FC_DMA_ERR_* of a write or read not applied */
 };
 
 struct fcemu_streams;
+
+/* A read request being answered: PUTs to @reply, from @src on. */
+struct fcemu_get {
+	uint8_t node, engine; /* the requester */
+	uint64_t reply;	      /* region and offset there, node bits zero */
+	const uint8_t *src;   /* the bytes: ours, or @copy */
+	uint8_t *copy;	      /* peer memory read once, freed at the end */
+	uint64_t len, done;
+};
 
 /* The event queue as the board works by it (emu/eq.c). */
 struct fcemu_eq {
@@ -100,7 +115,10 @@ struct fcemu {
 	pthread_mutex_t kernel_lock; /* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
-	void *bounce;	       /* peer to peer copies, FCEMU_BOUNCE bytes */
+	void *bounce; /* peer to peer copies, FCEMU_BOUNCE bytes */
+	/* read requests being answered, oldest first (emu/get.c) */
+	struct fcemu_get *gets; /* get_cap of them, a ring */
+	unsigned int get_cap, get_head, get_tail;
 	struct fcemu_vtime vt; /* virtual time (docs/model.md) */
 };
 
@@ -230,13 +248,35 @@ int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
 		       uint64_t len);
 void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 		     uint64_t len);
-/* The memory a PUT or burst to @addr (region, offset) writes, or NULL. */
-void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len);
 /* One end of a copy: CPU memory at ptr, or (ptr NULL) a peer window at bus. */
 struct fcemu_span {
 	void *ptr;
 	uint64_t bus;
 };
+/*
+ * Where a PUT, burst or GET reply to @addr (region, offset) from node @src
+ * lands, or where a GET reads (@access FCEMU_PW_READ): the peer region
+ * through the window. RETURN VALUE: FC_DMA_ERR_NONE, FC_DMA_ERR_WINDOW
+ * (the window refused and counted it), FC_DMA_ERR_ADDR.
+ */
+int fcemu__put_locate(struct fcemu *emu, uint64_t addr, uint64_t len,
+		      int access, unsigned int src, struct fcemu_span *span);
+/* A descriptor end in this node's own peer region: its permission. */
+int fcemu__pw_local_perm(struct fcemu *emu, unsigned int space, uint64_t addr,
+			 uint64_t len, int access);
+
+/* emu/window.c: the peer window (FC_PW_*) */
+#define FCEMU_PW_READ  0
+#define FCEMU_PW_WRITE 1
+#define FCEMU_PW_ANY   2 /* valid and in bounds, either permission */
+void fcemu__pw_init(struct fcemu *emu);
+bool fcemu__pw_is_ctrl(uint32_t off);
+/* Entries whose CTRL changed: acknowledged in SEEN. */
+void fcemu__pw_notice(struct fcemu *emu);
+/* RETURN VALUE: FC_DMA_ERR_NONE and *bus, or FC_DMA_ERR_WINDOW (counted,
+ * LAST_REFUSED naming @src). */
+int fcemu__pw_translate(struct fcemu *emu, uint64_t off, uint64_t len,
+			int access, unsigned int src, uint64_t *bus);
 bool fcemu__peer_span(struct fcemu *emu, uint64_t bus, uint64_t len);
 bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
 		   uint64_t len, struct fcemu_span *span);
@@ -244,6 +284,15 @@ bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
 /* emu/peer.c: a copy with one end or both in peer windows; FC_DMA_ERR_* */
 int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,
 		     const struct fcemu_span *from, uint64_t len);
+/*
+ * A copy of @len bytes of the peer window at @bus, kept with @dma's chain
+ * (the packets or bursts made of it are read until its fences are
+ * answered). RETURN VALUE: the copy, or NULL (no memory, the move failed).
+ */
+const uint8_t *fcemu__peer_stage(struct fcemu *emu, struct fcemu_dma *dma,
+				 uint64_t bus, uint64_t len);
+/* Free @dma's staged copies: its chain has ended. */
+void fcemu__peer_unstage(struct fcemu_dma *dma);
 
 /* emu/fabric_io.c: the board's side of the fabric */
 /* Does a descriptor to (@space, @addr) go out as packets? */
@@ -276,17 +325,37 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 /* May this board send bursts to @node? */
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 /* RETURN VALUE: 1 injected, 0 no room in the injection ring. */
-int fcemu__burst_inject(struct fcemu *emu, struct fcemu_dma *dma,
-			unsigned int node, uint64_t dst, const void *src,
-			uint32_t len);
+int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
+			uint64_t dst, const void *src, uint32_t len);
 /* Take shares of the bursts this board sent to @nodes that their
  * receivers are applying now. */
 void fcemu__burst_help(struct fcemu *emu, uint64_t nodes);
 /* Is a burst of @len bytes shared out by its receiver? */
 bool fcemu__burst_shared(uint64_t len);
-/* Apply a burst record addressed to this board. RETURN VALUE: applied? */
-bool fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
-			uint32_t hdr);
+/* Apply a burst record addressed to this board. RETURN VALUE:
+ * FC_DMA_ERR_NONE, or why it was not (FC_DMA_ERR_WINDOW, _ADDR). */
+int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		       uint32_t hdr);
+/* emu/peer.c: its bounce buffer's size */
+#define FCEMU_BOUNCE (4u << 20)
+
+/* emu/get.c: read requests (FC_PKT_T_GET), both sides */
+/* Is (@space, @addr) a source on another node (a descriptor that GETs)? */
+bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
+		     uint64_t addr);
+/* Chain check of such a source: FC_DMA_ERR_*. */
+int fcemu__get_check(struct fcemu *emu, uint64_t src, uint64_t len);
+/* Send the current descriptor's GET. RETURN VALUE: 1 sent, 0 no room. */
+int fcemu__get_send(struct fcemu *emu, struct fcemu_dma *dma);
+/* A GET arrived: queued, or refused in *@failed (the requester's
+ * FENCE_ACK status). */
+void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr, uint8_t *failed);
+/* Free the answers still queued (the board goes). */
+void fcemu__get_free(struct fcemu *emu);
+/* Answer the GETs taken as far as the injection ring lets us.
+ * RETURN VALUE: true when none is left. */
+bool fcemu__get_answer(struct fcemu *emu);
 
 /* Deliver packets addressed to this board. RETURN VALUE: packets taken. */
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget);

@@ -71,12 +71,14 @@ int fcemu__fabric_check(struct fcemu *emu, uint64_t addr, uint64_t len)
 			return FC_DMA_ERR_ADDR;
 		/* fall through */
 	case FC_REGION_HOST:
-		/* The peer's host window is its own: the receiver checks it. */
+	case FC_REGION_PEER:
+		/* The peer's host window and peer window are its own: the
+		 * receiver checks them. */
 		if (len > FC_FABRIC_OFFSET_MASK + 1 - off)
 			return FC_DMA_ERR_ADDR;
 		return FC_DMA_ERR_NONE;
 	default:
-		return FC_DMA_ERR_ROUTE; /* no peer windows */
+		return FC_DMA_ERR_ROUTE;
 	}
 }
 
@@ -89,6 +91,34 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->fence_token++;
 	dma->fence_err = FC_DMA_ERR_NONE;
 	dma->bursts_shared = false;
+	fcemu__peer_unstage(dma);
+}
+
+/*
+ * The current descriptor's source from cur_off on, @span bytes: CPU
+ * memory, or a peer window (a GPU's) read once into a staging copy.
+ */
+static const uint8_t *src_bytes(struct fcemu *emu, struct fcemu_dma *dma,
+				uint64_t span)
+{
+	const struct fc_hw_desc *d = &dma->chain[dma->cur];
+	uint64_t src = le64toh(d->src), len = le32toh(d->len);
+	struct fcemu_span at;
+	const uint8_t *p;
+
+	if (dma->stage_desc == dma->cur + 1)
+		return dma->stage_ptr + dma->cur_off;
+	p = fcemu__resolve(emu, d->src_space, src + dma->cur_off, span);
+	if (p)
+		return p;
+	if (!fcemu__locate(emu, d->src_space, src, len, &at) || at.ptr)
+		return NULL;
+	p = fcemu__peer_stage(emu, dma, at.bus, len);
+	if (!p)
+		return NULL;
+	dma->stage_desc = dma->cur + 1;
+	dma->stage_ptr = p;
+	return p + dma->cur_off;
 }
 
 /* One packet: by the express hop where the route is idle, else queued. */
@@ -199,8 +229,7 @@ static uint64_t send_spans(struct fcemu *emu, struct fcemu_dma *dma,
 			span = budget - moved;
 		if (span > span_max)
 			span = span_max;
-		src = fcemu__resolve(emu, d->src_space,
-				     le64toh(d->src) + dma->cur_off, span);
+		src = src_bytes(emu, dma, span);
 		if (!src) {
 			*err = FC_DMA_ERR_ADDR;
 			return moved;
@@ -311,7 +340,7 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 		/* virtual time: the record leaves as its last packet would */
 		fcemu__vt_skip(&emu->vt,
 			       (span + FC_PKT_PUT_DATA - 1) / FC_PKT_PUT_DATA);
-		if (!fcemu__burst_inject(emu, dma, node, at, src,
+		if (!fcemu__burst_inject(emu, dma->index, node, at, src,
 					 (uint32_t)span)) {
 			fcemu__vt_skip(&emu->vt, 1);
 			*blocked = true;
@@ -330,7 +359,8 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 		memset(pkt.payload + FC_PKT_PUT_ADDR_BYTES + n, 0,
 		       FC_PKT_PUT_DATA - n);
 		if (!inject(emu, &pkt,
-			    FC_PKT_HDR(node, self(emu), 0, n, FC_PKT_T_PUT))) {
+			    FC_PKT_HDR(node, self(emu), dma->index, n,
+				       FC_PKT_T_PUT))) {
 			*blocked = true;
 			break;
 		}
@@ -554,35 +584,55 @@ static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
 	return m;
 }
 
+/*
+ * A write or read from @hdr's source not applied (@err): counted (window
+ * refusals by the window), and the next FENCE_ACK to that engine says so.
+ */
+static void not_applied(struct fcemu *emu, uint32_t hdr, int err)
+{
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+
+	if (err != FC_DMA_ERR_WINDOW)
+		eject_drop(emu);
+	if (engine < FC_DMA_MAX_ENGINES && !emu->acks[src][engine].failed)
+		emu->acks[src][engine].failed = (uint8_t)err;
+}
+
 static void deliver_put(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			uint32_t hdr)
 {
 	uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	struct fcemu_span to;
 	uint64_t a;
-	void *to;
+	int err = FC_DMA_ERR_ADDR;
 
 	memcpy(&a, pkt->payload, sizeof(a));
-	to = len <= FC_PKT_PUT_DATA ? fcemu__put_target(emu, le64toh(a), len) :
-				      NULL;
-	if (!to) {
-		eject_drop(emu);
-		return;
-	}
-	memcpy(to, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
+	if (len <= FC_PKT_PUT_DATA)
+		err = fcemu__put_locate(emu, le64toh(a), len, FCEMU_PW_WRITE,
+					src, &to);
+	if (!err && to.ptr)
+		memcpy(to.ptr, pkt->payload + FC_PKT_PUT_ADDR_BYTES, len);
+	else if (!err)
+		err = emu->ops->peer_move(
+			      emu->ctx, to.bus,
+			      (void *)(pkt->payload + FC_PKT_PUT_ADDR_BYTES),
+			      len, true) ?
+			      FC_DMA_ERR_ADDR :
+			      FC_DMA_ERR_NONE;
+	if (err)
+		not_applied(emu, hdr, err);
 }
 
 /* A burst not applied fails its chain: the next FENCE_ACK says so. */
 static void deliver_burst(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			  uint32_t hdr)
 {
-	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
-	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	int err = fcemu__burst_apply(emu, pkt, hdr);
 
-	if (fcemu__burst_apply(emu, pkt, hdr))
-		return;
-	eject_drop(emu);
-	if (engine < FC_DMA_MAX_ENGINES)
-		emu->acks[src][engine].failed = true;
+	if (err)
+		not_applied(emu, hdr, err);
 }
 
 static void owe_ack(struct fcemu *emu, const struct fc_hw_pkt *pkt,
@@ -634,6 +684,9 @@ static void send_acks(struct fcemu *emu)
 {
 	unsigned int n, e;
 
+	/* Answers to GETs leave before any FENCE_ACK that follows them. */
+	if (emu->get_head != emu->get_tail && !fcemu__get_answer(emu))
+		return;
 	for (n = 0; n < FC_MAX_NODES && emu->acks_owed; n++) {
 		for (e = 0; e < FC_DMA_MAX_ENGINES; e++) {
 			struct fcemu_ack *a = &emu->acks[n][e];
@@ -641,14 +694,29 @@ static void send_acks(struct fcemu *emu)
 			if (!a->owed)
 				continue;
 			if (!inject_fence(emu, FC_PKT_T_FENCE_ACK, n, e,
-					  a->token,
-					  a->failed ? FC_DMA_ERR_ADDR : 0))
+					  a->token, a->failed))
 				return;
 			a->owed = false;
-			a->failed = false;
+			a->failed = 0;
 			emu->acks_owed--;
 		}
 	}
+}
+
+/* A read request: queued and answered as far as there is room. */
+static void take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
+		     uint32_t hdr)
+{
+	unsigned int src = (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK;
+	unsigned int engine = (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK;
+	uint32_t len = (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+
+	if (engine >= FC_DMA_MAX_ENGINES || len != FC_PKT_GET_LEN) {
+		eject_drop(emu);
+		return;
+	}
+	fcemu__get_take(emu, pkt, hdr, &emu->acks[src][engine].failed);
+	fcemu__get_answer(emu);
 }
 
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
@@ -662,6 +730,8 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 
 	if (budget < EJECT_MIN)
 		budget = EJECT_MIN;
+	if (emu->get_head != emu->get_tail)
+		fcemu__get_answer(emu);
 	/* Slots are read in place, found a run at a time, each checked as
 	 * it is read (a slot not written for its index ends the call: the
 	 * next drops it), and taken together at the end. */
@@ -703,8 +773,12 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		case FCEMU_PKT_T_BURST:
 			deliver_burst(emu, pkt, hdr);
 			break;
+		case FC_PKT_T_GET:
+			take_get(emu, pkt, hdr);
+			break;
 		case FC_PKT_T_FENCE:
-			/* Everything before it has landed, TAIL included. */
+			/* Everything before it has landed, TAIL included;
+			 * its ack waits for the answers to GETs (send_acks). */
 			ring_leave(emu, &rr);
 			fcemu__eq_batch_end(emu, &rr.batch);
 			rr.batch.start = rr.batch.tail;

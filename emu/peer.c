@@ -8,14 +8,45 @@
 
 #include "emu_internal.h"
 
-#define FCEMU_BOUNCE (4u << 20)
-
 static int move(struct fcemu *emu, uint64_t bus, void *cpu, uint64_t len,
 		bool to_peer)
 {
 	return emu->ops->peer_move(emu->ctx, bus, cpu, len, to_peer) ?
 		       FC_DMA_ERR_ADDR :
 		       FC_DMA_ERR_NONE;
+}
+
+/* A staging block: a descriptor's peer source, read at once. */
+struct fcemu_stage {
+	struct fcemu_stage *next;
+	uint8_t data[];
+};
+
+const uint8_t *fcemu__peer_stage(struct fcemu *emu, struct fcemu_dma *dma,
+				 uint64_t bus, uint64_t len)
+{
+	struct fcemu_stage *st = malloc(sizeof(*st) + len);
+
+	if (!st)
+		return NULL;
+	if (move(emu, bus, st->data, len, false)) {
+		free(st);
+		return NULL;
+	}
+	st->next = dma->stages;
+	dma->stages = st;
+	return st->data;
+}
+
+void fcemu__peer_unstage(struct fcemu_dma *dma)
+{
+	struct fcemu_stage *st;
+
+	while ((st = dma->stages)) {
+		dma->stages = st->next;
+		free(st);
+	}
+	dma->stage_desc = 0;
 }
 
 int fcemu__peer_copy(struct fcemu *emu, const struct fcemu_span *to,

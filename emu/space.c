@@ -18,8 +18,12 @@ static int check_board(const struct fcemu *emu, uint64_t addr, uint64_t len)
 	return FC_DMA_ERR_NONE;
 }
 
-/* Turn a fabric address of this node into (space, addr); else an error. */
-static int fabric_local(const struct fcemu *emu, uint64_t fabric,
+/*
+ * Turn a fabric address of this node into (space, addr); else an error.
+ * The peer region goes through the window, without its permissions: the
+ * chain check asks for those (fcemu__pw_local_perm()).
+ */
+static int fabric_local(struct fcemu *emu, uint64_t fabric, uint64_t len,
 			unsigned int *space, uint64_t *addr)
 {
 	if (fabric & FC_FABRIC_RSVD_MASK)
@@ -33,11 +37,29 @@ static int fabric_local(const struct fcemu *emu, uint64_t fabric,
 	case FC_REGION_BOARD:
 		*space = FC_SPACE_BOARD;
 		break;
+	case FC_REGION_PEER:
+		*space = FC_SPACE_HOST;
+		return fcemu__pw_translate(emu, FC_FABRIC_OFFSET(fabric), len,
+					   FCEMU_PW_ANY, emu->cfg.node_id,
+					   addr);
 	default:
-		return FC_DMA_ERR_ROUTE; /* no peer window mapped */
+		return FC_DMA_ERR_ROUTE;
 	}
 	*addr = FC_FABRIC_OFFSET(fabric);
 	return FC_DMA_ERR_NONE;
+}
+
+int fcemu__pw_local_perm(struct fcemu *emu, unsigned int space, uint64_t addr,
+			 uint64_t len, int access)
+{
+	uint64_t bus;
+
+	if (space != FC_SPACE_FABRIC ||
+	    FC_FABRIC_NODE(addr) != emu->cfg.node_id ||
+	    FC_FABRIC_REGION(addr) != FC_REGION_PEER)
+		return FC_DMA_ERR_NONE;
+	return fcemu__pw_translate(emu, FC_FABRIC_OFFSET(addr), len, access,
+				   emu->cfg.node_id, &bus);
 }
 
 /* RETURN VALUE: FC_DMA_ERR_NONE when [addr, addr+len) is reachable. */
@@ -57,7 +79,7 @@ int fcemu__check_range(struct fcemu *emu, unsigned int space, uint64_t addr,
 	case FC_SPACE_BOARD:
 		return check_board(emu, addr, len);
 	case FC_SPACE_FABRIC:
-		err = fabric_local(emu, addr, &space, &addr);
+		err = fabric_local(emu, addr, len, &space, &addr);
 		if (err)
 			return err;
 		return fcemu__check_range(emu, space, addr, len);
@@ -78,7 +100,7 @@ void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 			return NULL;
 		return emu->mem + addr;
 	case FC_SPACE_FABRIC:
-		if (fabric_local(emu, addr, &space, &addr))
+		if (fabric_local(emu, addr, len, &space, &addr))
 			return NULL;
 		return fcemu__resolve(emu, space, addr, len);
 	default:
@@ -86,24 +108,31 @@ void *fcemu__resolve(struct fcemu *emu, unsigned int space, uint64_t addr,
 	}
 }
 
-/* The destination of a PUT or burst: NULL when it is not ours to write. */
-void *fcemu__put_target(struct fcemu *emu, uint64_t addr, uint64_t len)
+int fcemu__put_locate(struct fcemu *emu, uint64_t addr, uint64_t len,
+		      int access, unsigned int src, struct fcemu_span *span)
 {
-	unsigned int space;
+	unsigned int space = FC_SPACE_HOST;
+	uint64_t at = FC_FABRIC_OFFSET(addr);
+	int err;
 
-	if (addr & ~FCEMU_PUT_ADDR_MASK)
-		return NULL;
+	if ((addr & ~FCEMU_PUT_ADDR_MASK) || !len)
+		return FC_DMA_ERR_ADDR;
 	switch (FC_FABRIC_REGION(addr)) {
 	case FC_REGION_HOST:
-		space = FC_SPACE_HOST;
 		break;
 	case FC_REGION_BOARD:
 		space = FC_SPACE_BOARD;
 		break;
+	case FC_REGION_PEER:
+		err = fcemu__pw_translate(emu, at, len, access, src, &at);
+		if (err)
+			return err;
+		break;
 	default:
-		return NULL;
+		return FC_DMA_ERR_ADDR;
 	}
-	return fcemu__resolve(emu, space, FC_FABRIC_OFFSET(addr), len);
+	return fcemu__locate(emu, space, at, len, span) ? FC_DMA_ERR_NONE :
+							  FC_DMA_ERR_ADDR;
 }
 
 /* Does [bus, bus+len) lie in a peer window that the CPU cannot reach? */
@@ -125,7 +154,8 @@ bool fcemu__locate(struct fcemu *emu, unsigned int space, uint64_t addr,
 	span->bus = 0;
 	if (span->ptr)
 		return true;
-	if (space == FC_SPACE_FABRIC && fabric_local(emu, addr, &space, &addr))
+	if (space == FC_SPACE_FABRIC &&
+	    fabric_local(emu, addr, len, &space, &addr))
 		return false;
 	if (space != FC_SPACE_HOST || !fcemu__peer_span(emu, addr, len))
 		return false;

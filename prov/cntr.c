@@ -104,8 +104,14 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 			return -FI_EAVAIL;
 		if (timeout >= 0 && waited >= timeout)
 			return -FI_ETIMEDOUT;
-		if (c->neps)
+		if (c->dom->auto_progress) {
+			/* the thread moves the data: sleep until it did */
+			pthread_mutex_lock(&c->dom->lock);
+			fcp_progress_sleep(c->dom, WAIT_SLICE_MS);
+			pthread_mutex_unlock(&c->dom->lock);
+		} else if (c->neps) {
 			fc_tag_wait(c->eps[0]->tep, WAIT_SLICE_MS);
+		}
 		waited += WAIT_SLICE_MS;
 	}
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Completion queues. Reading one makes progress on the endpoints bound to
- * it (manual progress: the library moves data while we are in it), then
+ * it (the library moves data while we are in it; with auto progress the
+ * domain's thread does too), then
  * hands out the entries kept, in every format; an error entry stops a read
  * (-FI_EAVAIL) until fi_cq_readerr() takes it.
  */
@@ -147,9 +148,16 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			return ret;
 		if (timeout >= 0 && waited >= timeout)
 			return -FI_EAGAIN;
-		/* the library sleeps while nothing moves */
-		if (cq->neps)
+		if (cq->dom->auto_progress) {
+			/* the thread moves the data: sleep until it did */
+			pthread_mutex_lock(&cq->dom->lock);
+			if (!cq->count)
+				fcp_progress_sleep(cq->dom, WAIT_SLICE_MS);
+			pthread_mutex_unlock(&cq->dom->lock);
+		} else if (cq->neps) {
+			/* the library sleeps while nothing moves */
 			fc_tag_wait(cq->eps[0]->tep, WAIT_SLICE_MS);
+		}
 		waited += WAIT_SLICE_MS;
 	}
 }

@@ -14,16 +14,13 @@
 #include "fcp.h"
 
 /*
- * What the board moved: bytes of its DMA engines and packets its ports
- * sent, from its own counters. With FPGACOMM_FI_STATS=PREFIX, a domain's
+ * What the board moved: bytes of its DMA engines, packets its ports sent,
+ * and the link faults they met (packets sent again, packets that failed
+ * the CRC), from its own counters. With FPGACOMM_FI_STATS=PREFIX, a domain's
  * close writes the board's counts since the domain opened to PREFIX.RANK,
  * so that a test can tell the traffic went over the board.
  */
-struct board_counts {
-	uint64_t dma_bytes, tx_pkts;
-};
-
-static void counts_read(struct fc_dev *dev, struct board_counts *c)
+static void counts_read(struct fc_dev *dev, struct fcp_board_counts *c)
 {
 	struct fc_info info;
 	uint32_t e, p, lo, hi;
@@ -36,15 +33,20 @@ static void counts_read(struct fc_dev *dev, struct board_counts *c)
 		    !fc_reg_read(dev, FC_DMA_REG(e, FC_DMA_BYTES_HI), &hi))
 			c->dma_bytes += (uint64_t)hi << 32 | lo;
 	}
-	for (p = 1; p <= info.num_ports; p++)
+	for (p = 1; p <= info.num_ports; p++) {
 		if (!fc_reg_read(dev, FC_PORT_REG(p, FC_PORT_TX_PKTS), &lo))
 			c->tx_pkts += lo;
+		if (!fc_reg_read(dev, FC_PORT_REG(p, FC_PORT_RETRANSMITS), &lo))
+			c->retransmits += lo;
+		if (!fc_reg_read(dev, FC_PORT_REG(p, FC_PORT_CRC_ERRORS), &lo))
+			c->crc_errors += lo;
+	}
 }
 
 static void counts_write(struct fcp_domain *d)
 {
 	const char *prefix = getenv("FPGACOMM_FI_STATS");
-	struct board_counts now;
+	struct fcp_board_counts now;
 	char path[4096];
 	FILE *f;
 
@@ -55,9 +57,12 @@ static void counts_write(struct fcp_domain *d)
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "dma_bytes %llu\ntx_pkts %llu\n",
-		(unsigned long long)(now.dma_bytes - d->dma_bytes0),
-		(unsigned long long)(uint32_t)(now.tx_pkts - d->tx_pkts0));
+	fprintf(f,
+		"dma_bytes %llu\ntx_pkts %u\nretransmits %u\ncrc_errors %u\n",
+		(unsigned long long)(now.dma_bytes - d->at_open.dma_bytes),
+		now.tx_pkts - d->at_open.tx_pkts,
+		now.retransmits - d->at_open.retransmits,
+		now.crc_errors - d->at_open.crc_errors);
 	fclose(f);
 }
 
@@ -109,6 +114,7 @@ static int domain_close(struct fid *fid)
 
 	if (d->refs)
 		return -FI_EBUSY;
+	fcp_progress_stop(d);
 	counts_write(d);
 	board_put();
 	pthread_mutex_destroy(&d->lock);
@@ -206,14 +212,18 @@ int fcp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		free(d);
 		return ret;
 	}
-	{
-		struct board_counts c;
-
-		counts_read(d->dev, &c);
-		d->dma_bytes0 = c.dma_bytes;
-		d->tx_pkts0 = c.tx_pkts;
-	}
+	counts_read(d->dev, &d->at_open);
 	pthread_mutex_init(&d->lock, NULL);
+	if (info->domain_attr &&
+	    info->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+		ret = fcp_progress_start(d);
+		if (ret) {
+			pthread_mutex_destroy(&d->lock);
+			board_put();
+			free(d);
+			return ret;
+		}
+	}
 	d->fab = (struct fcp_fabric *)fabric;
 	d->mr_mode = info->domain_attr ? (uint64_t)info->domain_attr->mr_mode :
 					 FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;

@@ -99,6 +99,7 @@ static int ep_close(struct fid *fid)
 	struct fcp_domain *d = ep->dom;
 
 	pthread_mutex_lock(&d->lock);
+	fcp_progress_remove(d, ep);
 	if (ep->tep)
 		fc_tag_close(ep->tep);
 	fcp_rma_drop(ep);
@@ -229,7 +230,10 @@ static int ep_control(struct fid *fid, int command, void *arg)
 			return -FI_ENOAV;
 		if (!ep->txcq || !ep->rxcq)
 			return -FI_ENOCQ;
+		pthread_mutex_lock(&ep->dom->lock);
 		ep->enabled = true;
+		fcp_progress_add(ep->dom, ep);
+		pthread_mutex_unlock(&ep->dom->lock);
 		return 0;
 	case FI_GETOPSFLAG:
 		if (!flags)

@@ -50,6 +50,12 @@ struct fcp_fabric {
 	struct fid_fabric fabric;
 };
 
+/* The board's own counts (domain.c). */
+struct fcp_board_counts {
+	uint64_t dma_bytes;
+	uint32_t tx_pkts, retransmits, crc_errors; /* wrap, as the board's */
+};
+
 struct fcp_domain {
 	struct fid_domain domain;
 	struct fcp_fabric *fab;
@@ -58,8 +64,16 @@ struct fcp_domain {
 	struct fc_world world;
 	uint64_t mr_mode;
 	uint32_t next_port;
-	int refs;		       /* objects opened on it */
-	uint64_t dma_bytes0, tx_pkts0; /* the board's counts at open */
+	int refs;			 /* objects opened on it */
+	struct fcp_board_counts at_open; /* the board's, for FPGACOMM_FI_STATS */
+	/* FI_PROGRESS_AUTO (progress.c): all under lock */
+	bool auto_progress;
+	bool stop;
+	pthread_t thread;
+	pthread_cond_t wake;	   /* to the thread: an endpoint, or stop */
+	pthread_cond_t progressed; /* from it: entries pushed, a wait over */
+	struct fcp_ep *eps, *rr;   /* enabled endpoints; the last waited on */
+	struct fcp_ep *waiting;	   /* the one it waits on, unlocked */
 };
 
 struct fcp_av {
@@ -133,6 +147,8 @@ struct fcp_ep {
 	bool enabled;
 	bool directed; /* FI_DIRECTED_RECV: honour src_addr */
 	struct fcp_rma *rma;
+	struct fcp_ep *dnext; /* the domain's enabled endpoints (auto) */
+	bool listed;
 };
 
 /* fabric.c */
@@ -177,6 +193,18 @@ extern struct fi_ops_tagged fcp_tagged_ops;
 extern struct fi_ops_rma fcp_rma_ops;
 int fcp_rma_progress(struct fcp_ep *ep);
 void fcp_rma_drop(struct fcp_ep *ep);
+/* progress.c: the thread of a domain with FI_PROGRESS_AUTO. */
+/* RETURN VALUE: 0 or -errno (no thread). */
+int fcp_progress_start(struct fcp_domain *d);
+void fcp_progress_stop(struct fcp_domain *d);
+/* An enabled endpoint in or out of the thread's care (domain locked;
+ * nothing without a thread). Removing waits until the thread is not in
+ * the library on @ep. */
+void fcp_progress_add(struct fcp_domain *d, struct fcp_ep *ep);
+void fcp_progress_remove(struct fcp_domain *d, struct fcp_ep *ep);
+/* Sleep (domain locked) until the thread moved something or @ms passed.
+ * RETURN VALUE: 0 or -ETIMEDOUT. */
+int fcp_progress_sleep(struct fcp_domain *d, int ms);
 /* The library's -errno as libfabric's positive error. */
 int fcp_errno(int status);
 

@@ -72,9 +72,6 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 		if (h->domain_attr->name &&
 		    strncmp(h->domain_attr->name, FCP_NAME, strlen(FCP_NAME)))
 			return true;
-		if (h->domain_attr->data_progress == FI_PROGRESS_AUTO ||
-		    h->domain_attr->control_progress == FI_PROGRESS_AUTO)
-			return true;
 		/* Keys are the board's: the caller must take ours. With
 		 * FI_MR_BASIC, or FI_MR_PROV_KEY, we give them; offsets are
 		 * addresses with FI_MR_BASIC or FI_MR_VIRT_ADDR. */
@@ -160,8 +157,17 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	fi->ep_attr->rx_ctx_cnt = 1;
 	fi->domain_attr->name = strdup(FCP_NAME "0");
 	fi->domain_attr->threading = FI_THREAD_SAFE;
+	/* Manual unless asked: a thread costs a core's time that polling
+	 * callers (MPI) do not need. Control operations end in the call, so
+	 * either is true of them. */
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	if (hints && hints->domain_attr) {
+		if (hints->domain_attr->control_progress == FI_PROGRESS_AUTO)
+			fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+		if (hints->domain_attr->data_progress == FI_PROGRESS_AUTO)
+			fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	}
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = hints && hints->domain_attr &&
 						   hints->domain_attr->av_type ?

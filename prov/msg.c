@@ -3,7 +3,8 @@
  * FI_MSG and FI_TAGGED operations: the library's tagged messages. Untagged
  * messages go in the endpoint's second matching space (FC_TAG_F_SPACE1),
  * so that they never meet a tagged receive. A source address narrows a
- * receive to that rank (directed receive); FI_ADDR_UNSPEC takes any.
+ * receive to that endpoint, rank and port (directed receive);
+ * FI_ADDR_UNSPEC takes any.
  */
 #include <errno.h>
 #include <string.h>
@@ -77,8 +78,8 @@ static void peek_entry(struct fcp_ep *ep, const struct fc_tag_cqe *info,
 	fcp_cq_push(ep->rxcq, &e);
 }
 
-static ssize_t do_peek(struct fcp_ep *ep, uint32_t node, uint64_t tag,
-		       uint64_t ignore, uint64_t flags, void *ctx)
+static ssize_t do_peek(struct fcp_ep *ep, const struct fcp_addr *src,
+		       uint64_t tag, uint64_t ignore, uint64_t flags, void *ctx)
 {
 	struct fi_context *fc = ctx;
 	struct fc_tag_msg *msg = NULL;
@@ -88,8 +89,8 @@ static ssize_t do_peek(struct fcp_ep *ep, uint32_t node, uint64_t tag,
 
 	if (claim && !ctx)
 		return -FI_EINVAL;
-	ret = fc_tag_probe(ep->tep, node, tag, ignore,
-			   claim ? FC_TAG_F_CLAIM : 0, &info, &msg);
+	ret = fc_tag_probe_from(ep->tep, src->node, src->port, tag, ignore,
+				claim ? FC_TAG_F_CLAIM : 0, &info, &msg);
 	if (ret == -ENOMSG) {
 		peek_entry(ep, &info, ctx, -ENOMSG);
 		return 0;
@@ -109,9 +110,8 @@ static ssize_t do_recv(struct fcp_ep *ep, void *buf, size_t len, fi_addr_t src,
 		       uint64_t tag, uint64_t ignore, uint64_t flags, void *ctx,
 		       bool tagged)
 {
-	uint32_t node = FC_TAG_ANY_NODE;
+	struct fcp_addr a = { FC_TAG_ANY_NODE, FC_TAG_ANY_PORT };
 	uint32_t uf = tagged ? FCP_UF_TAGGED : 0;
-	struct fcp_addr a;
 	int ret = 0;
 
 	if (flags & ~RX_FLAGS)
@@ -124,14 +124,12 @@ static ssize_t do_recv(struct fcp_ep *ep, void *buf, size_t len, fi_addr_t src,
 		uf |= FCP_UF_NOCQ;
 	pthread_mutex_lock(&ep->dom->lock);
 	/* without FI_DIRECTED_RECV, src_addr is not looked at */
-	if (src != FI_ADDR_UNSPEC && ep->directed) {
+	if (src != FI_ADDR_UNSPEC && ep->directed)
 		ret = fcp_av_lookup_addr(ep->av, src, &a);
-		node = a.node;
-	}
 	if (ret)
 		goto out_unlock;
 	if (flags & FI_PEEK) {
-		ret = do_peek(ep, node, tag, ignore, flags, ctx);
+		ret = do_peek(ep, &a, tag, ignore, flags, ctx);
 	} else if (flags & FI_CLAIM) {
 		struct fi_context *fc = ctx;
 
@@ -145,11 +143,11 @@ static ssize_t do_recv(struct fcp_ep *ep, void *buf, size_t len, fi_addr_t src,
 		if (!ret)
 			fc->internal[0] = NULL;
 	} else if (tagged) {
-		ret = fc_tag_recv(ep->tep, node, buf, len, tag, ignore, 0, ctx,
-				  uf);
+		ret = fc_tag_recv_from(ep->tep, a.node, a.port, buf, len, tag,
+				       ignore, 0, ctx, uf);
 	} else {
-		ret = fc_tag_recv(ep->tep, node, buf, len, 0, 0,
-				  FC_TAG_F_SPACE1, ctx, uf);
+		ret = fc_tag_recv_from(ep->tep, a.node, a.port, buf, len, 0, 0,
+				       FC_TAG_F_SPACE1, ctx, uf);
 	}
 out_unlock:
 	pthread_mutex_unlock(&ep->dom->lock);

@@ -9,8 +9,9 @@
 #
 # Cases (each rank's buffer, nccl-tests' size): allreduce float32 sum of
 # 1 Ki, 1 Mi and 16 Mi elements; alltoall of 1 MiB per peer; bcast of
-# 1 MiB from rank 0. fpgacomm is `fpgacomm-run -n N -- fpgacomm-bench
-# COLL` (default topology: full:N); Open MPI is scripts/bench/coll-mpi.c,
+# 4 KiB and 1 MiB from rank 0; barrier (size 0). fpgacomm is
+# `fpgacomm-run -n N -- fpgacomm-bench COLL` (default topology: full:N up
+# to 9 ranks, else the squarest torus); Open MPI is scripts/bench/coll-mpi.c,
 # which measures the same way (same sizes, iterations, warm-up, inputs and
 # checks), run as `mpirun -n N --mca btl self,vader`. Every round runs both,
 # the order alternating; the table shows the medians of the out-of-place
@@ -86,7 +87,8 @@ start=$SECONDS
 for n in $RANKS; do
 	cases+=("$n allreduce 4K,4M,64M")
 	cases+=("$n alltoall $((n))M")
-	cases+=("$n bcast 1M")
+	cases+=("$n bcast 4K,1M")
+	cases+=("$n barrier 0")
 done
 for ((r = 1; r <= ROUNDS; r++)); do
 	for c in "${cases[@]}"; do

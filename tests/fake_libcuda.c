@@ -4,7 +4,11 @@
  * a GPU, CI among them, run test_peer_gpu too: "device memory" is host
  * memory from malloc, behind the few driver API calls that the library
  * and the tests make, with the driver's checks on pointers and ranges.
- * No IPC (CUDA_ERROR_NOT_SUPPORTED), no dma-buf. Built as
+ * No IPC (CUDA_ERROR_NOT_SUPPORTED), no dma-buf. With FAKE_CUDA_GUARD=1
+ * in the environment a device pointer is, as on a GPU, an address the
+ * CPU cannot touch (a PROT_NONE reservation; the bytes live elsewhere and
+ * only the driver calls reach them), so that a library reading device
+ * memory as if it were host memory crashes here too. Built as
  * build/tests/fake-cuda/libcuda.so.1; test_peer_gpu runs against it only
  * where no real driver loads, and says so.
  */
@@ -13,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define FAKE_MAX_ALLOCS		 1024
 #define CUDA_SUCCESS		 0
@@ -31,6 +36,7 @@ typedef unsigned long long devptr;
 static struct {
 	devptr base;
 	size_t size;
+	char *bytes; /* where they are: base itself, or (guard) elsewhere */
 } allocs[FAKE_MAX_ALLOCS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int the_context; /* one device, one context */
@@ -53,6 +59,19 @@ static int find(devptr p, size_t len)
 	return found;
 }
 
+/* The bytes of device address @p, in allocation @i. */
+static void *bytes_of(int i, devptr p)
+{
+	return allocs[i].bytes + (p - allocs[i].base);
+}
+
+static int guarded(void)
+{
+	const char *env = getenv("FAKE_CUDA_GUARD");
+
+	return env && !strcmp(env, "1");
+}
+
 FAKE_API int cuInit(unsigned int flags);
 int cuInit(unsigned int flags)
 {
@@ -65,6 +84,13 @@ int cuDeviceGet(int *dev, int ordinal)
 	if (ordinal)
 		return CUDA_ERROR_INVALID_VALUE;
 	*dev = 0;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API int cuDeviceGetCount(int *count);
+int cuDeviceGetCount(int *count)
+{
+	*count = 1;
 	return CUDA_SUCCESS;
 }
 
@@ -124,24 +150,35 @@ int cuCtxSynchronize(void)
 FAKE_API int cuMemAlloc_v2(devptr *p, size_t size);
 int cuMemAlloc_v2(devptr *p, size_t size)
 {
-	void *m = size ? malloc(size) : NULL;
+	void *m = size ? malloc(size) : NULL, *addr = m;
 	int i;
 
+	if (m && guarded()) {
+		addr = mmap(NULL, size, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (addr == MAP_FAILED) {
+			free(m);
+			m = NULL;
+		}
+	}
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < FAKE_MAX_ALLOCS && allocs[i].base; i++)
 		;
 	if (i < FAKE_MAX_ALLOCS) {
-		allocs[i].base = (uintptr_t)m;
+		allocs[i].base = (uintptr_t)addr;
 		allocs[i].size = size;
+		allocs[i].bytes = m;
 	}
 	pthread_mutex_unlock(&lock);
 	if (i == FAKE_MAX_ALLOCS) {
+		if (addr != m)
+			munmap(addr, size);
 		free(m);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	*p = (uintptr_t)m;
+	*p = (uintptr_t)addr;
 	return CUDA_SUCCESS;
 }
 
@@ -152,7 +189,9 @@ int cuMemFree_v2(devptr p)
 
 	if (i < 0 || allocs[i].base != p)
 		return CUDA_ERROR_INVALID_VALUE;
-	free((void *)(uintptr_t)p);
+	if (allocs[i].bytes != (char *)(uintptr_t)p)
+		munmap((void *)(uintptr_t)p, allocs[i].size);
+	free(allocs[i].bytes);
 	pthread_mutex_lock(&lock);
 	allocs[i].base = 0;
 	pthread_mutex_unlock(&lock);
@@ -162,27 +201,44 @@ int cuMemFree_v2(devptr p)
 FAKE_API int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len);
 int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len)
 {
-	if (find(dst, len) < 0)
+	int i = find(dst, len);
+
+	if (i < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy((void *)(uintptr_t)dst, src, len);
+	memcpy(bytes_of(i, dst), src, len);
 	return CUDA_SUCCESS;
 }
 
 FAKE_API int cuMemcpyDtoH_v2(void *dst, devptr src, size_t len);
 int cuMemcpyDtoH_v2(void *dst, devptr src, size_t len)
 {
-	if (find(src, len) < 0)
+	int i = find(src, len);
+
+	if (i < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(dst, (void *)(uintptr_t)src, len);
+	memcpy(dst, bytes_of(i, src), len);
+	return CUDA_SUCCESS;
+}
+
+/* One device: a peer copy is a copy inside it (for fpgacomm-bench). */
+FAKE_API int cuMemcpyPeer(devptr dst, void *dctx, devptr src, void *sctx,
+			  size_t len);
+int cuMemcpyPeer(devptr dst, void *dctx, devptr src, void *sctx, size_t len)
+{
+	if (find(dst, len) < 0 || find(src, len) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, len);
 	return CUDA_SUCCESS;
 }
 
 FAKE_API int cuMemsetD8_v2(devptr dst, unsigned char v, size_t len);
 int cuMemsetD8_v2(devptr dst, unsigned char v, size_t len)
 {
-	if (find(dst, len) < 0)
+	int i = find(dst, len);
+
+	if (i < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memset((void *)(uintptr_t)dst, v, len);
+	memset(bytes_of(i, dst), v, len);
 	return CUDA_SUCCESS;
 }
 

@@ -56,11 +56,12 @@ static uint32_t handles[HANDLES]; /* seen from REGISTER/ALLOC, any file */
 static unsigned long calls;
 
 static const unsigned long cmds[] = {
-	FC_IOC_INFO,	  FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
-	FC_IOC_MEM_ALLOC, FC_IOC_SUBMIT,       FC_IOC_WAIT,
-	FC_IOC_RESET,	  FC_IOC_REG_READ,     FC_IOC_REG_WRITE,
-	FC_IOC_CHAN_RING, FC_IOC_CHAN_HEAD,    FC_IOC_MEM_INFO,
-	FC_IOC_PIO_KICK,  FC_IOC_EQ,	       FC_IOC_EQ_HEAD,
+	FC_IOC_INFO,	    FC_IOC_MEM_REGISTER, FC_IOC_MEM_UNREGISTER,
+	FC_IOC_MEM_ALLOC,   FC_IOC_SUBMIT,	 FC_IOC_WAIT,
+	FC_IOC_RESET,	    FC_IOC_REG_READ,	 FC_IOC_REG_WRITE,
+	FC_IOC_CHAN_RING,   FC_IOC_CHAN_HEAD,	 FC_IOC_MEM_INFO,
+	FC_IOC_PIO_KICK,    FC_IOC_EQ,		 FC_IOC_EQ_HEAD,
+	FC_IOC_PEER_WINDOW,
 };
 
 static uint64_t next(uint64_t *s)
@@ -115,6 +116,10 @@ static uint64_t pick(uint64_t *s)
 	case 4:
 		return next(s);
 	default:
+		/* a channel, or a peer window entry (mapped or not) */
+		if (r & 0x80)
+			return FC_PW_ADDR((r >> 8) % 2, (r >> 16) % 64,
+					  (r >> 24) % 8192);
 		return FC_FABRIC_CHAN((r >> 8) % 2, (r >> 16) % 16);
 	}
 }
@@ -212,6 +217,21 @@ static void fill_arg(uint64_t *s, unsigned long cmd, uint64_t *arg,
 
 		h->chan = (uint32_t)(next(s) % 300);
 		h->head = (uint32_t)pick(s);
+		break;
+	}
+	case FC_IOC_PEER_WINDOW: {
+		struct fc_ioc_peer_window *w = (void *)arg;
+
+		w->op = next(s) % 8 ? next(s) % 2 + 1 : (uint32_t)pick(s);
+		if (w->op == FC_PEER_WINDOW_UNMAP) {
+			w->entry = next(s) % 4 ? next(s) % 64 :
+						 (uint32_t)pick(s);
+			break;
+		}
+		w->flags = next(s) % 8 ? next(s) % 3 + 1 : (uint32_t)pick(s);
+		w->handle = (uint32_t)pick(s);
+		w->offset = next(s) % 2 ? 0 : pick(s);
+		w->len = next(s) % 2 ? (next(s) % 16 + 1) * 4096 : pick(s);
 		break;
 	}
 	case FC_IOC_MEM_UNREGISTER:

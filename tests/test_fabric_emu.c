@@ -376,6 +376,18 @@ static void wait_chain(struct rig *r, unsigned int n, unsigned int e)
 			 FC_DMA_STATUS_IDLE);
 }
 
+/* The chain on (@n, @e) ends with @err, at its last descriptor. */
+static void wait_chain_err(struct rig *r, unsigned int n, unsigned int e,
+			   uint32_t err)
+{
+	struct chain_ref c = { n, e };
+
+	run_until(r, one_chain_ended, &c);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_ERROR)), err);
+	assert_int_equal(rd(r, n, FC_DMA_REG(e, FC_DMA_STATUS)),
+			 FC_DMA_STATUS_ERROR);
+}
+
 struct msgs_ref {
 	unsigned int node, ch, msgs;
 };
@@ -742,12 +754,156 @@ static void test_put(void **state)
 	assert_int_equal(rd(r, 0, FC_DMA_REG(0, FC_DMA_BYTES_LO)),
 			 100003 + 70001 + 52 + 999);
 
-	/* a write outside the peer's window is dropped there and counted */
+	/* a write outside the peer's host window is dropped there, counted,
+	 * and fails the chain through the FENCE_ACK */
 	set_desc(&t[0], 200, FC_SPACE_HOST, bus, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(2, FC_REGION_HOST, 0x1000), FC_DESC_F_EOC);
 	kick(r, 0, 0, 1);
-	wait_chain(r, 0, 0);
+	wait_chain_err(r, 0, 0, FC_DMA_ERR_ADDR);
 	assert_int_equal(rd(r, 2, FC_ROUTER_EJECT_DROPS), 4); /* 200 / 52 */
+	rig_free(r);
+}
+
+#define WIN_OFF (6u << 20) /* board 1's memory behind its window entry */
+#define WIN_LEN (64u << 10)
+#define WIN_E	5
+
+static void win_map(struct rig *r, unsigned int n, uint32_t ctrl)
+{
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_BASE_LO),
+	   (uint32_t)(HOST_BUS + WIN_OFF));
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_BASE_HI),
+	   (uint32_t)((HOST_BUS + WIN_OFF) >> 32));
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_SIZE_LO), WIN_LEN);
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_SIZE_HI), 0);
+	wr(r, n, FC_PW_REG(WIN_E, FC_PW_CTRL), ctrl);
+	/* acknowledged before the next packet is checked */
+	assert_int_equal(rd(r, n, FC_PW_REG(WIN_E, FC_PW_SEEN)), ctrl);
+}
+
+/* A PUT of @len bytes at entry offset @off from node 0 to node 1. */
+static void win_put(struct rig *r, uint64_t off, uint32_t len, uint32_t err)
+{
+	struct fc_hw_desc *t = table(r, 0, 0);
+
+	set_desc(&t[0], len, FC_SPACE_HOST, HOST_BUS + SEND_OFF,
+		 FC_SPACE_FABRIC, FC_PW_ADDR(1, WIN_E, off), FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	if (!err) {
+		wait_chain(r, 0, 0);
+		return;
+	}
+	wait_chain_err(r, 0, 0, err);
+	reset_engine(r, 0, 0);
+}
+
+/* A GET into node 0's PUT_OFF of @len bytes at @src (node 1). */
+static void win_get(struct rig *r, uint64_t src, uint32_t len, uint32_t err)
+{
+	struct fc_hw_desc *t = table(r, 0, 0);
+
+	set_desc(&t[0], len, FC_SPACE_FABRIC, src, FC_SPACE_HOST,
+		 HOST_BUS + PUT_OFF, FC_DESC_F_EOC);
+	kick(r, 0, 0, 1);
+	if (!err) {
+		wait_chain(r, 0, 0);
+		return;
+	}
+	wait_chain_err(r, 0, 0, err);
+	reset_engine(r, 0, 0);
+}
+
+static void expect_refusal(struct rig *r, uint32_t count, uint32_t why)
+{
+	assert_int_equal(rd(r, 1, FC_PW_REFUSED), count);
+	assert_int_equal(FC_PW_REF_WHY(rd(r, 1, FC_PW_LAST_REFUSED)), why);
+	assert_int_equal(FC_PW_REF_ENTRY(rd(r, 1, FC_PW_LAST_REFUSED)), WIN_E);
+	assert_int_equal(FC_PW_REF_SRC(rd(r, 1, FC_PW_LAST_REFUSED)), 0);
+}
+
+/*
+ * The peer window (FC_REGION_PEER): PUTs, bursts and GETs through a valid
+ * entry land; out of bounds, without permission, or after revocation
+ * nothing is written, the refusal is counted and named, and the sending
+ * chain ends with FC_DMA_ERR_WINDOW. GETs of host and board memory too.
+ */
+static void test_peer_window(void **state)
+{
+	struct rig *r = rig_new("ring:4", 0, 0, 0);
+	uint8_t *win = r->b[1].host + WIN_OFF, *got = r->b[0].host + PUT_OFF;
+	uint8_t *src = r->b[0].host + SEND_OFF;
+	static uint8_t before[WIN_LEN];
+	uint32_t rw = FC_PW_CTRL_VALID | FC_PW_CTRL_READ | FC_PW_CTRL_WRITE;
+
+	(void)state;
+	assert_true(rd(r, 1, FC_REG_CAPS) & FC_CAP_PEER_WINDOW);
+	assert_true(rd(r, 1, FC_REG_CAPS) & FC_CAP_FABRIC_GET);
+	assert_int_equal(rd(r, 1, FC_PW_ENTRIES), FC_PW_MAX_ENTRIES);
+	/* never programmed: refused, nothing written */
+	fill(src, WIN_LEN, 1);
+	memcpy(before, win, WIN_LEN);
+	win_put(r, 0, 100, FC_DMA_ERR_WINDOW);
+	expect_refusal(r, 2, FC_PW_WHY_INVALID); /* 100 bytes: 2 packets */
+	assert_memory_equal(win, before, WIN_LEN);
+	assert_int_equal(rd(r, 1, FC_ROUTER_EJECT_DROPS), 0);
+	/* mapped: packets and a burst land at base + offset */
+	win_map(r, 1, rw | FC_PW_CTRL_GEN(1));
+	win_put(r, 100, 1000, 0);
+	assert_memory_equal(win + 100, src, 1000);
+	win_put(r, 4096, 40000, 0);
+	assert_memory_equal(win + 4096, src, 40000);
+	/* the last byte in bounds, then one past */
+	memcpy(before, win, WIN_LEN);
+	win_put(r, WIN_LEN - 52, 52, 0);
+	memcpy(before, win, WIN_LEN);
+	win_put(r, WIN_LEN - 51, 52, FC_DMA_ERR_WINDOW);
+	expect_refusal(r, 3, FC_PW_WHY_RANGE);
+	assert_memory_equal(win, before, WIN_LEN);
+	/* a burst past the end writes nothing either */
+	fill(src, WIN_LEN, 2);
+	win_put(r, WIN_LEN - 8192, 16384, FC_DMA_ERR_WINDOW);
+	assert_memory_equal(win, before, WIN_LEN);
+	/* read only: PUTs refused, GETs answered */
+	win_map(r, 1, FC_PW_CTRL_VALID | FC_PW_CTRL_READ | FC_PW_CTRL_GEN(2));
+	win_put(r, 0, 52, FC_DMA_ERR_WINDOW);
+	expect_refusal(r, 5, FC_PW_WHY_PERM);
+	assert_memory_equal(win, before, WIN_LEN);
+	win_get(r, FC_PW_ADDR(1, WIN_E, 0), 30000, 0);
+	assert_memory_equal(got, win, 30000);
+	win_get(r, FC_PW_ADDR(1, WIN_E, 7), 101, 0);
+	assert_memory_equal(got, win + 7, 101);
+	/* write only: GETs refused, nothing read */
+	win_map(r, 1, FC_PW_CTRL_VALID | FC_PW_CTRL_WRITE | FC_PW_CTRL_GEN(3));
+	memset(got, 0xee, 4096);
+	win_get(r, FC_PW_ADDR(1, WIN_E, 0), 4096, FC_DMA_ERR_WINDOW);
+	expect_refusal(r, 6, FC_PW_WHY_PERM);
+	assert_int_equal(got[0], 0xee);
+	assert_int_equal(got[4095], 0xee);
+	/* revoked: the ack is SEEN; nothing lands any more */
+	win_map(r, 1, rw | FC_PW_CTRL_GEN(4));
+	wr(r, 1, FC_PW_REG(WIN_E, FC_PW_CTRL), FC_PW_CTRL_GEN(5));
+	assert_int_equal(rd(r, 1, FC_PW_REG(WIN_E, FC_PW_SEEN)),
+			 FC_PW_CTRL_GEN(5));
+	memcpy(before, win, WIN_LEN);
+	win_put(r, 0, 8192, FC_DMA_ERR_WINDOW);
+	expect_refusal(r, 7, FC_PW_WHY_INVALID);
+	assert_memory_equal(win, before, WIN_LEN);
+	/* GETs of the other node's host memory and board memory */
+	fill(r->b[1].host + PUT_OFF, 70000, 3);
+	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_HOST, HOST_BUS + PUT_OFF), 70000,
+		0);
+	assert_memory_equal(got, r->b[1].host + PUT_OFF, 70000);
+	fill(r->b[1].mem + 4096, 333, 4);
+	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_BOARD, 4096), 333, 0);
+	assert_memory_equal(got, r->b[1].mem + 4096, 333);
+	/* across the ring: node 2 two hops away */
+	fill(r->b[2].host + PUT_OFF, 5000, 5);
+	win_get(r, FC_FABRIC_ADDR(2, FC_REGION_HOST, HOST_BUS + PUT_OFF), 5000,
+		0);
+	assert_memory_equal(got, r->b[2].host + PUT_OFF, 5000);
+	/* a host range the other side does not map: ERR_ADDR, nothing */
+	win_get(r, FC_FABRIC_ADDR(1, FC_REGION_HOST, 0x1000), 64,
+		FC_DMA_ERR_ADDR);
 	rig_free(r);
 }
 
@@ -1445,15 +1601,12 @@ static void test_bad_chains(void **state)
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_CHAN(1, 2) | 4, FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
-	/* a node beyond the cluster, a peer window, reserved bits */
+	/* a node beyond the cluster, reserved bits */
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_CHAN(20, 2), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_ADDR(20, FC_REGION_HOST, 0), FC_DESC_F_EOC);
-	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
-	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
-		 FC_FABRIC_ADDR(1, FC_REGION_PEER, 0), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
 	set_desc(&t[1], 64, FC_SPACE_HOST, h, FC_SPACE_FABRIC,
 		 FC_FABRIC_CHAN(1, 2) | 1ull << 60, FC_DESC_F_EOC);
@@ -1467,11 +1620,14 @@ static void test_bad_chains(void **state)
 		 FC_FABRIC_ADDR(1, FC_REGION_HOST, FC_FABRIC_OFFSET_MASK - 62),
 		 FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
-	/* reading from another node */
+	/* reading from another node into a third; a read of a channel */
 	set_desc(&t[1], 64, FC_SPACE_FABRIC,
-		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_SPACE_HOST, h,
-		 FC_DESC_F_EOC);
+		 FC_FABRIC_ADDR(1, FC_REGION_HOST, h), FC_SPACE_FABRIC,
+		 FC_FABRIC_ADDR(2, FC_REGION_HOST, h), FC_DESC_F_EOC);
 	expect_refused(r, 0, 2, FC_DMA_ERR_ROUTE, 1);
+	set_desc(&t[1], 64, FC_SPACE_FABRIC, FC_FABRIC_CHAN(1, 2),
+		 FC_SPACE_HOST, h, FC_DESC_F_EOC);
+	expect_refused(r, 0, 2, FC_DMA_ERR_ADDR, 1);
 	/* the chain rule's table (tests/chain_rule.h) */
 	run_rule_cases(r, true);
 	/* F_MORE: on a non-channel destination, on the last, to elsewhere */
@@ -1972,6 +2128,7 @@ int main(void)
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_link_rate, unlink_clusters),
 		cmocka_unit_test_teardown(test_event_queue, unlink_clusters),
+		cmocka_unit_test_teardown(test_peer_window, unlink_clusters),
 	};
 
 	/*

@@ -13,19 +13,29 @@
  * receive waits for it rather than being landed, and is landed once the
  * wait (FPGACOMM_RNDV_LAND_US) is over.
  *
+ * Imported memory of board 1 (the VM fixture's dma-buf, a memfd on the host)
+ * in its peer window, written by board 0's put and read by its get, refused
+ * once freed.
+ *
  * FPGACOMM_TEST_PAIR="DEV0 DEV1" names the boards; without it, with
  * FPGACOMM_TEST_DEVICE naming a real board, the test is skipped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <linux/dma-buf.h>
 
 #include "harness.h"
 #include "pair.h" /* the two boards (emu/ makes their cluster) */
+#include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
 #define PORT	  7
 #define BOARD_OFF (1u << 20)
@@ -588,6 +598,103 @@ static void test_put_board(void **state)
 	assert_ok(fc_mem_free(bd[1], back));
 }
 
+/*
+ * A file standing for GPU memory on board 1: the VM fixture's dma-buf
+ * behind the driver, a memfd on emulated boards; mapped in *@map.
+ */
+static int peer_file(size_t len, uint8_t **map)
+{
+	struct fcvm_dmabuf_create c = { .size = len };
+	int fd, fx;
+
+	if (!strncmp(names[1], "emu:", 4)) {
+		fd = memfd_create("pw", MFD_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	} else {
+		fx = open("/dev/fcvm_dmabuf", O_RDWR | O_CLOEXEC);
+		if (fx < 0)
+			skip_because(
+				"no /dev/fcvm_dmabuf (the test VM's fixture)");
+		assert_int_equal(ioctl(fx, FCVM_DMABUF_CREATE, &c), 0);
+		close(fx);
+		fd = c.fd;
+	}
+	*map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(*map != MAP_FAILED);
+	return fd;
+}
+
+/* Bracket CPU reads of a dma-buf (a no-op error on a memfd). */
+static void peer_sync(int fd, uint64_t flags)
+{
+	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_RW };
+
+	(void)ioctl(fd, DMA_BUF_IOCTL_SYNC, &s);
+}
+
+/*
+ * Imported memory of board 1 in its peer window, through the library on
+ * either backend (the driver's PEER_WINDOW behind the kernel): board 0's
+ * put lands there and is read back through the file's own mapping, and
+ * by a get where the boards serve read requests; once freed, a put by the
+ * same address fails with -EACCES and changes nothing.
+ */
+static void test_put_peer_window(void **state)
+{
+	enum {
+		LEN = 4096,
+		N = 1000,
+		OFF = 8
+	};
+	uint8_t *map, old[N];
+	struct fc_mem *pm, *src, *back;
+	struct fc_info bi;
+	uint64_t addr;
+	int fd, rc;
+
+	(void)state;
+	need_pair();
+	assert_ok(fc_query(bd[1], &bi));
+	rng_reset("put_peer_window");
+	fd = peer_file(LEN, &map);
+	assert_ok(fc_peer_import(bd[1], fd, 0, LEN, 0, &pm));
+	rc = fc_mem_fabric_addr(bd[1], pm, 0, &addr);
+	if (rc == -EOPNOTSUPP && !(bi.caps & FC_CAP_PEER_WINDOW)) {
+		assert_ok(fc_mem_free(bd[1], pm));
+		close(fd);
+		skip_because("board 1 has no peer window");
+	}
+	assert_ok(rc);
+	assert_int_equal(FC_FABRIC_REGION(addr), FC_REGION_PEER);
+	assert_int_equal(FC_FABRIC_NODE(addr), world[1].node_id);
+	assert_ok(fc_mem_alloc(bd[0], LEN, 0, &src));
+	assert_ok(fc_mem_alloc(bd[0], LEN, 0, &back));
+	rnd_fill(src->addr, LEN);
+	assert_ok(fc_put(bd[0], addr + OFF, src, 0, N, WAIT_MS));
+	peer_sync(fd, DMA_BUF_SYNC_START);
+	assert_same(map + OFF, src->addr, N, "put into board 1's window");
+	memcpy(old, map + OFF, N);
+	peer_sync(fd, DMA_BUF_SYNC_END);
+	rc = fc_get(bd[0], fc_host(back, 0), addr + OFF, N, WAIT_MS);
+	if (rc != -EOPNOTSUPP) {
+		assert_ok(rc);
+		assert_same(back->addr, src->addr, N, "get from the window");
+	}
+
+	assert_ok(fc_mem_free(bd[1], pm));
+	rnd_fill(src->addr, LEN);
+	assert_int_equal(fc_put(bd[0], addr + OFF, src, 0, N, WAIT_MS),
+			 -EACCES);
+	peer_sync(fd, DMA_BUF_SYNC_START);
+	assert_same(map + OFF, old, N, "nothing lands once freed");
+	peer_sync(fd, DMA_BUF_SYNC_END);
+	assert_ok(fc_mem_free(bd[0], src));
+	assert_ok(fc_mem_free(bd[0], back));
+	munmap(map, LEN);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_channel_queue),
 		cmocka_unit_test(test_credits_unread),
 		cmocka_unit_test(test_put_board),
+		cmocka_unit_test(test_put_peer_window),
 		cmocka_unit_test(test_rndv_waits_for_receive),
 		cmocka_unit_test(test_rndv_lands_after_wait),
 		cmocka_unit_test(test_late_receiver),

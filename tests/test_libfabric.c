@@ -15,15 +15,22 @@
  *    entry, the next message whole); FI_PEEK, FI_CLAIM and the claimed
  *    message's receive; fi_cancel (FI_ECANCELED); send and receive
  *    counters; a remote write into a peer's registered buffer with its key
- *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP).
+ *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP); directed receives
+ *    that tell apart two endpoints of one rank (rank and port).
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
- *    FI_PROVIDER=fpgacomm on 2, 3 and 4 ranks (full mesh) and 4 on a 2x2
- *    torus; the board counters the
- *    provider writes at close (FPGACOMM_FI_STATS) must show the traffic
- *    went over the boards (every rank's packets, 64 MiB of DMA at least),
- *    so a run that fell back to another transport fails.
+ *    FI_PROVIDER=fpgacomm on 2 (also with the MTL asking for auto
+ *    progress), 3, 4 and 8 ranks (full mesh), 4 on a 2x2
+ *    torus, and 8 on a 4x2 torus whose links drop and corrupt packets
+ *    (FPGACOMM_FAULTS, read by the rank that makes the job's cluster);
+ *    the board counters the provider writes at close (FPGACOMM_FI_STATS)
+ *    must show the traffic went over the boards (every rank's packets, the
+ *    largest message's bytes of DMA at least), so a run that fell back to
+ *    another transport fails, and, with faults, that packets were sent
+ *    again and some failed the CRC.
+ * 5. FPGACOMM_FAULTS: bad values make a job rank's fc_open(NULL) fail with
+ *    -EINVAL (the reason on stderr), a good one opens.
  * A part whose tool is missing (fi_info, fi_pingpong, mpirun) is skipped
  * saying why; all skipped: exit 77.
  */
@@ -123,7 +130,8 @@ static void sync_peer(void)
 	cq_expect(R.rxcq, &c2, &e, NULL);
 }
 
-static int open_res(enum fi_av_type av_type, uint32_t port)
+static int open_res(enum fi_av_type av_type, uint32_t port,
+		    enum fi_progress progress)
 {
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_av_attr av_attr = { .type = av_type };
@@ -142,6 +150,8 @@ static int open_res(enum fi_av_type av_type, uint32_t port)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = av_type;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	hints->domain_attr->data_progress = progress;
+	hints->domain_attr->control_progress = progress;
 	hints->fabric_attr->prov_name = strdup("fpgacomm");
 	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &R.info);
 	fi_freeinfo(hints);
@@ -149,6 +159,14 @@ static int open_res(enum fi_av_type av_type, uint32_t port)
 		CHECK(0, "fi_getinfo: %s", fi_strerror(-rc));
 		return -1;
 	}
+	/* what was asked, or manual when nothing was */
+	if (progress == FI_PROGRESS_UNSPEC)
+		progress = FI_PROGRESS_MANUAL;
+	CHECK(R.info->domain_attr->data_progress == progress &&
+		      R.info->domain_attr->control_progress == progress,
+	      "progress: data %d control %d, expected %d",
+	      R.info->domain_attr->data_progress,
+	      R.info->domain_attr->control_progress, progress);
 	FI_OK(fi_fabric(R.info->fabric_attr, &R.fabric, NULL));
 	FI_OK(fi_domain(R.fabric, R.info, &R.domain, NULL));
 	FI_OK(fi_av_open(R.domain, &av_attr, &R.av, NULL));
@@ -420,16 +438,186 @@ static void test_rma_write(void)
 	sync_peer();
 }
 
+#define DIR_PORT 7 /* rank 1's second endpoint in test_directed */
+
+/* A second endpoint of rank 1's on DIR_PORT, with a CQ of its own. */
+static int open_second(struct fid_ep **ep2, struct fid_cq **cq2)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *info = fi_dupinfo(R.info);
+	uint32_t *src = malloc(2 * sizeof(uint32_t));
+
+	if (!info || !src) {
+		CHECK(0, "out of memory");
+		fi_freeinfo(info);
+		free(src);
+		return -1;
+	}
+	src[0] = rank;
+	src[1] = DIR_PORT;
+	free(info->src_addr);
+	info->src_addr = src;
+	info->src_addrlen = 2 * sizeof(uint32_t);
+	FI_OK(fi_cq_open(R.domain, &cq_attr, cq2, NULL));
+	FI_OK(fi_endpoint(R.domain, info, ep2, NULL));
+	fi_freeinfo(info);
+	if (failures)
+		return -1;
+	FI_OK(fi_ep_bind(*ep2, &R.av->fid, 0));
+	FI_OK(fi_ep_bind(*ep2, &(*cq2)->fid, FI_TRANSMIT | FI_RECV));
+	FI_OK(fi_enable(*ep2));
+	return failures ? -1 : 0;
+}
+
+/*
+ * FI_DIRECTED_RECV names the whole source, rank and port: rank 1 sends
+ * the same tag from its endpoint and from a second one on DIR_PORT; rank
+ * 0's receive directed at the second is posted first, then the one
+ * directed at the first; each must get its own endpoint's message, with
+ * its source. Once with the receives posted before the messages come,
+ * once after they came.
+ */
+static void test_directed(void)
+{
+	struct {
+		uint32_t node, port;
+	} a2 = { 1, DIR_PORT };
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *ep2 = NULL;
+	struct fid_cq *cq2 = NULL;
+	fi_addr_t peer2 = FI_ADDR_NOTAVAIL, src;
+	uint32_t v[2], got[2];
+	int c[2];
+
+	if (rank == 1 && open_second(&ep2, &cq2))
+		goto out;
+	if (rank == 0)
+		CHECK_FI(fi_av_insert(R.av, &a2, 1, &peer2, 0, NULL), 1);
+	for (int late = 0; late < 2; late++) {
+		if (rank == 1) {
+			sync_peer();
+			v[0] = 0xa0 + late;
+			v[1] = 0xb0 + late;
+			FI_OK(fi_tsend(R.ep, &v[0], 4, NULL, R.peer, 0xd1,
+				       &c[0]));
+			FI_OK(fi_tsend(ep2, &v[1], 4, NULL, R.peer, 0xd1,
+				       &c[1]));
+			cq_expect(R.txcq, &c[0], &e, NULL);
+			cq_expect(cq2, &c[1], &e, NULL);
+			sync_peer();
+			continue;
+		}
+		got[0] = got[1] = 0;
+		if (late) {
+			sync_peer();
+			sync_peer(); /* both sent by now */
+		}
+		FI_OK(fi_trecv(R.ep, &got[1], 4, NULL, peer2, 0xd1, 0, &c[1]));
+		FI_OK(fi_trecv(R.ep, &got[0], 4, NULL, R.peer, 0xd1, 0, &c[0]));
+		if (!late)
+			sync_peer();
+		for (int k = 0; k < 2; k++) {
+			long rc = cq_wait(R.rxcq, &e, &src);
+			bool second = e.op_context == &c[1];
+
+			CHECK(rc == 1 && src == (second ? peer2 : R.peer),
+			      "directed: %ld, src %llu", rc,
+			      (unsigned long long)src);
+		}
+		CHECK(got[0] == 0xa0u + late && got[1] == 0xb0u + late,
+		      "%s: the receive from port %s got %x, from port %d "
+		      "got %x",
+		      late ? "after" : "before", EP_PORT, got[0], DIR_PORT,
+		      got[1]);
+		if (!late)
+			sync_peer();
+	}
+out:
+	if (ep2)
+		FI_OK(fi_close(&ep2->fid));
+	if (cq2)
+		FI_OK(fi_close(&cq2->fid));
+	sync_peer();
+}
+
+/* The byte @i of what rank @r sends in test_auto_progress. */
+static uint8_t auto_byte(uint32_t r, size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 12) + r * 101 + 1);
+}
+
+/* Does @b hold all @n bytes of @r's message? Read as memory only. */
+static bool auto_arrived(const volatile uint8_t *b, size_t n, uint32_t r)
+{
+	for (size_t i = n; i-- > 0;)
+		if (b[i] != auto_byte(r, i))
+			return false;
+	return true;
+}
+
+/*
+ * FI_PROGRESS_AUTO: both ranks post a receive and a send (a small message
+ * in one channel message, a large one in pieces by rendezvous), then never
+ * call libfabric while they look at their receive buffer: only the
+ * domain's thread can put the peer's data there. Then fi_cq_sread alone
+ * hands out the completions.
+ */
+static void test_auto_progress(void)
+{
+	static const size_t lens[] = { 64, 512 << 10 };
+	struct fi_cq_tagged_entry e;
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = lens[k];
+		uint8_t *out = malloc(n), *in = calloc(1, n);
+		time_t end = time(NULL) + WAIT_S;
+		bool arrived;
+		int c1, c2;
+		long rc;
+
+		if (!out || !in) {
+			CHECK(0, "out of memory");
+			free(out);
+			free(in);
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			out[i] = auto_byte(rank, i);
+		FI_OK(fi_trecv(R.ep, in, n, NULL, R.peer, 0xa0 + k, 0, &c2));
+		FI_OK(fi_tsend(R.ep, out, n, NULL, R.peer, 0xa0 + k, &c1));
+		while (!(arrived = auto_arrived(in, n, rank ^ 1)) &&
+		       time(NULL) < end)
+			usleep(1000);
+		CHECK(arrived,
+		      "%zu B: the peer's data never came while the "
+		      "program was out of the provider",
+		      n);
+		rc = fi_cq_sread(R.rxcq, &e, 1, NULL, WAIT_S * 1000);
+		CHECK(rc == 1 && e.op_context == &c2 && e.len == n,
+		      "sread rx: %ld (%s) len %zu", rc, fi_strerror((int)-rc),
+		      e.len);
+		rc = fi_cq_sread(R.txcq, &e, 1, NULL, WAIT_S * 1000);
+		CHECK(rc == 1 && e.op_context == &c1, "sread tx: %ld (%s)", rc,
+		      fi_strerror((int)-rc));
+		sync_peer();
+		free(out);
+		free(in);
+	}
+}
+
 static int run_rank(void)
 {
-	enum fi_av_type types[2] = { FI_AV_TABLE, FI_AV_MAP };
+	enum fi_av_type types[3] = { FI_AV_TABLE, FI_AV_MAP, FI_AV_TABLE };
+	enum fi_progress progs[3] = { FI_PROGRESS_UNSPEC, FI_PROGRESS_MANUAL,
+				      FI_PROGRESS_AUTO };
+	static const char *const ports[3] = { EP_PORT, "4", "5" };
 
 	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
-	for (int t = 0; t < 2 && !failures; t++) {
+	for (int t = 0; t < 3 && !failures; t++) {
 		/* a port of its own each round: what the peer sends to the
 		 * next round's endpoint must not reach this one, closing */
-		setenv("FPGACOMM_FI_PORT", t ? "4" : EP_PORT, 1);
-		if (open_res(types[t], 3 + t)) {
+		setenv("FPGACOMM_FI_PORT", ports[t], 1);
+		if (open_res(types[t], 3 + t, progs[t])) {
 			close_res();
 			break;
 		}
@@ -439,8 +627,12 @@ static int run_rank(void)
 		test_truncate();
 		test_peek_claim_cancel();
 		test_counters();
-		if (t == 0)
+		if (t == 0) {
 			test_rma_write();
+			test_directed();
+		}
+		if (progs[t] == FI_PROGRESS_AUTO)
+			test_auto_progress();
 		close_res();
 	}
 	if (rank == 0 || failures)
@@ -562,10 +754,16 @@ static int part_pingpong(const char *run, const char *self)
 	return worst;
 }
 
-/* Each rank's counts: all moved packets, and one moved the 64 MiB. */
-static int check_stats(const char *prefix, int n)
+/*
+ * Each rank's counts: all moved packets, and one moved the largest
+ * message (@least bytes); with link faults (@faults), packets were sent
+ * again and, with corruption, some failed the CRC.
+ */
+static int check_stats(const char *prefix, int n, unsigned long long least,
+		       const char *faults)
 {
-	unsigned long long dma, pkts, most = 0;
+	unsigned long long dma, pkts, most = 0, re, crc, re_all = 0,
+				      crc_all = 0;
 	char path[PATH_MAX + 16];
 	int bad = 0;
 
@@ -574,8 +772,10 @@ static int check_stats(const char *prefix, int n)
 
 		snprintf(path, sizeof(path), "%s.%d", prefix, r);
 		f = fopen(path, "r");
-		if (!f || fscanf(f, "dma_bytes %llu tx_pkts %llu", &dma,
-				 &pkts) != 2) {
+		if (!f || fscanf(f,
+				 "dma_bytes %llu tx_pkts %llu retransmits %llu "
+				 "crc_errors %llu",
+				 &dma, &pkts, &re, &crc) != 4) {
 			printf("FAIL rank %d wrote no board counts (%s): the "
 			       "provider was not used\n",
 			       r, path);
@@ -591,14 +791,95 @@ static int check_stats(const char *prefix, int n)
 			unlink(path);
 		}
 		most = dma > most ? dma : most;
+		re_all += bad ? 0 : re;
+		crc_all += bad ? 0 : crc;
 	}
-	if (!bad && most < (64ull << 20)) {
-		printf("FAIL no board moved the 64 MiB message (%llu bytes)\n",
-		       most);
+	if (!bad && most < least) {
+		printf("FAIL no board moved the %llu-byte message (%llu "
+		       "bytes)\n",
+		       least, most);
+		bad = 1;
+	}
+	if (!bad && faults &&
+	    (!re_all || (strstr(faults, "corrupt") && !crc_all))) {
+		printf("FAIL faults %s: the links sent %llu packets again, "
+		       "%llu failed the CRC: the faults were not there\n",
+		       faults, re_all, crc_all);
 		bad = 1;
 	}
 	return bad;
 }
+
+/*
+ * FPGACOMM_FAULTS as a job's rank reads it (a job of one rank, in a child
+ * so that its environment stays there): bad values make fc_open(NULL)
+ * fail with -EINVAL; a good one opens the job's cluster.
+ */
+static int part_faults_env(void)
+{
+	static const char *const bad[] = { "drop",
+					   "drop=",
+					   "drop=1",
+					   "drop=2%x",
+					   "loss=1%",
+					   "drop=1%,drop=1%",
+					   "drop=1%,",
+					   "drop=1%,,corrupt=1%",
+					   "drop=60%,corrupt=40%",
+					   "drop=0.0000001" };
+	int worst = 0;
+
+	for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *v = i < sizeof(bad) / sizeof(bad[0]) ?
+					bad[i] :
+					"drop=0.5%,corrupt=0.001";
+		int want = i < sizeof(bad) / sizeof(bad[0]) ? -EINVAL : 0;
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			struct fc_dev *dev = NULL;
+			int rc;
+
+			unsetenv("FPGACOMM_DEVICE");
+			setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+			setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+			setenv("FPGACOMM_FAULTS", v, 1);
+			rc = fc_open(&dev, NULL);
+			if (!rc)
+				fc_close(dev);
+			if (rc != want)
+				printf("FAIL FPGACOMM_FAULTS='%s': fc_open %d "
+				       "(%s), expected %d\n",
+				       v, rc, fc_strerror(rc), want);
+			_exit(rc == want ? 0 : 1);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			worst = 1;
+	}
+	printf("%s FPGACOMM_FAULTS: bad values refused, a good one taken\n",
+	       worst ? "FAIL" : "ok");
+	return worst;
+}
+
+/* The MPI runs: ranks, topology ("": the default, a full mesh), link
+ * faults (FPGACOMM_FAULTS) and the largest ping-pong message. Eight ranks
+ * share two cores: their messages stay small. */
+static const struct mpi_run {
+	int n;
+	const char *topo, *faults;
+	size_t max;
+	bool auto_progress; /* the ofi MTL asks for FI_PROGRESS_AUTO */
+} mpi_runs[] = {
+	{ 2, "", NULL, 64u << 20, false },
+	{ 2, "", NULL, 1u << 20, true },
+	{ 3, "", NULL, 64u << 20, false },
+	{ 4, "", NULL, 64u << 20, false },
+	{ 4, "torus:2x2", NULL, 64u << 20, false }, /* two hops */
+	{ 8, "", NULL, 1u << 20, false },
+	{ 8, "torus:4x2", "drop=1%,corrupt=1%", 1u << 20, false },
+};
 
 static int part_mpi(void)
 {
@@ -615,29 +896,35 @@ static int part_mpi(void)
 	}
 	snprintf(prefix, sizeof(prefix), "/tmp/fc-test-libfabric-%d",
 		 (int)getpid());
-	/* the last again on a 2x2 torus: messages over two hops */
-	for (int i = 0; i < 4; i++) {
-		int n = i < 3 ? 2 + i : 4, rc;
-		const char *topo = i < 3 ? "" : "torus:2x2";
+	for (size_t i = 0; i < sizeof(mpi_runs) / sizeof(mpi_runs[0]); i++) {
+		const struct mpi_run *m = &mpi_runs[i];
+		const char *faults = m->faults ? m->faults : "";
+		int rc;
 
-		printf("== mpirun -n %d --mca pml cm --mca mtl ofi, "
-		       "FI_PROVIDER=fpgacomm%s%s\n",
-		       n, *topo ? ", " : "", topo);
+		const char *prog_mca =
+			m->auto_progress ? " --mca mtl_ofi_data_progress auto" :
+					   "";
+
+		printf("== mpirun -n %d --mca pml cm --mca mtl ofi%s, "
+		       "FI_PROVIDER=fpgacomm%s%s%s%s\n",
+		       m->n, prog_mca, *m->topo ? ", " : "", m->topo,
+		       *faults ? ", faults " : "", faults);
 		fflush(stdout);
 		snprintf(
 			cmd, sizeof(cmd),
 			"timeout 240 mpirun --allow-run-as-root --oversubscribe "
-			"-n %d --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm "
+			"-n %d --mca pml cm --mca mtl ofi%s -x FI_PROVIDER=fpgacomm "
 			"-x FI_PROVIDER_PATH -x FPGACOMM_FI_STATS=%s "
-			"-x FPGACOMM_TOPOLOGY=%s %s 2>&1",
-			n, prefix, topo, prog);
+			"-x FPGACOMM_TOPOLOGY=%s -x FPGACOMM_FAULTS=%s %s %zu "
+			"2>&1",
+			m->n, prog_mca, prefix, m->topo, faults, prog, m->max);
 		rc = sh(cmd, out, sizeof(out));
 		fputs(out, stdout);
 		if (rc || !strstr(out, "mpi_fabric: ok")) {
-			printf("FAIL mpirun -n %d: exit %d\n", n, rc);
+			printf("FAIL mpirun -n %d: exit %d\n", m->n, rc);
 			rc = 1;
 		}
-		rc |= check_stats(prefix, n);
+		rc |= check_stats(prefix, m->n, m->max, m->faults);
 		worst = rc > worst ? rc : worst;
 	}
 	return worst;
@@ -692,6 +979,10 @@ int main(void)
 	parts++;
 	skips += rc == 77;
 	worst = rc != 77 && rc > worst ? rc : worst;
+
+	rc = part_faults_env();
+	parts++;
+	worst = rc > worst ? rc : worst;
 
 	rc = part_mpi();
 	parts++;

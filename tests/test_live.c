@@ -5,7 +5,9 @@
  * removed and not after; the table grows past thousands of entries and is
  * rebuilt after long churn; a reader that looks without a lock while a
  * writer adds, removes, rebuilds and grows never misses an entry that
- * stayed, nor finds one that was never there.
+ * stayed, nor finds one that was never there. What a thread found last is
+ * remembered (live.h): an entry found, then removed (by del or del_if), is
+ * not found again, nor found in another set.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -61,6 +63,41 @@ static void test_del_if(void **state)
 	for (i = 0; i < 100; i++)
 		assert_int_equal(fc__live_has(&set, &objs[i]), i >= 50);
 	fc__live_fini(&set);
+}
+
+static bool every(const void *p, const void *arg)
+{
+	(void)p;
+	(void)arg;
+	return true;
+}
+
+/* Found (and so remembered), then removed: not found any more. */
+static void test_remembered_then_removed(void **state)
+{
+	struct fc__live a = FC__LIVE_INIT, b = FC__LIVE_INIT;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(fc__live_add(&a, &objs[1]), 0);
+	assert_int_equal(fc__live_add(&a, &objs[2]), 0);
+	for (i = 0; i < 3; i++) {
+		assert_true(fc__live_has(&a, &objs[1]));
+		assert_true(fc__live_has(&a, &objs[2]));
+	}
+	/* the same address in a set it is not in */
+	assert_false(fc__live_has(&b, &objs[1]));
+	assert_true(fc__live_del(&a, &objs[1]));
+	assert_false(fc__live_has(&a, &objs[1]));
+	assert_true(fc__live_has(&a, &objs[2]));
+	/* back again, then gone by del_if */
+	assert_int_equal(fc__live_add(&a, &objs[1]), 0);
+	assert_true(fc__live_has(&a, &objs[1]));
+	fc__live_del_if(&a, every, NULL);
+	assert_false(fc__live_has(&a, &objs[1]));
+	assert_false(fc__live_has(&a, &objs[2]));
+	fc__live_fini(&a);
+	fc__live_fini(&b);
 }
 
 /* Open and close, over and over: tombstones are cleared, what stays is
@@ -138,6 +175,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_find_remove),
 		cmocka_unit_test(test_del_if),
+		cmocka_unit_test(test_remembered_then_removed),
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_reader_beside_writer),
 	};

@@ -8,8 +8,8 @@
  * byte for byte with cuMemcpy, bytes beside the range untouched; bad
  * ranges (a host pointer, past the allocation, past the region) and GPU
  * memory freed under a region (the chain fails with -EFAULT); on a
- * cluster board, GPU memory by its fabric address, and refused as the
- * source of packets to another node (-EFAULT); the GPU
+ * cluster board, GPU memory by its fabric address (its board's peer
+ * window), and a chain refused at its check moving nothing; the GPU
  * memory written and read by another process's board through a CUDA IPC
  * handle (fc_cuda_ipc_export, fc_peer_import_cuda_ipc). Where no CUDA
  * driver loads (CI) it runs against the stand-in driver
@@ -263,9 +263,11 @@ static struct fc_loc fabric(uint64_t addr)
 }
 
 /*
- * On a board of a cluster: GPU memory named by its fabric address is
- * reached locally; as the source of packets to another node it is refused
- * before anything moves (-EFAULT: packets are built by loads).
+ * On a board of a cluster: GPU memory named by its fabric address (an
+ * entry of the board's own peer window) is reached locally; a chain
+ * refused at its check (a node outside the cluster) moves nothing, not
+ * even its first descriptor into the GPU. Puts and gets of GPU memory
+ * between boards are test_gpu_fabric's.
  */
 static void test_fabric(void **state)
 {
@@ -302,8 +304,8 @@ static void test_fabric(void **state)
 	memset(host->addr, 0x77, 4096);
 	y[0] = xfer(fc_host(host, 0), fc_host(g, 64), 4096);
 	y[1] = xfer(fc_host(g, 0),
-		    fabric(FC_FABRIC_ADDR(1, FC_REGION_BOARD, 0)), 4096);
-	assert_rc(fc_dma_run(d, y, 2, WAIT_MS), -EFAULT);
+		    fabric(FC_FABRIC_ADDR(5, FC_REGION_BOARD, 0)), 4096);
+	assert_rc(fc_dma_run(d, y, 2, WAIT_MS), -EHOSTUNREACH);
 	gpu_read(scratch + 4096, dp + 64, 4096);
 	assert_same(scratch + 4096, scratch, 4096, "GPU after a refused chain");
 	x = xfer(fc_host(host, 0), fc_host(g, 0), 16);

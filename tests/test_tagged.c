@@ -9,7 +9,9 @@
  * receives out of order; probe, claim and the claimed message's receive
  * (and a discard); cut-off receives (-EMSGSIZE, the first bytes there,
  * olen right, the next message whole); the two matching spaces; cancel;
- * the sender's rank and port and its data on the receive; bad input and a
+ * the sender's rank and port and its data on the receive; receives that
+ * name the sender's port too (fc_tag_recv_from, fc_tag_probe_from: two
+ * endpoints of one rank, each message to its own receive); bad input and a
  * port already taken; last, a rank that dies without closing (a receive
  * directed at it ends with -EHOSTDOWN, a send to it is refused).
  */
@@ -437,6 +439,86 @@ static void test_source_port(void)
 	sync_all();
 }
 
+/*
+ * Two endpoints of one rank send the same tag to rank 0, whose receives
+ * name the sender's port as well (fc_tag_recv_from): each takes its own
+ * endpoint's message, the second endpoint's receive posted first, once
+ * before the messages come and once after (probe_from finds each).
+ */
+static void test_from_port(void)
+{
+	const uint32_t from = size - 1;
+	struct fc_tag_ep *ep2 = NULL;
+	struct fc_tag_cqe c, info;
+	uint32_t v[2], got[2];
+	int r[2];
+
+	CHECK_RC(fc_tag_open(dev, PORT2, 0, &ep2), 0);
+	for (int late = 0; late < 2 && ep2; late++) {
+		sync_all();
+		if (rank == from) {
+			v[0] = 0xa0 + late;
+			v[1] = 0xb0 + late;
+			CHECK_RC(fc_tag_send(ep, 0, PORT, &v[0], 4, 0x7e, 0,
+					     FC_TAG_F_INJECT, NULL, 0),
+				 0);
+			CHECK_RC(fc_tag_send(ep2, 0, PORT, &v[1], 4, 0x7e, 0,
+					     FC_TAG_F_INJECT, NULL, 0),
+				 0);
+			for (int i = 0; i < 50; i++)
+				fc_tag_poll(ep2, NULL, 0);
+		} else if (rank == 0) {
+			got[0] = got[1] = 0;
+			if (late) {
+				/* both here before a receive names them */
+				for (int p = 0; p < 2; p++) {
+					int rc = -ENOMSG;
+
+					for (int i = 0;
+					     i < 30000 && rc == -ENOMSG; i++) {
+						rc = fc_tag_probe_from(
+							ep, from,
+							p ? PORT2 : PORT, 0x7e,
+							0, 0, &info, NULL);
+						if (rc == -ENOMSG)
+							usleep(1000);
+					}
+					CHECK(rc == 0 &&
+						      info.port == (p ? PORT2 :
+									PORT),
+					      "probe_from port %u: %d, port %u",
+					      p ? PORT2 : PORT, rc, info.port);
+				}
+			}
+			CHECK_RC(fc_tag_recv_from(ep, from, PORT2, &got[1], 4,
+						  0x7e, 0, 0, &r[1], 0),
+				 0);
+			CHECK_RC(fc_tag_recv_from(ep, from, PORT, &got[0], 4,
+						  0x7e, 0, 0, &r[0], 0),
+				 0);
+			for (int k = 0; k < 2; k++) {
+				CHECK_RC(next(&c), 0);
+				CHECK(c.status == 0 &&
+					      (c.ctx == &r[0] ||
+					       c.ctx == &r[1]) &&
+					      c.port == (c.ctx == &r[1] ?
+								 PORT2 :
+								 PORT),
+				      "completion %p status %d port %u", c.ctx,
+				      c.status, c.port);
+			}
+			CHECK(got[0] == 0xa0u + late && got[1] == 0xb0u + late,
+			      "%s: port %u's receive got %x, port %u's %x",
+			      late ? "after" : "before", PORT, got[0], PORT2,
+			      got[1]);
+		}
+		sync_all();
+	}
+	if (ep2)
+		CHECK_RC(fc_tag_close(ep2), 0);
+	sync_all();
+}
+
 static void test_bad_input(void)
 {
 	struct fc_tag_ep *ep2;
@@ -461,6 +543,10 @@ static void test_bad_input(void)
 		 -EMSGSIZE);
 	CHECK_RC(fc_tag_recv(ep, size, b, 1, 0, 0, 0, NULL, 0), -EINVAL);
 	CHECK_RC(fc_tag_recv(ep, 0, NULL, 1, 0, 0, 0, NULL, 0), -EINVAL);
+	CHECK_RC(fc_tag_recv_from(ep, 0, FC_CHAN_PORTS, b, 1, 0, 0, 0, NULL, 0),
+		 -EINVAL);
+	CHECK_RC(fc_tag_probe_from(ep, 0, FC_CHAN_PORTS, 0, 0, 0, &c, NULL),
+		 -EINVAL);
 	CHECK_RC(fc_tag_probe(ep, 0, 0, 0, FC_TAG_F_CLAIM, &c, NULL), -EINVAL);
 	CHECK_RC(fc_tag_poll(NULL, &c, 1), -EINVAL);
 	CHECK_RC(fc_tag_poll(ep, NULL, 1), -EINVAL);
@@ -528,6 +614,7 @@ static int run_rank(void)
 	test_spaces();
 	test_cancel();
 	test_source_port();
+	test_from_port();
 	test_bad_input();
 	test_dead_rank(sb);
 	CHECK_RC(fc_tag_close(ep), 0);

@@ -14,9 +14,14 @@
  * allreduce, (n-1)/n for allgather, reduce_scatter and alltoall, 1 for
  * bcast and reduce). #wrong counts elements that differ from the
  * expected result after one more collective, summed over the ranks.
+ * barrier moves no data: give it size 0 (-s 0).
  * --mem fc_mem (or both) runs on buffers of fc_mem_alloc(), which the
- * channels move straight from and into (docs/collectives.md, Buffers).
+ * channels move straight from and into (docs/collectives.md, Buffers);
+ * --mem cuda on CUDA device memory (cuMemAlloc on GPU rank % GPUs, the
+ * driver API loaded at run time), e.g. --mem plain,cuda for device beside
+ * host buffers in one run.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -31,6 +36,8 @@
 
 #define COLL_MAX_SIZES	32
 #define COLL_TIMEOUT_MS 600000
+#define COLL_EXIT_SKIP	77 /* --mem cuda without a GPU */
+#define MEM_KINDS	3  /* plain, fc_mem, cuda */
 
 enum coll {
 	ALLREDUCE,
@@ -40,12 +47,13 @@ enum coll {
 	BCAST,
 	REDUCE,
 	SCAN,
+	BARRIER,
 	COLL_COUNT
 };
 
 static const char *const coll_names[COLL_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall",
-	"bcast",     "reduce",	       "scan",
+	"bcast",     "reduce",	       "scan",	    "barrier",
 };
 
 struct bench {
@@ -63,6 +71,71 @@ static void coll_die(const char *what, int err)
 	exit(1);
 }
 
+/* ---- CUDA device buffers (--mem cuda) ---- */
+
+typedef int cu_res;
+typedef unsigned long long cu_ptr;
+
+static struct {
+	cu_res (*alloc)(cu_ptr *, size_t);
+	cu_res (*free)(cu_ptr);
+	cu_res (*htod)(cu_ptr, const void *, size_t);
+	cu_res (*dtoh)(void *, cu_ptr, size_t);
+} cu;
+
+/* GPU @rank % count's primary context made current. RETURN VALUE: NULL,
+ * or why there is no GPU to use. */
+static const char *cuda_open(uint32_t rank)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	cu_res (*init)(unsigned int), (*count)(int *), (*get)(int *, int);
+	cu_res (*retain)(void **, int), (*set)(void *);
+	int n = 0, d;
+	void *ctx;
+
+	if (!lib)
+		return "no CUDA driver (libcuda.so.1)";
+	*(void **)&init = dlsym(lib, "cuInit");
+	*(void **)&count = dlsym(lib, "cuDeviceGetCount");
+	*(void **)&get = dlsym(lib, "cuDeviceGet");
+	*(void **)&retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+	*(void **)&set = dlsym(lib, "cuCtxSetCurrent");
+	*(void **)&cu.alloc = dlsym(lib, "cuMemAlloc_v2");
+	*(void **)&cu.free = dlsym(lib, "cuMemFree_v2");
+	*(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
+	*(void **)&cu.dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
+	if (!init || !get || !retain || !set || !cu.alloc || !cu.free ||
+	    !cu.htod || !cu.dtoh)
+		return "a CUDA driver without the calls used";
+	if (init(0))
+		return "no usable GPU (cuInit)";
+	if (!count || count(&n) || n < 1)
+		n = 1;
+	if (get(&d, (int)(rank % (uint32_t)n)) || retain(&ctx, d) || set(ctx))
+		return "no CUDA context";
+	return NULL;
+}
+
+static void *cuda_buf(size_t len)
+{
+	cu_ptr p;
+
+	if (cu.alloc(&p, len))
+		coll_die("cuMemAlloc", -ENOMEM);
+	return (void *)(uintptr_t)p;
+}
+
+static void cuda_copy(void *dst, const void *src, size_t len, bool to_dev)
+{
+	cu_res r = to_dev ? cu.htod((cu_ptr)(uintptr_t)dst, src, len) :
+			    cu.dtoh(dst, (cu_ptr)(uintptr_t)src, len);
+
+	if (r) {
+		fprintf(stderr, "%s: cuMemcpy: CUDA error %d\n", prog, r);
+		exit(1);
+	}
+}
+
 bool bench_coll_is(const char *name)
 {
 	for (int c = 0; c < COLL_COUNT; c++)
@@ -74,8 +147,8 @@ bool bench_coll_is(const char *name)
 static void coll_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
-		"          [options]\n"
+		"Usage: %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan|\n"
+		"          barrier [options]\n"
 		"A collective over the world, in nccl-tests' columns; run it as\n"
 		"every rank, e.g. fpgacomm-run -n 4 -- %s allreduce\n"
 		"\n"
@@ -89,7 +162,8 @@ static void coll_usage(FILE *f)
 		"  -r, --root R       root of bcast and reduce (default 0)\n"
 		"  -m, --mem M        buffers: plain (malloc, default), fc_mem\n"
 		"                     (fc_mem_alloc: moved by DMA with no copy),\n"
-		"                     or both, one row each, side by side\n"
+		"                     cuda (CUDA device memory), a comma list of\n"
+		"                     them, or both (plain,fc_mem): one row each\n"
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
 		prog, prog);
@@ -174,6 +248,9 @@ static void counts_of(const struct bench *b, size_t size, size_t *scount,
 		*count = c / b->n;
 		*scount = *rcount = *count * b->n;
 		break;
+	case BARRIER: /* no data: size 0 */
+		*count = *scount = *rcount = 0;
+		break;
 	default:
 		*count = *scount = *rcount = c;
 	}
@@ -204,6 +281,8 @@ static int run_once(const struct bench *b, const void *sb, void *rb,
 		return fc_reduce(b->g, in_place && b->rank != b->root ? sb : s,
 				 rb, count, b->type, b->op, b->root,
 				 COLL_TIMEOUT_MS);
+	case BARRIER:
+		return fc_barrier_group(b->g, COLL_TIMEOUT_MS);
 	default:
 		return fc_scan(b->g, s, rb, count, b->type, b->op,
 			       COLL_TIMEOUT_MS);
@@ -267,6 +346,8 @@ static size_t wrong(const struct bench *b, const void *rb, size_t count)
 		for (i = 0; i < count && b->rank == b->root; i++)
 			bad += load(rb, i, b->type) != reduced(b, b->n - 1, i);
 		break;
+	case BARRIER:
+		break;
 	default:
 		for (i = 0; i < count; i++)
 			bad += load(rb, i, b->type) != reduced(b, b->rank, i);
@@ -290,10 +371,33 @@ static double bus_factor(const struct bench *b)
 	}
 }
 
-/* One size, out of place or in place: prints time, algbw, busbw, #wrong. */
-static void measure(const struct bench *b, void *sb, void *rb, size_t size,
-		    unsigned int iters, bool in_place)
+/* Buffers of one kind; device ones (@dev) are filled and checked through
+ * host mirrors @hs and @hr. */
+struct coll_bufs {
+	char *sb, *rb;
+	char *hs, *hr;
+	bool dev;
+};
+
+/* prepare() on the buffers the collective reads. */
+static void fill_bufs(const struct bench *b, const struct coll_bufs *m,
+		      size_t scount, size_t rcount, size_t count, bool in_place)
 {
+	if (!m->dev) {
+		prepare(b, m->sb, m->rb, scount, count, in_place);
+		return;
+	}
+	prepare(b, m->hs, m->hr, scount, count, in_place);
+	cuda_copy(m->sb, m->hs, scount * b->es, true);
+	cuda_copy(m->rb, m->hr, (rcount > scount ? rcount : scount) * b->es,
+		  true);
+}
+
+/* One size, out of place or in place: prints time, algbw, busbw, #wrong. */
+static void measure(const struct bench *b, const struct coll_bufs *m,
+		    size_t size, unsigned int iters, bool in_place)
+{
+	char *sb = m->sb, *rb = m->rb;
 	size_t scount, rcount, count, bad;
 	double t0, t, tmax;
 	uint64_t bad_all;
@@ -301,7 +405,7 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 	int ret;
 
 	counts_of(b, size, &scount, &rcount, &count);
-	prepare(b, sb, rb, scount, count, in_place);
+	fill_bufs(b, m, scount, rcount, count, in_place);
 	for (i = 0; i < 2; i++) { /* warm-up */
 		ret = run_once(b, sb, rb, count, in_place);
 		if (ret)
@@ -317,10 +421,15 @@ static void measure(const struct bench *b, void *sb, void *rb, size_t size,
 			coll_die(coll_names[b->coll], ret);
 	}
 	t = (tool_now_us() - t0) / iters;
-	prepare(b, sb, rb, scount, count, in_place);
+	fill_bufs(b, m, scount, rcount, count, in_place);
 	ret = run_once(b, sb, rb, count, in_place);
 	if (ret)
 		coll_die(coll_names[b->coll], ret);
+	if (m->dev) {
+		cuda_copy(m->hr, rb,
+			  (rcount > scount ? rcount : scount) * b->es, false);
+		rb = m->hr;
+	}
 	bad = wrong(b, rb, count);
 	bad_all = bad;
 	ret = fc_allreduce(b->g, &t, &tmax, 1, FC_FLOAT64, FC_MAX,
@@ -341,13 +450,13 @@ static const enum fc_dtype types[] = { FC_FLOAT32, FC_FLOAT64, FC_INT32,
 				       FC_INT64 };
 static const char *const onames[] = { "sum", "min", "max" };
 static const enum fc_redop ops[] = { FC_SUM, FC_MIN, FC_MAX };
-static const char *const mnames[] = { "plain", "fc_mem" };
+static const char *const mnames[MEM_KINDS] = { "plain", "fc_mem", "cuda" };
 
 /* What the command line asks for, beyond what struct bench holds. */
 struct coll_args {
 	uint64_t sizes[COLL_MAX_SIZES];
 	unsigned int nsizes, iters, ti, oi;
-	unsigned int mem_first, mem_last; /* 0: plain, 1: fc_mem */
+	unsigned int mem; /* bit 0: plain, 1: fc_mem, 2: cuda */
 	bool iters_given, mem_given;
 	const char *devname;
 };
@@ -372,14 +481,27 @@ static unsigned int coll_sizes(const char *list, uint64_t *sizes)
 
 static void coll_buffers_arg(const char *arg, struct coll_args *a)
 {
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned int k;
+
+	if (!copy)
+		coll_die("strdup", -ENOMEM);
 	a->mem_given = true;
-	if (!strcmp(arg, "plain"))
-		a->mem_first = a->mem_last = 0;
-	else if (!strcmp(arg, "fc_mem"))
-		a->mem_first = a->mem_last = 1;
-	else if (!strcmp(arg, "both"))
-		a->mem_first = 0, a->mem_last = 1;
-	else
+	a->mem = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "both")) {
+			a->mem |= 3;
+			continue;
+		}
+		for (k = 0; k < MEM_KINDS && strcmp(tok, mnames[k]); k++)
+			;
+		if (k == MEM_KINDS)
+			usage_error("unknown buffers '%s'", tok);
+		a->mem |= 1u << k;
+	}
+	free(copy);
+	if (!a->mem)
 		usage_error("unknown buffers '%s'", arg);
 }
 
@@ -402,6 +524,7 @@ static void coll_parse_args(int argc, char **argv, struct coll_args *a,
 	int c;
 
 	memset(a, 0, sizeof(*a));
+	a->mem = 1;
 	memcpy(a->sizes, default_sizes, sizeof(default_sizes));
 	a->nsizes = 4;
 	a->iters = 200;
@@ -455,28 +578,44 @@ static void coll_parse_args(int argc, char **argv, struct coll_args *a,
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
-/* Send and receive buffers of @max bytes: plain ones in bufs[0], fc_mem
- * ones in bufs[1] (their fc_mem in @smem and @rmem), as asked. */
+/* Send and receive buffers of @max bytes of each kind asked for: plain,
+ * fc_mem (their fc_mem in @smem and @rmem), cuda (with host mirrors). */
 static void coll_buffers(struct fc_dev *dev, const struct coll_args *a,
-			 const struct bench *b, uint64_t max, char *bufs[2][2],
-			 struct fc_mem **smem, struct fc_mem **rmem)
+			 const struct bench *b, uint64_t max,
+			 struct coll_bufs bufs[MEM_KINDS], struct fc_mem **smem,
+			 struct fc_mem **rmem)
 {
+	const char *why;
 	int ret;
 
-	if (a->mem_first == 0) {
-		bufs[0][0] = calloc(1, max + b->es);
-		bufs[0][1] = calloc(1, max + b->es);
-		if (!bufs[0][0] || !bufs[0][1])
+	if (a->mem & 1) {
+		bufs[0].sb = calloc(1, max + b->es);
+		bufs[0].rb = calloc(1, max + b->es);
+		if (!bufs[0].sb || !bufs[0].rb)
 			coll_die("buffers", -ENOMEM);
 	}
-	if (a->mem_last == 1) {
+	if (a->mem & 2) {
 		ret = fc_mem_alloc(dev, max + b->es, 0, smem);
 		if (!ret)
 			ret = fc_mem_alloc(dev, max + b->es, 0, rmem);
 		if (ret)
 			coll_die("fc_mem_alloc", ret);
-		bufs[1][0] = (*smem)->addr;
-		bufs[1][1] = (*rmem)->addr;
+		bufs[1].sb = (*smem)->addr;
+		bufs[1].rb = (*rmem)->addr;
+	}
+	if (a->mem & 4) {
+		why = cuda_open(b->rank);
+		if (why) {
+			fprintf(stderr, "%s: --mem cuda: %s\n", prog, why);
+			exit(COLL_EXIT_SKIP);
+		}
+		bufs[2].dev = true;
+		bufs[2].sb = cuda_buf(max + b->es);
+		bufs[2].rb = cuda_buf(max + b->es);
+		bufs[2].hs = calloc(1, max + b->es);
+		bufs[2].hr = calloc(1, max + b->es);
+		if (!bufs[2].hs || !bufs[2].hr)
+			coll_die("buffers", -ENOMEM);
 	}
 }
 
@@ -496,7 +635,7 @@ static void coll_print_header(const struct coll_args *a, const struct bench *b)
 
 /* One size, on each kind of buffer asked for; rank 0 prints a row each. */
 static void coll_run_size(struct bench *b, const struct coll_args *a,
-			  char *bufs[2][2], uint64_t size)
+			  struct coll_bufs bufs[MEM_KINDS], uint64_t size)
 {
 	uint64_t cap = (512ull << 20) / (size ? size : 1);
 	unsigned int n = a->iters_given ? a->iters :
@@ -507,7 +646,9 @@ static void coll_run_size(struct bench *b, const struct coll_args *a,
 	unsigned int m;
 
 	counts_of(b, size, &sc, &rc, &count);
-	for (m = a->mem_first; m <= a->mem_last; m++) {
+	for (m = 0; m < MEM_KINDS; m++) {
+		if (!(a->mem & (1u << m)))
+			continue;
 		if (b->rank == 0)
 			printf("  %10llu %12zu %8s %6s %4d",
 			       (unsigned long long)size, count, tnames[a->ti],
@@ -515,9 +656,9 @@ static void coll_run_size(struct bench *b, const struct coll_args *a,
 			       b->coll == BCAST || b->coll == REDUCE ?
 				       (int)b->root :
 				       -1);
-		measure(b, bufs[m][0], bufs[m][1], size, n, false);
-		if (b->coll != BCAST)
-			measure(b, bufs[m][0], bufs[m][1], size, n, true);
+		measure(b, &bufs[m], size, n, false);
+		if (b->coll != BCAST && b->coll != BARRIER)
+			measure(b, &bufs[m], size, n, true);
 		if (b->rank == 0) {
 			printf("%s%s\n", a->mem_given ? "  " : "",
 			       a->mem_given ? mnames[m] : "");
@@ -529,7 +670,7 @@ static void coll_run_size(struct bench *b, const struct coll_args *a,
 int bench_coll_main(int argc, char **argv)
 {
 	struct bench b = { .type = FC_FLOAT32, .op = FC_SUM };
-	char *bufs[2][2] = { { NULL, NULL }, { NULL, NULL } };
+	struct coll_bufs bufs[MEM_KINDS] = { { 0 } };
 	struct fc_mem *smem = NULL, *rmem = NULL;
 	struct coll_args a;
 	struct fc_dev *dev;
@@ -561,8 +702,14 @@ int bench_coll_main(int argc, char **argv)
 		coll_print_header(&a, &b);
 	for (s = 0; s < a.nsizes; s++)
 		coll_run_size(&b, &a, bufs, a.sizes[s]);
-	free(bufs[0][0]);
-	free(bufs[0][1]);
+	free(bufs[0].sb);
+	free(bufs[0].rb);
+	if (bufs[2].dev) {
+		cu.free((cu_ptr)(uintptr_t)bufs[2].sb);
+		cu.free((cu_ptr)(uintptr_t)bufs[2].rb);
+		free(bufs[2].hs);
+		free(bufs[2].hr);
+	}
 	if (smem)
 		fc_mem_free(dev, smem);
 	if (rmem)

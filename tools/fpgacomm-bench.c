@@ -39,10 +39,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s pingpong|bw [options]\n"
-		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan\n"
-		"          [options]   (collectives: %s allreduce --help)\n"
+		"       %s allreduce|reduce_scatter|allgather|alltoall|bcast|reduce|scan|\n"
+		"          barrier [options]   (collectives: %s allreduce --help)\n"
 		"       %s hbm [options]   (%s hbm --help)\n"
 		"       %s gpu [options]   (DMA to and from GPU memory: %s gpu --help)\n"
+		"       %s gpu-fabric [options]   (GPU to GPU across boards, 2 ranks)\n"
 		"       %s sort [options]   (the distributed sort: %s sort --help)\n"
 		"       %s msgcost [options]   (one process, two boards: %s msgcost --help)\n"
 		"Channel latency (pingpong: half the round trip) or bandwidth (bw:\n"
@@ -60,7 +61,7 @@ static void usage(FILE *f)
 		"  -d, --device DEV   board (default: $FPGACOMM_DEVICE, ...)\n"
 		"  -h, --help         show this help\n",
 		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog,
-		prog, WINDOW, prog);
+		prog, prog, WINDOW, prog);
 }
 
 static void die(const char *what, int err)
@@ -389,6 +390,8 @@ int main(int argc, char **argv)
 		return bench_hbm_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "gpu"))
 		return bench_gpu_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "gpu-fabric"))
+		return bench_gpu_fabric_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "sort"))
 		return bench_sort_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "msgcost"))

@@ -242,6 +242,7 @@ static const char *const hw_errors[] = {
 	[FC_DMA_ERR_ROUTE] = "no route",
 	[FC_DMA_ERR_RSVD] = "reserved field set",
 	[FC_DMA_ERR_ABORTED] = "aborted",
+	[FC_DMA_ERR_WINDOW] = "refused by a peer window",
 };
 
 static const char *hw_error_name(uint32_t e)

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define FC_API_VERSION_MAJOR	0
-#define FC_API_VERSION_MINOR	4
+#define FC_API_VERSION_MINOR	5
 
 struct fc_dev;
 
@@ -49,6 +49,22 @@ struct fc_dev;
  * the child's copy only; the child opens the board again for its own use.
  */
 int fc_open(struct fc_dev **devp, const char *name);
+
+/*
+ * fc_open_flags - fc_open() with @flags:
+ * FC_OPEN_THREAD_SINGLE: the program calls the library from one thread at a
+ *   time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED; a program that hands
+ *   the calls from one thread to another orders them itself, with a lock
+ *   or a join). Channel sends, receives, request tests and waits and
+ *   progress then take neither the board's lock nor its channels': a
+ *   small message costs fewer instructions. Two threads inside the library at once, on this
+ *   board or on any board or group of the process, are then a race.
+ * The environment can declare the same for every fc_open() of the
+ * process: FPGACOMM_THREAD=single (or funneled, or serialized).
+ * RETURN VALUE: as fc_open(); -EINVAL also for an unknown flag.
+ */
+#define FC_OPEN_THREAD_SINGLE	(1u << 0)
+int fc_open_flags(struct fc_dev **devp, const char *name, unsigned int flags);
 
 /* fc_close - close a board, freeing every buffer still registered on it.
  * RETURN VALUE: 0, or -EINVAL if @dev is NULL or not an open board (closed
@@ -206,10 +222,11 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
  * it from a thread with the pointer's CUDA context current. A board
  * emulated in this process maps the range as a window of bus addresses
  * that only its engine reaches: chains move its bytes with
- * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread
- * (board to board through the fabric not included: a chain that sends GPU
- * memory as packets ends with -EFAULT). Should the memory be freed
- * first, chains naming it end with -EFAULT.
+ * cuMemcpyHtoD/DtoH in the memory's own context, so from any thread.
+ * Other boards reach it by the fabric address fc_mem_fabric_addr() gives
+ * (an entry of this board's peer window): fc_put() and fc_get() move GPU
+ * memory between boards both ways. Should the memory be freed first,
+ * chains naming it end with -EFAULT.
  * RETURN VALUE: 0 and *memp set; -EINVAL (NULL, zero, flags, not device
  * memory), -ERANGE (wraps, or runs past the allocation), -ENODEV (no
  * CUDA driver or no GPU), -EOPNOTSUPP (no dma-buf from this driver or
@@ -434,6 +451,11 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * sender's buffer: no staging copy, no receive-ring copy. So a large send
  * is done once the receiver has the data, and the environment variable
  * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold.
+ *
+ * Buffers of sends and receives may be CUDA device memory: they are
+ * copied through host memory (a send's when it is posted, a receive's
+ * when it ends), docs/fabric.md "Device memory in channel messages". A
+ * device buffer shorter than @len gets -EFAULT, and nothing is sent.
  */
 #define FC_CHAN_PORTS		(FC_MAX_CHANNELS - 17)	/* 0..238 for users */
 #define FC_CHAN_PORT_GROUP0	FC_CHAN_PORTS	/* 239: groups; 240..254 reserved */
@@ -533,12 +555,21 @@ int fc_req_cancel(struct fc_req *req);
 
 /*
  * fc_mem_fabric_addr - the global (PEACH2-style) address of byte @off of
- * @mem, for peers to write into with fc_put().
+ * @mem, for peers to write into with fc_put() and read with fc_get().
+ * Host memory is named in the node's host region; imported peer memory
+ * (fc_peer_import*(): a GPU's, a dma-buf) in its peer region, through an
+ * entry of the board's peer window, given at the first call and taken back
+ * by fc_mem_free() (which waits for the board's acknowledgement, so no
+ * remote write lands after it): later writes and reads by that address
+ * fail at their sender with -EACCES and change nothing.
  * RETURN VALUE: 0 and *addr set; -EINVAL (NULL, not a live buffer, @off
  * not below its length); -ENOTCONN in no cluster; -EOPNOTSUPP on a board
  * whose backend cannot tell bus addresses (kernel: buffers the driver
  * pinned from user pages have no single bus address; only its own,
- * bus-contiguous memory has one).
+ * bus-contiguous memory has one), or without a peer window for peer
+ * memory, or (kernel) peer memory that is not one piece of bus space, which
+ * one window entry cannot map; -E2BIG peer memory above 16 GiB (FC_PW_MAX_SIZE); -ENOSPC every
+ * window entry in use; -EIO the board did not acknowledge the entry.
  */
 int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
 		       uint64_t *addr);
@@ -553,12 +584,69 @@ int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem, uint64_t off,
  * RETURN VALUE: 0; -EINVAL (NULL, @len 0, a channel address); -ERANGE
  * (@off/@len outside @src, or @dst beyond the fabric's address layout);
  * -EHOSTDOWN the target died or left; -ETIMEDOUT; -ENOTCONN in no cluster;
- * or a DMA error (-EFAULT: the target could not reach the address).
+ * or a DMA error (-EFAULT: the target could not reach the address;
+ * -EACCES: the target's peer window refused it, nothing was written).
+ * @src may be imported peer memory (a GPU's).
  */
 int fc_put(struct fc_dev *dev, uint64_t dst, struct fc_mem *src, uint64_t off,
 	   uint64_t len, int timeout_ms);
 int fc_iput(struct fc_dev *dev, uint64_t dst, struct fc_mem *src,
 	    uint64_t off, uint64_t len, struct fc_req **reqp);
+
+/*
+ * fc_put_from, fc_iput_from - fc_put() and fc_iput() from any local
+ * memory: fc_host(buffer, off) (host or imported peer memory) or
+ * fc_board(addr) (this board's memory).
+ * RETURN VALUE: as fc_put(); -EINVAL also for another space or a
+ * non-zero reserved field, -ERANGE for a range outside @src.
+ */
+int fc_put_from(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		uint64_t len, int timeout_ms);
+int fc_iput_from(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		 uint64_t len, struct fc_req **reqp);
+
+/*
+ * fc_get - read @len bytes at the fabric address @src (another node's
+ * host, board or peer memory, as fc_mem_fabric_addr() or FC_FABRIC_ADDR()
+ * name it) into local memory @dst (fc_host() or fc_board()), by read
+ * requests (FC_CAP_FABRIC_GET), waiting at most @timeout_ms. On 0 the
+ * data is in @dst.
+ * fc_iget - the same, returning a request; @dst must stay untouched until
+ * it is done. fc_fence() waits for gets as for puts.
+ * RETURN VALUE: as fc_put_from(), for @dst and @src; -EACCES the source's
+ * peer window refused (no read permission, out of bounds, revoked):
+ * nothing was read; -EFAULT the source could not be read.
+ */
+int fc_get(struct fc_dev *dev, struct fc_loc dst, uint64_t src, uint64_t len,
+	   int timeout_ms);
+int fc_iget(struct fc_dev *dev, struct fc_loc dst, uint64_t src, uint64_t len,
+	    struct fc_req **reqp);
+
+/*
+ * A block-stride transfer (PEACH2's): @count blocks of @block bytes,
+ * block k from src + k * @src_stride to dst + k * @dst_stride.
+ */
+struct fc_stride {
+	uint64_t count;		/* 1..fc_info.max_chain */
+	uint64_t block;		/* 1..fc_info.max_xfer_len */
+	uint64_t src_stride;	/* >= block */
+	uint64_t dst_stride;	/* >= block */
+};
+
+/*
+ * fc_put_strided - the blocks of @st from local @src to the fabric address
+ * @dst onwards, as one chain of @st->count descriptors; waits at most
+ * @timeout_ms. fc_get_strided - the same from the fabric address @src
+ * into local @dst, by read requests.
+ * RETURN VALUE: 0; -EINVAL (NULL, a count or block of 0, a stride below
+ * the block: the blocks would overlap); -E2BIG (more blocks than a chain
+ * holds, a block above fc_info.max_xfer_len); otherwise as fc_put_from()
+ * or fc_get(), for the whole extent of the blocks on each side.
+ */
+int fc_put_strided(struct fc_dev *dev, uint64_t dst, struct fc_loc src,
+		   const struct fc_stride *st, int timeout_ms);
+int fc_get_strided(struct fc_dev *dev, struct fc_loc dst, uint64_t src,
+		   const struct fc_stride *st, int timeout_ms);
 
 /*
  * fc_fence - wait until every put started before it (fc_put or fc_iput) is
@@ -675,8 +763,11 @@ int fc_group_world_rank(const struct fc_group *group, uint32_t rank,
  * The collectives. Each has a blocking form, which waits at most
  * @timeout_ms (negative: no limit), and a non-blocking form (fc_i...)
  * that returns a request for fc_coll_test/wait/cancel. Counts are in
- * elements of @dtype; buffers are host memory of the caller, untouched by
- * the caller until the collective ends. A count may be 0. Buffers inside
+ * elements of @dtype; buffers are host or CUDA device memory of the
+ * caller, untouched by the caller until the collective ends (device
+ * buffers are copied through host memory at the start and the end, and
+ * reductions run on the host: docs/collectives.md, "Device memory"; one
+ * shorter than the collective needs gets -EFAULT). A count may be 0. Buffers inside
  * memory registered with the group's board (fc_mem_alloc, fc_mem_register)
  * are moved by DMA straight from and into it, with no staging copy and no
  * registration per message; fc_mem_free() of such memory gives -EBUSY
@@ -970,8 +1061,11 @@ const char *fc_strerror(int err);
  * (except a send with FC_TAG_F_INJECT, which ends silently). Progress is
  * made by fc_tag_poll() and fc_tag_wait() (and every blocking call of the
  * library on the same board). All calls on one endpoint are thread safe.
+ * Buffers may be CUDA device memory, copied through host memory (a send's
+ * when it is posted, a receive's before its completion is queued).
  */
 #define FC_TAG_ANY_NODE		UINT32_MAX	/* receive from any rank */
+#define FC_TAG_ANY_PORT		UINT32_MAX	/* ... from any port (_from) */
 #define FC_TAG_MAX_MSG		(1ull << 31)	/* bytes per message */
 #define FC_TAG_INJECT_MAX	1024		/* bytes for FC_TAG_F_INJECT */
 
@@ -1051,6 +1145,16 @@ int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf, size_t cap,
 		uint32_t uflags);
 
 /*
+ * fc_tag_recv_from - fc_tag_recv() for messages sent by the endpoint on
+ * @port of @node only (FC_TAG_ANY_PORT: any of its endpoints; the port is
+ * the one the sender's endpoint was opened on). (0.5)
+ * RETURN VALUE: as fc_tag_recv(); -EINVAL also for @port out of range.
+ */
+int fc_tag_recv_from(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
+		     void *buf, size_t cap, uint64_t tag, uint64_t ignore,
+		     unsigned int flags, void *ctx, uint32_t uflags);
+
+/*
  * fc_tag_probe - is a message that fc_tag_recv() with these arguments would
  * match already here (progress is made once first)? *info gets its source,
  * tag, data and length (len). With FC_TAG_F_CLAIM the message is taken
@@ -1062,6 +1166,15 @@ int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf, size_t cap,
 int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
 		 uint64_t ignore, unsigned int flags, struct fc_tag_cqe *info,
 		 struct fc_tag_msg **msgp);
+
+/*
+ * fc_tag_probe_from - fc_tag_probe() for messages of the endpoint on @port
+ * of @node only (FC_TAG_ANY_PORT: any). (0.5)
+ * RETURN VALUE: as fc_tag_probe(); -EINVAL also for @port out of range.
+ */
+int fc_tag_probe_from(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
+		      uint64_t tag, uint64_t ignore, unsigned int flags,
+		      struct fc_tag_cqe *info, struct fc_tag_msg **msgp);
 
 /*
  * fc_tag_recv_msg - receive the claimed message @msg into @buf (@cap bytes;

@@ -91,7 +91,7 @@
 
 #define FC_HW_ID_MAGIC		0x46434f4du	/* "FCOM" */
 #define FC_HW_VERSION_MAJOR	1
-#define FC_HW_VERSION_MINOR	1
+#define FC_HW_VERSION_MINOR	2
 #define FC_HW_VERSION		((FC_HW_VERSION_MAJOR << 16) | FC_HW_VERSION_MINOR)
 #define FC_HW_VERSION_GET_MAJOR(v)	((v) >> 16)
 #define FC_HW_VERSION_GET_MINOR(v)	((v) & 0xffff)
@@ -107,6 +107,8 @@
 #define FC_CAP_PIO_SEND		(1u << 8)	/* FC_PIO_*: packets written by the host */
 #define FC_CAP_CHAN_SEEN	(1u << 9)	/* FC_CHAN_SEEN acknowledges CTRL */
 #define FC_CAP_EVENT_QUEUE	(1u << 10)	/* FC_EQ_*: one queue for all channels */
+#define FC_CAP_PEER_WINDOW	(1u << 11)	/* FC_PW_*: FC_REGION_PEER is served */
+#define FC_CAP_FABRIC_GET	(1u << 12)	/* remote sources: FC_PKT_T_GET */
 #define FC_CAP_EMULATED		(1u << 31)	/* the board is the emulator */
 
 /* ---- Interrupts ---- */
@@ -243,7 +245,9 @@
 #define FC_DMA_ERR_ROUTE	8	/* fabric address with no route */
 #define FC_DMA_ERR_RSVD		9	/* reserved descriptor field not zero */
 #define FC_DMA_ERR_ABORTED	10	/* host-side: chain cancelled by a reset */
-#define FC_DMA_ERR_MAX		10
+#define FC_DMA_ERR_WINDOW	11	/* a peer window refused: entry invalid or
+					 * revoked, out of bounds, not permitted */
+#define FC_DMA_ERR_MAX		11
 
 /* The chaining-DMA descriptor: 32 bytes, little endian, 32-byte aligned. */
 struct fc_hw_desc {
@@ -300,16 +304,33 @@ struct fc_hw_desc {
 #define FC_FABRIC_RSVD_MASK	(~((1ull << 48) - 1))
 #define FC_REGION_HOST		0
 #define FC_REGION_BOARD		1
-#define FC_REGION_PEER		2	/* reserved: refused, FC_DMA_ERR_ROUTE */
+#define FC_REGION_PEER		2	/* the receiving board's peer window */
 /*
  * Peer memory (another PCIe device's: a GPU's, another board's aperture)
  * is bus space like host memory: once the host has mapped it for the board
- * (a dma-buf import), a descriptor names it as FC_SPACE_HOST at the bus
- * address of that mapping, and a remote node as FC_REGION_HOST. The board
- * reaches a peer's BAR that way only with FC_CAP_PEER_MAP (its requests
- * may go peer-to-peer). FC_REGION_PEER stays reserved for a future peer
- * window with its own base registers; boards refuse it.
+ * (a dma-buf import), a descriptor of that board names it as FC_SPACE_HOST
+ * at the bus address of that mapping. The board reaches a peer's BAR that
+ * way only with FC_CAP_PEER_MAP (its requests may go peer-to-peer).
+ *
+ * Other nodes name it through the board's peer window (FC_CAP_PEER_WINDOW,
+ * FC_PW_* below): an FC_REGION_PEER offset is (entry, offset in entry),
+ *   bits 39..34  entry of the window's translation table (FC_PW_ENTRIES)
+ *   bits 33..0   byte offset from the entry's BASE (16 GiB at most)
+ * so that no remote node ever names a bus address, and the host that owns
+ * the memory decides what is reachable, and for how long.
  */
+#define FC_PW_ENTRY_SHIFT	34
+#define FC_PW_ENTRY_MASK	0x3full
+#define FC_PW_OFF_MASK		((1ull << FC_PW_ENTRY_SHIFT) - 1)
+#define FC_PW_MAX_SIZE		(1ull << FC_PW_ENTRY_SHIFT)
+#define FC_PW_OFFSET(entry, off) \
+	((((__u64)(entry) & FC_PW_ENTRY_MASK) << FC_PW_ENTRY_SHIFT) | \
+	 ((__u64)(off) & FC_PW_OFF_MASK))
+#define FC_PW_ADDR(node, entry, off) \
+	FC_FABRIC_ADDR(node, FC_REGION_PEER, FC_PW_OFFSET(entry, off))
+#define FC_PW_ENTRY_OF(a)	((FC_FABRIC_OFFSET(a) >> FC_PW_ENTRY_SHIFT) & \
+				 FC_PW_ENTRY_MASK)
+#define FC_PW_OFF_OF(a)		((a) & FC_PW_OFF_MASK)
 #define FC_REGION_CHAN		3
 #define FC_FABRIC_CHAN_SHIFT	32
 #define FC_FABRIC_CHAN(node, chan) \
@@ -463,6 +484,7 @@ struct fc_hw_desc {
 #define FC_PKT_T_ABORT		7	/* the source's message on chan ends unfinished;
 					 * before anything else of its engine,
 					 * and before the PIO window's next */
+#define FC_PKT_T_GET		8	/* read request: answered by PUTs */
 
 /*
  * FENCE and FENCE_ACK: channel = the sending DMA engine, payload bytes 0..3
@@ -472,10 +494,32 @@ struct fc_hw_desc {
  * answers a FENCE after applying every earlier packet from the same source;
  * packets from one source to one node keep their order (one path, FIFOs).
  *
- * A PUT packet's payload: destination offset (region in bits 41..40), data.
+ * A PUT packet's payload: destination offset (region in bits 41..40), data;
+ * its chan is the sending engine, whose FENCE_ACK reports a failed write.
+ * A PUT into FC_REGION_PEER goes through the receiver's peer window
+ * (FC_PW_*); one it refuses writes nothing and sets the next FENCE_ACK's
+ * status to FC_DMA_ERR_WINDOW. A PUT the receiver cannot apply for another
+ * reason (outside its host window or board memory) gives FC_DMA_ERR_ADDR.
+ *
+ * GET (FC_CAP_FABRIC_GET), a read request: chan = the requesting engine,
+ * len = FC_PKT_GET_LEN, payload (little endian):
+ *   bytes  0..7   source: region and offset on the receiver, node bits zero
+ *   bytes  8..15  reply address: a fabric address on the requesting node
+ *                 (host, board or peer region) where the data lands
+ *   bytes 16..19  length in bytes, 1..FC_DESC_MAX_LEN
+ * The receiver checks the source as it checks a PUT's destination (window
+ * entries need FC_PW_CTRL_READ) and answers with PUT packets (chan = the
+ * requesting engine) to the reply address, in order, before it answers
+ * any later FENCE from that source: the requester's FENCE_ACK arrives
+ * after the data. A source it refuses sends nothing and sets the FENCE_ACK
+ * status (FC_DMA_ERR_WINDOW or FC_DMA_ERR_ADDR).
  */
 #define FC_PKT_PUT_ADDR_BYTES	8
 #define FC_PKT_PUT_DATA		(FC_PKT_PAYLOAD - FC_PKT_PUT_ADDR_BYTES)
+#define FC_PKT_GET_SRC		0
+#define FC_PKT_GET_REPLY	8
+#define FC_PKT_GET_BYTES	16
+#define FC_PKT_GET_LEN		20
 
 struct fc_hw_pkt {
 	__le32 hdr;
@@ -527,6 +571,60 @@ struct fc_hw_pkt {
 #define FC_PIO_WINDOW		0xb000	/* H: FC_PIO_SLOTS x FC_PKT_SIZE */
 #define FC_PIO_SLOTS		64
 #define FC_PIO_SLOT(i)		(FC_PIO_WINDOW + FC_PKT_SIZE * ((i) % FC_PIO_SLOTS))
+
+/* ---- Peer window: FC_REGION_PEER's translation table ---- */
+/*
+ * FC_CAP_PEER_WINDOW. Incoming PUTs, bursts and GETs whose address names
+ * FC_REGION_PEER are translated here: entry FC_PW_ENTRY_OF(addr) maps
+ * [0, SIZE) of the region's entry to host bus addresses [BASE, BASE +
+ * SIZE) of this board (peer memory the host mapped for the board: a GPU's,
+ * a dma-buf). The host that owns the board programs the table (the driver
+ * on a kernel board, the library in emulation); remote nodes only name
+ * entries. A packet is applied only if, checked against the entry's CTRL
+ * as the board works by it (SEEN): VALID is set, the whole range lies
+ * within SIZE, and the entry permits it (WRITE for PUT, READ for GET).
+ * Otherwise nothing is written or read, REFUSED counts it, LAST_REFUSED
+ * says which entry and why, and the sender's next FENCE_ACK carries
+ * FC_DMA_ERR_WINDOW, so its chain ends with that error.
+ *
+ * Programming entry i: with SEEN(i) showing VALID clear, write BASE and
+ * SIZE, then CTRL with VALID, the permissions and a GEN different from
+ * the last one. Revoking: write CTRL with VALID clear and a new GEN, then
+ * wait until SEEN(i) equals it: the board writes SEEN only once no packet
+ * checked under the old CTRL can still read or write, so the memory may
+ * then be unmapped. GEN only makes each CTRL value distinct; packets do
+ * not carry it, and an address of a revoked entry names whatever the
+ * entry maps next (hosts reuse the entry freed longest ago).
+ */
+#define FC_PW_BASE		0xc000
+#define FC_PW_ENTRIES		0xc000	/* B: entries in the table (64) */
+#define FC_PW_REFUSED		0xc004	/* B: packets refused (wraps) */
+#define FC_PW_LAST_REFUSED	0xc008	/* B: FC_PW_REF_*: the last refusal */
+#define FC_PW_MAX_ENTRIES	64
+#define FC_PW_STRIDE		0x20
+#define FC_PW_REG(i, r)		(0xc100 + FC_PW_STRIDE * (i) + (r))
+#define FC_PW_BASE_LO		0x00	/* H: bus address of offset 0 */
+#define FC_PW_BASE_HI		0x04	/* H */
+#define FC_PW_SIZE_LO		0x08	/* H: bytes, 1..FC_PW_MAX_SIZE */
+#define FC_PW_SIZE_HI		0x0c	/* H */
+#define FC_PW_CTRL		0x10	/* H: FC_PW_CTRL_*, GEN in 31..16 */
+#define FC_PW_SEEN		0x14	/* B: the CTRL value the board works by */
+#define FC_PW_CTRL_VALID	(1u << 0)
+#define FC_PW_CTRL_READ		(1u << 1)	/* GETs may read it */
+#define FC_PW_CTRL_WRITE	(1u << 2)	/* PUTs may write it */
+#define FC_PW_CTRL_KNOWN	(FC_PW_CTRL_VALID | FC_PW_CTRL_READ | FC_PW_CTRL_WRITE)
+#define FC_PW_GEN_SHIFT		16
+#define FC_PW_CTRL_GEN(g)	(((__u32)(g) & 0xffffu) << FC_PW_GEN_SHIFT)
+/* LAST_REFUSED: entry, source node and reason (FC_PW_WHY_*). */
+#define FC_PW_REF_ENTRY(v)	((v) & 0x3fu)
+#define FC_PW_REF_SRC(v)	(((v) >> 8) & 0x3fu)
+#define FC_PW_REF_WHY(v)	(((v) >> 16) & 0xffu)
+#define FC_PW_REF(entry, src, why) \
+	(((__u32)(entry) & 0x3fu) | (((__u32)(src) & 0x3fu) << 8) | \
+	 (((__u32)(why) & 0xffu) << 16))
+#define FC_PW_WHY_INVALID	1	/* VALID clear: unmapped or revoked */
+#define FC_PW_WHY_RANGE		2	/* beyond SIZE */
+#define FC_PW_WHY_PERM		3	/* READ or WRITE not permitted */
 
 /* ---- HBM controller and local stores (FC_CAP_HBM_STREAMS) ---- */
 /*
@@ -710,6 +808,9 @@ static inline int fc_hw_bus_addr_reg(__u32 off)
 	r = off - FC_LS_BASE;
 	if (off >= FC_LS_BASE && r < FC_LS_STRIDE * FC_MAX_LS)
 		return r % FC_LS_STRIDE <= FC_LS_PROG_HI;
+	r = off - FC_PW_REG(0, 0);
+	if (off >= FC_PW_REG(0, 0) && r < FC_PW_STRIDE * FC_PW_MAX_ENTRIES)
+		return r % FC_PW_STRIDE <= FC_PW_BASE_HI;
 	return 0;
 }
 
@@ -745,6 +846,9 @@ static inline int fc_hw_host_writable(__u32 off)
 		return 1;
 	if (off >= FC_ROUTE_TABLE(0) && off < FC_ROUTE_TABLE(FC_MAX_NODES))
 		return 1;
+	r = off - FC_PW_REG(0, 0);
+	if (off >= FC_PW_REG(0, 0) && r < FC_PW_STRIDE * FC_PW_MAX_ENTRIES)
+		return r % FC_PW_STRIDE <= FC_PW_CTRL;
 	if (off >= FC_PIO_WINDOW && off < FC_PIO_SLOT(FC_PIO_SLOTS - 1) + FC_PKT_SIZE)
 		return 1;
 	r = off - FC_DMA_BASE;
@@ -882,9 +986,49 @@ static inline int fc_hw_dma_errno(__u32 err)
 		return -EHOSTUNREACH;
 	case FC_DMA_ERR_ABORTED:
 		return -ECANCELED;
+	case FC_DMA_ERR_WINDOW:
+		return -EACCES;
 	default:
 		return -EIO;
 	}
+}
+
+/*
+ * The peer window's check of [@off, @off + @len) (an FC_REGION_PEER offset,
+ * @len not zero) against entry CTRL @ctrl and @size, for a PUT (@write) or
+ * a GET. Written once for the board, the emulator and the tests.
+ * RETURN VALUE: 0, or the FC_PW_WHY_* it is refused for.
+ */
+static inline __u32 fc_hw_pw_check(__u32 ctrl, __u64 size, __u64 off,
+				   __u64 len, int write)
+{
+	__u64 o = FC_PW_OFF_OF(off);
+
+	if (!(ctrl & FC_PW_CTRL_VALID))
+		return FC_PW_WHY_INVALID;
+	if (o > size || len > size - o)
+		return FC_PW_WHY_RANGE;
+	if (!(ctrl & (write ? FC_PW_CTRL_WRITE : FC_PW_CTRL_READ)))
+		return FC_PW_WHY_PERM;
+	return 0;
+}
+
+/*
+ * A block-stride transfer (PEACH2's): @count blocks of @block bytes, block
+ * k from src + k * @src_stride to dst + k * @dst_stride, one descriptor
+ * each in one chain. Strides below the block would overlap blocks.
+ * RETURN VALUE: 0; -EINVAL (count or block 0, a stride below the block);
+ * -E2BIG (more blocks than @max_chain, a block above FC_DESC_MAX_LEN).
+ */
+static inline int fc_hw_stride_check(__u64 count, __u64 block,
+				     __u64 src_stride, __u64 dst_stride,
+				     __u64 max_chain)
+{
+	if (!count || !block || src_stride < block || dst_stride < block)
+		return -EINVAL;
+	if (count > max_chain || block > FC_DESC_MAX_LEN)
+		return -E2BIG;
+	return 0;
 }
 
 /* What a stream program is checked against: the board's side of it. */

@@ -40,6 +40,7 @@
 #define FC_FEAT_XFER_CTRL	(1u << 17)	/* FC_XFER_CTRL */
 #define FC_FEAT_EQ_WAIT		(1u << 18)	/* EQ_WAIT */
 #define FC_FEAT_ENGINES		(1u << 19)	/* FC_SUBMIT_ENGINE */
+#define FC_FEAT_PEER_WINDOW	(1u << 20)	/* PEER_WINDOW: the board's window table */
 
 /* How chain completion reaches the driver, in fc_ioc_info.irq_mode. */
 #define FC_IRQ_MODE_POLL	0	/* the driver polls DONE_SEQ */
@@ -265,8 +266,10 @@ struct fc_ioc_chan_head {
  * bus_addr: the offset of its first byte in this node's host window, to
  * name it in fabric addresses (FC_REGION_HOST) for other nodes' writes.
  * Bus addresses are given only to CAP_SYS_RAWIO, and only CAP_SYS_RAWIO may
- * name a fabric address in FC_REGION_HOST or FC_REGION_PEER in SUBMIT
- * (-EPERM): such an address reaches host memory directly. -EINVAL: any
+ * name a fabric address in FC_REGION_HOST in SUBMIT (-EPERM): such an
+ * address reaches host memory directly. FC_REGION_PEER needs no capability:
+ * it names entries of the receiving board's peer window (PEER_WINDOW),
+ * which that board's host maps. -EINVAL: any
  * field but @handle non-zero, or @handle not a buffer of this file.
  */
 #define FC_MEM_INFO_CONTIG	(1u << 0)
@@ -418,6 +421,59 @@ struct fc_ioc_eq_wait {
 	__u32 reserved;
 };
 
+/*
+ * PEER_WINDOW (FC_FEAT_PEER_WINDOW, on a board with FC_CAP_PEER_WINDOW): the
+ * board's peer window, the table that lets other nodes reach memory of
+ * this host through FC_REGION_PEER (<fpgacomm/hw.h>, FC_PW_*).
+ *
+ * FC_PEER_WINDOW_MAP puts bytes [@offset, @offset + @len) of buffer
+ * @handle of this file (a PEER_IMPORT region or a MEM_ALLOC buffer) into
+ * a free entry with the permissions in @flags (FC_PEER_WINDOW_READ: other
+ * nodes' GETs may read it; FC_PEER_WINDOW_WRITE: their PUTs may write it;
+ * at least one) and returns the entry in @entry: other nodes name byte
+ * @off of the range as FC_PW_ADDR(node, @entry, @off). The entry takes
+ * the one freed longest ago. The range must be one piece of bus address
+ * space (one segment of the region's mapping; a MEM_ALLOC buffer always
+ * is) and at most FC_PW_MAX_SIZE bytes. The entry holds the memory: it
+ * stays pinned and mapped, even unregistered, until the entry goes.
+ *
+ * FC_PEER_WINDOW_UNMAP (@handle, @offset, @len 0) revokes @entry: the
+ * board stops serving it before the call returns (FC_PW_SEEN), and a PUT
+ * or GET naming it from then on ends the sender's chain with
+ * FC_DMA_ERR_WINDOW (-EACCES) and touches nothing. Only the file that
+ * mapped an entry may unmap it (-EPERM for another file's, -ENOENT for an
+ * entry not mapped). The driver revokes an entry the same way when its
+ * buffer is unregistered (MEM_UNREGISTER), when the file is closed, when
+ * the exporter of a PEER_IMPORT region takes the memory back
+ * (move_notify), and when the board is removed or fails. A PCI reset
+ * leaves the window alone, as the contract says of H registers.
+ *
+ * Errors: -EINVAL (unknown flags or op, no permission with MAP, non-zero
+ * reserved fields or fields the op does not use, @len 0, a @handle that
+ * is not a PEER_IMPORT region or MEM_ALLOC buffer of this file, a range
+ * that is not one segment), -ERANGE (the range does not lie within the
+ * buffer, or is above FC_PW_MAX_SIZE; @entry not below FC_PW_MAX_ENTRIES),
+ * -ENOSPC (every entry is in use), -ENOLINK (the region's exporter took
+ * it back), -EPERM, -ENOENT (above), -EFAULT (@entry could not be
+ * returned: the entry is unmapped again), -EIO (the board did not
+ * acknowledge a revocation within 2 s: the entry and its memory are kept
+ * until the board goes), -EOPNOTSUPP (the board has no peer window).
+ */
+#define FC_PEER_WINDOW_MAP	1
+#define FC_PEER_WINDOW_UNMAP	2
+#define FC_PEER_WINDOW_READ	(1u << 0)
+#define FC_PEER_WINDOW_WRITE	(1u << 1)
+
+struct fc_ioc_peer_window {
+	__u32 op;			/* FC_PEER_WINDOW_MAP or _UNMAP */
+	__u32 flags;			/* MAP: FC_PEER_WINDOW_READ, _WRITE */
+	__u32 handle;			/* MAP: in */
+	__u32 entry;			/* MAP: out; UNMAP: in */
+	__aligned_u64 offset;		/* MAP: in */
+	__aligned_u64 len;		/* MAP: in */
+	__aligned_u64 reserved[2];
+};
+
 #define FC_IOC_MAGIC		0xfc
 #define FC_IOC_INFO		_IOWR(FC_IOC_MAGIC, 0x00, struct fc_ioc_info)
 #define FC_IOC_MEM_REGISTER	_IOWR(FC_IOC_MAGIC, 0x01, struct fc_ioc_mem)
@@ -437,6 +493,7 @@ struct fc_ioc_eq_wait {
 #define FC_IOC_EQ		_IOW(FC_IOC_MAGIC, 0x0f, struct fc_ioc_eq)
 #define FC_IOC_EQ_HEAD		_IOW(FC_IOC_MAGIC, 0x10, struct fc_ioc_eq_head)
 #define FC_IOC_EQ_WAIT		_IOW(FC_IOC_MAGIC, 0x11, struct fc_ioc_eq_wait)
+#define FC_IOC_PEER_WINDOW	_IOWR(FC_IOC_MAGIC, 0x12, struct fc_ioc_peer_window)
 
 /*
  * mmap offsets of the file (page multiples), MAP_SHARED only. Mapping the

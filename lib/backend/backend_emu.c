@@ -265,9 +265,11 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 	int ret;
 
 	if (j->job && j->create) {
+		struct fcemu_faults f = { j->drop_ppm, j->corrupt_ppm };
+
 		if (fc_topo_parse(j->topology, &t) || t.nodes != j->size)
 			return -EINVAL;
-		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, NULL);
+		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, &f);
 		if (ret == -EEXIST)
 			ret = fcemu_cluster_attach(&b->fabric, b->cluster);
 	} else if (j->job) {
@@ -872,4 +874,5 @@ const struct fc__backend fc__emu_backend = {
 	.kernel_register = emu_kernel_register,
 	.stream_sleep = emu_stream_sleep,
 	.peer_import_dev = emu_peer_import_dev,
+	.peer_window = true,
 };

@@ -241,6 +241,41 @@ static int kernel_peer_import(struct fc_dev *dev, struct fc__mem *mem, int fd,
 	return ret;
 }
 
+/* An entry of the board's peer window for imported @mem (PEER_WINDOW). */
+static int kernel_pw_map(struct fc_dev *dev, struct fc__mem *mem,
+			 unsigned int *entry)
+{
+	struct kdev *k = kdev_of(dev);
+	struct fc_ioc_peer_window a = {
+		.op = FC_PEER_WINDOW_MAP,
+		.flags = FC_PEER_WINDOW_READ | FC_PEER_WINDOW_WRITE,
+		.handle = (uint32_t)mem->handle,
+		.offset = mem->peer_off,
+		.len = mem->pub.len,
+	};
+	int ret;
+
+	if (!(k->info.features & FC_FEAT_PEER_WINDOW))
+		return -EOPNOTSUPP;
+	ret = k_ioctl(k, FC_IOC_PEER_WINDOW, &a);
+	if (!ret)
+		*entry = a.entry;
+	/* The arguments are the library's own: what the driver refuses is
+	 * a range with no single bus address (not one mapping segment). */
+	return ret == -EINVAL ? -EOPNOTSUPP : ret;
+}
+
+static int kernel_pw_unmap(struct fc_dev *dev, struct fc__mem *mem,
+			   unsigned int entry)
+{
+	struct fc_ioc_peer_window a = {
+		.op = FC_PEER_WINDOW_UNMAP,
+		.entry = entry,
+	};
+
+	return k_ioctl(kdev_of(dev), FC_IOC_PEER_WINDOW, &a);
+}
+
 static int kernel_peer_export(struct fc_dev *dev, uint64_t off, uint64_t len,
 			      int *fd)
 {
@@ -626,6 +661,8 @@ const struct fc__backend fc__kernel_backend = {
 	.pio_send = kernel_pio_send,
 	.pio_head = kernel_pio_head,
 	.peer_import = kernel_peer_import,
+	.pw_map = kernel_pw_map,
+	.pw_unmap = kernel_pw_unmap,
 	.peer_export = kernel_peer_export,
 	.endpoints_off_unopened = true,
 	.idle = kernel_idle,

@@ -123,11 +123,21 @@ void fc__iommu_unmap(struct fc__iommu *mmu, uint64_t bus)
 static const struct fc__iommu_win *window(const struct fc__iommu *mmu,
 					  uint64_t bus, uint64_t len)
 {
-	long i = find_below(mmu, bus);
+	size_t h = __atomic_load_n(&mmu->hint, __ATOMIC_RELAXED);
 	const struct fc__iommu_win *w;
+	long i;
 
-	if (i < 0)
-		return NULL;
+	/* the last one found, if it holds @bus and the next one does not */
+	if (h < mmu->n && mmu->win[h].bus <= bus &&
+	    (h + 1 == mmu->n || mmu->win[h + 1].bus > bus)) {
+		i = (long)h;
+	} else {
+		i = find_below(mmu, bus);
+		if (i < 0)
+			return NULL;
+		__atomic_store_n((size_t *)&mmu->hint, (size_t)i,
+				 __ATOMIC_RELAXED);
+	}
 	w = &mmu->win[i];
 	if (bus - w->bus > w->len || len > w->len - (bus - w->bus))
 		return NULL;

@@ -22,6 +22,9 @@ struct fc__iommu_win {
 struct fc__iommu {
 	struct fc__iommu_win *win; /* sorted by bus address */
 	size_t n, cap;
+	/* the window found last: the board writes the same queue and
+	 * buffers over and over (a hint, checked before it is used) */
+	size_t hint;
 };
 
 int fc__iommu_map(struct fc__iommu *mmu, void *ptr, uint64_t len,

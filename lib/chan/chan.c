@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "chan.h"
 #include "proto.h"
 #include "handle.h"
@@ -113,16 +114,23 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
 	return 0;
 }
 
+/*
+ * Start a send of @buf: *reqp its request. @lean (a blocking send): a
+ * small message the window takes at once gets none, *reqp NULL; only
+ * where two cached requests are at hand (a credit ask may take one), so
+ * that one can still be made if the board is slow to take it.
+ */
 static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
-		 struct fc_req **reqp)
+		 bool lean, struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
+	struct fc_req *r = NULL;
 	bool rndv, go;
 	struct fc__src *s;
-	struct fc_req *r;
+	uint32_t end = 0;
 	uint64_t cost;
-	int ret;
+	int ret, pio = -EAGAIN;
 
 	if (!buf || !len || !reqp)
 		return -EINVAL;
@@ -132,19 +140,32 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (ret)
 		return ret;
 	s = fc__src_get(fab, ch->port, ch->peer);
-	r = s ? fc__req_new(dev, FC__REQ_SEND, ch->peer) : NULL;
-	if (!r)
+	if (!s)
 		return -ENOMEM;
+	if (!lean || fab->req_cached < 2) {
+		r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
+		if (!r)
+			return -ENOMEM;
+	}
 	/* Eager bytes need the receiver's credit; announcements only
 	 * their turn. */
 	rndv = fc__rndv_wanted(dev, len);
 	cost = rndv ? 0 : fc__credit_cost(len);
 	go = fc__credit_take(dev, ch->port, s, cost);
+	if (go && !rndv)
+		pio = fc__pio_write(ch, buf, len, &end);
+	if (pio == 2 && !r) {
+		*reqp = NULL; /* sent and ended: nothing to wait for */
+		return 0;
+	}
+	if (!r)
+		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
 	r->port = ch->port;
 	r->credit = go ? cost : 0;
-	if (go && !fc__pio_isend(ch, buf, len, r)) {
-		r->chan = ch;
-		ch->reqs++;
+	r->chan = ch;
+	ch->reqs++;
+	if (pio > 0) {
+		fc__pio_sent(fab, r, end, pio == 2);
 		*reqp = r;
 		if (r->status == -EINPROGRESS)
 			fc__progress(dev);
@@ -158,12 +179,10 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (ret) {
 		if (go)
 			fc__credit_untake(s, cost);
+		ch->reqs--;
 		free(r);
 		return ret;
 	}
-	r->chan = ch;
-	r->port = ch->port;
-	ch->reqs++;
 	if (go)
 		fc__req_queue(fab, r);
 	else
@@ -176,7 +195,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp)
 {
-	return isend(ch, buf, len, false, reqp);
+	return isend(ch, buf, len, false, false, reqp);
 }
 
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
@@ -202,6 +221,76 @@ int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 	return 0;
 }
 
+/*
+ * A send from device memory: its bytes are copied into a host bounce
+ * buffer now (so @buf is free again at once) and sent from there, as any
+ * host buffer is; the bounce buffer goes back when the request is freed.
+ */
+static __attribute__((noinline, cold)) int
+dev_isend(struct fc_chan *ch, const void *buf, size_t len, struct fc_req **reqp)
+{
+	struct fc__bounce *b;
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	if (len > FC_CHAN_MAX_MSG)
+		return -EMSGSIZE;
+	ret = fc__bounce_get(len, &b);
+	if (ret)
+		return ret;
+	ret = fc__devmem_to_host(b->p, buf, len);
+	if (!ret)
+		ret = fc__isend(ch, b->p, len, reqp);
+	if (ret) {
+		fc__bounce_put(b);
+		return ret;
+	}
+	(*reqp)->bounce = b;
+	return 0;
+}
+
+/* A receive into device memory: into a bounce buffer, copied to @buf
+ * when the request ends (fabric.c, req_done). */
+static __attribute__((noinline, cold)) int
+dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
+{
+	struct fc__bounce *b;
+	int ret;
+
+	if (cap > FC_CHAN_MAX_MSG)
+		cap = FC_CHAN_MAX_MSG; /* no message is longer */
+	ret = fc__bounce_get(cap, &b);
+	if (ret)
+		return ret;
+	ret = fc__irecv(ch, b->p, cap, reqp);
+	if (ret) {
+		fc__bounce_put(b);
+		return ret;
+	}
+	(*reqp)->bounce = b;
+	(*reqp)->dbuf = buf;
+	return 0;
+}
+
+/* A user's send or receive, by where its buffer lives (devmem.c). */
+static inline __attribute__((always_inline)) int
+user_isend(struct fc_chan *ch, const void *buf, size_t len, bool lean,
+	   struct fc_req **reqp)
+{
+	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
+		return isend(ch, buf, len, false, lean, reqp);
+	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
+}
+
+static inline __attribute__((always_inline)) int
+user_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
+{
+	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
+		return fc__irecv(ch, buf, cap, reqp);
+	return reqp ? dev_irecv(ch, buf, cap, reqp) : -EINVAL;
+}
+
 /* Posts a send of @sbuf (@send; @kept: see fc__eager_isend()) or a receive
  * into @rbuf, of @n bytes. */
 static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
@@ -214,10 +303,12 @@ static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
 		return ret;
 	if (!reqp)
 		ret = -EINVAL;
+	else if (kept) /* the library's own buffers */
+		ret = isend(ch, sbuf, n, kept, false, &r);
 	else if (send)
-		ret = isend(ch, sbuf, n, kept, &r);
+		ret = user_isend(ch, sbuf, n, false, &r);
 	else
-		ret = fc__irecv(ch, rbuf, n, &r);
+		ret = user_irecv(ch, rbuf, n, &r);
 	if (!ret)
 		ret = fc__req_export(r, reqp);
 	fc__fab_unlock(ch->dev->fab);
@@ -252,8 +343,8 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	if (ret)
 		return ret;
 	fab = ch->dev->fab;
-	ret = fc__isend(ch, buf, len, &r);
-	if (!ret) {
+	ret = user_isend(ch, buf, len, true, &r);
+	if (!ret && r) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
 		 * unless it is reading @buf itself this moment (rendezvous):
@@ -304,7 +395,7 @@ FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	ret = fc__irecv(ch, buf, cap, &r);
+	ret = user_irecv(ch, buf, cap, &r);
 	if (ret)
 		goto out_unlock;
 	ret = fc__req_wait(r, timeout_ms, &got);

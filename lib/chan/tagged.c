@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "chan.h"
 
 #define HDR_MAGIC     0xa7
@@ -57,12 +58,16 @@ struct op {
 	bool discard;  /* receive: of a claimed message, no buffer */
 	bool space1;   /* receive: FC_TAG_F_SPACE1 */
 	uint32_t node; /* receive: wanted, or FC_TAG_ANY_NODE */
+	uint32_t port; /* receive: the sender's wanted, or FC_TAG_ANY_PORT */
 	uint64_t tag, ignore;
 	uint8_t *buf;
 	size_t cap;
 	uint8_t *tmp; /* receive: landing of a cut-off message */
 	struct pieces pc;
 	struct fc_tag_cqe cqe;
+	/* device memory, staged through a host buffer (devmem.h) */
+	struct fc__bounce *bounce;
+	void *dbuf; /* receive: the device buffer it goes to at its end */
 };
 
 /* A message nobody asked for yet. */
@@ -122,6 +127,8 @@ static void op_free(struct fc_tag_ep *ep, struct op *o)
 {
 	pieces_free(&o->pc);
 	free(o->tmp);
+	if (o->bounce)
+		fc__bounce_put(o->bounce);
 	if (ep->cached == OP_CACHE) {
 		free(o);
 		return;
@@ -133,6 +140,14 @@ static void op_free(struct fc_tag_ep *ep, struct op *o)
 
 static void op_done(struct fc_tag_ep *ep, struct op *o, int status)
 {
+	/* a receive into device memory: there before its completion is seen
+	 * (-EMSGSIZE: the first cap bytes are) */
+	if (o->dbuf && (!status || status == -EMSGSIZE) && o->cqe.len) {
+		int ret = fc__devmem_to_dev(o->dbuf, o->bounce->p, o->cqe.len);
+
+		if (ret)
+			status = ret;
+	}
 	if (o->inject) {
 		op_free(ep, o);
 		return;
@@ -256,17 +271,26 @@ static void recv_copy(struct fc_tag_ep *ep, struct op *o, const uint8_t *data,
 	op_done(ep, o, status);
 }
 
-/* The first posted receive that a message from @node with @tag matches,
- * taken off the queue; or NULL. */
-static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
-			      bool space1)
+/* Is a message from (@node, @port) one that (@want_node, @want_port)
+ * asks for? */
+static bool src_match(uint32_t want_node, uint32_t want_port, uint32_t node,
+		      uint32_t port)
+{
+	return (want_node == FC_TAG_ANY_NODE || want_node == node) &&
+	       (want_port == FC_TAG_ANY_PORT || want_port == port);
+}
+
+/* The first posted receive that a message from (@node, @port) with @tag
+ * matches, taken off the queue; or NULL. */
+static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node,
+			      uint32_t port, uint64_t tag, bool space1)
 {
 	struct op **pp, *prev = NULL;
 
 	for (pp = &ep->posted_h; *pp; prev = *pp, pp = &(*pp)->next) {
 		struct op *o = *pp;
 
-		if ((o->node != FC_TAG_ANY_NODE && o->node != node) ||
+		if (!src_match(o->node, o->port, node, port) ||
 		    o->space1 != space1 || !tag_match(o->tag, o->ignore, tag))
 			continue;
 		*pp = o->next;
@@ -290,15 +314,15 @@ static void unexp_append(struct fc_tag_ep *ep, struct fc_tag_msg *m)
 }
 
 static struct fc_tag_msg *unexp_find(struct fc_tag_ep *ep, uint32_t node,
-				     uint64_t tag, uint64_t ignore, bool space1,
-				     bool take)
+				     uint32_t port, uint64_t tag,
+				     uint64_t ignore, bool space1, bool take)
 {
 	struct fc_tag_msg **pp, *prev = NULL;
 
 	for (pp = &ep->unexp_h; *pp; prev = *pp, pp = &(*pp)->next) {
 		struct fc_tag_msg *m = *pp;
 
-		if ((node != FC_TAG_ANY_NODE && m->node != node) ||
+		if (!src_match(node, port, m->node, m->h.port) ||
 		    !(m->h.flags & HDR_SPACE1) != !space1 ||
 		    !tag_match(tag, ignore, m->h.tag))
 			continue;
@@ -397,7 +421,7 @@ static void take_eager(struct fc_tag_ep *ep, uint32_t node, size_t len)
 		return;
 	if ((h.flags & HDR_SPLIT) && (!h.piece || h.piece > FC_CHAN_MAX_MSG))
 		return;
-	o = posted_take(ep, node, h.tag, h.flags & HDR_SPACE1);
+	o = posted_take(ep, node, h.port, h.tag, h.flags & HDR_SPACE1);
 	if (h.flags & HDR_SPLIT) {
 		take_split(ep, node, &h, o);
 		return;
@@ -727,6 +751,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 			   uint64_t data, unsigned int flags, void *ctx,
 			   uint32_t uflags)
 {
+	struct fc__bounce *stage = NULL;
 	struct fc_chan *ch;
 	struct fc_req *r;
 	struct op *o;
@@ -751,6 +776,17 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 		  (len > EAGER_MAX ? HDR_SPLIT : 0);
 	h.magic = HDR_MAGIC;
 	h.piece = piece_max(ep->dev);
+	if (len && fc__devmem_path(ep->dev, buf) != FC__PATH_HOST) {
+		/* device memory: sent from a host copy, made now */
+		ret = fc__bounce_get(len, &stage);
+		if (!ret)
+			ret = fc__devmem_to_host(stage->p, buf, len);
+		if (ret) {
+			fc__bounce_put(stage);
+			return ret;
+		}
+		buf = stage->p;
+	}
 
 	fc__fab_lock(ep->fab);
 	ret = fc__peer_check(ep->dev, node);
@@ -765,6 +801,8 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	}
 	o->send = true;
 	o->inject = flags & FC_TAG_F_INJECT;
+	o->bounce = stage; /* freed with the op, whatever happens */
+	stage = NULL;
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	o->cqe.flags = FC_TAG_CQE_SEND;
@@ -800,14 +838,31 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	progress(ep);
 out_unlock:
 	fc__fab_unlock(ep->fab);
+	fc__bounce_put(stage);
 	return ret;
 }
 
 /* ---- Receiving ---- */
 
-FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
-			   size_t cap, uint64_t tag, uint64_t ignore,
-			   unsigned int flags, void *ctx, uint32_t uflags)
+/* A receive into device memory @buf lands in a bounce buffer of @o's. */
+static int recv_stage(struct fc_tag_ep *ep, struct op *o, void *buf, size_t cap)
+{
+	int ret;
+
+	if (fc__devmem_path(ep->dev, buf) == FC__PATH_HOST)
+		return 0;
+	ret = fc__bounce_get(cap, &o->bounce);
+	if (ret)
+		return ret;
+	o->buf = o->bounce->p;
+	o->dbuf = buf;
+	return 0;
+}
+
+FC__EXPORT int fc_tag_recv_from(struct fc_tag_ep *ep, uint32_t node,
+				uint32_t port, void *buf, size_t cap,
+				uint64_t tag, uint64_t ignore,
+				unsigned int flags, void *ctx, uint32_t uflags)
 {
 	struct fc_tag_msg *m;
 	struct op *o;
@@ -816,6 +871,8 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 		return -EINVAL;
 	if (node != FC_TAG_ANY_NODE && node >= ep->size)
 		return -EINVAL;
+	if (port != FC_TAG_ANY_PORT && port >= FC_CHAN_PORTS)
+		return -EINVAL;
 	fc__fab_lock(ep->fab);
 	o = op_new(ep);
 	if (!o) {
@@ -823,6 +880,7 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 		return -ENOMEM;
 	}
 	o->node = node;
+	o->port = port;
 	o->tag = tag;
 	o->ignore = ignore;
 	o->space1 = flags & FC_TAG_F_SPACE1;
@@ -831,9 +889,14 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	o->cqe.flags = FC_TAG_CQE_RECV;
+	if (recv_stage(ep, o, buf, cap)) {
+		op_free(ep, o);
+		fc__fab_unlock(ep->fab);
+		return -ENOMEM;
+	}
 	/* what came first and was not taken by a header since */
 	take_headers(ep);
-	m = unexp_find(ep, node, tag, ignore, o->space1, true);
+	m = unexp_find(ep, node, port, tag, ignore, o->space1, true);
 	if (m) {
 		msg_deliver(ep, m, o);
 	} else {
@@ -848,6 +911,14 @@ FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
 	return 0;
 }
 
+FC__EXPORT int fc_tag_recv(struct fc_tag_ep *ep, uint32_t node, void *buf,
+			   size_t cap, uint64_t tag, uint64_t ignore,
+			   unsigned int flags, void *ctx, uint32_t uflags)
+{
+	return fc_tag_recv_from(ep, node, FC_TAG_ANY_PORT, buf, cap, tag,
+				ignore, flags, ctx, uflags);
+}
+
 static void info_of(const struct fc_tag_msg *m, struct fc_tag_cqe *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -860,9 +931,10 @@ static void info_of(const struct fc_tag_msg *m, struct fc_tag_cqe *info)
 	info->port = m->h.port;
 }
 
-FC__EXPORT int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
-			    uint64_t ignore, unsigned int flags,
-			    struct fc_tag_cqe *info, struct fc_tag_msg **msgp)
+FC__EXPORT int fc_tag_probe_from(struct fc_tag_ep *ep, uint32_t node,
+				 uint32_t port, uint64_t tag, uint64_t ignore,
+				 unsigned int flags, struct fc_tag_cqe *info,
+				 struct fc_tag_msg **msgp)
 {
 	bool claim = flags & FC_TAG_F_CLAIM;
 	struct fc_tag_msg *m;
@@ -872,9 +944,12 @@ FC__EXPORT int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
 		return -EINVAL;
 	if (node != FC_TAG_ANY_NODE && node >= ep->size)
 		return -EINVAL;
+	if (port != FC_TAG_ANY_PORT && port >= FC_CHAN_PORTS)
+		return -EINVAL;
 	fc__fab_lock(ep->fab);
 	progress(ep);
-	m = unexp_find(ep, node, tag, ignore, flags & FC_TAG_F_SPACE1, claim);
+	m = unexp_find(ep, node, port, tag, ignore, flags & FC_TAG_F_SPACE1,
+		       claim);
 	if (m) {
 		info_of(m, info);
 		if (claim) {
@@ -885,6 +960,14 @@ FC__EXPORT int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
 	}
 	fc__fab_unlock(ep->fab);
 	return m ? 0 : -ENOMSG;
+}
+
+FC__EXPORT int fc_tag_probe(struct fc_tag_ep *ep, uint32_t node, uint64_t tag,
+			    uint64_t ignore, unsigned int flags,
+			    struct fc_tag_cqe *info, struct fc_tag_msg **msgp)
+{
+	return fc_tag_probe_from(ep, node, FC_TAG_ANY_PORT, tag, ignore, flags,
+				 info, msgp);
 }
 
 FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
@@ -909,11 +992,16 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 		fc__fab_unlock(ep->fab);
 		return -EINVAL; /* not a claimed message of ours */
 	}
-	*pp = msg->next;
-	msg->next = NULL;
 	o->buf = buf;
 	o->cap = cap;
 	o->discard = !buf && !cap;
+	if (recv_stage(ep, o, buf, cap)) {
+		op_free(ep, o);
+		fc__fab_unlock(ep->fab);
+		return -ENOMEM; /* the message stays claimed */
+	}
+	*pp = msg->next;
+	msg->next = NULL;
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
 	msg_deliver(ep, msg, o);

@@ -205,6 +205,15 @@ static int check(const struct fc_group *g, const struct fc__coll_args *a)
 
 /* ---- Running ---- */
 
+/* A collective has ended with @ret: its result to device memory, and the
+ * request freed. RETURN VALUE: @ret, or the copy's error. */
+static int req_end(struct fc_coll_req *req, int ret)
+{
+	ret = fc__coll_stage_out(req->dstage, ret);
+	fc__coll_req_free(req);
+	return ret;
+}
+
 int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 		 int timeout_ms, struct fc_coll_req **reqp)
 {
@@ -229,6 +238,8 @@ int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 	}
 	fc__coll_lock();
 	ret = fc__group_live(g) ? check(g, &a) : -EINVAL;
+	if (!ret)
+		ret = fc__coll_stage_in(g, &a, &req->dstage);
 	if (ret)
 		goto err_free;
 	req->dtype = a.dtype;
@@ -255,7 +266,7 @@ int fc__coll_run(struct fc_group *g, const struct fc__coll_args *args,
 		fc__group_break(g, -ETIMEDOUT);
 err_free:
 	fc__coll_unlock();
-	fc__coll_req_free(req);
+	ret = req_end(req, ret);
 	free(l);
 	return ret;
 }
@@ -276,7 +287,7 @@ FC__EXPORT int fc_coll_test(struct fc_coll_req *req)
 		req_forget(req);
 	fc__coll_unlock();
 	if (ret != -EINPROGRESS)
-		fc__coll_req_free(req);
+		ret = req_end(req, ret);
 	return ret;
 }
 
@@ -294,7 +305,7 @@ FC__EXPORT int fc_coll_wait(struct fc_coll_req *req, int timeout_ms)
 		req_forget(req);
 	fc__coll_unlock();
 	if (ret != -ETIMEDOUT && ret != -EINPROGRESS)
-		fc__coll_req_free(req);
+		ret = req_end(req, ret);
 	return ret;
 }
 
@@ -309,7 +320,7 @@ FC__EXPORT int fc_coll_cancel(struct fc_coll_req *req)
 		fc__group_break(req->group, -ECANCELED);
 	req_forget(req);
 	fc__coll_unlock();
-	fc__coll_req_free(req);
+	req_end(req, -ECANCELED);
 	return 0;
 }
 

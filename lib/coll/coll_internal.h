@@ -119,6 +119,9 @@ struct fc__link {
 	 * a buffer of the message's) */
 	struct fc__umsg *stall;
 	unsigned int waiters; /* receive steps waiting for this peer */
+	/* its receive may have ended without the board moving (just
+	 * posted), or a step began to wait for it: look at it next pass */
+	bool look;
 	uint8_t *buf;
 	struct fc__pend *pend; /* detached messages waiting for ready */
 };
@@ -146,6 +149,7 @@ struct fc_coll_req {
 	uint32_t seq; /* the collective's number in the group */
 	uint32_t sig; /* its signature */
 	int status;   /* -EINPROGRESS until it ends */
+	struct fc__coll_stage *dstage; /* device buffers (coll_dev.c) */
 };
 
 struct fc_group {
@@ -182,7 +186,11 @@ struct fc__coll_dev {
 	/* this pass of progress moved the board once already: requests are
 	 * looked at, not each given a round of progress of its own */
 	bool peek;
-	bool rx_posted; /* a link posted a receive since its last look */
+	bool look; /* some link's @look is set */
+	/* more boards of the emulated world than CPUs: 1, else 0; -1 not
+	 * known yet (coll_sched.c) */
+	int crowded;
+	unsigned int sweeps; /* passes that looked at links, for the sweep */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;
@@ -203,6 +211,20 @@ bool fc__group_live(const struct fc_group *g);
 
 /* coll_reduce.c: dst[i] = dst[i] op src[i] (src_first: src[i] op dst[i]) */
 size_t fc__dtype_size(enum fc_dtype dtype);
+
+/*
+ * Device buffers of a collective (coll_dev.c). fc__coll_stage_in - at its
+ * start, after the argument checks: @a's device buffers are swapped for
+ * host bounce buffers holding their input; *stp NULL when none is.
+ * RETURN VALUE: 0; -ENOMEM; -EFAULT (a device buffer shorter than the
+ * collective needs). fc__coll_stage_out - at its end (@ret): the result
+ * back into the device buffer when @ret is 0; frees @st (may be NULL).
+ * RETURN VALUE: @ret, or the copy's error.
+ */
+struct fc__coll_stage;
+int fc__coll_stage_in(struct fc_group *g, struct fc__coll_args *a,
+		      struct fc__coll_stage **stp);
+int fc__coll_stage_out(struct fc__coll_stage *st, int ret);
 bool fc__redop_valid(enum fc_dtype dtype, enum fc_redop op);
 void fc__reduce(void *dst, const void *src, size_t count, enum fc_dtype dtype,
 		enum fc_redop op, bool src_first);
@@ -280,9 +302,12 @@ int fc__links_init(struct fc__coll_dev *cd);
  * collective): nothing waits for them. */
 void fc__links_want(struct fc_group *g);
 void fc__links_fini(struct fc__coll_dev *cd);
-/* Move every link's handshake and receive along; @board_moved: the board
- * moved since the last look (else, in a peek pass, no receive of theirs
- * can have ended). RETURN VALUE: moved. */
+/* Move the links' handshakes and receives along; @board_moved: the board
+ * moved since the last look (else, in a peek pass, only a link marked to
+ * be looked at can have news). Only the links that a step waits for, that
+ * are marked, or whose handshake runs are looked at, and every link once
+ * in a while: the others' messages can wait in the channel. RETURN
+ * VALUE: moved. */
 bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved);
 /* The link to world rank @peer, for a send. RETURN VALUE: 0 ready (its
  * channel in *chp), -EAGAIN not yet, or the peer's error. */

@@ -240,7 +240,7 @@ static int link_start(struct fc__coll_dev *cd, uint32_t p)
 		ret = fc_chan_irecv(l->ch, l->buf, LINK_BUF, &l->rx);
 	if (ret)
 		link_fail(l, ret);
-	cd->rx_posted = true;
+	l->look = cd->look = true;
 	return ret;
 }
 
@@ -602,16 +602,35 @@ static void link_resume(struct fc__link *l)
 	rc = fc_chan_irecv(l->ch, l->buf, LINK_BUF, &l->rx);
 	if (rc)
 		link_fail(l, rc);
-	l->cd->rx_posted = true;
+	l->look = l->cd->look = true;
 }
+
+/* Every link is looked at once in this many passes that look at links:
+ * messages nobody waits for yet leave the channel, and the peers'
+ * credits come back. */
+#define LINK_SWEEP 16
 
 bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved)
 {
-	bool moved = false, look;
+	bool moved = false, any, all;
 
 	/* a receive ends when the board delivers, or at once when posted */
-	look = !cd->peek || board_moved || cd->rx_posted;
-	cd->rx_posted = false;
+	any = !cd->peek || board_moved;
+	if (!any && !cd->look) {
+		for (uint32_t p = 0; p < cd->size; p++) {
+			struct fc__link *l = &cd->links[p];
+
+			if (l->stall && l->waiters) {
+				land(l);
+				moved = true;
+			}
+		}
+		return moved;
+	}
+	cd->look = false;
+	/* Each look costs a lock and a handle; with many peers, looking at
+	 * all of them every pass made small collectives slower. */
+	all = any && ++cd->sweeps % LINK_SWEEP == 0;
 	for (uint32_t p = 0; p < cd->size; p++) {
 		struct fc__link *l = &cd->links[p];
 
@@ -619,8 +638,12 @@ bool fc__links_progress(struct fc__coll_dev *cd, bool board_moved)
 			land(l);
 			moved = true;
 		}
-		if (l->rx && look)
+		if (!l->rx)
+			continue;
+		if (l->look || (any && (all || l->waiters || !l->ready))) {
+			l->look = false;
 			moved |= link_progress(cd, p);
+		}
 	}
 	return moved;
 }
@@ -656,8 +679,10 @@ void fc__recv_arm(struct fc_coll_req *req, struct fc__step *st)
 	for (um = g->uq_head; um && um->from != p; prev = um, um = um->next)
 		;
 	if (!um) {
+		/* its message may be in the link's receive already */
 		st->waiting = true;
 		g->cd->links[p].waiters++;
+		g->cd->links[p].look = g->cd->look = true;
 		return;
 	}
 	if (prev)

@@ -24,7 +24,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_internal.h"
 #include "internal.h"
@@ -40,14 +42,28 @@ struct scratch {
 
 /* ---- Recording ---- */
 
+/*
+ * A step array of FIRST_CAP steps, kept for the next schedule: an array
+ * of 16 steps is a large request for malloc, which then merges its free
+ * chunks and may give memory back to the system, every collective.
+ */
+#define FIRST_CAP 16
+static struct fc__step *kept_steps;
+
 static struct fc__step *step_add(struct fc__sched *s, enum fc__step_kind kind)
 {
 	struct fc__step *st;
 
 	if (s->err)
 		return NULL;
+	if (!s->cap) {
+		s->steps = __atomic_exchange_n(&kept_steps, NULL,
+					       __ATOMIC_ACQ_REL);
+		if (s->steps)
+			s->cap = FIRST_CAP;
+	}
 	if (s->n == s->cap) {
-		unsigned int cap = s->cap ? 2 * s->cap : 16;
+		unsigned int cap = s->cap ? 2 * s->cap : FIRST_CAP;
 		struct fc__step *p = realloc(s->steps, cap * sizeof(*p));
 
 		if (!p) {
@@ -199,7 +215,11 @@ static void sched_free(struct fc__sched *s)
 
 	for (i = 0; i < s->n; i++)
 		free(s->steps[i].stage);
-	free(s->steps);
+	if (s->cap == FIRST_CAP)
+		free(__atomic_exchange_n(&kept_steps, s->steps,
+					 __ATOMIC_ACQ_REL));
+	else
+		free(s->steps);
 	for (sc = s->scratch; sc; sc = next) {
 		next = sc->next;
 		if (sc->mem)
@@ -211,25 +231,24 @@ static void sched_free(struct fc__sched *s)
 
 /* ---- Signatures ---- */
 
-static uint32_t fnv(uint32_t h, uint64_t v)
+/* A word at a time (FNV's byte loop cost more than a small collective's
+ * bookkeeping); the fields' bits still reach every bit of the result. */
+static uint64_t mixin(uint64_t h, uint64_t v)
 {
-	for (int i = 0; i < 8; i++, v >>= 8)
-		h = (h ^ (uint8_t)v) * 16777619u;
-	return h;
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 uint32_t fc__coll_signature(const struct fc__coll_args *a)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = 0xcbf29ce484222325ull;
 
-	h = fnv(h, a->kind);
-	h = fnv(h, a->vector);
-	h = fnv(h, a->root);
-	h = fnv(h, a->dtype);
-	h = fnv(h, a->op);
+	h = mixin(h, (uint64_t)a->kind << 32 | (uint64_t)a->vector << 31 |
+			     a->root);
+	h = mixin(h, (uint64_t)a->dtype << 32 | (uint32_t)a->op);
 	if (!a->vector)
-		h = fnv(h, a->count);
-	return h;
+		h = mixin(h, a->count);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- Running ---- */
@@ -577,15 +596,67 @@ int fc__coll_test(struct fc_coll_req *req)
 
 /* Waits look at each request on its own once in this many idle rounds. */
 #define FULL_LOOK 32
+/* While spinning, the clock is read once in this many rounds: a read
+ * costs about as much as a pass that finds nothing new. */
+#define CLOCK_LOOKS 8
+
+/*
+ * Are there more ranks than CPUs here (the boards of an emulated world
+ * are processes of this machine)? Then a rank that waits gives its CPU
+ * away at once, not after a spin: the peer it waits for may need it, as
+ * MPI libraries do when oversubscribed.
+ */
+static bool crowded(struct fc__coll_dev *cd)
+{
+	struct fc_world w;
+	long cpus;
+
+	if (cd->crowded < 0) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cd->crowded = !fc_world_query(cd->dev, &w) && cpus > 0 &&
+			      w.size > (unsigned long)cpus;
+	}
+	return cd->crowded;
+}
+
+/*
+ * Is the machine busy: more tasks ready to run than CPUs, now (the
+ * fourth field of /proc/loadavg, read at most every BUSY_NS)? Then a
+ * spin only burns the time slice the peers need, and waits yield too.
+ * Lock held: the cache is the process's.
+ */
+#define BUSY_NS (100 * 1000000ull)
+
+static bool busy(uint64_t now)
+{
+	static uint64_t read_at;
+	static bool was;
+	unsigned int running = 0;
+	long cpus;
+	FILE *f;
+
+	if (read_at && now - read_at < BUSY_NS)
+		return was;
+	read_at = now;
+	was = false;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	f = fopen("/proc/loadavg", "re");
+	if (!f)
+		return false;
+	if (fscanf(f, "%*s %*s %*s %u/", &running) == 1 && cpus > 0)
+		was = running > (unsigned long)cpus;
+	fclose(f);
+	return was;
+}
 
 int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
-	uint64_t deadline = 0, now;
-	unsigned int round = 0, looks = 0;
-	bool moved;
+	uint64_t deadline = 0, now = fc__now_ns();
+	unsigned int round = 0, looks = 0, polls = 0;
+	bool moved, yield;
 
 	if (timeout_ms >= 0)
-		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+		deadline = now + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
 		moved = fc__coll_progress(false);
 		/* now and then, and once sleeping: each request on its own,
@@ -595,19 +666,24 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 			moved = fc__coll_progress(true);
 		if (req->status != -EINPROGRESS)
 			return req->status;
-		now = fc__now_ns();
+		if (round > 1 || polls++ % CLOCK_LOOKS == 0)
+			now = fc__now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
 		if (moved) {
 			round = 0;
 			continue;
 		}
+		yield = round <= 1 && (crowded(req->group->cd) || busy(now));
 		/* every board of the process, and what else waits there */
 		fc__coll_unlock();
-		if (fc__poll_all(FC__COLL_POLL_ARG))
+		if (fc__poll_all(FC__COLL_POLL_ARG)) {
 			round = 0;
-		else
+		} else {
+			if (yield)
+				sched_yield();
 			fc__backoff_dev(req->group->dev, &round, now);
+		}
 		fc__coll_lock();
 	}
 }

@@ -59,6 +59,7 @@ struct fc__coll_dev *fc__coll_dev_get(struct fc_dev *dev, bool create)
 		return NULL;
 	cd->dev = dev;
 	cd->size = dev->fab->world.size;
+	cd->crowded = -1;
 	if (fc__links_init(cd)) {
 		free(cd);
 		return NULL;

@@ -17,6 +17,8 @@ static const char *own_text(int err)
 		return "address range outside its buffer or board memory";
 	case EFAULT:
 		return "an address the board could not reach (in a chain, a put, or a stream program's LS or board range)";
+	case EACCES:
+		return "access refused: by the target's peer window (its entry unmapped or revoked, the range past its end, or no read or write permission; nothing moved), or a file not opened for reading and writing";
 	case EHOSTUNREACH:
 		return "no route to the fabric node";
 	case ECANCELED:

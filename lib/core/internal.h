@@ -40,6 +40,7 @@ struct fc__join {
 	bool create; /* this rank creates it */
 	uint32_t size;
 	char topology[32];
+	uint32_t drop_ppm, corrupt_ppm; /* link faults (FPGACOMM_FAULTS) */
 };
 
 /* A registered buffer: the public part first, then the library's. */
@@ -58,13 +59,22 @@ struct fc__mem {
 	/* channel requests moving data straight from or into it (found by
 	 * fc__mem_hold): fc_mem_free() gives -EBUSY meanwhile */
 	unsigned int users;
-	bool transient;	   /* the library's registration of a caller's
+	bool transient;	       /* the library's registration of a caller's
 				 * buffer for one message: never found */
-	bool peer;	   /* fc_peer_import: another device's memory */
-	uint64_t peer_off; /* byte 0 of pub is this far into the region */
-	bool device;	   /* ... a GPU's, which the CPU cannot map */
-	void *dev_ctx;	   /* ... in this CUDA context (NULL: its own) */
-	uint64_t ipc_base; /* ... opened from a CUDA IPC handle: close */
+	bool peer;	       /* fc_peer_import: another device's memory */
+	uint64_t peer_off;     /* byte 0 of pub is this far into the region */
+	bool device;	       /* ... a GPU's, which the CPU cannot map */
+	void *dev_ctx;	       /* ... in this CUDA context (NULL: its own) */
+	uint64_t ipc_base;     /* ... opened from a CUDA IPC handle: close */
+	unsigned int pw_entry; /* 1 + its peer window entry, 0: none */
+};
+
+/* The peer window's entries as this host gave them out (lib/core/window.c). */
+struct fc__pw {
+	uint64_t used;			      /* bit e: entry e maps a buffer */
+	uint64_t freed_at[FC_PW_MAX_ENTRIES]; /* reuse the oldest first */
+	uint64_t clock;
+	uint16_t gen[FC_PW_MAX_ENTRIES];
 };
 
 /*
@@ -185,6 +195,20 @@ struct fc__backend {
 	 */
 	int (*peer_import_dev)(struct fc_dev *dev, struct fc__mem *mem,
 			       uint64_t dev_addr);
+	/* The library programs the peer window (FC_PW_*) itself through
+	 * reg_write, with mem_bus's addresses (an emulated board). */
+	bool peer_window;
+	/*
+	 * Where the driver owns the window (a kernel board): pw_map gives
+	 * imported @mem (its pub.len bytes, peer_off into the region) an
+	 * entry with read and write permission, *entry; pw_unmap revokes it
+	 * once the board acknowledged. Errors as fc__pw_map's. NULL: the
+	 * library programs it (peer_window) or there is none.
+	 */
+	int (*pw_map)(struct fc_dev *dev, struct fc__mem *mem,
+		      unsigned int *entry);
+	int (*pw_unmap)(struct fc_dev *dev, struct fc__mem *mem,
+			unsigned int entry);
 };
 
 /* One more in a counter of struct fc__chan_stats. */
@@ -195,6 +219,10 @@ static inline void fc__stat_inc(uint64_t *counter)
 
 struct fc_dev {
 	pthread_mutex_t lock;
+	/* FC_OPEN_THREAD_SINGLE: one thread at a time calls the library, so
+	 * the hot paths (channel sends, receives and progress) skip the
+	 * fabric's and the board's locks. Set at open, never changed. */
+	bool single;
 	const struct fc__backend *be;
 	void *be_priv;
 	/*
@@ -221,10 +249,31 @@ struct fc_dev {
 	/* Set by a layer above that keeps state per device (groups). */
 	void (*on_close)(struct fc_dev *dev);
 	struct fc__hbm *hbm; /* lib/hbm/hbm.c: made at first use */
+	struct fc__pw pw;    /* lib/core/window.c */
 };
+
+/* dev->lock around a backend call on a hot path: none where the caller
+ * declared a single thread (dev->single). */
+static inline void fc__dev_lock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_lock(&dev->lock);
+}
+
+static inline void fc__dev_unlock(struct fc_dev *dev)
+{
+	if (!dev->single)
+		pthread_mutex_unlock(&dev->lock);
+}
 
 extern const struct fc__backend fc__emu_backend;
 extern const struct fc__backend fc__kernel_backend;
+
+/* lib/core/window.c, lock held: give imported @m a peer window entry (0, or
+ * -EOPNOTSUPP, -E2BIG over FC_PW_MAX_SIZE, -ENOSPC, -EIO no ack); take
+ * it back, once the board acknowledged (0 or -EIO). */
+int fc__pw_map(struct fc_dev *dev, struct fc__mem *m);
+int fc__pw_unmap(struct fc_dev *dev, struct fc__mem *m);
 
 /* lib/core/mem.c */
 struct fc__mem *fc__mem_find(struct fc_dev *dev, const struct fc_mem *mem);
@@ -294,6 +343,10 @@ void fc__chan_buf_put(struct fc_dev *dev, struct fc_mem *mem);
 int fc__parse_size(const char *s, uint64_t *out);
 uint64_t fc__env_size(const char *name, uint64_t dflt);
 uint64_t fc__now_ns(void);
+/* The same clock to a tick (a few ms; no time stamp counter read): for
+ * checks that come at most every few ms. Behind fc__now_ns() by up to a
+ * tick. */
+uint64_t fc__now_coarse_ns(void);
 void fc__backoff(unsigned int *round);
 /* The same, for a caller that has just read the clock: @now. */
 void fc__backoff_at(unsigned int *round, uint64_t now);

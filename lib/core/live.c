@@ -185,7 +185,9 @@ void fc__live_del_if(struct fc__live *set,
 	write_end(set);
 }
 
-bool fc__live_has(struct fc__live *set, const void *p)
+__thread struct fc__live_hit fc__live_hits[FC__LIVE_PAIRS][2];
+
+bool fc__live_has_slow(struct fc__live *set, const void *p)
 {
 	const struct fc__live_table *t;
 	uint32_t seq;
@@ -202,8 +204,17 @@ bool fc__live_has(struct fc__live *set, const void *p)
 		found = t && table_find(t, p) >= 0;
 		/* the slots read before the count is read again */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&set->seq, __ATOMIC_RELAXED) == seq)
+		if (__atomic_load_n(&set->seq, __ATOMIC_RELAXED) == seq) {
+			if (found) {
+				struct fc__live_hit *h = fc__live_pair_of(p);
+
+				h[1] = h[0]; /* the older one stays a while */
+				h[0].set = set;
+				h[0].p = p;
+				h[0].seq = seq;
+			}
 			return found;
+		}
 	}
 	/* A writer in the way all along (preempted, most likely). */
 	pthread_mutex_lock(&set->lock);

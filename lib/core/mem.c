@@ -215,6 +215,7 @@ void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem)
 
 static void release(struct fc_dev *dev, struct fc__mem *m)
 {
+	fc__pw_unmap(dev, m);
 	dev->be->mem_unmap(dev, m);
 	if (m->ipc_base)
 		fc__cuda_ipc_close(m->ipc_base, m->dev_ctx);
@@ -256,6 +257,10 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	/* Revoked first: no remote write lands once it is gone. */
+	ret = fc__pw_unmap(dev, m);
+	if (ret)
+		goto out_unlock;
 	unlink_mem(dev, m);
 	release(dev, m);
 out_unlock:

@@ -51,6 +51,12 @@ struct reg_family {
 			FC_MAX_LS, 0                                        \
 	}
 
+#define PW(r)                                                        \
+	{                                                            \
+		"PW", "_" #r, FC_PW_REG(0, FC_PW_##r), FC_PW_STRIDE, \
+			FC_PW_MAX_ENTRIES, 0                         \
+	}
+
 static const struct reg_family families[] = {
 	ONE("ID", FC_REG_ID),
 	ONE("VERSION", FC_REG_VERSION),
@@ -107,6 +113,15 @@ static const struct reg_family families[] = {
 	ONE("PIO_HEAD", FC_PIO_HEAD),
 	ONE("PIO_ERRORS", FC_PIO_ERRORS),
 	ONE("PIO_WATCH", FC_PIO_WATCH),
+	ONE("PW_ENTRIES", FC_PW_ENTRIES),
+	ONE("PW_REFUSED", FC_PW_REFUSED),
+	ONE("PW_LAST_REFUSED", FC_PW_LAST_REFUSED),
+	PW(BASE_LO),
+	PW(BASE_HI),
+	PW(SIZE_LO),
+	PW(SIZE_HI),
+	PW(CTRL),
+	PW(SEEN),
 	ONE("ROUTER_NODES_DOWN_LO", FC_ROUTER_NODES_DOWN_LO),
 	ONE("ROUTER_NODES_DOWN_HI", FC_ROUTER_NODES_DOWN_HI),
 	{ "ROUTE", "", FC_ROUTE_TABLE(0), 4, FC_MAX_NODES, 0 },

@@ -66,6 +66,14 @@ uint64_t fc__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t fc__now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* A hint to the core that we are spinning: saves power, frees the sibling. */
 static inline void cpu_relax(void)
 {

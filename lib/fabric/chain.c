@@ -28,10 +28,18 @@ FC__EXPORT int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem,
 	m = fc__mem_find(dev, mem);
 	if (!m || off >= m->pub.len)
 		ret = -EINVAL;
+	else if (m->peer)
+		ret = fc__pw_map(dev, m); /* peer memory: by window entry */
 	else if (!dev->be->mem_bus)
 		ret = -EOPNOTSUPP;
 	else
 		ret = dev->be->mem_bus(dev, m, &bus);
+	if (!ret && m->peer) {
+		*addr = FC_PW_ADDR(dev->fab->world.node_id, m->pw_entry - 1,
+				   off);
+		pthread_mutex_unlock(&dev->lock);
+		return 0;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	if (ret)
 		return ret;
@@ -66,10 +74,14 @@ int fc__build_chain(struct fc_dev *dev, struct fc_req *r, struct fc_loc src,
 
 	if (n + spare > dev->info.max_chain)
 		return -EMSGSIZE;
-	r->xfers = n + spare == 1 ? &r->xfer1 :
-				    calloc(n + spare, sizeof(*r->xfers));
-	if (!r->xfers)
-		return -ENOMEM;
+	if (n + spare == 1) {
+		memset(&r->xfer1, 0, sizeof(r->xfer1));
+		r->xfers = &r->xfer1;
+	} else {
+		r->xfers = calloc(n + spare, sizeof(*r->xfers));
+		if (!r->xfers)
+			return -ENOMEM;
+	}
 	for (i = 0; i < n; i++, off += piece) {
 		struct fc_xfer *x = &r->xfers[i];
 

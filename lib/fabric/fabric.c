@@ -10,20 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "transport_internal.h"
 #include "handle.h"
 
 #define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */
 
-void fc__fab_lock(struct fc__fabric *fab)
-{
-	pthread_mutex_lock(&fab->lock);
-}
-
-void fc__fab_unlock(struct fc__fabric *fab)
-{
-	pthread_mutex_unlock(&fab->lock);
-}
+static void free_req_list(struct fc_req *r);
 
 /*
  * A board in a cluster gets its fabric state at open: somewhere to receive
@@ -53,6 +46,7 @@ int fc__fabric_init(struct fc_dev *dev)
 		return -ENOMEM;
 	pthread_mutex_init(&fab->lock, NULL);
 	fab->dev = dev;
+	fab->single = dev->single;
 	fab->world = w;
 	fab->rndv_min =
 		be->rendezvous ? fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) : 0;
@@ -67,6 +61,17 @@ int fc__fabric_init(struct fc_dev *dev)
 	for (p = 0; p < FC_DMA_MAX_ENGINES; p++)
 		fab->lane[p].node = -1;
 	memset(fab->node_lane, -1, sizeof(fab->node_lane));
+	/* A few requests at hand from the start: a blocking send whose
+	 * message the board takes at once makes none (chan.c: isend()). */
+	for (p = 0; p < REQ_PREFILL; p++) {
+		struct fc_req *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			break;
+		r->next = fab->req_cache;
+		fab->req_cache = r;
+		fab->req_cached++;
+	}
 	dev->fab = fab;
 	ret = fc__rx_init(dev);
 	if (ret) {
@@ -77,6 +82,7 @@ int fc__fabric_init(struct fc_dev *dev)
 		 */
 		dev->fab = NULL;
 		fc_mem_free(dev, fab->stage);
+		free_req_list(fab->req_cache);
 		goto err_free_fab;
 	}
 	return 0;
@@ -414,9 +420,9 @@ bool fc__progress(struct fc_dev *dev)
 	bool moved;
 
 	moved = fab->sendq_head && submit_queued(dev);
-	pthread_mutex_lock(&dev->lock);
+	fc__dev_lock(dev);
 	dev->be->progress(dev, &board);
-	pthread_mutex_unlock(&dev->lock);
+	fc__dev_unlock(dev);
 	if (fab->fly_head)
 		moved |= reap(dev);
 	if (fab->pio_head)
@@ -488,6 +494,41 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 
 /* ---- Requests are made and freed here (ended: fc__req_end) ---- */
 
+/* A request's fields up to FC__REQ_COLD, one by one: cheaper than a
+ * memset of them (a string instruction), every message makes two. */
+static void req_init(struct fc_req *r, struct fc_dev *dev,
+		     enum fc__req_type type, uint32_t node)
+{
+	r->type = type;
+	r->held = false;
+	r->credit = 0;
+	r->dev = dev;
+	r->chan = NULL;
+	r->next = NULL;
+	r->node = node;
+	r->status = -EINPROGRESS;
+	r->len = 0;
+	r->submitted = false;
+	r->lane = 0;
+	r->pio_end = 0;
+	r->orphan = false;
+	r->ticket = 0;
+	r->n = 0;
+	r->xfers = NULL;
+	r->stage = -1;
+	r->reg = NULL;
+	r->buf = NULL;
+	r->cap = 0;
+	r->rndv = FC__RNDV_NONE;
+	r->port = 0;
+	r->umem = NULL;
+	r->umem_off = 0;
+	r->umem_held = false;
+	r->handle = 0;
+	r->bounce = NULL;
+	r->dbuf = NULL;
+}
+
 struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 			   uint32_t node)
 {
@@ -497,17 +538,12 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 	if (r) {
 		fab->req_cache = r->next;
 		fab->req_cached--;
-		memset(r, 0, sizeof(*r));
 	} else {
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return NULL;
 	}
-	r->type = type;
-	r->dev = dev;
-	r->node = node;
-	r->status = -EINPROGRESS;
-	r->stage = -1;
+	req_init(r, dev, type, node);
 	return r;
 }
 
@@ -539,6 +575,20 @@ void fc__req_umem_put(struct fc_dev *dev, struct fc_req *r)
 	r->umem_off = 0;
 }
 
+/* Device memory staged through @r->bounce (devmem.h): out of the way of
+ * the host path, which pays one branch. */
+static __attribute__((noinline, cold)) void req_bounce_put(struct fc_req *r)
+{
+	fc__bounce_put(r->bounce);
+	r->bounce = NULL;
+}
+
+static __attribute__((noinline, cold)) int req_bounce_end(struct fc_req *r,
+							  int ret)
+{
+	return fc__bounce_end(r->bounce, r->dbuf, r->len, ret);
+}
+
 void fc__req_free(struct fc_req *r)
 {
 	struct fc__fabric *fab = r->dev->fab;
@@ -548,6 +598,8 @@ void fc__req_free(struct fc_req *r)
 		r->chan->reqs--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
+	if (__builtin_expect(r->bounce != NULL, 0))
+		req_bounce_put(r);
 	if (fab->req_cached == REQ_CACHE) {
 		free(r);
 		return;
@@ -668,6 +720,8 @@ static int req_done(struct fc_req *r, size_t *len)
 
 	if (len)
 		*len = r->len;
+	if (__builtin_expect(r->bounce != NULL, 0))
+		ret = req_bounce_end(r, ret);
 	fc__req_free(r);
 	return ret;
 }
@@ -677,8 +731,8 @@ static int req_done(struct fc_req *r, size_t *len)
  * going (for the peer check, and for the caller to reuse); without, only
  * progress. RETURN VALUE: -EINPROGRESS, or its end (r freed).
  */
-static int req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now,
-		    bool clock)
+static inline __attribute__((always_inline)) int
+req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now, bool clock)
 {
 	struct fc_dev *dev = r->dev;
 	int ret;
@@ -794,5 +848,16 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 
 int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
+	const struct fc__peer *p;
+
+	/* Seen alive lately (every send asks): the coarse clock, which may
+	 * be a tick behind the time it was seen, is enough. */
+	if (node < FC_MAX_NODES) {
+		p = &dev->fab->peers[node];
+		if (p->checked_ns && !p->down_ns &&
+		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
+			    (int64_t)PEER_CHECK_NS)
+			return 0;
+	}
 	return peer_check(dev, node, false);
 }

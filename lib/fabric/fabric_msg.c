@@ -217,6 +217,29 @@ void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		fc__src_match(fab, port, s);
 }
 
+bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
+			const uint8_t *data, size_t len)
+{
+	struct fc__port *pt = fab->ports[port];
+	struct fc__src *s = pt ? pt->src[node] : NULL;
+	struct fc_req *r;
+
+	/* a message under way, or older ones queued: in order, the long way */
+	if (!s || s->active || s->q_head)
+		return false;
+	r = s->posted_head;
+	if (!r || len > r->cap)
+		return false;
+	memcpy(r->buf, data, len);
+	posted_pop(s);
+	r->next = NULL;
+	r->len = len;
+	r->status = 0;
+	if (fab->up.consumed)
+		fab->up.consumed(fab->dev, port, s, len);
+	return true;
+}
+
 void fc__src_abort(struct fc__fabric *fab, uint32_t port, uint32_t node)
 {
 	struct fc__src *s = fc__src_find(fab, port, node);

@@ -282,6 +282,26 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	return n;
 }
 
+/*
+ * The common small message, before take_run(): a data packet that is a
+ * whole message, into the posted receive that asked for it.
+ * RETURN VALUE: true taken.
+ */
+static inline bool take_whole(struct fc__fabric *fab,
+			      const struct fc_hw_pkt *pkt)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+	size_t len = pkt_len(hdr);
+
+	if (((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) != FC_PKT_T_DATA ||
+	    !(hdr & FC_PKT_EOM) || len > FC_PKT_PAYLOAD)
+		return false;
+	return fc__src_take_whole(fab,
+				  (hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK,
+				  (hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK,
+				  pkt->payload, len);
+}
+
 static bool is_ctrl(const struct fc_hw_pkt *pkt)
 {
 	uint32_t hdr = le32toh(pkt->hdr);
@@ -308,7 +328,10 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 		if (pt && pt->buffered >= FC_CHAN_BUFFERED &&
 		    !is_ctrl(at(&rg, head)))
 			break;
-		head += take_run(fab, &rg, head, tail, &stop);
+		if (take_whole(fab, at(&rg, head)))
+			head++;
+		else
+			head += take_run(fab, &rg, head, tail, &stop);
 	}
 	if (head != tail)
 		fab->rescan |= 1u << port / FC_CHAN_GROUP_SIZE;
@@ -433,7 +456,8 @@ static inline bool eq_written(const struct fc__fabric *fab, uint32_t n)
 				    (n & (fab->eq_slots - 1));
 	uint32_t hdr = le32toh(__atomic_load_n(&e->hdr, __ATOMIC_ACQUIRE));
 
-	return (hdr & FC_EQ_PHASE) == FC_EQ_PHASE_OF(n, fab->eq_slots);
+	/* FC_EQ_PHASE_OF(n, slots) for slots a power of two: no division */
+	return (hdr & FC_EQ_PHASE) == ((n & fab->eq_slots) ? 0 : FC_EQ_PHASE);
 }
 
 /* RETURN VALUE: 0, or the backend's -errno (-ERANGE: TAIL lags). */
@@ -486,8 +510,12 @@ static bool drain_eq(struct fc_dev *dev)
 		tail++;
 	if (tail == head)
 		return false;
-	while (head != tail && !stop && !eq_held(fab, at(&rg, head)))
-		head += take_run(fab, &rg, head, tail, &stop);
+	while (head != tail && !stop && !eq_held(fab, at(&rg, head))) {
+		if (take_whole(fab, at(&rg, head)))
+			head++;
+		else
+			head += take_run(fab, &rg, head, tail, &stop);
+	}
 	if (head == fab->eq_head)
 		return false;
 	fab->eq_head = head;

@@ -24,7 +24,9 @@
 #ifndef FC_TRANSPORT_H
 #define FC_TRANSPORT_H
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -108,28 +110,43 @@ struct fc_req {
 	uint64_t ticket;
 	unsigned int n;
 	struct fc_xfer *xfers; /* &xfer1 for a one-piece chain */
-	struct fc_xfer xfer1;
-	int stage;	    /* staging slot, or -1 */
-	struct fc_mem *reg; /* a large send's own copy */
+	int stage;	       /* staging slot, or -1 */
+	struct fc_mem *reg;    /* a large send's own copy */
 	/* RECV */
 	void *buf;
 	size_t cap;
-	/* rendezvous (rndv.c) */
-	enum fc__rndv_state rndv;
-	uint32_t cookie;
+	enum fc__rndv_state rndv; /* rendezvous (rndv.c), or NONE */
 	uint32_t port;
-	const void *sbuf; /* SEND: the caller's buffer */
 	/* the caller's buffer, registered: by the library for this message,
 	 * or by the caller (@umem_held: fc__mem_hold, at @umem_off in it) */
 	struct fc_mem *umem;
 	uint64_t umem_off;
 	bool umem_held;
-	int data_status; /* SEND: how the remote write ended */
-	bool cts_early;	 /* SEND: the CTS came before its RTS ended */
+	uint32_t handle; /* the caller's handle's slot + 1, or 0 */
+	/* device memory staged through a host buffer (devmem.h) */
+	struct fc__bounce *bounce;
+	void *dbuf; /* RECV: the device buffer it goes to once received */
+	/*
+	 * Above: set by fc__req_new() (req_init(), field by field: a field
+	 * added above goes there too). From here on a new request is left
+	 * as it was (a small message needs none of it): @xfer1 is set up
+	 * by fc__build_chain(), the rest by fc__req_rndv_clear() when the
+	 * request takes the rendezvous way.
+	 */
+	struct fc_xfer xfer1;
+	uint32_t cookie;
+	const void *sbuf; /* SEND: the caller's buffer */
+	int data_status;  /* SEND: how the remote write ended */
+	bool cts_early;	  /* SEND: the CTS came before its RTS ended */
 	uint64_t cts_addr;
 	struct fc_req *rnext; /* waiting for CTS, or landing */
-	uint32_t handle;      /* the caller's handle's slot + 1, or 0 */
 };
+
+/* A request taking the rendezvous way: its own fields from zero. */
+static inline void fc__req_rndv_clear(struct fc_req *r)
+{
+	memset(&r->cookie, 0, sizeof(*r) - offsetof(struct fc_req, cookie));
+}
 
 /* What arrives on one port from one source node. */
 struct fc__src {
@@ -235,6 +252,7 @@ struct fc__upcalls {
 
 struct fc__fabric {
 	pthread_mutex_t lock;
+	bool single; /* dev->single: the lock is not taken */
 	struct fc_dev *dev;
 	struct fc_world world;
 	/* what arrives: the event queue, else a ring per port (fabric_rx.c) */
@@ -320,8 +338,17 @@ static inline void fc__req_append(struct fc_req **head, struct fc_req **tail,
 /* A registered buffer of at least @len bytes for a large send. */
 int fc__spare_get(struct fc_dev *dev, size_t len, struct fc_mem **memp);
 void fc__spare_put(struct fc_dev *dev, struct fc_mem *m);
-void fc__fab_lock(struct fc__fabric *fab);
-void fc__fab_unlock(struct fc__fabric *fab);
+static inline void fc__fab_lock(struct fc__fabric *fab)
+{
+	if (!fab->single)
+		pthread_mutex_lock(&fab->lock);
+}
+
+static inline void fc__fab_unlock(struct fc__fabric *fab)
+{
+	if (!fab->single)
+		pthread_mutex_unlock(&fab->lock);
+}
 /* One round of progress. RETURN VALUE: true if anything moved. */
 bool fc__progress(struct fc_dev *dev);
 /* Is @node down for good (dead or left, and given time to drain)? */
@@ -356,6 +383,13 @@ int fc__src_append(struct fc__port *pt, struct fc__src *s, const uint8_t *data,
 		   size_t len);
 /* The message @s was building is whole: to its receive, or queued. */
 void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
+/*
+ * A whole message of @len bytes (one packet) from @node on @port, straight
+ * into the oldest posted receive where nothing comes before it and it
+ * fits. RETURN VALUE: true taken; false: take it packet by packet.
+ */
+bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
+			const uint8_t *data, size_t len);
 /*
  * The sender's board stopped in the middle of a message (a reset, an
  * error): what came of it is dropped, and a receive it was filling stays

@@ -16,6 +16,7 @@
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
 #define PEER_GRACE_POLLS   64 /* ... and look this often at least */
 #define REQ_CACHE	   32 /* ended requests kept for the next */
+#define REQ_PREFILL	   4  /* ... and made at open */
 
 /* fabric_rx.c: where packets arrive (fabric_msg.c: what they make) */
 int fc__rx_init(struct fc_dev *dev);

@@ -4,9 +4,11 @@
  * ranks of a parallel job started without FPGACOMM_DEVICE (Open MPI's
  * mpirun, Slurm's srun), fc_open(NULL) names an emulated cluster after the
  * job: rank 0 creates it, the others wait for it, and the last to leave
- * removes it (backend_emu.c).
+ * removes it (backend_emu.c). FPGACOMM_FAULTS gives its links faults, as
+ * fpgacomm-run --faults does.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,80 @@ static void clean_name(char *dst, size_t len, const char *prefix,
 	snprintf(dst + n, len - n, "%s", tail);
 }
 
+/* ---- FPGACOMM_FAULTS: link faults of a job's cluster ---- */
+
+/* "0.01" or "1%", below 1, to parts per million; -1 if not that. */
+static long fault_ppm(const char *s, const char *end)
+{
+	char buf[32], *e;
+	double p;
+
+	if (end - s <= 0 || end - s >= (long)sizeof(buf) ||
+	    ((*s < '0' || *s > '9') && *s != '.'))
+		return -1;
+	memcpy(buf, s, (size_t)(end - s));
+	buf[end - s] = '\0';
+	errno = 0;
+	p = strtod(buf, &e);
+	if (errno || e == buf || !isfinite(p))
+		return -1;
+	if (*e == '%') {
+		p /= 100;
+		e++;
+	}
+	if (*e || p < 0 || p >= 1)
+		return -1;
+	/* a chance that rounds to none was still asked for */
+	if (p > 0 && p * 1e6 < 0.5)
+		return -1;
+	return (long)(p * 1e6 + 0.5);
+}
+
+/*
+ * "drop=P,corrupt=P" (each at most once, either may be left out) into
+ * @join. RETURN VALUE: 0 (also when unset); -EINVAL, said on stderr.
+ */
+static int faults_from_env(struct fc__join *join)
+{
+	const char *s = getenv("FPGACOMM_FAULTS"), *p, *end, *eq;
+	bool seen_drop = false, seen_corrupt = false;
+	long ppm;
+
+	if (!s || !*s)
+		return 0;
+	for (p = s; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		ppm = eq ? fault_ppm(eq + 1, end) : -1;
+		if (ppm < 0)
+			goto bad;
+		if (eq - p == 4 && !strncmp(p, "drop", 4) && !seen_drop) {
+			join->drop_ppm = (uint32_t)ppm;
+			seen_drop = true;
+		} else if (eq - p == 7 && !strncmp(p, "corrupt", 7) &&
+			   !seen_corrupt) {
+			join->corrupt_ppm = (uint32_t)ppm;
+			seen_corrupt = true;
+		} else {
+			goto bad;
+		}
+		if (*end && !end[1])
+			goto bad; /* a trailing comma */
+	}
+	/* each packet is lost, corrupted or delivered: some must arrive */
+	if (join->drop_ppm + join->corrupt_ppm < 1000000)
+		return 0;
+bad:
+	fprintf(stderr,
+		"fpgacomm: FPGACOMM_FAULTS='%s': expected drop=P,corrupt=P "
+		"(each at most once, P like 0.01 or 1%%, together below 1)\n",
+		s);
+	join->drop_ppm = join->corrupt_ppm = 0;
+	return -EINVAL;
+}
+
 /* full:N up to 9 ranks; else the squarest torus, or a ring for a prime. */
 static void default_topology(uint32_t size, char *buf, size_t len)
 {
@@ -88,7 +164,8 @@ static void default_topology(uint32_t size, char *buf, size_t len)
 /*
  * Ranks of a job: fill @join and put "emu:CLUSTER/RANK" into @name.
  * RETURN VALUE: 0; -ENOENT not a rank of a job we know; -EINVAL bad
- * environment (a rank or size out of range).
+ * environment (a rank or size out of range); -EBADMSG a bad
+ * FPGACOMM_FAULTS (said on stderr).
  */
 int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 {
@@ -126,6 +203,8 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 		snprintf(join->topology, sizeof(join->topology), "%s", topo);
 	else
 		default_topology(size, join->topology, sizeof(join->topology));
+	if (faults_from_env(join))
+		return -EBADMSG;
 	join->job = true;
 	join->create = rank == 0;
 	join->size = size;

@@ -24,9 +24,14 @@ static const char *default_name(struct fc__join *join, char *buf, size_t len)
 		return env;
 	if (access(DEFAULT_KERNEL_DEV, R_OK | W_OK) == 0)
 		return DEFAULT_KERNEL_DEV;
-	if (fc__join_from_env(join, buf, len) == 0)
+	switch (fc__join_from_env(join, buf, len)) {
+	case 0:
 		return buf;
-	return DEFAULT_EMU_DEV;
+	case -EBADMSG:
+		return NULL; /* a job's, but its FPGACOMM_FAULTS is bad */
+	default:
+		return DEFAULT_EMU_DEV;
+	}
 }
 
 /*
@@ -123,7 +128,24 @@ static int identify(struct fc_dev *dev)
 	return 0;
 }
 
+#define THREAD_ENV "FPGACOMM_THREAD" /* "single": as FC_OPEN_THREAD_SINGLE */
+
+/* Has the environment declared one thread (FPGACOMM_THREAD=single)? */
+static bool env_single(void)
+{
+	const char *v = getenv(THREAD_ENV);
+
+	return v && (!strcmp(v, "single") || !strcmp(v, "funneled") ||
+		     !strcmp(v, "serialized"));
+}
+
 FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
+{
+	return fc_open_flags(devp, name, 0);
+}
+
+FC__EXPORT int fc_open_flags(struct fc_dev **devp, const char *name,
+			     unsigned int flags)
 {
 	const struct fc__backend *be;
 	char job_name[FC_NAME_MAX];
@@ -132,11 +154,13 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	struct fc_dev *dev;
 	int ret;
 
-	if (!devp)
+	if (!devp || (flags & ~FC_OPEN_THREAD_SINGLE))
 		return -EINVAL;
 	memset(&join, 0, sizeof(join));
 	if (!name)
 		name = default_name(&join, job_name, sizeof(job_name));
+	if (!name)
+		return -EINVAL;
 	if (strlen(name) >= FC_NAME_MAX)
 		return -EINVAL;
 	ret = pick_backend(name, &be, &spec);
@@ -147,6 +171,7 @@ FC__EXPORT int fc_open(struct fc_dev **devp, const char *name)
 	if (!dev)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
+	dev->single = (flags & FC_OPEN_THREAD_SINGLE) || env_single();
 	dev->be = be;
 	dev->join = join;
 	dev->info.numa_node = -1;

@@ -38,6 +38,7 @@ typedef struct {
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE    2
 #define CU_MEMORYTYPE_DEVICE		    2
 #define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS  1
+#define CU_MEMHOSTREGISTER_PORTABLE	    1
 
 struct fc__cuda {
 	int status; /* 0 loaded, or why not (-errno) */
@@ -227,6 +228,85 @@ static int cuda_ready(void)
 {
 	pthread_once(&cuda_once, cuda_load);
 	return cuda.status;
+}
+
+int fc__cuda_ready(void)
+{
+	return cuda_ready();
+}
+
+/* ---- What kind of memory a pointer is (lib/core/devmem.c) ---- */
+
+static pthread_once_t primary_once; /* defined below */
+static fc__cu_ctx primary;
+static void primary_load(void);
+
+/*
+ * Only cuPointerGetAttribute, and no cuInit: a process that never
+ * initialised CUDA holds no device memory, and the driver says so
+ * (CUDA_ERROR_NOT_INITIALIZED) without the library starting CUDA for it.
+ */
+static struct {
+	fc__cu_result (*ptr_attr)(void *data, int attr, fc__cu_devptr ptr);
+	fc__cu_result (*host_register)(void *p, size_t len, unsigned int fl);
+	fc__cu_result (*host_unregister)(void *p);
+} probe;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void probe_load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		return;
+	*(void **)&probe.host_register = dlsym(lib, "cuMemHostRegister_v2");
+	*(void **)&probe.host_unregister = dlsym(lib, "cuMemHostUnregister");
+	*(void **)&probe.ptr_attr = dlsym(lib, "cuPointerGetAttribute");
+	if (!probe.ptr_attr)
+		dlclose(lib);
+}
+
+int fc__cuda_probe(void)
+{
+	pthread_once(&probe_once, probe_load);
+	return probe.ptr_attr ? 0 : -ENODEV;
+}
+
+int fc__cuda_is_device(const void *p)
+{
+	unsigned int type = 0;
+
+	/* host memory CUDA registered (cudaHostAlloc) is the CPU's too */
+	return probe.ptr_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+			      (fc__cu_devptr)(uintptr_t)p) == CU_SUCCESS &&
+	       type == CU_MEMORYTYPE_DEVICE;
+}
+
+int fc__cuda_pin(void *p, size_t len)
+{
+	fc__cu_ctx ctx = NULL, old;
+	fc__cu_result r;
+
+	if (!probe.host_register || !probe.host_unregister || cuda_ready() ||
+	    !cuda.ctx_current)
+		return -ENODEV;
+	/* the calling thread's context, or device 0's primary */
+	if (cuda.ctx_current(&ctx) != CU_SUCCESS || !ctx) {
+		pthread_once(&primary_once, primary_load);
+		if (!primary || cuda.push(primary) != CU_SUCCESS)
+			return -ENODEV;
+		r = probe.host_register(p, len, CU_MEMHOSTREGISTER_PORTABLE);
+		cuda.pop(&old);
+	} else {
+		r = probe.host_register(p, len, CU_MEMHOSTREGISTER_PORTABLE);
+	}
+	return cuda_errno(r);
+}
+
+void fc__cuda_unpin(void *p)
+{
+	if (probe.host_unregister)
+		probe.host_unregister(p);
 }
 
 FC__EXPORT int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr,

@@ -4,6 +4,7 @@
 #define FC_CUDA_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -18,5 +19,23 @@ int fc__cuda_move(void *ctx, uint64_t dptr, void *cpu, uint64_t len,
 
 /* Close an allocation fc_peer_import_cuda_ipc() opened at @base. */
 void fc__cuda_ipc_close(uint64_t base, void *ctx);
+
+/* Load CUDA as fc_peer_import_cuda() does. RETURN VALUE: 0 or -ENODEV. */
+int fc__cuda_ready(void);
+
+/*
+ * fc__cuda_probe - can this process ask CUDA about pointers? Loads
+ * libcuda.so.1 once, without initialising CUDA. RETURN VALUE: 0, or
+ * -ENODEV (no driver: no pointer of this process is device memory).
+ * fc__cuda_is_device - after a probe that gave 0: is @p CUDA device
+ * memory (not host memory, registered with CUDA or not)? 1 or 0.
+ */
+int fc__cuda_probe(void);
+int fc__cuda_is_device(const void *p);
+
+/* Page-lock @len bytes at @p for fast copies to and from GPUs (portable
+ * to every context). RETURN VALUE: 0, -ENODEV, or a CUDA error. */
+int fc__cuda_pin(void *p, size_t len);
+void fc__cuda_unpin(void *p);
 
 #endif /* FC_CUDA_INTERNAL_H */

@@ -3,7 +3,7 @@
  * Eager messages, the protocol of small and middling channel messages
  * (below rendezvous): the bytes go at once, copied into the board's PIO
  * window when the message is small and nothing of ours to that node is
- * queued (fc__pio_isend), else staged and sent as one chain
+ * queued (fc__pio_write, fc__pio_sent), else staged and sent as one chain
  * (fc__eager_isend). The channel API (chan/chan.c) picks the protocol;
  * credits (credit.c) decide when the bytes may go.
  */
@@ -69,23 +69,23 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
  * chain of ours to that node is queued or running, so that it cannot pass
  * an earlier message (hw.h: the host keeps that order); chains to it wait
  * in turn until the board has taken the window's messages for it
- * (submit_queued()). The send ends
- * once the board has taken the packets, at once most of the time.
- * RETURN VALUE: 0 sent; -EAGAIN: send it as a chain instead.
+ * (submit_queued()). The send ends once the board has taken the packets
+ * (FC_PIO_HEAD at *end), at once most of the time.
+ * RETURN VALUE: 2 written and taken already, 1 written, or -errno (send
+ * it as a chain instead).
  */
-int fc__pio_isend(struct fc_chan *ch, const void *buf, size_t len,
-		  struct fc_req *r)
+int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
+		  uint32_t *end)
 {
 	struct fc_dev *dev = ch->dev;
-	struct fc__fabric *fab = dev->fab;
 	struct fc_hw_pkt pkts[PIO_MAX_PKTS];
 	unsigned int n = 0;
 	size_t off, piece;
-	uint32_t hdr, end;
+	uint32_t hdr;
 	int ret;
 
 	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
-	    fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
+	    dev->fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
 		return -EAGAIN;
 	for (off = 0; off < len; off += piece, n++) {
 		piece = len - off < FC_PKT_PAYLOAD ? len - off : FC_PKT_PAYLOAD;
@@ -93,22 +93,32 @@ int fc__pio_isend(struct fc_chan *ch, const void *buf, size_t len,
 		if (off + piece == len)
 			hdr |= FC_PKT_EOM;
 		pkts[n].hdr = htole32(hdr);
+		if (piece == FC_PKT_PAYLOAD) {
+			memcpy(pkts[n].payload, (const uint8_t *)buf + off,
+			       FC_PKT_PAYLOAD);
+			continue;
+		}
 		/* no stray bytes of our stack go out with the last one (the
 		 * whole payload: a constant size is a few wide stores) */
-		if (piece < FC_PKT_PAYLOAD)
-			memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
+		memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
 		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
 	}
-	pthread_mutex_lock(&dev->lock);
-	ret = dev->be->pio_send(dev, pkts, n, &end);
-	pthread_mutex_unlock(&dev->lock);
+	fc__dev_lock(dev);
+	ret = dev->be->pio_send(dev, pkts, n, end);
+	fc__dev_unlock(dev);
 	if (ret)
 		return ret;
+	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+}
+
+/* Send @r went through the window up to @end (@taken: the board has it). */
+void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r, uint32_t end,
+		  bool taken)
+{
 	r->submitted = true;
 	r->pio_end = end;
-	if ((int32_t)(dev->be->pio_head(dev) - end) >= 0)
+	if (taken)
 		r->status = 0;
 	else
 		fc__pio_queue(fab, r);
-	return 0;
 }

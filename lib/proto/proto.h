@@ -11,13 +11,18 @@
 #include "transport.h"
 
 /* eager.c: channel messages below rendezvous's threshold. Messages up to
- * PIO_MAX_MSG go through the PIO window when they can: 0 sent, -EAGAIN
- * send it as a chain instead (fc__eager_isend: staged unless @kept and
- * registered; @r released on an error). */
+ * PIO_MAX_MSG go through the PIO window when they can: fc__pio_write()
+ * writes them (2 written and taken by the board already, 1 written, or
+ * -errno: send it as a chain instead; the window's head at *@end), then
+ * fc__pio_sent() ends or queues the request that carries it. Else
+ * fc__eager_isend() (staged unless @kept and registered; @r released on
+ * an error). */
 #define PIO_MAX_PKTS 48
 #define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
-int fc__pio_isend(struct fc_chan *ch, const void *buf, size_t len,
-		  struct fc_req *r);
+int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
+		  uint32_t *end);
+void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r, uint32_t end,
+		  bool taken);
 int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		    struct fc_req *r);
 

@@ -56,6 +56,7 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	ret = fc__req_umem_get(dev, r, buf, len, true);
 	if (ret)
 		return ret;
+	fc__req_rndv_clear(r);
 	r->rndv = FC__RNDV_RTS;
 	r->cookie = ++dev->fab->next_cookie;
 	r->port = ch->port;
@@ -342,6 +343,7 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 						 &addr);
 	}
 	if (!ret) {
+		fc__req_rndv_clear(r);
 		r->rndv = FC__RNDV_LAND;
 		r->cookie = m->cookie;
 		r->rnext = s->landing;

@@ -11,7 +11,8 @@
  *   (CLOCK_MONOTONIC on every rank; the largest mean is printed), then one
  *   more run whose result is checked (#wrong, summed over the ranks).
  *   ITERS is 200 unless -i is given, at most 512 MiB / size, at least 5.
- *   Out of place, then in place (MPI_IN_PLACE), except for bcast.
+ *   Out of place, then in place (MPI_IN_PLACE), except for bcast and
+ *   barrier (size 0: no data).
  *
  * Built by scripts/bench-coll.sh with mpicc into build/bench/; run as
  *   mpirun -n 4 build/bench/coll-mpi allreduce -s 8,1M
@@ -30,11 +31,11 @@
 #define MAX_SIZES 32
 
 enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALLTOALL, BCAST, REDUCE,
-	    SCAN, COLL_COUNT };
+	    SCAN, BARRIER, COLL_COUNT };
 
 static const char *const names[COLL_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall", "bcast",
-	"reduce", "scan",
+	"reduce", "scan", "barrier",
 };
 
 static enum coll coll;
@@ -96,6 +97,9 @@ static void counts_of(size_t size, size_t *scount, size_t *count)
 		*count = c / n;
 		*scount = *count * n;
 		break;
+	case BARRIER: /* no data: size 0 */
+		*count = *scount = 0;
+		break;
 	default:
 		*count = *scount = c;
 	}
@@ -125,6 +129,9 @@ static void run_once(void *sb, void *rb, size_t count, bool in_place)
 	case REDUCE:
 		MPI_Reduce(in_place && rank != root ? sb : s, rb, c, type, op,
 			   root, MPI_COMM_WORLD);
+		break;
+	case BARRIER:
+		MPI_Barrier(MPI_COMM_WORLD);
 		break;
 	default:
 		MPI_Scan(s, rb, c, type, op, MPI_COMM_WORLD);
@@ -182,6 +189,8 @@ static unsigned long long wrong(const void *rb, size_t count)
 	case REDUCE:
 		for (i = 0; i < count && rank == root; i++)
 			bad += load(rb, i) != reduced(n - 1, i);
+		break;
+	case BARRIER:
 		break;
 	default:
 		for (i = 0; i < count; i++)
@@ -330,7 +339,7 @@ int main(int argc, char **argv)
 			       tnames[tindex], onames[oindex],
 			       coll == BCAST || coll == REDUCE ? root : -1);
 		measure(sb, rb, sizes[s], it, false);
-		if (coll != BCAST)
+		if (coll != BCAST && coll != BARRIER)
 			measure(sb, rb, sizes[s], it, true);
 		if (rank == 0) {
 			printf("\n");

@@ -15,6 +15,8 @@
 #                   the kernel modules it depends on are (repeatable)
 #   --prog PATH     a program, copied to /fcvm/bin/ (on PATH) with the shared
 #                   libraries it needs (repeatable)
+#   --lib PATH      a shared object loaded at run time (a plugin), copied
+#                   to the same path with the libraries it needs (repeatable)
 #   --file SRC:DST  any file, copied to DST in the guest (repeatable)
 #   --gzip          compress (smaller, but slower to unpack under TCG)
 # The test script is copied to /fcvm/test.sh; ARGS are given to it.
@@ -26,7 +28,7 @@ prog=${0##*/}
 die() { echo "$prog: $*" >&2; exit 2; }
 
 out='' kver='' gzip=0
-kmods=() modules=() progs=() files=()
+kmods=() modules=() progs=() libs_rt=() files=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o) out=$2; shift 2 ;;
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
 	--kmod) kmods+=("$2"); shift 2 ;;
 	--module) modules+=("$2"); shift 2 ;;
 	--prog) progs+=("$2"); shift 2 ;;
+	--lib) libs_rt+=("$2"); shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
 	--gzip) gzip=1; shift ;;
 	--) shift; break ;;
@@ -121,17 +124,28 @@ for ko in "${modules[@]}"; do
 	done
 done
 
-for p in "${progs[@]}"; do
-	[ -x "$p" ] || die "$p is not an executable"
-	cp "$p" "$root/fcvm/bin/"
+# The shared libraries that @1 needs, by ldd.
+copy_needed() {
+	local libs lib
 	# ldd prints "lib => /path (addr)" or "/path (addr)"; static: nothing.
-	libs=$(ldd "$p" 2>/dev/null || true)
+	libs=$(ldd "$1" 2>/dev/null || true)
 	if grep -q 'not found' <<< "$libs"; then
-		die "$p needs libraries that are not installed: $libs"
+		die "$1 needs libraries that are not installed: $libs"
 	fi
 	for lib in $(grep -o '/[^ ]*' <<< "$libs" || true); do
 		copy_path "$lib"
 	done
+}
+
+for p in "${progs[@]}"; do
+	[ -x "$p" ] || die "$p is not an executable"
+	cp "$p" "$root/fcvm/bin/"
+	copy_needed "$p"
+done
+for l in "${libs_rt[@]}"; do
+	[ -r "$l" ] || die "cannot read $l"
+	copy_path "$l"
+	copy_needed "$l"
 done
 
 for f in "${files[@]}"; do

@@ -132,6 +132,30 @@ if [ -n "$pp" ] && [ -f "$top/build/libfpgacomm-fi.so" ]; then
 	initrd_args+=(--prog "$pp"
 		      --file "$top/build/libfpgacomm-fi.so:/fcvm/fi/libfpgacomm-fi.so")
 fi
+# Open MPI (mpirun, its components and data files) and tests/mpi/mpi_fabric,
+# for an MPI job of one rank per board over the provider
+mpirun_bin=$(readlink -f "$(command -v mpirun || true)" 2> /dev/null || true)
+ompi_lib=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+pmix_lib=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+mem_args=()
+if [ -x "$mpirun_bin" ] && [ -x "$top/build/tests/mpi/mpi_fabric" ] &&
+   [ -d "$ompi_lib" ] && [ -f "$top/build/libfpgacomm-fi.so" ]; then
+	initrd_args+=(--prog "$mpirun_bin" --prog "$top/build/tests/mpi/mpi_fabric")
+	# the components it loads; those needing what is not installed
+	# (psm, ...) are left out, as Open MPI passes over them
+	for so in "$ompi_lib"/*.so "$pmix_lib"/*.so; do
+		[ -f "$so" ] || continue
+		ldd "$so" 2> /dev/null | grep -q 'not found' ||
+			initrd_args+=(--lib "$so")
+	done
+	for f in /usr/share/openmpi/* /etc/openmpi/* \
+		 /usr/lib/x86_64-linux-gnu/pmix2/share/pmix/* \
+		 /usr/lib/x86_64-linux-gnu/pmix2/share/pmix-mca-params.conf; do
+		[ -f "$f" ] && initrd_args+=(--file "$f:$f")
+	done
+	# the image no longer unpacks into 256M of guest RAM
+	mem_args=(--mem 512M)
+fi
 board_args=()
 if [ "$plain" = 1 ]; then
 	board_args+=(--host-cmd "exec '$emud' -v --shm \"\$FCVM_BAR\" --guest-ram \"\$FCVM_RAM\" --node ${nodes[0]}")
@@ -158,7 +182,7 @@ rc=0
 # slub_debug: poisoned and red-zoned kmalloc slabs catch use-after-free
 # and overruns in the driver.
 "$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout "$timeout" \
-	--logdir "$logdir" "${vmargs[@]}" "${board_args[@]}" "${initrd_args[@]}" \
+	--logdir "$logdir" "${vmargs[@]}" "${mem_args[@]}" "${board_args[@]}" "${initrd_args[@]}" \
 	--append "slub_debug=FZPU,kmalloc-* ${FCVM_APPEND:-}" \
 	-- "$here/vm-tests-guest.sh" "${guest_args[@]}" "${nodes[@]}" |
 	tee "$work/output" || rc=$?
@@ -171,7 +195,7 @@ shutdown_check() {
 	local dir=$logdir/shutdown i last end n
 	mkdir -p "$dir"
 	"$here/run-vm.sh" --kver "$kver" --smp "$smp" --timeout 300 \
-		--logdir "$dir" "${board_args[@]}" "${initrd_args[@]}" \
+		--logdir "$dir" "${mem_args[@]}" "${board_args[@]}" "${initrd_args[@]}" \
 		--append "slub_debug=FZPU,kmalloc-* ${FCVM_APPEND:-}" \
 		-- "$here/vm-shutdown-guest.sh" "${#nodes[@]}" > "$dir/run.out" 2>&1
 	echo "$prog: shutdown VM: exit $?" >&2

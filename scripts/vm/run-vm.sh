@@ -15,7 +15,7 @@
 #                     unpacked once into build/vm/ (FCVM_CACHE) and started
 #                     at its PVH entry, which saves ~6 s of TCG boot time
 #   --no-pvh          boot the bzImage as it is
-#   --kmod NAME, --module KO, --prog PATH, --file SRC:DST
+#   --kmod NAME, --module KO, --prog PATH, --lib PATH, --file SRC:DST
 #                     put into the initramfs (see mkinitramfs.sh)
 #   --bar FILE        ivshmem-plain backing file; created (zeroed) if missing,
 #                     kept afterwards (default: a private file, removed)
@@ -83,7 +83,7 @@ while [ $# -gt 0 ]; do
 	--kver) kver=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--no-pvh) pvh=0; shift ;;
-	--kmod|--module|--prog|--file) initrd_args+=("$1" "$2"); shift 2 ;;
+	--kmod|--module|--prog|--lib|--file) initrd_args+=("$1" "$2"); shift 2 ;;
 	--bar) bar=$2; shift 2 ;;
 	--bar-size) bar_size=$2; shift 2 ;;
 	--no-ivshmem) ivshmem=0; shift ;;

@@ -351,6 +351,44 @@ fi_pingpong_pair() {
 	done
 }
 
+# tests/mpi/mpi_fabric as an Open MPI job of two ranks, one per board
+# ($2 and $3), Open MPI's ofi MTL over the provider through the driver; the
+# board counts the provider writes at close (FPGACOMM_FI_STATS) must show
+# that both boards sent packets, so a job that fell back to another
+# transport fails.
+mpi_pair() {
+	_p=$1
+	if [ ! -x /fcvm/bin/orterun ] || [ ! -x /fcvm/bin/mpi_fabric ] ||
+	   [ ! -f /fcvm/fi/libfpgacomm-fi.so ]; then
+		skip "$_p: mpi_fabric over the provider (no Open MPI or mpi_fabric in the image)"
+		return 0
+	fi
+	ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
+	# Open MPI wants a host name it can parse, not the kernel's "(none)"
+	hostname fcvm
+	rm -f /tmp/mpi-stats.*
+	FCVM_DEV0=$2 FCVM_DEV1=$3 HOME=/root \
+		run_tool "$_p: mpi_fabric as 2 MPI ranks, one per board, ofi MTL over the provider through the driver" \
+		orterun --allow-run-as-root --oversubscribe -n 2 \
+		--mca plm isolated --mca pml cm --mca mtl ofi --mca btl self \
+		-x FI_PROVIDER=fpgacomm -x FI_PROVIDER_PATH=/fcvm/fi \
+		-x FPGACOMM_FI_STATS=/tmp/mpi-stats -x FCVM_DEV0 -x FCVM_DEV1 \
+		sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then
+			export FPGACOMM_DEVICE=$FCVM_DEV0
+		else
+			export FPGACOMM_DEVICE=$FCVM_DEV1
+		fi
+		exec /fcvm/bin/mpi_fabric 1048576' || return 0
+	for _r in 0 1; do
+		_pk=$(sed -n 's/^tx_pkts //p' /tmp/mpi-stats.$_r 2> /dev/null)
+		if [ "${_pk:-0}" -gt 0 ]; then
+			pass "$_p: mpi_fabric: board $_r sent $_pk packets (FPGACOMM_FI_STATS)"
+		else
+			fail "$_p: mpi_fabric: board $_r wrote no counts or sent no packets: the provider was not used"
+		fi
+	done
+}
+
 # Recovery on the first board, which the last two steps remove and probe
 # again: a stalled chain times out and the next one works; rmmod is refused
 # while the device is open; a board deaf to resets leaves the device broken
@@ -537,16 +575,25 @@ driver_pass() {
 		unset FPGACOMM_TEST_PAIR
 		fi_pingpong_pair "$p" "/dev/fpgacomm$(dev_index_of 0)" \
 			"/dev/fpgacomm$(dev_index_of 1)"
+		mpi_pair "$p" "/dev/fpgacomm$(dev_index_of 0)" \
+			"/dev/fpgacomm$(dev_index_of 1)"
 		# Board 0's aperture exported, imported into board 1, written
 		# by board 1's DMA (peer-to-peer).
 		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
 		FPGACOMM_TEST_PAIR="$pair" FPGACOMM_TEST_FILTER=test_export_import \
 			run_tool "$p: board 0's aperture written by board 1's DMA through a dma-buf (test_peer)" \
 			test_peer
+		# A dma-buf on board 1 in its peer window, written by board 0.
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 0's PUT into a dma-buf in board 1's peer window; revoked and bad ranges refused (test_peer_window)" \
+			test_peer_window
 		FPGACOMM_TEST_DEVICE=/dev/fpgacomm$(dev_index_of 0) \
 		FPGACOMM_TEST_PAIR="$pair" \
 			run_tool "$p: board 0 removed while board 1 imports its aperture and it is mapped, then rescan (test_peer --remove-test)" \
 			test_peer --remove-test
+		FPGACOMM_TEST_PAIR="$pair" \
+			run_tool "$p: board 1 removed with a dma-buf in its peer window: board 0's PUT refused, the import let go; rescanned, it serves again (test_peer_window --remove-test)" \
+			test_peer_window --remove-test
 	fi
 
 	# The boards outlive each test program, unlike an in-process emulated

@@ -2,14 +2,16 @@
 /*
  * mpi_fabric: an MPI program run by tests/test_libfabric under
  *   mpirun --mca pml cm --mca mtl ofi -x FI_PROVIDER=fpgacomm
- * on 2 to 4 ranks, so that Open MPI's matching engine (the ofi MTL) runs
+ * on 2 to 8 ranks, so that Open MPI's matching engine (the ofi MTL) runs
  * over the fpgacomm provider: point-to-point with MPI_ANY_SOURCE and
  * MPI_ANY_TAG (status checked), MPI_Probe, MPI_Iprobe and MPI_Mprobe /
  * MPI_Mrecv, messages of 0 B to 64 MiB with their data checked,
  * non-blocking sends and receives to every rank with work between, a
  * truncated receive (MPI_ERR_TRUNCATE), and Open MPI's collectives
  * (MPI_Allreduce, MPI_Bcast, MPI_Alltoall) on top. Prints "mpi_fabric: ok"
- * on rank 0 and exits 0, else says what failed and exits 1.
+ * on rank 0 and exits 0, else says what failed and exits 1. argv[1], if
+ * given, is the largest ping-pong message (1 MiB to 64 MiB; default 64 MiB),
+ * for runs on many ranks on few cores.
  * Whether the traffic went over the board is checked by the caller, from
  * the board's counters the provider writes at close (FPGACOMM_FI_STATS).
  */
@@ -21,6 +23,7 @@
 #include <mpi.h>
 
 static int rank, size, failures;
+static size_t max_size = 64u << 20; /* argv[1] may lower it */
 
 #define CHECK(cond, ...)                                                    \
 	do {                                                                \
@@ -88,6 +91,8 @@ static void test_sizes(uint8_t *a, uint8_t *b)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t n = sizes[i], bad;
 
+		if (n > max_size)
+			break;
 		if (rank == 0) {
 			fill(a, n, n + 1);
 			MPI_Send(a, (int)n, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
@@ -243,8 +248,12 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	a = malloc(64u << 20);
-	b = malloc(64u << 20);
+	if (argc > 1)
+		max_size = strtoull(argv[1], NULL, 0);
+	if (max_size < (1u << 20) || max_size > (64u << 20))
+		max_size = 64u << 20;
+	a = malloc(max_size);
+	b = malloc(max_size);
 	if (!a || !b)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	test_any_source();
