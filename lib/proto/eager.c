@@ -110,15 +110,3 @@ int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
 		return ret;
 	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
 }
-
-/* Send @r went through the window up to @end (@taken: the board has it). */
-void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r, uint32_t end,
-		  bool taken)
-{
-	r->submitted = true;
-	r->pio_end = end;
-	if (taken)
-		r->status = 0;
-	else
-		fc__pio_queue(fab, r);
-}

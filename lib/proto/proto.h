@@ -21,8 +21,20 @@
 #define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
 int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
 		  uint32_t *end);
-void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r, uint32_t end,
-		  bool taken);
+
+/* Send @r went through the window up to @end (@taken: the board has it).
+ * Inline: it is on every small send's path. */
+static inline void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r,
+				uint32_t end, bool taken)
+{
+	r->submitted = true;
+	r->pio_end = end;
+	if (taken)
+		r->status = 0;
+	else
+		fc__pio_queue(fab, r);
+}
+
 int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		    struct fc_req *r);
 
