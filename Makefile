@@ -85,6 +85,13 @@ $(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
 $(B)/lib/backend/%.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo
 $(B)/lib/backend/backend_emu.o: INC := -Ilib -Ilib/fabric -Ilib/backend -Itopo -Iemu
 
+# The bridge carries links between hosts over libfabric, loaded at run
+# time (dlopen): built with it where its headers are (libfabric-dev).
+HAVE_OFI_H := $(shell echo '\#include <rdma/fabric.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_OFI_H),1)
+$(B)/emu/bridge_ofi.o: CPPFLAGS += -DFCEMU_HAVE_OFI
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
