@@ -16,7 +16,8 @@
 
 /*
  * How the bridges of a job learn each other's endpoint names: @put
- * publishes ours, @get waits (bounded) for board @node's and copies it to
+ * publishes ours (again, under a new name, when the board opens again
+ * in a later job), @get waits (bounded) for board @node's and copies it to
  * @name (*@len bytes at most in, the name's length out). Both return 0 or
  * a negative errno. @addr: the address to bind to (e.g. 127.0.0.2), NULL
  * for the provider's choice.
@@ -26,6 +27,8 @@ struct fcemu_bridge_boot {
 	int (*put)(void *arg, unsigned int node, const void *name,
 		   size_t len);
 	int (*get)(void *arg, unsigned int node, void *name, size_t *len);
+	/* optional: withdraw our name (the board leaves; it may come back) */
+	void (*drop)(void *arg, unsigned int node);
 	const char *addr;
 };
 

@@ -76,10 +76,11 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 
 enum br_type {
 	BR_DATA = 1, /* packets for the receiver's input (port, vc) */
-	BR_CREDIT,   /* head of the sender's input ring at our (port, vc) */
+	BR_CREDIT,   /* packets taken off the sender's input at (port, vc) */
 	BR_HB,	     /* alive */
 	BR_BYE,	     /* leaving in order */
 	BR_DOWN,     /* you were declared down here */
+	BR_HELLO,    /* a board that left is back, under a new name */
 };
 
 struct br_hdr {
@@ -91,7 +92,7 @@ struct br_hdr {
 	uint8_t dst;
 	uint8_t pad;
 	uint16_t count; /* DATA: packets that follow */
-	uint32_t head;	/* CREDIT */
+	uint32_t head;	/* CREDIT: how many */
 };
 
 /* A packet as it crosses: its CRC and departure time travel with it. */
@@ -124,6 +125,7 @@ struct ofi_api {
 struct fcemu_bridge {
 	struct fcemu_cluster *c;
 	unsigned int node;
+	struct fcemu_bridge_boot boot;
 	struct ofi_api api;
 	void *dl;
 	struct fi_info *info;
@@ -134,6 +136,8 @@ struct fcemu_bridge {
 	struct fid_ep *ep;
 	size_t inject_size;
 	fi_addr_t addr[FC_MAX_NODES];
+	uint8_t name[FC_MAX_NODES][BR_NAME_MAX]; /* as addr[] was made */
+	size_t name_len[FC_MAX_NODES];
 	uint64_t peers;	    /* remote boards: heartbeats to and from */
 	uint64_t links;	    /* our ports whose far end is remote */
 	uint64_t heard[FC_MAX_NODES];
@@ -286,7 +290,8 @@ static void return_credits(struct fcemu_bridge *b)
 			     !fcemu__ring_empty(ring)))
 				continue;
 			if (!send_ctl(b, r, BR_CREDIT,
-				      cl_peer_port(c, b->node, p), vc, head))
+				      cl_peer_port(c, b->node, p), vc,
+				      head - b->reported[p][vc]))
 				b->reported[p][vc] = head;
 		}
 	}
@@ -366,6 +371,50 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 	fcemu__cluster_ring(c, b->node);
 }
 
+/*
+ * Board @n's endpoint is called @name: the first we learn, or a board
+ * that left in order and opened again (a later job in the same
+ * processes), whose names are withdrawn as they leave. It is ALIVE here
+ * (again) unless declared DEAD. RETURN VALUE: 0 or -errno.
+ */
+static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *name,
+		     size_t len)
+{
+	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
+	unsigned int p, vc;
+	fi_addr_t a;
+
+	if (s == FCEMU_NODE_DEAD)
+		return 0;
+	if (len == b->name_len[n] && !memcmp(name, b->name[n], len))
+		return 0; /* the same incarnation */
+	memcpy(b->name[n], name, len);
+	b->name_len[n] = len;
+	if (fi_av_insert(b->av, name, 1, &a, 0, NULL) != 1)
+		return -EINVAL;
+	b->addr[n] = a;
+	/* what was in flight to an earlier incarnation is gone with it */
+	for (p = 1; p <= b->c->ports; p++)
+		if (cl_peer(b->c, b->node, p) == n)
+			for (vc = 0; vc < FC_NUM_VCS; vc++)
+				b->acked[p][vc] = b->sent[p][vc];
+	if (s == FCEMU_NODE_EXITED)
+		fcemu_cluster_set_remote_state(b->c, n, FCEMU_NODE_ALIVE);
+	b->peers |= 1ull << n;
+	b->heard[n] = now_ns();
+	return 0;
+}
+
+/* Board @n says it is (back) there: its name is published already. */
+static void rejoin(struct fcemu_bridge *b, unsigned int n)
+{
+	uint8_t name[BR_NAME_MAX];
+	size_t len = sizeof(name);
+
+	if (!b->boot.get(b->boot.arg, n, name, &len))
+		meet_peer(b, n, name, len);
+}
+
 static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 {
 	const struct br_hdr *h = data;
@@ -376,9 +425,12 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 	    h->src >= c->nodes || !(c->remote & (1ull << h->src)))
 		return;
 	src = h->src;
+	if (h->type == BR_HELLO)
+		rejoin(b, src);
 	if (cl_gone(c, src)) {
 		/* down for good here: it must not go on as if not */
-		if (h->type != BR_DOWN && h->type != BR_BYE)
+		if (fcemu_cluster_node_state(c, src) == FCEMU_NODE_DEAD &&
+		    h->type != BR_DOWN && h->type != BR_BYE)
 			send_ctl(b, src, BR_DOWN, 0, 0, 0);
 		return;
 	}
@@ -391,9 +443,9 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		if (h->port >= 1 && h->port <= c->ports &&
 		    h->vc < FC_NUM_VCS && (b->links & (1ull << h->port)) &&
 		    cl_peer(c, b->node, h->port) == src &&
-		    h->head - b->acked[h->port][h->vc] <=
+		    h->head <=
 			    b->sent[h->port][h->vc] - b->acked[h->port][h->vc])
-			b->acked[h->port][h->vc] = h->head;
+			b->acked[h->port][h->vc] += h->head;
 		break;
 	case BR_BYE:
 		declare(b, src, FCEMU_NODE_EXITED);
@@ -585,10 +637,11 @@ static int exchange(struct fcemu_bridge *b, const struct fcemu_bridge_boot *boot
 		ret = boot->get(boot->arg, n, name, &len);
 		if (ret)
 			return ret;
-		if (fi_av_insert(b->av, name, 1, &b->addr[n], 0, NULL) != 1)
-			return -EINVAL;
-		b->peers |= 1ull << n;
-		b->heard[n] = now_ns();
+		ret = meet_peer(b, n, name, len);
+		if (ret)
+			return ret;
+		/* it may have known us under an earlier name */
+		send_ctl(b, n, BR_HELLO, 0, 0, 0);
 	}
 	return 0;
 }
@@ -618,7 +671,7 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		       unsigned int node, const struct fcemu_bridge_boot *boot)
 {
 	struct fcemu_bridge *b;
-	unsigned int p, peer;
+	unsigned int p, peer, vc;
 	int ret;
 
 	if (!bp || !c || !boot || !boot->put || !boot->get ||
@@ -630,11 +683,17 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		return -ENOMEM;
 	b->c = c;
 	b->node = node;
+	b->boot = *boot;
 	pthread_mutex_init(&b->lock, NULL);
 	for (p = 1; p <= c->ports; p++) {
 		peer = cl_peer(c, node, p);
-		if (peer != CL_NO_PEER && (c->remote & (1ull << peer)))
-			b->links |= 1ull << p;
+		if (peer == CL_NO_PEER || !(c->remote & (1ull << peer)))
+			continue;
+		b->links |= 1ull << p;
+		/* an earlier job's bridge may have left the rings moved */
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			b->reported[p][vc] =
+				cl_ld(&cl_ring(c, node, CL_RING_LINK(p, vc))->head);
 	}
 	ret = load_api(b);
 	if (!ret)
@@ -701,6 +760,9 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 			break;
 		nanosleep(&nap, NULL);
 	}
+	/* our name goes first: whoever looks next waits for the new one */
+	if (b->boot.drop)
+		b->boot.drop(b->boot.arg, b->node);
 	pthread_mutex_lock(&b->lock);
 	for (peers = b->peers; peers; peers &= peers - 1)
 		send_ctl(b, (unsigned int)__builtin_ctzll(peers), BR_BYE, 0,

@@ -787,19 +787,26 @@ int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,
 	int ret;
 
 	if (!c || node >= c->nodes || !(c->remote & (1ull << node)) ||
-	    (state != FCEMU_NODE_EXITED && state != FCEMU_NODE_DEAD))
+	    state == FCEMU_NODE_FREE)
 		return -EINVAL;
 	nd = &c->hdr->node[node];
 	ret = fcemu__cluster_lock(c, node, true);
 	if (ret)
 		return ret;
-	/* once down, for good: what it sends later goes nowhere */
-	if (cl_ld(&nd->state) == FCEMU_NODE_ALIVE) {
+	/*
+	 * Down is for good (what it sends later goes nowhere); a board that
+	 * left in order may come back, as a local one claimed again does.
+	 */
+	ret = -EINVAL;
+	if (state == FCEMU_NODE_ALIVE ?
+		    cl_ld(&nd->state) == FCEMU_NODE_EXITED :
+		    cl_ld(&nd->state) == FCEMU_NODE_ALIVE) {
 		cl_st(&nd->state, state);
 		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
+		ret = 0;
 	}
 	fcemu__cluster_unlock(c, node);
-	return 0;
+	return ret;
 }
 
 /* Every SCAN_NS at most: find boards whose process died. */

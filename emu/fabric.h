@@ -81,8 +81,9 @@ int fcemu_cluster_create_part(struct fcemu_cluster **cp, const char *name,
 uint64_t fcemu_cluster_remote(const struct fcemu_cluster *c);
 /*
  * Declare board @node of another host EXITED or DEAD here (its bridge
- * heard it leave, or stopped hearing it). Final: a later call changes
- * nothing. RETURN VALUE: 0; -EINVAL not a remote board or another state.
+ * heard it leave, or stopped hearing it), or ALIVE again after it left in
+ * order (EXITED: it opened again). DEAD is final.
+ * RETURN VALUE: 0; -EINVAL not a remote board, or not from that state.
  */
 int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,
 				   enum fcemu_node_state state);

@@ -70,6 +70,17 @@ int fc__boot_put(unsigned int node, const void *name, size_t len)
 	return ret;
 }
 
+void fc__boot_drop(unsigned int node)
+{
+	const char *dir = boot_dir();
+	char path[PATH_MAX];
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/ep.%u", dir, node);
+	unlink(path);
+}
+
 int fc__boot_get(unsigned int node, void *name, size_t *len)
 {
 	uint64_t end = fc__now_ns() + FC_BOOT_WAIT_MS * 1000000ull;

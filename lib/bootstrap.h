@@ -21,6 +21,8 @@ int fc__boot_put(unsigned int node, const void *name, size_t len);
  * RETURN VALUE: 0; -ETIMEDOUT; -ENOSPC too long; -ENOENT no bootstrap.
  */
 int fc__boot_get(unsigned int node, void *name, size_t *len);
+/* Withdraw it: the board leaves (and may open again). */
+void fc__boot_drop(unsigned int node);
 /* The same through PMIx (lib/bootstrap_pmix.c): the put is committed and
  * fenced with every rank's before the first get. -ENOENT without PMIx. */
 int fc__boot_pmix_put(unsigned int node, const void *name, size_t len);

@@ -268,12 +268,19 @@ static int boot_get(void *arg, unsigned int node, void *name, size_t *len)
 	return fc__boot_get(node, name, len);
 }
 
+static void boot_drop(void *arg, unsigned int node)
+{
+	(void)arg;
+	fc__boot_drop(node);
+}
+
 /* A cluster part of which lives on other hosts: our board's bridge. */
 static int start_bridge(struct emu_board *b)
 {
 	struct fcemu_bridge_boot boot = {
 		.put = boot_put,
 		.get = boot_get,
+		.drop = boot_drop,
 		.addr = fc__boot_addr(),
 	};
 	int ret;
