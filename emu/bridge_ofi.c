@@ -31,9 +31,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bridge.h"
 #include "cluster_internal.h"
@@ -93,6 +95,9 @@ struct br_hdr {
 	uint8_t pad;
 	uint16_t count; /* DATA: packets that follow */
 	uint32_t head;	/* CREDIT: how many */
+	/* the bridges at both ends, as the sender knows them: a message
+	 * of or for an earlier bridge of the same board is not taken */
+	uint32_t src_epoch, dst_epoch;
 };
 
 /* A packet as it crosses: its CRC and departure time travel with it. */
@@ -136,8 +141,8 @@ struct fcemu_bridge {
 	struct fid_ep *ep;
 	size_t inject_size;
 	fi_addr_t addr[FC_MAX_NODES];
-	uint8_t name[FC_MAX_NODES][BR_NAME_MAX]; /* as addr[] was made */
-	size_t name_len[FC_MAX_NODES];
+	uint32_t epoch;		     /* this bridge, among the board's */
+	uint32_t epoch_of[FC_MAX_NODES]; /* each peer's, as addr[] was made */
 	uint64_t peers;	    /* remote boards: heartbeats to and from */
 	uint64_t links;	    /* our ports whose far end is remote */
 	uint64_t heard[FC_MAX_NODES];
@@ -202,6 +207,8 @@ static int send_ctl(struct fcemu_bridge *b, unsigned int dst,
 		.src = (uint8_t)b->node,
 		.dst = (uint8_t)dst,
 		.head = head,
+		.src_epoch = b->epoch,
+		.dst_epoch = b->epoch_of[dst],
 	};
 
 	return ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
@@ -242,6 +249,8 @@ static unsigned int pump_link(struct fcemu_bridge *b, unsigned int p,
 		h->src = (uint8_t)b->node;
 		h->dst = (uint8_t)r;
 		h->count = (uint16_t)n;
+		h->src_epoch = b->epoch;
+		h->dst_epoch = b->epoch_of[r];
 		s = (struct br_slot *)(h + 1);
 		head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
 		for (k = 0; k < n; k++) {
@@ -331,9 +340,13 @@ static unsigned int pump(void *arg)
 /* ---- receiving ---- */
 
 static void declare(struct fcemu_bridge *b, unsigned int n,
-		    enum fcemu_node_state s)
+		    enum fcemu_node_state s, const char *why, int err)
 {
-	fcemu_cluster_set_remote_state(b->c, n, s);
+	if (!fcemu_cluster_set_remote_state(b->c, n, s) &&
+	    getenv("FPGACOMM_BRIDGE_VERBOSE"))
+		fprintf(stderr, "fpgacomm: board %u: board %u is down: %s%s%s\n",
+			b->node, n, why, err ? ": " : "",
+			err ? strerror(err) : "");
 	b->peers &= ~(1ull << n);
 }
 
@@ -377,21 +390,23 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
  * processes), whose names are withdrawn as they leave. It is ALIVE here
  * (again) unless declared DEAD. RETURN VALUE: 0 or -errno.
  */
-static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *name,
+static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		     size_t len)
 {
 	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
+	const uint8_t *name = (const uint8_t *)blob + sizeof(uint32_t);
 	unsigned int p, vc;
+	uint32_t epoch;
 	fi_addr_t a;
 
-	if (s == FCEMU_NODE_DEAD)
-		return 0;
-	if (len == b->name_len[n] && !memcmp(name, b->name[n], len))
-		return 0; /* the same incarnation */
-	memcpy(b->name[n], name, len);
-	b->name_len[n] = len;
+	if (len <= sizeof(epoch))
+		return -EINVAL;
+	memcpy(&epoch, blob, sizeof(epoch));
+	if (s == FCEMU_NODE_DEAD || epoch == b->epoch_of[n])
+		return 0; /* the bridge we know */
 	if (fi_av_insert(b->av, name, 1, &a, 0, NULL) != 1)
 		return -EINVAL;
+	b->epoch_of[n] = epoch;
 	b->addr[n] = a;
 	/* what was in flight to an earlier incarnation is gone with it */
 	for (p = 1; p <= b->c->ports; p++)
@@ -425,8 +440,12 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 	    h->src >= c->nodes || !(c->remote & (1ull << h->src)))
 		return;
 	src = h->src;
-	if (h->type == BR_HELLO)
+	if (h->dst_epoch != b->epoch)
+		return; /* for an earlier bridge of our board */
+	if (h->type == BR_HELLO && h->src_epoch != b->epoch_of[src])
 		rejoin(b, src);
+	if (h->src_epoch != b->epoch_of[src])
+		return; /* from an earlier bridge of that board */
 	if (cl_gone(c, src)) {
 		/* down for good here: it must not go on as if not */
 		if (fcemu_cluster_node_state(c, src) == FCEMU_NODE_DEAD &&
@@ -448,10 +467,10 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 			b->acked[h->port][h->vc] += h->head;
 		break;
 	case BR_BYE:
-		declare(b, src, FCEMU_NODE_EXITED);
+		declare(b, src, FCEMU_NODE_EXITED, "left", 0);
 		break;
 	case BR_DOWN:
-		declare(b, src, FCEMU_NODE_DEAD);
+		declare(b, src, FCEMU_NODE_DEAD, "it declared us down", 0);
 		break;
 	default:
 		break;
@@ -466,18 +485,18 @@ static void post_recv(struct fcemu_bridge *b, struct br_buf *buf)
 }
 
 static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
-		     bool ok)
+		     int err)
 {
 	if (buf->rx) {
-		if (ok)
+		if (!err)
 			take_msg(b, buf->data, len);
 		if (!b->stop)
 			post_recv(b, buf);
 		return;
 	}
 	/* a send that failed: the board's host is gone (or unreachable) */
-	if (!ok)
-		declare(b, buf->dst, FCEMU_NODE_DEAD);
+	if (err)
+		declare(b, buf->dst, FCEMU_NODE_DEAD, "a send failed", err);
 	buf->next = b->tx_free;
 	b->tx_free = buf;
 	b->tx_busy--;
@@ -501,7 +520,7 @@ static void tick(struct fcemu_bridge *b)
 	for (peers = b->peers; peers; peers &= peers - 1) {
 		n = (unsigned int)__builtin_ctzll(peers);
 		if (now - b->heard[n] > FCEMU_BRIDGE_DOWN_NS)
-			declare(b, n, FCEMU_NODE_DEAD);
+			declare(b, n, FCEMU_NODE_DEAD, "silent too long", 0);
 	}
 	if (now < b->next_hb)
 		return;
@@ -522,11 +541,12 @@ static void *bridge_thread(void *arg)
 		n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
 		pthread_mutex_lock(&b->lock);
 		for (i = 0; i < n; i++)
-			complete(b, e[i].op_context, e[i].len, true);
+			complete(b, e[i].op_context, e[i].len, 0);
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
 			if (fi_cq_readerr(b->cq, &err, 0) > 0 && err.op_context)
-				complete(b, err.op_context, 0, false);
+				complete(b, err.op_context, 0,
+					 err.err ? err.err : EIO);
 		}
 		tick(b);
 		pump_locked(b);
@@ -625,10 +645,13 @@ static int exchange(struct fcemu_bridge *b, const struct fcemu_bridge_boot *boot
 	unsigned int n;
 	int ret;
 
-	ret = ofi_err(fi_getname(&b->ep->fid, name, &len));
+	/* published: our epoch, then the endpoint's name */
+	len -= sizeof(b->epoch);
+	ret = ofi_err(fi_getname(&b->ep->fid, name + sizeof(b->epoch), &len));
 	if (ret)
 		return ret;
-	ret = boot->put(boot->arg, b->node, name, len);
+	memcpy(name, &b->epoch, sizeof(b->epoch));
+	ret = boot->put(boot->arg, b->node, name, len + sizeof(b->epoch));
 	if (ret)
 		return ret;
 	for (left = b->c->remote; left; left &= left - 1) {
@@ -684,6 +707,8 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 	b->c = c;
 	b->node = node;
 	b->boot = *boot;
+	/* apart from the board's earlier bridges, and never 0 (unknown) */
+	b->epoch = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 16)) | 1;
 	pthread_mutex_init(&b->lock, NULL);
 	for (p = 1; p <= c->ports; p++) {
 		peer = cl_peer(c, node, p);
