@@ -4,6 +4,7 @@
  * (docs/fabric.md, "Launching"): create the cluster's shared object, run
  * the ranks, wait for all of them, and remove the object whatever happened.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -694,14 +695,20 @@ keeper(struct run *top, const struct run_args *a, const struct fc_topology *t,
 }
 
 /* Remove the bridges' names and their directory. */
-static void remove_dir(const char *dir, unsigned int n)
+static void remove_dir(const char *dir)
 {
 	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
 
-	for (unsigned int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/ep.%u", dir, i);
-		unlink(path);
-	}
+	/* the ranks' files too (a program may meet its peers there) */
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
 	rmdir(dir);
 }
 
@@ -713,13 +720,16 @@ static void remove_dir(const char *dir, unsigned int n)
 static int run_hosts(struct run *r, const struct run_args *a,
 		     const struct fc_topology *t)
 {
-	char dir[] = "/tmp/fpgacomm-run-XXXXXX";
+	char dir[64];
 	struct rank *keepers;
 	struct run top = *r;
 	pid_t parent = getpid(), pid;
 	int status;
 	unsigned int h;
 
+	/* named after us: a test can tell it is gone */
+	snprintf(dir, sizeof(dir), "/tmp/fpgacomm-hosts-%d-XXXXXX",
+		 (int)getpid());
 	r->hosts = (unsigned int)a->hosts;
 	keepers = calloc(r->hosts, sizeof(*keepers));
 	if (!keepers || !mkdtemp(dir)) {
@@ -751,7 +761,7 @@ static int run_hosts(struct run *r, const struct run_args *a,
 	status = wait_ranks(&top, a->timeout);
 	if (h < r->hosts && !status)
 		status = 1;
-	remove_dir(dir, r->n);
+	remove_dir(dir);
 	free(keepers);
 	return status;
 }
