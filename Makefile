@@ -92,6 +92,13 @@ ifeq ($(HAVE_OFI_H),1)
 $(B)/emu/bridge_ofi.o: CPPFLAGS += -DFCEMU_HAVE_OFI
 endif
 
+# ... and names the bridges' endpoints through PMIx under mpirun or srun,
+# libpmix loaded at run time too, where its headers are (libpmix-dev).
+PMIX_INC ?= $(firstword $(wildcard /usr/include/pmix.h /usr/lib/$(shell $(CC) -dumpmachine)/pmix2/include/pmix.h))
+ifneq ($(PMIX_INC),)
+$(B)/lib/bootstrap_pmix.o: CPPFLAGS += -DFC_HAVE_PMIX -I$(dir $(PMIX_INC))
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@

@@ -40,6 +40,8 @@ struct fc__join {
 	bool create; /* this rank creates it */
 	uint32_t size;
 	char topology[32];
+	/* the job's boards on other hosts (FPGACOMM_HOSTS): bit per rank */
+	uint64_t remote;
 };
 
 /* A registered buffer: the public part first, then the library's. */

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -525,6 +526,75 @@ static int run_coll(void)
 	return 0;
 }
 
+/*
+ * Under mpirun, each rank a simulated host of its own: a mount namespace
+ * with its own /dev/shm and address 127.0.0.(1+rank), made before the
+ * program runs. /tmp stays the machine's: it holds mpirun's session
+ * directory, which PMIx clients on a host share with their daemon.
+ */
+static int wrap_rank(void)
+{
+	const char *r = getenv("OMPI_COMM_WORLD_RANK");
+	char addr[32], self[PATH_MAX];
+	ssize_t n;
+
+	if (!r || unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
+		printf("rank %s: cannot make a host: %s\n", r ? r : "?",
+		       strerror(errno));
+		return 1;
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.%d", atoi(r) + 1);
+	setenv("FPGACOMM_BRIDGE_ADDR", addr, 1);
+	unsetenv("MH_WRAP");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	execl(self, self, (char *)NULL);
+	return 127;
+}
+
+/* mpirun (Open MPI, PMIx) with 4 ranks each on a host: ping-pong checked. */
+static void test_pmix_mpirun(void **state)
+{
+	char *args[] = { "/bin/sh", "-c",
+			 "exec mpirun --allow-run-as-root --oversubscribe "
+			 "--mca btl self,tcp -np 4 -x MH_WRAP=1 "
+			 "-x MH_WORK=pingpong -x FPGACOMM_HOSTS=4 "
+			 "-x FPGACOMM_TOPOLOGY=torus:2x2 \"$0\"",
+			 self_path, NULL };
+	static struct result r;
+	pid_t pid;
+
+	if (access("/usr/bin/mpirun", X_OK) && system("command -v mpirun"))
+		skip_because("no mpirun (Open MPI)");
+	pid = fork();
+	if (!pid) {
+		char path[PATH_MAX + 16];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/out", outdir);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, STDOUT_FILENO);
+		snprintf(path, sizeof(path), "%s/err", outdir);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, STDERR_FILENO);
+		execv(args[0], args);
+		_exit(127);
+	}
+	finish(&r, pid);
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	for (int i = 0; i < 4; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "rank %d: ok", i);
+		assert_non_null(strstr(r.out, want));
+	}
+}
+
 /* Can we make simulated hosts here? NULL if so, else why not. */
 static const char *why_not(void)
 {
@@ -566,12 +636,15 @@ int main(void)
 		cmocka_unit_test(test_faults_between_hosts),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_stopped),
+		cmocka_unit_test(test_pmix_mpirun),
 	};
 	const char *work = getenv("MH_WORK"), *why;
 	char *slash;
 	ssize_t n;
 	int rc;
 
+	if (getenv("MH_WRAP"))
+		return wrap_rank();
 	if (work && *work) {
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		return !strcmp(work, "coll") ? run_coll() : run_rank(work);

@@ -310,7 +310,8 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 	if (j->job && j->create) {
 		if (fc_topo_parse(j->topology, &t) || t.nodes != j->size)
 			return -EINVAL;
-		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, NULL);
+		ret = fcemu_cluster_create_part(&b->fabric, b->cluster, &t,
+						NULL, j->remote);
 		if (ret == -EEXIST)
 			ret = fcemu_cluster_attach(&b->fabric, b->cluster);
 	} else if (j->job) {
