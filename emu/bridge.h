@@ -11,8 +11,9 @@
 
 #include "fabric.h"
 
-/* A board of another host not heard from this long is declared DEAD. */
-#define FCEMU_BRIDGE_DOWN_NS (2 * 1000000000ull)
+/* A board of another host not heard from this long is declared DEAD
+ * (heartbeats go every 100 ms; a host's processes share its cores). */
+#define FCEMU_BRIDGE_DOWN_NS (3 * 1000000000ull)
 
 /*
  * How the bridges of a job learn each other's endpoint names: @put
@@ -45,7 +46,12 @@ struct fcemu_bridge;
  */
 int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		       unsigned int node, const struct fcemu_bridge_boot *boot);
-/* Send what is still on our links (bounded), say goodbye, close. */
+/*
+ * Say goodbye (the other hosts see the board EXITED), then carry what is
+ * still on the board's links, its own and what others route through it,
+ * until every other board of the cluster has left or 10 s pass; close.
+ * Call it after releasing the board.
+ */
 void fcemu_bridge_stop(struct fcemu_bridge *b);
 
 #endif /* FCEMU_BRIDGE_H */

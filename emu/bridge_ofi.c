@@ -73,8 +73,10 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 #define BR_HB_NS	(100 * 1000000ull)
 #define BR_SREAD_MS	100
 #define BR_NAME_MAX	256
-#define BR_STOP_NS	(1000 * 1000000ull) /* to send what is left */
+#define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
 #define BR_MAGIC	0x46434252u		 /* "FCBR" */
+/* a peer that never spoke: its start may wait for every other one's */
+#define BR_FIRST_NS	(30 * 1000000000ull)
 
 enum br_type {
 	BR_DATA = 1, /* packets for the receiver's input (port, vc) */
@@ -146,6 +148,7 @@ struct fcemu_bridge {
 	uint64_t peers;	    /* remote boards: heartbeats to and from */
 	uint64_t links;	    /* our ports whose far end is remote */
 	uint64_t heard[FC_MAX_NODES];
+	uint64_t spoke;	/* bit n: heard from n's bridge at least once */
 	uint64_t next_hb, last_tick;
 	struct br_buf *rx;
 	struct br_buf *tx, *tx_free;
@@ -190,6 +193,12 @@ static int ofi_err(ssize_t ret)
 	if (ret >= 0)
 		return 0;
 	return ret < -4096 ? -EIO : (int)ret;
+}
+
+/* A board of the far end we no longer carry anything for. */
+static bool dead(struct fcemu_cluster *c, unsigned int n)
+{
+	return cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_DEAD;
 }
 
 /* ---- sending ---- */
@@ -289,7 +298,7 @@ static void return_credits(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		r = cl_peer(c, b->node, p);
-		if (cl_gone(c, r))
+		if (dead(c, r))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++) {
 			ring = cl_ring(c, b->node, CL_RING_LINK(p, vc));
@@ -315,7 +324,8 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
-		if (cl_gone(c, cl_peer(c, b->node, p)))
+		/* one that left still carries what passes through it */
+		if (dead(c, cl_peer(c, b->node, p)))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++)
 			moved += pump_link(b, p, vc);
@@ -407,6 +417,7 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 	if (fi_av_insert(b->av, name, 1, &a, 0, NULL) != 1)
 		return -EINVAL;
 	b->epoch_of[n] = epoch;
+	b->spoke &= ~(1ull << n);
 	b->addr[n] = a;
 	/* what was in flight to an earlier incarnation is gone with it */
 	for (p = 1; p <= b->c->ports; p++)
@@ -446,14 +457,14 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		rejoin(b, src);
 	if (h->src_epoch != b->epoch_of[src])
 		return; /* from an earlier bridge of that board */
-	if (cl_gone(c, src)) {
+	if (dead(c, src)) {
 		/* down for good here: it must not go on as if not */
-		if (fcemu_cluster_node_state(c, src) == FCEMU_NODE_DEAD &&
-		    h->type != BR_DOWN && h->type != BR_BYE)
+		if (h->type != BR_DOWN && h->type != BR_BYE)
 			send_ctl(b, src, BR_DOWN, 0, 0, 0);
 		return;
 	}
 	b->heard[src] = now_ns();
+	b->spoke |= 1ull << src;
 	switch (h->type) {
 	case BR_DATA:
 		take_data(b, h, len);
@@ -519,7 +530,10 @@ static void tick(struct fcemu_bridge *b)
 	b->last_tick = now;
 	for (peers = b->peers; peers; peers &= peers - 1) {
 		n = (unsigned int)__builtin_ctzll(peers);
-		if (now - b->heard[n] > FCEMU_BRIDGE_DOWN_NS)
+		/* one that never spoke may wait for a late third to start */
+		if (now - b->heard[n] > (b->spoke & (1ull << n) ?
+						 FCEMU_BRIDGE_DOWN_NS :
+						 BR_FIRST_NS))
 			declare(b, n, FCEMU_NODE_DEAD, "silent too long", 0);
 	}
 	if (now < b->next_hb)
@@ -756,7 +770,7 @@ static bool links_busy(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		r = cl_peer(c, b->node, p);
-		if (cl_gone(c, r))
+		if (dead(c, r))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++)
 			if (!fcemu__ring_empty(fcemu__link_ring(c, b->node, p,
@@ -766,32 +780,62 @@ static bool links_busy(struct fcemu_bridge *b)
 	return false;
 }
 
+/* Does any other board still run (here or on another host)? */
+static bool others_running(struct fcemu_bridge *b)
+{
+	struct fcemu_cluster *c = b->c;
+	unsigned int n;
+
+	for (n = 0; n < c->nodes; n++)
+		if (n != b->node &&
+		    cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_ALIVE)
+			return true;
+	return false;
+}
+
 void fcemu_bridge_stop(struct fcemu_bridge *b)
 {
 	const struct timespec nap = { 0, 1000000 };
-	uint64_t end = now_ns() + BR_STOP_NS, peers;
+	uint64_t start = now_ns(), peers;
 	bool busy;
 
 	if (!b)
 		return;
-	b->c->pump = NULL;
-	/* What our board sent last is on its links: let it go first. */
-	for (;;) {
-		pthread_mutex_lock(&b->lock);
-		pump_locked(b);
-		busy = links_busy(b);
-		pthread_mutex_unlock(&b->lock);
-		if (!busy || now_ns() >= end)
-			break;
-		nanosleep(&nap, NULL);
-	}
 	/* our name goes first: whoever looks next waits for the new one */
 	if (b->boot.drop)
 		b->boot.drop(b->boot.arg, b->node);
+	/* each goodbye must go: a lost one reads as a death later */
+	for (peers = b->peers; peers;) {
+		unsigned int n = (unsigned int)__builtin_ctzll(peers);
+		int ret;
+
+		pthread_mutex_lock(&b->lock);
+		ret = send_ctl(b, n, BR_BYE, 0, 0, 0);
+		pthread_mutex_unlock(&b->lock);
+		if (ret == -FI_EAGAIN && now_ns() - start < BR_HB_NS) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		peers &= peers - 1;
+	}
+	/*
+	 * Our board's links still carry what other boards route through it
+	 * (its router runs wherever there is progress): until every other
+	 * board has left, or a bound. What our board sent last goes first.
+	 */
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		pump_locked(b);
+		busy = links_busy(b) || others_running(b);
+		pthread_mutex_unlock(&b->lock);
+		if (!busy || now_ns() - start >= BR_STOP_NS)
+			break;
+		if (others_running(b))
+			fcemu_cluster_progress(b->c, 256);
+		nanosleep(&nap, NULL);
+	}
+	b->c->pump = NULL;
 	pthread_mutex_lock(&b->lock);
-	for (peers = b->peers; peers; peers &= peers - 1)
-		send_ctl(b, (unsigned int)__builtin_ctzll(peers), BR_BYE, 0,
-			 0, 0);
 	b->stop = true;
 	pthread_mutex_unlock(&b->lock);
 	fi_cq_signal(b->cq);

@@ -348,9 +348,10 @@ static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
 
 	if (!b->fabric)
 		return;
+	fcemu_cluster_release(b->fabric, b->index);
+	/* after the release: it carries others' traffic until they leave */
 	fcemu_bridge_stop(b->bridge);
 	b->bridge = NULL;
-	fcemu_cluster_release(b->fabric, b->index);
 	if (dev->join.job) {
 		t = fcemu_cluster_topology(b->fabric);
 		for (n = 0; n < t->nodes; n++) {
