@@ -70,8 +70,8 @@ mpi_p2p() { # MODE SIZES
 	done
 }
 
-# fi_pingpong reports per size a line whose 5th column is usec/xfer of a
-# round trip's half? No: its "usec/xfer" is per message one way.
+# fi_pingpong's line per size: bytes #sent #ack total time MB/sec
+# usec/xfer Mxfers/sec; usec/xfer is per message, one way.
 fi_p2p() { # SIZE
 	local i port
 	for i in $(seq "$ROUNDS"); do
@@ -81,7 +81,7 @@ fi_p2p() { # SIZE
 		sleep 0.5
 		timeout 60 fi_pingpong -p tcp -e rdm -P "$port" -S "$1" -I 1000 \
 			127.0.0.1 2>/dev/null |
-			awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 6 { print s, $5 }'
+			awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 7 { print s, $7 }'
 		wait || true
 	done
 }
