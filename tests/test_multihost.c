@@ -10,7 +10,8 @@
  * faults seen on the links between hosts (retransmits, CRC errors); a
  * host whose processes are killed mid-run (the others get -EHOSTDOWN,
  * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
- * resumed (both sides get -EHOSTDOWN, nobody hangs).
+ * resumed (both sides get -EHOSTDOWN, nobody hangs); mpirun (PMIx) with
+ * each rank a simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
  *
  * Skips (77) unless run as root (unshare needs it, as CI has it), with
  * mount namespaces and libfabric at hand. As a rank (MH_WORK set), runs
