@@ -501,8 +501,8 @@ static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 	if (buf->rx) {
 		if (!err)
 			take_msg(b, buf->data, len);
-		if (!b->stop)
-			post_recv(b, buf);
+		/* posted even when stopping: the endpoint outlives us */
+		post_recv(b, buf);
 		return;
 	}
 	/* a send that failed: the board's host is gone (or unreachable) */
@@ -704,26 +704,60 @@ static void close_all(struct fcemu_bridge *b)
 	free(b);
 }
 
+/*
+ * The endpoint of a bridge that stopped, with its buffers, for the next
+ * one of this process: libfabric's tcp provider does not take an endpoint
+ * closed and another opened in the same process well (a crash in the
+ * new one's fi_getname was seen), and the epochs keep the two apart.
+ */
+static struct fcemu_bridge *spare;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The spare's state of a bridge, as a new one starts it. */
+static void reset_incarnation(struct fcemu_bridge *b)
+{
+	memset(b->addr, 0, sizeof(b->addr));
+	memset(b->epoch_of, 0, sizeof(b->epoch_of));
+	memset(b->heard, 0, sizeof(b->heard));
+	memset(b->sent, 0, sizeof(b->sent));
+	memset(b->acked, 0, sizeof(b->acked));
+	memset(b->reported, 0, sizeof(b->reported));
+	b->peers = b->links = b->spoke = 0;
+	b->next_hb = b->last_tick = 0;
+	b->thread_on = false;
+	b->stop = false;
+}
+
 int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		       unsigned int node, const struct fcemu_bridge_boot *boot)
 {
 	struct fcemu_bridge *b;
 	unsigned int p, peer, vc;
+	bool fresh = false;
 	int ret;
 
 	if (!bp || !c || !boot || !boot->put || !boot->get ||
 	    node >= c->nodes || !(c->mine & (1ull << node)) ||
 	    (c->remote & (1ull << node)) || c->pump)
 		return -EINVAL;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
+	pthread_mutex_lock(&spare_lock);
+	b = spare;
+	spare = NULL;
+	pthread_mutex_unlock(&spare_lock);
+	if (b) {
+		reset_incarnation(b);
+	} else {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		pthread_mutex_init(&b->lock, NULL);
+		fresh = true;
+	}
 	b->c = c;
 	b->node = node;
 	b->boot = *boot;
 	/* apart from the board's earlier bridges, and never 0 (unknown) */
 	b->epoch = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 16)) | 1;
-	pthread_mutex_init(&b->lock, NULL);
 	for (p = 1; p <= c->ports; p++) {
 		peer = cl_peer(c, node, p);
 		if (peer == CL_NO_PEER || !(c->remote & (1ull << peer)))
@@ -734,11 +768,14 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 			b->reported[p][vc] =
 				cl_ld(&cl_ring(c, node, CL_RING_LINK(p, vc))->head);
 	}
-	ret = load_api(b);
-	if (!ret)
-		ret = open_endpoint(b, boot->addr);
-	if (!ret)
-		ret = alloc_bufs(b);
+	ret = 0;
+	if (fresh) {
+		ret = load_api(b);
+		if (!ret)
+			ret = open_endpoint(b, boot->addr);
+		if (!ret)
+			ret = alloc_bufs(b);
+	}
 	if (!ret)
 		ret = exchange(b, boot);
 	if (ret)
@@ -841,9 +878,16 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 	fi_cq_signal(b->cq);
 	if (b->thread_on)
 		pthread_join(b->thread, NULL);
-	/* the goodbyes out before the connections close */
-	fi_cq_read(b->cq, NULL, 0);
-	close_all(b);
+	/* what is still in flight completes under the next bridge (or at
+	 * exit, with the process) */
+	pthread_mutex_lock(&spare_lock);
+	if (!spare) {
+		spare = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&spare_lock);
+	if (b)
+		close_all(b);
 }
 
 #endif /* FCEMU_HAVE_OFI */
