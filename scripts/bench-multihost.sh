@@ -50,7 +50,7 @@ fc_p2p() { # MODE SIZES
 	local i
 	for i in $(seq "$ROUNDS"); do
 		timeout "$RUN_TIMEOUT" $TOOLS/fpgacomm-run --hosts 2 -n 2 -t full:2 -- \
-			$TOOLS/fpgacomm-bench "$1" -s "$2" | data
+			$TOOLS/fpgacomm-bench "$1" -s "$2" | data || true
 	done
 }
 
@@ -66,7 +66,7 @@ mpi_p2p() { # MODE SIZES
 	local i
 	for i in $(seq "$ROUNDS"); do
 		timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 2 \
-			"$OUT/osu-mpi" "$1" -s "$2" 2>/dev/null | data
+			"$OUT/osu-mpi" "$1" -s "$2" 2>/dev/null | data || true
 	done
 }
 
@@ -127,12 +127,14 @@ printf "%-10s %-8s %14s %14s %8s\n" "coll" "bytes" "fpgacomm us" "Open MPI us" "
 for coll in allreduce alltoall; do
 	fc=$(for i in $(seq "$ROUNDS"); do
 		timeout "$RUN_TIMEOUT" $TOOLS/fpgacomm-run --hosts 4 -n 16 -t torus:4x4 -- \
-			$TOOLS/fpgacomm-bench "$coll" -s 1K,64K -i 20 | data
+			$TOOLS/fpgacomm-bench "$coll" -s 1K,64K -i 20 2>/dev/null |
+			awk '$1 ~ /^[0-9]+$/ { print $1, $6 }' || true
 	done | best -l)
 	if [ -z "$mpi_why" ]; then
 		mp=$(for i in $(seq "$ROUNDS"); do
 			timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 16 \
-				"$OUT/coll-mpi" "$coll" -s 1K,64K -i 20 2>/dev/null | data
+				"$OUT/coll-mpi" "$coll" -s 1K,64K -i 20 2>/dev/null |
+				awk '$1 ~ /^[0-9]+$/ { print $1, $6 }' || true
 		done | best -l)
 	else
 		mp=
