@@ -464,7 +464,10 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		return;
 	}
 	b->heard[src] = now_ns();
-	b->spoke |= 1ull << src;
+	/* a hello comes before its sender's heartbeats start (it may wait
+	 * for a late third's name): the short bound starts with those */
+	if (h->type != BR_HELLO)
+		b->spoke |= 1ull << src;
 	switch (h->type) {
 	case BR_DATA:
 		take_data(b, h, len);
