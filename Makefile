@@ -99,6 +99,20 @@ $(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
 $(B)/lib/backend/%.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo
 $(B)/lib/backend/backend_emu.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo -Iemu
 
+# The bridge carries links between hosts over libfabric, loaded at run
+# time (dlopen): built with it where its headers are (libfabric-dev).
+HAVE_OFI_H := $(shell echo '\#include <rdma/fabric.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_OFI_H),1)
+$(B)/emu/bridge_ofi.o: CPPFLAGS += -DFCEMU_HAVE_OFI
+endif
+
+# ... and names the bridges' endpoints through PMIx under mpirun or srun,
+# libpmix loaded at run time too, where its headers are (libpmix-dev).
+PMIX_INC ?= $(firstword $(wildcard /usr/include/pmix.h /usr/lib/$(shell $(CC) -dumpmachine)/pmix2/include/pmix.h))
+ifneq ($(PMIX_INC),)
+$(B)/lib/backend/bootstrap_pmix.o: CPPFLAGS += -DFC_HAVE_PMIX -I$(dir $(PMIX_INC))
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@

@@ -233,6 +233,9 @@ static int check_layout(struct fcemu_cluster *c)
 	c->express = !f.drop_ppm && !f.corrupt_ppm && express_wanted();
 	c->nodes = t.nodes;
 	c->ports = ports;
+	c->remote = h->remote;
+	if (t.nodes < 64 && c->remote >> t.nodes)
+		return -EPROTO;
 	return 0;
 }
 
@@ -283,6 +286,14 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 			 const struct fc_topology *t,
 			 const struct fcemu_faults *faults)
 {
+	return fcemu_cluster_create_part(cp, name, t, faults, 0);
+}
+
+int fcemu_cluster_create_part(struct fcemu_cluster **cp, const char *name,
+			      const struct fc_topology *t,
+			      const struct fcemu_faults *faults,
+			      uint64_t remote)
+{
 	struct fcemu_cluster *c;
 	struct cl_header *h;
 	char path[FCEMU_CLUSTER_NAME_MAX + 16];
@@ -301,6 +312,8 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 	ports = fc_topo_ports(t);
 	if (ports > FC_MAX_PORTS || !topology_valid(t) ||
 	    (faults && !faults_valid(faults)))
+		return -EINVAL;
+	if (t->nodes < 64 && remote >> t->nodes)
 		return -EINVAL;
 
 	/* O_EXCL: never one that someone else made; the mode whatever the
@@ -332,12 +345,15 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 		h->faults = *faults;
 	h->ports = ports;
 	h->ring_slots = CL_RING_SLOTS;
+	h->remote = remote;
 	off = ROUND_UP(sizeof(*h), PAGE);
 	for (n = 0; n < t->nodes; n++) {
 		ret = init_lock(&h->node[n].lock);
 		if (ret)
 			goto err_detach;
-		h->node[n].state = FCEMU_NODE_FREE;
+		/* a board of another host is its bridge's to declare down */
+		h->node[n].state = remote & (1ull << n) ? FCEMU_NODE_ALIVE :
+							  FCEMU_NODE_FREE;
 		h->node[n].bar0_off = off;
 		off += FC_BAR0_SIZE;
 		h->node[n].rings_off = off;
@@ -730,7 +746,8 @@ static enum fcemu_node_state check_node(struct fcemu_cluster *c,
 	uint32_t s = cl_ld(&nd->state);
 	bool stopped = false;
 
-	if (s != FCEMU_NODE_ALIVE)
+	/* another host's board: no process here; its bridge tells */
+	if (s != FCEMU_NODE_ALIVE || (c->remote & (1ull << node)))
 		return s;
 	if (!owner_gone(nd, reuse)) {
 		stopped = reuse && owner_stopped(c, node);
@@ -756,6 +773,39 @@ enum fcemu_node_state fcemu_cluster_node_state(struct fcemu_cluster *c,
 	if (!c || node >= c->nodes)
 		return FCEMU_NODE_FREE;
 	return check_node(c, node, true);
+}
+
+uint64_t fcemu_cluster_remote(const struct fcemu_cluster *c)
+{
+	return c->remote;
+}
+
+int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,
+				   enum fcemu_node_state state)
+{
+	struct cl_node *nd;
+	int ret;
+
+	if (!c || node >= c->nodes || !(c->remote & (1ull << node)) ||
+	    state == FCEMU_NODE_FREE)
+		return -EINVAL;
+	nd = &c->hdr->node[node];
+	ret = fcemu__cluster_lock(c, node, true);
+	if (ret)
+		return ret;
+	/*
+	 * Down is for good (what it sends later goes nowhere); a board that
+	 * left in order may come back, as a local one claimed again does.
+	 */
+	ret = -EINVAL;
+	if (state == FCEMU_NODE_ALIVE ? cl_ld(&nd->state) == FCEMU_NODE_EXITED :
+					cl_ld(&nd->state) == FCEMU_NODE_ALIVE) {
+		cl_st(&nd->state, state);
+		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);
+		ret = 0;
+	}
+	fcemu__cluster_unlock(c, node);
+	return ret;
 }
 
 /* Every SCAN_NS at most: find boards whose process died. */

@@ -22,7 +22,7 @@
 #include "vtime.h"
 
 #define CL_MAGIC      0x46434c55u /* "FCLU", written last by the creator */
-#define CL_LAYOUT     13	  /* bump on any change below */
+#define CL_LAYOUT     14	  /* bump on any change below */
 #define CL_MODE	      0600	  /* the object's mode: its owner only */
 #define CL_RING_SLOTS 256	  /* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER    0xffu
@@ -141,6 +141,8 @@ struct cl_header {
 	uint64_t pending __attribute__((aligned(64)));
 	/* moves whenever a board's state does (claim, release, death) */
 	uint32_t state_gen __attribute__((aligned(64)));
+	/* bit n: board n lives on another host (emu/bridge_ofi.c) */
+	uint64_t remote;
 	struct cl_node node[FC_MAX_NODES];
 };
 
@@ -189,6 +191,16 @@ struct fcemu_cluster {
 	struct fcemu_test_faults test; /* fcemu_cluster_test_faults() */
 	/* the virtual time of this process's boards, NULL: none (vtime.h) */
 	struct fcemu_vtime *vt[FC_MAX_NODES];
+	/*
+	 * Boards on other hosts (hdr->remote, fixed at create): their
+	 * routers never run here; their input rings are the outgoing side of
+	 * the links that cross hosts, drained by this process's bridge
+	 * through @pump (emu/bridge_ofi.c), called at the end of every
+	 * progress with @pump_arg. RETURN VALUE of @pump: packets moved.
+	 */
+	uint64_t remote;
+	unsigned int (*pump)(void *arg);
+	void *pump_arg;
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)

@@ -61,7 +61,8 @@ static bool path_idle(struct fcemu_cluster *c, unsigned int n, unsigned int dst,
 	int out;
 
 	for (p->hops = 0; m != dst; p->hops++) {
-		if (p->hops == FC_MAX_NODES ||
+		/* links to another host are the bridge's: no express there */
+		if (p->hops == FC_MAX_NODES || (c->remote & (1ull << m)) ||
 		    !(cl_rd(c, m, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
 			return false;
 		out = fcemu__route(c, m, hdr, &entry);
@@ -90,7 +91,8 @@ static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
 	uint32_t room;
 
 	if (!c->express || !(c->mine & (1ull << n)) || dst == n ||
-	    dst >= c->nodes || fcemu__cluster_lock(c, dst, false))
+	    dst >= c->nodes || (c->remote & (1ull << dst)) ||
+	    fcemu__cluster_lock(c, dst, false))
 		return 0;
 	room = fcemu__ring_free(cl_ring(c, dst, CL_RING_EJECT));
 	if (room && path_idle(c, n, dst, p))

@@ -67,6 +67,27 @@ int fcemu_cluster_create(struct fcemu_cluster **cp, const char *name,
 			 const struct fc_topology *t,
 			 const struct fcemu_faults *faults);
 /*
+ * The same for one host's part of a cluster spread over several hosts:
+ * the boards of bit set in @remote live on other hosts. They stay ALIVE
+ * here until the bridge (emu/bridge.h) says otherwise; their routers
+ * never run here, and the links to them are carried by the bridges.
+ * RETURN VALUE: as fcemu_cluster_create(); -EINVAL a bit past the nodes.
+ */
+int fcemu_cluster_create_part(struct fcemu_cluster **cp, const char *name,
+			      const struct fc_topology *t,
+			      const struct fcemu_faults *faults,
+			      uint64_t remote);
+/* Bit n set: board n lives on another host. */
+uint64_t fcemu_cluster_remote(const struct fcemu_cluster *c);
+/*
+ * Declare board @node of another host EXITED or DEAD here (its bridge
+ * heard it leave, or stopped hearing it), or ALIVE again after it left in
+ * order (EXITED: it opened again). DEAD is final.
+ * RETURN VALUE: 0; -EINVAL not a remote board, or not from that state.
+ */
+int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,
+				   enum fcemu_node_state state);
+/*
  * Map an existing cluster. RETURN VALUE: 0; -ENOENT; -EPERM another owner
  * or a link; -EACCES a mode other than 0600; -EBADMSG not a cluster object
  * (too short, or no creator ever finished it); -EPROTO bad layout.

@@ -61,9 +61,10 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 
 	c->kicked = 0;
 	fcemu__cluster_scan(c);
-	route = boards_to_route(c, __atomic_load_n(&c->hdr->pending,
-						   __ATOMIC_SEQ_CST)) |
-		kicked;
+	route = (boards_to_route(c, __atomic_load_n(&c->hdr->pending,
+						    __ATOMIC_SEQ_CST)) |
+		 kicked) &
+		~c->remote; /* other hosts' routers run there */
 	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
 		again = false;
 		pending = (__atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST) |
@@ -92,6 +93,9 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 	/* Kicked boards not routed here are left to anyone, as usual. */
 	for (; kicked; kicked &= kicked - 1)
 		cl_set_pending(c, (unsigned int)__builtin_ctzll(kicked));
+	/* The links to other hosts: what the routers put on them leaves. */
+	if (c->pump)
+		total += c->pump(c->pump_arg);
 	return total;
 }
 

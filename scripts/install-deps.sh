@@ -7,7 +7,8 @@
 #
 #   scripts/install-deps.sh        build and emulator tests (with libfabric's
 #                                  headers and tools: the provider, fi_info,
-#                                  fi_pingpong)
+#                                  fi_pingpong; libpmix-dev: the bridges
+#                                  between hosts meet through PMIx)
 #   scripts/install-deps.sh --vm   also what the VM driver tests and the
 #                                  driver lint (sparse) need, and
 #                                  on Debian 12 the newer kernel they also
@@ -26,7 +27,7 @@
 
 set -eu
 
-PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils universal-ctags clang-format libfabric-dev libfabric-bin"
+PKGS="build-essential pkg-config libpci-dev libnuma-dev libcmocka-dev kmod pciutils universal-ctags clang-format libfabric-dev libfabric-bin libpmix-dev"
 VM_PKGS="qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static strace sparse"
 MPI_PKGS="openmpi-bin libopenmpi-dev"
 VALGRIND_PKGS="valgrind"

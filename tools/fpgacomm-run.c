@@ -4,9 +4,11 @@
  * (docs/fabric.md, "Launching"): create the cluster's shared object, run
  * the ranks, wait for all of them, and remove the object whatever happened.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +35,8 @@
 /* Exit status of a rank whose program could not be started, as sh has it. */
 #define EXIT_NOEXEC   127
 #define MAX_TIMEOUT_S 1e7
+/* Where each simulated host sees the directory the bridges meet in. */
+#define HOSTS_DIR "/tmp/fpgacomm-hosts"
 
 const char *const prog = "fpgacomm-run";
 
@@ -53,6 +60,11 @@ static void usage(FILE *f)
 		"                        again); P as 0.01 or 1%%, below 1\n"
 		"  -T, --timeout SEC     stop the ranks after SEC seconds: SIGTERM,\n"
 		"                        then SIGKILL %.0f s later\n"
+		"  -H, --hosts H         spread the ranks over H simulated hosts\n"
+		"                        (in blocks of consecutive ranks): each a\n"
+		"                        mount namespace with its own /dev/shm and\n"
+		"                        /tmp and address 127.0.0.(1+h); links\n"
+		"                        between hosts go over libfabric (root only)\n"
 		"  -v, --verbose         say which cluster and topology run\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -235,6 +247,11 @@ struct run {
 	const char *name;
 	char topo[32];
 	unsigned int n;
+	unsigned int first; /* the first rank's number (a host's share) */
+	unsigned int size;  /* ranks in all */
+	const char *unit;   /* "rank", or "host" for the host keepers */
+	int host;	    /* -1, or the simulated host these ranks are on */
+	unsigned int hosts;
 	struct rank *ranks;
 	unsigned int live;
 	sigset_t caught; /* blocked; taken with sigtimedwait() */
@@ -265,12 +282,21 @@ exec_rank(struct run *r, unsigned int rank, char **argv, pid_t parent)
 			close(fd);
 		}
 	}
+	if (r->host >= 0) {
+		setenv("FPGACOMM_BRIDGE_DIR", HOSTS_DIR, 1);
+		snprintf(buf, sizeof(buf), "127.0.0.%d", r->host + 1);
+		setenv("FPGACOMM_BRIDGE_ADDR", buf, 1);
+		snprintf(buf, sizeof(buf), "%d", r->host);
+		setenv("FPGACOMM_HOST", buf, 1);
+		snprintf(buf, sizeof(buf), "%u", r->hosts);
+		setenv("FPGACOMM_HOSTS", buf, 1);
+	}
 	snprintf(buf, sizeof(buf), "emu:%s/%u", r->name, rank);
 	setenv("FPGACOMM_DEVICE", buf, 1);
 	setenv("FPGACOMM_CLUSTER", r->name, 1);
 	snprintf(buf, sizeof(buf), "%u", rank);
 	setenv("FPGACOMM_RANK", buf, 1);
-	snprintf(buf, sizeof(buf), "%u", r->n);
+	snprintf(buf, sizeof(buf), "%u", r->size);
 	setenv("FPGACOMM_SIZE", buf, 1);
 	setenv("FPGACOMM_TOPOLOGY", r->topo, 1);
 	if (!r->pipe_ignored)
@@ -290,15 +316,15 @@ static void signal_ranks(struct run *r, int sig)
 			kill(-r->ranks[i].pid, sig);
 }
 
-static void report(unsigned int rank, pid_t pid, int status)
+static void report(const char *unit, unsigned int rank, pid_t pid, int status)
 {
 	if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "%s: rank %u (pid %d) exited with status %d\n",
-			prog, rank, (int)pid, WEXITSTATUS(status));
+		fprintf(stderr, "%s: %s %u (pid %d) exited with status %d\n",
+			prog, unit, rank, (int)pid, WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
 		fprintf(stderr,
-			"%s: rank %u (pid %d) killed by signal %d (%s)%s\n",
-			prog, rank, (int)pid, WTERMSIG(status),
+			"%s: %s %u (pid %d) killed by signal %d (%s)%s\n", prog,
+			unit, rank, (int)pid, WTERMSIG(status),
 			strsignal(WTERMSIG(status)),
 			WCOREDUMP(status) ? ", core dumped" : "");
 }
@@ -316,7 +342,7 @@ static void reap(struct run *r)
 			r->ranks[i].pid = 0;
 			r->ranks[i].status = status;
 			r->live--;
-			report(i, pid, status);
+			report(r->unit, r->first + i, pid, status);
 		}
 	}
 }
@@ -426,7 +452,7 @@ static int start_ranks(struct run *r, char **argv)
 			return err;
 		}
 		if (!pid)
-			exec_rank(r, i, argv, parent);
+			exec_rank(r, r->first + i, argv, parent);
 		/* both sides set the group: either may run first */
 		setpgid(pid, pid);
 		r->ranks[i].pid = pid;
@@ -443,7 +469,8 @@ struct run_args {
 	double timeout;
 	bool verbose;
 	uint64_t n;
-	char **argv; /* the program and its arguments */
+	uint64_t hosts; /* 0: one host, no namespaces */
+	char **argv;	/* the program and its arguments */
 };
 
 static void parse_args(int argc, char **argv, struct run_args *a)
@@ -454,6 +481,7 @@ static void parse_args(int argc, char **argv, struct run_args *a)
 		{ "cluster", required_argument, NULL, 'c' },
 		{ "faults", required_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -462,7 +490,7 @@ static void parse_args(int argc, char **argv, struct run_args *a)
 
 	memset(a, 0, sizeof(*a));
 	/* '+': the program's own options are not ours */
-	while ((c = getopt_long(argc, argv, "+n:t:c:f:T:vh", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+n:t:c:f:T:H:vh", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'n':
@@ -484,6 +512,14 @@ static void parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case 'T':
 			a->timeout = parse_timeout(optarg);
+			break;
+		case 'H':
+			if (parse_u64(optarg, &a->hosts) || !a->hosts ||
+			    a->hosts > FC_MAX_NODES)
+				usage_error(
+					"bad number of hosts '%s': expected "
+					"1 to %u",
+					optarg, FC_MAX_NODES);
 			break;
 		case 'v':
 			a->verbose = true;
@@ -547,9 +583,16 @@ static int run_cluster(struct run *r, const struct run_args *a,
 		       const struct fc_topology *t)
 {
 	struct fcemu_cluster *cluster;
+	uint64_t remote = 0;
+	unsigned int i;
 	int ret, status;
 
-	ret = fcemu_cluster_create(&cluster, r->name, t, &a->faults);
+	/* a host's share: the other ranks' boards are other hosts' */
+	for (i = 0; r->host >= 0 && i < t->nodes; i++)
+		if (i < r->first || i >= r->first + r->n)
+			remote |= 1ull << i;
+	ret = fcemu_cluster_create_part(&cluster, r->name, t, &a->faults,
+					remote);
 	if (ret) {
 		fprintf(stderr, "%s: cannot create cluster %s: %s%s\n", prog,
 			r->name, strerror(-ret),
@@ -583,6 +626,150 @@ static int run_cluster(struct run *r, const struct run_args *a,
 	return status;
 }
 
+/* ---- simulated hosts ---- */
+
+/*
+ * Become simulated host @h: a mount namespace of our own with private
+ * /dev/shm and /tmp, in which the directory @dir (the bridges' meeting
+ * place, made outside) is seen as HOSTS_DIR. RETURN VALUE: 0 or -errno.
+ */
+static int enter_host(const char *dir)
+{
+	char src[64];
+	int dirfd;
+
+	if (unshare(CLONE_NEWNS))
+		return -errno;
+	/* nothing mounted here reaches the machine's namespace */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	/* opened in our namespace: a bind mount takes no other's */
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=1777") ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+		return -errno;
+	if (mkdir(HOSTS_DIR, 0700))
+		return -errno;
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", dirfd);
+	if (mount(src, HOSTS_DIR, NULL, MS_BIND, NULL)) {
+		close(dirfd);
+		return -errno;
+	}
+	close(dirfd);
+	return 0;
+}
+
+/* The keeper of host @h: its namespace, its share of the ranks, and its
+ * part of the cluster, removed when they are done. Never returns. */
+static void __attribute__((noreturn))
+keeper(struct run *top, const struct run_args *a, const struct fc_topology *t,
+       unsigned int h, const char *dir, pid_t parent)
+{
+	struct run r = *top;
+	int ret;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	ret = enter_host(dir);
+	if (ret) {
+		fprintf(stderr,
+			"%s: host %u: cannot make its namespace: %s%s\n", prog,
+			h, strerror(-ret),
+			ret == -EPERM ? " (--hosts needs root)" : "");
+		_exit(1);
+	}
+	r.first = (unsigned int)((uint64_t)h * top->n / top->hosts);
+	r.n = (unsigned int)((uint64_t)(h + 1) * top->n / top->hosts) - r.first;
+	r.ranks += r.first;
+	r.live = 0;
+	r.unit = "rank";
+	r.host = (int)h;
+	if (a->verbose)
+		fprintf(stderr,
+			"%s: host %u (pid %d): ranks %u..%u at 127.0.0.%u\n",
+			prog, h, (int)getpid(), r.first, r.first + r.n - 1,
+			h + 1);
+	_exit(run_cluster(&r, a, t));
+}
+
+/* Remove the bridges' names and their directory. */
+static void remove_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	/* the ranks' files too (a program may meet its peers there) */
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * Run the ranks on a->hosts simulated hosts: a keeper process per host
+ * (enter_host, then run_cluster for its share), waited for as ranks are.
+ * RETURN VALUE: the exit status of fpgacomm-run.
+ */
+static int run_hosts(struct run *r, const struct run_args *a,
+		     const struct fc_topology *t)
+{
+	char dir[64];
+	struct rank *keepers;
+	struct run top = *r;
+	pid_t parent = getpid(), pid;
+	int status;
+	unsigned int h;
+
+	/* named after us: a test can tell it is gone */
+	snprintf(dir, sizeof(dir), "/tmp/fpgacomm-hosts-%d-XXXXXX",
+		 (int)getpid());
+	r->hosts = (unsigned int)a->hosts;
+	keepers = calloc(r->hosts, sizeof(*keepers));
+	if (!keepers || !mkdtemp(dir)) {
+		fprintf(stderr,
+			"%s: cannot make a directory for the hosts: %s\n", prog,
+			strerror(errno));
+		free(keepers);
+		return 1;
+	}
+	top = *r;
+	top.n = r->hosts;
+	top.ranks = keepers;
+	top.unit = "host";
+	for (h = 0; h < r->hosts; h++) {
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "%s: cannot start host %u: %s\n", prog,
+				h, strerror(errno));
+			signal_ranks(&top, SIGKILL);
+			break;
+		}
+		if (!pid)
+			keeper(r, a, t, h, dir, parent);
+		setpgid(pid, pid);
+		keepers[h].pid = pid;
+		top.live++;
+	}
+	/* a host's ranks die with it (PR_SET_PDEATHSIG), its memory too */
+	status = wait_ranks(&top, a->timeout);
+	if (h < r->hosts && !status)
+		status = 1;
+	remove_dir(dir);
+	free(keepers);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	char default_name[FCEMU_CLUSTER_NAME_MAX];
@@ -603,9 +790,15 @@ int main(int argc, char **argv)
 			    "'.', '_' or '-', not starting with '.' or '-'",
 			    a.name, FCEMU_CLUSTER_NAME_MAX - 1);
 
+	if (a.hosts > a.n)
+		usage_error("%u hosts for %u ranks: at most one host a rank",
+			    (unsigned int)a.hosts, (unsigned int)a.n);
 	memset(&r, 0, sizeof(r));
 	r.name = a.name;
 	r.n = a.n;
+	r.size = a.n;
+	r.unit = "rank";
+	r.host = -1;
 	fc_topo_format(&t, r.topo, sizeof(r.topo));
 	r.ranks = calloc(a.n, sizeof(*r.ranks));
 	if (!r.ranks) {
@@ -613,7 +806,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	take_signals(&r);
-	status = run_cluster(&r, &a, &t);
+	status = a.hosts ? run_hosts(&r, &a, &t) : run_cluster(&r, &a, &t);
 	free(r.ranks);
 	return status;
 }

@@ -20,6 +20,8 @@
 #include "emu_iommu.h"
 #include "fabric.h" /* emu/: this backend hosts the emulated board */
 #include "fcemu.h"
+#include "bridge.h" /* emu/: links to boards of other hosts */
+#include "bootstrap.h"
 
 #define EMU_QUEUE_DEPTH 64	     /* chains queued or running */
 #define EMU_FAIL_LOG	128	     /* failed chains remembered */
@@ -68,6 +70,7 @@ struct emu_board {
 	char cluster[EMU_CLUSTER_MAX + 1];
 	unsigned int index;
 	struct fcemu_cluster *fabric; /* the cluster joined, or NULL */
+	struct fcemu_bridge *bridge;  /* its links to other hosts, or NULL */
 };
 
 static struct emu_board *board_of(struct fc_dev *dev)
@@ -253,6 +256,46 @@ static void say_refused(const struct emu_board *b, int err)
 		b->cluster, why);
 }
 
+static int boot_put(void *arg, unsigned int node, const void *name, size_t len)
+{
+	(void)arg;
+	return fc__boot_put(node, name, len);
+}
+
+static int boot_get(void *arg, unsigned int node, void *name, size_t *len)
+{
+	(void)arg;
+	return fc__boot_get(node, name, len);
+}
+
+static void boot_drop(void *arg, unsigned int node)
+{
+	(void)arg;
+	fc__boot_drop(node);
+}
+
+/* A cluster part of which lives on other hosts: our board's bridge. */
+static int start_bridge(struct emu_board *b)
+{
+	struct fcemu_bridge_boot boot = {
+		.put = boot_put,
+		.get = boot_get,
+		.drop = boot_drop,
+		.addr = fc__boot_addr(),
+	};
+	int ret;
+
+	if (!fcemu_cluster_remote(b->fabric))
+		return 0;
+	ret = fcemu_bridge_start(&b->bridge, b->fabric, b->index, &boot);
+	if (ret)
+		fprintf(stderr,
+			"fpgacomm: board %u of %s cannot reach the other "
+			"hosts: %s\n",
+			b->index, b->cluster, strerror(-ret));
+	return ret;
+}
+
 /*
  * Join the cluster named in the spec: a job's rank 0 creates it, the job's
  * other ranks wait for it, anyone else attaches if it exists and otherwise
@@ -269,7 +312,8 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 
 		if (fc_topo_parse(j->topology, &t) || t.nodes != j->size)
 			return -EINVAL;
-		ret = fcemu_cluster_create(&b->fabric, b->cluster, &t, &f);
+		ret = fcemu_cluster_create_part(&b->fabric, b->cluster, &t, &f,
+						j->remote);
 		if (ret == -EEXIST)
 			ret = fcemu_cluster_attach(&b->fabric, b->cluster);
 	} else if (j->job) {
@@ -289,7 +333,13 @@ static int join_cluster(struct fc_dev *dev, struct emu_board *b)
 		b->fabric = NULL;
 		return ret == -EINVAL ? -ENOENT : ret;
 	}
-	return 0;
+	ret = start_bridge(b);
+	if (ret) {
+		fcemu_cluster_release(b->fabric, b->index);
+		fcemu_cluster_detach(b->fabric);
+		b->fabric = NULL;
+	}
+	return ret;
 }
 
 /* Release our node; the last of a job's ranks to leave removes it. */
@@ -301,13 +351,18 @@ static void leave_cluster(struct fc_dev *dev, struct emu_board *b)
 	if (!b->fabric)
 		return;
 	fcemu_cluster_release(b->fabric, b->index);
+	/* after the release: it carries others' traffic until they leave */
+	fcemu_bridge_stop(b->bridge);
+	b->bridge = NULL;
 	if (dev->join.job) {
 		t = fcemu_cluster_topology(b->fabric);
 		for (n = 0; n < t->nodes; n++) {
 			enum fcemu_node_state s =
 				fcemu_cluster_node_state(b->fabric, n);
 
-			if (s != FCEMU_NODE_EXITED && s != FCEMU_NODE_DEAD)
+			/* another host's boards are not in our object */
+			if (s != FCEMU_NODE_EXITED && s != FCEMU_NODE_DEAD &&
+			    !(fcemu_cluster_remote(b->fabric) & (1ull << n)))
 				break;
 		}
 		if (n == t->nodes)

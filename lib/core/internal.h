@@ -41,6 +41,8 @@ struct fc__join {
 	uint32_t size;
 	char topology[32];
 	uint32_t drop_ppm, corrupt_ppm; /* link faults (FPGACOMM_FAULTS) */
+	/* the job's boards on other hosts (FPGACOMM_HOSTS): bit per rank */
+	uint64_t remote;
 };
 
 /* A registered buffer: the public part first, then the library's. */

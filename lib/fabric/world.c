@@ -162,6 +162,33 @@ static void default_topology(uint32_t size, char *buf, size_t len)
 }
 
 /*
+ * A job over several hosts (FPGACOMM_HOSTS=H, ranks in blocks of
+ * consecutive ranks, as fpgacomm-run --hosts places them): the first rank
+ * of each host creates that host's part of the cluster, and the other
+ * hosts' boards are remote to it. RETURN VALUE: 0; -EINVAL bad H.
+ */
+static int split_hosts(struct fc__join *join, uint32_t rank, uint32_t size)
+{
+	uint32_t hosts, h, first = 0, next = size, n;
+
+	if (env_u32("FPGACOMM_HOSTS", &hosts))
+		return 0;
+	if (!hosts || hosts > size)
+		return -EINVAL;
+	for (h = 0; h < hosts; h++) {
+		first = (uint32_t)((uint64_t)h * size / hosts);
+		next = (uint32_t)((uint64_t)(h + 1) * size / hosts);
+		if (rank >= first && rank < next)
+			break;
+	}
+	join->create = rank == first;
+	for (n = 0; n < size; n++)
+		if (n < first || n >= next)
+			join->remote |= 1ull << n;
+	return 0;
+}
+
+/*
  * Ranks of a job: fill @join and put "emu:CLUSTER/RANK" into @name.
  * RETURN VALUE: 0; -ENOENT not a rank of a job we know; -EINVAL bad
  * environment (a rank or size out of range); -EBADMSG a bad
@@ -173,6 +200,7 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 	unsigned int uid = (unsigned int)geteuid();
 	uint32_t rank, size;
 	const char *s, *topo;
+	int ret;
 
 	memset(join, 0, sizeof(*join));
 	if (!env_u32("OMPI_COMM_WORLD_RANK", &rank) &&
@@ -208,6 +236,9 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len)
 	join->job = true;
 	join->create = rank == 0;
 	join->size = size;
+	ret = split_hosts(join, rank, size);
+	if (ret)
+		return ret;
 	snprintf(name, len, "emu:%s/%u", cluster, rank);
 	return 0;
 }

@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bridge: links whose far end is a board of another host, carried by a
+ * libfabric RDM endpoint (docs/fabric.md, "Clusters over several hosts").
+ *
+ * Each host's cluster object holds every board of the topology; those of
+ * other hosts are stand-ins (fcemu_cluster_create_part) whose routers
+ * never run. A router here forwards to a stand-in as to any neighbour: the
+ * packets land in the stand-in's input ring, which is the outgoing side of
+ * the link. This process's bridge takes them off it with the link's own
+ * check (CRC, the cluster's fault draws, a lost try taken again) and sends
+ * them, up to BR_BATCH a message, to the process of the far board, whose
+ * bridge writes them into that board's input ring with their CRC, where
+ * its router checks them again as it checks any link. Credits: the far
+ * bridge reports its ring's head as its router takes packets off; we never
+ * have more in flight than the ring holds, so nothing is dropped for want
+ * of room.
+ *
+ * Liveness: every bridge sends a heartbeat to every board of the other
+ * hosts each BR_HB_NS; a board not heard from for FCEMU_BRIDGE_DOWN_NS, or
+ * whose sends fail, is declared DEAD here (FC_ROUTER_NODES_DOWN, then
+ * -EHOSTDOWN in the library); one that says goodbye EXITED.
+ *
+ * Receiving runs on a thread of the bridge that sleeps in the completion
+ * queue (fi_cq_sread), so that an idle process costs nothing and a board
+ * whose host is busy elsewhere still hears its links; sending runs from
+ * the board's progress (and from that thread when credits come back).
+ * libfabric is loaded with dlopen: a library built with its headers still
+ * runs where it is not installed, and only the bridge needs it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bridge.h"
+#include "cluster_internal.h"
+
+#ifndef FCEMU_HAVE_OFI
+
+int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
+		       unsigned int node, const struct fcemu_bridge_boot *boot)
+{
+	(void)bp;
+	(void)c;
+	(void)node;
+	(void)boot;
+	return -EOPNOTSUPP;
+}
+
+void fcemu_bridge_stop(struct fcemu_bridge *b)
+{
+	(void)b;
+}
+
+#else
+
+#include <dlfcn.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#define BR_BATCH	64 /* packets per message at most */
+#define BR_RX		32 /* receives posted */
+#define BR_TX		64 /* data messages in flight */
+#define BR_CREDIT_BATCH 32 /* credits returned at least this many at once */
+#define BR_HB_NS	(100 * 1000000ull)
+#define BR_SREAD_MS	100
+#define BR_NAME_MAX	256
+#define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
+#define BR_MAGIC	0x46434252u	     /* "FCBR" */
+/* a peer that never spoke: its start may wait for every other one's */
+#define BR_FIRST_NS	(30 * 1000000000ull)
+
+enum br_type {
+	BR_DATA = 1, /* packets for the receiver's input (port, vc) */
+	BR_CREDIT,   /* packets taken off the sender's input at (port, vc) */
+	BR_HB,	     /* alive */
+	BR_BYE,	     /* leaving in order */
+	BR_DOWN,     /* you were declared down here */
+	BR_HELLO,    /* a board that left is back, under a new name */
+};
+
+struct br_hdr {
+	uint32_t magic;
+	uint8_t type;
+	uint8_t port; /* DATA: the receiver's input port; CREDIT: ours */
+	uint8_t vc;
+	uint8_t src;
+	uint8_t dst;
+	uint8_t pad;
+	uint16_t count; /* DATA: packets that follow */
+	uint32_t head;	/* CREDIT: how many */
+	/* the bridges at both ends, as the sender knows them: a message
+	 * of or for an earlier bridge of the same board is not taken */
+	uint32_t src_epoch, dst_epoch;
+};
+
+/* A packet as it crosses: its CRC and departure time travel with it. */
+struct br_slot {
+	struct fc_hw_pkt pkt;
+	uint32_t crc;
+	uint32_t pad;
+	uint64_t t;
+};
+
+#define BR_MSG_MAX (sizeof(struct br_hdr) + BR_BATCH * sizeof(struct br_slot))
+
+struct br_buf {
+	struct fi_context ctx; /* first: the completion's op_context */
+	struct br_buf *next;
+	bool rx;
+	unsigned int dst;
+	uint8_t data[BR_MSG_MAX] __attribute__((aligned(64)));
+};
+
+/* The few libfabric calls that are functions (the rest are inline). */
+struct ofi_api {
+	int (*getinfo)(uint32_t, const char *, const char *, uint64_t,
+		       const struct fi_info *, struct fi_info **);
+	void (*freeinfo)(struct fi_info *);
+	struct fi_info *(*dupinfo)(const struct fi_info *);
+	int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+};
+
+struct fcemu_bridge {
+	struct fcemu_cluster *c;
+	unsigned int node;
+	struct fcemu_bridge_boot boot;
+	struct ofi_api api;
+	void *dl;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	size_t inject_size;
+	fi_addr_t addr[FC_MAX_NODES];
+	uint32_t epoch;			 /* this bridge, among the board's */
+	uint32_t epoch_of[FC_MAX_NODES]; /* each peer's, as addr[] was made */
+	uint64_t peers; /* remote boards: heartbeats to and from */
+	uint64_t links; /* our ports whose far end is remote */
+	uint64_t heard[FC_MAX_NODES];
+	uint64_t spoke; /* bit n: heard from n's bridge at least once */
+	uint64_t next_hb, last_tick;
+	struct br_buf *rx;
+	struct br_buf *tx, *tx_free;
+	unsigned int tx_busy;
+	/* per port and VC of ours: sent, and acked by the far head */
+	uint32_t sent[FC_MAX_PORTS + 1][FC_NUM_VCS];
+	uint32_t acked[FC_MAX_PORTS + 1][FC_NUM_VCS];
+	uint32_t reported[FC_MAX_PORTS + 1][FC_NUM_VCS]; /* our input heads */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_on;
+	volatile bool stop;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int load_api(struct fcemu_bridge *b)
+{
+	b->dl = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!b->dl)
+		return -EOPNOTSUPP;
+	b->api.getinfo = (__typeof__(b->api.getinfo))dlsym(b->dl, "fi_getinfo");
+	b->api.freeinfo =
+		(__typeof__(b->api.freeinfo))dlsym(b->dl, "fi_freeinfo");
+	b->api.dupinfo = (__typeof__(b->api.dupinfo))dlsym(b->dl, "fi_dupinfo");
+	b->api.fabric = (__typeof__(b->api.fabric))dlsym(b->dl, "fi_fabric");
+	if (!b->api.getinfo || !b->api.freeinfo || !b->api.dupinfo ||
+	    !b->api.fabric)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* libfabric's errors are positive FI_E* (errno values) or negative. */
+static int ofi_err(ssize_t ret)
+{
+	if (ret >= 0)
+		return 0;
+	return ret < -4096 ? -EIO : (int)ret;
+}
+
+/* A board of the far end we no longer carry anything for. */
+static bool dead(struct fcemu_cluster *c, unsigned int n)
+{
+	return cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_DEAD;
+}
+
+/* ---- sending ---- */
+
+/* A small control message, never blocking. RETURN VALUE: 0 or -errno. */
+static int send_ctl(struct fcemu_bridge *b, unsigned int dst, enum br_type type,
+		    unsigned int port, unsigned int vc, uint32_t head)
+{
+	struct br_hdr h = {
+		.magic = BR_MAGIC,
+		.type = (uint8_t)type,
+		.port = (uint8_t)port,
+		.vc = (uint8_t)vc,
+		.src = (uint8_t)b->node,
+		.dst = (uint8_t)dst,
+		.head = head,
+		.src_epoch = b->epoch,
+		.dst_epoch = b->epoch_of[dst],
+	};
+
+	return ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
+}
+
+/*
+ * Our link port @p, VC @vc, to remote board @r: its packets waiting in
+ * r's stand-in input ring, as far as credits and buffers go, in messages.
+ */
+static unsigned int pump_link(struct fcemu_bridge *b, unsigned int p,
+			      unsigned int vc)
+{
+	struct fcemu_cluster *c = b->c;
+	unsigned int r = cl_peer(c, b->node, p),
+		     q = cl_peer_port(c, b->node, p);
+	struct cl_ring *ring = cl_ring(c, r, CL_RING_LINK(q, vc));
+	unsigned int moved = 0, k;
+	uint32_t credits, n, head;
+	struct br_hdr *h;
+	struct br_slot *s;
+	struct br_buf *buf;
+	ssize_t ret;
+
+	for (;;) {
+		credits = CL_RING_SLOTS - (b->sent[p][vc] - b->acked[p][vc]);
+		if (!credits || !b->tx_free)
+			break;
+		n = fcemu__link_recv(c, r, q, vc,
+				     credits < BR_BATCH ? credits : BR_BATCH);
+		if (!n)
+			break;
+		buf = b->tx_free;
+		h = (struct br_hdr *)buf->data;
+		memset(h, 0, sizeof(*h));
+		h->magic = BR_MAGIC;
+		h->type = BR_DATA;
+		h->port = (uint8_t)q;
+		h->vc = (uint8_t)vc;
+		h->src = (uint8_t)b->node;
+		h->dst = (uint8_t)r;
+		h->count = (uint16_t)n;
+		h->src_epoch = b->epoch;
+		h->dst_epoch = b->epoch_of[r];
+		s = (struct br_slot *)(h + 1);
+		head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
+		for (k = 0; k < n; k++) {
+			const struct cl_slot *f =
+				&ring->slot[(head + k) % CL_RING_SLOTS];
+
+			s[k].pkt = f->pkt;
+			s[k].crc = f->crc;
+			s[k].pad = 0;
+			s[k].t = f->t;
+		}
+		buf->dst = r;
+		ret = fi_send(b->ep, buf->data,
+			      sizeof(*h) + n * sizeof(struct br_slot), NULL,
+			      b->addr[r], &buf->ctx);
+		if (ret)
+			break; /* -FI_EAGAIN: the packets stay, checked */
+		b->tx_free = buf->next;
+		b->tx_busy++;
+		fcemu__link_done(c, r, q, vc, n);
+		b->sent[p][vc] += n;
+		moved += n;
+	}
+	return moved;
+}
+
+/* Report the heads of our inputs from remote boards: their credits. */
+static void return_credits(struct fcemu_bridge *b)
+{
+	struct fcemu_cluster *c = b->c;
+	uint64_t links;
+	unsigned int p, vc, r;
+	uint32_t head;
+	struct cl_ring *ring;
+
+	for (links = b->links; links; links &= links - 1) {
+		p = (unsigned int)__builtin_ctzll(links);
+		r = cl_peer(c, b->node, p);
+		if (dead(c, r))
+			continue;
+		for (vc = 0; vc < FC_NUM_VCS; vc++) {
+			ring = cl_ring(c, b->node, CL_RING_LINK(p, vc));
+			head = cl_ld(&ring->head);
+			if (head == b->reported[p][vc] ||
+			    (head - b->reported[p][vc] < BR_CREDIT_BATCH &&
+			     !fcemu__ring_empty(ring)))
+				continue;
+			if (!send_ctl(b, r, BR_CREDIT,
+				      cl_peer_port(c, b->node, p), vc,
+				      head - b->reported[p][vc]))
+				b->reported[p][vc] = head;
+		}
+	}
+}
+
+/* Everything that leaves: packets, then credits. Lock held. */
+static unsigned int pump_locked(struct fcemu_bridge *b)
+{
+	struct fcemu_cluster *c = b->c;
+	unsigned int moved = 0, p, vc;
+	uint64_t links;
+
+	for (links = b->links; links; links &= links - 1) {
+		p = (unsigned int)__builtin_ctzll(links);
+		/* one that left still carries what passes through it */
+		if (dead(c, cl_peer(c, b->node, p)))
+			continue;
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			moved += pump_link(b, p, vc);
+	}
+	return_credits(b);
+	return moved;
+}
+
+/* The cluster's progress hook (c->pump): never waits for the thread. */
+static unsigned int pump(void *arg)
+{
+	struct fcemu_bridge *b = arg;
+	unsigned int moved;
+
+	if (pthread_mutex_trylock(&b->lock))
+		return 0;
+	moved = pump_locked(b);
+	pthread_mutex_unlock(&b->lock);
+	return moved;
+}
+
+/* ---- receiving ---- */
+
+static void declare(struct fcemu_bridge *b, unsigned int n,
+		    enum fcemu_node_state s, const char *why, int err)
+{
+	if (!fcemu_cluster_set_remote_state(b->c, n, s) &&
+	    getenv("FPGACOMM_BRIDGE_VERBOSE"))
+		fprintf(stderr,
+			"fpgacomm: board %u: board %u is down: %s%s%s\n",
+			b->node, n, why, err ? ": " : "",
+			err ? strerror(err) : "");
+	b->peers &= ~(1ull << n);
+}
+
+/* Packets from remote board @h->src into our input port @h->port. */
+static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
+		      size_t len)
+{
+	struct fcemu_cluster *c = b->c;
+	const struct br_slot *s = (const struct br_slot *)(h + 1);
+	unsigned int q = h->port, n = h->count, k;
+	struct cl_ring *ring;
+	struct cl_slot *d;
+	uint32_t tail;
+
+	if (q < 1 || q > c->ports || h->vc >= FC_NUM_VCS || !n ||
+	    n > BR_BATCH || len != sizeof(*h) + n * sizeof(*s) ||
+	    cl_peer(c, b->node, q) != h->src)
+		return;
+	ring = cl_ring(c, b->node, CL_RING_LINK(q, h->vc));
+	/* the sender kept to our credits: room is there, or it lies */
+	if (fcemu__ring_free(ring) < n) {
+		cl_inc(c, b->node, FC_ROUTER_DROPS);
+		return;
+	}
+	tail = fcemu__ring_tail(ring);
+	for (k = 0; k < n; k++) {
+		d = &ring->slot[(tail + k) % CL_RING_SLOTS];
+		d->pkt = s[k].pkt;
+		d->seq = tail + k;
+		d->crc = s[k].crc; /* our router checks it, as on any link */
+		d->t = s[k].t;
+	}
+	fcemu__ring_publish(ring, tail + n);
+	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
+	fcemu__cluster_ring(c, b->node);
+}
+
+/*
+ * Board @n's endpoint is called @name: the first we learn, or a board
+ * that left in order and opened again (a later job in the same
+ * processes), whose names are withdrawn as they leave. It is ALIVE here
+ * (again) unless declared DEAD. RETURN VALUE: 0 or -errno.
+ */
+static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
+		     size_t len)
+{
+	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
+	const uint8_t *name = (const uint8_t *)blob + sizeof(uint32_t);
+	unsigned int p, vc;
+	uint32_t epoch;
+	fi_addr_t a;
+
+	if (len <= sizeof(epoch))
+		return -EINVAL;
+	memcpy(&epoch, blob, sizeof(epoch));
+	if (s == FCEMU_NODE_DEAD || epoch == b->epoch_of[n])
+		return 0; /* the bridge we know */
+	if (fi_av_insert(b->av, name, 1, &a, 0, NULL) != 1)
+		return -EINVAL;
+	b->epoch_of[n] = epoch;
+	b->spoke &= ~(1ull << n);
+	b->addr[n] = a;
+	/* what was in flight to an earlier incarnation is gone with it */
+	for (p = 1; p <= b->c->ports; p++)
+		if (cl_peer(b->c, b->node, p) == n)
+			for (vc = 0; vc < FC_NUM_VCS; vc++)
+				b->acked[p][vc] = b->sent[p][vc];
+	if (s == FCEMU_NODE_EXITED)
+		fcemu_cluster_set_remote_state(b->c, n, FCEMU_NODE_ALIVE);
+	b->peers |= 1ull << n;
+	b->heard[n] = now_ns();
+	return 0;
+}
+
+/* Board @n says it is (back) there: its name is published already. */
+static void rejoin(struct fcemu_bridge *b, unsigned int n)
+{
+	uint8_t name[BR_NAME_MAX];
+	size_t len = sizeof(name);
+
+	if (!b->boot.get(b->boot.arg, n, name, &len))
+		meet_peer(b, n, name, len);
+}
+
+static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
+{
+	const struct br_hdr *h = data;
+	struct fcemu_cluster *c = b->c;
+	unsigned int src;
+
+	if (len < sizeof(*h) || h->magic != BR_MAGIC || h->dst != b->node ||
+	    h->src >= c->nodes || !(c->remote & (1ull << h->src)))
+		return;
+	src = h->src;
+	if (h->dst_epoch != b->epoch)
+		return; /* for an earlier bridge of our board */
+	if (h->type == BR_HELLO && h->src_epoch != b->epoch_of[src])
+		rejoin(b, src);
+	if (h->src_epoch != b->epoch_of[src])
+		return; /* from an earlier bridge of that board */
+	if (dead(c, src)) {
+		/* down for good here: it must not go on as if not */
+		if (h->type != BR_DOWN && h->type != BR_BYE)
+			send_ctl(b, src, BR_DOWN, 0, 0, 0);
+		return;
+	}
+	b->heard[src] = now_ns();
+	/* a hello comes before its sender's heartbeats start (it may wait
+	 * for a late third's name): the short bound starts with those */
+	if (h->type != BR_HELLO)
+		b->spoke |= 1ull << src;
+	switch (h->type) {
+	case BR_DATA:
+		take_data(b, h, len);
+		break;
+	case BR_CREDIT:
+		if (h->port >= 1 && h->port <= c->ports && h->vc < FC_NUM_VCS &&
+		    (b->links & (1ull << h->port)) &&
+		    cl_peer(c, b->node, h->port) == src &&
+		    h->head <=
+			    b->sent[h->port][h->vc] - b->acked[h->port][h->vc])
+			b->acked[h->port][h->vc] += h->head;
+		break;
+	case BR_BYE:
+		declare(b, src, FCEMU_NODE_EXITED, "left", 0);
+		break;
+	case BR_DOWN:
+		declare(b, src, FCEMU_NODE_DEAD, "it declared us down", 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void post_recv(struct fcemu_bridge *b, struct br_buf *buf)
+{
+	/* -FI_EAGAIN once the endpoint is up would lose a buffer: rare,
+	 * and BR_RX of them leave room for it */
+	fi_recv(b->ep, buf->data, BR_MSG_MAX, NULL, FI_ADDR_UNSPEC, &buf->ctx);
+}
+
+static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
+		     int err)
+{
+	if (buf->rx) {
+		if (!err)
+			take_msg(b, buf->data, len);
+		/* posted even when stopping: the endpoint outlives us */
+		post_recv(b, buf);
+		return;
+	}
+	/* a send that failed: the board's host is gone (or unreachable) */
+	if (err)
+		declare(b, buf->dst, FCEMU_NODE_DEAD, "a send failed", err);
+	buf->next = b->tx_free;
+	b->tx_free = buf;
+	b->tx_busy--;
+}
+
+/* Heartbeats due, and boards not heard from for too long. Lock held. */
+static void tick(struct fcemu_bridge *b)
+{
+	uint64_t now = now_ns(), peers;
+	unsigned int n;
+
+	/*
+	 * We were not running for a while (stopped, or starved): what we
+	 * did not hear meanwhile says nothing about the others. They may
+	 * have declared us down: they will say so.
+	 */
+	if (b->last_tick && now - b->last_tick > FCEMU_BRIDGE_DOWN_NS / 2)
+		for (peers = b->peers; peers; peers &= peers - 1)
+			b->heard[__builtin_ctzll(peers)] = now;
+	b->last_tick = now;
+	for (peers = b->peers; peers; peers &= peers - 1) {
+		n = (unsigned int)__builtin_ctzll(peers);
+		/* one that never spoke may wait for a late third to start */
+		if (now - b->heard[n] > (b->spoke & (1ull << n) ?
+						 FCEMU_BRIDGE_DOWN_NS :
+						 BR_FIRST_NS))
+			declare(b, n, FCEMU_NODE_DEAD, "silent too long", 0);
+	}
+	if (now < b->next_hb)
+		return;
+	b->next_hb = now + BR_HB_NS;
+	for (peers = b->peers; peers; peers &= peers - 1)
+		send_ctl(b, (unsigned int)__builtin_ctzll(peers), BR_HB, 0, 0,
+			 0);
+}
+
+static void *bridge_thread(void *arg)
+{
+	struct fcemu_bridge *b = arg;
+	struct fi_cq_msg_entry e[16];
+	struct fi_cq_err_entry err;
+	ssize_t n, i;
+
+	while (!b->stop) {
+		n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
+		pthread_mutex_lock(&b->lock);
+		for (i = 0; i < n; i++)
+			complete(b, e[i].op_context, e[i].len, 0);
+		if (n == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(b->cq, &err, 0) > 0 && err.op_context)
+				complete(b, err.op_context, 0,
+					 err.err ? err.err : EIO);
+		}
+		tick(b);
+		pump_locked(b);
+		pthread_mutex_unlock(&b->lock);
+	}
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+static int open_endpoint(struct fcemu_bridge *b, const char *addr)
+{
+	const char *prov = getenv("FI_PROVIDER");
+	struct fi_info *hints, *fi;
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_MSG,
+		.wait_obj = FI_WAIT_UNSPEC,
+		.size = 4 * (BR_RX + BR_TX),
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_MAP };
+	int ret;
+
+	/* The fpgacomm provider runs over these very boards. */
+	if (prov && strstr(prov, "fpgacomm"))
+		return -EPROTONOSUPPORT;
+	hints = b->api.dupinfo(NULL);
+	if (!hints)
+		return -ENOMEM;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	if (!prov || !*prov)
+		hints->fabric_attr->prov_name = strdup("tcp");
+	ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL, addr ? FI_SOURCE : 0,
+			     hints, &b->info);
+	b->api.freeinfo(hints);
+	if (ret)
+		return ret == -FI_ENODATA ? -EPROTONOSUPPORT : ofi_err(ret);
+	for (fi = b->info; fi; fi = fi->next)
+		if (!strstr(fi->fabric_attr->prov_name, "fpgacomm"))
+			break;
+	if (!fi)
+		return -EPROTONOSUPPORT;
+	b->inject_size = fi->tx_attr->inject_size;
+	if (b->inject_size < sizeof(struct br_hdr))
+		return -EPROTONOSUPPORT;
+	ret = ofi_err(b->api.fabric(fi->fabric_attr, &b->fabric, NULL));
+	if (!ret)
+		ret = ofi_err(fi_domain(b->fabric, fi, &b->domain, NULL));
+	if (!ret)
+		ret = ofi_err(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
+	if (!ret)
+		ret = ofi_err(fi_av_open(b->domain, &av_attr, &b->av, NULL));
+	if (!ret)
+		ret = ofi_err(fi_endpoint(b->domain, fi, &b->ep, NULL));
+	if (!ret)
+		ret = ofi_err(
+			fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
+	if (!ret)
+		ret = ofi_err(fi_ep_bind(b->ep, &b->av->fid, 0));
+	if (!ret)
+		ret = ofi_err(fi_enable(b->ep));
+	return ret;
+}
+
+static int alloc_bufs(struct fcemu_bridge *b)
+{
+	unsigned int i;
+
+	b->rx = aligned_alloc(64, BR_RX * sizeof(*b->rx));
+	b->tx = aligned_alloc(64, BR_TX * sizeof(*b->tx));
+	if (!b->rx || !b->tx)
+		return -ENOMEM;
+	memset(b->rx, 0, BR_RX * sizeof(*b->rx));
+	memset(b->tx, 0, BR_TX * sizeof(*b->tx));
+	for (i = 0; i < BR_TX; i++) {
+		b->tx[i].next = b->tx_free;
+		b->tx_free = &b->tx[i];
+	}
+	for (i = 0; i < BR_RX; i++) {
+		b->rx[i].rx = true;
+		if (fi_recv(b->ep, b->rx[i].data, BR_MSG_MAX, NULL,
+			    FI_ADDR_UNSPEC, &b->rx[i].ctx))
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Publish our name, learn every remote board's. */
+static int exchange(struct fcemu_bridge *b,
+		    const struct fcemu_bridge_boot *boot)
+{
+	uint8_t name[BR_NAME_MAX];
+	size_t len = sizeof(name);
+	uint64_t left;
+	unsigned int n;
+	int ret;
+
+	/* published: our epoch, then the endpoint's name */
+	len -= sizeof(b->epoch);
+	ret = ofi_err(fi_getname(&b->ep->fid, name + sizeof(b->epoch), &len));
+	if (ret)
+		return ret;
+	memcpy(name, &b->epoch, sizeof(b->epoch));
+	ret = boot->put(boot->arg, b->node, name, len + sizeof(b->epoch));
+	if (ret)
+		return ret;
+	for (left = b->c->remote; left; left &= left - 1) {
+		n = (unsigned int)__builtin_ctzll(left);
+		len = sizeof(name);
+		ret = boot->get(boot->arg, n, name, &len);
+		if (ret)
+			return ret;
+		ret = meet_peer(b, n, name, len);
+		if (ret)
+			return ret;
+		/* it may have known us under an earlier name */
+		send_ctl(b, n, BR_HELLO, 0, 0, 0);
+	}
+	return 0;
+}
+
+static void close_all(struct fcemu_bridge *b)
+{
+	if (b->ep)
+		fi_close(&b->ep->fid);
+	if (b->av)
+		fi_close(&b->av->fid);
+	if (b->cq)
+		fi_close(&b->cq->fid);
+	if (b->domain)
+		fi_close(&b->domain->fid);
+	if (b->fabric)
+		fi_close(&b->fabric->fid);
+	if (b->info)
+		b->api.freeinfo(b->info);
+	free(b->rx);
+	free(b->tx);
+	/* libfabric stays loaded: its providers may keep threads */
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+/*
+ * The endpoint of a bridge that stopped, with its buffers, for the next
+ * one of this process: libfabric's tcp provider does not take an endpoint
+ * closed and another opened in the same process well (a crash in the
+ * new one's fi_getname was seen), and the epochs keep the two apart.
+ */
+static struct fcemu_bridge *spare;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The spare's state of a bridge, as a new one starts it. */
+static void reset_incarnation(struct fcemu_bridge *b)
+{
+	memset(b->addr, 0, sizeof(b->addr));
+	memset(b->epoch_of, 0, sizeof(b->epoch_of));
+	memset(b->heard, 0, sizeof(b->heard));
+	memset(b->sent, 0, sizeof(b->sent));
+	memset(b->acked, 0, sizeof(b->acked));
+	memset(b->reported, 0, sizeof(b->reported));
+	b->peers = b->links = b->spoke = 0;
+	b->next_hb = b->last_tick = 0;
+	b->thread_on = false;
+	b->stop = false;
+}
+
+int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
+		       unsigned int node, const struct fcemu_bridge_boot *boot)
+{
+	struct fcemu_bridge *b;
+	unsigned int p, peer, vc;
+	bool fresh = false;
+	int ret;
+
+	if (!bp || !c || !boot || !boot->put || !boot->get ||
+	    node >= c->nodes || !(c->mine & (1ull << node)) ||
+	    (c->remote & (1ull << node)) || c->pump)
+		return -EINVAL;
+	pthread_mutex_lock(&spare_lock);
+	b = spare;
+	spare = NULL;
+	pthread_mutex_unlock(&spare_lock);
+	if (b) {
+		reset_incarnation(b);
+	} else {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		pthread_mutex_init(&b->lock, NULL);
+		fresh = true;
+	}
+	b->c = c;
+	b->node = node;
+	b->boot = *boot;
+	/* apart from the board's earlier bridges, and never 0 (unknown) */
+	b->epoch = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 16)) | 1;
+	for (p = 1; p <= c->ports; p++) {
+		peer = cl_peer(c, node, p);
+		if (peer == CL_NO_PEER || !(c->remote & (1ull << peer)))
+			continue;
+		b->links |= 1ull << p;
+		/* an earlier job's bridge may have left the rings moved */
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			b->reported[p][vc] = cl_ld(
+				&cl_ring(c, node, CL_RING_LINK(p, vc))->head);
+	}
+	ret = 0;
+	if (fresh) {
+		ret = load_api(b);
+		if (!ret)
+			ret = open_endpoint(b, boot->addr);
+		if (!ret)
+			ret = alloc_bufs(b);
+	}
+	if (!ret)
+		ret = exchange(b, boot);
+	if (ret)
+		goto err_close;
+	b->next_hb = now_ns();
+	ret = -pthread_create(&b->thread, NULL, bridge_thread, b);
+	if (ret)
+		goto err_close;
+	b->thread_on = true;
+	c->pump_arg = b;
+	__atomic_store_n(&c->pump, pump, __ATOMIC_RELEASE);
+	*bp = b;
+	return 0;
+
+err_close:
+	close_all(b);
+	return ret;
+}
+
+/* Is anything of ours still on its way out? Lock held. */
+static bool links_busy(struct fcemu_bridge *b)
+{
+	struct fcemu_cluster *c = b->c;
+	unsigned int p, vc, r;
+	uint64_t links;
+
+	if (b->tx_busy)
+		return true;
+	for (links = b->links; links; links &= links - 1) {
+		p = (unsigned int)__builtin_ctzll(links);
+		r = cl_peer(c, b->node, p);
+		if (dead(c, r))
+			continue;
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			if (!fcemu__ring_empty(
+				    fcemu__link_ring(c, b->node, p, vc)))
+				return true;
+	}
+	return false;
+}
+
+/* Does any other board still run (here or on another host)? */
+static bool others_running(struct fcemu_bridge *b)
+{
+	struct fcemu_cluster *c = b->c;
+	unsigned int n;
+
+	for (n = 0; n < c->nodes; n++)
+		if (n != b->node &&
+		    cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_ALIVE)
+			return true;
+	return false;
+}
+
+void fcemu_bridge_stop(struct fcemu_bridge *b)
+{
+	const struct timespec nap = { 0, 1000000 };
+	uint64_t start = now_ns(), peers;
+	bool busy;
+
+	if (!b)
+		return;
+	/* our name goes first: whoever looks next waits for the new one */
+	if (b->boot.drop)
+		b->boot.drop(b->boot.arg, b->node);
+	/* each goodbye must go: a lost one reads as a death later */
+	for (peers = b->peers; peers;) {
+		unsigned int n = (unsigned int)__builtin_ctzll(peers);
+		int ret;
+
+		pthread_mutex_lock(&b->lock);
+		ret = send_ctl(b, n, BR_BYE, 0, 0, 0);
+		pthread_mutex_unlock(&b->lock);
+		if (ret == -FI_EAGAIN && now_ns() - start < BR_HB_NS) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		peers &= peers - 1;
+	}
+	/*
+	 * Our board's links still carry what other boards route through it
+	 * (its router runs wherever there is progress): until every other
+	 * board has left, or a bound. What our board sent last goes first.
+	 */
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		pump_locked(b);
+		busy = links_busy(b) || others_running(b);
+		pthread_mutex_unlock(&b->lock);
+		if (!busy || now_ns() - start >= BR_STOP_NS)
+			break;
+		if (others_running(b))
+			fcemu_cluster_progress(b->c, 256);
+		nanosleep(&nap, NULL);
+	}
+	b->c->pump = NULL;
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_mutex_unlock(&b->lock);
+	fi_cq_signal(b->cq);
+	if (b->thread_on)
+		pthread_join(b->thread, NULL);
+	/* what is still in flight completes under the next bridge (or at
+	 * exit, with the process) */
+	pthread_mutex_lock(&spare_lock);
+	if (!spare) {
+		spare = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&spare_lock);
+	if (b)
+		close_all(b);
+}
+
+#endif /* FCEMU_HAVE_OFI */

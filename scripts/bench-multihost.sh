@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench-multihost.sh - what links between hosts cost (docs/performance.md,
+# "Across hosts"): channels between two simulated hosts (fpgacomm-run
+# --hosts, links over libfabric's tcp provider on 127.0.0.0/8) beside Open
+# MPI over its tcp BTL (--mca btl tcp,self: loopback TCP, no shared
+# memory) and beside a bare libfabric tcp ping-pong (fi_pingpong -p tcp -e
+# rdm); then allreduce and alltoall on 16 ranks over 4 hosts beside Open
+# MPI over tcp. Prints each pair and its ratio, and writes them to
+# build/bench/multihost.dat.
+#
+# Needs root (the simulated hosts are mount namespaces). Open MPI and
+# fi_pingpong are optional: without them their column says why.
+#
+# FPGACOMM_BENCH_ROUNDS (default 3): runs of each, the best kept (a shared
+# machine's noise only ever slows a run down).
+
+set -euo pipefail
+
+prog=${0##*/}
+TOOLS=build/tools
+OUT=build/bench
+ROUNDS=${FPGACOMM_BENCH_ROUNDS:-3}
+RUN_TIMEOUT=300
+MPIRUN_ARGS=(--allow-run-as-root --oversubscribe --mca btl tcp,self
+	--mca btl_tcp_if_include lo --mca pml ob1)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "$prog: simulated hosts need root (unshare, mount); skipped"
+	exit 77
+fi
+mkdir -p "$OUT"
+DAT=$OUT/multihost.dat
+: >"$DAT"
+
+# best LINES...: per size (first column), the best of the rounds' second
+# column: the least for latency (-l), the most for bandwidth (-b).
+best() {
+	local mode=$1
+	sort -k1,1n -k2,2g | awk -v m="$mode" '
+		{ if (!($1 in v) || (m == "-l" && $2 < v[$1]) || (m == "-b" && $2 > v[$1])) v[$1] = $2 }
+		END { for (s in v) print s, v[s] }' | sort -k1,1n
+}
+
+# fpgacomm-bench output: data lines are "SIZE VALUE..."
+data() { grep -E '^[0-9]+ ' | awk '{ print $1, $2 }'; }
+
+fc_p2p() { # MODE SIZES
+	local i
+	for i in $(seq "$ROUNDS"); do
+		timeout "$RUN_TIMEOUT" $TOOLS/fpgacomm-run --hosts 2 -n 2 -t full:2 -- \
+			$TOOLS/fpgacomm-bench "$1" -s "$2" | data || true
+	done
+}
+
+mpi_why=
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+	mpi_why="no Open MPI (scripts/install-deps.sh --mpi)"
+elif ! mpicc -O2 -std=gnu11 -o "$OUT/osu-mpi" scripts/bench/osu-mpi.c 2>"$OUT/osu-mpi.log" ||
+	! mpicc -O2 -std=gnu11 -o "$OUT/coll-mpi" scripts/bench/coll-mpi.c -lm 2>>"$OUT/osu-mpi.log"; then
+	mpi_why="mpicc could not build scripts/bench/osu-mpi.c or coll-mpi.c"
+fi
+
+mpi_p2p() { # MODE SIZES
+	local i
+	for i in $(seq "$ROUNDS"); do
+		timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 2 \
+			"$OUT/osu-mpi" "$1" -s "$2" 2>/dev/null | data || true
+	done
+}
+
+# fi_pingpong's line per size: bytes #sent #ack total time MB/sec
+# usec/xfer Mxfers/sec; usec/xfer is per message, one way.
+fi_p2p() { # SIZE
+	local i port
+	for i in $(seq "$ROUNDS"); do
+		port=$((47600 + RANDOM % 1000))
+		timeout 60 fi_pingpong -p tcp -e rdm -B "$port" -S "$1" -I 1000 \
+			>/dev/null 2>&1 &
+		sleep 0.5
+		timeout 60 fi_pingpong -p tcp -e rdm -P "$port" -S "$1" -I 1000 \
+			127.0.0.1 2>/dev/null |
+			awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 7 { print s, $7 }'
+		wait || true
+	done
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+lookup() { awk -v s="$1" '$1 == s { print $2 }'; }
+
+echo "== Across 2 simulated hosts: channels over libfabric tcp, Open MPI over its tcp BTL, bare fi_pingpong"
+echo "   (this machine: $(nproc) cores; every process of the run shares them)"
+fc_lat=$(fc_p2p pingpong 8,4K,1M | best -l)
+fc_bw=$(fc_p2p bw 4M | best -b)
+if [ -z "$mpi_why" ]; then
+	mpi_lat=$(mpi_p2p pingpong 8,4K,1M | best -l)
+	mpi_bw=$(mpi_p2p bw 4M | best -b)
+else
+	mpi_lat=
+	mpi_bw=
+fi
+if command -v fi_pingpong >/dev/null 2>&1; then
+	fi_lat=$( (fi_p2p 8; fi_p2p 4096; fi_p2p 1048576) | best -l)
+else
+	fi_lat=
+fi
+printf "%-10s %14s %14s %8s %16s %8s\n" "size" "fpgacomm us" "Open MPI us" "ratio" "fi_pingpong us" "ratio"
+for s in 8 4096 1048576; do
+	a=$(echo "$fc_lat" | lookup $s)
+	b=$(echo "$mpi_lat" | lookup $s)
+	c=$(echo "$fi_lat" | lookup $s)
+	printf "%-10s %14s %14s %8s %16s %8s\n" "$s" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")" \
+		"${c:--}" "$(ratio "${a:-0}" "${c:-0}")"
+	echo "lat $s ${a:--} ${b:--} ${c:--}" >>"$DAT"
+done
+a=$(echo "$fc_bw" | lookup 4194304)
+b=$(echo "$mpi_bw" | lookup 4194304)
+printf "%-10s %14s %14s %8s   (MB/s, ratio fpgacomm / Open MPI)\n" "bw 4M" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")"
+echo "bw 4194304 ${a:--} ${b:--}" >>"$DAT"
+[ -n "$mpi_why" ] && echo "   Open MPI: $mpi_why"
+
+echo
+echo "== 16 ranks over 4 simulated hosts (torus:4x4): collectives beside Open MPI over tcp"
+printf "%-10s %-8s %14s %14s %8s\n" "coll" "bytes" "fpgacomm us" "Open MPI us" "ratio"
+for coll in allreduce alltoall; do
+	fc=$(for i in $(seq "$ROUNDS"); do
+		timeout "$RUN_TIMEOUT" $TOOLS/fpgacomm-run --hosts 4 -n 16 -t torus:4x4 -- \
+			$TOOLS/fpgacomm-bench "$coll" -s 1K,64K -i 20 2>/dev/null |
+			awk '$1 ~ /^[0-9]+$/ { print $1, $6 }' || true
+	done | best -l)
+	if [ -z "$mpi_why" ]; then
+		mp=$(for i in $(seq "$ROUNDS"); do
+			timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 16 \
+				"$OUT/coll-mpi" "$coll" -s 1K,64K -i 20 2>/dev/null |
+				awk '$1 ~ /^[0-9]+$/ { print $1, $6 }' || true
+		done | best -l)
+	else
+		mp=
+	fi
+	for s in 1024 65536; do
+		a=$(echo "$fc" | lookup $s)
+		b=$(echo "$mp" | lookup $s)
+		printf "%-10s %-8s %14s %14s %8s\n" "$coll" "$s" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")"
+		echo "$coll $s ${a:--} ${b:--}" >>"$DAT"
+	done
+done
