@@ -48,6 +48,8 @@ struct gf_cu {
 	cu_res (*dtoh)(void *, cu_ptr, size_t);
 	cu_res (*peer)(cu_ptr, void *, cu_ptr, void *, size_t);
 	cu_res (*sync)(void);
+	cu_res (*can_peer)(int *, int, int);
+	cu_res (*enable_peer)(void *, unsigned int);
 };
 
 struct gf {
@@ -56,6 +58,7 @@ struct gf {
 	uint32_t rank;
 	struct gf_cu cu;
 	void *ctx, *ctx_other;
+	bool p2p; /* cuMemcpyPeer goes device to device, not through the host */
 	cu_ptr dp, dp_other; /* ours; rank 0's on the other device */
 	struct fc_mem *gpu, *host;
 	uint64_t peer_gpu, peer_host; /* rank 1's, by fabric address */
@@ -97,6 +100,24 @@ static void cu_ok(const char *what, cu_res r)
 
 #define GF_SYM(lib, f, name) (*(void **)&cu->f = dlsym(lib, name))
 
+/*
+ * The baseline is cuMemcpyPeer at its best: device to device, which it is
+ * only once the current context may reach the other device's memory (else
+ * the driver stages the copy through host memory).
+ */
+static void gf_enable_peer(struct gf *g, int d, int other)
+{
+	struct gf_cu *cu = &g->cu;
+	int can = 0;
+	cu_res r;
+
+	if (d == other || !cu->can_peer || !cu->enable_peer ||
+	    cu->can_peer(&can, d, other) || !can)
+		return;
+	r = cu->enable_peer(g->ctx_other, 0);
+	g->p2p = !r || r == 704; /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+}
+
 /* Load the driver; take device @rank (modulo the count) and the next. */
 static const char *gf_load(struct gf *g, char *name, size_t len)
 {
@@ -118,6 +139,8 @@ static const char *gf_load(struct gf *g, char *name, size_t len)
 	GF_SYM(lib, dtoh, "cuMemcpyDtoH_v2");
 	GF_SYM(lib, peer, "cuMemcpyPeer");
 	GF_SYM(lib, sync, "cuCtxSynchronize");
+	GF_SYM(lib, can_peer, "cuDeviceCanAccessPeer");
+	GF_SYM(lib, enable_peer, "cuCtxEnablePeerAccess");
 	if (!cu->init || !cu->count || !cu->device_get || !cu->device_name ||
 	    !cu->retain || !cu->set_current || !cu->alloc || !cu->free ||
 	    !cu->htod || !cu->dtoh || !cu->peer || !cu->sync)
@@ -132,6 +155,7 @@ static const char *gf_load(struct gf *g, char *name, size_t len)
 		return "no CUDA context";
 	if (cu->device_name(name, (int)len, d))
 		snprintf(name, len, "GPU %d", d);
+	gf_enable_peer(g, d, other);
 	return NULL;
 }
 
@@ -381,8 +405,10 @@ int bench_gpu_fabric_main(int argc, char **argv)
 	if (!g.rank) {
 		printf("# 2 boards, rank 0 GPU: %s; medians of %u rounds\n",
 		       name, g.rounds);
-		printf("# put = fc_put GPU -> remote GPU; peer = cuMemcpyPeer; "
-		       "3copy = DtoH + host put + HtoD\n");
+		printf("# put = fc_put GPU -> remote GPU; peer = cuMemcpyPeer "
+		       "(%s); 3copy = DtoH + host put + HtoD\n",
+		       g.p2p ? "peer access on: device to device" :
+			       "no peer access: through the host");
 		printf("# ratios: > 1 means the put is faster\n");
 		printf("%-9s %-5s %10s %10s %10s %8s %8s\n", "size", "unit",
 		       "put", "peer", "3copy", "put/peer", "put/3cp");
