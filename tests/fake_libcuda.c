@@ -258,6 +258,24 @@ int cuMemFree_v2(devptr p)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Into another process's memory: with FAKE_CUDA_IPC_COPY_US=N, half, a
+ * pause of N us, the other half, so that tests can revoke mid-copy.
+ */
+static void copy_in(int i, devptr dst, const void *src, size_t len)
+{
+	const char *env = getenv("FAKE_CUDA_IPC_COPY_US");
+	size_t half = len / 2;
+
+	if (allocs[i].ipc != 2 || !env) {
+		memmove(bytes_of(i, dst), src, len);
+		return;
+	}
+	memmove(bytes_of(i, dst), src, half);
+	usleep((useconds_t)atoi(env));
+	memmove(bytes_of(i, dst + half), (const char *)src + half, len - half);
+}
+
 FAKE_API int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len);
 int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len)
 {
@@ -265,7 +283,7 @@ int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len)
 
 	if (i < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(bytes_of(i, dst), src, len);
+	copy_in(i, dst, src, len);
 	return CUDA_SUCCESS;
 }
 
@@ -418,7 +436,7 @@ int cuMemcpyDtoD_v2(devptr dst, devptr src, size_t len)
 
 	if (d < 0 || s < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memmove(bytes_of(d, dst), bytes_of(s, src), len);
+	copy_in(d, dst, bytes_of(s, src), len);
 	return CUDA_SUCCESS;
 }
 

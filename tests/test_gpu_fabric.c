@@ -543,6 +543,9 @@ static int use_fake_cuda(const char *self)
 	free(env);
 	/* its device memory shared between processes: CUDA IPC works */
 	setenv("FAKE_CUDA_IPC", "1", 1);
+	/* its copies into another process's memory slow: a revoke lands
+	 * in the middle of one */
+	setenv("FAKE_CUDA_IPC_COPY_US", "20000", 1);
 	printf("no CUDA driver: the ranks use the stand-in %s\n", path);
 	return 0;
 }
