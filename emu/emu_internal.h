@@ -352,6 +352,8 @@ uint64_t fcemu__ipc_put(struct fcemu *emu, unsigned int node, uint64_t off,
  * still runs. RETURN VALUE: false when one still ran after the bound. */
 bool fcemu__ipc_drain(struct fcemu *emu, unsigned int entry);
 void fcemu__ipc_fini(struct fcemu *emu);
+/* A board taking its node: clear what an earlier process left there. */
+void fcemu__ipc_claim(struct fcemu *emu);
 
 /* emu/peer.c: its bounce buffer's size */
 #define FCEMU_BOUNCE (4u << 20)

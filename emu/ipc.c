@@ -28,7 +28,10 @@
 /* A handle opened in this process. */
 struct fcemu_ipc_map {
 	uint32_t gen; /* CL_IPC_PUBLISHED | generation; 0: none */
-	bool failed;  /* could not be opened: not tried again this gen */
+	/* the handle itself: a new process of that node starts its
+	 * generations again, with another allocation */
+	uint8_t handle[FCEMU_IPC_HANDLE_SIZE];
+	bool failed; /* could not be opened: not tried again this gen */
 	uint64_t base;
 	void *token;
 };
@@ -68,6 +71,26 @@ void fcemu_pw_publish(struct fcemu *emu, unsigned int entry, uint32_t gen,
 	__atomic_store_n(&s->off, off, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->gen, CL_IPC_PUBLISHED | (gen & 0xffffu),
 			 __ATOMIC_RELEASE);
+}
+
+void fcemu__ipc_claim(struct fcemu *emu)
+{
+	struct fcemu_cluster *c = emu->cluster;
+	unsigned int self, n, e;
+	uint64_t bit;
+
+	if (!c)
+		return;
+	self = emu->cfg.node_id;
+	bit = 1ull << self;
+	/* What an earlier process of this node left: its bits, its handles. */
+	for (n = 0; n < c->nodes; n++)
+		for (e = 0; e < FC_PW_MAX_ENTRIES; e++)
+			__atomic_fetch_and(&slot_of(c, n, e)->busy, ~bit,
+					   __ATOMIC_RELAXED);
+	for (e = 0; e < FC_PW_MAX_ENTRIES; e++)
+		__atomic_store_n(&slot_of(c, self, e)->gen, 0,
+				 __ATOMIC_RELEASE);
 }
 
 static uint64_t now_ns(void)
@@ -124,12 +147,13 @@ static struct fcemu_ipc_map *mapping(struct fcemu *emu, unsigned int node,
 			return NULL;
 	}
 	m = &emu->ipc[node * FC_PW_MAX_ENTRIES + entry];
-	if (m->gen == gen)
+	if (m->gen == gen && !memcmp(m->handle, handle, sizeof(m->handle)))
 		return m->failed ? NULL : m;
 	/* The entry was remapped: the old allocation is closed. */
 	if (m->gen && !m->failed)
 		emu->ops->ipc_close(emu->ctx, m->token, m->base);
 	m->gen = gen;
+	memcpy(m->handle, handle, sizeof(m->handle));
 	m->failed = emu->ops->ipc_open(emu->ctx, handle, src_bus, &m->base,
 				       &m->token) != 0;
 	return m->failed ? NULL : m;

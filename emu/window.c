@@ -11,6 +11,7 @@
 void fcemu__pw_init(struct fcemu *emu)
 {
 	emu_wr(emu, FC_PW_ENTRIES, emu->cluster ? FC_PW_MAX_ENTRIES : 0);
+	fcemu__ipc_claim(emu);
 }
 
 bool fcemu__pw_is_ctrl(uint32_t off)
