@@ -232,6 +232,9 @@ uint64_t fcemu__ipc_put(struct fcemu *emu, unsigned int node, uint64_t off,
 	if (!(__atomic_load_n(&s->gen, __ATOMIC_RELAXED) & CL_IPC_PUBLISHED))
 		return 0;
 	__atomic_fetch_or(&s->busy, bit, __ATOMIC_SEQ_CST);
+	/* Up before CTRL is read: the receiver's drain sees it, or we see
+	 * its new CTRL (fcemu__ipc_drain()). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (entry_open(c, node, e, off, len, handle, &aoff, &gen)) {
 		m = mapping(emu, node, e, gen, handle, at->ptr ? 0 : at->bus);
 		ok = m &&
