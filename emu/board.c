@@ -168,6 +168,7 @@ void fcemu_destroy(struct fcemu *emu)
 	pthread_mutex_destroy(&emu->kernel_lock);
 	munmap(emu->mem, emu->mem_size);
 	free(emu->bounce);
+	fcemu__ipc_fini(emu);
 	for (unsigned int i = 0; i < FC_DMA_MAX_ENGINES; i++)
 		fcemu__peer_unstage(&emu->dma[i]);
 	fcemu__get_free(emu);
@@ -272,7 +273,7 @@ void fcemu_host_write(struct fcemu *emu, uint32_t off, uint32_t val)
 	else if (is_chan_ctrl(off))
 		emu_wr(emu, off - FC_CHAN_CTRL + FC_CHAN_SEEN, val);
 	else if (fcemu__pw_is_ctrl(off))
-		emu_wr(emu, off - FC_PW_CTRL + FC_PW_SEEN, val);
+		fcemu__pw_notice(emu);
 	else if (off == FC_EQ_CTRL)
 		fcemu__eq_notice(emu);
 	else if (is_command(off))

@@ -19,10 +19,11 @@
 #include <stdint.h>
 
 #include "fabric.h"
+#include "fcemu.h"
 #include "vtime.h"
 
 #define CL_MAGIC      0x46434c55u /* "FCLU", written last by the creator */
-#define CL_LAYOUT     14	  /* bump on any change below */
+#define CL_LAYOUT     15	  /* bump on any change below */
 #define CL_MODE	      0600	  /* the object's mode: its owner only */
 #define CL_RING_SLOTS 256	  /* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER    0xffu
@@ -93,6 +94,21 @@ struct cl_burst_job {
 };
 
 /*
+ * A peer window entry's CUDA IPC handle (emu/ipc.c), written by its
+ * board's host; @gen is CL_IPC_PUBLISHED | the entry's generation once
+ * the rest is whole, 0 while it is rewritten. @busy: bit n, board n's
+ * engine may be copying into the entry; its SEEN does not move meanwhile.
+ */
+#define CL_IPC_PUBLISHED (1u << 16)
+struct cl_pw_ipc {
+	uint32_t gen;
+	uint32_t pad;
+	uint64_t off; /* the entry's byte 0 in the allocation */
+	uint64_t busy;
+	uint8_t handle[FCEMU_IPC_HANDLE_SIZE];
+};
+
+/*
  * A board's entry in the header, in cache lines by who writes them: the
  * wiring never changes, liveness rarely, the router's state on every pass.
  * A reader of one (cl_gone() for every run routed) then does not miss
@@ -127,6 +143,7 @@ struct cl_node {
 	uint64_t move_ring;  /* the output ring: offset in the object */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)]; /* wire-checked up to */
 	struct cl_burst_job job; /* written by the board's process */
+	struct cl_pw_ipc pw_ipc[FC_PW_MAX_ENTRIES];
 } __attribute__((aligned(64)));
 
 struct cl_header {

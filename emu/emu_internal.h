@@ -34,6 +34,7 @@ struct fcemu_dma {
 	uint32_t fence_token;  /* tells this chain's acks from stale ones */
 	uint32_t fence_err;    /* FC_DMA_ERR_* an ack reported */
 	bool bursts_shared;    /* receivers may share its bursts out */
+	uint64_t pkt_nodes;    /* nodes PUT to by packets or bursts */
 	/* peer sources of packets, staged (emu/peer.c) until the chain ends */
 	struct fcemu_stage *stages;
 	uint32_t stage_desc; /* 1 + the descriptor staged at stage_ptr */
@@ -115,7 +116,8 @@ struct fcemu {
 	pthread_mutex_t kernel_lock; /* adds to ukernels */
 	unsigned int n_ukernels;
 	struct fcemu_ukernel ukernels[FCEMU_MAX_UKERNELS];
-	void *bounce; /* peer to peer copies, FCEMU_BOUNCE bytes */
+	void *bounce;		   /* peer to peer copies, FCEMU_BOUNCE bytes */
+	struct fcemu_ipc_map *ipc; /* others' GPU memory opened (emu/ipc.c) */
 	/* read requests being answered, oldest first (emu/get.c) */
 	struct fcemu_get *gets; /* get_cap of them, a ring */
 	unsigned int get_cap, get_head, get_tail;
@@ -336,6 +338,23 @@ bool fcemu__burst_shared(uint64_t len);
  * FC_DMA_ERR_NONE, or why it was not (FC_DMA_ERR_WINDOW, _ADDR). */
 int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 		       uint32_t hdr);
+/* emu/ipc.c: puts straight into another process's GPU memory */
+/*
+ * Write @len bytes from @src (located) into peer window offset @off of
+ * @node directly, when its board published a CUDA IPC handle for the
+ * entry and the entry lets this write in. RETURN VALUE: @len, or 0: not
+ * done (the caller sends it the usual way; the receiver decides).
+ */
+struct fcemu_span;
+uint64_t fcemu__ipc_put(struct fcemu *emu, unsigned int node, uint64_t off,
+			const struct fcemu_span *src, uint64_t len);
+/* Before entry @entry's SEEN takes a new CTRL: no direct copy into it
+ * still runs. RETURN VALUE: false when one still ran after the bound. */
+bool fcemu__ipc_drain(struct fcemu *emu, unsigned int entry);
+void fcemu__ipc_fini(struct fcemu *emu);
+/* A board taking its node: clear what an earlier process left there. */
+void fcemu__ipc_claim(struct fcemu *emu);
+
 /* emu/peer.c: its bounce buffer's size */
 #define FCEMU_BOUNCE (4u << 20)
 

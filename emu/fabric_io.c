@@ -91,6 +91,7 @@ void fcemu__fabric_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 	dma->fence_token++;
 	dma->fence_err = FC_DMA_ERR_NONE;
 	dma->bursts_shared = false;
+	dma->pkt_nodes = 0;
 	fcemu__peer_unstage(dma);
 }
 
@@ -368,13 +369,52 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 	return done;
 }
 
+/*
+ * A large PUT into another process's GPU memory, copied there directly
+ * (emu/ipc.c), a budget's worth at a time. Only while nothing of this
+ * chain went to @node the usual way: a copy must not overtake packets
+ * still in the rings. RETURN VALUE: bytes copied, 0: not taken.
+ */
+static uint64_t send_put_direct(struct fcemu *emu, struct fcemu_dma *dma,
+				uint64_t budget)
+{
+	const struct fc_hw_desc *d = &dma->chain[dma->cur];
+	uint64_t dst = le64toh(d->dst), len = le32toh(d->len), n;
+	unsigned int node = FC_FABRIC_NODE(dst);
+	struct fcemu_span at;
+
+	/* A timing model counts packets: those of the burst, then. */
+	if (FC_FABRIC_REGION(dst) != FC_REGION_PEER || emu->vt.on ||
+	    (dma->pkt_nodes & (1ull << node)) ||
+	    dma->stage_desc == dma->cur + 1 ||
+	    len - dma->cur_off < FCEMU_BURST_MIN)
+		return 0;
+	n = len - dma->cur_off;
+	if (budget < FCEMU_BURST_MAX)
+		budget = FCEMU_BURST_MAX;
+	if (n > budget && n - budget >= FCEMU_BURST_MIN)
+		n = budget;
+	if (!fcemu__locate(emu, d->src_space, le64toh(d->src) + dma->cur_off, n,
+			   &at))
+		return 0;
+	n = fcemu__ipc_put(emu, node, FC_FABRIC_OFFSET(dst) + dma->cur_off, &at,
+			   n);
+	dma->cur_off += n;
+	return n;
+}
+
 static uint64_t send_put(struct fcemu *emu, struct fcemu_dma *dma,
 			 uint64_t budget, bool *blocked, int *err)
 {
 	uint64_t dst = le64toh(dma->chain[dma->cur].dst);
 	unsigned int node = FC_FABRIC_NODE(dst);
+	uint64_t n;
 
 	dma->fence_need |= 1ull << node;
+	n = send_put_direct(emu, dma, budget);
+	if (n)
+		return n;
+	dma->pkt_nodes |= 1ull << node;
 	return send_spans(emu, dma, budget, blocked, err, send_put_span,
 			  fcemu__burst_usable(emu, node) ? FCEMU_BURST_MAX :
 							   SPAN_MAX);

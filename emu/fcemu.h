@@ -36,7 +36,24 @@ struct fcemu_host_ops {
 	bool (*peer_span)(void *ctx, uint64_t bus, uint64_t len);
 	int (*peer_move)(void *ctx, uint64_t bus, void *cpu, uint64_t len,
 			 bool to_peer);
+	/*
+	 * Another process's GPU memory, opened from the CUDA IPC handle its
+	 * board published (fcemu_pw_publish()); all NULL: none, puts into it
+	 * go through the receiver. ipc_open: open @handle
+	 * (FCEMU_IPC_HANDLE_SIZE bytes) where a copy from the peer window at
+	 * @src_bus (0: CPU memory) can reach it; *@base its allocation here,
+	 * *@token the host's for the two others. ipc_copy: @len bytes to
+	 * @dst in such a mapping from CPU memory @cpu, else from the peer
+	 * window at @src_bus, finished on return. 0, or -errno.
+	 */
+	int (*ipc_open)(void *ctx, const void *handle, uint64_t src_bus,
+			uint64_t *base, void **token);
+	int (*ipc_copy)(void *ctx, void *token, uint64_t dst, const void *cpu,
+			uint64_t src_bus, uint64_t len);
+	void (*ipc_close)(void *ctx, void *token, uint64_t base);
 };
+
+#define FCEMU_IPC_HANDLE_SIZE 64
 
 struct fcemu_config {
 	uint64_t board_mem_size; /* bytes; reserved, backed on first write */
@@ -131,6 +148,17 @@ void fcemu_stream_sleep(struct fcemu *emu, uint32_t seen, uint64_t max_ns);
  * RETURN VALUE: 0; -EOPNOTSUPP when no timing model is on; -EINVAL NULL.
  */
 int fcemu_sim_time_ps(struct fcemu *emu, uint64_t *ps);
+
+/*
+ * fcemu_pw_publish - a cluster board's host names the GPU memory it maps
+ * at peer window @entry under generation @gen (FC_PW_CTRL_GEN's) by CUDA
+ * IPC @handle, the entry's byte 0 @off bytes into the allocation, before
+ * it makes the entry VALID; @handle NULL withdraws it. An emulator-only
+ * side table of the cluster (not a register): other boards' engines then
+ * write the entry directly (docs/hardware.md, "What the emulator does").
+ */
+void fcemu_pw_publish(struct fcemu *emu, unsigned int entry, uint32_t gen,
+		      const void *handle, uint64_t off);
 
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);

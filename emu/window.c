@@ -11,6 +11,7 @@
 void fcemu__pw_init(struct fcemu *emu)
 {
 	emu_wr(emu, FC_PW_ENTRIES, emu->cluster ? FC_PW_MAX_ENTRIES : 0);
+	fcemu__ipc_claim(emu);
 }
 
 bool fcemu__pw_is_ctrl(uint32_t off)
@@ -28,7 +29,10 @@ void fcemu__pw_notice(struct fcemu *emu)
 
 	for (i = 0; i < FC_PW_MAX_ENTRIES; i++) {
 		ctrl = emu_rd(emu, FC_PW_REG(i, FC_PW_CTRL));
-		if (ctrl != emu_rd(emu, FC_PW_REG(i, FC_PW_SEEN)))
+		/* Not while another board copies into it (emu/ipc.c): it
+		 * stays for a later notice, and the host's wait runs out. */
+		if (ctrl != emu_rd(emu, FC_PW_REG(i, FC_PW_SEEN)) &&
+		    fcemu__ipc_drain(emu, i))
 			emu_wr(emu, FC_PW_REG(i, FC_PW_SEEN), ctrl);
 	}
 }

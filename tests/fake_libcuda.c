@@ -4,7 +4,10 @@
  * a GPU, CI among them, run test_peer_gpu too: "device memory" is host
  * memory from malloc, behind the few driver API calls that the library
  * and the tests make, with the driver's checks on pointers and ranges.
- * No IPC (CUDA_ERROR_NOT_SUPPORTED), no dma-buf. With FAKE_CUDA_GUARD=1
+ * No dma-buf. No IPC (CUDA_ERROR_NOT_SUPPORTED) unless FAKE_CUDA_IPC=1:
+ * then device memory is a shared memory file (memfd) that a handle names
+ * by process and descriptor, opened by mapping /proc/PID/fd/FD, and
+ * fake_cuda_ipc_opens() counts the handles opened. With FAKE_CUDA_GUARD=1
  * in the environment a device pointer is, as on a GPU, an address the
  * CPU cannot touch (a PROT_NONE reservation; the bytes live elsewhere and
  * only the driver calls reach them), so that a library reading device
@@ -12,12 +15,18 @@
  * build/tests/fake-cuda/libcuda.so.1; test_peer_gpu runs against it only
  * where no real driver loads, and says so.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define FAKE_MAX_ALLOCS		 1024
 #define CUDA_SUCCESS		 0
@@ -37,7 +46,10 @@ static struct {
 	devptr base;
 	size_t size;
 	char *bytes; /* where they are: base itself, or (guard) elsewhere */
+	int fd;	     /* FAKE_CUDA_IPC: its memfd (-1: opened from a handle) */
+	int ipc;     /* 1: a memfd mapping, 2: opened from a handle */
 } allocs[FAKE_MAX_ALLOCS];
+static int ipc_opens;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int the_context; /* one device, one context */
 
@@ -148,11 +160,59 @@ int cuCtxSynchronize(void)
 }
 
 FAKE_API int cuMemAlloc_v2(devptr *p, size_t size);
-int cuMemAlloc_v2(devptr *p, size_t size)
+static int ipc_on(void)
 {
-	void *m = size ? malloc(size) : NULL, *addr = m;
+	const char *env = getenv("FAKE_CUDA_IPC");
+
+	return env && !strcmp(env, "1") && !guarded();
+}
+
+/* A slot for [addr, addr + size), or -1. */
+static int add_alloc(void *addr, size_t size, char *bytes, int fd, int ipc)
+{
 	int i;
 
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < FAKE_MAX_ALLOCS && allocs[i].base; i++)
+		;
+	if (i < FAKE_MAX_ALLOCS) {
+		allocs[i].base = (uintptr_t)addr;
+		allocs[i].size = size;
+		allocs[i].bytes = bytes;
+		allocs[i].fd = fd;
+		allocs[i].ipc = ipc;
+	}
+	pthread_mutex_unlock(&lock);
+	return i < FAKE_MAX_ALLOCS ? i : -1;
+}
+
+static int alloc_shared(devptr *p, size_t size)
+{
+	int fd = size ? memfd_create("fake-cuda", MFD_CLOEXEC) : -1;
+	void *m = MAP_FAILED;
+
+	if (fd >= 0 && !ftruncate(fd, (off_t)size))
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED || add_alloc(m, size, m, fd, 1) < 0) {
+		if (m != MAP_FAILED)
+			munmap(m, size);
+		if (fd >= 0)
+			close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*p = (uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+int cuMemAlloc_v2(devptr *p, size_t size)
+{
+	void *m, *addr;
+	int i;
+
+	if (ipc_on())
+		return alloc_shared(p, size);
+	m = size ? malloc(size) : NULL;
+	addr = m;
 	if (m && guarded()) {
 		addr = mmap(NULL, size, PROT_NONE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -163,16 +223,8 @@ int cuMemAlloc_v2(devptr *p, size_t size)
 	}
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < FAKE_MAX_ALLOCS && allocs[i].base; i++)
-		;
-	if (i < FAKE_MAX_ALLOCS) {
-		allocs[i].base = (uintptr_t)addr;
-		allocs[i].size = size;
-		allocs[i].bytes = m;
-	}
-	pthread_mutex_unlock(&lock);
-	if (i == FAKE_MAX_ALLOCS) {
+	i = add_alloc(addr, size, m, -1, 0);
+	if (i < 0) {
 		if (addr != m)
 			munmap(addr, size);
 		free(m);
@@ -187,8 +239,16 @@ int cuMemFree_v2(devptr p)
 {
 	int i = find(p, 1);
 
-	if (i < 0 || allocs[i].base != p)
+	if (i < 0 || allocs[i].base != p || allocs[i].ipc == 2)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (allocs[i].ipc) {
+		munmap((void *)(uintptr_t)p, allocs[i].size);
+		close(allocs[i].fd);
+		pthread_mutex_lock(&lock);
+		allocs[i].base = 0;
+		pthread_mutex_unlock(&lock);
+		return CUDA_SUCCESS;
+	}
 	if (allocs[i].bytes != (char *)(uintptr_t)p)
 		munmap((void *)(uintptr_t)p, allocs[i].size);
 	free(allocs[i].bytes);
@@ -198,6 +258,24 @@ int cuMemFree_v2(devptr p)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Into another process's memory: with FAKE_CUDA_IPC_COPY_US=N, half, a
+ * pause of N us, the other half, so that tests can revoke mid-copy.
+ */
+static void copy_in(int i, devptr dst, const void *src, size_t len)
+{
+	const char *env = getenv("FAKE_CUDA_IPC_COPY_US");
+	size_t half = len / 2;
+
+	if (allocs[i].ipc != 2 || !env) {
+		memmove(bytes_of(i, dst), src, len);
+		return;
+	}
+	memmove(bytes_of(i, dst), src, half);
+	usleep((useconds_t)atoi(env));
+	memmove(bytes_of(i, dst + half), (const char *)src + half, len - half);
+}
+
 FAKE_API int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len);
 int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len)
 {
@@ -205,7 +283,7 @@ int cuMemcpyHtoD_v2(devptr dst, const void *src, size_t len)
 
 	if (i < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(bytes_of(i, dst), src, len);
+	copy_in(i, dst, src, len);
 	return CUDA_SUCCESS;
 }
 
@@ -280,8 +358,97 @@ int cuMemHostUnregister(void *p)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API int cuIpcGetMemHandle(void *handle, devptr p);
-int cuIpcGetMemHandle(void *handle, devptr p)
+/* CUipcMemHandle: 64 bytes, passed by value. */
+typedef struct {
+	char reserved[64];
+} ipc_handle;
+
+struct fake_handle {
+	int pid, fd;
+	size_t size;
+};
+
+FAKE_API int cuIpcGetMemHandle(ipc_handle *handle, devptr p);
+int cuIpcGetMemHandle(ipc_handle *handle, devptr p)
 {
-	return CUDA_ERROR_NOT_SUPPORTED; /* malloc'd memory is per process */
+	struct fake_handle h;
+	int i = find(p, 1);
+
+	if (i < 0 || allocs[i].base != p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (allocs[i].ipc != 1)
+		return CUDA_ERROR_NOT_SUPPORTED; /* malloc'd: per process */
+	memset(handle, 0, sizeof(*handle));
+	h.pid = getpid();
+	h.fd = allocs[i].fd;
+	h.size = allocs[i].size;
+	memcpy(handle->reserved, &h, sizeof(h));
+	return CUDA_SUCCESS;
+}
+
+FAKE_API int cuIpcOpenMemHandle_v2(devptr *p, ipc_handle handle,
+				   unsigned int flags);
+int cuIpcOpenMemHandle_v2(devptr *p, ipc_handle handle, unsigned int flags)
+{
+	struct fake_handle h;
+	char path[64];
+	void *m;
+	int fd;
+
+	memcpy(&h, handle.reserved, sizeof(h));
+	if (!ipc_on() || !h.size)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", h.pid, h.fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (add_alloc(m, h.size, m, -1, 2) < 0) {
+		munmap(m, h.size);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	__atomic_fetch_add(&ipc_opens, 1, __ATOMIC_RELAXED);
+	*p = (uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API int cuIpcCloseMemHandle(devptr p);
+int cuIpcCloseMemHandle(devptr p)
+{
+	int i = find(p, 1);
+
+	if (i < 0 || allocs[i].base != p || allocs[i].ipc != 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	munmap((void *)(uintptr_t)p, allocs[i].size);
+	pthread_mutex_lock(&lock);
+	allocs[i].base = 0;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API int cuMemcpyDtoD_v2(devptr dst, devptr src, size_t len);
+int cuMemcpyDtoD_v2(devptr dst, devptr src, size_t len)
+{
+	int d = find(dst, len), s = find(src, len);
+
+	if (d < 0 || s < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	copy_in(d, dst, bytes_of(s, src), len);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API int cuStreamSynchronize(void *stream);
+int cuStreamSynchronize(void *stream)
+{
+	return CUDA_SUCCESS; /* every copy here is done on return */
+}
+
+/* Not CUDA's: how many handles this process opened (tests). */
+FAKE_API int fake_cuda_ipc_opens(void);
+int fake_cuda_ipc_opens(void)
+{
+	return __atomic_load_n(&ipc_opens, __ATOMIC_RELAXED);
 }

@@ -360,6 +360,103 @@ static void test_revoke(void)
 	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 }
 
+/*
+ * Rank 0 keeps large puts (GPU and host sources, each its own pattern)
+ * running into an entry over rank 1's GPU memory while rank 1 revokes it
+ * (fc_mem_free()). Each put ends with 0 or -EACCES; once the revoke has
+ * returned, no byte of the allocation changes any more.
+ */
+#define RLEN (2u << 20)
+#define RUNS 4 /* puts per batch, two batches */
+static void test_revoke_running(void)
+{
+	struct fc_req *req[2 * RUNS] = { 0 };
+	struct fc_mem *m = NULL;
+	cu_ptr buf = 0;
+	uint64_t a = 0;
+	int rc, ok = 0, refused = 0;
+
+	if (rank == 1) {
+		CHECK(cu.alloc(&buf, RLEN) == 0, "cuMemAlloc");
+		CHECK(cu.memset8(buf, 0, RLEN) == 0, "cuMemsetD8");
+		CHECK_RC(fc_peer_import_cuda(dev, buf, RLEN, 0, &m), 0);
+		CHECK_RC(fc_mem_fabric_addr(dev, m, 0, &a), 0);
+	}
+	CHECK_RC(fc_bcast(world, &a, 1, FC_UINT64, 1, T_MS), 0);
+	if (rank == 0) {
+		for (unsigned int k = 0; k < 2 * RUNS; k++) {
+			pattern(want, RLEN, 900 + k);
+			local_io(k % 2 ? HOST : GPU, (uint64_t)k * RLEN, want,
+				 RLEN, true);
+		}
+		for (unsigned int k = 0; k < RUNS; k++)
+			CHECK_RC(fc_iput_from(dev, a,
+					      loc(k % 2 ? HOST : GPU,
+						  (uint64_t)k * RLEN),
+					      RLEN, &req[k]),
+				 0);
+	}
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	if (rank == 0) {
+		for (unsigned int k = RUNS; k < 2 * RUNS; k++)
+			CHECK_RC(fc_iput_from(dev, a,
+					      loc(k % 2 ? HOST : GPU,
+						  (uint64_t)k * RLEN),
+					      RLEN, &req[k]),
+				 0);
+	}
+	if (rank == 1) {
+		CHECK_RC(fc_mem_free(dev, m), 0); /* revokes */
+		CHECK(cu.dtoh(want, buf, RLEN) == 0, "cuMemcpyDtoH");
+	}
+	if (rank == 0) {
+		for (unsigned int k = 0; k < 2 * RUNS; k++) {
+			if (!req[k])
+				continue;
+			rc = fc_req_wait(req[k], T_MS, NULL);
+			CHECK(rc == 0 || rc == -EACCES,
+			      "put %u during the revoke: %d", k, rc);
+			ok += rc == 0;
+			refused += rc == -EACCES;
+		}
+		rc = fc_fence(dev, T_MS); /* reports the refusals again */
+		CHECK(rc == 0 || rc == -EACCES, "fc_fence: %d", rc);
+		printf("revoke under way: %d puts done, %d refused\n", ok,
+		       refused);
+	}
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	if (rank == 1) {
+		CHECK(cu.dtoh(got, buf, RLEN) == 0, "cuMemcpyDtoH");
+		CHECK(!memcmp(got, want, RLEN),
+		      "the GPU memory changed after the revoke");
+		CHECK(cu.free(buf) == 0, "cuMemFree");
+	}
+	CHECK_RC(fc_barrier_group(world, T_MS), 0);
+}
+
+/*
+ * Did the engine copy into the other process's GPU memory itself? The
+ * stand-in driver counts the handles it opened; a real one is measured by
+ * scripts/bench-gpu-fabric.sh instead.
+ */
+static void check_direct(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	const char *env = getenv("FPGACOMM_EMU_GPU_IPC");
+	bool off = env && !strcmp(env, "0");
+	int (*opens)(void) = NULL;
+
+	if (lib)
+		*(void **)&opens = dlsym(lib, "fake_cuda_ipc_opens");
+	if (opens && rank == 0 && off)
+		CHECK(opens() == 0, "%d IPC handles opened, direct copies off",
+		      opens());
+	else if (opens && rank == 0)
+		CHECK(opens() > 0, "no IPC handle opened: no direct copy");
+	if (lib)
+		dlclose(lib);
+}
+
 static int setup(void)
 {
 	uint64_t mine[KINDS];
@@ -406,6 +503,8 @@ static int run_rank(void)
 		test_strided();
 		test_nowait();
 		test_revoke();
+		test_revoke_running();
+		check_direct();
 	}
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
@@ -442,6 +541,11 @@ static int use_fake_cuda(const char *self)
 		return 1;
 	setenv("LD_LIBRARY_PATH", env, 1);
 	free(env);
+	/* its device memory shared between processes: CUDA IPC works */
+	setenv("FAKE_CUDA_IPC", "1", 1);
+	/* its copies into another process's memory slow: a revoke lands
+	 * in the middle of one */
+	setenv("FAKE_CUDA_IPC_COPY_US", "20000", 1);
 	printf("no CUDA driver: the ranks use the stand-in %s\n", path);
 	return 0;
 }
@@ -466,5 +570,11 @@ int main(void)
 	printf("== 4 ranks, torus:2x2\n");
 	fflush(stdout);
 	rc = harness_launch_ranks(run, self, 4, "torus:2x2", NULL, NULL);
+	worst = rc > worst ? rc : worst;
+	/* GPU memory of other boards through the receiver: no CUDA IPC */
+	printf("== 2 ranks, FPGACOMM_EMU_GPU_IPC=0\n");
+	fflush(stdout);
+	setenv("FPGACOMM_EMU_GPU_IPC", "0", 1);
+	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
 	return rc > worst ? rc : worst;
 }

@@ -153,10 +153,45 @@ static int emu_peer_move(void *ctx, uint64_t bus, void *cpu, uint64_t len,
 	return file_move(fd, off, cpu, len, to_peer);
 }
 
+/* Another process's GPU memory, for puts straight into it (emu/ipc.c). */
+static int emu_ipc_open(void *ctx, const void *handle, uint64_t src_bus,
+			uint64_t *base, void **token)
+{
+	struct emu_board *b = ctx;
+	void *dev_ctx = NULL;
+	uint64_t near = src_bus ? fc__iommu_dev(&b->mmu, src_bus, 1, &dev_ctx) :
+				  0;
+
+	return fc__cuda_ipc_open(handle, dev_ctx, near, base, token);
+}
+
+static int emu_ipc_copy(void *ctx, void *token, uint64_t dst, const void *cpu,
+			uint64_t src_bus, uint64_t len)
+{
+	struct emu_board *b = ctx;
+	void *dev_ctx = NULL;
+	uint64_t src = 0;
+
+	if (!cpu) {
+		src = fc__iommu_dev(&b->mmu, src_bus, len, &dev_ctx);
+		if (!src)
+			return -EFAULT; /* an imported file: not CUDA's */
+	}
+	return fc__cuda_copy_in(token, dst, cpu, src, len);
+}
+
+static void emu_ipc_close(void *ctx, void *token, uint64_t base)
+{
+	fc__cuda_ipc_close(base, token);
+}
+
 static const struct fcemu_host_ops emu_host_ops = {
 	.translate = emu_translate,
 	.peer_span = emu_peer_span,
 	.peer_move = emu_peer_move,
+	.ipc_open = emu_ipc_open,
+	.ipc_copy = emu_ipc_copy,
+	.ipc_close = emu_ipc_close,
 };
 
 /* "", "CLUSTER" or "CLUSTER/N" */
@@ -904,6 +939,29 @@ static int emu_mem_bus(struct fc_dev *dev, struct fc__mem *mem, uint64_t *bus)
 	return 0;
 }
 
+/*
+ * GPU memory given a window entry: its CUDA IPC handle for the other
+ * boards' engines (emu/ipc.c). Memory CUDA cannot name to another process
+ * (opened from a handle itself, or of no context) is not published; puts
+ * into it go through this board.
+ */
+static void emu_pw_publish(struct fc_dev *dev, struct fc__mem *mem,
+			   unsigned int entry, uint16_t gen)
+{
+	struct emu_board *b = board_of(dev);
+	struct fc_cuda_ipc ipc;
+	void *dev_ctx = NULL;
+	uint64_t dptr = 0;
+
+	if (mem->device && !mem->ipc_base)
+		dptr = fc__iommu_dev(&b->mmu, mem->handle + mem->peer_off,
+				     mem->pub.len, &dev_ctx);
+	if (dptr && !fc_cuda_ipc_export(dptr, &ipc))
+		fcemu_pw_publish(b->emu, entry, gen, ipc.handle, ipc.off);
+	else
+		fcemu_pw_publish(b->emu, entry, gen, NULL, 0);
+}
+
 const struct fc__backend fc__emu_backend = {
 	.name = "emu",
 	.open = emu_open,
@@ -930,4 +988,5 @@ const struct fc__backend fc__emu_backend = {
 	.stream_sleep = emu_stream_sleep,
 	.peer_import_dev = emu_peer_import_dev,
 	.peer_window = true,
+	.pw_publish = emu_pw_publish,
 };

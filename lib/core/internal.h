@@ -211,6 +211,14 @@ struct fc__backend {
 		      unsigned int *entry);
 	int (*pw_unmap)(struct fc_dev *dev, struct fc__mem *mem,
 			unsigned int entry);
+	/*
+	 * An emulated board: before the library makes entry @entry VALID
+	 * for @mem under generation @gen, the backend may name the memory
+	 * to other processes' boards (a GPU's CUDA IPC handle: emu/ipc.c).
+	 * Emulator-only, no part of the contract. NULL: nothing to do.
+	 */
+	void (*pw_publish)(struct fc_dev *dev, struct fc__mem *mem,
+			   unsigned int entry, uint16_t gen);
 };
 
 /* One more in a counter of struct fc__chan_stats. */

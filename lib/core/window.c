@@ -83,6 +83,8 @@ int fc__pw_map(struct fc_dev *dev, struct fc__mem *m)
 	if (ret)
 		return ret;
 	pw->gen[e]++;
+	if (dev->be->pw_publish)
+		dev->be->pw_publish(dev, m, (unsigned int)e, pw->gen[e]);
 	ctrl = FC_PW_CTRL_VALID | FC_PW_CTRL_READ | FC_PW_CTRL_WRITE |
 	       FC_PW_CTRL_GEN(pw->gen[e]);
 	ret = reg_wr(dev, FC_PW_REG(e, FC_PW_BASE_LO), (uint32_t)bus);

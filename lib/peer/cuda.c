@@ -53,6 +53,8 @@ struct fc__cuda {
 	fc__cu_result (*pop)(fc__cu_ctx *ctx);
 	fc__cu_result (*htod)(fc__cu_devptr dst, const void *src, size_t len);
 	fc__cu_result (*dtoh)(void *dst, fc__cu_devptr src, size_t len);
+	fc__cu_result (*dtod)(fc__cu_devptr dst, fc__cu_devptr src, size_t len);
+	fc__cu_result (*stream_sync)(void *stream);
 	/* CUDA IPC and what opening a handle needs */
 	fc__cu_result (*ipc_get)(fc__cu_ipc_handle *h, fc__cu_devptr dptr);
 	fc__cu_result (*ipc_open)(fc__cu_devptr *dptr, fc__cu_ipc_handle h,
@@ -84,6 +86,8 @@ static void cuda_load(void)
 	CU_SYM(lib, pop, "cuCtxPopCurrent_v2");
 	CU_SYM(lib, htod, "cuMemcpyHtoD_v2");
 	CU_SYM(lib, dtoh, "cuMemcpyDtoH_v2");
+	CU_SYM(lib, dtod, "cuMemcpyDtoD_v2");
+	CU_SYM(lib, stream_sync, "cuStreamSynchronize");
 	CU_SYM(lib, ipc_get, "cuIpcGetMemHandle");
 	if (!CU_SYM(lib, ipc_open, "cuIpcOpenMemHandle_v2"))
 		CU_SYM(lib, ipc_open, "cuIpcOpenMemHandle");
@@ -453,4 +457,62 @@ FC__EXPORT int fc_peer_import_cuda_ipc(struct fc_dev *dev,
 	}
 	fc__container_of(*memp, struct fc__mem, pub)->ipc_base = base;
 	return 0;
+}
+
+/* ---- An emulated engine's copies into another process's GPU memory ---- */
+
+int fc__cuda_ipc_open(const void *handle, void *ctx, uint64_t near,
+		      uint64_t *base, void **opened)
+{
+	struct fc_cuda_ipc ipc;
+	fc__cu_ipc_handle h;
+	fc__cu_devptr p;
+	fc__cu_ctx old;
+	fc__cu_result r;
+	int ret;
+
+	ret = cuda_ready();
+	if (ret)
+		return ret;
+	if (!cuda.ipc_open || !cuda.ipc_close || !cuda.dtod ||
+	    !cuda.stream_sync)
+		return -EOPNOTSUPP;
+	/* Where the source is: a copy from there needs no hop. */
+	if (!ctx && near && cuda_range(near, 1, &ctx))
+		ctx = NULL;
+	if (!ctx) {
+		memset(&ipc, 0, sizeof(ipc));
+		memcpy(ipc.handle, handle, sizeof(ipc.handle));
+		return ipc_open(&ipc, base, opened);
+	}
+	memcpy(&h, handle, sizeof(h));
+	r = cuda.push(ctx);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	r = cuda.ipc_open(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	cuda.pop(&old);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	*base = p;
+	*opened = ctx;
+	return 0;
+}
+
+int fc__cuda_copy_in(void *ctx, uint64_t dst, const void *cpu, uint64_t src,
+		     uint64_t len)
+{
+	fc__cu_ctx old;
+	fc__cu_result r;
+
+	if (cuda.status || !cuda.dtod || !cuda.stream_sync)
+		return -ENODEV;
+	r = cuda.push(ctx);
+	if (r != CU_SUCCESS)
+		return cuda_errno(r);
+	r = cpu ? cuda.htod(dst, cpu, len) : cuda.dtod(dst, src, len);
+	/* Finished before the engine lets go of the entry. */
+	if (r == CU_SUCCESS)
+		r = cuda.stream_sync(NULL);
+	cuda.pop(&old);
+	return cuda_errno(r);
 }

@@ -20,6 +20,21 @@ int fc__cuda_move(void *ctx, uint64_t dptr, void *cpu, uint64_t len,
 /* Close an allocation fc_peer_import_cuda_ipc() opened at @base. */
 void fc__cuda_ipc_close(uint64_t base, void *ctx);
 
+/*
+ * fc__cuda_ipc_open - open the allocation CUDA IPC handle @handle
+ * (FC_CUDA_IPC_HANDLE_SIZE bytes) names, in context @ctx, else in the one
+ * that owns device memory @near, else as fc_peer_import_cuda_ipc() does:
+ * *@base, and *@opened the context to copy and close in.
+ * fc__cuda_copy_in - @len bytes to device memory @dst (of such a
+ * mapping) from CPU memory @cpu, else from device memory @src (of
+ * context @src_ctx, or NULL: its own), finished on return.
+ * RETURN VALUE: 0, -EOPNOTSUPP (no such CUDA call), -ENODEV, -EINVAL, -EIO.
+ */
+int fc__cuda_ipc_open(const void *handle, void *ctx, uint64_t near,
+		      uint64_t *base, void **opened);
+int fc__cuda_copy_in(void *ctx, uint64_t dst, const void *cpu, uint64_t src,
+		     uint64_t len);
+
 /* Load CUDA as fc_peer_import_cuda() does. RETURN VALUE: 0 or -ENODEV. */
 int fc__cuda_ready(void);
 
