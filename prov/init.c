@@ -51,8 +51,7 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 	uint64_t caps = h->caps;
 
 	*mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
-	/* atomics (the board has none), RMA reads (it has no read request),
-	 * FI_HMEM, collectives, multi-receive, named receive ... */
+	/* atomics (the board has none), collectives, multi-receive, named receive ... */
 	if (caps & ~FCP_CAPS)
 		return true;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
@@ -111,9 +110,10 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 		return -FI_ENODATA;
 	if (hints && hints->caps)
 		caps = hints->caps & FCP_CAPS;
-	/* FI_RMA alone asks for reads too: we offer writes */
-	if (caps & FI_RMA)
-		caps |= FI_WRITE | FI_REMOTE_WRITE;
+	/* FI_RMA alone asks for writes and reads, both ways */
+	if ((caps & FI_RMA) &&
+	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
 

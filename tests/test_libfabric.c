@@ -15,7 +15,12 @@
  *    entry, the next message whole); FI_PEEK, FI_CLAIM and the claimed
  *    message's receive; fi_cancel (FI_ECANCELED); send and receive
  *    counters; a remote write into a peer's registered buffer with its key
- *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP); directed receives
+ *    (atomics: -FI_EOPNOTSUPP); remote reads of a peer's registered
+ *    buffer (fi_read, fi_readv, fi_readmsg), checked byte for byte at
+ *    sizes from 1 B to 3 MiB, with their CQ entries (FI_READ) and read
+ *    counter; a key without FI_REMOTE_READ (-FI_EACCES, and a write with
+ *    a read-only key too), not a key (-FI_EINVAL), a read past the
+ *    registered end (an error entry, nothing read); directed receives
  *    that tell apart two endpoints of one rank (rank and port).
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
@@ -76,7 +81,7 @@ struct res {
 	struct fid_domain *domain;
 	struct fid_av *av;
 	struct fid_cq *txcq, *rxcq;
-	struct fid_cntr *scntr, *rcntr;
+	struct fid_cntr *scntr, *rcntr, *rdcntr;
 	struct fid_ep *ep;
 	fi_addr_t peer;
 };
@@ -174,6 +179,7 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	FI_OK(fi_cq_open(R.domain, &cq_attr, &R.rxcq, NULL));
 	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.scntr, NULL));
 	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.rcntr, NULL));
+	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.rdcntr, NULL));
 	FI_OK(fi_endpoint(R.domain, R.info, &R.ep, NULL));
 	if (failures)
 		return -1;
@@ -183,6 +189,7 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	FI_OK(fi_ep_bind(R.ep, &R.rxcq->fid, FI_RECV));
 	FI_OK(fi_ep_bind(R.ep, &R.scntr->fid, FI_SEND));
 	FI_OK(fi_ep_bind(R.ep, &R.rcntr->fid, FI_RECV));
+	FI_OK(fi_ep_bind(R.ep, &R.rdcntr->fid, FI_READ));
 	FI_OK(fi_enable(R.ep));
 	FI_OK(fi_getname(&R.ep->fid, &me, &len));
 	CHECK(len == sizeof(me) && me.node == rank && me.port == port,
@@ -204,6 +211,7 @@ static void close_res(void)
 	struct fid *f[] = { R.ep ? &R.ep->fid : NULL,
 			    R.scntr ? &R.scntr->fid : NULL,
 			    R.rcntr ? &R.rcntr->fid : NULL,
+			    R.rdcntr ? &R.rdcntr->fid : NULL,
 			    R.txcq ? &R.txcq->fid : NULL,
 			    R.rxcq ? &R.rxcq->fid : NULL,
 			    R.av ? &R.av->fid : NULL,
@@ -414,9 +422,10 @@ static void test_rma_write(void)
 		cq_expect(R.rxcq, &c, &e, NULL);
 		for (int i = 0; i < N; i++)
 			buf[i] = (uint8_t)(i * 7 + 1);
+		/* the key grants writes, not reads */
 		CHECK_FI(fi_read(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
 				 kv[0], &c),
-			 -FI_ENOSYS);
+			 -FI_EACCES);
 		/* a key of another board is refused */
 		CHECK_FI(fi_write(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
 				  fi_mr_key(mr), &c),
@@ -435,6 +444,149 @@ static void test_rma_write(void)
 	}
 	FI_OK(fi_close(&mr->fid));
 	free(buf);
+	sync_peer();
+}
+
+/* A read that must fail: its error entry, the local bytes untouched. */
+static void read_refused(uint8_t *buf, size_t len, uint64_t addr, uint64_t key)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	uint64_t errs = fi_cntr_readerr(R.rdcntr);
+	int c;
+
+	memset(buf, 0xee, len);
+	FI_OK(fi_read(R.ep, buf, len, NULL, R.peer, addr, key, &c));
+	CHECK_FI(cq_wait(R.txcq, &e, NULL), -FI_EAVAIL);
+	CHECK_FI(fi_cq_readerr(R.txcq, &err, 0), 1);
+	CHECK(err.op_context == &c && err.err != 0 &&
+		      err.flags == (FI_RMA | FI_READ),
+	      "read past the end: ctx %p err %d flags %llx", err.op_context,
+	      err.err, (unsigned long long)err.flags);
+	CHECK(fi_cntr_readerr(R.rdcntr) == errs + 1, "read errors %llu",
+	      (unsigned long long)fi_cntr_readerr(R.rdcntr));
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != 0xee) {
+			CHECK(0, "refused read wrote byte %zu: %u", i, buf[i]);
+			break;
+		}
+}
+
+/* Rank 1 reads rank 0's registered buffer with its key. */
+static void test_rma_read(void)
+{
+	enum {
+		M = 3 * 1024 * 1024 + 123
+	};
+	static const size_t sizes[] = {
+		1, 63, 64, 4095, 4097, 65536, (1u << 20) + 7, M
+	};
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr = NULL, *wmr = NULL, *lmr = NULL;
+	uint8_t *src = malloc(M), *dst = malloc(M), *wonly = calloc(1, 4096);
+	uint64_t kv[4], reads = fi_cntr_read(R.rdcntr);
+	struct fi_rma_iov riov;
+	struct fi_msg_rma m;
+	struct iovec iov;
+	void *desc;
+	int c;
+
+	for (size_t i = 0; i < M; i++)
+		src[i] = (uint8_t)(i * 13 + (i >> 12) + 5);
+	FI_OK(fi_mr_reg(R.domain, src, M, FI_REMOTE_READ, 0, 0, 0, &mr, NULL));
+	FI_OK(fi_mr_reg(R.domain, wonly, 4096, FI_REMOTE_WRITE, 0, 0, 0, &wmr,
+			NULL));
+	FI_OK(fi_mr_reg(R.domain, dst, M, FI_READ, 0, 0, 0, &lmr, NULL));
+	if (!mr || !wmr || !lmr)
+		goto out;
+	if (rank == 0) {
+		kv[0] = fi_mr_key(mr);
+		kv[1] = (uint64_t)(uintptr_t)src;
+		kv[2] = fi_mr_key(wmr);
+		kv[3] = (uint64_t)(uintptr_t)wonly;
+		FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4c, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		sync_peer(); /* rank 1 has read */
+		goto out;
+	}
+	FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4c, 0, &c));
+	cq_expect(R.rxcq, &c, &e, NULL);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], off = (M - n) / 3, bad = 0;
+
+		memset(dst, 0, M);
+		/* into a registered buffer, and into plain memory */
+		FI_OK(fi_read(R.ep, dst + off, n,
+			      k & 1 ? NULL : fi_mr_desc(lmr), R.peer,
+			      kv[1] + off, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		CHECK(e.flags == (FI_RMA | FI_READ) && e.len == n,
+		      "read %zu: flags %llx len %zu", n,
+		      (unsigned long long)e.flags, e.len);
+		for (size_t i = 0; i < M && !bad; i++)
+			if (dst[i] != (i >= off && i < off + n ? src[i] : 0))
+				bad = i + 1;
+		CHECK(!bad, "read %zu at %zu: byte %zu is %u", n, off, bad - 1,
+		      dst[bad ? bad - 1 : 0]);
+	}
+	FI_OK(fi_cntr_wait(R.rdcntr, reads + 8, WAIT_S * 1000));
+	/* readv and readmsg: one iov each */
+	memset(dst, 0, 256);
+	iov.iov_base = dst;
+	iov.iov_len = 100;
+	desc = fi_mr_desc(lmr);
+	FI_OK(fi_readv(R.ep, &iov, &desc, 1, R.peer, kv[1] + 7, kv[0], &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + 7, 100) && !dst[100], "readv data");
+	riov.addr = kv[1] + 1000;
+	riov.len = 200;
+	riov.key = kv[0];
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.desc = &desc;
+	m.iov_count = 1;
+	m.addr = R.peer;
+	m.rma_iov = &riov;
+	m.rma_iov_count = 1;
+	m.context = &c;
+	iov.iov_len = 200;
+	FI_OK(fi_readmsg(R.ep, &m, FI_COMPLETION));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + 1000, 200), "readmsg data");
+	CHECK(fi_cntr_read(R.rdcntr) == reads + 10 &&
+		      fi_cntr_readerr(R.rdcntr) == 0,
+	      "read counter %llu (errors %llu), expected %llu",
+	      (unsigned long long)fi_cntr_read(R.rdcntr),
+	      (unsigned long long)fi_cntr_readerr(R.rdcntr),
+	      (unsigned long long)reads + 10);
+	/* a key that grants writes only, and what is not a key */
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[3], kv[2], &c),
+		 -FI_EACCES);
+	CHECK_FI(fi_write(R.ep, dst, 64, NULL, R.peer, kv[1], kv[0], &c),
+		 -FI_EACCES);
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1], 0, &c),
+		 -FI_EINVAL);
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1],
+			 kv[0] & ~(1ull << 63), &c),
+		 -FI_EINVAL);
+	/* past the registered end: across it, and just after it */
+	read_refused(dst, 4096, kv[1] + M - 64, kv[0]);
+	read_refused(dst, 64, kv[1] + M, kv[0]);
+	/* the reads before still stand: nothing was left half done */
+	FI_OK(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1] + M - 64, kv[0], &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + M - 64, 64), "last 64 bytes");
+	sync_peer();
+out:
+	if (lmr)
+		FI_OK(fi_close(&lmr->fid));
+	if (wmr)
+		FI_OK(fi_close(&wmr->fid));
+	if (mr)
+		FI_OK(fi_close(&mr->fid));
+	free(src);
+	free(dst);
+	free(wonly);
 	sync_peer();
 }
 
@@ -629,6 +781,7 @@ static int run_rank(void)
 		test_counters();
 		if (t == 0) {
 			test_rma_write();
+			test_rma_read();
 			test_directed();
 		}
 		if (progs[t] == FI_PROGRESS_AUTO)
