@@ -122,7 +122,19 @@ struct fcp_mr {
 	struct fcp_domain *dom;
 	struct fc_mem *mem;
 	const uint8_t *base;
+	size_t len;
+	bool cuda; /* CUDA device memory (FI_HMEM_CUDA), imported */
 };
+
+/* Does @mr hold [buf, buf + len)? */
+static inline bool fcp_mr_holds(const struct fcp_mr *mr, const void *buf,
+				size_t len)
+{
+	const uint8_t *p = buf;
+
+	return p >= mr->base && len <= mr->len &&
+	       (size_t)(p - mr->base) <= mr->len - len;
+}
 
 /*
  * A key (mr.c): the registered buffer's fabric address, less its virtual

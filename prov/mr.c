@@ -55,9 +55,10 @@ static uint64_t mr_key(const struct fcp_domain *d, uint64_t fa, const void *buf,
 	return key;
 }
 
-static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-		  uint64_t offset, uint64_t requested_key, uint64_t flags,
-		  struct fid_mr **fmr, void *context)
+/* Host memory (fc_mem_register) or, with @cuda, GPU memory imported. */
+static int mr_make(struct fid *fid, const void *buf, size_t len,
+		   uint64_t access, uint64_t flags, bool cuda,
+		   struct fid_mr **fmr, void *context)
 {
 	struct fcp_domain *d = (struct fcp_domain *)fid;
 	struct fcp_mr *mr;
@@ -72,7 +73,11 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	if (!mr)
 		return -FI_ENOMEM;
 	pthread_mutex_lock(&d->lock);
-	ret = fc_mem_register(d->dev, (void *)buf, len, 0, &mr->mem);
+	if (cuda)
+		ret = fc_peer_import_cuda(d->dev, (uint64_t)(uintptr_t)buf, len,
+					  0, &mr->mem);
+	else
+		ret = fc_mem_register(d->dev, (void *)buf, len, 0, &mr->mem);
 	if (!ret && (access & (FI_REMOTE_WRITE | FI_REMOTE_READ)))
 		ret = fc_mem_fabric_addr(d->dev, mr->mem, 0, &fa);
 	if (ret && mr->mem)
@@ -86,6 +91,8 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	}
 	mr->dom = d;
 	mr->base = buf;
+	mr->len = len;
+	mr->cuda = cuda;
 	mr->mr.fid.fclass = FI_CLASS_MR;
 	mr->mr.fid.context = context;
 	mr->mr.fid.ops = &mr_fi_ops;
@@ -93,6 +100,13 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	mr->mr.key = mr_key(d, fa, buf, access);
 	*fmr = &mr->mr;
 	return 0;
+}
+
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		  uint64_t offset, uint64_t requested_key, uint64_t flags,
+		  struct fid_mr **fmr, void *context)
+{
+	return mr_make(fid, buf, len, access, flags, false, fmr, context);
 }
 
 static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
@@ -110,11 +124,14 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 {
 	if (!attr || attr->iov_count != 1)
 		return -FI_EINVAL;
-	if (attr->iface != FI_HMEM_SYSTEM)
+	if (attr->iface != FI_HMEM_SYSTEM && attr->iface != FI_HMEM_CUDA)
 		return -FI_EOPNOTSUPP;
-	return mr_reg(fid, attr->mr_iov->iov_base, attr->mr_iov->iov_len,
-		      attr->access, attr->offset, attr->requested_key, flags,
-		      mr, attr->context);
+	if (!attr->mr_iov)
+		return -FI_EINVAL;
+	/* the pointer names its device: attr->device.cuda is not needed */
+	return mr_make(fid, attr->mr_iov->iov_base, attr->mr_iov->iov_len,
+		       attr->access, flags, attr->iface == FI_HMEM_CUDA, mr,
+		       attr->context);
 }
 
 struct fi_ops_mr fcp_mr_ops = {

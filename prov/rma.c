@@ -127,10 +127,11 @@ static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
 	ret = rma_target(ep, dest, addr, key, FCP_KEY_WRITE, &dst);
 	if (ret || !len)
 		goto out;
-	if (mr && !(flags & FI_INJECT) && (const uint8_t *)buf >= mr->base &&
-	    (const uint8_t *)buf + len <= mr->base + mr->mem->len) {
+	if (mr && !(flags & FI_INJECT) && fcp_mr_holds(mr, buf, len)) {
 		mem = mr->mem;
 		off = (uint64_t)((const uint8_t *)buf - mr->base);
+	} else if (mr && mr->cuda) {
+		ret = -FI_EINVAL; /* GPU memory only through its registration */
 	} else if (flags & FI_INJECT) {
 		/* @buf is the caller's again once we return */
 		ret = fc_mem_alloc(d->dev, len, 0, &r->own);
@@ -189,10 +190,11 @@ static ssize_t do_read(struct fcp_ep *ep, void *buf, size_t len, void *desc,
 	ret = rma_target(ep, src, addr, key, FCP_KEY_READ, &from);
 	if (ret || !len)
 		goto out;
-	if (mr && (uint8_t *)buf >= mr->base &&
-	    (uint8_t *)buf + len <= mr->base + mr->mem->len) {
+	if (mr && fcp_mr_holds(mr, buf, len)) {
 		mem = mr->mem;
 		off = (uint64_t)((uint8_t *)buf - mr->base);
+	} else if (mr && mr->cuda) {
+		ret = -FI_EINVAL; /* GPU memory only through its registration */
 	} else {
 		ret = fc_mem_register(d->dev, buf, len, 0, &r->own);
 		mem = r->own;

@@ -39,6 +39,7 @@
  * A part whose tool is missing (fi_info, fi_pingpong, mpirun) is skipped
  * saying why; all skipped: exit 77.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
@@ -65,6 +66,7 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#include "cuda_test.h"
 #include "launch.h"
 
 #define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
@@ -87,6 +89,7 @@ struct res {
 };
 
 static struct res R;
+static uint64_t extra_caps; /* FI_HMEM in the GPU part */
 
 #define FI_OK(expr) CHECK_FI((expr), 0)
 #define CHECK_FI(expr, want)                                                \
@@ -155,6 +158,9 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = av_type;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	hints->caps |= extra_caps;
+	if (extra_caps & FI_HMEM)
+		hints->domain_attr->mr_mode |= FI_MR_HMEM;
 	hints->domain_attr->data_progress = progress;
 	hints->domain_attr->control_progress = progress;
 	hints->fabric_attr->prov_name = strdup("fpgacomm");
@@ -757,6 +763,201 @@ static void test_auto_progress(void)
 	}
 }
 
+/* GPU memory (FI_HMEM_CUDA) registered for RMA. */
+static struct fid_mr *reg_cuda(cu_ptr p, size_t len)
+{
+	struct iovec iov = { (void *)(uintptr_t)p, len };
+	struct fi_mr_attr attr = { 0 };
+	struct fid_mr *mr = NULL;
+
+	attr.mr_iov = &iov;
+	attr.iov_count = 1;
+	attr.access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	attr.iface = FI_HMEM_CUDA;
+	FI_OK(fi_mr_regattr(R.domain, &attr, 0, &mr));
+	return mr;
+}
+
+static uint8_t pat(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 31 + (i >> 10) + seed);
+}
+
+/* Is @len bytes of GPU memory at @p (offset @base of its pattern) @seed's? */
+static void check_gpu(struct cu *cu, cu_ptr p, size_t len, size_t base,
+		      unsigned int seed, const char *what)
+{
+	uint8_t *h = malloc(len);
+
+	CHECK(h && !cu->dtoh(h, p, len), "%s: dtoh", what);
+	for (size_t i = 0; h && i < len; i++)
+		if (h[i] != pat(base + i, seed)) {
+			CHECK(0, "%s: byte %zu is %u, expected %u", what, i,
+			      h[i], pat(base + i, seed));
+			break;
+		}
+	free(h);
+}
+
+/* Fill GPU memory at @p with @seed's pattern from @base on. */
+static void fill_gpu(struct cu *cu, cu_ptr p, size_t len, size_t base,
+		     unsigned int seed)
+{
+	uint8_t *h = malloc(len);
+
+	for (size_t i = 0; h && i < len; i++)
+		h[i] = pat(base + i, seed);
+	CHECK(h && !cu->htod(p, h, len), "htod");
+	free(h);
+}
+
+/*
+ * FI_HMEM: a tagged message and an untagged one between GPU buffers, and
+ * remote writes and reads of a peer's registered GPU buffer (peer window).
+ */
+static void test_hmem(struct cu *cu)
+{
+	enum {
+		N = (1u << 20) + 17,  /* tagged: large enough for rendezvous */
+		S = 100,	      /* untagged: eager */
+		G = (256u << 10) + 5, /* the registered GPU buffers */
+		W = (64u << 10) + 3,  /* written at WOFF */
+		WOFF = 1000,
+	};
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *gmr = NULL;
+	cu_ptr msg = 0, win = 0;
+	uint64_t kv[2];
+	uint8_t *host = calloc(1, G);
+	int c;
+
+	CHECK(R.info->caps & FI_HMEM, "caps %llx lack FI_HMEM",
+	      (unsigned long long)R.info->caps);
+	CHECK(R.info->domain_attr->mr_mode & FI_MR_HMEM, "mr_mode %x",
+	      R.info->domain_attr->mr_mode);
+	CHECK(!cu->alloc(&msg, N) && !cu->alloc(&win, G), "cuMemAlloc");
+	if (failures)
+		goto out;
+	/* GPU to GPU: rank 0 sends, rank 1 receives, then back, untagged */
+	if (rank == 0) {
+		fill_gpu(cu, msg, N, 0, 1);
+		FI_OK(fi_tsend(R.ep, (void *)(uintptr_t)msg, N, NULL, R.peer,
+			       0x61, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		cu->memset8(msg, 0, S);
+		FI_OK(fi_recv(R.ep, (void *)(uintptr_t)msg, S, NULL, R.peer,
+			      &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		CHECK(e.len == S, "untagged len %zu", e.len);
+		check_gpu(cu, msg, S, 7, 2, "untagged GPU message");
+	} else {
+		cu->memset8(msg, 0, N);
+		FI_OK(fi_trecv(R.ep, (void *)(uintptr_t)msg, N, NULL, R.peer,
+			       0x61, 0, &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		CHECK(e.len == N && e.tag == 0x61, "tagged len %zu tag %llx",
+		      e.len, (unsigned long long)e.tag);
+		check_gpu(cu, msg, N, 0, 1, "tagged GPU message");
+		fill_gpu(cu, msg, S, 7, 2);
+		FI_OK(fi_send(R.ep, (void *)(uintptr_t)msg, S, NULL, R.peer,
+			      &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+	}
+	/* each rank's GPU buffer registered; rank 1 writes and reads 0's */
+	fill_gpu(cu, win, G, 0, rank ? 4 : 3);
+	gmr = reg_cuda(win, G);
+	if (!gmr)
+		goto out;
+	kv[0] = fi_mr_key(gmr);
+	kv[1] = (uint64_t)win;
+	FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x62, &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x62, 0, &c));
+	cq_expect(R.rxcq, &c, &e, NULL);
+	if (rank == 1) {
+		void *d = fi_mr_desc(gmr);
+
+		FI_OK(fi_write(R.ep, (void *)(uintptr_t)(win + WOFF), W, d,
+			       R.peer, kv[1] + WOFF, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		/* rank 0's own bytes past the write, into our GPU buffer */
+		FI_OK(fi_read(R.ep, (void *)(uintptr_t)win, G - WOFF - W, d,
+			      R.peer, kv[1] + WOFF + W, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		CHECK(e.flags == (FI_RMA | FI_READ), "read flags %llx",
+		      (unsigned long long)e.flags);
+		check_gpu(cu, win, G - WOFF - W, WOFF + W, 3,
+			  "GPU read of the peer's GPU");
+		/* the written bytes, read back into host memory */
+		FI_OK(fi_read(R.ep, host, W, NULL, R.peer, kv[1] + WOFF, kv[0],
+			      &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		for (size_t i = 0; i < W; i++)
+			if (host[i] != pat(WOFF + i, 4)) {
+				CHECK(0, "read back: byte %zu is %u", i,
+				      host[i]);
+				break;
+			}
+		/* past the peer's GPU buffer: its window refuses */
+		memset(host, 0xee, 128);
+		FI_OK(fi_read(R.ep, host, 128, NULL, R.peer, kv[1] + G - 64,
+			      kv[0], &c));
+		CHECK_FI(cq_wait(R.txcq, &e, NULL), -FI_EAVAIL);
+		CHECK_FI(fi_cq_readerr(R.txcq, &err, 0), 1);
+		CHECK(err.op_context == &c && err.err == FI_EACCES,
+		      "read past the GPU buffer: err %d", err.err);
+		CHECK(host[0] == 0xee && host[127] == 0xee,
+		      "refused read wrote");
+		/* GPU memory beyond its registration is refused */
+		CHECK_FI(fi_write(R.ep, (void *)(uintptr_t)(win + G - 10), 100,
+				  d, R.peer, kv[1], kv[0], &c),
+			 -FI_EINVAL);
+	}
+	sync_peer();
+	if (rank == 0) {
+		check_gpu(cu, win, WOFF, 0, 3, "before the write");
+		check_gpu(cu, win + WOFF, W, WOFF, 4, "the write");
+		check_gpu(cu, win + WOFF + W, G - WOFF - W, WOFF + W, 3,
+			  "after the write");
+	}
+	sync_peer();
+out:
+	if (gmr)
+		FI_OK(fi_close(&gmr->fid));
+	if (msg)
+		cu->free(msg);
+	if (win)
+		cu->free(win);
+	free(host);
+}
+
+/* A rank of the GPU part: CUDA (or its stand-in) and FI_HMEM. */
+static int hmem_rank(void)
+{
+	struct cu cu;
+	const char *why;
+	void *ctx;
+
+	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
+	why = cu_load(&cu, &ctx);
+	if (why) {
+		printf("SKIP: %s\n", why);
+		return 77;
+	}
+	extra_caps = FI_HMEM;
+	if (!open_res(FI_AV_TABLE, 3, FI_PROGRESS_UNSPEC)) {
+		sync_peer();
+		test_hmem(&cu);
+	}
+	close_res();
+	cu.primary_release(cu.dev);
+	if (rank == 0 || failures)
+		printf("rank %u: FI_HMEM %s (%d failures)\n", rank,
+		       failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
+
 static int run_rank(void)
 {
 	enum fi_av_type types[3] = { FI_AV_TABLE, FI_AV_MAP, FI_AV_TABLE };
@@ -797,6 +998,11 @@ static int run_rank(void)
 #else /* !HAVE_FI */
 
 static int run_rank(void)
+{
+	return 77;
+}
+
+static int hmem_rank(void)
 {
 	return 77;
 }
@@ -1083,6 +1289,54 @@ static int part_mpi(void)
 	return worst;
 }
 
+/*
+ * The FI_HMEM part on 2 ranks: with the CUDA driver, or without one the
+ * stand-in tests/fake_libcuda.c beside this program (each process's own
+ * memory as its "GPU").
+ */
+static int part_hmem(const char *run, const char *self)
+{
+	char path[PATH_MAX + 64], dir[PATH_MAX + 32];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	char *saved = old ? strdup(old) : NULL, *env = NULL;
+	int rc;
+
+	printf("== FI_HMEM: GPU memory between two ranks\n");
+	if (lib) {
+		dlclose(lib);
+	} else {
+		snprintf(path, sizeof(path), "%s", self);
+		snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
+		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
+		if (access(path, R_OK)) {
+			printf("SKIP: no CUDA driver, and no %s\n", path);
+			free(saved);
+			return 77;
+		}
+		if (asprintf(&env, "%s%s%s", dir, old ? ":" : "",
+			     old ? old : "") < 0) {
+			free(saved);
+			return 1;
+		}
+		setenv("LD_LIBRARY_PATH", env, 1);
+		printf("no CUDA driver: the ranks use the stand-in %s\n", path);
+	}
+	fflush(stdout);
+	setenv("FC_TEST_HMEM", "1", 1);
+	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
+	unsetenv("FC_TEST_HMEM");
+	if (env) {
+		if (saved)
+			setenv("LD_LIBRARY_PATH", saved, 1);
+		else
+			unsetenv("LD_LIBRARY_PATH");
+	}
+	free(env);
+	free(saved);
+	return rc;
+}
+
 int main(void)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32], so[PATH_MAX + 32];
@@ -1090,6 +1344,8 @@ int main(void)
 
 	if (getenv("FC_TEST_PP"))
 		return pingpong_rank();
+	if (getenv("FC_TEST_HMEM") && getenv("FPGACOMM_RANK"))
+		return hmem_rank();
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_libfabric: the libfabric provider fpgacomm\n");
@@ -1127,6 +1383,11 @@ int main(void)
 	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
 	parts++;
 	worst = rc > worst ? rc : worst;
+
+	rc = part_hmem(run, self);
+	parts++;
+	skips += rc == 77;
+	worst = rc != 77 && rc > worst ? rc : worst;
 
 	rc = part_pingpong(run, self);
 	parts++;
