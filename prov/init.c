@@ -122,6 +122,8 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 		caps |= FI_HMEM;
 	if (caps & FI_HMEM)
 		mr_mode |= FI_MR_HMEM;
+	else
+		mr_mode &= ~(uint64_t)FI_MR_HMEM;
 	/* FI_RMA alone asks for writes and reads, both ways */
 	if ((caps & FI_RMA) &&
 	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))

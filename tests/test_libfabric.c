@@ -5,7 +5,7 @@
  * nothing of fpgacomm use it:
  *
  * 1. `fi_info -p fpgacomm` (libfabric-bin) lists it: FI_EP_RDM with
- *    FI_TAGGED, FI_MSG and FI_RMA.
+ *    FI_TAGGED, FI_MSG and FI_RMA with FI_READ and FI_REMOTE_READ.
  * 2. Two ranks under fpgacomm-run use the libfabric API on it, with an AV
  *    table and then an AV map: getname; a bad address in an insert
  *    (FI_ADDR_NOTAVAIL) and a send to an address not in the AV
@@ -1056,7 +1056,8 @@ static int part_fi_info(void)
 	rc = sh("fi_info -p fpgacomm -v 2>&1", out, sizeof(out));
 	if (rc || !strstr(out, "prov_name: fpgacomm") ||
 	    !strstr(out, "FI_EP_RDM") || !strstr(out, "FI_TAGGED") ||
-	    !strstr(out, "FI_RMA") || !strstr(out, "FI_DIRECTED_RECV")) {
+	    !strstr(out, "FI_RMA") || !strstr(out, "FI_DIRECTED_RECV") ||
+	    !strstr(out, "FI_READ") || !strstr(out, "FI_REMOTE_READ")) {
 		printf("FAIL fi_info -p fpgacomm (exit %d):\n%s\n", rc, out);
 		return 1;
 	}
