@@ -111,16 +111,11 @@ static int ep_close(struct fid *fid)
 		cq_unbind(ep, ep->txcq);
 		cq_unbind(ep, ep->rxcq);
 	}
+	/* a counter bound for several events is listed once, counted each */
 	cntr_unbind(ep, ep->send_cntr);
-	if (ep->recv_cntr != ep->send_cntr)
-		cntr_unbind(ep, ep->recv_cntr);
-	else if (ep->recv_cntr)
-		ep->recv_cntr->refs--;
-	if (ep->write_cntr && ep->write_cntr != ep->send_cntr &&
-	    ep->write_cntr != ep->recv_cntr)
-		cntr_unbind(ep, ep->write_cntr);
-	else if (ep->write_cntr)
-		ep->write_cntr->refs--;
+	cntr_unbind(ep, ep->recv_cntr);
+	cntr_unbind(ep, ep->write_cntr);
+	cntr_unbind(ep, ep->read_cntr);
 	if (ep->av)
 		ep->av->refs--;
 	d->refs--;
@@ -164,8 +159,8 @@ static int bind_cq(struct fcp_ep *ep, struct fcp_cq *cq, uint64_t flags)
 
 static int bind_cntr(struct fcp_ep *ep, struct fcp_cntr *c, uint64_t flags)
 {
-	if (flags & ~(FI_SEND | FI_RECV | FI_WRITE))
-		return -FI_EBADFLAGS; /* no reads; remote writes are not seen */
+	if (flags & ~(FI_SEND | FI_RECV | FI_WRITE | FI_READ))
+		return -FI_EBADFLAGS; /* remote writes and reads are not seen */
 	if (!listed(c->eps, c->neps, ep)) {
 		if (c->neps == FCP_MAX_CQ_EPS)
 			return -FI_ENOSPC;
@@ -181,6 +176,10 @@ static int bind_cntr(struct fcp_ep *ep, struct fcp_cntr *c, uint64_t flags)
 	}
 	if (flags & FI_WRITE) {
 		ep->write_cntr = c;
+		c->refs++;
+	}
+	if (flags & FI_READ) {
+		ep->read_cntr = c;
 		c->refs++;
 	}
 	return 0;

@@ -37,9 +37,9 @@ struct fcp_addr {
 
 /* The capabilities we have. */
 #define FCP_CAPS                                                              \
-	(FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | \
-	 FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |             \
-	 FI_REMOTE_COMM)
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_READ | \
+	 FI_REMOTE_READ | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |  \
+	 FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* fc_tag_cqe.uflags of our operations */
 #define FCP_UF_TAGGED (1u << 0)
 #define FCP_UF_NOCQ   (1u << 1) /* selective completion: no entry */
@@ -122,9 +122,31 @@ struct fcp_mr {
 	struct fcp_domain *dom;
 	struct fc_mem *mem;
 	const uint8_t *base;
+	size_t len;
+	bool cuda; /* CUDA device memory (FI_HMEM_CUDA), imported */
 };
 
-/* A remote write in flight. */
+/* Does @mr hold [buf, buf + len)? */
+static inline bool fcp_mr_holds(const struct fcp_mr *mr, const void *buf,
+				size_t len)
+{
+	const uint8_t *p = buf;
+
+	return p >= mr->base && len <= mr->len &&
+	       (size_t)(p - mr->base) <= mr->len - len;
+}
+
+/*
+ * A key (mr.c): the registered buffer's fabric address, less its virtual
+ * address with FI_MR_VIRT_ADDR, modulo 2^48 (the address's width), and
+ * above it what the owner let peers do with it.
+ */
+#define FCP_KEY_ADDR_MASK ((1ull << 48) - 1)
+#define FCP_KEY_VALID	  (1ull << 63)
+#define FCP_KEY_READ	  (1ull << 62) /* FI_REMOTE_READ */
+#define FCP_KEY_WRITE	  (1ull << 61) /* FI_REMOTE_WRITE */
+
+/* A remote write or read in flight. */
 struct fcp_rma {
 	struct fcp_rma *next;
 	struct fc_req *req;
@@ -132,6 +154,7 @@ struct fcp_rma {
 	void *ctx;
 	size_t len;
 	uint32_t uflags;
+	bool read;
 };
 
 struct fcp_ep {
@@ -140,7 +163,7 @@ struct fcp_ep {
 	struct fcp_av *av;
 	struct fcp_cq *txcq, *rxcq;
 	bool tx_selective, rx_selective;
-	struct fcp_cntr *send_cntr, *recv_cntr, *write_cntr;
+	struct fcp_cntr *send_cntr, *recv_cntr, *write_cntr, *read_cntr;
 	uint64_t tx_op_flags, rx_op_flags;
 	struct fc_tag_ep *tep;
 	uint32_t port;

@@ -51,8 +51,11 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 	uint64_t caps = h->caps;
 
 	*mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
-	/* atomics (the board has none), RMA reads (it has no read request),
-	 * FI_HMEM, collectives, multi-receive, named receive ... */
+	/* FI_HMEM where CUDA loads; device memory in RMA needs registering */
+	if ((caps & FI_HMEM) && fc_cuda_available())
+		return true;
+	caps &= ~FI_HMEM;
+	/* atomics (the board has none), collectives, multi-receive, named receive ... */
 	if (caps & ~FCP_CAPS)
 		return true;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
@@ -75,6 +78,9 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 		/* Keys are the board's: the caller must take ours. With
 		 * FI_MR_BASIC, or FI_MR_PROV_KEY, we give them; offsets are
 		 * addresses with FI_MR_BASIC or FI_MR_VIRT_ADDR. */
+		if ((h->caps & FI_HMEM) && mr != FI_MR_UNSPEC &&
+		    !(mr & FI_MR_HMEM))
+			return true;
 		if (mr == FI_MR_BASIC) {
 			*mr_mode = FI_MR_BASIC;
 		} else if (mr == FI_MR_SCALABLE) {
@@ -84,7 +90,8 @@ static bool hints_refused(const struct fi_info *h, uint64_t *mr_mode)
 		} else if (mr != FI_MR_UNSPEC) {
 			if (!(mr & FI_MR_PROV_KEY) && (caps & FI_RMA || !caps))
 				return true;
-			*mr_mode = mr & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+			*mr_mode = mr & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR |
+					 FI_MR_HMEM);
 		}
 		if (h->domain_attr->av_type != FI_AV_UNSPEC &&
 		    h->domain_attr->av_type != FI_AV_MAP &&
@@ -110,10 +117,17 @@ static int fcp_getinfo(uint32_t version, const char *node, const char *service,
 	if (hints && hints_refused(hints, &mr_mode))
 		return -FI_ENODATA;
 	if (hints && hints->caps)
-		caps = hints->caps & FCP_CAPS;
-	/* FI_RMA alone asks for reads too: we offer writes */
-	if (caps & FI_RMA)
-		caps |= FI_WRITE | FI_REMOTE_WRITE;
+		caps = hints->caps & (FCP_CAPS | FI_HMEM);
+	else if (!fc_cuda_available())
+		caps |= FI_HMEM;
+	if (caps & FI_HMEM)
+		mr_mode |= FI_MR_HMEM;
+	else
+		mr_mode &= ~(uint64_t)FI_MR_HMEM;
+	/* FI_RMA alone asks for writes and reads, both ways */
+	if ((caps & FI_RMA) &&
+	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
 

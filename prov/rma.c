@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * FI_RMA: remote writes (fc_iput) to a peer's registered buffer, named by
- * its key (mr.c) plus the address or offset given. The board has no read
- * request (docs/hardware.md: a packet writes, or carries a message), so
- * reads are not offered; and a write is not seen by the target's library,
- * so there is no remote CQ data or remote counter for it.
+ * FI_RMA: remote writes (fc_iput) to and reads (fc_iget, the board's read
+ * requests) from a peer's registered buffer, named by its key (mr.c) plus
+ * the address or offset given. Neither is seen by the target's library,
+ * so there is no remote CQ data or remote counter for them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #define WR_FLAGS                                          \
 	(FI_INJECT | FI_COMPLETION | FI_INJECT_COMPLETE | \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE)
+#define RD_FLAGS (FI_COMPLETION | FI_MORE | FI_FENCE)
 
 static void rma_end(struct fcp_ep *ep, struct fcp_rma *r, int status)
 {
@@ -24,11 +24,11 @@ static void rma_end(struct fcp_ep *ep, struct fcp_rma *r, int status)
 
 	if (r->own)
 		fc_mem_free(ep->dom->dev, r->own);
-	fcp_cntr_inc(ep->write_cntr, status != 0);
+	fcp_cntr_inc(r->read ? ep->read_cntr : ep->write_cntr, status != 0);
 	if (ep->txcq && (status || !(r->uflags & FCP_UF_NOCQ))) {
 		memset(&e, 0, sizeof(e));
 		e.e.op_context = r->ctx;
-		e.e.flags = FI_RMA | FI_WRITE;
+		e.e.flags = FI_RMA | (r->read ? FI_READ : FI_WRITE);
 		e.e.len = status ? 0 : r->len;
 		e.src = FI_ADDR_NOTAVAIL;
 		e.err = fcp_errno(status);
@@ -62,7 +62,7 @@ void fcp_rma_drop(struct fcp_ep *ep)
 
 	for (r = ep->rma; r; r = next) {
 		next = r->next;
-		/* a write the board has begun is waited for: it reads @own */
+		/* one the board has begun is waited for: it uses @own */
 		if (r->req && fc_req_cancel(r->req) == -EBUSY)
 			fc_req_wait(r->req, -1, NULL);
 		if (r->own)
@@ -72,6 +72,32 @@ void fcp_rma_drop(struct fcp_ep *ep)
 	ep->rma = NULL;
 }
 
+/*
+ * The fabric address @key and @addr name at the peer @dest, if the key
+ * grants @need (FCP_KEY_READ or _WRITE) and names that peer's board.
+ * RETURN VALUE: 0, -FI_EINVAL (not a key, another board, a bad @dest),
+ * -FI_EACCES (the owner did not grant it).
+ */
+static int rma_target(struct fcp_ep *ep, fi_addr_t dest, uint64_t addr,
+		      uint64_t key, uint64_t need, uint64_t *fa)
+{
+	struct fcp_addr a;
+	int ret;
+
+	ret = fcp_av_lookup_addr(ep->av, dest, &a);
+	if (ret)
+		return ret;
+	if (!(key & FCP_KEY_VALID))
+		return -FI_EINVAL;
+	if (!(key & need))
+		return -FI_EACCES;
+	*fa = (key + addr) & FCP_KEY_ADDR_MASK;
+	/* the key names the board it was made on */
+	if (FC_FABRIC_NODE(*fa) != a.node)
+		return -FI_EINVAL;
+	return 0;
+}
+
 static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
 			void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
 			uint64_t flags, void *ctx)
@@ -79,9 +105,8 @@ static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
 	struct fcp_domain *d = ep->dom;
 	struct fcp_mr *mr = desc;
 	struct fc_mem *mem = NULL;
-	struct fcp_addr a;
 	struct fcp_rma *r;
-	uint64_t dst = key + addr, off = 0;
+	uint64_t dst = 0, off = 0;
 	int ret;
 
 	if (flags & ~WR_FLAGS)
@@ -99,17 +124,14 @@ static ssize_t do_write(struct fcp_ep *ep, const void *buf, size_t len,
 	    (ep->tx_selective && !(flags & FI_COMPLETION)))
 		r->uflags = FCP_UF_NOCQ;
 	pthread_mutex_lock(&d->lock);
-	ret = fcp_av_lookup_addr(ep->av, dest, &a);
-	/* the key names the board it was made on */
-	if (!ret &&
-	    (FC_FABRIC_NODE(dst) != a.node || (dst & FC_FABRIC_RSVD_MASK)))
-		ret = -FI_EINVAL;
+	ret = rma_target(ep, dest, addr, key, FCP_KEY_WRITE, &dst);
 	if (ret || !len)
 		goto out;
-	if (mr && !(flags & FI_INJECT) && (const uint8_t *)buf >= mr->base &&
-	    (const uint8_t *)buf + len <= mr->base + mr->mem->len) {
+	if (mr && !(flags & FI_INJECT) && fcp_mr_holds(mr, buf, len)) {
 		mem = mr->mem;
 		off = (uint64_t)((const uint8_t *)buf - mr->base);
+	} else if (mr && mr->cuda) {
+		ret = -FI_EINVAL; /* GPU memory only through its registration */
 	} else if (flags & FI_INJECT) {
 		/* @buf is the caller's again once we return */
 		ret = fc_mem_alloc(d->dev, len, 0, &r->own);
@@ -135,25 +157,92 @@ out:
 	return ret;
 }
 
+/*
+ * A read lands in @buf as the board's answers arrive: in the registered
+ * buffer @desc names when it holds @buf, else in @buf registered for it.
+ */
+static ssize_t do_read(struct fcp_ep *ep, void *buf, size_t len, void *desc,
+		       fi_addr_t src, uint64_t addr, uint64_t key,
+		       uint64_t flags, void *ctx)
+{
+	struct fcp_domain *d = ep->dom;
+	struct fcp_mr *mr = desc;
+	struct fc_mem *mem;
+	struct fcp_rma *r;
+	uint64_t from = 0, off = 0;
+	int ret;
+
+	if (flags & ~RD_FLAGS)
+		return -FI_EBADFLAGS;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!buf && len)
+		return -FI_EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -FI_ENOMEM;
+	r->ctx = ctx;
+	r->len = len;
+	r->read = true;
+	if (ep->tx_selective && !(flags & FI_COMPLETION))
+		r->uflags = FCP_UF_NOCQ;
+	pthread_mutex_lock(&d->lock);
+	ret = rma_target(ep, src, addr, key, FCP_KEY_READ, &from);
+	if (ret || !len)
+		goto out;
+	if (mr && fcp_mr_holds(mr, buf, len)) {
+		mem = mr->mem;
+		off = (uint64_t)((uint8_t *)buf - mr->base);
+	} else if (mr && mr->cuda) {
+		ret = -FI_EINVAL; /* GPU memory only through its registration */
+	} else {
+		ret = fc_mem_register(d->dev, buf, len, 0, &r->own);
+		mem = r->own;
+	}
+	if (!ret)
+		ret = fc_iget(d->dev, fc_host(mem, off), from, len, &r->req);
+out:
+	if (ret) {
+		if (r->own)
+			fc_mem_free(d->dev, r->own);
+		free(r);
+	} else {
+		r->next = ep->rma;
+		ep->rma = r;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
 #define EP(fep) ((struct fcp_ep *)(fep))
 
 static ssize_t r_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
 		      fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
 {
-	return -FI_ENOSYS;
+	return do_read(EP(ep), buf, len, desc, src, addr, key,
+		       EP(ep)->tx_op_flags & RD_FLAGS, ctx);
 }
 
 static ssize_t r_readv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 		       size_t count, fi_addr_t src, uint64_t addr, uint64_t key,
 		       void *ctx)
 {
-	return -FI_ENOSYS;
+	if (count != 1 || !iov)
+		return -FI_EINVAL;
+	return r_read(ep, iov->iov_base, iov->iov_len, desc ? desc[0] : NULL,
+		      src, addr, key, ctx);
 }
 
 static ssize_t r_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 			 uint64_t flags)
 {
-	return -FI_ENOSYS;
+	if (!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 ||
+	    !msg->msg_iov || !msg->rma_iov)
+		return -FI_EINVAL;
+	return do_read(EP(ep), msg->msg_iov->iov_base, msg->msg_iov->iov_len,
+		       msg->desc ? msg->desc[0] : NULL, msg->addr,
+		       msg->rma_iov->addr, msg->rma_iov->key, flags,
+		       msg->context);
 }
 
 static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len,

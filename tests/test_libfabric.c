@@ -5,7 +5,7 @@
  * nothing of fpgacomm use it:
  *
  * 1. `fi_info -p fpgacomm` (libfabric-bin) lists it: FI_EP_RDM with
- *    FI_TAGGED, FI_MSG and FI_RMA.
+ *    FI_TAGGED, FI_MSG and FI_RMA with FI_READ and FI_REMOTE_READ.
  * 2. Two ranks under fpgacomm-run use the libfabric API on it, with an AV
  *    table and then an AV map: getname; a bad address in an insert
  *    (FI_ADDR_NOTAVAIL) and a send to an address not in the AV
@@ -15,7 +15,12 @@
  *    entry, the next message whole); FI_PEEK, FI_CLAIM and the claimed
  *    message's receive; fi_cancel (FI_ECANCELED); send and receive
  *    counters; a remote write into a peer's registered buffer with its key
- *    (fi_read: -FI_ENOSYS; atomics: -FI_EOPNOTSUPP); directed receives
+ *    (atomics: -FI_EOPNOTSUPP); remote reads of a peer's registered
+ *    buffer (fi_read, fi_readv, fi_readmsg), checked byte for byte at
+ *    sizes from 1 B to 3 MiB, with their CQ entries (FI_READ) and read
+ *    counter; a key without FI_REMOTE_READ (-FI_EACCES, and a write with
+ *    a read-only key too), not a key (-FI_EINVAL), a read past the
+ *    registered end (an error entry, nothing read); directed receives
  *    that tell apart two endpoints of one rank (rank and port).
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
@@ -34,6 +39,7 @@
  * A part whose tool is missing (fi_info, fi_pingpong, mpirun) is skipped
  * saying why; all skipped: exit 77.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
@@ -60,6 +66,7 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#include "cuda_test.h"
 #include "launch.h"
 
 #define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
@@ -76,12 +83,13 @@ struct res {
 	struct fid_domain *domain;
 	struct fid_av *av;
 	struct fid_cq *txcq, *rxcq;
-	struct fid_cntr *scntr, *rcntr;
+	struct fid_cntr *scntr, *rcntr, *rdcntr;
 	struct fid_ep *ep;
 	fi_addr_t peer;
 };
 
 static struct res R;
+static uint64_t extra_caps; /* FI_HMEM in the GPU part */
 
 #define FI_OK(expr) CHECK_FI((expr), 0)
 #define CHECK_FI(expr, want)                                                \
@@ -150,6 +158,9 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = av_type;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	hints->caps |= extra_caps;
+	if (extra_caps & FI_HMEM)
+		hints->domain_attr->mr_mode |= FI_MR_HMEM;
 	hints->domain_attr->data_progress = progress;
 	hints->domain_attr->control_progress = progress;
 	hints->fabric_attr->prov_name = strdup("fpgacomm");
@@ -174,6 +185,7 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	FI_OK(fi_cq_open(R.domain, &cq_attr, &R.rxcq, NULL));
 	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.scntr, NULL));
 	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.rcntr, NULL));
+	FI_OK(fi_cntr_open(R.domain, &cntr_attr, &R.rdcntr, NULL));
 	FI_OK(fi_endpoint(R.domain, R.info, &R.ep, NULL));
 	if (failures)
 		return -1;
@@ -183,6 +195,7 @@ static int open_res(enum fi_av_type av_type, uint32_t port,
 	FI_OK(fi_ep_bind(R.ep, &R.rxcq->fid, FI_RECV));
 	FI_OK(fi_ep_bind(R.ep, &R.scntr->fid, FI_SEND));
 	FI_OK(fi_ep_bind(R.ep, &R.rcntr->fid, FI_RECV));
+	FI_OK(fi_ep_bind(R.ep, &R.rdcntr->fid, FI_READ));
 	FI_OK(fi_enable(R.ep));
 	FI_OK(fi_getname(&R.ep->fid, &me, &len));
 	CHECK(len == sizeof(me) && me.node == rank && me.port == port,
@@ -204,6 +217,7 @@ static void close_res(void)
 	struct fid *f[] = { R.ep ? &R.ep->fid : NULL,
 			    R.scntr ? &R.scntr->fid : NULL,
 			    R.rcntr ? &R.rcntr->fid : NULL,
+			    R.rdcntr ? &R.rdcntr->fid : NULL,
 			    R.txcq ? &R.txcq->fid : NULL,
 			    R.rxcq ? &R.rxcq->fid : NULL,
 			    R.av ? &R.av->fid : NULL,
@@ -414,9 +428,10 @@ static void test_rma_write(void)
 		cq_expect(R.rxcq, &c, &e, NULL);
 		for (int i = 0; i < N; i++)
 			buf[i] = (uint8_t)(i * 7 + 1);
+		/* the key grants writes, not reads */
 		CHECK_FI(fi_read(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
 				 kv[0], &c),
-			 -FI_ENOSYS);
+			 -FI_EACCES);
 		/* a key of another board is refused */
 		CHECK_FI(fi_write(R.ep, buf, N, fi_mr_desc(mr), R.peer, kv[1],
 				  fi_mr_key(mr), &c),
@@ -435,6 +450,149 @@ static void test_rma_write(void)
 	}
 	FI_OK(fi_close(&mr->fid));
 	free(buf);
+	sync_peer();
+}
+
+/* A read that must fail: its error entry, the local bytes untouched. */
+static void read_refused(uint8_t *buf, size_t len, uint64_t addr, uint64_t key)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	uint64_t errs = fi_cntr_readerr(R.rdcntr);
+	int c;
+
+	memset(buf, 0xee, len);
+	FI_OK(fi_read(R.ep, buf, len, NULL, R.peer, addr, key, &c));
+	CHECK_FI(cq_wait(R.txcq, &e, NULL), -FI_EAVAIL);
+	CHECK_FI(fi_cq_readerr(R.txcq, &err, 0), 1);
+	CHECK(err.op_context == &c && err.err != 0 &&
+		      err.flags == (FI_RMA | FI_READ),
+	      "read past the end: ctx %p err %d flags %llx", err.op_context,
+	      err.err, (unsigned long long)err.flags);
+	CHECK(fi_cntr_readerr(R.rdcntr) == errs + 1, "read errors %llu",
+	      (unsigned long long)fi_cntr_readerr(R.rdcntr));
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != 0xee) {
+			CHECK(0, "refused read wrote byte %zu: %u", i, buf[i]);
+			break;
+		}
+}
+
+/* Rank 1 reads rank 0's registered buffer with its key. */
+static void test_rma_read(void)
+{
+	enum {
+		M = 3 * 1024 * 1024 + 123
+	};
+	static const size_t sizes[] = {
+		1, 63, 64, 4095, 4097, 65536, (1u << 20) + 7, M
+	};
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr = NULL, *wmr = NULL, *lmr = NULL;
+	uint8_t *src = malloc(M), *dst = malloc(M), *wonly = calloc(1, 4096);
+	uint64_t kv[4], reads = fi_cntr_read(R.rdcntr);
+	struct fi_rma_iov riov;
+	struct fi_msg_rma m;
+	struct iovec iov;
+	void *desc;
+	int c;
+
+	for (size_t i = 0; i < M; i++)
+		src[i] = (uint8_t)(i * 13 + (i >> 12) + 5);
+	FI_OK(fi_mr_reg(R.domain, src, M, FI_REMOTE_READ, 0, 0, 0, &mr, NULL));
+	FI_OK(fi_mr_reg(R.domain, wonly, 4096, FI_REMOTE_WRITE, 0, 0, 0, &wmr,
+			NULL));
+	FI_OK(fi_mr_reg(R.domain, dst, M, FI_READ, 0, 0, 0, &lmr, NULL));
+	if (!mr || !wmr || !lmr)
+		goto out;
+	if (rank == 0) {
+		kv[0] = fi_mr_key(mr);
+		kv[1] = (uint64_t)(uintptr_t)src;
+		kv[2] = fi_mr_key(wmr);
+		kv[3] = (uint64_t)(uintptr_t)wonly;
+		FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4c, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		sync_peer(); /* rank 1 has read */
+		goto out;
+	}
+	FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x4c, 0, &c));
+	cq_expect(R.rxcq, &c, &e, NULL);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], off = (M - n) / 3, bad = 0;
+
+		memset(dst, 0, M);
+		/* into a registered buffer, and into plain memory */
+		FI_OK(fi_read(R.ep, dst + off, n,
+			      k & 1 ? NULL : fi_mr_desc(lmr), R.peer,
+			      kv[1] + off, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		CHECK(e.flags == (FI_RMA | FI_READ) && e.len == n,
+		      "read %zu: flags %llx len %zu", n,
+		      (unsigned long long)e.flags, e.len);
+		for (size_t i = 0; i < M && !bad; i++)
+			if (dst[i] != (i >= off && i < off + n ? src[i] : 0))
+				bad = i + 1;
+		CHECK(!bad, "read %zu at %zu: byte %zu is %u", n, off, bad - 1,
+		      dst[bad ? bad - 1 : 0]);
+	}
+	FI_OK(fi_cntr_wait(R.rdcntr, reads + 8, WAIT_S * 1000));
+	/* readv and readmsg: one iov each */
+	memset(dst, 0, 256);
+	iov.iov_base = dst;
+	iov.iov_len = 100;
+	desc = fi_mr_desc(lmr);
+	FI_OK(fi_readv(R.ep, &iov, &desc, 1, R.peer, kv[1] + 7, kv[0], &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + 7, 100) && !dst[100], "readv data");
+	riov.addr = kv[1] + 1000;
+	riov.len = 200;
+	riov.key = kv[0];
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.desc = &desc;
+	m.iov_count = 1;
+	m.addr = R.peer;
+	m.rma_iov = &riov;
+	m.rma_iov_count = 1;
+	m.context = &c;
+	iov.iov_len = 200;
+	FI_OK(fi_readmsg(R.ep, &m, FI_COMPLETION));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + 1000, 200), "readmsg data");
+	CHECK(fi_cntr_read(R.rdcntr) == reads + 10 &&
+		      fi_cntr_readerr(R.rdcntr) == 0,
+	      "read counter %llu (errors %llu), expected %llu",
+	      (unsigned long long)fi_cntr_read(R.rdcntr),
+	      (unsigned long long)fi_cntr_readerr(R.rdcntr),
+	      (unsigned long long)reads + 10);
+	/* a key that grants writes only, and what is not a key */
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[3], kv[2], &c),
+		 -FI_EACCES);
+	CHECK_FI(fi_write(R.ep, dst, 64, NULL, R.peer, kv[1], kv[0], &c),
+		 -FI_EACCES);
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1], 0, &c),
+		 -FI_EINVAL);
+	CHECK_FI(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1],
+			 kv[0] & ~(1ull << 63), &c),
+		 -FI_EINVAL);
+	/* past the registered end: across it, and just after it */
+	read_refused(dst, 4096, kv[1] + M - 64, kv[0]);
+	read_refused(dst, 64, kv[1] + M, kv[0]);
+	/* the reads before still stand: nothing was left half done */
+	FI_OK(fi_read(R.ep, dst, 64, NULL, R.peer, kv[1] + M - 64, kv[0], &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	CHECK(!memcmp(dst, src + M - 64, 64), "last 64 bytes");
+	sync_peer();
+out:
+	if (lmr)
+		FI_OK(fi_close(&lmr->fid));
+	if (wmr)
+		FI_OK(fi_close(&wmr->fid));
+	if (mr)
+		FI_OK(fi_close(&mr->fid));
+	free(src);
+	free(dst);
+	free(wonly);
 	sync_peer();
 }
 
@@ -605,6 +763,201 @@ static void test_auto_progress(void)
 	}
 }
 
+/* GPU memory (FI_HMEM_CUDA) registered for RMA. */
+static struct fid_mr *reg_cuda(cu_ptr p, size_t len)
+{
+	struct iovec iov = { (void *)(uintptr_t)p, len };
+	struct fi_mr_attr attr = { 0 };
+	struct fid_mr *mr = NULL;
+
+	attr.mr_iov = &iov;
+	attr.iov_count = 1;
+	attr.access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	attr.iface = FI_HMEM_CUDA;
+	FI_OK(fi_mr_regattr(R.domain, &attr, 0, &mr));
+	return mr;
+}
+
+static uint8_t pat(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 31 + (i >> 10) + seed);
+}
+
+/* Is @len bytes of GPU memory at @p (offset @base of its pattern) @seed's? */
+static void check_gpu(struct cu *cu, cu_ptr p, size_t len, size_t base,
+		      unsigned int seed, const char *what)
+{
+	uint8_t *h = malloc(len);
+
+	CHECK(h && !cu->dtoh(h, p, len), "%s: dtoh", what);
+	for (size_t i = 0; h && i < len; i++)
+		if (h[i] != pat(base + i, seed)) {
+			CHECK(0, "%s: byte %zu is %u, expected %u", what, i,
+			      h[i], pat(base + i, seed));
+			break;
+		}
+	free(h);
+}
+
+/* Fill GPU memory at @p with @seed's pattern from @base on. */
+static void fill_gpu(struct cu *cu, cu_ptr p, size_t len, size_t base,
+		     unsigned int seed)
+{
+	uint8_t *h = malloc(len);
+
+	for (size_t i = 0; h && i < len; i++)
+		h[i] = pat(base + i, seed);
+	CHECK(h && !cu->htod(p, h, len), "htod");
+	free(h);
+}
+
+/*
+ * FI_HMEM: a tagged message and an untagged one between GPU buffers, and
+ * remote writes and reads of a peer's registered GPU buffer (peer window).
+ */
+static void test_hmem(struct cu *cu)
+{
+	enum {
+		N = (1u << 20) + 17,  /* tagged: large enough for rendezvous */
+		S = 100,	      /* untagged: eager */
+		G = (256u << 10) + 5, /* the registered GPU buffers */
+		W = (64u << 10) + 3,  /* written at WOFF */
+		WOFF = 1000,
+	};
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *gmr = NULL;
+	cu_ptr msg = 0, win = 0;
+	uint64_t kv[2];
+	uint8_t *host = calloc(1, G);
+	int c;
+
+	CHECK(R.info->caps & FI_HMEM, "caps %llx lack FI_HMEM",
+	      (unsigned long long)R.info->caps);
+	CHECK(R.info->domain_attr->mr_mode & FI_MR_HMEM, "mr_mode %x",
+	      R.info->domain_attr->mr_mode);
+	CHECK(!cu->alloc(&msg, N) && !cu->alloc(&win, G), "cuMemAlloc");
+	if (failures)
+		goto out;
+	/* GPU to GPU: rank 0 sends, rank 1 receives, then back, untagged */
+	if (rank == 0) {
+		fill_gpu(cu, msg, N, 0, 1);
+		FI_OK(fi_tsend(R.ep, (void *)(uintptr_t)msg, N, NULL, R.peer,
+			       0x61, &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		cu->memset8(msg, 0, S);
+		FI_OK(fi_recv(R.ep, (void *)(uintptr_t)msg, S, NULL, R.peer,
+			      &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		CHECK(e.len == S, "untagged len %zu", e.len);
+		check_gpu(cu, msg, S, 7, 2, "untagged GPU message");
+	} else {
+		cu->memset8(msg, 0, N);
+		FI_OK(fi_trecv(R.ep, (void *)(uintptr_t)msg, N, NULL, R.peer,
+			       0x61, 0, &c));
+		cq_expect(R.rxcq, &c, &e, NULL);
+		CHECK(e.len == N && e.tag == 0x61, "tagged len %zu tag %llx",
+		      e.len, (unsigned long long)e.tag);
+		check_gpu(cu, msg, N, 0, 1, "tagged GPU message");
+		fill_gpu(cu, msg, S, 7, 2);
+		FI_OK(fi_send(R.ep, (void *)(uintptr_t)msg, S, NULL, R.peer,
+			      &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+	}
+	/* each rank's GPU buffer registered; rank 1 writes and reads 0's */
+	fill_gpu(cu, win, G, 0, rank ? 4 : 3);
+	gmr = reg_cuda(win, G);
+	if (!gmr)
+		goto out;
+	kv[0] = fi_mr_key(gmr);
+	kv[1] = (uint64_t)win;
+	FI_OK(fi_tsend(R.ep, kv, sizeof(kv), NULL, R.peer, 0x62, &c));
+	cq_expect(R.txcq, &c, &e, NULL);
+	FI_OK(fi_trecv(R.ep, kv, sizeof(kv), NULL, R.peer, 0x62, 0, &c));
+	cq_expect(R.rxcq, &c, &e, NULL);
+	if (rank == 1) {
+		void *d = fi_mr_desc(gmr);
+
+		FI_OK(fi_write(R.ep, (void *)(uintptr_t)(win + WOFF), W, d,
+			       R.peer, kv[1] + WOFF, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		/* rank 0's own bytes past the write, into our GPU buffer */
+		FI_OK(fi_read(R.ep, (void *)(uintptr_t)win, G - WOFF - W, d,
+			      R.peer, kv[1] + WOFF + W, kv[0], &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		CHECK(e.flags == (FI_RMA | FI_READ), "read flags %llx",
+		      (unsigned long long)e.flags);
+		check_gpu(cu, win, G - WOFF - W, WOFF + W, 3,
+			  "GPU read of the peer's GPU");
+		/* the written bytes, read back into host memory */
+		FI_OK(fi_read(R.ep, host, W, NULL, R.peer, kv[1] + WOFF, kv[0],
+			      &c));
+		cq_expect(R.txcq, &c, &e, NULL);
+		for (size_t i = 0; i < W; i++)
+			if (host[i] != pat(WOFF + i, 4)) {
+				CHECK(0, "read back: byte %zu is %u", i,
+				      host[i]);
+				break;
+			}
+		/* past the peer's GPU buffer: its window refuses */
+		memset(host, 0xee, 128);
+		FI_OK(fi_read(R.ep, host, 128, NULL, R.peer, kv[1] + G - 64,
+			      kv[0], &c));
+		CHECK_FI(cq_wait(R.txcq, &e, NULL), -FI_EAVAIL);
+		CHECK_FI(fi_cq_readerr(R.txcq, &err, 0), 1);
+		CHECK(err.op_context == &c && err.err == FI_EACCES,
+		      "read past the GPU buffer: err %d", err.err);
+		CHECK(host[0] == 0xee && host[127] == 0xee,
+		      "refused read wrote");
+		/* GPU memory beyond its registration is refused */
+		CHECK_FI(fi_write(R.ep, (void *)(uintptr_t)(win + G - 10), 100,
+				  d, R.peer, kv[1], kv[0], &c),
+			 -FI_EINVAL);
+	}
+	sync_peer();
+	if (rank == 0) {
+		check_gpu(cu, win, WOFF, 0, 3, "before the write");
+		check_gpu(cu, win + WOFF, W, WOFF, 4, "the write");
+		check_gpu(cu, win + WOFF + W, G - WOFF - W, WOFF + W, 3,
+			  "after the write");
+	}
+	sync_peer();
+out:
+	if (gmr)
+		FI_OK(fi_close(&gmr->fid));
+	if (msg)
+		cu->free(msg);
+	if (win)
+		cu->free(win);
+	free(host);
+}
+
+/* A rank of the GPU part: CUDA (or its stand-in) and FI_HMEM. */
+static int hmem_rank(void)
+{
+	struct cu cu;
+	const char *why;
+	void *ctx;
+
+	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
+	why = cu_load(&cu, &ctx);
+	if (why) {
+		printf("SKIP: %s\n", why);
+		return 77;
+	}
+	extra_caps = FI_HMEM;
+	if (!open_res(FI_AV_TABLE, 3, FI_PROGRESS_UNSPEC)) {
+		sync_peer();
+		test_hmem(&cu);
+	}
+	close_res();
+	cu.primary_release(cu.dev);
+	if (rank == 0 || failures)
+		printf("rank %u: FI_HMEM %s (%d failures)\n", rank,
+		       failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
+
 static int run_rank(void)
 {
 	enum fi_av_type types[3] = { FI_AV_TABLE, FI_AV_MAP, FI_AV_TABLE };
@@ -629,6 +982,7 @@ static int run_rank(void)
 		test_counters();
 		if (t == 0) {
 			test_rma_write();
+			test_rma_read();
 			test_directed();
 		}
 		if (progs[t] == FI_PROGRESS_AUTO)
@@ -644,6 +998,11 @@ static int run_rank(void)
 #else /* !HAVE_FI */
 
 static int run_rank(void)
+{
+	return 77;
+}
+
+static int hmem_rank(void)
 {
 	return 77;
 }
@@ -697,7 +1056,8 @@ static int part_fi_info(void)
 	rc = sh("fi_info -p fpgacomm -v 2>&1", out, sizeof(out));
 	if (rc || !strstr(out, "prov_name: fpgacomm") ||
 	    !strstr(out, "FI_EP_RDM") || !strstr(out, "FI_TAGGED") ||
-	    !strstr(out, "FI_RMA") || !strstr(out, "FI_DIRECTED_RECV")) {
+	    !strstr(out, "FI_RMA") || !strstr(out, "FI_DIRECTED_RECV") ||
+	    !strstr(out, "FI_READ") || !strstr(out, "FI_REMOTE_READ")) {
 		printf("FAIL fi_info -p fpgacomm (exit %d):\n%s\n", rc, out);
 		return 1;
 	}
@@ -930,6 +1290,54 @@ static int part_mpi(void)
 	return worst;
 }
 
+/*
+ * The FI_HMEM part on 2 ranks: with the CUDA driver, or without one the
+ * stand-in tests/fake_libcuda.c beside this program (each process's own
+ * memory as its "GPU").
+ */
+static int part_hmem(const char *run, const char *self)
+{
+	char path[PATH_MAX + 64], dir[PATH_MAX + 32];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	char *saved = old ? strdup(old) : NULL, *env = NULL;
+	int rc;
+
+	printf("== FI_HMEM: GPU memory between two ranks\n");
+	if (lib) {
+		dlclose(lib);
+	} else {
+		snprintf(path, sizeof(path), "%s", self);
+		snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
+		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
+		if (access(path, R_OK)) {
+			printf("SKIP: no CUDA driver, and no %s\n", path);
+			free(saved);
+			return 77;
+		}
+		if (asprintf(&env, "%s%s%s", dir, old ? ":" : "",
+			     old ? old : "") < 0) {
+			free(saved);
+			return 1;
+		}
+		setenv("LD_LIBRARY_PATH", env, 1);
+		printf("no CUDA driver: the ranks use the stand-in %s\n", path);
+	}
+	fflush(stdout);
+	setenv("FC_TEST_HMEM", "1", 1);
+	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
+	unsetenv("FC_TEST_HMEM");
+	if (env) {
+		if (saved)
+			setenv("LD_LIBRARY_PATH", saved, 1);
+		else
+			unsetenv("LD_LIBRARY_PATH");
+	}
+	free(env);
+	free(saved);
+	return rc;
+}
+
 int main(void)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32], so[PATH_MAX + 32];
@@ -937,6 +1345,8 @@ int main(void)
 
 	if (getenv("FC_TEST_PP"))
 		return pingpong_rank();
+	if (getenv("FC_TEST_HMEM") && getenv("FPGACOMM_RANK"))
+		return hmem_rank();
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_libfabric: the libfabric provider fpgacomm\n");
@@ -974,6 +1384,11 @@ int main(void)
 	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
 	parts++;
 	worst = rc > worst ? rc : worst;
+
+	rc = part_hmem(run, self);
+	parts++;
+	skips += rc == 77;
+	worst = rc != 77 && rc > worst ? rc : worst;
 
 	rc = part_pingpong(run, self);
 	parts++;

@@ -236,6 +236,14 @@ int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
 int fc_peer_import_cuda(struct fc_dev *dev, uint64_t dptr, size_t len,
 			unsigned int flags, struct fc_mem **memp);
 
+/*
+ * fc_cuda_available - can this process use CUDA device memory with the
+ * library (a CUDA driver, libcuda.so.1, loads and initialises)? The answer
+ * is found once and kept.
+ * RETURN VALUE: 0 yes; -ENODEV no CUDA driver or no usable GPU.
+ */
+int fc_cuda_available(void);
+
 /* ---- GPU memory across processes: CUDA IPC handles ---- */
 
 #define FC_CUDA_IPC_HANDLE_SIZE	64

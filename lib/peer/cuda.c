@@ -239,6 +239,11 @@ int fc__cuda_ready(void)
 	return cuda_ready();
 }
 
+FC__EXPORT int fc_cuda_available(void)
+{
+	return cuda_ready();
+}
+
 /* ---- What kind of memory a pointer is (lib/core/devmem.c) ---- */
 
 static pthread_once_t primary_once; /* defined below */
