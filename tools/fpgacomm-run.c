@@ -629,14 +629,58 @@ static int run_cluster(struct run *r, const struct run_args *a,
 /* ---- simulated hosts ---- */
 
 /*
- * Become simulated host @h: a mount namespace of our own with private
- * /dev/shm and /tmp, in which the directory @dir (the bridges' meeting
- * place, made outside) is seen as HOSTS_DIR. RETURN VALUE: 0 or -errno.
+ * The directory right under /tmp that @path lies in ("/tmp/ci" for
+ * "/tmp/ci/build/tests/x") into @top, or "" when it lies elsewhere.
  */
-static int enter_host(const char *dir)
+static void tmp_top(const char *path, char *top, size_t len)
+{
+	size_t n;
+
+	top[0] = '\0';
+	if (strncmp(path, "/tmp/", 5))
+		return;
+	n = strcspn(path + 5, "/");
+	if (n && n + 6 <= len)
+		snprintf(top, len, "/tmp/%.*s", (int)n, path + 5);
+}
+
+/* Where @path (a file or a directory) leaves /tmp, opened to be mounted
+ * again inside a private /tmp; -1 when it is not under /tmp. */
+static int tmp_keep_open(const char *path, char *top, size_t len)
+{
+	char real[PATH_MAX];
+
+	if (!path || !realpath(path, real))
+		return -1;
+	tmp_top(real, top, len);
+	return top[0] ? open(top, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+/* Mount directory @fd again at @top, inside the new /tmp. */
+static int tmp_keep(int fd, const char *top)
 {
 	char src[64];
-	int dirfd;
+
+	if (fd < 0)
+		return 0;
+	if (mkdir(top, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	return mount(src, top, NULL, MS_BIND | MS_REC, NULL) ? -errno : 0;
+}
+
+/*
+ * Become simulated host @h: a mount namespace of our own with private
+ * /dev/shm and /tmp, in which the directory @dir (the bridges' meeting
+ * place, made outside) is seen as HOSTS_DIR. The ranks' program @argv0
+ * and the working directory stay where they are when they lie under /tmp
+ * (their directory right under it is mounted again inside), as a real
+ * host's shared file system would have them. RETURN VALUE: 0 or -errno.
+ */
+static int enter_host(const char *dir, const char *argv0)
+{
+	char src[64], cwd[PATH_MAX], top[2][PATH_MAX];
+	int dirfd, keep[2] = { -1, -1 }, ret = 0;
 
 	if (unshare(CLONE_NEWNS))
 		return -errno;
@@ -647,19 +691,29 @@ static int enter_host(const char *dir)
 	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
+	keep[0] = tmp_keep_open(getcwd(cwd, sizeof(cwd)), top[0], PATH_MAX);
+	if (argv0 && strchr(argv0, '/'))
+		keep[1] = tmp_keep_open(argv0, top[1], PATH_MAX);
+	if (keep[1] >= 0 && keep[0] >= 0 && !strcmp(top[0], top[1])) {
+		close(keep[1]);
+		keep[1] = -1;
+	}
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 		  "mode=1777") ||
 	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
-		return -errno;
-	if (mkdir(HOSTS_DIR, 0700))
-		return -errno;
+		ret = -errno;
+	for (int i = 0; i < 2 && !ret; i++)
+		ret = tmp_keep(keep[i], top[i]);
+	if (!ret && mkdir(HOSTS_DIR, 0700))
+		ret = -errno;
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", dirfd);
-	if (mount(src, HOSTS_DIR, NULL, MS_BIND, NULL)) {
-		close(dirfd);
-		return -errno;
-	}
+	if (!ret && mount(src, HOSTS_DIR, NULL, MS_BIND, NULL))
+		ret = -errno;
 	close(dirfd);
-	return 0;
+	for (int i = 0; i < 2; i++)
+		if (keep[i] >= 0)
+			close(keep[i]);
+	return ret;
 }
 
 /* The keeper of host @h: its namespace, its share of the ranks, and its
@@ -675,7 +729,7 @@ keeper(struct run *top, const struct run_args *a, const struct fc_topology *t,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
-	ret = enter_host(dir);
+	ret = enter_host(dir, a->argv[0]);
 	if (ret) {
 		fprintf(stderr,
 			"%s: host %u: cannot make its namespace: %s%s\n", prog,
