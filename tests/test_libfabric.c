@@ -71,6 +71,8 @@
 
 #define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
 #define WAIT_S	30
+#define DEAD_PORT "6" /* FPGACOMM_FI_PORT: the dead peer part */
+#define DEAD_S	20 /* how long a dead peer may take to be noticed */
 
 static uint32_t rank;
 static int failures;
@@ -995,6 +997,59 @@ static int run_rank(void)
 	return failures ? 1 : 0;
 }
 
+
+/*
+ * A peer that dies: rank 1 is up (one message each way), then leaves
+ * without closing anything, as if it crashed. Rank 0's tagged receive
+ * directed at it ends with an error entry, FI_EHOSTDOWN, within DEAD_S;
+ * a send to it then fails (at once or with an error entry, FI_EHOSTDOWN
+ * too) rather than hang; and rank 0 closes everything.
+ */
+static void test_dead_peer(void)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char b[8] = "dead";
+	long rc;
+	int c;
+
+	sync_peer();
+	if (rank == 1)
+		_exit(failures ? 1 : 0);
+	FI_OK(fi_trecv(R.ep, b, sizeof(b), NULL, R.peer, 0xd1, 0, &c));
+	rc = fi_cq_sread(R.rxcq, &e, 1, NULL, DEAD_S * 1000);
+	CHECK_FI(rc, -FI_EAVAIL);
+	memset(&err, 0, sizeof(err));
+	if (rc == -FI_EAVAIL)
+		CHECK_FI(fi_cq_readerr(R.rxcq, &err, 0), 1);
+	CHECK(err.err == FI_EHOSTDOWN && err.op_context == &c &&
+		      (err.flags & FI_RECV),
+	      "receive from a dead peer: err %d (%s) context %p", err.err,
+	      fi_strerror(err.err), err.op_context);
+	rc = fi_tsend(R.ep, b, sizeof(b), NULL, R.peer, 0xd2, &c);
+	if (!rc) { /* taken: its completion must say it failed */
+		rc = fi_cq_sread(R.txcq, &e, 1, NULL, DEAD_S * 1000);
+		CHECK_FI(rc, -FI_EAVAIL);
+		memset(&err, 0, sizeof(err));
+		if (rc == -FI_EAVAIL)
+			CHECK_FI(fi_cq_readerr(R.txcq, &err, 0), 1);
+		rc = -err.err;
+	}
+	CHECK_FI(rc, -FI_EHOSTDOWN);
+}
+
+static int dead_rank(void)
+{
+	rank = (uint32_t)atoi(getenv("FPGACOMM_RANK"));
+	setenv("FPGACOMM_FI_PORT", DEAD_PORT, 1);
+	if (!open_res(FI_AV_TABLE, atoi(DEAD_PORT), FI_PROGRESS_UNSPEC))
+		test_dead_peer();
+	close_res();
+	printf("rank %u: a dead peer %s (%d failures)\n", rank,
+	       failures ? "FAIL" : "ok", failures);
+	return failures ? 1 : 0;
+}
+
 #else /* !HAVE_FI */
 
 static int run_rank(void)
@@ -1003,6 +1058,11 @@ static int run_rank(void)
 }
 
 static int hmem_rank(void)
+{
+	return 77;
+}
+
+static int dead_rank(void)
 {
 	return 77;
 }
@@ -1340,6 +1400,7 @@ static int part_hmem(const char *run, const char *self)
 
 int main(void)
 {
+	static const char *const dead_env[] = { "FC_TEST_DEAD", "1", NULL };
 	char self[PATH_MAX], run[PATH_MAX + 32], so[PATH_MAX + 32];
 	int rc, worst = 0, skips = 0, parts = 0;
 
@@ -1347,6 +1408,8 @@ int main(void)
 		return pingpong_rank();
 	if (getenv("FC_TEST_HMEM") && getenv("FPGACOMM_RANK"))
 		return hmem_rank();
+	if (getenv("FC_TEST_DEAD") && getenv("FPGACOMM_RANK"))
+		return dead_rank();
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_libfabric: the libfabric provider fpgacomm\n");
@@ -1382,6 +1445,12 @@ int main(void)
 	printf("== the libfabric API between two ranks\n");
 	fflush(stdout);
 	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
+	parts++;
+	worst = rc > worst ? rc : worst;
+
+	printf("== a peer that dies\n");
+	fflush(stdout);
+	rc = harness_launch_ranks(run, self, 2, NULL, NULL, dead_env);
 	parts++;
 	worst = rc > worst ? rc : worst;
 
