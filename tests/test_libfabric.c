@@ -22,6 +22,8 @@
  *    a read-only key too), not a key (-FI_EINVAL), a read past the
  *    registered end (an error entry, nothing read); directed receives
  *    that tell apart two endpoints of one rank (rank and port).
+ *    Then a peer that dies: a receive directed at it ends with
+ *    FI_EHOSTDOWN in bounded time, a send to it fails, all closes.
  * 3. `fi_pingpong` (libfabric-bin) between two ranks, msg and tagged, with
  *    its data check (-c), every size up to 1 MiB.
  * 4. tests/mpi/mpi_fabric under `mpirun --mca pml cm --mca mtl ofi` with
@@ -69,10 +71,10 @@
 #include "cuda_test.h"
 #include "launch.h"
 
-#define EP_PORT "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
-#define WAIT_S	30
+#define EP_PORT	  "3" /* FPGACOMM_FI_PORT: the first round's endpoints */
+#define WAIT_S	  30
 #define DEAD_PORT "6" /* FPGACOMM_FI_PORT: the dead peer part */
-#define DEAD_S	20 /* how long a dead peer may take to be noticed */
+#define DEAD_S	  20  /* how long a dead peer may take to be noticed */
 
 static uint32_t rank;
 static int failures;
@@ -996,7 +998,6 @@ static int run_rank(void)
 		       failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }
-
 
 /*
  * A peer that dies: rank 1 is up (one message each way), then leaves
