@@ -463,20 +463,8 @@ struct coll_args {
 
 static unsigned int coll_sizes(const char *list, uint64_t *sizes)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		coll_die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == COLL_MAX_SIZES ||
-		    parse_size(tok, &sizes[n], "KM", true))
-			usage_error("bad size '%s'", tok);
-		n++;
-	}
-	free(copy);
-	return n;
+	return parse_list(list, sizes, COLL_MAX_SIZES, "KM", 0, UINT64_MAX,
+			  "size");
 }
 
 static void coll_buffers_arg(const char *arg, struct coll_args *a)

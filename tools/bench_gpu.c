@@ -205,24 +205,8 @@ static void gpu_row(struct gpu_case *c, uint64_t size, unsigned int iters)
 
 static unsigned int gpu_parse_sizes(const char *s, uint64_t *sizes)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		gpu_die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == GPU_MAX_SIZES)
-			usage_error("at most %u sizes", GPU_MAX_SIZES);
-		if (parse_size(tok, &sizes[n], "KMG", true) || !sizes[n] ||
-		    sizes[n] > FC_DESC_MAX_LEN)
-			usage_error("bad size '%s' (1..1G)", tok);
-		n++;
-	}
-	free(copy);
-	if (!n)
-		usage_error("no sizes");
-	return n;
+	return parse_list(s, sizes, GPU_MAX_SIZES, "KMG", 1, FC_DESC_MAX_LEN,
+			  "size");
 }
 
 int bench_gpu_main(int argc, char **argv)

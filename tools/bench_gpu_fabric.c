@@ -325,24 +325,8 @@ static void gf_setup(struct gf *g, uint64_t max)
 
 static unsigned int gf_sizes(const char *s, uint64_t *sizes)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		gf_die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == GF_MAX_SIZES)
-			usage_error("at most %u sizes", GF_MAX_SIZES);
-		if (parse_size(tok, &sizes[n], "KMG", true) || !sizes[n] ||
-		    sizes[n] > FC_DESC_MAX_LEN)
-			usage_error("bad size '%s' (1..1G)", tok);
-		n++;
-	}
-	free(copy);
-	if (!n)
-		usage_error("no sizes");
-	return n;
+	return parse_list(s, sizes, GF_MAX_SIZES, "KMG", 1, FC_DESC_MAX_LEN,
+			  "size");
 }
 
 int bench_gpu_fabric_main(int argc, char **argv)

@@ -63,25 +63,8 @@ static void hbm_usage(FILE *f)
 static unsigned int hbm_list(const char *s, uint64_t *v, const char *what,
 			     bool size)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == HBM_MAX_LIST)
-			usage_error("at most %u %s", HBM_MAX_LIST, what);
-		if ((size ? parse_size(tok, &v[n], "KMG", true) :
-			    parse_u64(tok, &v[n])) ||
-		    !v[n])
-			usage_error("bad %s '%s'", what, tok);
-		n++;
-	}
-	free(copy);
-	if (!n)
-		usage_error("no %s", what);
-	return n;
+	return parse_list(s, v, HBM_MAX_LIST, size ? "KMG" : NULL, 1,
+			  UINT64_MAX, what);
 }
 
 struct hbm_case {
@@ -357,14 +340,14 @@ static void hbm_parse_args(int argc, char **argv, struct hbm_args *a)
 	       -1) {
 		switch (c) {
 		case 's':
-			a->n_sizes = hbm_list(optarg, a->sizes, "sizes", true);
+			a->n_sizes = hbm_list(optarg, a->sizes, "size", true);
 			break;
 		case 'l':
-			a->n_ls = hbm_list(optarg, a->nls, "LS counts", false);
+			a->n_ls = hbm_list(optarg, a->nls, "LS count", false);
 			break;
 		case 'S':
-			a->n_st = hbm_list(optarg, a->nst, "stream counts",
-					   false);
+			a->n_st =
+				hbm_list(optarg, a->nst, "stream count", false);
 			for (k = 0; k < a->n_st; k++)
 				if (a->nst[k] > FC_LS_STREAMS)
 					usage_error("streams per LS: 1 or 2");

@@ -72,25 +72,8 @@ static void die(const char *what, int err)
 
 static unsigned int parse_sizes(const char *s, uint64_t *sizes)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int n = 0;
-
-	if (!copy)
-		die("strdup", -ENOMEM);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == MAX_SIZES)
-			usage_error("at most %u sizes", MAX_SIZES);
-		if (parse_size(tok, &sizes[n], "KM", true) || !sizes[n] ||
-		    sizes[n] > FC_CHAN_MAX_MSG)
-			usage_error("bad size '%s' (1..%u)", tok,
-				    FC_CHAN_MAX_MSG);
-		n++;
-	}
-	free(copy);
-	if (!n)
-		usage_error("no sizes");
-	return n;
+	return parse_list(s, sizes, MAX_SIZES, "KM", 1, FC_CHAN_MAX_MSG,
+			  "size");
 }
 
 static unsigned int iters_for(uint64_t size, unsigned int iters, bool given)

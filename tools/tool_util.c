@@ -98,6 +98,43 @@ int parse_size(const char *s, uint64_t *val, const char *suffixes, bool unit)
 	return 0;
 }
 
+unsigned int parse_list(const char *s, uint64_t *v, unsigned int cap,
+			const char *suffixes, uint64_t min, uint64_t max,
+			const char *what)
+{
+	const char *tok = s, *comma;
+	unsigned int n = 0;
+	char item[64];
+	size_t len;
+	int ret;
+
+	do {
+		comma = strchr(tok, ',');
+		len = comma ? (size_t)(comma - tok) : strlen(tok);
+		if (n == cap)
+			usage_error("too many %s values (at most %u)", what,
+				    cap);
+		if (len >= sizeof(item))
+			usage_error("bad %s '%.*s'", what, (int)len, tok);
+		memcpy(item, tok, len);
+		item[len] = '\0';
+		ret = suffixes ? parse_size(item, &v[n], suffixes, true) :
+				 parse_u64(item, &v[n]);
+		if (!ret && (v[n] < min || v[n] > max))
+			ret = -ERANGE;
+		if (ret && max == UINT64_MAX)
+			usage_error("bad %s '%s' (at least %llu)", what, item,
+				    (unsigned long long)min);
+		if (ret)
+			usage_error("bad %s '%s' (%llu..%llu)", what, item,
+				    (unsigned long long)min,
+				    (unsigned long long)max);
+		n++;
+		tok = comma ? comma + 1 : NULL;
+	} while (tok);
+	return n;
+}
+
 void json_str(const char *s)
 {
 	putchar('"');

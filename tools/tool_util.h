@@ -44,6 +44,17 @@ int parse_u64(const char *s, uint64_t *val);
  */
 int parse_size(const char *s, uint64_t *val, const char *suffixes, bool unit);
 
+/*
+ * parse_list - a comma-separated list of at most @cap numbers into @v, each
+ * read by parse_size() with @suffixes (NULL: plain numbers, parse_u64())
+ * and within @min..@max. Anything else is a usage error naming @what
+ * ("size"); so is an empty item.
+ * RETURN VALUE: how many numbers were read.
+ */
+unsigned int parse_list(const char *s, uint64_t *v, unsigned int cap,
+			const char *suffixes, uint64_t min, uint64_t max,
+			const char *what);
+
 /* @s as a JSON string, quoted and escaped, on stdout. */
 void json_str(const char *s);
 
