@@ -181,9 +181,10 @@ $(B)/tools/fpgacomm-run: INC := -Iemu -Itopo -Imodel
 $(B)/tools/fpgacomm-bench: tools/bench_coll.c tools/bench_coll.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA := tools/bench_coll.c
 # ... and DMA to and from GPU memory too.
-$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h \
+$(B)/tools/fpgacomm-bench: tools/bench_gpu.c tools/bench_gpu.h tools/bench_cuda.c \
 			   tools/bench_gpu_fabric.c
-$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c tools/bench_gpu_fabric.c
+$(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_gpu.c tools/bench_gpu_fabric.c \
+					  tools/bench_cuda.c
 # ... and its sort in another.
 $(B)/tools/fpgacomm-bench: tools/bench_sort.c tools/bench_sort.h
 $(B)/tools/fpgacomm-bench: TOOL_EXTRA += tools/bench_sort.c

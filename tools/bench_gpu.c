@@ -6,7 +6,6 @@
  * engine itself moves GPU memory with cuMemcpy, so the ratio is the cost
  * of the board model around it. The CUDA driver API is loaded at run time.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#include "bench_cuda.h"
 #include "bench_gpu.h"
 #include "tool_util.h"
 
@@ -23,23 +23,6 @@
 #define GPU_ROUNDS     5
 #define GPU_TIMEOUT_MS 60000
 #define GPU_EXIT_SKIP  77 /* no GPU: scripts skip, as tests do */
-
-typedef int cu_res;
-typedef unsigned long long cu_ptr;
-
-struct gpu_cu {
-	cu_res (*init)(unsigned int);
-	cu_res (*device_get)(int *, int);
-	cu_res (*device_name)(char *, int, int);
-	cu_res (*retain)(void **, int);
-	cu_res (*set_current)(void *);
-	cu_res (*alloc)(cu_ptr *, size_t);
-	cu_res (*free)(cu_ptr);
-	cu_res (*htod)(cu_ptr, const void *, size_t);
-	cu_res (*dtoh)(void *, cu_ptr, size_t);
-	cu_res (*host_register)(void *, size_t, unsigned int);
-	cu_res (*host_unregister)(void *);
-};
 
 static void gpu_usage(FILE *f)
 {
@@ -75,62 +58,28 @@ static void cu_check(const char *what, cu_res r)
 	}
 }
 
-static const char *gpu_load(struct gpu_cu *cu, char *name, size_t len)
+static const char *gpu_load(struct bench_cu *cu, char *name, size_t len)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	const char *why;
 	void *ctx;
-	int d;
+	int n, d;
 
-	if (!lib)
-		return "no CUDA driver (libcuda.so.1)";
-	*(void **)&cu->init = dlsym(lib, "cuInit");
-	*(void **)&cu->device_get = dlsym(lib, "cuDeviceGet");
-	*(void **)&cu->device_name = dlsym(lib, "cuDeviceGetName");
-	*(void **)&cu->retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
-	*(void **)&cu->set_current = dlsym(lib, "cuCtxSetCurrent");
-	*(void **)&cu->alloc = dlsym(lib, "cuMemAlloc_v2");
-	*(void **)&cu->free = dlsym(lib, "cuMemFree_v2");
-	*(void **)&cu->htod = dlsym(lib, "cuMemcpyHtoD_v2");
-	*(void **)&cu->dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
-	*(void **)&cu->host_register = dlsym(lib, "cuMemHostRegister_v2");
-	*(void **)&cu->host_unregister = dlsym(lib, "cuMemHostUnregister");
-	if (!cu->init || !cu->device_get || !cu->device_name || !cu->retain ||
-	    !cu->set_current || !cu->alloc || !cu->free || !cu->htod ||
-	    !cu->dtoh || !cu->host_register || !cu->host_unregister)
-		return "CUDA driver without the calls this benchmark uses";
-	if (cu->init(0) || cu->device_get(&d, 0))
-		return "no usable GPU (cuInit or cuDeviceGet failed)";
+	why = bench_cu_load(cu, &n);
+	if (why)
+		return why;
+	if (!cu->host_register || !cu->host_unregister)
+		return "CUDA driver without cuMemHostRegister";
+	if (cu->device_get(&d, 0))
+		return "cuDeviceGet failed";
 	if (cu->retain(&ctx, d) || cu->set_current(ctx))
 		return "no CUDA context";
-	if (cu->device_name(name, (int)len, d))
-		snprintf(name, len, "GPU 0");
+	bench_cu_name(cu, d, name, len);
 	return NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct gpu_case {
 	struct fc_dev *dev;
-	struct gpu_cu *cu;
+	struct bench_cu *cu;
 	struct fc_mem *host; /* fc_mem_alloc'd */
 	struct fc_mem *gpu;  /* the peer region over dp */
 	cu_ptr dp;
@@ -147,14 +96,14 @@ static double dma_rate(struct gpu_case *c, uint64_t size, unsigned int iters,
 
 	x.src = to_gpu ? fc_host(c->host, 0) : fc_host(c->gpu, 0);
 	x.dst = to_gpu ? fc_host(c->gpu, 0) : fc_host(c->host, 0);
-	t0 = now_s();
+	t0 = tool_now_s();
 	for (i = 0; i < iters; i++) {
 		ret = fc_dma_run(c->dev, &x, 1, GPU_TIMEOUT_MS);
 		if (ret)
 			gpu_die(to_gpu ? "DMA host -> GPU" : "DMA GPU -> host",
 				ret);
 	}
-	return (double)size * iters / (now_s() - t0) / 1e9;
+	return (double)size * iters / (tool_now_s() - t0) / 1e9;
 }
 
 /* The same bytes with cuMemcpyHtoD/DtoH. */
@@ -164,12 +113,12 @@ static double cu_rate(struct gpu_case *c, uint64_t size, unsigned int iters,
 	unsigned int i;
 	double t0;
 
-	t0 = now_s();
+	t0 = tool_now_s();
 	for (i = 0; i < iters; i++)
 		cu_check(to_gpu ? "cuMemcpyHtoD" : "cuMemcpyDtoH",
 			 to_gpu ? c->cu->htod(c->dp, c->host->addr, size) :
 				  c->cu->dtoh(c->host->addr, c->dp, size));
-	return (double)size * iters / (now_s() - t0) / 1e9;
+	return (double)size * iters / (tool_now_s() - t0) / 1e9;
 }
 
 /* One row: medians over rounds, DMA and cuMemcpy alternating in each. */
@@ -193,9 +142,9 @@ static void gpu_row(struct gpu_case *c, uint64_t size, unsigned int iters)
 		}
 	}
 	for (dir = 0; dir < 2; dir++) {
-		m_dma[dir] = median(dma[dir], GPU_ROUNDS);
-		m_cpy[dir] = median(cpy[dir], GPU_ROUNDS);
-		m_ratio[dir] = median(ratio[dir], GPU_ROUNDS);
+		m_dma[dir] = tool_median(dma[dir], GPU_ROUNDS);
+		m_cpy[dir] = tool_median(cpy[dir], GPU_ROUNDS);
+		m_ratio[dir] = tool_median(ratio[dir], GPU_ROUNDS);
 	}
 	printf("%-9s %6u %10.2f %10.2f %6.2f %10.2f %10.2f %6.2f\n",
 	       human_size(size, 0, sz, sizeof(sz)), iters, m_dma[0], m_cpy[0],
@@ -223,7 +172,7 @@ int bench_gpu_main(int argc, char **argv)
 	unsigned int nsizes = 0, iters = 0, s, n;
 	const char *devname = NULL, *why;
 	struct gpu_case c = { 0 };
-	struct gpu_cu cu = { 0 };
+	struct bench_cu cu = { 0 };
 	struct fc_info info;
 	bool pinned = false;
 	char gpu_name[128];

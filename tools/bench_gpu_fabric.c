@@ -14,7 +14,6 @@
  * (10^9 bytes/s), medians of the rounds and the median per-round ratios.
  * The CUDA driver API is loaded at run time; without it, exit 77.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 
 #include <fpgacomm/fpgacomm.h>
 
+#include "bench_cuda.h"
 #include "bench_gpu.h"
 #include "tool_util.h"
 
@@ -32,31 +32,11 @@
 #define GF_T_MS	      120000
 #define GF_SKIP	      77
 
-typedef int cu_res;
-typedef unsigned long long cu_ptr;
-
-struct gf_cu {
-	cu_res (*init)(unsigned int);
-	cu_res (*count)(int *);
-	cu_res (*device_get)(int *, int);
-	cu_res (*device_name)(char *, int, int);
-	cu_res (*retain)(void **, int);
-	cu_res (*set_current)(void *);
-	cu_res (*alloc)(cu_ptr *, size_t);
-	cu_res (*free)(cu_ptr);
-	cu_res (*htod)(cu_ptr, const void *, size_t);
-	cu_res (*dtoh)(void *, cu_ptr, size_t);
-	cu_res (*peer)(cu_ptr, void *, cu_ptr, void *, size_t);
-	cu_res (*sync)(void);
-	cu_res (*can_peer)(int *, int, int);
-	cu_res (*enable_peer)(void *, unsigned int);
-};
-
 struct gf {
 	struct fc_dev *dev;
 	struct fc_group *world;
 	uint32_t rank;
-	struct gf_cu cu;
+	struct bench_cu cu;
 	void *ctx, *ctx_other;
 	bool p2p; /* cuMemcpyPeer goes device to device, not through the host */
 	cu_ptr dp, dp_other; /* ours; rank 0's on the other device */
@@ -98,8 +78,6 @@ static void cu_ok(const char *what, cu_res r)
 	}
 }
 
-#define GF_SYM(lib, f, name) (*(void **)&cu->f = dlsym(lib, name))
-
 /*
  * The baseline is cuMemcpyPeer at its best: device to device, which it is
  * only once the current context may reach the other device's memory (else
@@ -107,7 +85,7 @@ static void cu_ok(const char *what, cu_res r)
  */
 static void gf_enable_peer(struct gf *g, int d, int other)
 {
-	struct gf_cu *cu = &g->cu;
+	struct bench_cu *cu = &g->cu;
 	int can = 0;
 	cu_res r;
 
@@ -121,50 +99,24 @@ static void gf_enable_peer(struct gf *g, int d, int other)
 /* Load the driver; take device @rank (modulo the count) and the next. */
 static const char *gf_load(struct gf *g, char *name, size_t len)
 {
-	struct gf_cu *cu = &g->cu;
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	int n = 0, d, other;
+	struct bench_cu *cu = &g->cu;
+	const char *why;
+	int n, d, other;
 
-	if (!lib)
-		return "no CUDA driver (libcuda.so.1)";
-	GF_SYM(lib, init, "cuInit");
-	GF_SYM(lib, count, "cuDeviceGetCount");
-	GF_SYM(lib, device_get, "cuDeviceGet");
-	GF_SYM(lib, device_name, "cuDeviceGetName");
-	GF_SYM(lib, retain, "cuDevicePrimaryCtxRetain");
-	GF_SYM(lib, set_current, "cuCtxSetCurrent");
-	GF_SYM(lib, alloc, "cuMemAlloc_v2");
-	GF_SYM(lib, free, "cuMemFree_v2");
-	GF_SYM(lib, htod, "cuMemcpyHtoD_v2");
-	GF_SYM(lib, dtoh, "cuMemcpyDtoH_v2");
-	GF_SYM(lib, peer, "cuMemcpyPeer");
-	GF_SYM(lib, sync, "cuCtxSynchronize");
-	GF_SYM(lib, can_peer, "cuDeviceCanAccessPeer");
-	GF_SYM(lib, enable_peer, "cuCtxEnablePeerAccess");
-	if (!cu->init || !cu->count || !cu->device_get || !cu->device_name ||
-	    !cu->retain || !cu->set_current || !cu->alloc || !cu->free ||
-	    !cu->htod || !cu->dtoh || !cu->peer || !cu->sync)
-		return "CUDA driver without the calls this benchmark uses";
-	if (cu->init(0) || cu->count(&n) || n < 1)
-		return "no usable GPU (cuInit or cuDeviceGetCount failed)";
+	why = bench_cu_load(cu, &n);
+	if (why)
+		return why;
+	if (!cu->peer || !cu->sync)
+		return "CUDA driver without cuMemcpyPeer";
 	if (cu->device_get(&d, (int)g->rank % n) ||
 	    cu->device_get(&other, ((int)g->rank + 1) % n))
 		return "cuDeviceGet failed";
 	if (cu->retain(&g->ctx, d) || cu->retain(&g->ctx_other, other) ||
 	    cu->set_current(g->ctx))
 		return "no CUDA context";
-	if (cu->device_name(name, (int)len, d))
-		snprintf(name, len, "GPU %d", d);
+	bench_cu_name(cu, d, name, len);
 	gf_enable_peer(g, d, other);
 	return NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void barrier(struct gf *g)
@@ -183,7 +135,7 @@ static double gf_time(struct gf *g, int way, uint64_t size, unsigned int iters)
 	int ret;
 
 	barrier(g);
-	t0 = now_s();
+	t0 = tool_now_s();
 	for (unsigned int i = 0; i < iters; i++) {
 		if (way == 2) {
 			if (!g->rank) {
@@ -212,20 +164,7 @@ static double gf_time(struct gf *g, int way, uint64_t size, unsigned int iters)
 	}
 	if (!g->rank && way == 1)
 		cu_ok("cuCtxSynchronize", g->cu.sync());
-	return now_s() - t0;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double med(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return tool_now_s() - t0;
 }
 
 /* One row: each way in every round, in turn; @lat: microseconds. */
@@ -256,8 +195,9 @@ static void gf_row(struct gf *g, uint64_t size, bool lat)
 		return;
 	printf("%-9s %-5s %10.2f %10.2f %10.2f %8.2f %8.2f\n",
 	       human_size(size, 0, sz, sizeof(sz)), lat ? "us" : "GB/s",
-	       med(v[0], g->rounds), med(v[1], g->rounds), med(v[2], g->rounds),
-	       med(rp, g->rounds), med(r3, g->rounds));
+	       tool_median(v[0], g->rounds), tool_median(v[1], g->rounds),
+	       tool_median(v[2], g->rounds), tool_median(rp, g->rounds),
+	       tool_median(r3, g->rounds));
 	fflush(stdout);
 }
 

@@ -93,19 +93,6 @@ static void gen_keys(uint32_t *k, size_t n, uint64_t first, unsigned int bits)
 		k[i] = (uint32_t)sort_mix(SORT_SEED + first + i) & mask;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *t, unsigned int n)
-{
-	qsort(t, n, sizeof(*t), cmp_double);
-	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 static void header(void)
 {
 	printf("# %-9s %5s %10s %4s %-9s %10s %9s %8s %2s %2s %9s %6s %s\n",
@@ -205,7 +192,7 @@ static int run_serial(size_t keys, unsigned int bits, unsigned int iters)
 		if (out[i - 1] > out[i])
 			ok = false;
 	line("serial", 1, keys, bits, counting ? "counting" : "radix",
-	     median(t, iters), 0, counting ? 2 : (bits + 10) / 11 + 1, 0,
+	     tool_median(t, iters), 0, counting ? 2 : (bits + 10) / 11 + 1, 0,
 	     ok ? "ok" : "WRONG");
 	for (unsigned int it = 0; it <= iters; it++) {
 		t0 = now_s();
@@ -213,7 +200,7 @@ static int run_serial(size_t keys, unsigned int bits, unsigned int iters)
 		if (it)
 			t[it - 1] = now_s() - t0;
 	}
-	line("memcpy", 1, keys, bits, "-", median(t, iters), 0, 1, 0,
+	line("memcpy", 1, keys, bits, "-", tool_median(t, iters), 0, 1, 0,
 	     memcmp(out, in, keys * 4) ? "WRONG" : "ok");
 	free(in);
 	free(out);
@@ -270,7 +257,7 @@ static void bandwidths(struct sort_bench *b, const uint32_t *src, uint32_t *dst,
 		memcpy(dst, src, bytes);
 		t[it] = slowest(b, now_s() - t0);
 	}
-	*bmem = bytes / median(t, 5);
+	*bmem = bytes / tool_median(t, 5);
 	for (int it = 0; it < 5; it++) {
 		fc_barrier_group(b->g, SORT_TIMEOUT_MS);
 		t0 = now_s();
@@ -280,7 +267,7 @@ static void bandwidths(struct sort_bench *b, const uint32_t *src, uint32_t *dst,
 			sort_die("alltoall", rc);
 		t[it] = slowest(b, now_s() - t0);
 	}
-	*bnet = per * b->n * 4 / median(t, 5);
+	*bnet = per * b->n * 4 / tool_median(t, 5);
 }
 
 static const char *const algo_names[] = { "auto", "counting", "onepass",
@@ -363,13 +350,13 @@ static void run_algo(struct sort_bench *b, uint32_t algo, double bmem,
 	rc = check_sorted(b, out);
 	if (b->rank == 0)
 		line("fpgacomm", b->n, b->keys, b->bits, algo_names[algo],
-		     median(t, b->iters), a.net_passes, a.mem_passes, model,
-		     rc ? "ok" : "WRONG");
+		     tool_median(t, b->iters), a.net_passes, a.mem_passes,
+		     model, rc ? "ok" : "WRONG");
 	if (b->rank == 0 && sim)
 		printf("# model: %s %s sim_ms %.4f, %.3f GB/s of keys (the fabric only)\n",
 		       getenv("FPGACOMM_EMU_MODEL"), algo_names[algo],
-		       median(st, b->iters) * 1e3,
-		       b->keys * 4.0 / median(st, b->iters) / 1e9);
+		       tool_median(st, b->iters) * 1e3,
+		       b->keys * 4.0 / tool_median(st, b->iters) / 1e9);
 	free(st);
 	free(in);
 	free(out);

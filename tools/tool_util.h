@@ -67,5 +67,10 @@ const char *human_size(uint64_t bytes, int decimals, char *buf, size_t len);
 
 /* CLOCK_MONOTONIC in microseconds, for timing a benchmark's rounds. */
 double tool_now_us(void);
+/* ... and in seconds. */
+double tool_now_s(void);
+
+/* The median of @n values (sorts @v). */
+double tool_median(double *v, unsigned int n);
 
 #endif /* FC_TOOL_UTIL_H */
