@@ -48,6 +48,8 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "ioctl_test.h"
+
 #include "chain_rule.h"
 
 #define EXIT_SKIP 77
@@ -60,37 +62,12 @@ static long page;
 
 /* ---- helpers ---- */
 
-static int xioctl(int f, unsigned long cmd, void *arg)
-{
-	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
-}
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 strerror(-_rc), _want, strerror(-_want));     \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
-
 static double now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void fill(void *p, size_t len, uint32_t seed)
-{
-	uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		b[i] = seed >> 16;
-	}
 }
 
 static int reg_read(uint32_t off, uint32_t *val)
@@ -107,31 +84,6 @@ static int reg_write(uint32_t off, uint32_t val)
 	struct fc_ioc_reg r = { .offset = off, .value = val };
 
 	return xioctl(fd, FC_IOC_REG_WRITE, &r);
-}
-
-static int mem_register(int f, const void *addr, uint64_t len, uint32_t *h)
-{
-	struct fc_ioc_mem m = { .addr = (uintptr_t)addr, .len = len };
-	int rc = xioctl(f, FC_IOC_MEM_REGISTER, &m);
-
-	*h = m.handle;
-	return rc;
-}
-
-static int mem_unregister(int f, uint32_t h)
-{
-	struct fc_ioc_mem m = { .handle = h };
-
-	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
-}
-
-static int mem_alloc(int f, uint64_t len, uint32_t *h)
-{
-	struct fc_ioc_mem m = { .len = len };
-	int rc = xioctl(f, FC_IOC_MEM_ALLOC, &m);
-
-	*h = m.handle;
-	return rc;
 }
 
 static int mem_info(int f, uint32_t h, struct fc_ioc_mem_info *out)
@@ -170,36 +122,6 @@ static int chan_head(int f, uint32_t chan, uint32_t head)
 	struct fc_ioc_chan_head a = { .chan = chan, .head = head };
 
 	return xioctl(f, FC_IOC_CHAN_HEAD, &a);
-}
-
-static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
-{
-	struct fc_ioc_loc l = { .space = FC_SPACE_HOST,
-				.handle = handle,
-				.addr = addr };
-	return l;
-}
-
-static struct fc_ioc_loc board(uint64_t addr)
-{
-	struct fc_ioc_loc l = { .space = FC_SPACE_BOARD, .addr = addr };
-	return l;
-}
-
-static struct fc_ioc_xfer xfer(struct fc_ioc_loc s, struct fc_ioc_loc d,
-			       uint64_t len)
-{
-	struct fc_ioc_xfer x = { .src = s, .dst = d, .len = len };
-	return x;
-}
-
-static int submit_on(int f, struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
-{
-	struct fc_ioc_submit s = { .count = n, .xfers = (uintptr_t)x };
-	int rc = xioctl(f, FC_IOC_SUBMIT, &s);
-
-	*t = s.ticket;
-	return rc;
 }
 
 static int submit(struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
@@ -991,7 +913,7 @@ static void test_engines_side_by_side(void **state)
 	}
 	if (info.board_mem_size < 4 * LEN)
 		skip();
-	fill(in, sizeof(in), 21);
+	fill_from(in, sizeof(in), 21);
 	for (i = 0; i < N; i++)
 		assert_ok(submit_engine(fd, 0, &big, 1, &t[i]));
 	if (wait_on(fd, t[N - 10], 0, NULL) != -ETIMEDOUT) {
@@ -1264,7 +1186,7 @@ static void test_user_address_roundtrip(void **state)
 
 	assert_non_null(a);
 	assert_non_null(b);
-	fill(a, len + 7, 1);
+	fill_from(a, len + 7, 1);
 	memset(b, 0, len + 7);
 	x[0] = xfer(host(0, (uintptr_t)a + 3), board(0x123457), len);
 	x[1] = xfer(board(0x123457), host(0, (uintptr_t)b + 5), len);
@@ -1313,7 +1235,7 @@ static void test_many_descriptors(void **state)
 		a[i - page] = 1;
 		b[i - page] = 1;
 	}
-	fill(a, len, 7);
+	fill_from(a, len, 7);
 	memset(b, 0, len);
 	assert_ok(mem_register(fd, a, len, &ha));
 	assert_ok(reg_read(FC_DMA_REG(0, FC_DMA_DOORBELLS), &d0));
@@ -1491,7 +1413,7 @@ static void test_eventfd_poll(void **state)
 	uint64_t v;
 
 	assert_true(efd >= 0);
-	fill(buf, sizeof(buf), 3);
+	fill_from(buf, sizeof(buf), 3);
 	/* no chain ended since the last WAIT: not readable */
 	p[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	assert_int_equal(poll(p, 1, 0), 0);
@@ -1534,7 +1456,7 @@ static void test_mem_alloc_mmap(void **state)
 	bad = mmap(NULL, page, PROT_READ, MAP_SHARED, fd,
 		   m.mmap_offset + (1ull << 32));
 	assert_true(bad == MAP_FAILED);
-	fill(p, 10000, 9);
+	fill_from(p, 10000, 9);
 	q = calloc(1, 10000);
 	x[0] = xfer(host(m.handle, 0), board(0x5000), 10000);
 	x[1] = xfer(board(0x5000), host(0, (uintptr_t)q), 10000);
@@ -2064,7 +1986,7 @@ static void test_eq_bad(void **state)
 	assert_ok(eq_head(fd, 0));
 
 	/* a message of two packets to ourselves: two entries, phase 1 */
-	fill(msg, sizeof(msg), 10);
+	fill_from(msg, sizeof(msg), 10);
 	rc = send_self(TEST_CHAN, msg, sizeof(msg), &v);
 	if (rc && v == FC_DMA_ERR_ROUTE) {
 		print_message(
@@ -2209,7 +2131,7 @@ static void test_eq_full(void **state)
 	assert_ok(chan_eq(fd, TEST_CHAN));
 	assert_ok(reg_read(FC_EQ_STALLS, &stalls0));
 
-	fill(msg, sizeof(msg), 11);
+	fill_from(msg, sizeof(msg), 11);
 	dst = (struct fc_ioc_loc){ .space = FC_SPACE_FABRIC,
 				   .addr = FC_FABRIC_CHAN(info.node_id,
 							  TEST_CHAN) };
@@ -2277,7 +2199,7 @@ static void test_fork(void **state)
 	assert_non_null(buf);
 	assert_non_null(pat);
 	memset(buf, 0xaa, len);
-	fill(pat, len, 11);
+	fill_from(pat, len, 11);
 	assert_ok(mem_register(fd, buf, len, &h));
 	x = xfer(host(0, (uintptr_t)pat), board(0x400000), len);
 	assert_ok(run_chain(&x, 1));
@@ -2461,7 +2383,7 @@ static int timeout_test(void)
 		printf("SKIP: needs the emulator's stall knob\n");
 		return EXIT_SKIP;
 	}
-	fill(buf, sizeof(buf), 5);
+	fill_from(buf, sizeof(buf), 5);
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) || submit(&x, 1, &t))
 		return 1;
 	t0 = now_ms();
@@ -2553,7 +2475,7 @@ static int deaf_reset_test(void)
 		printf("SKIP: needs the emulator's RESET_DEAF knob\n");
 		return EXIT_SKIP;
 	}
-	fill(buf, sizeof(buf), 9);
+	fill_from(buf, sizeof(buf), 9);
 	if (reg_write(FC_EMU_FAULT_DMA_STALL, 1) ||
 	    reg_write(FC_EMU_FAULT_RESET_DEAF, 1) || submit(&x, 1, &t))
 		return 1;

@@ -44,6 +44,8 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "ioctl_test.h"
+
 #define EXIT_SKIP 77
 #define TICKETS	  200
 #define BUF_LEN	  (TICKETS * 4096)
@@ -57,20 +59,6 @@ static long page;
 static char pcidir[4096]; /* /sys/devices/.../BDF */
 
 /* ---- helpers ---- */
-
-static int xioctl(int f, unsigned long cmd, void *arg)
-{
-	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
-}
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 strerror(-_rc), _want, strerror(-_want));     \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
 
 static int reg_write(uint32_t off, uint32_t val)
 {

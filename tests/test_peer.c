@@ -42,6 +42,8 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "ioctl_test.h"
+
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
 #define EXIT_SKIP 77
@@ -55,43 +57,6 @@ static int fd = -1; /* the board under test */
 static int fixture = -1;
 static struct fc_ioc_info info;
 static long page;
-static uint32_t seed = 1;
-
-static int xioctl(int f, unsigned long cmd, void *arg)
-{
-	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
-}
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 strerror(-_rc), _want, strerror(-_want));     \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
-
-static void fill(void *p, size_t len)
-{
-	uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		b[i] = seed >> 16;
-	}
-}
-
-static int all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}
 
 /*
  * CPU access to a dma-buf's mmap is bracketed by DMA_BUF_IOCTL_SYNC, so
@@ -147,52 +112,6 @@ static int export_on(int f, uint64_t off, uint64_t len, int *out)
 
 	if (out)
 		*out = a.fd;
-	return rc;
-}
-
-static int unregister(int f, uint32_t h)
-{
-	struct fc_ioc_mem m = { .handle = h };
-
-	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
-}
-
-static int mem_register(int f, const void *addr, uint64_t len, uint32_t *h)
-{
-	struct fc_ioc_mem m = { .addr = (uintptr_t)addr, .len = len };
-	int rc = xioctl(f, FC_IOC_MEM_REGISTER, &m);
-
-	*h = m.handle;
-	return rc;
-}
-
-static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
-{
-	struct fc_ioc_loc l = { .space = FC_SPACE_HOST,
-				.handle = handle,
-				.addr = addr };
-	return l;
-}
-
-static struct fc_ioc_loc board(uint64_t addr)
-{
-	struct fc_ioc_loc l = { .space = FC_SPACE_BOARD, .addr = addr };
-	return l;
-}
-
-static struct fc_ioc_xfer xfer(struct fc_ioc_loc s, struct fc_ioc_loc d,
-			       uint64_t len)
-{
-	struct fc_ioc_xfer x = { .src = s, .dst = d, .len = len };
-	return x;
-}
-
-static int submit_on(int f, struct fc_ioc_xfer *x, uint32_t n, uint64_t *t)
-{
-	struct fc_ioc_submit s = { .count = n, .xfers = (uintptr_t)x };
-	int rc = xioctl(f, FC_IOC_SUBMIT, &s);
-
-	*t = s.ticket;
 	return rc;
 }
 
@@ -316,9 +235,9 @@ static void test_import_dma(void **state)
 	x[0] = xfer(host(hp, len), host(hs, 0), 1);
 	assert_rc(run(x, 1), -ERANGE);
 
-	assert_ok(unregister(fd, hp));
-	assert_ok(unregister(fd, hs));
-	assert_ok(unregister(fd, hb));
+	assert_ok(mem_unregister(fd, hp));
+	assert_ok(mem_unregister(fd, hs));
+	assert_ok(mem_unregister(fd, hb));
 	munmap(peer, BUF_LEN);
 	close(dbuf);
 	free(src);
@@ -375,8 +294,8 @@ static void test_import_bad(void **state)
 	assert_int_equal(settle("live_attach", 0), 0);
 	assert_ok(xioctl(fd, FC_IOC_PEER_IMPORT, &a));
 	assert_int_equal(fixture_count("live_attach"), 1);
-	assert_ok(unregister(fd, a.handle));
-	assert_rc(unregister(fd, a.handle), -EINVAL);
+	assert_ok(mem_unregister(fd, a.handle));
+	assert_rc(mem_unregister(fd, a.handle), -EINVAL);
 	close(notbuf);
 	close(dbuf);
 }
@@ -402,7 +321,7 @@ static void test_import_release(void **state)
 	assert_int_equal(fixture_count("live_bufs"), 1);
 	x = xfer(host(hs, 0), host(hp, BUF_LEN - page), page);
 	assert_ok(run(&x, 1));
-	assert_ok(unregister(fd, hp));
+	assert_ok(mem_unregister(fd, hp));
 	assert_rc(submit_on(fd, &x, 1, &t), -EINVAL);
 
 	/* Teardown is deferred a little (a work item). */
@@ -420,7 +339,7 @@ static void test_import_release(void **state)
 	close(f2);
 	assert_int_equal(settle("live_bufs", 0), 0);
 	assert_int_equal(settle("live_attach", 0), 0);
-	assert_ok(unregister(fd, hs));
+	assert_ok(mem_unregister(fd, hs));
 	free(src);
 }
 
@@ -463,9 +382,9 @@ static void test_import_limit(void **state)
 	assert_int_equal(fixture_count("live_attach"), n);
 	/* The bound is per file. */
 	assert_ok(import(dbuf, 0, page, &extra));
-	assert_ok(unregister(fd, extra));
+	assert_ok(mem_unregister(fd, extra));
 	/* Failed imports took nothing: one freed handle, one more import. */
-	assert_ok(unregister(f2, h[n / 2]));
+	assert_ok(mem_unregister(f2, h[n / 2]));
 	assert_ok(import_on(f2, dbuf, 0, page, &h[n / 2]));
 	assert_rc(import_on(f2, dbuf, 0, page, &extra), -EMFILE);
 	close(f2);
@@ -531,7 +450,7 @@ static void test_revoke(void **state)
 	assert_true(all_zero(back, BUF_LEN));
 	x = xfer(host(hs, 0), host(hp, 0), page);
 	assert_rc(submit_on(fd, &x, 1, &td), -ENOLINK);
-	assert_ok(unregister(fd, hp));
+	assert_ok(mem_unregister(fd, hp));
 
 	/* The running chain: stopped by a reset, nothing lands. */
 	assert_ok(import(dbuf, 0, BUF_LEN, &hp));
@@ -549,10 +468,10 @@ static void test_revoke(void **state)
 	cpu_begin(dbuf);
 	assert_true(all_zero(peer, BUF_LEN));
 	cpu_end(dbuf);
-	assert_ok(unregister(fd, hp));
+	assert_ok(mem_unregister(fd, hp));
 
-	assert_ok(unregister(fd, hs));
-	assert_ok(unregister(fd, hb));
+	assert_ok(mem_unregister(fd, hs));
+	assert_ok(mem_unregister(fd, hb));
 	munmap(peer, BUF_LEN);
 	close(dbuf);
 	free(src);
@@ -669,8 +588,8 @@ static void test_export_import(void **state)
 	assert_memory_equal(aper + page + 8, src, 2 * page - 8);
 	assert_true(all_zero(aper, page + 8));
 	assert_true(all_zero(aper + 3 * page, page));
-	assert_ok(unregister(f2, hp));
-	assert_ok(unregister(f2, hs));
+	assert_ok(mem_unregister(f2, hp));
+	assert_ok(mem_unregister(f2, hs));
 
 	/* The aperture is board memory from APERTURE_BASE: both ways. */
 	base = aperture_base();
@@ -685,8 +604,8 @@ static void test_export_import(void **state)
 	x = xfer(host(hs, 0), board(base + 3 * page), page);
 	assert_ok(run(&x, 1));
 	assert_memory_equal(aper + 3 * page, src, page);
-	assert_ok(unregister(fd, hs));
-	assert_ok(unregister(fd, hb));
+	assert_ok(mem_unregister(fd, hs));
+	assert_ok(mem_unregister(fd, hb));
 	free(back);
 	munmap(aper, info.aperture_size);
 	if (f2 != fd)
@@ -811,8 +730,8 @@ static int remove_test(void)
 	close(imp);
 	printf("after the remove: the mapping SIGBUS, the importer -ENOLINK, "
 	       "a dynamic importer's map again -ENODEV\n");
-	EXPECT(unregister(f2, hp), 0);
-	EXPECT(unregister(f2, hs), 0);
+	EXPECT(mem_unregister(f2, hp), 0);
+	EXPECT(mem_unregister(f2, hs), 0);
 	munmap((void *)exp, page);
 	close(e);
 	close(f2);

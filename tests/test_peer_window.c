@@ -44,6 +44,8 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "ioctl_test.h"
+
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
 
 #define EXIT_SKIP 77
@@ -56,43 +58,6 @@ static int f0 = -1, f1 = -1; /* sender (board 0), receiver (board 1) */
 static int fixture = -1;
 static struct fc_ioc_info info0, info1;
 static size_t page;
-static uint32_t seed = 1;
-
-static int xioctl(int f, unsigned long cmd, void *arg)
-{
-	return ioctl(f, cmd, arg) < 0 ? -errno : 0;
-}
-
-#define assert_rc(expr, want)                                                  \
-	do {                                                                   \
-		int _rc = (expr), _want = (want);                              \
-		if (_rc != _want)                                              \
-			fail_msg("%s = %d (%s), expected %d (%s)", #expr, _rc, \
-				 strerror(-_rc), _want, strerror(-_want));     \
-	} while (0)
-#define assert_ok(expr) assert_rc(expr, 0)
-
-static void fill(void *p, size_t len)
-{
-	uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		b[i] = (uint8_t)(seed >> 16);
-	}
-}
-
-static int all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}
 
 /* CPU access to a dma-buf's mmap, bracketed for the exporter's syncs. */
 static void dmabuf_sync(int dbuf, uint64_t flags)
@@ -145,31 +110,6 @@ static int import(int f, int dbuf, uint64_t off, uint64_t len, uint32_t *h)
 	return rc;
 }
 
-static int unregister(int f, uint32_t h)
-{
-	struct fc_ioc_mem m = { .handle = h };
-
-	return xioctl(f, FC_IOC_MEM_UNREGISTER, &m);
-}
-
-static int mem_register(int f, const void *addr, uint64_t len, uint32_t *h)
-{
-	struct fc_ioc_mem m = { .addr = (uintptr_t)addr, .len = len };
-	int rc = xioctl(f, FC_IOC_MEM_REGISTER, &m);
-
-	*h = m.handle;
-	return rc;
-}
-
-static int mem_alloc(int f, uint64_t len, uint32_t *h)
-{
-	struct fc_ioc_mem m = { .len = len };
-	int rc = xioctl(f, FC_IOC_MEM_ALLOC, &m);
-
-	*h = m.handle;
-	return rc;
-}
-
 static int pw_map(int f, uint32_t h, uint64_t off, uint64_t len, uint32_t flags,
 		  uint32_t *entry)
 {
@@ -194,14 +134,6 @@ static int pw_unmap(int f, uint32_t entry)
 }
 
 #define RW (FC_PEER_WINDOW_READ | FC_PEER_WINDOW_WRITE)
-
-static struct fc_ioc_loc host(uint32_t handle, uint64_t addr)
-{
-	struct fc_ioc_loc l = { .space = FC_SPACE_HOST,
-				.handle = handle,
-				.addr = addr };
-	return l;
-}
 
 /* Byte @off of entry @entry of board 1's window. */
 static struct fc_ioc_loc win(uint32_t entry, uint64_t off)
@@ -319,9 +251,9 @@ static void test_window_put_get(void **state)
 	assert_true(dmabuf_zero(dbuf, peer, 0, page + 8));
 	assert_rc(pw_unmap(f1, e), -ENOENT);
 
-	assert_ok(unregister(f1, hp));
-	assert_ok(unregister(f0, hs));
-	assert_ok(unregister(f0, hb));
+	assert_ok(mem_unregister(f1, hp));
+	assert_ok(mem_unregister(f0, hs));
+	assert_ok(mem_unregister(f0, hb));
 	munmap(peer, len);
 	close(dbuf);
 	free(src);
@@ -372,8 +304,8 @@ static void test_window_bad_range(void **state)
 
 	assert_ok(pw_unmap(f1, ro));
 	assert_ok(pw_unmap(f1, e));
-	assert_ok(unregister(f1, hp));
-	assert_ok(unregister(f0, hs));
+	assert_ok(mem_unregister(f1, hp));
+	assert_ok(mem_unregister(f0, hs));
 	munmap(peer, len);
 	close(dbuf);
 	free(src);
@@ -398,7 +330,7 @@ static void test_window_revoke(void **state)
 	/* MEM_UNREGISTER of the region. */
 	assert_ok(import(f1, dbuf, 0, len, &hp));
 	assert_ok(pw_map(f1, hp, 0, len, RW, &e));
-	assert_ok(unregister(f1, hp));
+	assert_ok(mem_unregister(f1, hp));
 	assert_refused(hs, win(e, 0), 64);
 	assert_true(dmabuf_zero(dbuf, peer, 0, len));
 	assert_rc(pw_unmap(f1, e), -ENOENT);
@@ -425,9 +357,9 @@ static void test_window_revoke(void **state)
 	assert_rc(pw_unmap(f1, e), -ENOENT);
 	/* A region its exporter took back cannot be mapped again. */
 	assert_rc(pw_map(f1, hp, 0, len, RW, &e), -ENOLINK);
-	assert_ok(unregister(f1, hp));
+	assert_ok(mem_unregister(f1, hp));
 
-	assert_ok(unregister(f0, hs));
+	assert_ok(mem_unregister(f0, hs));
 	munmap(peer, len);
 	close(dbuf);
 	free(src);
@@ -501,9 +433,9 @@ static void test_window_args(void **state)
 	assert_ok(pw_map(f1, hp, 0, page, RW, &e));
 	assert_ok(pw_unmap(f1, e));
 
-	assert_ok(unregister(f1, hp));
-	assert_ok(unregister(f1, hr));
-	assert_ok(unregister(f1, ha));
+	assert_ok(mem_unregister(f1, hp));
+	assert_ok(mem_unregister(f1, hr));
+	assert_ok(mem_unregister(f1, ha));
 	munmap(peer, 2 * page);
 	close(dbuf);
 	free(buf);
@@ -586,8 +518,8 @@ static int remove_test(void)
 	EXPECT(pw_map(f1, hp, 0, page, RW, &e), 0);
 	EXPECT(run0(host(hs, 0), win(e, 0), sizeof(src), NULL), 0);
 	EXPECT(memcmp(peer, src, sizeof(src)), 0);
-	EXPECT(unregister(f1, hp), 0);
-	EXPECT(unregister(f0, hs), 0);
+	EXPECT(mem_unregister(f1, hp), 0);
+	EXPECT(mem_unregister(f0, hs), 0);
 	munmap(peer, page);
 	close(dbuf);
 	EXPECT(settle("live_attach", 0), 0);
