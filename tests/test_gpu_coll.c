@@ -813,46 +813,6 @@ static int run_rank(void)
 	return failures ? 1 : 0;
 }
 
-/*
- * Where no CUDA driver loads, run again against the stand-in beside this
- * program, with device pointers the CPU cannot touch.
- */
-static void use_fake_cuda(char **argv)
-{
-	char self[PATH_MAX], dir[PATH_MAX + 32], path[PATH_MAX + 64];
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char *env;
-	void *lib;
-	ssize_t n;
-
-	if (getenv("FPGACOMM_TEST_FAKE_CUDA"))
-		return;
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (lib) {
-		dlclose(lib);
-		return; /* a real driver */
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return;
-	self[n] = 0;
-	snprintf(path, sizeof(path), "%s", self);
-	snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
-	snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
-	if (access(path, R_OK))
-		return;
-	if (asprintf(&env, "%s%s%s", dir, old ? ":" : "", old ? old : "") < 0)
-		return;
-	setenv("LD_LIBRARY_PATH", env, 1);
-	setenv("FPGACOMM_TEST_FAKE_CUDA", "1", 1);
-	setenv("FAKE_CUDA_GUARD", "1", 1);
-	printf("no CUDA driver: against tests/fake_libcuda.c "
-	       "(FAKE_CUDA_GUARD=1)\n");
-	fflush(stdout);
-	execv(self, argv);
-	free(env); /* exec failed: run on, skipping */
-}
-
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32];
@@ -861,7 +821,8 @@ int main(int argc, char **argv)
 	if (getenv("FPGACOMM_RANK"))
 		return run_rank();
 	printf("test_gpu_coll: channels and collectives on device memory\n");
-	use_fake_cuda(argv);
+	/* device pointers the CPU cannot touch */
+	cu_run_again_with_stand_in(argv, true);
 	rc = harness_find_run(self, sizeof(self), run, sizeof(run));
 	if (rc)
 		return rc;

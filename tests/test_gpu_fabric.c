@@ -521,32 +521,15 @@ static int run_rank(void)
 /* No CUDA driver here: the ranks load the stand-in beside this program. */
 static int use_fake_cuda(const char *self)
 {
-	char path[PATH_MAX + 64], dir[PATH_MAX + 32];
-	const char *old = getenv("LD_LIBRARY_PATH");
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	char *env;
+	int rc = cu_use_stand_in(self);
 
-	if (lib) {
-		dlclose(lib);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "%s", self);
-	snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
-	snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
-	if (access(path, R_OK)) {
-		printf("SKIP: no CUDA driver, and no %s\n", path);
-		return 77;
-	}
-	if (asprintf(&env, "%s%s%s", dir, old ? ":" : "", old ? old : "") < 0)
-		return 1;
-	setenv("LD_LIBRARY_PATH", env, 1);
-	free(env);
+	if (rc != 1)
+		return rc < 0 ? 1 : rc;
 	/* its device memory shared between processes: CUDA IPC works */
 	setenv("FAKE_CUDA_IPC", "1", 1);
 	/* its copies into another process's memory slow: a revoke lands
 	 * in the middle of one */
 	setenv("FAKE_CUDA_IPC_COPY_US", "20000", 1);
-	printf("no CUDA driver: the ranks use the stand-in %s\n", path);
 	return 0;
 }
 

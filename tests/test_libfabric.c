@@ -1358,43 +1358,24 @@ static int part_mpi(void)
  */
 static int part_hmem(const char *run, const char *self)
 {
-	char path[PATH_MAX + 64], dir[PATH_MAX + 32];
 	const char *old = getenv("LD_LIBRARY_PATH");
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	char *saved = old ? strdup(old) : NULL, *env = NULL;
-	int rc;
+	char *saved = old ? strdup(old) : NULL;
+	int rc, stand_in;
 
 	printf("== FI_HMEM: GPU memory between two ranks\n");
-	if (lib) {
-		dlclose(lib);
-	} else {
-		snprintf(path, sizeof(path), "%s", self);
-		snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
-		snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
-		if (access(path, R_OK)) {
-			printf("SKIP: no CUDA driver, and no %s\n", path);
-			free(saved);
-			return 77;
-		}
-		if (asprintf(&env, "%s%s%s", dir, old ? ":" : "",
-			     old ? old : "") < 0) {
-			free(saved);
-			return 1;
-		}
-		setenv("LD_LIBRARY_PATH", env, 1);
-		printf("no CUDA driver: the ranks use the stand-in %s\n", path);
+	stand_in = cu_use_stand_in(self);
+	if (stand_in == 77 || stand_in < 0) {
+		free(saved);
+		return stand_in < 0 ? 1 : 77;
 	}
 	fflush(stdout);
 	setenv("FC_TEST_HMEM", "1", 1);
 	rc = harness_launch_ranks(run, self, 2, NULL, NULL, NULL);
 	unsetenv("FC_TEST_HMEM");
-	if (env) {
-		if (saved)
-			setenv("LD_LIBRARY_PATH", saved, 1);
-		else
-			unsetenv("LD_LIBRARY_PATH");
-	}
-	free(env);
+	if (stand_in && saved)
+		setenv("LD_LIBRARY_PATH", saved, 1);
+	else if (stand_in)
+		unsetenv("LD_LIBRARY_PATH");
 	free(saved);
 	return rc;
 }

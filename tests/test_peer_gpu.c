@@ -424,44 +424,6 @@ static void test_ipc(void **state)
 	assert_int_equal(cu.free(dp), 0);
 }
 
-/*
- * Where no CUDA driver loads (CI), run again against the stand-in beside
- * this program (tests/fake_libcuda.c: "device memory" in host memory), so
- * that the emulated board's GPU path is tested there too.
- * FPGACOMM_TEST_FAKE_CUDA=0 turns that off.
- */
-static void use_fake_cuda(char **argv)
-{
-	char self[PATH_MAX], dir[PATH_MAX + 32], path[PATH_MAX + 64];
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char *env;
-	void *lib;
-	ssize_t n;
-
-	if (getenv("FPGACOMM_TEST_FAKE_CUDA"))
-		return;
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (lib) {
-		dlclose(lib);
-		return; /* a real driver */
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return;
-	self[n] = 0;
-	snprintf(path, sizeof(path), "%s", self);
-	snprintf(dir, sizeof(dir), "%s/fake-cuda", dirname(path));
-	snprintf(path, sizeof(path), "%s/libcuda.so.1", dir);
-	if (access(path, R_OK))
-		return;
-	if (asprintf(&env, "%s%s%s", dir, old ? ":" : "", old ? old : "") < 0)
-		return;
-	setenv("LD_LIBRARY_PATH", env, 1);
-	setenv("FPGACOMM_TEST_FAKE_CUDA", "1", 1);
-	execv(self, argv);
-	free(env); /* exec failed: run on, skipping */
-}
-
 static int setup(void **state)
 {
 	char name[128];
@@ -503,7 +465,7 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
 		return ipc_child(argv[2]);
-	use_fake_cuda(argv);
+	cu_run_again_with_stand_in(argv, false);
 	rc = harness_open("test_peer_gpu");
 
 	if (rc)

@@ -51,8 +51,6 @@ while [ $# -gt 0 ]; do
 	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ ]] ||
-	{ echo "$prog: --rounds and --iters take a positive number" >&2; exit 2; }
 
 skip() {
 	echo "$prog: SKIP: $*" >&2
@@ -65,25 +63,8 @@ die() {
 
 # shellcheck source=scripts/vm/common.sh
 . "$here/common.sh"
-need_vm_tools
-strace=$(command -v strace) ||
-	skip "strace not installed (scripts/install-deps.sh --vm)"
-pick_kernel
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-bench.XXXXXX")
-# Without --logdir the logs live in $work, which is kept if the run fails.
-own_logs=0 keep_work=0
-if [ -z "$logdir" ]; then
-	logdir=$work/logs
-	own_logs=1
-fi
-trap '[ "$keep_work" = 1 ] || rm -rf "$work"' EXIT
-
-build "the library and tools (make all)" make -C "$top" -j2 all
-build "fpgacomm.ko for $kver" env KDIR="/lib/modules/$kver/build" \
-	"$top/scripts/build-driver.sh"
-
-emud=$top/build/tools/fpgacomm-emud
+bench_check_counts
+bench_setup bench
 echo "$prog: booting $kver (TCG, 1 vCPU) with one board;" \
 	"$rounds rounds of $iters x 255 transfers per contender and mode" >&2
 start=$SECONDS
@@ -95,12 +76,7 @@ rc=0
 	--prog "$top/build/tools/fpgacomm-dma" --prog "$strace" \
 	-- "$here/bench-driver-guest.sh" --rounds "$rounds" --iters "$iters" \
 	"${modes[@]}" > "$work/output" 2>&1 || rc=$?
-[ "$verbose" = 1 ] && cat "$work/output"
-if [ "$rc" != 0 ] || grep -q '^FAIL ' "$work/output"; then
-	[ "$verbose" = 1 ] || cat "$work/output" >&2
-	keep_work=$own_logs
-	die "the VM run failed (run-vm.sh exit $rc); logs in $logdir"
-fi
+bench_check_run "$rc"
 
 # ---- The table ----
 # TIME/COUNT lines -> one row per mode and contender: medians over rounds.

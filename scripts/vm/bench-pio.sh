@@ -52,8 +52,6 @@ while [ $# -gt 0 ]; do
 	*) echo "$prog: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ ]] ||
-	{ echo "$prog: --rounds and --iters take a positive number" >&2; exit 2; }
 
 skip() {
 	echo "$prog: SKIP: $*" >&2
@@ -66,30 +64,9 @@ die() {
 
 # shellcheck source=scripts/vm/common.sh
 . "$here/common.sh"
-need_vm_tools
-strace=$(command -v strace) ||
-	skip "strace not installed (scripts/install-deps.sh --vm)"
-pick_kernel
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/fcvm-pio.XXXXXX")
-own_logs=0 keep_work=0
-if [ -z "$logdir" ]; then
-	logdir=$work/logs
-	own_logs=1
-fi
-cluster=fcvm-pio-$$
-trap '[ "$keep_work" = 1 ] || rm -rf "$work"; rm -f "/dev/shm/fpgacomm-$cluster"' EXIT
-
-build "the library and tools (make all)" make -C "$top" -j2 all
-build "fpgacomm.ko for $kver" env KDIR="/lib/modules/$kver/build" \
-	"$top/scripts/build-driver.sh"
-
-emud=$top/build/tools/fpgacomm-emud
-board_args=()
-for i in 0 1; do
-	board_args+=(--board-socket "$work/board$i.sock"
-		     --board-cmd "exec '$emud' --socket \"\$FCVM_SOCKET\" --guest-ram \"\$FCVM_RAM\" --node $i --cluster $cluster --topology full:2")
-done
+bench_check_counts
+bench_setup pio "fcvm-pio-$$"
+bench_two_boards
 echo "$prog: booting $kver (TCG, $smp vCPUs) with two boards;" \
 	"$rounds rounds of $iters round trips per way and size" >&2
 rc=0
@@ -100,12 +77,7 @@ rc=0
 	--prog "$top/build/tools/fpgacomm-reg" \
 	-- "$here/bench-pio-guest.sh" --rounds "$rounds" --iters "$iters" \
 	--sizes "$sizes" > "$work/output" 2>&1 || rc=$?
-[ "$verbose" = 1 ] && cat "$work/output"
-if [ "$rc" != 0 ] || grep -q '^FAIL ' "$work/output"; then
-	[ "$verbose" = 1 ] || cat "$work/output" >&2
-	keep_work=$own_logs
-	die "the VM run failed (run-vm.sh exit $rc); logs in $logdir"
-fi
+bench_check_run "$rc"
 
 # ---- The table: medians over rounds, the ratio kick / watch ----
 awk '
