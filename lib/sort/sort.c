@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sort_net.h"
+#include "sort_net_internal.h"
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t),
 	       "counts travel as FC_UINT64");

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sort_net.h"
+#include "sort_net_internal.h"
 
 /* What is left of the caller's timeout for the next collective. */
 int fc__sort_left_ms(const struct sort_ctx *c)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort_net.h"
+#include "sort_net_internal.h"
 
 /* Bits of the splitter key settled per round of find_splitters(). */
 #define SPLIT_ROUND_BITS 8

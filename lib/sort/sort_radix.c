@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort_net.h"
+#include "sort_net_internal.h"
 
 /* Digits of FC_SORT_RADIX_NET: one network crossing each. */
 #define NET_DIGIT_BITS 8

@@ -5,8 +5,8 @@
  * algorithms (lib/sort/sort_radix.c, lib/sort/sort_onepass.c) call down into them;
  * lib/sort/sort.c agrees on the arguments and picks an algorithm.
  */
-#ifndef FC_SORT_NET_H
-#define FC_SORT_NET_H
+#ifndef FC_SORT_NET_INTERNAL_H
+#define FC_SORT_NET_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,4 +64,4 @@ int fc__sort_counting(struct sort_ctx *c, const size_t *hist);
 int fc__sort_radix_net(struct sort_ctx *c);
 int fc__sort_onepass(struct sort_ctx *c);
 
-#endif /* FC_SORT_NET_H */
+#endif /* FC_SORT_NET_INTERNAL_H */
