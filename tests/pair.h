@@ -93,6 +93,33 @@ static void pair_close(void)
 		fcemu_cluster_unlink(cluster);
 }
 
+/*
+ * pair_close_clean - pair_close(), first clearing the DMA stall knob: a
+ * VM's boards outlive the program, so a failed test must not leave it set.
+ */
+static inline void pair_close_clean(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (bd[i])
+			fc_reg_write(bd[i], FC_EMU_FAULT_DMA_STALL, 0);
+	pair_close();
+}
+
+/* Skip unless both boards are open and board 0 has the emulator's knobs. */
+static inline void pair_need_knobs(void)
+{
+	struct fc_info inf;
+
+	if (!bd[0] || !bd[1])
+		skip_because("FPGACOMM_TEST_DEVICE names one real board; "
+			     "FPGACOMM_TEST_PAIR names two");
+	assert_ok(fc_query(bd[0], &inf));
+	if (!(inf.caps & FC_CAP_EMULATED))
+		skip_because("board 0 is not emulated: no fault knobs");
+}
+
 /* Register @off of board @b (the test fails if it cannot be read). */
 static inline uint32_t rd(int b, uint32_t off)
 {

@@ -38,27 +38,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	int i;
-
 	(void)state;
-	/* A VM's boards outlive us: no fault knob left set by a failure. */
-	for (i = 0; i < 2; i++)
-		if (bd[i])
-			fc_reg_write(bd[i], FC_EMU_FAULT_DMA_STALL, 0);
-	pair_close();
+	pair_close_clean();
 	return 0;
-}
-
-static void need_pair_and_knobs(void)
-{
-	struct fc_info inf;
-
-	if (!bd[0] || !bd[1])
-		skip_because("FPGACOMM_TEST_DEVICE names one real board; "
-			     "FPGACOMM_TEST_PAIR names two");
-	assert_ok(fc_query(bd[0], &inf));
-	if (!(inf.caps & FC_CAP_EMULATED))
-		skip_because("not an emulated board: no fault knobs");
 }
 
 /* Reset board @b as a bring-up tool does; skip where we may not. */
@@ -91,7 +73,7 @@ static void test_reset_ends_running_chain(void **state)
 	uint64_t ticket;
 
 	(void)state;
-	need_pair_and_knobs();
+	pair_need_knobs();
 	rack = rd(0, FC_DMA_REG(0, FC_DMA_RESET_ACK));
 	irq = rd(0, FC_REG_IRQ_COUNT(FC_IRQ_VEC_DMA));
 	rng_reset("reset_ends_running_chain");
@@ -132,7 +114,7 @@ static void test_reset_keeps_rings(void **state)
 	size_t n;
 
 	(void)state;
-	need_pair_and_knobs();
+	pair_need_knobs();
 	rng_reset("reset_keeps_rings");
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, &tx));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT, 0, &rx));

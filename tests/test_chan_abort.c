@@ -49,31 +49,13 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	int i;
-
 	(void)state;
 	if (tx)
 		fc_chan_close(tx);
 	if (rx)
 		fc_chan_close(rx);
-	/* A VM's boards outlive us: no fault knob left set by a failure. */
-	for (i = 0; i < 2; i++)
-		if (bd[i])
-			fc_reg_write(bd[i], FC_EMU_FAULT_DMA_STALL, 0);
-	pair_close();
+	pair_close_clean();
 	return 0;
-}
-
-static void need_fault_knobs(void)
-{
-	struct fc_info inf;
-
-	if (!bd[0] || !bd[1])
-		skip_because("FPGACOMM_TEST_DEVICE names one real board; "
-			     "FPGACOMM_TEST_PAIR names two");
-	assert_ok(fc_query(bd[0], &inf));
-	if (!(inf.caps & FC_CAP_EMULATED))
-		skip_because("the sender is not emulated: no fault knobs");
 }
 
 /* One round for both boards: emulated ones move only when called. */
@@ -241,7 +223,7 @@ static void cut_then_pio(bool frozen)
 	uint32_t pio0, landed;
 	struct fc_req *r;
 
-	need_fault_knobs();
+	pair_need_knobs();
 	assert_non_null(in);
 	rnd_fill(out, sizeof(out));
 	assert_ok(fc_chan_irecv(rx, in, BIG, &r));
@@ -280,7 +262,7 @@ static void test_cut_then_chain(void **state)
 	struct fc_req *r;
 
 	(void)state;
-	need_fault_knobs();
+	pair_need_knobs();
 	rng_reset("cut_then_chain");
 	assert_non_null(in);
 	assert_non_null(out);
@@ -303,7 +285,7 @@ static void test_cut_twice_then_both(void **state)
 	struct fc_req *r, *r2;
 
 	(void)state;
-	need_fault_knobs();
+	pair_need_knobs();
 	rng_reset("cut_twice");
 	assert_non_null(in);
 	assert_non_null(in2);
@@ -347,7 +329,7 @@ static void test_close_mid_message(void **state)
 	struct fc_req *s, *r;
 
 	(void)state;
-	need_fault_knobs();
+	pair_need_knobs();
 	tail_off = landed_reg();
 	rng_reset("close_mid_message");
 	assert_non_null(big);
@@ -385,7 +367,7 @@ static void test_cut_unposted(void **state)
 	size_t n = 0;
 
 	(void)state;
-	need_fault_knobs();
+	pair_need_knobs();
 	rng_reset("cut_unposted");
 	rnd_fill(out, sizeof(out));
 	cut_message(NULL, true);
