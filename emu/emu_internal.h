@@ -322,9 +322,9 @@ int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
 /* The emulator's own packet type: a run of PUT packets as one record.
  * Never seen by hosts. */
 #define FCEMU_PKT_T_BURST 15
-#define FCEMU_BURST_MIN	  (4u << 10)  /* smaller PUTs go as packets */
-#define FCEMU_BURST_MAX	  (1u << 20)  /* bytes per record */
-#define FCEMU_IPC_STEP	  (64u << 20) /* bytes per direct GPU copy */
+#define FCEMU_BURST_MIN	  (4u << 10)	  /* smaller PUTs go as packets */
+#define FCEMU_BURST_MAX	  (1u << 20)	  /* bytes per record */
+#define FCEMU_IPC_STEP	  FC_DESC_MAX_LEN /* bytes per direct GPU copy */
 /* May this board send bursts to @node? */
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node);
 /* RETURN VALUE: 1 injected, 0 no room in the injection ring. */

@@ -391,8 +391,9 @@ static uint64_t send_put_direct(struct fcemu *emu, struct fcemu_dma *dma,
 		return 0;
 	n = len - dma->cur_off;
 	/* One driver call and one wait per step: steps of the host's budget
-	 * (8 MiB a poll) spent a third of NVLink's rate on the waits, and a
-	 * 64 MiB copy takes the board under a millisecond there. */
+	 * (8 MiB a poll) spent a third of NVLink's rate on the waits, and
+	 * even 64 MiB steps a quarter at 256 MiB; a whole descriptor (1 GiB
+	 * at most) holds the board a few milliseconds on NVLink. */
 	if (budget < FCEMU_IPC_STEP)
 		budget = FCEMU_IPC_STEP;
 	if (n > budget && n - budget >= FCEMU_BURST_MIN)
