@@ -19,539 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devmem.h"
-#include "chan.h"
-
-#define HDR_MAGIC     0xa7
-#define HDR_SPLIT     (1u << 0)		/* the payload follows in pieces */
-#define HDR_DATA      (1u << 1)		/* @data is the sender's */
-#define HDR_SPACE1    (1u << 2)		/* of the second matching space */
-#define EAGER_BUF     (16u << 10)	/* a header and a small payload */
-#define OP_CACHE      64		/* ended operations kept for the next */
-#define DEAD_CHECK_NS (20ull * 1000000) /* look for dead peers this often */
-
-struct hdr {
-	uint64_t tag;
-	uint64_t data;
-	uint32_t len;
-	uint16_t port; /* the sender's endpoint */
-	uint8_t flags; /* HDR_* */
-	uint8_t magic;
-	uint32_t piece; /* HDR_SPLIT: bytes per piece but the last */
-	uint32_t rsvd;
-};
-
-#define EAGER_MAX (EAGER_BUF - sizeof(struct hdr))
-
-/* Channel requests of one message's pieces. */
-struct pieces {
-	struct fc_req **reqs;
-	struct fc_req *one; /* reqs when there is one piece */
-	unsigned int n, left;
-	uint32_t node;
-	int status;
-};
-
-struct op {
-	struct op *next;
-	bool send, inject;
-	bool discard;  /* receive: of a claimed message, no buffer */
-	bool space1;   /* receive: FC_TAG_F_SPACE1 */
-	uint32_t node; /* receive: wanted, or FC_TAG_ANY_NODE */
-	uint32_t port; /* receive: the sender's wanted, or FC_TAG_ANY_PORT */
-	uint64_t tag, ignore;
-	uint8_t *buf;
-	size_t cap;
-	uint8_t *tmp; /* receive: landing of a cut-off message */
-	struct pieces pc;
-	struct fc_tag_cqe cqe;
-	/* device memory, staged through a host buffer (devmem.h) */
-	struct fc__bounce *bounce;
-	void *dbuf; /* receive: the device buffer it goes to at its end */
-};
-
-/* A message nobody asked for yet. */
-struct fc_tag_msg {
-	struct fc_tag_msg *next;  /* unexpected queue */
-	struct fc_tag_msg *anext; /* arriving: pieces outstanding */
-	uint32_t node;
-	struct hdr h;
-	uint8_t *data; /* the whole payload, ours */
-	struct pieces pc;
-	bool arriving;
-	bool queued;	   /* on the unexpected queue */
-	struct op *waiter; /* matched, waits for its pieces */
-};
-
-struct fc_tag_ep {
-	struct fc_dev *dev;
-	struct fc__fabric *fab;
-	uint32_t port, size;
-	struct fc_chan *ch[FC_MAX_NODES];   /* on our port */
-	struct fc_req *eager[FC_MAX_NODES]; /* posted on them */
-	uint8_t *ebuf;			    /* size * EAGER_BUF */
-	struct fc_chan **xch;		    /* other ports', ours */
-	struct op *posted_h, *posted_t;
-	struct fc_tag_msg *unexp_h, *unexp_t;
-	struct op *active; /* pieces outstanding */
-	struct fc_tag_msg *arriving;
-	struct fc_tag_msg *claimed; /* by fc_tag_probe(), linked by next */
-	struct op *done_h, *done_t;
-	struct op *cache;
-	unsigned int cached;
-	uint64_t dead_check_ns;
-	uint8_t sbuf[EAGER_BUF];
-};
-
-static struct op *op_new(struct fc_tag_ep *ep)
-{
-	struct op *o = ep->cache;
-
-	if (o) {
-		ep->cache = o->next;
-		ep->cached--;
-		memset(o, 0, sizeof(*o));
-		return o;
-	}
-	return calloc(1, sizeof(*o));
-}
-
-static void pieces_free(struct pieces *pc)
-{
-	if (pc->reqs != &pc->one)
-		free(pc->reqs);
-	pc->reqs = NULL;
-}
-
-static void op_free(struct fc_tag_ep *ep, struct op *o)
-{
-	pieces_free(&o->pc);
-	free(o->tmp);
-	if (o->bounce)
-		fc__bounce_put(o->bounce);
-	if (ep->cached == OP_CACHE) {
-		free(o);
-		return;
-	}
-	o->next = ep->cache;
-	ep->cache = o;
-	ep->cached++;
-}
-
-static void op_done(struct fc_tag_ep *ep, struct op *o, int status)
-{
-	/* a receive into device memory: there before its completion is seen
-	 * (-EMSGSIZE: the first cap bytes are) */
-	if (o->dbuf && (!status || status == -EMSGSIZE) && o->cqe.len) {
-		int ret = fc__devmem_to_dev(o->dbuf, o->bounce->p, o->cqe.len);
-
-		if (ret)
-			status = ret;
-	}
-	if (o->inject) {
-		op_free(ep, o);
-		return;
-	}
-	o->cqe.status = status;
-	o->next = NULL;
-	if (ep->done_t)
-		ep->done_t->next = o;
-	else
-		ep->done_h = o;
-	ep->done_t = o;
-}
-
-static bool tag_match(uint64_t want, uint64_t ignore, uint64_t tag)
-{
-	return ((want ^ tag) & ~ignore) == 0;
-}
-
-/* Room for the requests of @len bytes in pieces of @max.
- * RETURN VALUE: 0 or -ENOMEM. */
-static int pieces_init(struct pieces *pc, uint64_t len, uint64_t max,
-		       uint32_t node)
-{
-	unsigned int n = (unsigned int)((len + max - 1) / max);
-
-	memset(pc, 0, sizeof(*pc));
-	pc->node = node;
-	pc->reqs = n == 1 ? &pc->one : calloc(n, sizeof(*pc->reqs));
-	if (!pc->reqs)
-		return -ENOMEM;
-	pc->n = n;
-	return 0;
-}
-
-/* Post the receives of a payload of @len bytes into @dst, in pieces of
- * @max bytes. */
-static int pieces_recv(struct fc_chan *ch, struct pieces *pc, uint8_t *dst,
-		       uint64_t len, uint64_t max)
-{
-	uint64_t off, piece;
-	unsigned int i;
-	int ret;
-
-	ret = pieces_init(pc, len, max, ch->peer);
-	if (ret)
-		return ret;
-	for (i = 0, off = 0; off < len; off += piece, i++) {
-		piece = len - off < max ? len - off : max;
-		ret = fc__irecv(ch, dst + off, piece, &pc->reqs[i]);
-		if (ret) {
-			pc->status = ret;
-			break;
-		}
-		pc->left++;
-	}
-	return 0;
-}
-
-/*
- * Look at the pieces still going. With @deep, also at those of a peer
- * that may have died (fc__req_test() asks).
- * RETURN VALUE: true when all have ended.
- */
-static bool pieces_step(struct pieces *pc, bool deep)
-{
-	unsigned int i;
-	int st;
-
-	for (i = 0; i < pc->n && pc->left; i++) {
-		struct fc_req *r = pc->reqs[i];
-
-		if (!r || (r->status == -EINPROGRESS && !deep))
-			continue;
-		st = fc__req_test(r, NULL);
-		if (st == -EINPROGRESS)
-			continue;
-		pc->reqs[i] = NULL;
-		pc->left--;
-		if (st && !pc->status)
-			pc->status = st;
-	}
-	return pc->left == 0;
-}
-
-/* Give up the pieces still going (closing). */
-static void pieces_drop(struct pieces *pc)
-{
-	unsigned int i;
-
-	for (i = 0; i < pc->n; i++) {
-		if (!pc->reqs[i])
-			continue;
-		if (fc__req_cancel(pc->reqs[i]))
-			fc__req_orphan(pc->reqs[i]);
-		pc->reqs[i] = NULL;
-	}
-	pc->left = 0;
-}
-
-/* A receive's entry from the message's header. */
-static void recv_fill(struct op *o, uint32_t node, const struct hdr *h)
-{
-	o->cqe.flags = FC_TAG_CQE_RECV |
-		       (h->flags & HDR_DATA ? FC_TAG_CQE_DATA : 0);
-	o->cqe.tag = h->tag;
-	o->cqe.data = h->flags & HDR_DATA ? h->data : 0;
-	o->cqe.node = node;
-	o->cqe.port = h->port;
-	o->cqe.len = h->len < o->cap ? h->len : o->cap;
-	o->cqe.olen = h->len - o->cqe.len;
-}
-
-/* Receive @o ends with a payload that is whole in @data. */
-static void recv_copy(struct fc_tag_ep *ep, struct op *o, const uint8_t *data,
-		      int status)
-{
-	if (!status && o->cqe.len)
-		memcpy(o->buf, data, o->cqe.len);
-	if (!status && o->cqe.olen && !o->discard)
-		status = -EMSGSIZE;
-	op_done(ep, o, status);
-}
-
-/* Is a message from (@node, @port) one that (@want_node, @want_port)
- * asks for? */
-static bool src_match(uint32_t want_node, uint32_t want_port, uint32_t node,
-		      uint32_t port)
-{
-	return (want_node == FC_TAG_ANY_NODE || want_node == node) &&
-	       (want_port == FC_TAG_ANY_PORT || want_port == port);
-}
-
-/* The first posted receive that a message from (@node, @port) with @tag
- * matches, taken off the queue; or NULL. */
-static struct op *posted_take(struct fc_tag_ep *ep, uint32_t node,
-			      uint32_t port, uint64_t tag, bool space1)
-{
-	struct op **pp, *prev = NULL;
-
-	for (pp = &ep->posted_h; *pp; prev = *pp, pp = &(*pp)->next) {
-		struct op *o = *pp;
-
-		if (!src_match(o->node, o->port, node, port) ||
-		    o->space1 != space1 || !tag_match(o->tag, o->ignore, tag))
-			continue;
-		*pp = o->next;
-		if (ep->posted_t == o)
-			ep->posted_t = prev;
-		o->next = NULL;
-		return o;
-	}
-	return NULL;
-}
-
-static void unexp_append(struct fc_tag_ep *ep, struct fc_tag_msg *m)
-{
-	m->next = NULL;
-	m->queued = true;
-	if (ep->unexp_t)
-		ep->unexp_t->next = m;
-	else
-		ep->unexp_h = m;
-	ep->unexp_t = m;
-}
-
-static struct fc_tag_msg *unexp_find(struct fc_tag_ep *ep, uint32_t node,
-				     uint32_t port, uint64_t tag,
-				     uint64_t ignore, bool space1, bool take)
-{
-	struct fc_tag_msg **pp, *prev = NULL;
-
-	for (pp = &ep->unexp_h; *pp; prev = *pp, pp = &(*pp)->next) {
-		struct fc_tag_msg *m = *pp;
-
-		if (!src_match(node, port, m->node, m->h.port) ||
-		    !(m->h.flags & HDR_SPACE1) != !space1 ||
-		    !tag_match(tag, ignore, m->h.tag))
-			continue;
-		if (take) {
-			*pp = m->next;
-			if (ep->unexp_t == m)
-				ep->unexp_t = prev;
-			m->next = NULL;
-			m->queued = false;
-		}
-		return m;
-	}
-	return NULL;
-}
-
-static void msg_free(struct fc_tag_msg *m)
-{
-	pieces_free(&m->pc);
-	free(m->data);
-	free(m);
-}
-
-/* Receive @o takes message @m (off the unexpected queue). */
-static void msg_deliver(struct fc_tag_ep *ep, struct fc_tag_msg *m,
-			struct op *o)
-{
-	recv_fill(o, m->node, &m->h);
-	if (m->arriving) {
-		m->waiter = o; /* ends with the pieces */
-		return;
-	}
-	recv_copy(ep, o, m->data, m->pc.status);
-	msg_free(m);
-}
-
-/* A header that says its payload follows, from @node: the receives of
- * the pieces, into @o's buffer or ours. */
-static void take_split(struct fc_tag_ep *ep, uint32_t node, const struct hdr *h,
-		       struct op *o)
-{
-	struct fc_chan *ch = ep->ch[node];
-	struct fc_tag_msg *m;
-	int ret;
-
-	if (o) {
-		recv_fill(o, node, h);
-		if (!o->cqe.olen) {
-			ret = pieces_recv(ch, &o->pc, o->buf, h->len, h->piece);
-		} else {
-			o->tmp = malloc(h->len);
-			ret = o->tmp ? pieces_recv(ch, &o->pc, o->tmp, h->len,
-						   h->piece) :
-				       -ENOMEM;
-		}
-		if (ret) {
-			op_done(ep, o, ret);
-			return;
-		}
-		o->next = ep->active;
-		ep->active = o;
-		return;
-	}
-	m = calloc(1, sizeof(*m));
-	if (m)
-		m->data = malloc(h->len);
-	if (!m || !m->data) {
-		free(m);
-		return; /* the pieces are then taken as headers: dropped */
-	}
-	m->node = node;
-	m->h = *h;
-	if (pieces_recv(ch, &m->pc, m->data, h->len, h->piece)) {
-		msg_free(m);
-		return;
-	}
-	m->arriving = true;
-	m->anext = ep->arriving;
-	ep->arriving = m;
-	unexp_append(ep, m);
-}
-
-/* A message of @len bytes from @node is in its eager buffer. */
-static void take_eager(struct fc_tag_ep *ep, uint32_t node, size_t len)
-{
-	const uint8_t *b = ep->ebuf + (size_t)node * EAGER_BUF;
-	struct fc_tag_msg *m;
-	struct hdr h;
-	struct op *o;
-
-	if (len < sizeof(h))
-		return;
-	memcpy(&h, b, sizeof(h));
-	if (h.magic != HDR_MAGIC)
-		return; /* not ours: dropped */
-	if (!(h.flags & HDR_SPLIT) && h.len != len - sizeof(h))
-		return;
-	if ((h.flags & HDR_SPLIT) && (!h.piece || h.piece > FC_CHAN_MAX_MSG))
-		return;
-	o = posted_take(ep, node, h.port, h.tag, h.flags & HDR_SPACE1);
-	if (h.flags & HDR_SPLIT) {
-		take_split(ep, node, &h, o);
-		return;
-	}
-	if (o) {
-		recv_fill(o, node, &h);
-		recv_copy(ep, o, b + sizeof(h), 0);
-		return;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return;
-	m->data = malloc(h.len ? h.len : 1);
-	if (!m->data) {
-		free(m);
-		return;
-	}
-	memcpy(m->data, b + sizeof(h), h.len);
-	m->node = node;
-	m->h = h;
-	unexp_append(ep, m);
-}
-
-static int eager_post(struct fc_tag_ep *ep, uint32_t node)
-{
-	return fc__irecv(ep->ch[node], ep->ebuf + (size_t)node * EAGER_BUF,
-			 EAGER_BUF, &ep->eager[node]);
-}
-
-/* Headers that have come; RETURN VALUE: true if any did. */
-static bool take_headers(struct fc_tag_ep *ep)
-{
-	bool any = false;
-	uint32_t node;
-	size_t len;
-	int st;
-
-	for (node = 0; node < ep->size; node++) {
-		struct fc_req *r;
-
-		/* all that waits: a repost takes a queued message at once */
-		while ((r = ep->eager[node]) && r->status != -EINPROGRESS) {
-			st = fc__req_test(r, &len);
-			ep->eager[node] = NULL;
-			if (!st)
-				take_eager(ep, node, len);
-			if (eager_post(ep, node))
-				ep->eager[node] = NULL; /* out of memory */
-			any = true;
-		}
-	}
-	return any;
-}
-
-/* Pieces that ended, and posted receives from peers that are gone. */
-static void take_pieces(struct fc_tag_ep *ep)
-{
-	struct fc_tag_msg **mp;
-	struct op **pp;
-	bool deep = false;
-	uint64_t now;
-
-	if (ep->active || ep->arriving || ep->posted_h) {
-		now = fc__now_ns();
-		if (now - ep->dead_check_ns > DEAD_CHECK_NS) {
-			ep->dead_check_ns = now;
-			deep = true;
-		}
-	}
-	for (pp = &ep->active; *pp;) {
-		struct op *o = *pp;
-
-		if (!pieces_step(&o->pc, deep)) {
-			pp = &o->next;
-			continue;
-		}
-		*pp = o->next;
-		if (o->send) {
-			op_done(ep, o, o->pc.status);
-			continue;
-		}
-		if (o->tmp)
-			recv_copy(ep, o, o->tmp, o->pc.status);
-		else
-			op_done(ep, o, o->pc.status);
-	}
-	for (mp = &ep->arriving; *mp;) {
-		struct fc_tag_msg *m = *mp;
-
-		if (!pieces_step(&m->pc, deep)) {
-			mp = &m->anext;
-			continue;
-		}
-		*mp = m->anext;
-		m->arriving = false;
-		if (m->waiter) {
-			recv_copy(ep, m->waiter, m->data, m->pc.status);
-			msg_free(m);
-		}
-	}
-	/* A directed receive from a rank that is gone ends. */
-	if (deep) {
-		struct op *prev = NULL, *o = ep->posted_h, *next;
-
-		for (; o; o = next) {
-			next = o->next;
-			if (o->node == FC_TAG_ANY_NODE ||
-			    !fc__peer_down(ep->dev, o->node) ||
-			    (ep->eager[o->node] &&
-			     ep->eager[o->node]->status != -EINPROGRESS)) {
-				prev = o;
-				continue;
-			}
-			if (prev)
-				prev->next = next;
-			else
-				ep->posted_h = next;
-			if (ep->posted_t == o)
-				ep->posted_t = prev;
-			op_done(ep, o, -EHOSTDOWN);
-		}
-	}
-}
-
-static void progress(struct fc_tag_ep *ep)
-{
-	fc__progress(ep->dev);
-	take_headers(ep);
-	take_pieces(ep);
-}
+#include "tagged_internal.h"
 
 /* ---- Opening and closing ---- */
 
@@ -584,7 +52,7 @@ FC__EXPORT int fc_tag_open(struct fc_dev *dev, uint32_t port,
 	for (node = 0; node < ep->size && !ret; node++) {
 		ret = fc__chan_open(dev, node, port, &ep->ch[node]);
 		if (!ret)
-			ret = eager_post(ep, node);
+			ret = fc__tag_eager_post(ep, node);
 	}
 	fc__fab_unlock(fab);
 	if (ret) {
@@ -601,8 +69,8 @@ static void free_ops(struct fc_tag_ep *ep, struct op *o)
 
 	for (; o; o = next) {
 		next = o->next;
-		pieces_drop(&o->pc);
-		op_free(ep, o);
+		fc__tag_pieces_drop(&o->pc);
+		fc__tag_op_free(ep, o);
 	}
 }
 
@@ -627,20 +95,20 @@ FC__EXPORT int fc_tag_close(struct fc_tag_ep *ep)
 	/* arriving: on the queue, claimed, or taken by a receive */
 	for (m = ep->arriving; m; m = mnext) {
 		mnext = m->anext;
-		pieces_drop(&m->pc);
+		fc__tag_pieces_drop(&m->pc);
 		m->arriving = false;
 		if (m->waiter) {
-			op_free(ep, m->waiter);
-			msg_free(m);
+			fc__tag_op_free(ep, m->waiter);
+			fc__tag_msg_free(m);
 		}
 	}
 	for (m = ep->unexp_h; m; m = mnext) {
 		mnext = m->next;
-		msg_free(m);
+		fc__tag_msg_free(m);
 	}
 	for (m = ep->claimed; m; m = mnext) {
 		mnext = m->next;
-		msg_free(m);
+		fc__tag_msg_free(m);
 	}
 	fc__fab_unlock(ep->fab);
 	memcpy(chans, ep->ch, sizeof(chans));
@@ -794,7 +262,7 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 		ret = chan_for(ep, node, port, &ch);
 	if (ret)
 		goto out_unlock;
-	o = op_new(ep);
+	o = fc__tag_op_new(ep);
 	if (!o) {
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -815,11 +283,11 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 			memcpy(ep->sbuf + sizeof(h), buf, len);
 		ret = fc__isend(ch, ep->sbuf, sizeof(h) + len, &r);
 		if (ret) {
-			op_free(ep, o);
+			fc__tag_op_free(ep, o);
 			goto out_unlock;
 		}
 		if (r->status != -EINPROGRESS) { /* through the PIO window */
-			op_done(ep, o, fc__req_test(r, NULL));
+			fc__tag_op_done(ep, o, fc__req_test(r, NULL));
 			goto out_unlock;
 		}
 		o->pc.reqs = &o->pc.one;
@@ -829,13 +297,13 @@ FC__EXPORT int fc_tag_send(struct fc_tag_ep *ep, uint32_t node, uint32_t port,
 	} else {
 		ret = send_split(ch, o, &h, buf, len);
 		if (ret) {
-			op_free(ep, o);
+			fc__tag_op_free(ep, o);
 			goto out_unlock;
 		}
 	}
 	o->next = ep->active;
 	ep->active = o;
-	progress(ep);
+	fc__tag_progress(ep);
 out_unlock:
 	fc__fab_unlock(ep->fab);
 	fc__bounce_put(stage);
@@ -874,7 +342,7 @@ FC__EXPORT int fc_tag_recv_from(struct fc_tag_ep *ep, uint32_t node,
 	if (port != FC_TAG_ANY_PORT && port >= FC_CHAN_PORTS)
 		return -EINVAL;
 	fc__fab_lock(ep->fab);
-	o = op_new(ep);
+	o = fc__tag_op_new(ep);
 	if (!o) {
 		fc__fab_unlock(ep->fab);
 		return -ENOMEM;
@@ -890,15 +358,15 @@ FC__EXPORT int fc_tag_recv_from(struct fc_tag_ep *ep, uint32_t node,
 	o->cqe.uflags = uflags;
 	o->cqe.flags = FC_TAG_CQE_RECV;
 	if (recv_stage(ep, o, buf, cap)) {
-		op_free(ep, o);
+		fc__tag_op_free(ep, o);
 		fc__fab_unlock(ep->fab);
 		return -ENOMEM;
 	}
 	/* what came first and was not taken by a header since */
-	take_headers(ep);
-	m = unexp_find(ep, node, port, tag, ignore, o->space1, true);
+	fc__tag_take_headers(ep);
+	m = fc__tag_unexp_find(ep, node, port, tag, ignore, o->space1, true);
 	if (m) {
-		msg_deliver(ep, m, o);
+		fc__tag_msg_deliver(ep, m, o);
 	} else {
 		o->next = NULL;
 		if (ep->posted_t)
@@ -947,9 +415,9 @@ FC__EXPORT int fc_tag_probe_from(struct fc_tag_ep *ep, uint32_t node,
 	if (port != FC_TAG_ANY_PORT && port >= FC_CHAN_PORTS)
 		return -EINVAL;
 	fc__fab_lock(ep->fab);
-	progress(ep);
-	m = unexp_find(ep, node, port, tag, ignore, flags & FC_TAG_F_SPACE1,
-		       claim);
+	fc__tag_progress(ep);
+	m = fc__tag_unexp_find(ep, node, port, tag, ignore,
+			       flags & FC_TAG_F_SPACE1, claim);
 	if (m) {
 		info_of(m, info);
 		if (claim) {
@@ -980,7 +448,7 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 	if (!ep || !msg || (!buf && cap))
 		return -EINVAL;
 	fc__fab_lock(ep->fab);
-	o = op_new(ep);
+	o = fc__tag_op_new(ep);
 	if (!o) {
 		fc__fab_unlock(ep->fab);
 		return -ENOMEM;
@@ -988,7 +456,7 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 	for (pp = &ep->claimed; *pp && *pp != msg; pp = &(*pp)->next)
 		;
 	if (!*pp) {
-		op_free(ep, o);
+		fc__tag_op_free(ep, o);
 		fc__fab_unlock(ep->fab);
 		return -EINVAL; /* not a claimed message of ours */
 	}
@@ -996,7 +464,7 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 	o->cap = cap;
 	o->discard = !buf && !cap;
 	if (recv_stage(ep, o, buf, cap)) {
-		op_free(ep, o);
+		fc__tag_op_free(ep, o);
 		fc__fab_unlock(ep->fab);
 		return -ENOMEM; /* the message stays claimed */
 	}
@@ -1004,7 +472,7 @@ FC__EXPORT int fc_tag_recv_msg(struct fc_tag_ep *ep, struct fc_tag_msg *msg,
 	msg->next = NULL;
 	o->cqe.ctx = ctx;
 	o->cqe.uflags = uflags;
-	msg_deliver(ep, msg, o);
+	fc__tag_msg_deliver(ep, msg, o);
 	fc__fab_unlock(ep->fab);
 	return 0;
 }
@@ -1025,7 +493,7 @@ FC__EXPORT int fc_tag_cancel(struct fc_tag_ep *ep, void *ctx)
 		*pp = o->next;
 		if (ep->posted_t == o)
 			ep->posted_t = prev;
-		op_done(ep, o, -ECANCELED);
+		fc__tag_op_done(ep, o, -ECANCELED);
 		ret = 0;
 		break;
 	}
@@ -1043,7 +511,7 @@ FC__EXPORT int fc_tag_poll(struct fc_tag_ep *ep, struct fc_tag_cqe *cqe,
 	if (!ep || (!cqe && n))
 		return -EINVAL;
 	fc__fab_lock(ep->fab);
-	progress(ep);
+	fc__tag_progress(ep);
 	while (got < n && ep->done_h) {
 		struct op *o = ep->done_h;
 
@@ -1051,7 +519,7 @@ FC__EXPORT int fc_tag_poll(struct fc_tag_ep *ep, struct fc_tag_cqe *cqe,
 		if (!ep->done_h)
 			ep->done_t = NULL;
 		cqe[got++] = o->cqe;
-		op_free(ep, o);
+		fc__tag_op_free(ep, o);
 	}
 	fc__fab_unlock(ep->fab);
 	return (int)got;
@@ -1072,8 +540,8 @@ FC__EXPORT int fc_tag_wait(struct fc_tag_ep *ep, int timeout_ms)
 		deadline = now + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
 		moved = fc__progress(ep->dev);
-		moved |= take_headers(ep);
-		take_pieces(ep);
+		moved |= fc__tag_take_headers(ep);
+		fc__tag_take_pieces(ep);
 		if (ep->done_h)
 			break;
 		now = fc__now_ns();
