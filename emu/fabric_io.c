@@ -370,10 +370,12 @@ static uint64_t send_put_span(struct fcemu *emu, struct fcemu_dma *dma,
 }
 
 /*
- * A large PUT into another process's GPU memory, copied there directly
- * (emu/ipc.c), a budget's worth at a time. Only while nothing of this
- * chain went to @node the usual way: a copy must not overtake packets
- * still in the rings. RETURN VALUE: bytes copied, 0: not taken.
+ * A PUT into another process's GPU memory, copied there directly
+ * (emu/ipc.c), of any size: one driver call beats a staging copy, packets
+ * and the receiver's own copy even at 8 bytes (2 H200s: 15.8 -> 8.7 us).
+ * Only while nothing of this chain went to @node the usual way: a copy
+ * must not overtake packets still in the rings.
+ * RETURN VALUE: bytes copied, 0: not taken.
  */
 static uint64_t send_put_direct(struct fcemu *emu, struct fcemu_dma *dma,
 				uint64_t budget)
@@ -386,8 +388,7 @@ static uint64_t send_put_direct(struct fcemu *emu, struct fcemu_dma *dma,
 	/* A timing model counts packets: those of the burst, then. */
 	if (FC_FABRIC_REGION(dst) != FC_REGION_PEER || emu->vt.on ||
 	    (dma->pkt_nodes & (1ull << node)) ||
-	    dma->stage_desc == dma->cur + 1 ||
-	    len - dma->cur_off < FCEMU_BURST_MIN)
+	    dma->stage_desc == dma->cur + 1)
 		return 0;
 	n = len - dma->cur_off;
 	/* One driver call and one wait per step: steps of the host's budget
