@@ -151,17 +151,15 @@ static uint16_t f32_to_f16(float f)
 	static void red_##T##_##F(T *restrict d, const T *restrict s,       \
 				  size_t count, bool first)                 \
 	{                                                                   \
-		size_t i = 0, j;                                            \
+		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);        \
 		if (first) {                                                \
-			for (; i + BLOCK <= count; i += BLOCK)              \
-				for (j = i; j < i + BLOCK; j++)             \
-					d[j] = (T)F(s[j], d[j]);            \
+			for (; i < whole; i++)                              \
+				d[i] = (T)F(s[i], d[i]);                    \
 			for (; i < count; i++)                              \
 				d[i] = (T)F(s[i], d[i]);                    \
 		} else {                                                    \
-			for (; i + BLOCK <= count; i += BLOCK)              \
-				for (j = i; j < i + BLOCK; j++)             \
-					d[j] = (T)F(d[j], s[j]);            \
+			for (; i < whole; i++)                              \
+				d[i] = (T)F(d[i], s[i]);                    \
 			for (; i < count; i++)                              \
 				d[i] = (T)F(d[i], s[i]);                    \
 		}                                                           \
