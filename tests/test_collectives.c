@@ -1010,6 +1010,12 @@ static int run_rank(void)
 		meet(100); /* run_pair removes the files */
 	if (only && !strcmp(only, "dies")) {
 		test_rank_dies();
+	} else if (only && !strcmp(only, "reductions")) {
+		CHECK(runs(world, "allreduce", "recursive_doubling"),
+		      "allreduce runs %s",
+		      fc_coll_algo_name(world, "allreduce", 1 << 20));
+		test_reductions();
+		test_bitwise_identical();
 	} else {
 		test_groups();
 		test_forced_algos();
@@ -1076,6 +1082,15 @@ static const struct shape shapes[] = {
 	  "bcast=binomial",
 	  "drop=0.01,corrupt=0.01", NULL, true, NULL },
 	{ 3, "full:3", NULL, NULL, "dies", false, NULL },
+	/* recursive doubling at every count on rank counts that fold */
+	{ 3, "full:3", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 5, "full:5", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 6, "full:6", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 7, "ring:7", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
 };
 
 static int launch(const char *run, const char *self, const struct shape *s)
