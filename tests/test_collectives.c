@@ -850,6 +850,25 @@ static void test_mismatch(void)
 	expect_mismatch("root", g,
 			fc_reduce(g, buf, out, 4, FC_INT32, FC_SUM,
 				  rank == 0 ? 0 : 1, T_MS));
+	/* a binomial bcast's first message from the root stands in for the
+	 * root's check: every pattern of roots must still meet */
+	for (size_t c = 0; c <= 4; c += 4) {
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 rank == 0 ? 0 : 1, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its own root", g,
+				fc_bcast(g, buf, c, FC_INT32, rank, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its left's root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 (rank + size - 1) % size, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its right's root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 (rank + 1) % size, T_MS));
+	}
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 	expect_mismatch("type", g,
 			fc_allgather(g, buf, out, 2,

@@ -748,7 +748,16 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		return -EINVAL;
 	}
 	if (x.n > 1 && (a->kind == FC__BCAST || a->kind == FC__REDUCE ||
-			a->kind == FC__GATHER || a->kind == FC__SCATTER))
-		fc__sched_check(s, right(&x), left(&x));
+			a->kind == FC__GATHER || a->kind == FC__SCATTER)) {
+		uint32_t vr = (x.r + x.n - a->root) % x.n;
+		/* A binomial bcast's root sends to its right neighbour in its
+		 * first round anyway: that message stands in for the check
+		 * (each rank still gets a first-round message from its left,
+		 * sent unconditionally, whatever root the left believes in) */
+		bool bino = a->kind == FC__BCAST && algo == A_BINOMIAL;
+
+		fc__sched_check(s, bino && vr == 0 ? FC__NOBODY : right(&x),
+				bino && vr == 1 ? FC__NOBODY : left(&x));
+	}
 	return s->err;
 }
