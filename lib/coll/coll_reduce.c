@@ -140,10 +140,13 @@ static uint16_t f32_to_f16(float f)
 /*
  * Integer arithmetic wraps: done in the unsigned type of the same width.
  * One function per type and operator, with restrict operands and the
- * operand order fixed outside the loop, walked in blocks of BLOCK: at -O2
- * the compiler vectorises only loops whose trip count it knows and whose
- * operands cannot overlap. Each element is still computed alone, from the
- * same two operands in the same order: the same bits as a plain loop.
+ * operand order fixed outside the loop: at -O2 the compiler vectorises
+ * only loops whose operands cannot overlap and that need no scalar
+ * epilogue, so the elements up to a multiple of BLOCK go in one loop (a
+ * loop of BLOCK inside one of blocks cost 2.7 instructions a float32 sum,
+ * this 1.75) and the rest in another. Each element is still computed
+ * alone, from the same two operands in the same order: the same bits as a
+ * plain loop.
  */
 #define BLOCK 16
 
