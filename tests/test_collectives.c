@@ -850,6 +850,25 @@ static void test_mismatch(void)
 	expect_mismatch("root", g,
 			fc_reduce(g, buf, out, 4, FC_INT32, FC_SUM,
 				  rank == 0 ? 0 : 1, T_MS));
+	/* a binomial bcast's first message from the root stands in for the
+	 * root's check: every pattern of roots must still meet */
+	for (size_t c = 0; c <= 4; c += 4) {
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 rank == 0 ? 0 : 1, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its own root", g,
+				fc_bcast(g, buf, c, FC_INT32, rank, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its left's root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 (rank + size - 1) % size, T_MS));
+		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
+		expect_mismatch("bcast, each its right's root", g,
+				fc_bcast(g, buf, c, FC_INT32,
+					 (rank + 1) % size, T_MS));
+	}
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 	expect_mismatch("type", g,
 			fc_allgather(g, buf, out, 2,
@@ -1010,6 +1029,12 @@ static int run_rank(void)
 		meet(100); /* run_pair removes the files */
 	if (only && !strcmp(only, "dies")) {
 		test_rank_dies();
+	} else if (only && !strcmp(only, "reductions")) {
+		CHECK(runs(world, "allreduce", "recursive_doubling"),
+		      "allreduce runs %s",
+		      fc_coll_algo_name(world, "allreduce", 1 << 20));
+		test_reductions();
+		test_bitwise_identical();
 	} else {
 		test_groups();
 		test_forced_algos();
@@ -1076,6 +1101,15 @@ static const struct shape shapes[] = {
 	  "bcast=binomial",
 	  "drop=0.01,corrupt=0.01", NULL, true, NULL },
 	{ 3, "full:3", NULL, NULL, "dies", false, NULL },
+	/* recursive doubling at every count on rank counts that fold */
+	{ 3, "full:3", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 5, "full:5", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 6, "full:6", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
+	{ 7, "ring:7", "allreduce=recursive_doubling", NULL, "reductions",
+	  false, NULL },
 };
 
 static int launch(const char *run, const char *self, const struct shape *s)

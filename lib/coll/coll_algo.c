@@ -322,26 +322,65 @@ static void fold_out(struct shape *x, void *acc, size_t bytes, uint32_t rem)
 	fc__sched_round(x->s);
 }
 
+/*
+ * @peer's part into what this rank holds (*cur), lower rank first. While
+ * *cur is still the input (out of place), the message lands straight in
+ * @acc and the input is reduced into it: the input is never copied.
+ */
+static void absorb(struct shape *x, uint32_t peer, const void **cur, void *acc,
+		   void **tmp, size_t bytes)
+{
+	if (*cur != acc) {
+		fc__sched_recv(x->s, peer, acc, bytes);
+		fc__sched_reduce(x->s, acc, *cur, bytes, x->r < peer);
+		*cur = acc;
+		return;
+	}
+	if (!*tmp)
+		*tmp = fc__sched_scratch(x->s, bytes);
+	if (!*tmp)
+		return;
+	fc__sched_recv(x->s, peer, *tmp, bytes);
+	fc__sched_reduce(x->s, acc, *tmp, bytes, peer < x->r);
+}
+
+/*
+ * Non-powers of two fold as fold_in() does: the even rank of each of the
+ * first rem pairs hands its input in and gets the result back.
+ */
 static void allreduce_recursive_doubling(struct shape *x)
 {
-	uint32_t p2, rem, mask, r = x->r;
+	uint32_t p2, rem, mask, r = x->r, nr;
 	size_t bytes = x->a->count * x->es;
-	void *acc = x->a->recvbuf, *tmp = fc__sched_scratch(x->s, bytes);
-	int nr;
+	void *acc = x->a->recvbuf, *tmp = NULL;
+	const void *cur = input(x); /* in place: @acc */
 
-	if (!tmp)
+	for (p2 = 1; p2 * 2 <= x->n; p2 *= 2)
+		;
+	rem = x->n - p2;
+	if (r < 2 * rem && !(r & 1)) {
+		fc__sched_send(x->s, r + 1, cur, bytes);
+		fc__sched_round(x->s);
+		fc__sched_recv(x->s, r + 1, acc, bytes);
+		fc__sched_round(x->s);
 		return;
-	fc__sched_copy(x->s, acc, input(x), bytes);
-	fc__sched_round(x->s);
-	nr = fold_in(x, acc, tmp, bytes, &p2, &rem);
-	for (mask = 1; nr >= 0 && mask < p2; mask <<= 1) {
-		uint32_t peer = unfolded((uint32_t)nr ^ mask, rem);
+	}
+	nr = r - rem;
+	if (r < 2 * rem) {
+		absorb(x, r - 1, &cur, acc, &tmp, bytes);
+		fc__sched_round(x->s);
+		nr = r / 2;
+	}
+	for (mask = 1; mask < p2; mask <<= 1) {
+		uint32_t peer = unfolded(nr ^ mask, rem);
 
-		fc__sched_send(x->s, peer, acc, bytes);
-		fc__sched_recv(x->s, peer, tmp, bytes);
-		fc__sched_reduce(x->s, acc, tmp, bytes, peer < r);
+		fc__sched_send(x->s, peer, cur, bytes);
+		absorb(x, peer, &cur, acc, &tmp, bytes);
 		fc__sched_round(x->s);
 	}
+	/* one rank alone */
+	fc__sched_copy(x->s, acc, cur, bytes);
+	fc__sched_round(x->s);
 	fold_out(x, acc, bytes, rem);
 }
 
@@ -709,7 +748,16 @@ int fc__coll_record(struct fc_group *g, const struct fc__coll_args *a,
 		return -EINVAL;
 	}
 	if (x.n > 1 && (a->kind == FC__BCAST || a->kind == FC__REDUCE ||
-			a->kind == FC__GATHER || a->kind == FC__SCATTER))
-		fc__sched_check(s, right(&x), left(&x));
+			a->kind == FC__GATHER || a->kind == FC__SCATTER)) {
+		uint32_t vr = (x.r + x.n - a->root) % x.n;
+		/* A binomial bcast's root sends to its right neighbour in its
+		 * first round anyway: that message stands in for the check
+		 * (each rank still gets a first-round message from its left,
+		 * sent unconditionally, whatever root the left believes in) */
+		bool bino = a->kind == FC__BCAST && algo == A_BINOMIAL;
+
+		fc__sched_check(s, bino && vr == 0 ? FC__NOBODY : right(&x),
+				bino && vr == 1 ? FC__NOBODY : left(&x));
+	}
 	return s->err;
 }

@@ -241,7 +241,9 @@ void fc__sched_copy(struct fc__sched *s, void *dst, const void *src,
  * Header-only messages to @to and from @from, put first in the first
  * round: where the members' data alone might not flow (two ranks that
  * both think they are the root), these still meet and compare signatures.
+ * FC__NOBODY for either: that message is left out.
  */
+#define FC__NOBODY UINT32_MAX
 void fc__sched_check(struct fc__sched *s, uint32_t to, uint32_t from);
 /* End the round: its messages must all be done before what follows. */
 void fc__sched_round(struct fc__sched *s);

@@ -143,18 +143,21 @@ void fc__sched_copy(struct fc__sched *s, void *dst, const void *src, size_t len)
 
 void fc__sched_check(struct fc__sched *s, uint32_t to, uint32_t from)
 {
-	unsigned int n = s->n;
+	unsigned int n = s->n, k;
 
-	fc__sched_send(s, to, NULL, 0);
-	fc__sched_recv(s, from, NULL, 0);
-	if (s->err || !n)
+	if (to != FC__NOBODY)
+		fc__sched_send(s, to, NULL, 0);
+	if (from != FC__NOBODY)
+		fc__sched_recv(s, from, NULL, 0);
+	k = s->n - n;
+	if (s->err || !n || !k)
 		return;
-	/* move the two new steps to the front: they join the first round */
-	struct fc__step pair[2] = { s->steps[n], s->steps[n + 1] };
+	/* move the new steps to the front: they join the first round */
+	struct fc__step pair[2] = { s->steps[n], s->steps[s->n - 1] };
 
-	memmove(&s->steps[2], &s->steps[0], n * sizeof(*s->steps));
+	memmove(&s->steps[k], &s->steps[0], n * sizeof(*s->steps));
 	s->steps[0] = pair[0];
-	s->steps[1] = pair[1];
+	s->steps[k - 1] = pair[1];
 }
 
 void fc__sched_round(struct fc__sched *s)
