@@ -855,8 +855,8 @@ static void test_mismatch(void)
 	for (size_t c = 0; c <= 4; c += 4) {
 		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 		expect_mismatch("bcast root", g,
-				fc_bcast(g, buf, c, FC_INT32,
-					 rank == 0 ? 0 : 1, T_MS));
+				fc_bcast(g, buf, c, FC_INT32, rank == 0 ? 0 : 1,
+					 T_MS));
 		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 		expect_mismatch("bcast, each its own root", g,
 				fc_bcast(g, buf, c, FC_INT32, rank, T_MS));
@@ -866,8 +866,8 @@ static void test_mismatch(void)
 					 (rank + size - 1) % size, T_MS));
 		CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 		expect_mismatch("bcast, each its right's root", g,
-				fc_bcast(g, buf, c, FC_INT32,
-					 (rank + 1) % size, T_MS));
+				fc_bcast(g, buf, c, FC_INT32, (rank + 1) % size,
+					 T_MS));
 	}
 	CHECK_RC(fc_group_dup(world, T_MS, &g), 0);
 	expect_mismatch("type", g,

@@ -154,7 +154,7 @@ static uint16_t f32_to_f16(float f)
 	static void red_##T##_##F(T *restrict d, const T *restrict s,       \
 				  size_t count, bool first)                 \
 	{                                                                   \
-		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);        \
+		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);         \
 		if (first) {                                                \
 			for (; i < whole; i++)                              \
 				d[i] = (T)F(s[i], d[i]);                    \
