@@ -1010,6 +1010,10 @@ static int run_rank(void)
 		meet(100); /* run_pair removes the files */
 	if (only && !strcmp(only, "dies")) {
 		test_rank_dies();
+	} else if (only && !strcmp(only, "earlier")) {
+		/* every board met before the first one closes */
+		CHECK_RC(fc_barrier_group(world, T_MS), 0);
+		test_earlier_job();
 	} else {
 		test_groups();
 		test_forced_algos();

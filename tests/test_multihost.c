@@ -3,14 +3,16 @@
  * test_multihost: one emulated cluster over several simulated hosts
  * (fpgacomm-run --hosts: mount namespaces with their own /dev/shm and /tmp,
  * links between hosts over libfabric's tcp provider on 127.0.0.0/8).
- * The channel and sort suites on torus:2x2 over 2 hosts; on
+ * The channel, collective (its close-and-reopen case too) and sort suites
+ * on torus:2x2 over 2 hosts; on
  * 16 boards over 4 hosts (torus:4x4) the sort suite and allreduce and
  * alltoall checked against references; ping-pong of 8 B, 4 KiB and 1 MiB
  * across hosts under drop and corrupt faults, the data verified and the
  * faults seen on the links between hosts (retransmits, CRC errors); a
  * host whose processes are killed mid-run (the others get -EHOSTDOWN,
  * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
- * resumed (both sides get -EHOSTDOWN, nobody hangs); mpirun (PMIx) with
+ * resumed (both sides get -EHOSTDOWN, the resumed side because it is told,
+ * nobody hangs); mpirun (PMIx) with
  * each rank a simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
  *
  * Skips (77) unless run as root (unshare needs it, as CI has it), with
@@ -122,8 +124,10 @@ static int round_trip(struct fc_chan *ch, uint32_t me, uint32_t peer,
  * "pingpong": 8 B, 4 KiB and 1 MiB with the rank half the world away (on
  * another host), checked; with MH_FAULTS, the link to it (a neighbour on
  * the tori used) must have seen retransmits and CRC errors.
- * "kill" / "stop": round trips until one fails, which must be -EHOSTDOWN;
- * with "kill", the first rank of the second half kills its host.
+ * "kill" / "stop": round trips until one fails, which must be -EHOSTDOWN
+ * (so must a send and a barrier after it); with "kill", the first rank of
+ * the second half kills its host; with "stop", after 20 round trips each
+ * waits for a message that never comes.
  */
 static int run_rank(const char *work)
 {
@@ -133,6 +137,7 @@ static int run_rank(const char *work)
 	struct fc_chan *ch;
 	uint32_t peer, rtx = 0, crc = 0;
 	unsigned int p, i, k;
+	size_t len;
 	uint8_t *buf;
 	int rc;
 
@@ -175,7 +180,9 @@ static int run_rank(const char *work)
 		       "errors\n",
 		       w.rank, p, peer, rtx, crc);
 	} else {
-		for (i = 0; i < 1000000; i++) {
+		/* until the fault ends it: never on our own (a loaded
+		 * machine may take long to stop or kill the host) */
+		for (i = 0;; i++) {
 			if (i == 20) {
 				printf("ready %u\n", w.rank);
 				fflush(stdout);
@@ -184,12 +191,27 @@ static int run_rank(const char *work)
 			    w.rank == w.size / 2)
 				kill(getppid(),
 				     SIGKILL); /* our host's keeper */
-			rc = round_trip(ch, w.rank, peer, buf, 64, i);
+			/* "stop": then each waits for a message never sent,
+			 * so the stopped side has nothing of its own to send
+			 * when resumed: it must be told */
+			if (!strcmp(work, "stop") && i == 20)
+				rc = fc_chan_recv(ch, buf, 64, &len, OP_MS);
+			else
+				rc = round_trip(ch, w.rank, peer, buf, 64, i);
 			if (rc)
 				break;
 		}
 		if (rc != -EHOSTDOWN)
 			return rank_fail(w.rank, "expected -EHOSTDOWN", rc);
+		/* and whatever comes next with the others */
+		rc = fc_chan_send(ch, buf, 64, OP_MS);
+		if (rc != -EHOSTDOWN)
+			return rank_fail(w.rank, "send: expected -EHOSTDOWN",
+					 rc);
+		rc = fc_barrier(d, OP_MS);
+		if (rc != -EHOSTDOWN)
+			return rank_fail(w.rank, "barrier: expected -EHOSTDOWN",
+					 rc);
 		printf("rank %u: EHOSTDOWN\n", w.rank);
 	}
 	fflush(stdout);
@@ -318,9 +340,9 @@ static void test_channels_2hosts(void **state)
 	run_ok(args, env);
 }
 
-/* Not in the suite: its close-and-reopen case (a later job in the same
- * processes) fails across hosts (docs/fabric.md, limits). */
-static void __attribute__((unused)) test_collectives_2hosts(void **state)
+/* Its close-and-reopen case too: a board that leaves and opens again in
+ * the same process (a later job) is met again across hosts. */
+static void test_collectives_2hosts(void **state)
 {
 	char *args[] = { run_path,
 			 "--hosts",
@@ -467,23 +489,21 @@ static bool out_has(const char *what)
 	return strstr(out, what);
 }
 
+/*
+ * Host 1 stopped (SIGSTOP) until host 0's ranks saw it down and left (their
+ * host gone), then resumed: its ranks must be told they were declared
+ * down (host 0's goodbye says so, not a silence of their own), and end
+ * with -EHOSTDOWN; the run ends, the directory goes.
+ */
 static void test_host_stopped(void **state)
 {
 	char *args[] = { run_path,    "-v", "--hosts", "2", "-t",
 			 "torus:2x2", "--", self_path, NULL };
-	char *env[] = { "MH_WORK=stop", NULL };
+	char *env[] = { "MH_WORK=stop", "FPGACOMM_BRIDGE_VERBOSE=1", NULL };
 	static struct result r;
-	pid_t pid, k = 0;
+	pid_t pid, k = 0, k0 = 0;
 	int i;
 
-	/* Known to fail at times: the resumed host's ranks are not always
-	 * told that the others declared them down (docs/fabric.md, limits).
-	 * FPGACOMM_TEST_STOPPED_HOST=1 runs it. */
-	if (!getenv("FPGACOMM_TEST_STOPPED_HOST")) {
-		printf("test_host_stopped: skipped, a known failure "
-		       "(FPGACOMM_TEST_STOPPED_HOST=1 runs it)\n");
-		skip();
-	}
 	pid = start(args, env);
 
 	/* all ranks going, then host 1 stopped until host 0 noticed */
@@ -492,26 +512,35 @@ static void test_host_stopped(void **state)
 	     i++)
 		usleep(100000);
 	k = keeper_pid(1);
+	k0 = keeper_pid(0);
 	if (k > 0)
 		signal_tree(k, SIGSTOP);
 	for (i = 0; i < 600 && !(out_has("rank 0: EHOSTDOWN") &&
 				 out_has("rank 1: EHOSTDOWN"));
 	     i++)
 		usleep(100000);
+	/* host 0 gone (its keeper reaped): nobody there answers any more */
+	for (i = 0; i < 600 && k0 > 0 && kill(k0, 0) == 0; i++)
+		usleep(100000);
 	if (k > 0)
 		signal_tree(k, SIGCONT);
 	finish(&r, pid);
-	assert_true(k > 0);
+	assert_true(k > 0 && k0 > 0);
 	if (r.status)
 		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
 	assert_clean(&r);
-	/* and the stopped side, resumed, was told */
+	/* host 0 saw host 1's boards down, and the stopped side, resumed,
+	 * was told so by host 0's boards */
 	for (i = 0; i < 4; i++) {
 		char want[32];
 
 		snprintf(want, sizeof(want), "rank %d: EHOSTDOWN", i);
 		assert_non_null(strstr(r.out, want));
 	}
+	if (!line_with(r.err, "board 0 is down", "it declared us down") ||
+	    !line_with(r.err, "board 1 is down", "it declared us down"))
+		fail_msg("host 1 was not told it was declared down\n%.4000s",
+			 r.err);
 }
 
 /* ---- a collective workload of our own, for 16 ranks ---- */
@@ -666,6 +695,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_channels_2hosts),
+		cmocka_unit_test(test_collectives_2hosts),
 		cmocka_unit_test(test_sort_2hosts),
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
