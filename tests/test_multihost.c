@@ -8,8 +8,9 @@
  * 16 boards over 4 hosts (torus:4x4) the sort suite and allreduce and
  * alltoall checked against references; ping-pong of 8 B, 4 KiB and 1 MiB
  * across hosts under drop and corrupt faults, the data verified and the
- * faults seen on the links between hosts (retransmits, CRC errors); a
- * host whose processes are killed mid-run (the others get -EHOSTDOWN,
+ * faults seen on the links between hosts (retransmits, CRC errors); two
+ * boards that close while two others' round trips pass through them (on
+ * their links to the other host), checked; a host whose processes are killed mid-run (the others get -EHOSTDOWN,
  * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
  * resumed (both sides get -EHOSTDOWN, the resumed side because it is told,
  * nobody hangs); mpirun (PMIx) with
@@ -543,6 +544,75 @@ static void test_host_stopped(void **state)
 			 r.err);
 }
 
+/* ---- boards that close while others route through them ---- */
+
+/*
+ * "relay", torus:2x2 over 2 hosts: ranks 1 and 2 close right after a
+ * barrier, while ranks 0 and 3 (diagonal: every route between them goes
+ * through board 1 or 2, and crosses the hosts there) go on with checked
+ * round trips. A board that closes must carry them while they pass.
+ */
+static int run_relay(void)
+{
+	struct fc_world w;
+	struct fc_chan *ch;
+	struct fc_dev *d;
+	uint32_t hops = 0;
+	unsigned int i;
+	uint8_t *buf = malloc(4096);
+	int rc;
+
+	rc = fc_open(&d, NULL);
+	if (!rc)
+		rc = fc_world_query(d, &w);
+	if (rc || !buf)
+		return rank_fail(0, "open", rc);
+	if (w.rank == 0 || w.rank == 3) {
+		rc = fc_world_hops(d, 3 - w.rank, &hops);
+		if (rc || hops != 2)
+			return rank_fail(w.rank, "not two hops apart",
+					 rc ? rc : -EPROTO);
+		rc = fc_chan_open(d, 3 - w.rank, 5, 0, &ch);
+		if (rc)
+			return rank_fail(w.rank, "fc_chan_open", rc);
+	}
+	rc = fc_barrier(d, OP_MS);
+	if (rc)
+		return rank_fail(w.rank, "fc_barrier", rc);
+	if (w.rank == 1 || w.rank == 2) {
+		/* what passes through our board still needs us */
+		fc_close(d);
+		printf("rank %u: closed\n", w.rank);
+		free(buf);
+		return 0;
+	}
+	for (i = 0; i < 200; i++) {
+		rc = round_trip(ch, w.rank, 3 - w.rank, buf, 4096, i);
+		if (rc)
+			return rank_fail(w.rank, "round trip", rc);
+	}
+	printf("rank %u: ok\n", w.rank);
+	fc_chan_close(ch);
+	fc_close(d);
+	free(buf);
+	return 0;
+}
+
+static void test_relay_closed(void **state)
+{
+	char *args[] = { run_path,    "--hosts", "2",	    "-t",
+			 "torus:2x2", "--",	 self_path, NULL };
+	char *env[] = { "MH_WORK=relay", NULL };
+	static struct result r;
+
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 0: ok"));
+	assert_non_null(strstr(r.out, "rank 3: ok"));
+}
+
 /* ---- a collective workload of our own, for 16 ranks ---- */
 
 static int run_coll(void)
@@ -700,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
+		cmocka_unit_test(test_relay_closed),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_stopped),
 		cmocka_unit_test(test_pmix_mpirun),
@@ -713,6 +784,8 @@ int main(void)
 		return wrap_rank();
 	if (work && *work) {
 		setvbuf(stdout, NULL, _IOLBF, 0);
+		if (!strcmp(work, "relay"))
+			return run_relay();
 		return !strcmp(work, "coll") ? run_coll() : run_rank(work);
 	}
 	printf("test_multihost: one cluster over simulated hosts\n");
