@@ -4,17 +4,17 @@
  * (fpgacomm-run --hosts: mount namespaces with their own /dev/shm and /tmp,
  * links between hosts over libfabric's tcp provider on 127.0.0.0/8).
  * The channel, collective (its close-and-reopen case too) and sort suites
- * on torus:2x2 over 2 hosts; on
- * 16 boards over 4 hosts (torus:4x4) the sort suite and allreduce and
- * alltoall checked against references; ping-pong of 8 B, 4 KiB and 1 MiB
- * across hosts under drop and corrupt faults, the data verified and the
- * faults seen on the links between hosts (retransmits, CRC errors); two
- * boards that close while two others' round trips pass through them (on
- * their links to the other host), checked; a host whose processes are killed mid-run (the others get -EHOSTDOWN,
- * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
- * resumed (both sides get -EHOSTDOWN, the resumed side because it is told,
- * nobody hangs); mpirun (PMIx) with
- * each rank a simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
+ * on torus:2x2 over 2 hosts; on 16 boards over 4 hosts (torus:4x4) the
+ * sort suite and allreduce and alltoall checked against references;
+ * ping-pong of 8 B, 4 KiB and 1 MiB across hosts under drop and corrupt
+ * faults, the data verified and the faults seen on the links between
+ * hosts (retransmits, CRC errors); two boards that close while two
+ * others' round trips pass through them (on their links to the other
+ * host), checked; a host whose processes are killed mid-run (the others
+ * get -EHOSTDOWN, the run ends, the host's directory goes); a host stopped
+ * (SIGSTOP) and resumed (both sides get -EHOSTDOWN, the resumed side
+ * because it is told, nobody hangs); mpirun (PMIx) with each rank a
+ * simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
  *
  * Skips (77) unless run as root (unshare needs it, as CI has it), with
  * mount namespaces and libfabric at hand. As a rank (MH_WORK set), runs
