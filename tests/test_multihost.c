@@ -246,9 +246,15 @@ static void slurp(const char *path, char *buf)
 static pid_t start(char *const *args, char *const *env)
 {
 	char path[PATH_MAX + 16];
-	pid_t pid = fork();
+	pid_t pid;
 	int fd;
 
+	/* gone before we return: nothing of an earlier run is read for ours */
+	snprintf(path, sizeof(path), "%s/out", outdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/err", outdir);
+	unlink(path);
+	pid = fork();
 	if (pid)
 		return pid;
 	for (; env && *env; env++)
