@@ -992,6 +992,9 @@ static void test_rank_dies(void)
 	free(out);
 }
 
+/* FPGACOMM_COLL_TEST: "small" (the driver pair), "dies" (a rank dies),
+ * "earlier" (only the close-and-reopen case, after a barrier); unset: all
+ * but "dies". */
 static int run_rank(void)
 {
 	const char *only = getenv("FPGACOMM_COLL_TEST");

@@ -5,7 +5,8 @@
  * links between hosts over libfabric's tcp provider on 127.0.0.0/8).
  * The channel, collective (its close-and-reopen case too) and sort suites
  * on torus:2x2 over 2 hosts; on 16 boards over 4 hosts (torus:4x4) the
- * sort suite and allreduce and alltoall checked against references;
+ * sort suite, allreduce and alltoall checked against references, and
+ * the collective suite's close-and-reopen case;
  * ping-pong of 8 B, 4 KiB and 1 MiB across hosts under drop and corrupt
  * faults, the data verified and the faults seen on the links between
  * hosts (retransmits, CRC errors); two boards that close while two
@@ -361,6 +362,23 @@ static void test_collectives_2hosts(void **state)
 			 NULL };
 	/* its ranks meet through files: in the directory all hosts see */
 	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
+
+	run_ok(args, env);
+}
+
+/* Its close-and-reopen case alone, on 16 boards over 4 hosts. */
+static void test_reopen_16_on_4hosts(void **state)
+{
+	char *args[] = { run_path,
+			 "--hosts",
+			 "4",
+			 "-t",
+			 "torus:4x4",
+			 "--",
+			 bin("test_collectives"),
+			 NULL };
+	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts",
+			"FPGACOMM_COLL_TEST=earlier", NULL };
 
 	run_ok(args, env);
 }
@@ -772,6 +790,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_channels_2hosts),
 		cmocka_unit_test(test_collectives_2hosts),
+		cmocka_unit_test(test_reopen_16_on_4hosts),
 		cmocka_unit_test(test_sort_2hosts),
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
