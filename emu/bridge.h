@@ -46,10 +46,11 @@ struct fcemu_bridge;
 int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		       unsigned int node, const struct fcemu_bridge_boot *boot);
 /*
- * Say goodbye (the other hosts see the board EXITED), then carry what is
- * still on the board's links, its own and what others route through it,
- * until every other board of the cluster has left or 10 s pass; close.
- * Call it after releasing the board.
+ * Say goodbye (the other hosts see the board EXITED; those that hold it
+ * down are told so), then carry what is still on the board's links, its
+ * own and what others route through it, until every other board of the
+ * cluster has left or the links have been idle for 1 s, 10 s at most;
+ * close. Call it after releasing the board.
  */
 void fcemu_bridge_stop(struct fcemu_bridge *b);
 

@@ -19,7 +19,10 @@
  * Liveness: every bridge sends a heartbeat to every board of the other
  * hosts each BR_HB_NS; a board not heard from for FCEMU_BRIDGE_DOWN_NS, or
  * whose sends fail, is declared DEAD here (FC_ROUTER_NODES_DOWN, then
- * -EHOSTDOWN in the library); one that says goodbye EXITED.
+ * -EHOSTDOWN in the library); one that says goodbye EXITED. A bridge
+ * declared down that speaks again (its host was stopped) is told so, and
+ * a leaving bridge tells the boards it holds down; a board that opens
+ * again comes back under a new bridge (epoch), whatever it was.
  *
  * Receiving runs on a thread of the bridge that sleeps in the completion
  * queue (fi_cq_sread), so that an idle process costs nothing and a board
@@ -74,7 +77,9 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 #define BR_SREAD_MS	100
 #define BR_NAME_MAX	256
 #define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
-#define BR_MAGIC	0x46434252u	     /* "FCBR" */
+/* a leaving board's links idle this long: nothing passes through them */
+#define BR_QUIET_NS	(1000000000ull)
+#define BR_MAGIC	0x46434252u /* "FCBR" */
 /* a peer that never spoke: its start may wait for every other one's */
 #define BR_FIRST_NS	(30 * 1000000000ull)
 
@@ -149,6 +154,16 @@ struct fcemu_bridge {
 	uint64_t links; /* our ports whose far end is remote */
 	uint64_t heard[FC_MAX_NODES];
 	uint64_t spoke; /* bit n: heard from n's bridge at least once */
+	/* boards that said goodbye: still sent heartbeats while they carry
+	 * others' traffic (they still listen for ours), BR_STOP_NS at most */
+	uint64_t left;
+	uint64_t left_at[FC_MAX_NODES];
+	/* boards down here whose new bridge we learnt of: back once it speaks */
+	uint64_t reborn;
+	/* per board, the bridge declared down: kept for this process's next
+	 * bridges, so that it is told, never taken back */
+	uint32_t down_epoch[FC_MAX_NODES];
+	uint64_t moved_at; /* a packet last crossed our links */
 	uint64_t next_hb, last_tick;
 	struct br_buf *rx;
 	struct br_buf *tx, *tx_free;
@@ -331,6 +346,8 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 			moved += pump_link(b, p, vc);
 	}
 	return_credits(b);
+	if (moved)
+		b->moved_at = now_ns();
 	return moved;
 }
 
@@ -352,12 +369,20 @@ static unsigned int pump(void *arg)
 static void declare(struct fcemu_bridge *b, unsigned int n,
 		    enum fcemu_node_state s, const char *why, int err)
 {
+	if (s == FCEMU_NODE_DEAD)
+		b->down_epoch[n] = b->epoch_of[n];
+	b->left &= ~(1ull << n);
+	b->reborn &= ~(1ull << n);
+	if (s == FCEMU_NODE_EXITED) {
+		b->left |= 1ull << n;
+		b->left_at[n] = now_ns();
+	}
 	if (!fcemu_cluster_set_remote_state(b->c, n, s) &&
 	    getenv("FPGACOMM_BRIDGE_VERBOSE"))
-		fprintf(stderr,
-			"fpgacomm: board %u: board %u is down: %s%s%s\n",
-			b->node, n, why, err ? ": " : "",
-			err ? strerror(err) : "");
+		fprintf(stderr, "fpgacomm: board %u: board %u %s: %s%s%s\n",
+			b->node, n,
+			s == FCEMU_NODE_DEAD ? "is down" : "is gone", why,
+			err ? ": " : "", err ? strerror(err) : "");
 	b->peers &= ~(1ull << n);
 }
 
@@ -391,6 +416,7 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 		d->t = s[k].t;
 	}
 	fcemu__ring_publish(ring, tail + n);
+	b->moved_at = now_ns();
 	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
 	fcemu__cluster_ring(c, b->node);
 }
@@ -399,7 +425,8 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
  * Board @n's endpoint is called @name: the first we learn, or a board
  * that left in order and opened again (a later job in the same
  * processes), whose names are withdrawn as they leave. It is ALIVE here
- * (again) unless declared DEAD. RETURN VALUE: 0 or -errno.
+ * (again); if it was declared DEAD, only once its new bridge speaks (a
+ * host that died leaves its names behind). RETURN VALUE: 0 or -errno.
  */
 static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		     size_t len)
@@ -413,10 +440,12 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 	if (len <= sizeof(epoch))
 		return -EINVAL;
 	memcpy(&epoch, blob, sizeof(epoch));
-	if (s == FCEMU_NODE_DEAD || epoch == b->epoch_of[n])
+	if (epoch == b->epoch_of[n] || epoch == b->down_epoch[n])
 		return 0; /* the bridge we know */
 	if (fi_av_insert(b->av, name, 1, &a, 0, NULL) != 1)
 		return -EINVAL;
+	if (s == FCEMU_NODE_DEAD && b->epoch_of[n] && !b->down_epoch[n])
+		b->down_epoch[n] = b->epoch_of[n];
 	b->epoch_of[n] = epoch;
 	b->spoke &= ~(1ull << n);
 	b->addr[n] = a;
@@ -425,6 +454,11 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		if (cl_peer(b->c, b->node, p) == n)
 			for (vc = 0; vc < FC_NUM_VCS; vc++)
 				b->acked[p][vc] = b->sent[p][vc];
+	b->left &= ~(1ull << n);
+	if (s == FCEMU_NODE_DEAD) {
+		b->reborn |= 1ull << n;
+		return 0;
+	}
 	if (s == FCEMU_NODE_EXITED)
 		fcemu_cluster_set_remote_state(b->c, n, FCEMU_NODE_ALIVE);
 	b->peers |= 1ull << n;
@@ -458,8 +492,15 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		rejoin(b, src);
 	if (h->src_epoch != b->epoch_of[src])
 		return; /* from an earlier bridge of that board */
-	if (dead(c, src)) {
+	if (dead(c, src) && (b->reborn & (1ull << src))) {
+		/* opened again since it was declared down: back */
+		b->reborn &= ~(1ull << src);
+		fcemu_cluster_set_remote_state(c, src, FCEMU_NODE_ALIVE);
+		b->peers |= 1ull << src;
+	} else if (dead(c, src)) {
 		/* down for good here: it must not go on as if not */
+		b->down_epoch[src] = b->epoch_of[src];
+		b->peers &= ~(1ull << src);
 		if (h->type != BR_DOWN && h->type != BR_BYE)
 			send_ctl(b, src, BR_DOWN, 0, 0, 0);
 		return;
@@ -534,16 +575,29 @@ static void tick(struct fcemu_bridge *b)
 	b->last_tick = now;
 	for (peers = b->peers; peers; peers &= peers - 1) {
 		n = (unsigned int)__builtin_ctzll(peers);
+		/* declared down by another bridge of this host: so it is here,
+		 * and our heartbeats must not tell it otherwise */
+		if (dead(b->c, n)) {
+			b->down_epoch[n] = b->epoch_of[n];
+			b->peers &= ~(1ull << n);
+			continue;
+		}
 		/* one that never spoke may wait for a late third to start */
 		if (now - b->heard[n] > (b->spoke & (1ull << n) ?
 						 FCEMU_BRIDGE_DOWN_NS :
 						 BR_FIRST_NS))
 			declare(b, n, FCEMU_NODE_DEAD, "silent too long", 0);
 	}
+	for (peers = b->left; peers; peers &= peers - 1) {
+		n = (unsigned int)__builtin_ctzll(peers);
+		if (cl_ld(&b->c->hdr->node[n].state) != FCEMU_NODE_EXITED ||
+		    now - b->left_at[n] > BR_STOP_NS)
+			b->left &= ~(1ull << n);
+	}
 	if (now < b->next_hb)
 		return;
 	b->next_hb = now + BR_HB_NS;
-	for (peers = b->peers; peers; peers &= peers - 1)
+	for (peers = b->peers | b->left; peers; peers &= peers - 1)
 		send_ctl(b, (unsigned int)__builtin_ctzll(peers), BR_HB, 0, 0,
 			 0);
 }
@@ -727,7 +781,10 @@ static void reset_incarnation(struct fcemu_bridge *b)
 	memset(b->sent, 0, sizeof(b->sent));
 	memset(b->acked, 0, sizeof(b->acked));
 	memset(b->reported, 0, sizeof(b->reported));
-	b->peers = b->links = b->spoke = 0;
+	memset(b->left_at, 0, sizeof(b->left_at));
+	/* down_epoch stays: a bridge declared down is not met again */
+	b->peers = b->links = b->spoke = b->left = b->reborn = 0;
+	b->moved_at = 0;
 	b->next_hb = b->last_tick = 0;
 	b->thread_on = false;
 	b->stop = false;
@@ -812,7 +869,8 @@ static bool links_busy(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		r = cl_peer(c, b->node, p);
-		if (dead(c, r))
+		/* one that left takes what it can while it stays (moved_at) */
+		if (cl_gone(c, r))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++)
 			if (!fcemu__ring_empty(
@@ -838,21 +896,30 @@ static bool others_running(struct fcemu_bridge *b)
 void fcemu_bridge_stop(struct fcemu_bridge *b)
 {
 	const struct timespec nap = { 0, 1000000 };
-	uint64_t start = now_ns(), peers;
-	bool busy;
+	uint64_t start = now_ns(), peers, now;
+	bool busy, running;
 
 	if (!b)
 		return;
 	/* our name goes first: whoever looks next waits for the new one */
 	if (b->boot.drop)
 		b->boot.drop(b->boot.arg, b->node);
-	/* each goodbye must go: a lost one reads as a death later */
-	for (peers = b->peers; peers;) {
+	/*
+	 * Each goodbye must go, to boards that left before us too (they wait
+	 * for us): a lost one reads as a death later. A board down here is
+	 * told so instead (a host stopped meanwhile learns it when resumed).
+	 */
+	for (peers = b->c->remote; peers;) {
 		unsigned int n = (unsigned int)__builtin_ctzll(peers);
-		int ret;
+		bool down;
+		int ret = 0;
 
 		pthread_mutex_lock(&b->lock);
-		ret = send_ctl(b, n, BR_BYE, 0, 0, 0);
+		b->moved_at = start;
+		/* a new bridge of a board down here has done nothing wrong */
+		down = dead(b->c, n) && !(b->reborn & (1ull << n));
+		if (b->epoch_of[n])
+			ret = send_ctl(b, n, down ? BR_DOWN : BR_BYE, 0, 0, 0);
 		pthread_mutex_unlock(&b->lock);
 		if (ret == -FI_EAGAIN && now_ns() - start < BR_HB_NS) {
 			nanosleep(&nap, NULL);
@@ -862,17 +929,23 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 	}
 	/*
 	 * Our board's links still carry what other boards route through it
-	 * (its router runs wherever there is progress): until every other
-	 * board has left, or a bound. What our board sent last goes first.
+	 * (its router runs wherever there is progress), and nobody else
+	 * carries them to the other hosts: until every other board has left,
+	 * or our links have been idle for BR_QUIET_NS (what passed through
+	 * them is over), BR_STOP_NS at most. What our board sent goes first.
 	 */
 	for (;;) {
 		pthread_mutex_lock(&b->lock);
 		pump_locked(b);
-		busy = links_busy(b) || others_running(b);
+		busy = links_busy(b);
+		running = others_running(b);
+		now = now_ns();
+		if (running && now - b->moved_at >= BR_QUIET_NS)
+			running = false;
 		pthread_mutex_unlock(&b->lock);
-		if (!busy || now_ns() - start >= BR_STOP_NS)
+		if ((!busy && !running) || now - start >= BR_STOP_NS)
 			break;
-		if (others_running(b))
+		if (running)
 			fcemu_cluster_progress(b->c, 256);
 		nanosleep(&nap, NULL);
 	}

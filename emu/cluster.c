@@ -794,11 +794,12 @@ int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,
 	if (ret)
 		return ret;
 	/*
-	 * Down is for good (what it sends later goes nowhere); a board that
-	 * left in order may come back, as a local one claimed again does.
+	 * Down is for good for the bridge declared down (what it sends later
+	 * goes nowhere); a board that opened again, under a new bridge, comes
+	 * back whatever it was, as a local one claimed again does.
 	 */
 	ret = -EINVAL;
-	if (state == FCEMU_NODE_ALIVE ? cl_ld(&nd->state) == FCEMU_NODE_EXITED :
+	if (state == FCEMU_NODE_ALIVE ? cl_ld(&nd->state) != FCEMU_NODE_ALIVE :
 					cl_ld(&nd->state) == FCEMU_NODE_ALIVE) {
 		cl_st(&nd->state, state);
 		__atomic_fetch_add(&c->hdr->state_gen, 1, __ATOMIC_RELEASE);

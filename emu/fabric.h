@@ -81,8 +81,8 @@ int fcemu_cluster_create_part(struct fcemu_cluster **cp, const char *name,
 uint64_t fcemu_cluster_remote(const struct fcemu_cluster *c);
 /*
  * Declare board @node of another host EXITED or DEAD here (its bridge
- * heard it leave, or stopped hearing it), or ALIVE again after it left in
- * order (EXITED: it opened again). DEAD is final.
+ * heard it leave, or stopped hearing it), or ALIVE again (it opened again:
+ * a new bridge, which the caller tells from the one declared down).
  * RETURN VALUE: 0; -EINVAL not a remote board, or not from that state.
  */
 int fcemu_cluster_set_remote_state(struct fcemu_cluster *c, unsigned int node,

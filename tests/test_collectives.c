@@ -1011,6 +1011,9 @@ static void test_rank_dies(void)
 	free(out);
 }
 
+/* FPGACOMM_COLL_TEST: "small" (the driver pair), "dies" (a rank dies),
+ * "earlier" (only the close-and-reopen case, after a barrier); unset: all
+ * but "dies". */
 static int run_rank(void)
 {
 	const char *only = getenv("FPGACOMM_COLL_TEST");
@@ -1035,6 +1038,10 @@ static int run_rank(void)
 		      fc_coll_algo_name(world, "allreduce", 1 << 20));
 		test_reductions();
 		test_bitwise_identical();
+	} else if (only && !strcmp(only, "earlier")) {
+		/* every board met before the first one closes */
+		CHECK_RC(fc_barrier_group(world, T_MS), 0);
+		test_earlier_job();
 	} else {
 		test_groups();
 		test_forced_algos();

@@ -3,15 +3,19 @@
  * test_multihost: one emulated cluster over several simulated hosts
  * (fpgacomm-run --hosts: mount namespaces with their own /dev/shm and /tmp,
  * links between hosts over libfabric's tcp provider on 127.0.0.0/8).
- * The channel and sort suites on torus:2x2 over 2 hosts; on
- * 16 boards over 4 hosts (torus:4x4) the sort suite and allreduce and
- * alltoall checked against references; ping-pong of 8 B, 4 KiB and 1 MiB
- * across hosts under drop and corrupt faults, the data verified and the
- * faults seen on the links between hosts (retransmits, CRC errors); a
- * host whose processes are killed mid-run (the others get -EHOSTDOWN,
- * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
- * resumed (both sides get -EHOSTDOWN, nobody hangs); mpirun (PMIx) with
- * each rank a simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
+ * The channel, collective (its close-and-reopen case too) and sort suites
+ * on torus:2x2 over 2 hosts; on 16 boards over 4 hosts (torus:4x4) the
+ * sort suite, allreduce and alltoall checked against references, and
+ * the collective suite's close-and-reopen case;
+ * ping-pong of 8 B, 4 KiB and 1 MiB across hosts under drop and corrupt
+ * faults, the data verified and the faults seen on the links between
+ * hosts (retransmits, CRC errors); two boards that close while two
+ * others' round trips pass through them (on their links to the other
+ * host), checked; a host whose processes are killed mid-run (the others
+ * get -EHOSTDOWN, the run ends, the host's directory goes); a host stopped
+ * (SIGSTOP) and resumed (both sides get -EHOSTDOWN, the resumed side
+ * because it is told, nobody hangs); mpirun (PMIx) with each rank a
+ * simulated host of its own (FPGACOMM_HOSTS), ping-pong checked.
  *
  * Skips (77) unless run as root (unshare needs it, as CI has it), with
  * mount namespaces and libfabric at hand. As a rank (MH_WORK set), runs
@@ -122,8 +126,10 @@ static int round_trip(struct fc_chan *ch, uint32_t me, uint32_t peer,
  * "pingpong": 8 B, 4 KiB and 1 MiB with the rank half the world away (on
  * another host), checked; with MH_FAULTS, the link to it (a neighbour on
  * the tori used) must have seen retransmits and CRC errors.
- * "kill" / "stop": round trips until one fails, which must be -EHOSTDOWN;
- * with "kill", the first rank of the second half kills its host.
+ * "kill" / "stop": round trips until one fails, which must be -EHOSTDOWN
+ * (so must a send and a barrier after it); with "kill", the first rank of
+ * the second half kills its host; with "stop", after 20 round trips each
+ * waits for a message that never comes.
  */
 static int run_rank(const char *work)
 {
@@ -133,6 +139,7 @@ static int run_rank(const char *work)
 	struct fc_chan *ch;
 	uint32_t peer, rtx = 0, crc = 0;
 	unsigned int p, i, k;
+	size_t len;
 	uint8_t *buf;
 	int rc;
 
@@ -175,7 +182,9 @@ static int run_rank(const char *work)
 		       "errors\n",
 		       w.rank, p, peer, rtx, crc);
 	} else {
-		for (i = 0; i < 1000000; i++) {
+		/* until the fault ends it: never on our own (a loaded
+		 * machine may take long to stop or kill the host) */
+		for (i = 0;; i++) {
 			if (i == 20) {
 				printf("ready %u\n", w.rank);
 				fflush(stdout);
@@ -184,12 +193,27 @@ static int run_rank(const char *work)
 			    w.rank == w.size / 2)
 				kill(getppid(),
 				     SIGKILL); /* our host's keeper */
-			rc = round_trip(ch, w.rank, peer, buf, 64, i);
+			/* "stop": then each waits for a message never sent,
+			 * so the stopped side has nothing of its own to send
+			 * when resumed: it must be told */
+			if (!strcmp(work, "stop") && i == 20)
+				rc = fc_chan_recv(ch, buf, 64, &len, OP_MS);
+			else
+				rc = round_trip(ch, w.rank, peer, buf, 64, i);
 			if (rc)
 				break;
 		}
 		if (rc != -EHOSTDOWN)
 			return rank_fail(w.rank, "expected -EHOSTDOWN", rc);
+		/* and whatever comes next with the others */
+		rc = fc_chan_send(ch, buf, 64, OP_MS);
+		if (rc != -EHOSTDOWN)
+			return rank_fail(w.rank, "send: expected -EHOSTDOWN",
+					 rc);
+		rc = fc_barrier(d, OP_MS);
+		if (rc != -EHOSTDOWN)
+			return rank_fail(w.rank, "barrier: expected -EHOSTDOWN",
+					 rc);
 		printf("rank %u: EHOSTDOWN\n", w.rank);
 	}
 	fflush(stdout);
@@ -223,9 +247,15 @@ static void slurp(const char *path, char *buf)
 static pid_t start(char *const *args, char *const *env)
 {
 	char path[PATH_MAX + 16];
-	pid_t pid = fork();
+	pid_t pid;
 	int fd;
 
+	/* gone before we return: nothing of an earlier run is read for ours */
+	snprintf(path, sizeof(path), "%s/out", outdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/err", outdir);
+	unlink(path);
+	pid = fork();
 	if (pid)
 		return pid;
 	for (; env && *env; env++)
@@ -318,9 +348,9 @@ static void test_channels_2hosts(void **state)
 	run_ok(args, env);
 }
 
-/* Not in the suite: its close-and-reopen case (a later job in the same
- * processes) fails across hosts (docs/fabric.md, limits). */
-static void __attribute__((unused)) test_collectives_2hosts(void **state)
+/* Its close-and-reopen case too: a board that leaves and opens again in
+ * the same process (a later job) is met again across hosts. */
+static void test_collectives_2hosts(void **state)
 {
 	char *args[] = { run_path,
 			 "--hosts",
@@ -332,6 +362,23 @@ static void __attribute__((unused)) test_collectives_2hosts(void **state)
 			 NULL };
 	/* its ranks meet through files: in the directory all hosts see */
 	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
+
+	run_ok(args, env);
+}
+
+/* Its close-and-reopen case alone, on 16 boards over 4 hosts. */
+static void test_reopen_16_on_4hosts(void **state)
+{
+	char *args[] = { run_path,
+			 "--hosts",
+			 "4",
+			 "-t",
+			 "torus:4x4",
+			 "--",
+			 bin("test_collectives"),
+			 NULL };
+	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts",
+			"FPGACOMM_COLL_TEST=earlier", NULL };
 
 	run_ok(args, env);
 }
@@ -467,23 +514,21 @@ static bool out_has(const char *what)
 	return strstr(out, what);
 }
 
+/*
+ * Host 1 stopped (SIGSTOP) until host 0's ranks saw it down and left (their
+ * host gone), then resumed: its ranks must be told they were declared
+ * down (host 0's goodbye says so, not a silence of their own), and end
+ * with -EHOSTDOWN; the run ends, the directory goes.
+ */
 static void test_host_stopped(void **state)
 {
 	char *args[] = { run_path,    "-v", "--hosts", "2", "-t",
 			 "torus:2x2", "--", self_path, NULL };
-	char *env[] = { "MH_WORK=stop", NULL };
+	char *env[] = { "MH_WORK=stop", "FPGACOMM_BRIDGE_VERBOSE=1", NULL };
 	static struct result r;
-	pid_t pid, k = 0;
+	pid_t pid, k = 0, k0 = 0;
 	int i;
 
-	/* Known to fail at times: the resumed host's ranks are not always
-	 * told that the others declared them down (docs/fabric.md, limits).
-	 * FPGACOMM_TEST_STOPPED_HOST=1 runs it. */
-	if (!getenv("FPGACOMM_TEST_STOPPED_HOST")) {
-		printf("test_host_stopped: skipped, a known failure "
-		       "(FPGACOMM_TEST_STOPPED_HOST=1 runs it)\n");
-		skip();
-	}
 	pid = start(args, env);
 
 	/* all ranks going, then host 1 stopped until host 0 noticed */
@@ -492,26 +537,104 @@ static void test_host_stopped(void **state)
 	     i++)
 		usleep(100000);
 	k = keeper_pid(1);
+	k0 = keeper_pid(0);
 	if (k > 0)
 		signal_tree(k, SIGSTOP);
 	for (i = 0; i < 600 && !(out_has("rank 0: EHOSTDOWN") &&
 				 out_has("rank 1: EHOSTDOWN"));
 	     i++)
 		usleep(100000);
+	/* host 0 gone (its keeper reaped): nobody there answers any more */
+	for (i = 0; i < 600 && k0 > 0 && kill(k0, 0) == 0; i++)
+		usleep(100000);
 	if (k > 0)
 		signal_tree(k, SIGCONT);
 	finish(&r, pid);
-	assert_true(k > 0);
+	assert_true(k > 0 && k0 > 0);
 	if (r.status)
 		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
 	assert_clean(&r);
-	/* and the stopped side, resumed, was told */
+	/* host 0 saw host 1's boards down, and the stopped side, resumed,
+	 * was told so by host 0's boards */
 	for (i = 0; i < 4; i++) {
 		char want[32];
 
 		snprintf(want, sizeof(want), "rank %d: EHOSTDOWN", i);
 		assert_non_null(strstr(r.out, want));
 	}
+	if (!line_with(r.err, "board 0 is down", "it declared us down") ||
+	    !line_with(r.err, "board 1 is down", "it declared us down"))
+		fail_msg("host 1 was not told it was declared down\n%.4000s",
+			 r.err);
+}
+
+/* ---- boards that close while others route through them ---- */
+
+/*
+ * "relay", torus:2x2 over 2 hosts: ranks 1 and 2 close right after a
+ * barrier, while ranks 0 and 3 (diagonal: every route between them goes
+ * through board 1 or 2, and crosses the hosts there) go on with checked
+ * round trips. A board that closes must carry them while they pass.
+ */
+static int run_relay(void)
+{
+	struct fc_world w;
+	struct fc_chan *ch;
+	struct fc_dev *d;
+	uint32_t hops = 0;
+	unsigned int i;
+	uint8_t *buf = malloc(4096);
+	int rc;
+
+	rc = fc_open(&d, NULL);
+	if (!rc)
+		rc = fc_world_query(d, &w);
+	if (rc || !buf)
+		return rank_fail(0, "open", rc);
+	if (w.rank == 0 || w.rank == 3) {
+		rc = fc_world_hops(d, 3 - w.rank, &hops);
+		if (rc || hops != 2)
+			return rank_fail(w.rank, "not two hops apart",
+					 rc ? rc : -EPROTO);
+		rc = fc_chan_open(d, 3 - w.rank, 5, 0, &ch);
+		if (rc)
+			return rank_fail(w.rank, "fc_chan_open", rc);
+	}
+	rc = fc_barrier(d, OP_MS);
+	if (rc)
+		return rank_fail(w.rank, "fc_barrier", rc);
+	if (w.rank == 1 || w.rank == 2) {
+		/* what passes through our board still needs us */
+		fc_close(d);
+		printf("rank %u: closed\n", w.rank);
+		free(buf);
+		return 0;
+	}
+	for (i = 0; i < 200; i++) {
+		rc = round_trip(ch, w.rank, 3 - w.rank, buf, 4096, i);
+		if (rc)
+			return rank_fail(w.rank, "round trip", rc);
+	}
+	printf("rank %u: ok\n", w.rank);
+	fc_chan_close(ch);
+	fc_close(d);
+	free(buf);
+	return 0;
+}
+
+static void test_relay_closed(void **state)
+{
+	char *args[] = { run_path,    "--hosts", "2",	    "-t",
+			 "torus:2x2", "--",	 self_path, NULL };
+	char *env[] = { "MH_WORK=relay", NULL };
+	static struct result r;
+
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 0: ok"));
+	assert_non_null(strstr(r.out, "rank 3: ok"));
 }
 
 /* ---- a collective workload of our own, for 16 ranks ---- */
@@ -666,10 +789,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_channels_2hosts),
+		cmocka_unit_test(test_collectives_2hosts),
+		cmocka_unit_test(test_reopen_16_on_4hosts),
 		cmocka_unit_test(test_sort_2hosts),
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
+		cmocka_unit_test(test_relay_closed),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_stopped),
 		cmocka_unit_test(test_pmix_mpirun),
@@ -683,6 +809,8 @@ int main(void)
 		return wrap_rank();
 	if (work && *work) {
 		setvbuf(stdout, NULL, _IOLBF, 0);
+		if (!strcmp(work, "relay"))
+			return run_relay();
 		return !strcmp(work, "coll") ? run_coll() : run_rank(work);
 	}
 	printf("test_multihost: one cluster over simulated hosts\n");
