@@ -66,6 +66,8 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include "bridge_rma.h"
+
 #define BR_BATCH	64 /* packets per message at most */
 #define BR_RX		32 /* receives posted */
 #define BR_TX		64 /* data messages in flight */
@@ -141,6 +143,7 @@ struct fcemu_bridge {
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
+	struct fcemu_rma *rma; /* bursts by RMA (bridge_rma.c), or NULL */
 	size_t inject_size;
 	fi_addr_t addr[FC_MAX_NODES];
 	uint32_t epoch;			 /* this bridge, among the board's */
@@ -222,6 +225,43 @@ static int send_ctl(struct fcemu_bridge *b, unsigned int dst, enum br_type type,
 	return ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
 }
 
+/* bridge_rma.c's messages: @len bytes of @body after the header. */
+static int send_msg(void *arg, unsigned int dst, unsigned int type,
+		    unsigned int port, unsigned int vc, uint32_t head,
+		    const void *body, size_t len)
+{
+	struct fcemu_bridge *b = arg;
+	struct br_buf *buf = b->tx_free;
+	struct br_hdr *h;
+	ssize_t ret;
+
+	if (!len)
+		return send_ctl(b, dst, (enum br_type)type, port, vc, head);
+	if (!buf || sizeof(*h) + len > BR_MSG_MAX)
+		return -FI_EAGAIN;
+	h = (struct br_hdr *)buf->data;
+	*h = (struct br_hdr){
+		.magic = BR_MAGIC,
+		.type = (uint8_t)type,
+		.port = (uint8_t)port,
+		.vc = (uint8_t)vc,
+		.src = (uint8_t)b->node,
+		.dst = (uint8_t)dst,
+		.head = head,
+		.src_epoch = b->epoch,
+		.dst_epoch = b->epoch_of[dst],
+	};
+	memcpy(h + 1, body, len);
+	buf->dst = dst;
+	ret = fi_send(b->ep, buf->data, sizeof(*h) + len, NULL, b->addr[dst],
+		      &buf->ctx);
+	if (ret)
+		return ofi_err(ret);
+	b->tx_free = buf->next;
+	b->tx_busy++;
+	return 0;
+}
+
 /*
  * Our link port @p, VC @vc, to remote board @r: its packets waiting in
  * r's stand-in input ring, as far as credits and buffers go, in messages.
@@ -248,6 +288,14 @@ static unsigned int pump_link(struct fcemu_bridge *b, unsigned int p,
 				     credits < BR_BATCH ? credits : BR_BATCH);
 		if (!n)
 			break;
+		/* a burst at the head crosses by RMA; those before it first */
+		if (b->rma && !(n = fcemu__rma_cut(b->rma, ring, r, n))) {
+			if (!fcemu__rma_carry(b->rma, p, vc, r, q))
+				break;
+			b->sent[p][vc]++;
+			moved++;
+			continue;
+		}
 		buf = b->tx_free;
 		h = (struct br_hdr *)buf->data;
 		memset(h, 0, sizeof(*h));
@@ -331,6 +379,8 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 			moved += pump_link(b, p, vc);
 	}
 	return_credits(b);
+	if (b->rma)
+		fcemu__rma_release(b->rma);
 	return moved;
 }
 
@@ -405,12 +455,14 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		     size_t len)
 {
 	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
-	const uint8_t *name = (const uint8_t *)blob + sizeof(uint32_t);
+	/* published: epoch, landing area (bridge_rma.c), endpoint name */
+	const uint8_t *name =
+		(const uint8_t *)blob + sizeof(uint32_t) + FCEMU_RMA_INFO_LEN;
 	unsigned int p, vc;
 	uint32_t epoch;
 	fi_addr_t a;
 
-	if (len <= sizeof(epoch))
+	if (len <= sizeof(epoch) + FCEMU_RMA_INFO_LEN)
 		return -EINVAL;
 	memcpy(&epoch, blob, sizeof(epoch));
 	if (s == FCEMU_NODE_DEAD || epoch == b->epoch_of[n])
@@ -427,6 +479,9 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 				b->acked[p][vc] = b->sent[p][vc];
 	if (s == FCEMU_NODE_EXITED)
 		fcemu_cluster_set_remote_state(b->c, n, FCEMU_NODE_ALIVE);
+	if (b->rma)
+		fcemu__rma_meet(b->rma, n, a,
+				(const uint8_t *)blob + sizeof(epoch));
 	b->peers |= 1ull << n;
 	b->heard[n] = now_ns();
 	return 0;
@@ -488,6 +543,9 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		declare(b, src, FCEMU_NODE_DEAD, "it declared us down", 0);
 		break;
 	default:
+		if (b->rma && h->type >= FCEMU_RMA_MSG_BURST)
+			fcemu__rma_take(b->rma, h->type, src, h->port, h->vc,
+					h->head, h + 1, len - sizeof(*h));
 		break;
 	}
 }
@@ -502,6 +560,13 @@ static void post_recv(struct fcemu_bridge *b, struct br_buf *buf)
 static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 		     int err)
 {
+	unsigned int dst;
+
+	if (b->rma && fcemu__rma_complete(b->rma, buf, err, &dst)) {
+		if (err)
+			declare(b, dst, FCEMU_NODE_DEAD, "a write failed", err);
+		return;
+	}
 	if (buf->rx) {
 		if (!err)
 			take_msg(b, buf->data, len);
@@ -594,13 +659,18 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 	if (!hints)
 		return -ENOMEM;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
+	hints->caps = FI_MSG | FI_RMA; /* bursts by RMA, where there is */
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	if (!prov || !*prov)
 		hints->fabric_attr->prov_name = strdup("tcp");
 	ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL, addr ? FI_SOURCE : 0,
 			     hints, &b->info);
+	if (ret == -FI_ENODATA) {
+		hints->caps = FI_MSG;
+		ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL,
+				     addr ? FI_SOURCE : 0, hints, &b->info);
+	}
 	b->api.freeinfo(hints);
 	if (ret)
 		return ret == -FI_ENODATA ? -EPROTONOSUPPORT : ofi_err(ret);
@@ -628,6 +698,11 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 		ret = ofi_err(fi_ep_bind(b->ep, &b->av->fid, 0));
 	if (!ret)
 		ret = ofi_err(fi_enable(b->ep));
+	/* without RMA, bursts to other hosts go as packets */
+	if (!ret && (!getenv("FPGACOMM_BRIDGE_RMA") ||
+		     strcmp(getenv("FPGACOMM_BRIDGE_RMA"), "0")))
+		fcemu__rma_open(&b->rma, fi, b->domain, b->ep,
+				&(struct fcemu_rma_ops){ b, send_msg });
 	return ret;
 }
 
@@ -664,13 +739,17 @@ static int exchange(struct fcemu_bridge *b,
 	unsigned int n;
 	int ret;
 
-	/* published: our epoch, then the endpoint's name */
-	len -= sizeof(b->epoch);
-	ret = ofi_err(fi_getname(&b->ep->fid, name + sizeof(b->epoch), &len));
+	/* published: our epoch, landing area, then the endpoint's name */
+	len -= sizeof(b->epoch) + FCEMU_RMA_INFO_LEN;
+	ret = ofi_err(fi_getname(&b->ep->fid,
+				 name + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN,
+				 &len));
 	if (ret)
 		return ret;
 	memcpy(name, &b->epoch, sizeof(b->epoch));
-	ret = boot->put(boot->arg, b->node, name, len + sizeof(b->epoch));
+	fcemu__rma_info(b->rma, name + sizeof(b->epoch));
+	ret = boot->put(boot->arg, b->node, name,
+			len + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN);
 	if (ret)
 		return ret;
 	for (left = b->c->remote; left; left &= left - 1) {
@@ -692,6 +771,7 @@ static void close_all(struct fcemu_bridge *b)
 {
 	if (b->ep)
 		fi_close(&b->ep->fid);
+	fcemu__rma_close(b->rma);
 	if (b->av)
 		fi_close(&b->av->fid);
 	if (b->cq)
@@ -781,6 +861,8 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		if (!ret)
 			ret = alloc_bufs(b);
 	}
+	if (!ret && b->rma)
+		fcemu__rma_start(b->rma, c, node);
 	if (!ret)
 		ret = exchange(b, boot);
 	if (ret)
@@ -807,7 +889,7 @@ static bool links_busy(struct fcemu_bridge *b)
 	unsigned int p, vc, r;
 	uint64_t links;
 
-	if (b->tx_busy)
+	if (b->tx_busy || (b->rma && fcemu__rma_busy(b->rma)))
 		return true;
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
