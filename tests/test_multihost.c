@@ -7,7 +7,9 @@
  * 16 boards over 4 hosts (torus:4x4) the sort suite and allreduce and
  * alltoall checked against references; ping-pong of 8 B, 4 KiB and 1 MiB
  * across hosts under drop and corrupt faults, the data verified and the
- * faults seen on the links between hosts (retransmits, CRC errors); a
+ * faults seen on the links between hosts (retransmits, CRC errors);
+ * 1 MiB messages crossing as RMA writes (counted), written again when
+ * faults hit them and still intact; a
  * host whose processes are killed mid-run (the others get -EHOSTDOWN,
  * the run ends, the host's directory goes); a host stopped (SIGSTOP) and
  * resumed (both sides get -EHOSTDOWN, nobody hangs); mpirun (PMIx) with
@@ -131,8 +133,8 @@ static int run_rank(const char *work)
 	struct fc_world w;
 	struct fc_dev *d;
 	struct fc_chan *ch;
-	uint32_t peer, rtx = 0, crc = 0;
-	unsigned int p, i, k;
+	uint32_t peer, rtx = 0, crc = 0, rma = 0, redo = 0;
+	unsigned int p, i, k, big = 4;
 	uint8_t *buf;
 	int rc;
 
@@ -147,9 +149,11 @@ static int run_rank(const char *work)
 	rc = fc_chan_open(d, peer, 5, 0, &ch);
 	if (rc || !buf)
 		return rank_fail(w.rank, "fc_chan_open", rc);
+	if (getenv("MH_BIG"))
+		big = (unsigned int)atoi(getenv("MH_BIG"));
 	if (!strcmp(work, "pingpong")) {
 		for (k = 0; k < 3; k++)
-			for (i = 0; i < (k == 2 ? 4u : 50u); i++) {
+			for (i = 0; i < (k == 2 ? big : 50u); i++) {
 				rc = round_trip(ch, w.rank, peer, buf, sizes[k],
 						i);
 				if (rc)
@@ -158,6 +162,16 @@ static int run_rank(const char *work)
 			}
 		p = ports_to(d, peer, FC_PORT_RETRANSMITS, &rtx);
 		ports_to(d, peer, FC_PORT_CRC_ERRORS, &crc);
+		ports_to(d, peer, FC_PORT_RMA_WRITES, &rma);
+		ports_to(d, peer, FC_PORT_RMA_RETRIES, &redo);
+		/* each 1 MiB message crossed as RMA writes, some written
+		 * again under faults */
+		if (getenv("MH_RMA") &&
+		    (rma < big || (getenv("MH_FAULTS") && !redo))) {
+			printf("rank %u: %u RMA writes, %u again\n", w.rank,
+			       rma, redo);
+			return rank_fail(w.rank, "bursts not by RMA", -ENODATA);
+		}
 		if (getenv("MH_FAULTS") && p) {
 			if (!rtx || !crc) {
 				printf("rank %u: %u ports to %u: %u "
@@ -172,8 +186,8 @@ static int run_rank(const char *work)
 		if (rc)
 			return rank_fail(w.rank, "fc_barrier", rc);
 		printf("rank %u: ok, %u ports to %u: %u retransmits, %u CRC "
-		       "errors\n",
-		       w.rank, p, peer, rtx, crc);
+		       "errors, %u RMA writes (%u again)\n",
+		       w.rank, p, peer, rtx, crc, rma, redo);
 	} else {
 		for (i = 0; i < 1000000; i++) {
 			if (i == 20) {
@@ -386,6 +400,31 @@ static void test_faults_between_hosts(void **state)
 		snprintf(want, sizeof(want), "rank %d: ok", i);
 		assert_non_null(strstr(r.out, want));
 	}
+}
+
+/*
+ * Bursts between hosts go by RMA: 50 round trips of 1 MiB between two
+ * hosts, each way a burst written into the far host's landing slot
+ * (FC_PORT_RMA_WRITES), data checked; under heavy drop and corrupt faults
+ * some writes fail the far bridge's check and are written again
+ * (FC_PORT_RMA_RETRIES), and still every byte arrives intact.
+ */
+static void test_rma_between_hosts(void **state)
+{
+	char *args[] = { run_path, "--hosts", "2", "-n", "2", "-t", "full:2",
+			 "--faults", "drop=0.1,corrupt=0.1", "--", self_path,
+			 NULL };
+	char *env[] = { "MH_WORK=pingpong", "MH_FAULTS=1", "MH_RMA=1",
+			"MH_BIG=50", NULL };
+	static struct result r;
+
+	(void)state;
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 0: ok"));
+	assert_non_null(strstr(r.out, "rank 1: ok"));
 }
 
 /* Is there a line of @text holding both @a and @b? */
@@ -670,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
+		cmocka_unit_test(test_rma_between_hosts),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_stopped),
 		cmocka_unit_test(test_pmix_mpirun),
