@@ -29,6 +29,7 @@
  * runs where it is not installed, and only the bridge needs it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -144,6 +145,7 @@ struct fcemu_bridge {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	struct fcemu_rma *rma; /* bursts by RMA (bridge_rma.c), or NULL */
+	int wait_fd; /* the CQ's, or -1: only the thread reads the CQ */
 	size_t inject_size;
 	fi_addr_t addr[FC_MAX_NODES];
 	uint32_t epoch;			 /* this bridge, among the board's */
@@ -384,6 +386,8 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 	return moved;
 }
 
+static unsigned int reap(struct fcemu_bridge *b);
+
 /* The cluster's progress hook (c->pump): never waits for the thread. */
 static unsigned int pump(void *arg)
 {
@@ -392,7 +396,10 @@ static unsigned int pump(void *arg)
 
 	if (pthread_mutex_trylock(&b->lock))
 		return 0;
-	moved = pump_locked(b);
+	/* what arrived, taken by a host that polls: no thread wake-up (only
+	 * where the thread too reads under the lock, keeping the order) */
+	moved = b->wait_fd >= 0 ? reap(b) : 0;
+	moved += pump_locked(b);
 	pthread_mutex_unlock(&b->lock);
 	return moved;
 }
@@ -582,6 +589,24 @@ static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 	b->tx_busy--;
 }
 
+/* Completions waiting, without waiting for any. Lock held. */
+static unsigned int reap(struct fcemu_bridge *b)
+{
+	struct fi_cq_msg_entry e[16];
+	struct fi_cq_err_entry err;
+	ssize_t n, i;
+
+	n = fi_cq_read(b->cq, e, 16);
+	for (i = 0; i < n; i++)
+		complete(b, e[i].op_context, e[i].len, 0);
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		if (fi_cq_readerr(b->cq, &err, 0) > 0 && err.op_context)
+			complete(b, err.op_context, 0, err.err ? err.err : EIO);
+	}
+	return n > 0 ? (unsigned int)n : 0;
+}
+
 /* Heartbeats due, and boards not heard from for too long. Lock held. */
 static void tick(struct fcemu_bridge *b)
 {
@@ -613,6 +638,17 @@ static void tick(struct fcemu_bridge *b)
 			 0);
 }
 
+/* Sleep until the CQ has something (or a while), reading nothing: the
+ * reads are under the lock, so that messages are taken in order. */
+static void wait_cq(struct fcemu_bridge *b)
+{
+	struct fid *f = &b->cq->fid;
+	struct pollfd pfd = { .fd = b->wait_fd, .events = POLLIN };
+
+	if (fi_trywait(b->fabric, &f, 1) == FI_SUCCESS)
+		poll(&pfd, 1, BR_SREAD_MS);
+}
+
 static void *bridge_thread(void *arg)
 {
 	struct fcemu_bridge *b = arg;
@@ -621,8 +657,15 @@ static void *bridge_thread(void *arg)
 	ssize_t n, i;
 
 	while (!b->stop) {
-		n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
+		if (b->wait_fd >= 0) {
+			wait_cq(b);
+			n = 0;
+		} else {
+			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
+		}
 		pthread_mutex_lock(&b->lock);
+		if (b->wait_fd >= 0)
+			reap(b);
 		for (i = 0; i < n; i++)
 			complete(b, e[i].op_context, e[i].len, 0);
 		if (n == -FI_EAVAIL) {
@@ -685,8 +728,15 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 	ret = ofi_err(b->api.fabric(fi->fabric_attr, &b->fabric, NULL));
 	if (!ret)
 		ret = ofi_err(fi_domain(b->fabric, fi, &b->domain, NULL));
-	if (!ret)
+	/* a wait fd lets progress read the CQ too (reap()) */
+	b->wait_fd = -1;
+	cq_attr.wait_obj = FI_WAIT_FD;
+	if (!ret && fi_cq_open(b->domain, &cq_attr, &b->cq, NULL)) {
+		cq_attr.wait_obj = FI_WAIT_UNSPEC;
 		ret = ofi_err(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
+	} else if (!ret && fi_control(&b->cq->fid, FI_GETWAIT, &b->wait_fd)) {
+		b->wait_fd = -1;
+	}
 	if (!ret)
 		ret = ofi_err(fi_av_open(b->domain, &av_attr, &b->av, NULL));
 	if (!ret)
