@@ -21,10 +21,12 @@
  * whose sends fail, is declared DEAD here (FC_ROUTER_NODES_DOWN, then
  * -EHOSTDOWN in the library); one that says goodbye EXITED.
  *
- * Receiving runs on a thread of the bridge that sleeps in the completion
- * queue (fi_cq_sread), so that an idle process costs nothing and a board
- * whose host is busy elsewhere still hears its links; sending runs from
- * the board's progress (and from that thread when credits come back).
+ * Receiving runs on a thread of the bridge that sleeps on the completion
+ * queue (its wait fd, else fi_cq_sread), so that an idle process costs
+ * nothing and a board whose host is busy elsewhere still hears its links,
+ * and from the board's progress, which reads the queue too (under the
+ * lock, as the thread: in order); sending runs from the board's progress
+ * (and from that thread when credits come back).
  * libfabric is loaded with dlopen: a library built with its headers still
  * runs where it is not installed, and only the bridge needs it.
  */
