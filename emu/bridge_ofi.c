@@ -296,8 +296,7 @@ static unsigned int pump_link(struct fcemu_bridge *b, unsigned int p,
 		if (b->rma && !(n = fcemu__rma_cut(b->rma, ring, r, n))) {
 			if (!fcemu__rma_carry(b->rma, p, vc, r, q))
 				break;
-			b->sent[p][vc]++;
-			moved++;
+			moved++; /* counted in sent[] as it landed */
 			continue;
 		}
 		buf = b->tx_free;
@@ -552,9 +551,12 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		declare(b, src, FCEMU_NODE_DEAD, "it declared us down", 0);
 		break;
 	default:
-		if (b->rma && h->type >= FCEMU_RMA_MSG_BURST)
-			fcemu__rma_take(b->rma, h->type, src, h->port, h->vc,
-					h->head, h + 1, len - sizeof(*h));
+		/* a burst of ours landed: its credit counts before the far
+		 * side's return of it, which comes after this */
+		if (b->rma && h->type >= FCEMU_RMA_MSG_BURST &&
+		    fcemu__rma_take(b->rma, h->type, src, h->port, h->vc,
+				    h->head, h + 1, len - sizeof(*h)))
+			b->sent[h->port][h->vc]++;
 		break;
 	}
 }

@@ -455,7 +455,7 @@ static void take_burst(struct fcemu_rma *r, unsigned int src, unsigned int q,
 	answer(r, q, vc);
 }
 
-void fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
+bool fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
 		     unsigned int port, unsigned int vc, uint32_t head,
 		     const void *body, size_t len)
 {
@@ -463,23 +463,23 @@ void fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
 	struct rma_link *l;
 
 	if (!r->c)
-		return;
+		return false;
 	switch (type) {
 	case FCEMU_RMA_MSG_BURST:
 		if (len != sizeof(m))
-			return;
+			return false;
 		memcpy(&m, body, sizeof(m));
 		take_burst(r, src, port, vc, &m);
 		break;
 	case FCEMU_RMA_MSG_CHECKED:
 		if (port < 1 || port > FC_MAX_PORTS || vc >= FC_NUM_VCS)
-			return;
+			return false;
 		l = &r->link[port][vc];
 		if (l->state != RMA_CHECKING || l->far != src)
-			return;
+			return false;
 		if (head) {
 			l->state = RMA_DONE;
-			break;
+			return true;
 		}
 		count(r->c, r->node, port, FC_PORT_RETRANSMITS);
 		count(r->c, r->node, port, FC_PORT_RMA_RETRIES);
@@ -491,6 +491,7 @@ void fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
 	default:
 		break;
 	}
+	return false;
 }
 
 void fcemu__rma_release(struct fcemu_rma *r)

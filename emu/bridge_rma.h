@@ -69,7 +69,7 @@ uint32_t fcemu__rma_cut(struct fcemu_rma *r, struct cl_ring *ring,
 /*
  * Carry the burst at the head of our link port @p, VC @vc, which leads
  * to port @q of board @far. RETURN VALUE: true it crossed and was taken
- * off the ring (one packet, for the credits); false still under way.
+ * off the ring; false still under way.
  */
 bool fcemu__rma_carry(struct fcemu_rma *r, unsigned int p, unsigned int vc,
 		      unsigned int far, unsigned int q);
@@ -77,8 +77,10 @@ bool fcemu__rma_carry(struct fcemu_rma *r, unsigned int p, unsigned int vc,
  * *@dst the board written to (its failure is the bridge's business). */
 bool fcemu__rma_complete(struct fcemu_rma *r, void *ctx, int err,
 			 unsigned int *dst);
-/* One of our messages, @type, from board @src's bridge. */
-void fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
+/* One of our messages, @type, from board @src's bridge. RETURN VALUE:
+ * true the burst on our port @port, VC @vc, landed: its packet now counts
+ * against the link's credits (before the far side can return it). */
+bool fcemu__rma_take(struct fcemu_rma *r, unsigned int type, unsigned int src,
 		     unsigned int port, unsigned int vc, uint32_t head,
 		     const void *body, size_t len);
 /* Tell senders which of their landing slots our board has applied. */
