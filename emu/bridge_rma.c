@@ -211,9 +211,9 @@ void fcemu__rma_meet(struct fcemu_rma *r, unsigned int n, fi_addr_t addr,
 			if (r->link[p][vc].far == n &&
 			    r->link[p][vc].state != RMA_WRITING)
 				reset_link(r, &r->link[p][vc]);
-	/* the stand-in takes bursts: the routes that end on its link */
-	if (ok)
-		cl_st(&r->c->hdr->node[n].burst, 1);
+	/* the stand-in takes bursts (on the routes that end on its link)
+	 * while its bridge takes our writes */
+	cl_st(&r->c->hdr->node[n].burst, ok);
 }
 
 uint32_t fcemu__rma_cut(struct fcemu_rma *r, struct cl_ring *ring,
