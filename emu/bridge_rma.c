@@ -34,9 +34,9 @@
 
 #include "bridge_rma.h"
 
-#define RMA_SLOTS	 8 /* landing slots per sending board */
-#define RMA_INFO_MAGIC	 0x464c4e44u /* "FLND" */
-#define RMA_KEY		 0x46434c44u
+#define RMA_SLOTS      8	   /* landing slots per sending board */
+#define RMA_INFO_MAGIC 0x464c4e44u /* "FLND" */
+#define RMA_KEY	       0x46434c44u
 
 enum rma_state {
 	RMA_IDLE,
@@ -271,8 +271,8 @@ static bool get_bytes(struct rma_link *l, const struct fcemu_burst_view *v)
 static void post_write(struct fcemu_rma *r, struct rma_link *l)
 {
 	const struct rma_info *i = &r->peer[l->far];
-	uint64_t at = i->base + ((uint64_t)r->node * RMA_SLOTS + l->slot) *
-					CL_LAND_SLOT;
+	uint64_t at = i->base +
+		      ((uint64_t)r->node * RMA_SLOTS + l->slot) * CL_LAND_SLOT;
 	ssize_t ret;
 
 	ret = fi_write(r->ep, l->bytes, l->len, NULL, r->addr[l->far], at,
@@ -288,8 +288,8 @@ static void post_write(struct fcemu_rma *r, struct rma_link *l)
 }
 
 /* Send the record after its bytes; the far bridge checks them. */
-static void send_record(struct fcemu_rma *r, struct rma_link *l,
-			unsigned int p, unsigned int vc)
+static void send_record(struct fcemu_rma *r, struct rma_link *l, unsigned int p,
+			unsigned int vc)
 {
 	struct fcemu_cluster *c = r->c;
 	struct rma_burst_msg m = {

@@ -104,8 +104,7 @@ bool fcemu__burst_usable(struct fcemu *emu, unsigned int node)
 		lands_direct(c, emu->cfg.node_id, node));
 }
 
-bool fcemu__burst_view(const struct fc_hw_pkt *pkt,
-		       struct fcemu_burst_view *v)
+bool fcemu__burst_view(const struct fc_hw_pkt *pkt, struct fcemu_burst_view *v)
 {
 	uint32_t hdr = le32toh(pkt->hdr);
 	struct burst_rec rec;
@@ -520,7 +519,8 @@ static int landed_apply(struct fcemu *emu, unsigned int src, uint64_t dst,
 	from = c->land + (size_t)slot * CL_LAND_SLOT;
 	ret = fcemu__put_locate(emu, dst, len, FCEMU_PW_WRITE, src, &span);
 	if (!ret && !span.ptr)
-		ret = peer_apply(emu, getpid(), span.bus, (uintptr_t)from, len) ?
+		ret = peer_apply(emu, getpid(), span.bus, (uintptr_t)from,
+				 len) ?
 			      FC_DMA_ERR_ADDR :
 			      FC_DMA_ERR_NONE;
 	else if (!ret)

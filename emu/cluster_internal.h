@@ -442,8 +442,7 @@ struct fcemu_burst_view {
 	uint32_t len;
 };
 /* Read burst record @pkt. RETURN VALUE: false if it is none, or landed. */
-bool fcemu__burst_view(const struct fc_hw_pkt *pkt,
-		       struct fcemu_burst_view *v);
+bool fcemu__burst_view(const struct fc_hw_pkt *pkt, struct fcemu_burst_view *v);
 /* Rewrite burst record @pkt as landed: its bytes wait in landing slot
  * @slot of the receiving process (struct fcemu_cluster, @land). */
 void fcemu__burst_land(struct fc_hw_pkt *pkt, uint32_t slot);

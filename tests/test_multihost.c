@@ -412,9 +412,10 @@ static void test_faults_between_hosts(void **state)
  */
 static void test_rma_between_hosts(void **state)
 {
-	char *args[] = { run_path, "--hosts", "2", "-n", "2", "-t", "full:2",
-			 "--faults", "drop=0.1,corrupt=0.1", "--", self_path,
-			 NULL };
+	char *args[] = { run_path, "--hosts",  "2",
+			 "-n",	   "2",	       "-t",
+			 "full:2", "--faults", "drop=0.1,corrupt=0.1",
+			 "--",	   self_path,  NULL };
 	char *env[] = { "MH_WORK=pingpong", "MH_FAULTS=1", "MH_RMA=1",
 			"MH_BIG=300", NULL };
 	static struct result r;
