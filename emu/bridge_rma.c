@@ -519,7 +519,19 @@ void fcemu__rma_release(struct fcemu_rma *r)
 
 bool fcemu__rma_busy(const struct fcemu_rma *r)
 {
-	return r->busy;
+	const struct rma_link *l;
+	unsigned int p, vc;
+
+	/* a burst to a board declared dead never ends: not waited for */
+	for (p = 0; r->busy && p <= FC_MAX_PORTS; p++)
+		for (vc = 0; vc < FC_NUM_VCS; vc++) {
+			l = &r->link[p][vc];
+			if (l->state != RMA_IDLE &&
+			    cl_ld(&r->c->hdr->node[l->far].state) !=
+				    FCEMU_NODE_DEAD)
+				return true;
+		}
+	return false;
 }
 
 void fcemu__rma_close(struct fcemu_rma *r)
