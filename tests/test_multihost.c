@@ -198,7 +198,8 @@ static int run_rank(const char *work)
 			    w.rank == w.size / 2)
 				kill(getppid(),
 				     SIGKILL); /* our host's keeper */
-			rc = round_trip(ch, w.rank, peer, buf, 64, i);
+			rc = round_trip(ch, w.rank, peer, buf,
+					getenv("MH_SIZE") ? 1u << 20 : 64, i);
 			if (rc)
 				break;
 		}
@@ -447,11 +448,11 @@ static bool line_with(const char *text, const char *a, const char *b)
 	return false;
 }
 
-static void test_host_killed(void **state)
+/* Host 1 killed while its ranks exchange messages with host 0's. */
+static void host_killed(char *const *env)
 {
 	char *args[] = { run_path,    "-v", "--hosts", "2", "-t",
 			 "torus:2x2", "--", self_path, NULL };
-	char *env[] = { "MH_WORK=kill", NULL };
 	static struct result r;
 
 	finish(&r, start(args, env));
@@ -466,6 +467,23 @@ static void test_host_killed(void **state)
 	assert_non_null(strstr(r.out, "rank 0: EHOSTDOWN"));
 	assert_non_null(strstr(r.out, "rank 1: EHOSTDOWN"));
 	assert_clean(&r);
+}
+
+static void test_host_killed(void **state)
+{
+	char *env[] = { "MH_WORK=kill", NULL };
+
+	(void)state;
+	host_killed(env);
+}
+
+/* ... while they exchange 1 MiB messages: bursts by RMA under way */
+static void test_host_killed_mid_burst(void **state)
+{
+	char *env[] = { "MH_WORK=kill", "MH_SIZE=1", NULL };
+
+	(void)state;
+	host_killed(env);
 }
 
 /* The pid of host @h's keeper, from fpgacomm-run -v's words, or 0. */
@@ -713,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_faults_between_hosts),
 		cmocka_unit_test(test_rma_between_hosts),
 		cmocka_unit_test(test_host_killed),
+		cmocka_unit_test(test_host_killed_mid_burst),
 		cmocka_unit_test(test_host_stopped),
 		cmocka_unit_test(test_pmix_mpirun),
 	};
