@@ -104,6 +104,7 @@ $(B)/lib/backend/backend_emu.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itop
 HAVE_OFI_H := $(shell echo '\#include <rdma/fabric.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_OFI_H),1)
 $(B)/emu/bridge_ofi.o: CPPFLAGS += -DFCEMU_HAVE_OFI
+$(B)/emu/bridge_rma.o: CPPFLAGS += -DFCEMU_HAVE_OFI
 endif
 
 # ... and names the bridges' endpoints through PMIx under mpirun or srun,

@@ -24,14 +24,17 @@
  * a leaving bridge tells the boards it holds down; a board that opens
  * again comes back under a new bridge (epoch), whatever it was.
  *
- * Receiving runs on a thread of the bridge that sleeps in the completion
- * queue (fi_cq_sread), so that an idle process costs nothing and a board
- * whose host is busy elsewhere still hears its links; sending runs from
- * the board's progress (and from that thread when credits come back).
+ * Receiving runs on a thread of the bridge that sleeps on the completion
+ * queue (its wait fd, else fi_cq_sread), so that an idle process costs
+ * nothing and a board whose host is busy elsewhere still hears its links,
+ * and from the board's progress, which reads the queue too (under the
+ * lock, as the thread: in order); sending runs from the board's progress
+ * (and from that thread when credits come back).
  * libfabric is loaded with dlopen: a library built with its headers still
  * runs where it is not installed, and only the bridge needs it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,6 +71,8 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+
+#include "bridge_rma.h"
 
 #define BR_BATCH	64 /* packets per message at most */
 #define BR_RX		32 /* receives posted */
@@ -146,6 +151,8 @@ struct fcemu_bridge {
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
+	struct fcemu_rma *rma; /* bursts by RMA (bridge_rma.c), or NULL */
+	int wait_fd; /* the CQ's, or -1: only the thread reads the CQ */
 	size_t inject_size;
 	fi_addr_t addr[FC_MAX_NODES];
 	uint32_t epoch;			 /* this bridge, among the board's */
@@ -237,6 +244,43 @@ static int send_ctl(struct fcemu_bridge *b, unsigned int dst, enum br_type type,
 	return ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
 }
 
+/* bridge_rma.c's messages: @len bytes of @body after the header. */
+static int send_msg(void *arg, unsigned int dst, unsigned int type,
+		    unsigned int port, unsigned int vc, uint32_t head,
+		    const void *body, size_t len)
+{
+	struct fcemu_bridge *b = arg;
+	struct br_buf *buf = b->tx_free;
+	struct br_hdr *h;
+	ssize_t ret;
+
+	if (!len)
+		return send_ctl(b, dst, (enum br_type)type, port, vc, head);
+	if (!buf || sizeof(*h) + len > BR_MSG_MAX)
+		return -FI_EAGAIN;
+	h = (struct br_hdr *)buf->data;
+	*h = (struct br_hdr){
+		.magic = BR_MAGIC,
+		.type = (uint8_t)type,
+		.port = (uint8_t)port,
+		.vc = (uint8_t)vc,
+		.src = (uint8_t)b->node,
+		.dst = (uint8_t)dst,
+		.head = head,
+		.src_epoch = b->epoch,
+		.dst_epoch = b->epoch_of[dst],
+	};
+	memcpy(h + 1, body, len);
+	buf->dst = dst;
+	ret = fi_send(b->ep, buf->data, sizeof(*h) + len, NULL, b->addr[dst],
+		      &buf->ctx);
+	if (ret)
+		return ofi_err(ret);
+	b->tx_free = buf->next;
+	b->tx_busy++;
+	return 0;
+}
+
 /*
  * Our link port @p, VC @vc, to remote board @r: its packets waiting in
  * r's stand-in input ring, as far as credits and buffers go, in messages.
@@ -263,6 +307,13 @@ static unsigned int pump_link(struct fcemu_bridge *b, unsigned int p,
 				     credits < BR_BATCH ? credits : BR_BATCH);
 		if (!n)
 			break;
+		/* a burst at the head crosses by RMA; those before it first */
+		if (b->rma && !(n = fcemu__rma_cut(b->rma, ring, r, n))) {
+			if (!fcemu__rma_carry(b->rma, p, vc, r, q))
+				break;
+			moved++; /* counted in sent[] as it landed */
+			continue;
+		}
 		buf = b->tx_free;
 		h = (struct br_hdr *)buf->data;
 		memset(h, 0, sizeof(*h));
@@ -348,8 +399,12 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 	return_credits(b);
 	if (moved)
 		b->moved_at = now_ns();
+	if (b->rma)
+		fcemu__rma_release(b->rma);
 	return moved;
 }
+
+static unsigned int reap(struct fcemu_bridge *b);
 
 /* The cluster's progress hook (c->pump): never waits for the thread. */
 static unsigned int pump(void *arg)
@@ -359,7 +414,10 @@ static unsigned int pump(void *arg)
 
 	if (pthread_mutex_trylock(&b->lock))
 		return 0;
-	moved = pump_locked(b);
+	/* what arrived, taken by a host that polls: no thread wake-up (only
+	 * where the thread too reads under the lock, keeping the order) */
+	moved = b->wait_fd >= 0 ? reap(b) : 0;
+	moved += pump_locked(b);
 	pthread_mutex_unlock(&b->lock);
 	return moved;
 }
@@ -432,12 +490,14 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		     size_t len)
 {
 	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
-	const uint8_t *name = (const uint8_t *)blob + sizeof(uint32_t);
+	/* published: epoch, landing area (bridge_rma.c), endpoint name */
+	const uint8_t *name =
+		(const uint8_t *)blob + sizeof(uint32_t) + FCEMU_RMA_INFO_LEN;
 	unsigned int p, vc;
 	uint32_t epoch;
 	fi_addr_t a;
 
-	if (len <= sizeof(epoch))
+	if (len <= sizeof(epoch) + FCEMU_RMA_INFO_LEN)
 		return -EINVAL;
 	memcpy(&epoch, blob, sizeof(epoch));
 	if (epoch == b->epoch_of[n] || epoch == b->down_epoch[n])
@@ -461,6 +521,9 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 	}
 	if (s == FCEMU_NODE_EXITED)
 		fcemu_cluster_set_remote_state(b->c, n, FCEMU_NODE_ALIVE);
+	if (b->rma)
+		fcemu__rma_meet(b->rma, n, a,
+				(const uint8_t *)blob + sizeof(epoch));
 	b->peers |= 1ull << n;
 	b->heard[n] = now_ns();
 	return 0;
@@ -529,6 +592,12 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		declare(b, src, FCEMU_NODE_DEAD, "it declared us down", 0);
 		break;
 	default:
+		/* a burst of ours landed: its credit counts before the far
+		 * side's return of it, which comes after this */
+		if (b->rma && h->type >= FCEMU_RMA_MSG_BURST &&
+		    fcemu__rma_take(b->rma, h->type, src, h->port, h->vc,
+				    h->head, h + 1, len - sizeof(*h)))
+			b->sent[h->port][h->vc]++;
 		break;
 	}
 }
@@ -543,6 +612,13 @@ static void post_recv(struct fcemu_bridge *b, struct br_buf *buf)
 static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 		     int err)
 {
+	unsigned int dst;
+
+	if (b->rma && fcemu__rma_complete(b->rma, buf, err, &dst)) {
+		if (err)
+			declare(b, dst, FCEMU_NODE_DEAD, "a write failed", err);
+		return;
+	}
 	if (buf->rx) {
 		if (!err)
 			take_msg(b, buf->data, len);
@@ -556,6 +632,24 @@ static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 	buf->next = b->tx_free;
 	b->tx_free = buf;
 	b->tx_busy--;
+}
+
+/* Completions waiting, without waiting for any. Lock held. */
+static unsigned int reap(struct fcemu_bridge *b)
+{
+	struct fi_cq_msg_entry e[16];
+	struct fi_cq_err_entry err;
+	ssize_t n, i;
+
+	n = fi_cq_read(b->cq, e, 16);
+	for (i = 0; i < n; i++)
+		complete(b, e[i].op_context, e[i].len, 0);
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		if (fi_cq_readerr(b->cq, &err, 0) > 0 && err.op_context)
+			complete(b, err.op_context, 0, err.err ? err.err : EIO);
+	}
+	return n > 0 ? (unsigned int)n : 0;
 }
 
 /* Heartbeats due, and boards not heard from for too long. Lock held. */
@@ -602,6 +696,17 @@ static void tick(struct fcemu_bridge *b)
 			 0);
 }
 
+/* Sleep until the CQ has something (or a while), reading nothing: the
+ * reads are under the lock, so that messages are taken in order. */
+static void wait_cq(struct fcemu_bridge *b)
+{
+	struct fid *f = &b->cq->fid;
+	struct pollfd pfd = { .fd = b->wait_fd, .events = POLLIN };
+
+	if (fi_trywait(b->fabric, &f, 1) == FI_SUCCESS)
+		poll(&pfd, 1, BR_SREAD_MS);
+}
+
 static void *bridge_thread(void *arg)
 {
 	struct fcemu_bridge *b = arg;
@@ -610,8 +715,15 @@ static void *bridge_thread(void *arg)
 	ssize_t n, i;
 
 	while (!b->stop) {
-		n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
+		if (b->wait_fd >= 0) {
+			wait_cq(b);
+			n = 0;
+		} else {
+			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
+		}
 		pthread_mutex_lock(&b->lock);
+		if (b->wait_fd >= 0)
+			reap(b);
 		for (i = 0; i < n; i++)
 			complete(b, e[i].op_context, e[i].len, 0);
 		if (n == -FI_EAVAIL) {
@@ -648,13 +760,18 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 	if (!hints)
 		return -ENOMEM;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
+	hints->caps = FI_MSG | FI_RMA; /* bursts by RMA, where there is */
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	if (!prov || !*prov)
 		hints->fabric_attr->prov_name = strdup("tcp");
 	ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL, addr ? FI_SOURCE : 0,
 			     hints, &b->info);
+	if (ret == -FI_ENODATA) {
+		hints->caps = FI_MSG;
+		ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL,
+				     addr ? FI_SOURCE : 0, hints, &b->info);
+	}
 	b->api.freeinfo(hints);
 	if (ret)
 		return ret == -FI_ENODATA ? -EPROTONOSUPPORT : ofi_err(ret);
@@ -669,8 +786,15 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 	ret = ofi_err(b->api.fabric(fi->fabric_attr, &b->fabric, NULL));
 	if (!ret)
 		ret = ofi_err(fi_domain(b->fabric, fi, &b->domain, NULL));
-	if (!ret)
+	/* a wait fd lets progress read the CQ too (reap()) */
+	b->wait_fd = -1;
+	cq_attr.wait_obj = FI_WAIT_FD;
+	if (!ret && fi_cq_open(b->domain, &cq_attr, &b->cq, NULL)) {
+		cq_attr.wait_obj = FI_WAIT_UNSPEC;
 		ret = ofi_err(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
+	} else if (!ret && fi_control(&b->cq->fid, FI_GETWAIT, &b->wait_fd)) {
+		b->wait_fd = -1;
+	}
 	if (!ret)
 		ret = ofi_err(fi_av_open(b->domain, &av_attr, &b->av, NULL));
 	if (!ret)
@@ -682,6 +806,11 @@ static int open_endpoint(struct fcemu_bridge *b, const char *addr)
 		ret = ofi_err(fi_ep_bind(b->ep, &b->av->fid, 0));
 	if (!ret)
 		ret = ofi_err(fi_enable(b->ep));
+	/* without RMA, bursts to other hosts go as packets */
+	if (!ret && (!getenv("FPGACOMM_BRIDGE_RMA") ||
+		     strcmp(getenv("FPGACOMM_BRIDGE_RMA"), "0")))
+		fcemu__rma_open(&b->rma, fi, b->domain, b->ep,
+				&(struct fcemu_rma_ops){ b, send_msg });
 	return ret;
 }
 
@@ -718,13 +847,17 @@ static int exchange(struct fcemu_bridge *b,
 	unsigned int n;
 	int ret;
 
-	/* published: our epoch, then the endpoint's name */
-	len -= sizeof(b->epoch);
-	ret = ofi_err(fi_getname(&b->ep->fid, name + sizeof(b->epoch), &len));
+	/* published: our epoch, landing area, then the endpoint's name */
+	len -= sizeof(b->epoch) + FCEMU_RMA_INFO_LEN;
+	ret = ofi_err(fi_getname(&b->ep->fid,
+				 name + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN,
+				 &len));
 	if (ret)
 		return ret;
 	memcpy(name, &b->epoch, sizeof(b->epoch));
-	ret = boot->put(boot->arg, b->node, name, len + sizeof(b->epoch));
+	fcemu__rma_info(b->rma, name + sizeof(b->epoch));
+	ret = boot->put(boot->arg, b->node, name,
+			len + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN);
 	if (ret)
 		return ret;
 	for (left = b->c->remote; left; left &= left - 1) {
@@ -746,6 +879,7 @@ static void close_all(struct fcemu_bridge *b)
 {
 	if (b->ep)
 		fi_close(&b->ep->fid);
+	fcemu__rma_close(b->rma);
 	if (b->av)
 		fi_close(&b->av->fid);
 	if (b->cq)
@@ -838,6 +972,8 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
 		if (!ret)
 			ret = alloc_bufs(b);
 	}
+	if (!ret && b->rma)
+		fcemu__rma_start(b->rma, c, node);
 	if (!ret)
 		ret = exchange(b, boot);
 	if (ret)
@@ -864,7 +1000,7 @@ static bool links_busy(struct fcemu_bridge *b)
 	unsigned int p, vc, r;
 	uint64_t links;
 
-	if (b->tx_busy)
+	if (b->tx_busy || (b->rma && fcemu__rma_busy(b->rma)))
 		return true;
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);

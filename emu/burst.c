@@ -64,14 +64,75 @@ struct burst_rec {
 	uint64_t start; /* that process's start time, and pid: the */
 	int32_t pid;	/* node may be claimed anew before it is read */
 	uint32_t len;
+	uint32_t flags; /* BURST_LANDED: the bytes came from another host */
+	uint32_t slot;	/* ... and wait in this landing slot */
 };
+
+#define BURST_LANDED 1u
+
+_Static_assert(sizeof(struct burst_rec) <= FC_PKT_PAYLOAD, "record");
+_Static_assert(FCEMU_BURST_MAX <= CL_LAND_SLOT, "landing slot");
+
+/*
+ * Does the route from @self to board @node of another host stay on this
+ * host up to its last link? That link's bridge carries the burst (by
+ * RMA, emu/bridge_rma.c) into the process of @node itself, where it is
+ * applied; a burst cannot go on from there to a third board.
+ */
+static bool lands_direct(struct fcemu_cluster *c, unsigned int self,
+			 unsigned int node)
+{
+	uint8_t hop[FC_MAX_NODES], port[FC_MAX_NODES];
+	unsigned int hops = fcemu__route_links(c, self, node, hop, port), h;
+
+	if (!hops)
+		return false;
+	for (h = 0; h + 1 < hops; h++)
+		if (c->remote & (1ull << hop[h]))
+			return false;
+	return true;
+}
 
 bool fcemu__burst_usable(struct fcemu *emu, unsigned int node)
 {
 	struct fcemu_cluster *c = emu->cluster;
 
+	/* a stand-in's flag: the bridges here carry bursts to it by RMA */
 	return cl_ld(&c->hdr->node[emu->cfg.node_id].burst) &&
-	       cl_ld(&c->hdr->node[node].burst);
+	       cl_ld(&c->hdr->node[node].burst) &&
+	       (!(c->remote & (1ull << node)) ||
+		lands_direct(c, emu->cfg.node_id, node));
+}
+
+bool fcemu__burst_view(const struct fc_hw_pkt *pkt, struct fcemu_burst_view *v)
+{
+	uint32_t hdr = le32toh(pkt->hdr);
+	struct burst_rec rec;
+
+	if (((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) !=
+	    FCEMU_PKT_T_BURST)
+		return false;
+	memcpy(&rec, pkt->payload, sizeof(rec));
+	if (le32toh(rec.flags) & BURST_LANDED)
+		return false;
+	v->src = le64toh(rec.src);
+	v->start = le64toh(rec.start);
+	v->pid = (int32_t)le32toh((uint32_t)rec.pid);
+	v->len = le32toh(rec.len);
+	return true;
+}
+
+void fcemu__burst_land(struct fc_hw_pkt *pkt, uint32_t slot)
+{
+	struct burst_rec rec;
+
+	memcpy(&rec, pkt->payload, sizeof(rec));
+	rec.src = 0;
+	rec.start = 0;
+	rec.pid = 0;
+	rec.flags = htole32(BURST_LANDED);
+	rec.slot = htole32(slot);
+	memcpy(pkt->payload, &rec, sizeof(rec));
 }
 
 int fcemu__burst_inject(struct fcemu *emu, unsigned int chan, unsigned int node,
@@ -436,6 +497,43 @@ static int peer_apply(struct fcemu *emu, pid_t pid, uint64_t bus, uint64_t from,
 	return 0;
 }
 
+/*
+ * A burst from a board of another host, whose bytes the bridge of this
+ * process landed in slot @slot (emu/bridge_rma.c), checked on their way:
+ * copied from there, the wire's faults drawn on the links of this host's
+ * view of the route as for any burst. The slot is given back applied or
+ * not. RETURN VALUE: FC_DMA_ERR_*.
+ */
+static int landed_apply(struct fcemu *emu, unsigned int src, uint64_t dst,
+			uint32_t len, uint32_t slot)
+{
+	struct fcemu_cluster *c = emu->cluster;
+	struct fcemu_span span;
+	uint8_t *from;
+	int ret;
+
+	/* only the bridge lands bursts, from boards of other hosts */
+	if (!c->land || slot >= c->land_slots || len > CL_LAND_SLOT ||
+	    !(c->remote & (1ull << src)))
+		return FC_DMA_ERR_ADDR;
+	from = c->land + (size_t)slot * CL_LAND_SLOT;
+	ret = fcemu__put_locate(emu, dst, len, FCEMU_PW_WRITE, src, &span);
+	if (!ret && !span.ptr)
+		ret = peer_apply(emu, getpid(), span.bus, (uintptr_t)from,
+				 len) ?
+			      FC_DMA_ERR_ADDR :
+			      FC_DMA_ERR_NONE;
+	else if (!ret)
+		memcpy(span.ptr, from, len);
+	if (!ret && span.ptr && (c->faults.drop_ppm || c->faults.corrupt_ppm))
+		ret = wire_pieces(c, src, emu->cfg.node_id, getpid(), span.ptr,
+				  (uintptr_t)from, len) ?
+			      FC_DMA_ERR_ADDR :
+			      FC_DMA_ERR_NONE;
+	cl_st(&c->land_done[slot], 1);
+	return ret;
+}
+
 int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 		       uint32_t hdr)
 {
@@ -451,6 +549,9 @@ int fcemu__burst_apply(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 
 	memcpy(&rec, pkt->payload, sizeof(rec));
 	len = le32toh(rec.len);
+	if (le32toh(rec.flags) & BURST_LANDED)
+		return landed_apply(emu, src, le64toh(rec.dst), len,
+				    le32toh(rec.slot));
 	from = le64toh(rec.src);
 	start = le64toh(rec.start);
 	pid = (pid_t)le32toh((uint32_t)rec.pid);

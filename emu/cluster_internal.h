@@ -218,7 +218,18 @@ struct fcemu_cluster {
 	uint64_t remote;
 	unsigned int (*pump)(void *arg);
 	void *pump_arg;
+	/*
+	 * Bursts from boards of other hosts land here before they are
+	 * applied (emu/bridge_rma.c): @land_slots slots of CL_LAND_SLOT
+	 * bytes, written by libfabric RMA; the board sets @land_done[i] once
+	 * it applied slot i's burst. NULL: none (no bridge with RMA here).
+	 */
+	uint8_t *land;
+	uint32_t *land_done;
+	uint32_t land_slots;
 };
+
+#define CL_LAND_SLOT (1u << 20) /* a burst record's bytes at most */
 
 static inline uint32_t cl_ld(const uint32_t *p)
 {
@@ -422,6 +433,19 @@ bool fcemu__link_wire_piece(struct fcemu_cluster *c, unsigned int node,
 /* Take @n packets from the head of that input. */
 void fcemu__link_done(struct fcemu_cluster *c, unsigned int node,
 		      unsigned int port, unsigned int vc, uint32_t n);
+
+/* emu/burst.c: a burst record (FCEMU_PKT_T_BURST) as a bridge sees it */
+struct fcemu_burst_view {
+	uint64_t src;	/* the bytes, in process @pid */
+	uint64_t start; /* that process's start time */
+	int32_t pid;
+	uint32_t len;
+};
+/* Read burst record @pkt. RETURN VALUE: false if it is none, or landed. */
+bool fcemu__burst_view(const struct fc_hw_pkt *pkt, struct fcemu_burst_view *v);
+/* Rewrite burst record @pkt as landed: its bytes wait in landing slot
+ * @slot of the receiving process (struct fcemu_cluster, @land). */
+void fcemu__burst_land(struct fc_hw_pkt *pkt, uint32_t slot);
 
 /* emu/cma.c: may peers read this process's memory (bursts)? False with
  * FPGACOMM_EMU_BURST=0. Under Yama, names our launcher as a ptracer. */

@@ -14,7 +14,11 @@
 # fi_pingpong are optional: without them their column says why.
 #
 # FPGACOMM_BENCH_ROUNDS (default 3): runs of each, the best kept (a shared
-# machine's noise only ever slows a run down).
+# machine's noise only ever slows a run down); the rounds of every column
+# alternate, so that a slow spell of the machine hits them all alike.
+# FPGACOMM_BENCH_BASE=DIR: the tools of another build (a copy of its
+# build/tools), measured round by round beside this one (column "base").
+# FPGACOMM_BENCH_COLL=0: the channels only, no collectives.
 
 set -euo pipefail
 
@@ -46,12 +50,12 @@ best() {
 # fpgacomm-bench output: data lines are "SIZE VALUE..."
 data() { grep -E '^[0-9]+ ' | awk '{ print $1, $2 }'; }
 
-fc_p2p() { # MODE SIZES
-	local i
-	for i in $(seq "$ROUNDS"); do
-		timeout "$RUN_TIMEOUT" $TOOLS/fpgacomm-run --hosts 2 -n 2 -t full:2 -- \
-			$TOOLS/fpgacomm-bench "$1" -s "$2" | data || true
-	done
+BASE=${FPGACOMM_BENCH_BASE:-}
+
+fc_p2p() { # MODE SIZES [TOOLS]: one round
+	local t=${3:-$TOOLS}
+	timeout "$RUN_TIMEOUT" "$t"/fpgacomm-run --hosts 2 -n 2 -t full:2 -- \
+		"$t"/fpgacomm-bench "$1" -s "$2" | data || true
 }
 
 mpi_why=
@@ -62,28 +66,22 @@ elif ! mpicc -O2 -std=gnu11 -o "$OUT/osu-mpi" scripts/bench/osu-mpi.c 2>"$OUT/os
 	mpi_why="mpicc could not build scripts/bench/osu-mpi.c or coll-mpi.c"
 fi
 
-mpi_p2p() { # MODE SIZES
-	local i
-	for i in $(seq "$ROUNDS"); do
-		timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 2 \
-			"$OUT/osu-mpi" "$1" -s "$2" 2>/dev/null | data || true
-	done
+mpi_p2p() { # MODE SIZES: one round
+	timeout "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np 2 \
+		"$OUT/osu-mpi" "$1" -s "$2" 2>/dev/null | data || true
 }
 
 # fi_pingpong's line per size: bytes #sent #ack total time MB/sec
 # usec/xfer Mxfers/sec; usec/xfer is per message, one way.
-fi_p2p() { # SIZE
-	local i port
-	for i in $(seq "$ROUNDS"); do
-		port=$((47600 + RANDOM % 1000))
-		timeout 60 fi_pingpong -p tcp -e rdm -B "$port" -S "$1" -I 1000 \
-			>/dev/null 2>&1 &
-		sleep 0.5
-		timeout 60 fi_pingpong -p tcp -e rdm -P "$port" -S "$1" -I 1000 \
-			127.0.0.1 2>/dev/null |
-			awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 7 { print s, $7 }'
-		wait || true
-	done
+fi_p2p() { # SIZE: one round
+	local port=$((47600 + RANDOM % 1000))
+	timeout 60 fi_pingpong -p tcp -e rdm -B "$port" -S "$1" -I 1000 \
+		>/dev/null 2>&1 &
+	sleep 0.5
+	timeout 60 fi_pingpong -p tcp -e rdm -P "$port" -S "$1" -I 1000 \
+		127.0.0.1 2>/dev/null |
+		awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 7 { print s, $7 }' || true
+	wait || true
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
@@ -92,34 +90,54 @@ lookup() { awk -v s="$1" '$1 == s { print $2 }'; }
 
 echo "== Across 2 simulated hosts: channels over libfabric tcp, Open MPI over its tcp BTL, bare fi_pingpong"
 echo "   (this machine: $(nproc) cores; every process of the run shares them)"
-fc_lat=$(fc_p2p pingpong 8,4K,1M | best -l)
-fc_bw=$(fc_p2p bw 4M | best -b)
-if [ -z "$mpi_why" ]; then
-	mpi_lat=$(mpi_p2p pingpong 8,4K,1M | best -l)
-	mpi_bw=$(mpi_p2p bw 4M | best -b)
-else
-	mpi_lat=
-	mpi_bw=
-fi
-if command -v fi_pingpong >/dev/null 2>&1; then
-	fi_lat=$( (fi_p2p 8; fi_p2p 4096; fi_p2p 1048576) | best -l)
-else
-	fi_lat=
-fi
-printf "%-10s %14s %14s %8s %16s %8s\n" "size" "fpgacomm us" "Open MPI us" "ratio" "fi_pingpong us" "ratio"
+RAW=$(mktemp -d)
+trap 'rm -rf "$RAW"' EXIT
+for i in $(seq "$ROUNDS"); do
+	fc_p2p pingpong 8,4K,1M >>"$RAW/fc_lat"
+	fc_p2p bw 4M >>"$RAW/fc_bw"
+	if [ -n "$BASE" ]; then
+		fc_p2p pingpong 8,4K,1M "$BASE" >>"$RAW/base_lat"
+		fc_p2p bw 4M "$BASE" >>"$RAW/base_bw"
+	fi
+	if [ -z "$mpi_why" ]; then
+		mpi_p2p pingpong 8,4K,1M >>"$RAW/mpi_lat"
+		mpi_p2p bw 4M >>"$RAW/mpi_bw"
+	fi
+	if command -v fi_pingpong >/dev/null 2>&1; then
+		(fi_p2p 8; fi_p2p 4096; fi_p2p 1048576) >>"$RAW/fi_lat" || true
+	fi
+done
+col() { [ -s "$RAW/$1" ] && best "$2" <"$RAW/$1" || true; }
+fc_lat=$(col fc_lat -l)
+fc_bw=$(col fc_bw -b)
+base_lat=$(col base_lat -l)
+base_bw=$(col base_bw -b)
+mpi_lat=$(col mpi_lat -l)
+mpi_bw=$(col mpi_bw -b)
+fi_lat=$(col fi_lat -l)
+printf "%-10s %14s %14s %8s %16s %8s" "size" "fpgacomm us" "Open MPI us" "ratio" "fi_pingpong us" "ratio"
+[ -n "$BASE" ] && printf " %10s %8s" "base us" "ratio"
+echo
 for s in 8 4096 1048576; do
 	a=$(echo "$fc_lat" | lookup $s)
 	b=$(echo "$mpi_lat" | lookup $s)
 	c=$(echo "$fi_lat" | lookup $s)
-	printf "%-10s %14s %14s %8s %16s %8s\n" "$s" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")" \
+	d=$(echo "$base_lat" | lookup $s)
+	printf "%-10s %14s %14s %8s %16s %8s" "$s" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")" \
 		"${c:--}" "$(ratio "${a:-0}" "${c:-0}")"
-	echo "lat $s ${a:--} ${b:--} ${c:--}" >>"$DAT"
+	[ -n "$BASE" ] && printf " %10s %8s" "${d:--}" "$(ratio "${d:-0}" "${b:-0}")"
+	echo
+	echo "lat $s ${a:--} ${b:--} ${c:--}${BASE:+ ${d:--}}" >>"$DAT"
 done
 a=$(echo "$fc_bw" | lookup 4194304)
 b=$(echo "$mpi_bw" | lookup 4194304)
-printf "%-10s %14s %14s %8s   (MB/s, ratio fpgacomm / Open MPI)\n" "bw 4M" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")"
-echo "bw 4194304 ${a:--} ${b:--}" >>"$DAT"
+d=$(echo "$base_bw" | lookup 4194304)
+printf "%-10s %14s %14s %8s" "bw 4M" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")"
+[ -n "$BASE" ] && printf "   base %s MB/s, ratio %s" "${d:--}" "$(ratio "${d:-0}" "${b:-0}")"
+echo "   (MB/s, ratio fpgacomm / Open MPI)"
+echo "bw 4194304 ${a:--} ${b:--}${BASE:+ ${d:--}}" >>"$DAT"
 [ -n "$mpi_why" ] && echo "   Open MPI: $mpi_why"
+[ "${FPGACOMM_BENCH_COLL:-1}" = 0 ] && exit 0
 
 echo
 echo "== 16 ranks over 4 simulated hosts (torus:4x4): collectives beside Open MPI over tcp"

@@ -9,7 +9,9 @@
  * the collective suite's close-and-reopen case;
  * ping-pong of 8 B, 4 KiB and 1 MiB across hosts under drop and corrupt
  * faults, the data verified and the faults seen on the links between
- * hosts (retransmits, CRC errors); two boards that close while two
+ * hosts (retransmits, CRC errors); 1 MiB messages crossing as RMA
+ * writes (counted), written again when faults hit them and still intact;
+ * two boards that close while two
  * others' round trips pass through them (on their links to the other
  * host), checked; a host whose processes are killed mid-run (the others
  * get -EHOSTDOWN, the run ends, the host's directory goes); a host stopped
@@ -137,8 +139,8 @@ static int run_rank(const char *work)
 	struct fc_world w;
 	struct fc_dev *d;
 	struct fc_chan *ch;
-	uint32_t peer, rtx = 0, crc = 0;
-	unsigned int p, i, k;
+	uint32_t peer, rtx = 0, crc = 0, rma = 0, redo = 0;
+	unsigned int p, i, k, big = 4;
 	size_t len;
 	uint8_t *buf;
 	int rc;
@@ -154,9 +156,11 @@ static int run_rank(const char *work)
 	rc = fc_chan_open(d, peer, 5, 0, &ch);
 	if (rc || !buf)
 		return rank_fail(w.rank, "fc_chan_open", rc);
+	if (getenv("MH_BIG"))
+		big = (unsigned int)atoi(getenv("MH_BIG"));
 	if (!strcmp(work, "pingpong")) {
 		for (k = 0; k < 3; k++)
-			for (i = 0; i < (k == 2 ? 4u : 50u); i++) {
+			for (i = 0; i < (k == 2 ? big : 50u); i++) {
 				rc = round_trip(ch, w.rank, peer, buf, sizes[k],
 						i);
 				if (rc)
@@ -165,6 +169,16 @@ static int run_rank(const char *work)
 			}
 		p = ports_to(d, peer, FC_PORT_RETRANSMITS, &rtx);
 		ports_to(d, peer, FC_PORT_CRC_ERRORS, &crc);
+		ports_to(d, peer, FC_PORT_RMA_WRITES, &rma);
+		ports_to(d, peer, FC_PORT_RMA_RETRIES, &redo);
+		/* each 1 MiB message crossed as RMA writes, some written
+		 * again under faults */
+		if (getenv("MH_RMA") &&
+		    (rma < big || (getenv("MH_FAULTS") && !redo))) {
+			printf("rank %u: %u RMA writes, %u again\n", w.rank,
+			       rma, redo);
+			return rank_fail(w.rank, "bursts not by RMA", -ENODATA);
+		}
 		if (getenv("MH_FAULTS") && p) {
 			if (!rtx || !crc) {
 				printf("rank %u: %u ports to %u: %u "
@@ -179,8 +193,8 @@ static int run_rank(const char *work)
 		if (rc)
 			return rank_fail(w.rank, "fc_barrier", rc);
 		printf("rank %u: ok, %u ports to %u: %u retransmits, %u CRC "
-		       "errors\n",
-		       w.rank, p, peer, rtx, crc);
+		       "errors, %u RMA writes (%u again)\n",
+		       w.rank, p, peer, rtx, crc, rma, redo);
 	} else {
 		/* until the fault ends it: never on our own (a loaded
 		 * machine may take long to stop or kill the host) */
@@ -199,7 +213,9 @@ static int run_rank(const char *work)
 			if (!strcmp(work, "stop") && i == 20)
 				rc = fc_chan_recv(ch, buf, 64, &len, OP_MS);
 			else
-				rc = round_trip(ch, w.rank, peer, buf, 64, i);
+				rc = round_trip(
+					ch, w.rank, peer, buf,
+					getenv("MH_SIZE") ? 1u << 20 : 64, i);
 			if (rc)
 				break;
 		}
@@ -343,9 +359,9 @@ static void test_channels_2hosts(void **state)
 			 "--",
 			 bin("test_channels"),
 			 NULL };
-	char *env[] = { "FPGACOMM_EMU_BURST=0", NULL };
 
-	run_ok(args, env);
+	/* bursts on: those between hosts cross by RMA */
+	run_ok(args, NULL);
 }
 
 /* Its close-and-reopen case too: a board that leaves and opens again in
@@ -435,6 +451,33 @@ static void test_faults_between_hosts(void **state)
 	}
 }
 
+/*
+ * Bursts between hosts go by RMA: 300 round trips of 1 MiB between two
+ * hosts, each way a burst written into the far host's landing slot
+ * (FC_PORT_RMA_WRITES), data checked; under heavy drop and corrupt faults
+ * some writes fail the far bridge's check and are written again
+ * (FC_PORT_RMA_RETRIES), and still every byte arrives intact. More bursts
+ * than the far ring has slots: one credit lost per burst would stall.
+ */
+static void test_rma_between_hosts(void **state)
+{
+	char *args[] = { run_path, "--hosts",  "2",
+			 "-n",	   "2",	       "-t",
+			 "full:2", "--faults", "drop=0.1,corrupt=0.1",
+			 "--",	   self_path,  NULL };
+	char *env[] = { "MH_WORK=pingpong", "MH_FAULTS=1", "MH_RMA=1",
+			"MH_BIG=300", NULL };
+	static struct result r;
+
+	(void)state;
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 0: ok"));
+	assert_non_null(strstr(r.out, "rank 1: ok"));
+}
+
 /* Is there a line of @text holding both @a and @b? */
 static bool line_with(const char *text, const char *a, const char *b)
 {
@@ -453,11 +496,11 @@ static bool line_with(const char *text, const char *a, const char *b)
 	return false;
 }
 
-static void test_host_killed(void **state)
+/* Host 1 killed while its ranks exchange messages with host 0's. */
+static void host_killed(char *const *env)
 {
 	char *args[] = { run_path,    "-v", "--hosts", "2", "-t",
 			 "torus:2x2", "--", self_path, NULL };
-	char *env[] = { "MH_WORK=kill", NULL };
 	static struct result r;
 
 	finish(&r, start(args, env));
@@ -472,6 +515,23 @@ static void test_host_killed(void **state)
 	assert_non_null(strstr(r.out, "rank 0: EHOSTDOWN"));
 	assert_non_null(strstr(r.out, "rank 1: EHOSTDOWN"));
 	assert_clean(&r);
+}
+
+static void test_host_killed(void **state)
+{
+	char *env[] = { "MH_WORK=kill", NULL };
+
+	(void)state;
+	host_killed(env);
+}
+
+/* ... while they exchange 1 MiB messages: bursts by RMA under way */
+static void test_host_killed_mid_burst(void **state)
+{
+	char *env[] = { "MH_WORK=kill", "MH_SIZE=1", NULL };
+
+	(void)state;
+	host_killed(env);
 }
 
 /* The pid of host @h's keeper, from fpgacomm-run -v's words, or 0. */
@@ -795,8 +855,10 @@ int main(void)
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
+		cmocka_unit_test(test_rma_between_hosts),
 		cmocka_unit_test(test_relay_closed),
 		cmocka_unit_test(test_host_killed),
+		cmocka_unit_test(test_host_killed_mid_burst),
 		cmocka_unit_test(test_host_stopped),
 		cmocka_unit_test(test_pmix_mpirun),
 	};

@@ -412,6 +412,8 @@ struct fc_hw_desc {
 #define FC_PORT_CRC_ERRORS	0x0c	/* B: packets failing the link CRC */
 #define FC_PORT_RETRANSMITS	0x10	/* B: packets sent again */
 #define FC_PORT_CREDITS		0x14	/* B: free receive slots at the peer */
+#define FC_PORT_RMA_WRITES	0x18	/* B: bursts sent as one RMA write */
+#define FC_PORT_RMA_RETRIES	0x1c	/* B: ... written again after a bad check */
 #define FC_PORT_UP		(1u << 0)
 #define FC_PORT_PEER_SHIFT	8
 #define FC_PORT_PEER_MASK	0x3fu
