@@ -395,6 +395,11 @@ FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
 		ret = -EINVAL;
 		goto out_unlock;
 	}
+	/* Here already: no request (host memory only: a device buffer
+	 * takes its bounce buffer's way). */
+	if (buf && fc__devmem_path(ch->dev, buf) == FC__PATH_HOST &&
+	    !fc__recv_now(ch->dev, ch->port, ch->peer, buf, cap, len))
+		goto out_unlock;
 	ret = user_irecv(ch, buf, cap, &r);
 	if (ret)
 		goto out_unlock;

@@ -162,13 +162,16 @@ struct fc__backend {
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
-	 * Write @n packets, whole messages, into the PIO window
-	 * (FC_CAP_PIO_SEND) and hand them to the board, under dev->lock;
-	 * *end: PIO_TAIL after them. RETURN VALUE: 0, or -EAGAIN when the
-	 * window has no room for all of them (none sent).
+	 * The PIO window (FC_CAP_PIO_SEND), under dev->lock. pio_room: room
+	 * for @n packets, whole messages; the caller writes packet i straight
+	 * into slot (*tail + i) % FC_PIO_SLOTS of the window returned (no copy
+	 * on the way), then pio_post() hands the packets up to @end (PIO_TAIL)
+	 * to the board. RETURN VALUE of pio_room: the window's first slot, or
+	 * NULL when it has no room for all of them (write none).
 	 */
-	int (*pio_send)(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			unsigned int n, uint32_t *end);
+	struct fc_hw_pkt *(*pio_room)(struct fc_dev *dev, unsigned int n,
+				      uint32_t *tail);
+	void (*pio_post)(struct fc_dev *dev, uint32_t end);
 	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
 	uint32_t (*pio_head)(struct fc_dev *dev);
 	/*

@@ -437,6 +437,20 @@ bool fc__progress(struct fc_dev *dev)
 	return moved || board;
 }
 
+int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
+		 size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s = fc__src_find(fab, port, node);
+
+	if (!s || s->active || s->posted_head || fab->sendq_head ||
+	    fab->fly_head || fab->greeting || fab->land_due_ns)
+		return -EAGAIN;
+	if (s->q_head)
+		return fc__src_take_queued(fab, port, s, buf, cap, len);
+	return fc__rx_take_direct(dev, s, port, buf, cap, len) ? 0 : -EAGAIN;
+}
+
 /* ---- Peers ---- */
 
 /* fc__peer_down() at time @now. */

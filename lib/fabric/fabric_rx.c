@@ -475,6 +475,20 @@ static int eq_head_write(struct fc_dev *dev, uint32_t head)
 	return ret;
 }
 
+/* Entries up to @head are read: HEAD goes back to the board a quarter of
+ * the queue at a time (a register write each; through a driver, a system
+ * call). */
+static void eq_advance(struct fc_dev *dev, uint32_t head)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	fab->eq_head = head;
+	dev->eq_next = head;
+	if (head - fab->eq_told >= fab->eq_slots / 4 &&
+	    !eq_head_write(dev, head))
+		fab->eq_told = head;
+}
+
 /*
  * Without credits (a driver without FC_FEAT_XFER_CTRL) a port's library
  * buffers are bounded as with rings: past FC_CHAN_BUFFERED its next packet stays in
@@ -493,8 +507,7 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 
 /*
  * What the board wrote since we last looked, in order: one load when
- * nothing came. HEAD goes back to the board a quarter of the queue at a
- * time (a register write each; through a driver, a system call).
+ * nothing came.
  */
 static bool drain_eq(struct fc_dev *dev)
 {
@@ -518,11 +531,45 @@ static bool drain_eq(struct fc_dev *dev)
 	}
 	if (head == fab->eq_head)
 		return false;
-	fab->eq_head = head;
-	dev->eq_next = head;
-	if (head - fab->eq_told >= fab->eq_slots / 4 &&
-	    !eq_head_write(dev, head))
-		fab->eq_told = head;
+	eq_advance(dev, head);
+	return true;
+}
+
+bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
+			void *buf, size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct fc_hw_pkt *pkt;
+	uint64_t board = 0;
+	uint32_t hdr;
+	size_t n;
+
+	if (!fab->eq)
+		return false;
+	if (!eq_written(fab, fab->eq_head)) {
+		/* One step of the board: the message may be on its way in. */
+		fc__dev_lock(dev);
+		dev->be->progress(dev, &board);
+		fc__dev_unlock(dev);
+		if (!eq_written(fab, fab->eq_head))
+			return false;
+	}
+	pkt = (const struct fc_hw_pkt *)fab->eq->addr +
+	      (fab->eq_head & (fab->eq_slots - 1));
+	hdr = le32toh(pkt->hdr);
+	n = pkt_len(hdr);
+	/* Only a whole data message from @s's node on @port that fits: any
+	 * other entry comes first, and takes the long way. */
+	if (((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) != FC_PKT_T_DATA ||
+	    !(hdr & FC_PKT_EOM) || n > FC_PKT_PAYLOAD || n > cap ||
+	    ((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK) != port ||
+	    ((hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK) != s->node)
+		return false;
+	memcpy(buf, pkt->payload, n);
+	*len = n;
+	eq_advance(dev, fab->eq_head + 1);
+	if (fab->up.consumed)
+		fab->up.consumed(dev, port, s, n);
 	return true;
 }
 

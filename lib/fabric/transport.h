@@ -391,6 +391,24 @@ void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
 bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
 			const uint8_t *data, size_t len);
 /*
+ * The oldest queued message of @s (nothing posted before it), a whole
+ * data message of at most @cap bytes, copied into @buf and freed.
+ * RETURN VALUE: 0 (*len its length), or -EAGAIN: take the long way.
+ */
+int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
+			struct fc__src *s, void *buf, size_t cap, size_t *len);
+/*
+ * A blocking receive's short way, with no request: the next message from
+ * @node on @port when it is here already (queued, or at the head of the
+ * event queue) and plain data that fits @buf, copied straight into it.
+ * Only while nothing else of ours waits for progress (queued or running
+ * chains, greetings, landings), so that skipping a round of it holds
+ * nothing up. RETURN VALUE: 0 (*len its length), or -EAGAIN: post a
+ * receive and wait.
+ */
+int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
+		 size_t cap, size_t *len);
+/*
  * The sender's board stopped in the middle of a message (a reset, an
  * error): what came of it is dropped, and a receive it was filling stays
  * posted for the next message.

@@ -24,6 +24,16 @@ void fc__rx_fini(struct fc_dev *dev);
 /* Take what arrived. RETURN VALUE: true if anything did. */
 bool fc__rx_drain(struct fc_dev *dev);
 
+/*
+ * A receive without a request (fc__recv_now()): the entry at the head of
+ * the event queue (after one step of the board, if there is none), when
+ * it is a whole data message from @s's node on @port of at most @cap
+ * bytes, copied straight into @buf and consumed. RETURN VALUE: true taken
+ * (*len its length), else false and nothing moved but the board.
+ */
+bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
+			void *buf, size_t cap, size_t *len);
+
 /* handlers.c: a control message from @node on @port arrived: to its
  * handler. */
 void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,
