@@ -542,10 +542,13 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
 }
 
-void fc__chan_protocols(struct fc_dev *dev)
+int fc__chan_protocols(struct fc_dev *dev)
 {
+	int ret;
+
 	if (!dev->fab)
-		return;
+		return 0;
 	fc__rndv_register(dev->fab);
-	fc__credit_register(dev);
+	ret = fc__credit_register(dev);
+	return ret;
 }

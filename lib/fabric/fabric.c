@@ -104,8 +104,10 @@ static void free_req_list(struct fc_req *r)
 	}
 }
 
-static void free_src(struct fc__src *s)
+static void free_src(struct fc__fabric *fab, struct fc__src *s)
 {
+	unsigned int id;
+
 	struct fc__msg *m;
 	struct fc_req *r;
 
@@ -119,7 +121,9 @@ static void free_src(struct fc__src *s)
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);
-	free_req_list(s->held_head);
+	for (id = 0; id < FC__PROTO_IDS; id++)
+		if (fab->proto[id].src_fini)
+			fab->proto[id].src_fini(fab, s);
 	free(s);
 }
 
@@ -146,7 +150,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 			if (!pt->src[n])
 				continue;
 			free(pt->src[n]->chan);
-			free_src(pt->src[n]);
+			free_src(fab, pt->src[n]);
 		}
 		free(pt);
 	}
@@ -155,6 +159,9 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->pio_head);
 	if (fab->up.rndv_fini)
 		fab->up.rndv_fini(fab);
+	for (p = 0; p < FC__PROTO_IDS; p++)
+		if (fab->proto[p].fini)
+			fab->proto[p].fini(fab, fab->proto[p].state);
 	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
@@ -428,7 +435,7 @@ bool fc__progress(struct fc_dev *dev)
 	if (fab->pio_head)
 		moved |= reap_pio(dev);
 	moved |= fc__rx_drain(dev);
-	if (fab->greeting)
+	if (fab->ticks)
 		fab->up.tick(dev);
 	if (fab->land_due_ns)
 		fab->up.msg_land_due(dev);
@@ -444,11 +451,17 @@ int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
 	struct fc__src *s = fc__src_find(fab, port, node);
 
 	if (!s || s->active || s->posted_head || fab->sendq_head ||
-	    fab->fly_head || fab->greeting || fab->land_due_ns)
+	    fab->fly_head || fab->ticks || fab->land_due_ns)
 		return -EAGAIN;
 	if (s->q_head)
 		return fc__src_take_queued(fab, port, s, buf, cap, len);
 	return fc__rx_take_direct(dev, s, port, buf, cap, len) ? 0 : -EAGAIN;
+}
+
+void fc__proto_register(struct fc__fabric *fab, enum fc__proto_id id,
+			const struct fc__proto_slot *slot)
+{
+	fab->proto[id] = *slot;
 }
 
 /* ---- Peers ---- */

@@ -34,9 +34,23 @@ struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
 		fab->ports[port] = pt;
 	}
 	if (!pt->src[node]) {
-		pt->src[node] = calloc(1, sizeof(struct fc__src));
-		if (pt->src[node])
-			pt->src[node]->node = node;
+		struct fc__src *s = calloc(1, sizeof(*s));
+		unsigned int id;
+
+		if (!s)
+			return NULL;
+		s->node = node;
+		for (id = 0; id < FC__PROTO_IDS; id++) {
+			if (!fab->proto[id].src_init ||
+			    !fab->proto[id].src_init(fab, s))
+				continue;
+			while (id-- > 0)
+				if (fab->proto[id].src_fini)
+					fab->proto[id].src_fini(fab, s);
+			free(s);
+			return NULL;
+		}
+		pt->src[node] = s;
 	}
 	return pt->src[node];
 }

@@ -254,7 +254,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	}
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
-	capped = queue && (!fab->eq || !fab->credit_window);
+	capped = queue && (!fab->eq || !fab->flow_bounded);
 	lim = FC_CHAN_MAX_MSG -
 	      (s->cur_len < FC_CHAN_MAX_MSG ? s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
@@ -499,7 +499,7 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 	uint32_t hdr = le32toh(e->hdr);
 	const struct fc__port *pt;
 
-	if (fab->credit_window || is_ctrl(e))
+	if (fab->flow_bounded || is_ctrl(e))
 		return false;
 	pt = fab->ports[(hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK];
 	return pt && pt->buffered >= FC_CHAN_BUFFERED;

@@ -105,9 +105,9 @@ int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
 	/* no stale bytes of an earlier packet go out with the last one (the
 	 * whole payload: a constant size is a few wide stores) */
 	pkt = &win[(tail + i) % FC_PIO_SLOTS];
-	pkt->hdr = htole32(FC_PKT_HDR(ch->peer, 0, ch->port, last,
-				      FC_PKT_T_DATA) |
-			   FC_PKT_EOM);
+	pkt->hdr =
+		htole32(FC_PKT_HDR(ch->peer, 0, ch->port, last, FC_PKT_T_DATA) |
+			FC_PKT_EOM);
 	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
 	memcpy(pkt->payload, p, last);
 	*end = tail + n;

@@ -60,8 +60,9 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
-/* Its upcalls and control messages' handlers, into @dev's fabric. */
-void fc__credit_register(struct fc_dev *dev);
+/* Its state, upcalls and control messages' handlers, into @dev's fabric.
+ * RETURN VALUE: 0 or -ENOMEM. */
+int fc__credit_register(struct fc_dev *dev);
 uint64_t fc__credit_cost(size_t len);
 /* May a message costing @cost go to @s now? true: counted, send it. */
 bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
