@@ -79,9 +79,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define SKIP_UNPAIRED()                                             \
-	do {                                                        \
-		if (!bd[0])                                         \
+#define SKIP_UNPAIRED()                                            \
+	do {                                                       \
+		if (!bd[0])                                        \
 			skip_because("no pair of boards to test"); \
 	} while (0)
 
@@ -110,8 +110,8 @@ static void expect(struct fc_chan *ch, size_t len, unsigned int salt)
 /* The send's buffer is overwritten as soon as the send returns. */
 static void test_buffer_free_on_return(void **state)
 {
-	static const size_t sizes[] = { 1, 8, 59, 60, 61, 119, 120, 121,
-					1000, 2879, 2880, 2881, 4096 };
+	static const size_t sizes[] = { 1,   8,	   59,	 60,   61,   119, 120,
+					121, 1000, 2879, 2880, 2881, 4096 };
 	unsigned int i;
 
 	(void)state;

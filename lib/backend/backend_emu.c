@@ -868,9 +868,12 @@ static struct fc_hw_pkt *emu_pio_room(struct fc_dev *dev, unsigned int n,
 	return (struct fc_hw_pkt *)((uint8_t *)b->bar0 + FC_PIO_WINDOW);
 }
 
-static void emu_pio_post(struct fc_dev *dev, uint32_t end)
+static uint32_t emu_pio_post(struct fc_dev *dev, uint32_t end)
 {
-	wr(board_of(dev), FC_PIO_TAIL, end);
+	struct emu_board *b = board_of(dev);
+
+	wr(b, FC_PIO_TAIL, end);
+	return rd(b, FC_PIO_HEAD);
 }
 
 static uint32_t emu_pio_head(struct fc_dev *dev)

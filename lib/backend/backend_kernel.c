@@ -603,7 +603,7 @@ static struct fc_hw_pkt *kernel_pio_room(struct fc_dev *dev, unsigned int n,
 }
 
 /* PIO_TAIL after the packets (and a kick where it is needed). */
-static void kernel_pio_post(struct fc_dev *dev, uint32_t end)
+static uint32_t kernel_pio_post(struct fc_dev *dev, uint32_t end)
 {
 	struct kdev *k = kdev_of(dev);
 	struct fc_ioc_pio_kick kick = { 0 };
@@ -618,13 +618,15 @@ static void kernel_pio_post(struct fc_dev *dev, uint32_t end)
 	 * finds them at its next look. A board that watches TAIL needs none:
 	 * TAIL, a full barrier, then WATCH (hw.h FC_PIO_WATCH).
 	 */
-	if (!(k->info.features & FC_FEAT_PIO_KICK))
-		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (k->pio_kick_always ||
-	    !__atomic_load_n(&k->pio[(FC_PIO_WATCH - FC_PIO_BASE) / 4],
-			     __ATOMIC_RELAXED))
-		k_ioctl(k, FC_IOC_PIO_KICK, &kick);
+	if (k->info.features & FC_FEAT_PIO_KICK) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (k->pio_kick_always ||
+		    !__atomic_load_n(&k->pio[(FC_PIO_WATCH - FC_PIO_BASE) / 4],
+				     __ATOMIC_RELAXED))
+			k_ioctl(k, FC_IOC_PIO_KICK, &kick);
+	}
+	return __atomic_load_n(&k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4],
+			       __ATOMIC_ACQUIRE);
 }
 
 static uint32_t kernel_pio_head(struct fc_dev *dev)

@@ -116,9 +116,9 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
 
 /*
  * Start a send of @buf: *reqp its request. @lean (a blocking send): a
- * small message the window takes at once gets none, *reqp NULL; only
- * where two cached requests are at hand (a credit ask may take one), so
- * that one can still be made if the board is slow to take it.
+ * small message the window takes at once gets none, *reqp NULL, where a
+ * cached request is at hand to be made if the board is slow to take it
+ * (the window's packets cannot be taken back).
  */
 static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		 bool lean, struct fc_req **reqp)
@@ -142,18 +142,16 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	s = fc__src_get(fab, ch->port, ch->peer);
 	if (!s)
 		return -ENOMEM;
-	if (!lean || fab->req_cached < 2) {
+	if (!lean || !fab->req_cached) {
 		r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
 		if (!r)
 			return -ENOMEM;
 	}
-	/* Eager bytes need the receiver's credit; announcements only
-	 * their turn. */
 	rndv = fc__rndv_wanted(dev, len);
 	cost = rndv ? 0 : fc__credit_cost(len);
-	go = fc__credit_take(dev, ch->port, s, cost);
-	if (go && !rndv)
-		pio = fc__pio_write(ch, buf, len, &end);
+	/* The short way: the window takes it, its credit counted. */
+	if (!rndv && len <= PIO_MAX_MSG)
+		pio = fc__eager_send_now(ch, s, buf, len, &end);
 	if (pio == 2 && !r) {
 		*reqp = NULL; /* sent and ended: nothing to wait for */
 		return 0;
@@ -161,16 +159,20 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (!r)
 		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
 	r->port = ch->port;
-	r->credit = go ? cost : 0;
 	r->chan = ch;
 	ch->reqs++;
 	if (pio > 0) {
+		r->credit = cost;
 		fc__pio_sent(fab, r, end, pio == 2);
 		*reqp = r;
 		if (r->status == -EINPROGRESS)
 			fc__progress(dev);
 		return 0;
 	}
+	/* Eager bytes need the receiver's credit; announcements only
+	 * their turn. */
+	go = fc__credit_take(dev, ch->port, s, cost);
+	r->credit = go ? cost : 0;
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, r);

@@ -167,11 +167,12 @@ struct fc__backend {
 	 * into slot (*tail + i) % FC_PIO_SLOTS of the window returned (no copy
 	 * on the way), then pio_post() hands the packets up to @end (PIO_TAIL)
 	 * to the board. RETURN VALUE of pio_room: the window's first slot, or
-	 * NULL when it has no room for all of them (write none).
+	 * NULL when it has no room for all of them (write none); of
+	 * pio_post: FC_PIO_HEAD just after (as pio_head()).
 	 */
 	struct fc_hw_pkt *(*pio_room)(struct fc_dev *dev, unsigned int n,
 				      uint32_t *tail);
-	void (*pio_post)(struct fc_dev *dev, uint32_t end);
+	uint32_t (*pio_post)(struct fc_dev *dev, uint32_t end);
 	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
 	uint32_t (*pio_head)(struct fc_dev *dev);
 	/*

@@ -444,20 +444,6 @@ bool fc__progress(struct fc_dev *dev)
 	return moved || board;
 }
 
-int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
-		 size_t cap, size_t *len)
-{
-	struct fc__fabric *fab = dev->fab;
-	struct fc__src *s = fc__src_find(fab, port, node);
-
-	if (!s || s->active || s->posted_head || fab->sendq_head ||
-	    fab->fly_head || fab->ticks || fab->land_due_ns)
-		return -EAGAIN;
-	if (s->q_head)
-		return fc__src_take_queued(fab, port, s, buf, cap, len);
-	return fc__rx_take_direct(dev, s, port, buf, cap, len) ? 0 : -EAGAIN;
-}
-
 void fc__proto_register(struct fc__fabric *fab, enum fc__proto_id id,
 			const struct fc__proto_slot *slot)
 {
@@ -873,18 +859,7 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 	return 0;
 }
 
-int fc__peer_check(struct fc_dev *dev, uint32_t node)
+int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
 {
-	const struct fc__peer *p;
-
-	/* Seen alive lately (every send asks): the coarse clock, which may
-	 * be a tick behind the time it was seen, is enough. */
-	if (node < FC_MAX_NODES) {
-		p = &dev->fab->peers[node];
-		if (p->checked_ns && !p->down_ns &&
-		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
-			    (int64_t)PEER_CHECK_NS)
-			return 0;
-	}
 	return peer_check(dev, node, false);
 }

@@ -535,7 +535,14 @@ static bool drain_eq(struct fc_dev *dev)
 	return true;
 }
 
-bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
+/*
+ * The entry at the head of the event queue (after one step of the board,
+ * if there is none), when it is a whole data message from @s's node on
+ * @port of at most @cap bytes: copied straight into @buf and consumed.
+ * RETURN VALUE: true taken (*len its length), else false and nothing
+ * moved but the board.
+ */
+static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 			void *buf, size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -544,8 +551,6 @@ bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 	uint32_t hdr;
 	size_t n;
 
-	if (!fab->eq)
-		return false;
 	if (!eq_written(fab, fab->eq_head)) {
 		/* One step of the board: the message may be on its way in. */
 		fc__dev_lock(dev);
@@ -560,10 +565,10 @@ bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 	n = pkt_len(hdr);
 	/* Only a whole data message from @s's node on @port that fits: any
 	 * other entry comes first, and takes the long way. */
-	if (((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) != FC_PKT_T_DATA ||
-	    !(hdr & FC_PKT_EOM) || n > FC_PKT_PAYLOAD || n > cap ||
-	    ((hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK) != port ||
-	    ((hdr >> FC_PKT_SRC_SHIFT) & FC_PKT_NODE_MASK) != s->node)
+	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) !=
+		    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) |
+		     FC_PKT_EOM) ||
+	    n > FC_PKT_PAYLOAD || n > cap)
 		return false;
 	memcpy(buf, pkt->payload, n);
 	*len = n;
@@ -571,6 +576,23 @@ bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 	if (fab->up.consumed)
 		fab->up.consumed(dev, port, s, n);
 	return true;
+}
+
+int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
+		 size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__port *pt = fab->ports[port];
+	struct fc__src *s = pt ? pt->src[node] : NULL;
+
+	if (!s || s->active || s->posted_head || fab->sendq_head ||
+	    fab->fly_head || fab->ticks || fab->land_due_ns)
+		return -EAGAIN;
+	if (s->q_head)
+		return fc__src_take_queued(fab, port, s, buf, cap, len);
+	if (!fab->eq)
+		return -EAGAIN;
+	return take_direct(dev, s, port, buf, cap, len) ? 0 : -EAGAIN;
 }
 
 /*

@@ -30,8 +30,9 @@
 
 #include "internal.h"
 
-#define SPARE_BUFS  16		  /* large send buffers kept for reuse */
-#define SPARE_BYTES (64ull << 20) /* ... and at most this much */
+#define SPARE_BUFS    16		/* large send buffers kept for reuse */
+#define SPARE_BYTES   (64ull << 20)	/* ... and at most this much */
+#define PEER_CHECK_NS (10ull * 1000000) /* node state polled this often */
 
 /* The library's control messages (proto/ctrl.c), by kind: each kind's
  * handler is registered with the transport (handlers.c). */
@@ -413,7 +414,7 @@ bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
 int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
 			struct fc__src *s, void *buf, size_t cap, size_t *len);
 /*
- * A blocking receive's short way, with no request: the next message from
+ * fabric_rx.c: a blocking receive's short way, with no request: the next message from
  * @node on @port when it is here already (queued, or at the head of the
  * event queue) and plain data that fits @buf, copied straight into it.
  * Only while nothing else of ours waits for progress (queued or running
@@ -437,8 +438,24 @@ void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 		       struct fc__src *s);
 
-/* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. */
-int fc__peer_check(struct fc_dev *dev, uint32_t node);
+/* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. Every
+ * send asks: inline, the backend asked only now and then (fabric.c). */
+int fc__peer_check_slow(struct fc_dev *dev, uint32_t node);
+static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
+{
+	const struct fc__peer *p;
+
+	/* Seen alive lately: the coarse clock, which may be a tick behind
+	 * the time it was seen, is enough. */
+	if (node < FC_MAX_NODES) {
+		p = &dev->fab->peers[node];
+		if (p->checked_ns && !p->down_ns &&
+		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
+			    (int64_t)PEER_CHECK_NS)
+			return 0;
+	}
+	return fc__peer_check_slow(dev, node);
+}
 
 /* A send whose packets are in the PIO window: it ends once they are taken. */
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);

@@ -11,8 +11,7 @@
 #define RING_SLOTS	   256	       /* packets per port's receive ring */
 #define STAGE_SLOTS	   32	       /* staging buffers for small sends */
 #define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
-#define PEER_CHECK_NS	   (10ull * 1000000)  /* node state polled this often */
-#define PEER_GRACE_NS	   (100ull * 1000000) /* drain after seeing it dead */
+#define PEER_GRACE_NS	   (100ull * 1000000)  /* drain after seeing it dead */
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
 #define PEER_GRACE_POLLS   64 /* ... and look this often at least */
 #define REQ_CACHE	   32 /* ended requests kept for the next */
@@ -23,16 +22,6 @@ int fc__rx_init(struct fc_dev *dev);
 void fc__rx_fini(struct fc_dev *dev);
 /* Take what arrived. RETURN VALUE: true if anything did. */
 bool fc__rx_drain(struct fc_dev *dev);
-
-/*
- * A receive without a request (fc__recv_now()): the entry at the head of
- * the event queue (after one step of the board, if there is none), when
- * it is a whole data message from @s's node on @port of at most @cap
- * bytes, copied straight into @buf and consumed. RETURN VALUE: true taken
- * (*len its length), else false and nothing moved but the board.
- */
-bool fc__rx_take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
-			void *buf, size_t cap, size_t *len);
 
 /* handlers.c: a control message from @node on @port arrived: to its
  * handler. */

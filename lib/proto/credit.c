@@ -27,70 +27,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
 #define CREDIT_ENV     "FPGACOMM_CHAN_CREDIT" /* bytes per (peer, port) */
 #define CREDIT_MIN     (4u << 10)
 #define GREET_ENV      "FPGACOMM_CHAN_GREET" /* 0 or 1: the backend's */
 #define GREET_RETRY_MS 20
 
-/* Credits' state, the fabric's (FC__PROTO_CREDIT) ... */
-struct credit {
-	uint64_t window; /* 0: no credits */
-	/*
-	 * Greeting: a channel's first send waits until the peer's library
-	 * has answered, where a board drops what comes before its program
-	 * opened it (the driver); @greeting counts channels waiting (each
-	 * holds one of fab->ticks).
-	 */
-	bool greet;
-	unsigned int greeting;
-	uint64_t greet_sent_ns;
-};
-
-/* ... and per (port, source): sending there ... */
-struct credit_src {
-	uint64_t tx_used, tx_granted;	      /* bytes, totals since open */
-	bool tx_asked;			      /* a CREDIT_ASK is out */
-	bool tx_heard;			      /* the peer answered (greeting) */
-	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
-	/* ... and receiving from there */
-	uint64_t rx_consumed, rx_returned;
-	bool rx_asked; /* the sender waits for our count */
-};
-
-static struct credit *cr_of(const struct fc__fabric *fab)
-{
-	return fc__proto_state(fab, FC__PROTO_CREDIT);
-}
-
-static struct credit_src *cs_of(const struct fc__src *s)
-{
-	return s->proto[FC__PROTO_CREDIT];
-}
-
-static uint64_t cost_of(size_t len)
-{
-	return len + FC__CREDIT_MSG;
-}
-
-uint64_t fc__credit_cost(size_t len)
-{
-	return cost_of(len);
-}
-
-static bool fits(const struct credit *cr, const struct credit_src *c,
-		 uint64_t cost)
-{
-	uint64_t out = c->tx_used - c->tx_granted;
-
-	return out + cost <= cr->window || !out;
-}
-
 /* Ask once for what the receiver has consumed; answered when it has. */
 static void ask(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
-	struct credit_src *c = cs_of(s);
+	struct credit_src *c = fc__credit_src(s);
 
 	if (!c->tx_asked && !fc__ctrl_send(dev, s->node, port,
 					   FC__CTRL_CREDIT_ASK, 0, c->tx_used))
@@ -101,8 +48,8 @@ static void ask(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
 	struct fc__fabric *fab = dev->fab;
-	struct credit *cr = cr_of(fab);
-	struct credit_src *c = cs_of(s);
+	struct credit *cr = fc__credit_of(fab);
+	struct credit_src *c = fc__credit_src(s);
 
 	if (c->tx_asked)
 		return;
@@ -119,7 +66,7 @@ static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 static void credit_tick(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	struct credit *cr = cr_of(fab);
+	struct credit *cr = fc__credit_of(fab);
 	uint64_t now;
 	unsigned int port, node;
 	struct credit_src *c;
@@ -135,7 +82,7 @@ static void credit_tick(struct fc_dev *dev)
 		for (node = 0; fab->ports[port] && node < FC_MAX_NODES;
 		     node++) {
 			s = fab->ports[port]->src[node];
-			c = s ? cs_of(s) : NULL;
+			c = s ? fc__credit_src(s) : NULL;
 			if (c && c->tx_asked && !c->tx_heard && c->held_head)
 				fc__ctrl_send(dev, node, port,
 					      FC__CTRL_CREDIT_ASK, 0, 0);
@@ -146,8 +93,8 @@ static void credit_tick(struct fc_dev *dev)
 bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost)
 {
-	struct credit *cr = cr_of(dev->fab);
-	struct credit_src *c = cs_of(s);
+	struct credit *cr = fc__credit_of(dev->fab);
+	struct credit_src *c = fc__credit_src(s);
 
 	if (!cr->window) {
 		c->tx_used += cost; /* untake() stays right */
@@ -157,18 +104,18 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		greet(dev, port, s);
 		return false;
 	}
-	if (!c->held_head && fits(cr, c, cost)) {
+	if (!c->held_head && fc__credit_fits(cr, c, cost)) {
 		c->tx_used += cost;
 		return true;
 	}
-	if (!fits(cr, c, cost) || c->held_head)
+	if (!fc__credit_fits(cr, c, cost) || c->held_head)
 		ask(dev, port, s);
 	return false;
 }
 
 void fc__credit_untake(struct fc__src *s, uint64_t cost)
 {
-	cs_of(s)->tx_used -= cost;
+	fc__credit_src(s)->tx_used -= cost;
 }
 
 static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
@@ -176,13 +123,13 @@ static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
 
 	if (s && r->credit && !r->held)
-		cs_of(s)->tx_used -= r->credit;
+		fc__credit_src(s)->tx_used -= r->credit;
 	r->credit = 0;
 }
 
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 {
-	struct credit_src *c = cs_of(s);
+	struct credit_src *c = fc__credit_src(s);
 
 	r->credit = cost;
 	r->held = true;
@@ -197,7 +144,7 @@ void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 {
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
-	struct credit_src *c = s ? cs_of(s) : NULL;
+	struct credit_src *c = s ? fc__credit_src(s) : NULL;
 	struct fc_req **pp, *prev = NULL;
 
 	for (pp = c ? &c->held_head : NULL; pp && *pp;
@@ -217,14 +164,14 @@ static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 /* Queue held sends, in order, while the window has room. */
 static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
-	struct credit *cr = cr_of(dev->fab);
-	struct credit_src *c = cs_of(s);
+	struct credit *cr = fc__credit_of(dev->fab);
+	struct credit_src *c = fc__credit_src(s);
 	struct fc_req *r;
 
 	if (cr->greet && !c->tx_heard)
 		return;
 	while ((r = c->held_head)) {
-		if (!fits(cr, c, r->credit)) {
+		if (!fc__credit_fits(cr, c, r->credit)) {
 			ask(dev, port, s);
 			return;
 		}
@@ -239,7 +186,7 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 
 static void give(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
-	struct credit_src *c = cs_of(s);
+	struct credit_src *c = fc__credit_src(s);
 
 	if (!fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT, 0,
 			   c->rx_consumed)) {
@@ -251,11 +198,11 @@ static void give(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 static void credit_consumed(struct fc_dev *dev, uint32_t port,
 			    struct fc__src *s, uint64_t len)
 {
-	struct credit_src *c = cs_of(s);
+	struct credit_src *c = fc__credit_src(s);
 
-	c->rx_consumed += cost_of(len);
-	if (c->rx_asked ||
-	    c->rx_consumed - c->rx_returned >= cr_of(dev->fab)->window / 4)
+	c->rx_consumed += fc__credit_cost(len);
+	if (c->rx_asked || c->rx_consumed - c->rx_returned >=
+				   fc__credit_of(dev->fab)->window / 4)
 		give(dev, port, s);
 }
 
@@ -264,13 +211,13 @@ static void on_credit(struct fc_dev *dev, uint32_t port, uint32_t node,
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s = fc__src_find(fab, port, node);
-	struct credit *cr = cr_of(fab);
+	struct credit *cr = fc__credit_of(fab);
 	struct credit_src *c;
 
 	(void)cookie;
 	if (!s)
 		return;
-	c = cs_of(s);
+	c = fc__credit_src(s);
 	if (!c->tx_heard && c->tx_asked && cr->greeting) {
 		cr->greeting--;
 		fab->ticks--;
@@ -292,7 +239,7 @@ static void on_ask(struct fc_dev *dev, uint32_t port, uint32_t node,
 	(void)cookie;
 	if (!s)
 		return;
-	c = cs_of(s);
+	c = fc__credit_src(s);
 	/* 0: a greeting, answered at once; else when anything was consumed */
 	if (!used || c->rx_consumed != c->rx_returned)
 		give(dev, port, s);
@@ -309,7 +256,7 @@ static int credit_src_init(struct fc__fabric *fab, struct fc__src *s)
 /* At close: the sends still held go with their source. */
 static void credit_src_fini(struct fc__fabric *fab, struct fc__src *s)
 {
-	struct credit_src *c = cs_of(s);
+	struct credit_src *c = fc__credit_src(s);
 	struct fc_req *r;
 
 	if (!c)

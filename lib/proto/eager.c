@@ -10,7 +10,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
 /*
  * An eager send: the message is copied and sent as one chain. The copy
@@ -75,21 +75,23 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
  * RETURN VALUE: 2 written and taken already, 1 written, or -errno (send
  * it as a chain instead).
  */
-int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
-		  uint32_t *end)
+static int pio_write(struct fc_chan *ch, const void *buf, size_t len,
+		     uint32_t *end)
 {
 	struct fc_dev *dev = ch->dev;
 	const uint8_t *p = buf;
 	struct fc_hw_pkt *win, *pkt;
-	unsigned int n, i;
-	uint32_t tail;
-	size_t last;
+	unsigned int n = 1, i;
+	uint32_t tail, head;
+	size_t last = len;
 
 	if (!dev->be->pio_room || len > PIO_MAX_MSG ||
 	    dev->fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
 		return -EAGAIN;
-	n = (unsigned int)((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
-	last = len - (size_t)(n - 1) * FC_PKT_PAYLOAD;
+	if (len > FC_PKT_PAYLOAD) {
+		n = (unsigned int)((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
+		last = len - (size_t)(n - 1) * FC_PKT_PAYLOAD;
+	}
 	fc__dev_lock(dev);
 	win = dev->be->pio_room(dev, n, &tail);
 	if (!win) {
@@ -111,7 +113,23 @@ int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
 	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
 	memcpy(pkt->payload, p, last);
 	*end = tail + n;
-	dev->be->pio_post(dev, *end);
+	head = dev->be->pio_post(dev, *end);
 	fc__dev_unlock(dev);
-	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+	return (int32_t)(head - *end) >= 0 ? 2 : 1;
+}
+
+int fc__eager_send_now(struct fc_chan *ch, struct fc__src *s, const void *buf,
+		       size_t len, uint32_t *end)
+{
+	struct credit_src *c = fc__credit_src(s);
+	uint64_t cost = fc__credit_cost(len);
+	int ret;
+
+	if (!fc__credit_free(fc__credit_of(ch->dev->fab), c, cost))
+		return -EAGAIN;
+	ret = pio_write(ch, buf, len, end);
+	if (ret < 0)
+		return -EAGAIN;
+	c->tx_used += cost;
+	return ret;
 }
