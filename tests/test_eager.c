@@ -110,8 +110,10 @@ static void expect(struct fc_chan *ch, size_t len, unsigned int salt)
 /* The send's buffer is overwritten as soon as the send returns. */
 static void test_buffer_free_on_return(void **state)
 {
-	static const size_t sizes[] = { 1,   8,	   59,	 60,   61,   119, 120,
-					121, 1000, 2879, 2880, 2881, 4096 };
+	static const size_t sizes[] = { 1,    2,    3,	  4,   5,   7,
+					8,    9,    15,	  16,  17,  59,
+					60,   61,   119,  120, 121, 1000,
+					2879, 2880, 2881, 4096 };
 	unsigned int i;
 
 	(void)state;

@@ -382,37 +382,42 @@ int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len)
 	return ret;
 }
 
-FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
-			    size_t *len, int timeout_ms)
+/* fc_chan_recv() the long way: a receive posted, and waited for. */
+static __attribute__((noinline)) int recv_wait(struct fc_chan *ch, void *buf,
+					       size_t cap, size_t *len,
+					       int timeout_ms)
 {
-	struct fc__fabric *fab;
 	struct fc_req *r;
 	size_t got = 0;
-	int ret = chan_get(ch);
+	int ret;
 
-	if (ret)
-		return ret;
-	fab = ch->dev->fab;
-	if (!len) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	/* Here already: no request (host memory only: a device buffer
-	 * takes its bounce buffer's way). */
-	if (buf && fc__devmem_path(ch->dev, buf) == FC__PATH_HOST &&
-	    !fc__recv_now(ch->dev, ch->port, ch->peer, buf, cap, len))
-		goto out_unlock;
 	ret = user_irecv(ch, buf, cap, &r);
 	if (ret)
-		goto out_unlock;
+		return ret;
 	ret = fc__req_wait(r, timeout_ms, &got);
 	/* A message being written into @buf (rendezvous) is waited for. */
 	if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
 		ret = fc__req_wait(r, -1, &got);
 	if (ret != -ETIMEDOUT)
 		*len = got;
-out_unlock:
-	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
+			    size_t *len, int timeout_ms)
+{
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	/* Here already: no request (host memory only: a device buffer
+	 * takes its bounce buffer's way). */
+	if (!len)
+		ret = -EINVAL;
+	else if (!buf || fc__devmem_path(ch->dev, buf) != FC__PATH_HOST ||
+		 fc__recv_now(ch->dev, ch->port, ch->peer, buf, cap, len))
+		ret = recv_wait(ch, buf, cap, len, timeout_ms);
+	fc__fab_unlock(ch->dev->fab);
 	return ret;
 }
 

@@ -268,6 +268,38 @@ struct fc_dev {
 
 /* dev->lock around a backend call on a hot path: none where the caller
  * declared a single thread (dev->single). */
+/*
+ * Copy @n bytes, at most a packet's payload (a small message): a few
+ * overlapping word moves, where memcpy() of a length not known at compile
+ * time is a call or a string instruction.
+ */
+static inline void fc__copy_small(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	uint64_t w, w2;
+	uint32_t h, h2;
+	size_t i;
+
+	if (n >= 8) {
+		for (i = 0; i + 8 < n; i += 8) {
+			__builtin_memcpy(&w, s + i, 8);
+			__builtin_memcpy(d + i, &w, 8);
+		}
+		__builtin_memcpy(&w2, s + n - 8, 8);
+		__builtin_memcpy(d + n - 8, &w2, 8);
+	} else if (n >= 4) {
+		__builtin_memcpy(&h, s, 4);
+		__builtin_memcpy(&h2, s + n - 4, 4);
+		__builtin_memcpy(d, &h, 4);
+		__builtin_memcpy(d + n - 4, &h2, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
 static inline void fc__dev_lock(struct fc_dev *dev)
 {
 	if (!dev->single)

@@ -478,7 +478,7 @@ static int eq_head_write(struct fc_dev *dev, uint32_t head)
 /* Entries up to @head are read: HEAD goes back to the board a quarter of
  * the queue at a time (a register write each; through a driver, a system
  * call). */
-static void eq_advance(struct fc_dev *dev, uint32_t head)
+static inline void eq_advance(struct fc_dev *dev, uint32_t head)
 {
 	struct fc__fabric *fab = dev->fab;
 
@@ -570,7 +570,7 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 		     FC_PKT_EOM) ||
 	    n > FC_PKT_PAYLOAD || n > cap)
 		return false;
-	memcpy(buf, pkt->payload, n);
+	fc__copy_small(buf, pkt->payload, n);
 	*len = n;
 	eq_advance(dev, fab->eq_head + 1);
 	if (fab->up.consumed)

@@ -111,7 +111,7 @@ static int pio_write(struct fc_chan *ch, const void *buf, size_t len,
 		htole32(FC_PKT_HDR(ch->peer, 0, ch->port, last, FC_PKT_T_DATA) |
 			FC_PKT_EOM);
 	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
-	memcpy(pkt->payload, p, last);
+	fc__copy_small(pkt->payload, p, last);
 	*end = tail + n;
 	head = dev->be->pio_post(dev, *end);
 	fc__dev_unlock(dev);
