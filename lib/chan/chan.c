@@ -34,7 +34,7 @@ void fc__chan_forget_dev(struct fc_dev *dev)
 }
 
 /* RETURN VALUE: 0 and the channel's fabric locked, or -EINVAL/-EBADF. */
-static int chan_get(struct fc_chan *ch)
+static inline __attribute__((always_inline)) int chan_get(struct fc_chan *ch)
 {
 	if (!ch)
 		return -EINVAL;
