@@ -106,10 +106,9 @@ static void free_req_list(struct fc_req *r)
 
 static void free_src(struct fc__fabric *fab, struct fc__src *s)
 {
-	unsigned int id;
-
 	struct fc__msg *m;
 	struct fc_req *r;
+	unsigned int id;
 
 	while ((m = s->q_head)) {
 		s->q_head = m->next;
