@@ -231,7 +231,7 @@ $(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
 # in process, and the topology's.
 EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_board_reset test_chan_abort \
-	     test_handles test_peer_gpu test_run test_single_thread
+	     test_handles test_peer_gpu test_run test_single_thread test_eager
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/core/chan_stats.h);

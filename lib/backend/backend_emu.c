@@ -855,21 +855,25 @@ static int emu_sim_time(struct fc_dev *dev, uint64_t *ps)
 	return fcemu_sim_time_ps(board_of(dev)->emu, ps);
 }
 
-/* Packets into the PIO window, then its TAIL: the board takes them. */
-static int emu_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			unsigned int n, uint32_t *end)
+/* The PIO window is the board's BAR, mapped here: the library writes the
+ * packets in place, then TAIL (a trapped write): the board takes them. */
+static struct fc_hw_pkt *emu_pio_room(struct fc_dev *dev, unsigned int n,
+				      uint32_t *tail)
 {
 	struct emu_board *b = board_of(dev);
-	uint32_t tail = rd(b, FC_PIO_TAIL);
-	unsigned int i;
 
-	if (FC_PIO_SLOTS - (tail - rd(b, FC_PIO_HEAD)) < n)
-		return -EAGAIN;
-	for (i = 0; i < n; i++)
-		fcemu_host_write_line(b->emu, FC_PIO_SLOT(tail + i), &pkts[i]);
-	*end = tail + n;
-	wr(b, FC_PIO_TAIL, *end);
-	return 0;
+	*tail = rd(b, FC_PIO_TAIL);
+	if (FC_PIO_SLOTS - (*tail - rd(b, FC_PIO_HEAD)) < n)
+		return NULL;
+	return (struct fc_hw_pkt *)((uint8_t *)b->bar0 + FC_PIO_WINDOW);
+}
+
+static uint32_t emu_pio_post(struct fc_dev *dev, uint32_t end)
+{
+	struct emu_board *b = board_of(dev);
+
+	wr(b, FC_PIO_TAIL, end);
+	return rd(b, FC_PIO_HEAD);
 }
 
 static uint32_t emu_pio_head(struct fc_dev *dev)
@@ -981,7 +985,8 @@ const struct fc__backend fc__emu_backend = {
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,
 	.idle = emu_idle,
-	.pio_send = emu_pio_send,
+	.pio_room = emu_pio_room,
+	.pio_post = emu_pio_post,
 	.pio_head = emu_pio_head,
 	.peer_import = emu_peer_import,
 	.kernel_register = emu_kernel_register,

@@ -584,27 +584,31 @@ static int pio_map(struct kdev *k)
 	return 0;
 }
 
-/* Packets into the window, then PIO_TAIL (and a kick where it is needed). */
-static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			   unsigned int n, uint32_t *end)
+/* Room in the window (mapped write-combined): the library writes the
+ * packets in place, then kernel_pio_post(). */
+static struct fc_hw_pkt *kernel_pio_room(struct fc_dev *dev, unsigned int n,
+					 uint32_t *tail)
+{
+	struct kdev *k = kdev_of(dev);
+	uint32_t head;
+
+	if (pio_map(k))
+		return NULL;
+	head = k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4];
+	if (FC_PIO_SLOTS - (k->pio_tail - head) < n)
+		return NULL;
+	*tail = k->pio_tail;
+	return (struct fc_hw_pkt *)((uint8_t *)k->pio + FC_PIO_WINDOW -
+				    FC_PIO_BASE);
+}
+
+/* PIO_TAIL after the packets (and a kick where it is needed). */
+static uint32_t kernel_pio_post(struct fc_dev *dev, uint32_t end)
 {
 	struct kdev *k = kdev_of(dev);
 	struct fc_ioc_pio_kick kick = { 0 };
-	uint32_t head;
-	unsigned int i;
-	int ret = pio_map(k);
 
-	if (ret)
-		return -EAGAIN;
-	head = k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4];
-	if (FC_PIO_SLOTS - (k->pio_tail - head) < n)
-		return -EAGAIN;
-	for (i = 0; i < n; i++)
-		memcpy((uint8_t *)k->pio + FC_PIO_SLOT(k->pio_tail + i) -
-			       FC_PIO_BASE,
-		       &pkts[i], sizeof(pkts[i]));
-	k->pio_tail += n;
-	*end = k->pio_tail;
+	k->pio_tail = end;
 	/* The write-combined packets reach the board before the TAIL. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	k->pio[(FC_PIO_TAIL - FC_PIO_BASE) / 4] = k->pio_tail;
@@ -614,14 +618,15 @@ static int kernel_pio_send(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
 	 * finds them at its next look. A board that watches TAIL needs none:
 	 * TAIL, a full barrier, then WATCH (hw.h FC_PIO_WATCH).
 	 */
-	if (!(k->info.features & FC_FEAT_PIO_KICK))
-		return 0;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (k->pio_kick_always ||
-	    !__atomic_load_n(&k->pio[(FC_PIO_WATCH - FC_PIO_BASE) / 4],
-			     __ATOMIC_RELAXED))
-		k_ioctl(k, FC_IOC_PIO_KICK, &kick);
-	return 0;
+	if (k->info.features & FC_FEAT_PIO_KICK) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (k->pio_kick_always ||
+		    !__atomic_load_n(&k->pio[(FC_PIO_WATCH - FC_PIO_BASE) / 4],
+				     __ATOMIC_RELAXED))
+			k_ioctl(k, FC_IOC_PIO_KICK, &kick);
+	}
+	return __atomic_load_n(&k->pio[(FC_PIO_HEAD - FC_PIO_BASE) / 4],
+			       __ATOMIC_ACQUIRE);
 }
 
 static uint32_t kernel_pio_head(struct fc_dev *dev)
@@ -658,7 +663,8 @@ const struct fc__backend fc__kernel_backend = {
 	.eq_set = kernel_eq_set,
 	.chan_eq = kernel_chan_eq,
 	.eq_head = kernel_eq_head,
-	.pio_send = kernel_pio_send,
+	.pio_room = kernel_pio_room,
+	.pio_post = kernel_pio_post,
 	.pio_head = kernel_pio_head,
 	.peer_import = kernel_peer_import,
 	.pw_map = kernel_pw_map,

@@ -10,6 +10,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
 
 #include "chan.h"
 
@@ -18,18 +19,43 @@ struct token {
 	uint32_t round;
 };
 
-static int barrier_chan(struct fc_dev *dev, uint32_t peer, struct fc_chan **chp)
+/* The barrier's own state (FC__PROTO_BARRIER): its count and channels
+ * (the transport frees channels at close). */
+struct barrier {
+	uint32_t epoch;
+	struct fc_chan *chan[FC_MAX_NODES];
+};
+
+static void barrier_fini(struct fc__fabric *fab, void *state)
 {
-	struct fc__fabric *fab = dev->fab;
+	free(state);
+}
+
+/* Made at the first barrier, with the fabric locked. */
+static struct barrier *barrier_get(struct fc__fabric *fab)
+{
+	struct fc__proto_slot slot = { .fini = barrier_fini };
+
+	if (fc__proto_state(fab, FC__PROTO_BARRIER))
+		return fc__proto_state(fab, FC__PROTO_BARRIER);
+	slot.state = calloc(1, sizeof(struct barrier));
+	if (slot.state)
+		fc__proto_register(fab, FC__PROTO_BARRIER, &slot);
+	return slot.state;
+}
+
+static int barrier_chan(struct fc_dev *dev, struct barrier *b, uint32_t peer,
+			struct fc_chan **chp)
+{
 	int ret;
 
-	if (!fab->barrier_chan[peer]) {
+	if (!b->chan[peer]) {
 		ret = fc__chan_open(dev, peer, FC_CHAN_PORT_BARRIER,
-				    &fab->barrier_chan[peer]);
+				    &b->chan[peer]);
 		if (ret)
 			return ret;
 	}
-	*chp = fab->barrier_chan[peer];
+	*chp = b->chan[peer];
 	return 0;
 }
 
@@ -96,6 +122,7 @@ static int skip_stale(struct fc_chan *from, uint32_t epoch, uint64_t deadline,
 FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
 {
 	struct fc__fabric *fab;
+	struct barrier *b;
 	uint64_t deadline = 0;
 	uint32_t n, rank, dist, round;
 	struct token tok, got;
@@ -114,17 +141,23 @@ FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
 		deadline = fc__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 
 	fc__fab_lock(fab);
-	fab->barrier_epoch++;
+	b = barrier_get(fab);
+	if (!b) {
+		fc__fab_unlock(fab);
+		return -ENOMEM;
+	}
+	b->epoch++;
 	for (round = 0, dist = 1; dist < n; round++, dist <<= 1) {
-		ret = barrier_chan(dev, (rank + dist) % n, &to);
+		ret = barrier_chan(dev, b, (rank + dist) % n, &to);
 		if (!ret)
-			ret = barrier_chan(dev, (rank + n - dist) % n, &from);
+			ret = barrier_chan(dev, b, (rank + n - dist) % n,
+					   &from);
 		if (ret)
 			break;
 		ret = fc__irecv(from, &got, sizeof(got), &rr);
 		if (ret)
 			break;
-		tok.epoch = htole32(fab->barrier_epoch);
+		tok.epoch = htole32(b->epoch);
 		tok.round = htole32(round);
 		ret = fc__isend(to, &tok, sizeof(tok), &sr);
 		if (ret) {
@@ -133,11 +166,11 @@ FC__EXPORT int fc_barrier(struct fc_dev *dev, int timeout_ms)
 		}
 		ret = wait_both(sr, rr, deadline, timeout_ms < 0, &got);
 		if (!ret)
-			ret = skip_stale(from, fab->barrier_epoch, deadline,
+			ret = skip_stale(from, b->epoch, deadline,
 					 timeout_ms < 0, &got);
 		if (ret)
 			break;
-		if (le32toh(got.epoch) != fab->barrier_epoch ||
+		if (le32toh(got.epoch) != b->epoch ||
 		    le32toh(got.round) != round) {
 			ret = -EPROTO;
 			break;

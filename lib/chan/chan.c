@@ -34,7 +34,7 @@ void fc__chan_forget_dev(struct fc_dev *dev)
 }
 
 /* RETURN VALUE: 0 and the channel's fabric locked, or -EINVAL/-EBADF. */
-static int chan_get(struct fc_chan *ch)
+static inline __attribute__((always_inline)) int chan_get(struct fc_chan *ch)
 {
 	if (!ch)
 		return -EINVAL;
@@ -116,9 +116,9 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
 
 /*
  * Start a send of @buf: *reqp its request. @lean (a blocking send): a
- * small message the window takes at once gets none, *reqp NULL; only
- * where two cached requests are at hand (a credit ask may take one), so
- * that one can still be made if the board is slow to take it.
+ * small message the window takes at once gets none, *reqp NULL, where a
+ * cached request is at hand to be made if the board is slow to take it
+ * (the window's packets cannot be taken back).
  */
 static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		 bool lean, struct fc_req **reqp)
@@ -142,18 +142,16 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	s = fc__src_get(fab, ch->port, ch->peer);
 	if (!s)
 		return -ENOMEM;
-	if (!lean || fab->req_cached < 2) {
+	if (!lean || !fab->req_cached) {
 		r = fc__req_new(dev, FC__REQ_SEND, ch->peer);
 		if (!r)
 			return -ENOMEM;
 	}
-	/* Eager bytes need the receiver's credit; announcements only
-	 * their turn. */
 	rndv = fc__rndv_wanted(dev, len);
 	cost = rndv ? 0 : fc__credit_cost(len);
-	go = fc__credit_take(dev, ch->port, s, cost);
-	if (go && !rndv)
-		pio = fc__pio_write(ch, buf, len, &end);
+	/* The short way: the window takes it, its credit counted. */
+	if (!rndv && len <= PIO_MAX_MSG)
+		pio = fc__eager_send_now(ch, s, buf, len, &end);
 	if (pio == 2 && !r) {
 		*reqp = NULL; /* sent and ended: nothing to wait for */
 		return 0;
@@ -161,16 +159,20 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	if (!r)
 		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
 	r->port = ch->port;
-	r->credit = go ? cost : 0;
 	r->chan = ch;
 	ch->reqs++;
 	if (pio > 0) {
+		r->credit = cost;
 		fc__pio_sent(fab, r, end, pio == 2);
 		*reqp = r;
 		if (r->status == -EINPROGRESS)
 			fc__progress(dev);
 		return 0;
 	}
+	/* Eager bytes need the receiver's credit; announcements only
+	 * their turn. */
+	go = fc__credit_take(dev, ch->port, s, cost);
+	r->credit = go ? cost : 0;
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, r);
@@ -380,32 +382,42 @@ int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len)
 	return ret;
 }
 
-FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
-			    size_t *len, int timeout_ms)
+/* fc_chan_recv() the long way: a receive posted, and waited for. */
+static __attribute__((noinline)) int recv_wait(struct fc_chan *ch, void *buf,
+					       size_t cap, size_t *len,
+					       int timeout_ms)
 {
-	struct fc__fabric *fab;
 	struct fc_req *r;
 	size_t got = 0;
-	int ret = chan_get(ch);
+	int ret;
 
-	if (ret)
-		return ret;
-	fab = ch->dev->fab;
-	if (!len) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
 	ret = user_irecv(ch, buf, cap, &r);
 	if (ret)
-		goto out_unlock;
+		return ret;
 	ret = fc__req_wait(r, timeout_ms, &got);
 	/* A message being written into @buf (rendezvous) is waited for. */
 	if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY)
 		ret = fc__req_wait(r, -1, &got);
 	if (ret != -ETIMEDOUT)
 		*len = got;
-out_unlock:
-	fc__fab_unlock(fab);
+	return ret;
+}
+
+FC__EXPORT int fc_chan_recv(struct fc_chan *ch, void *buf, size_t cap,
+			    size_t *len, int timeout_ms)
+{
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	/* Here already: no request (host memory only: a device buffer
+	 * takes its bounce buffer's way). */
+	if (!len)
+		ret = -EINVAL;
+	else if (!buf || fc__devmem_path(ch->dev, buf) != FC__PATH_HOST ||
+		 fc__recv_now(ch->dev, ch->port, ch->peer, buf, cap, len))
+		ret = recv_wait(ch, buf, cap, len, timeout_ms);
+	fc__fab_unlock(ch->dev->fab);
 	return ret;
 }
 
@@ -537,10 +549,13 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
 }
 
-void fc__chan_protocols(struct fc_dev *dev)
+int fc__chan_protocols(struct fc_dev *dev)
 {
+	int ret;
+
 	if (!dev->fab)
-		return;
+		return 0;
 	fc__rndv_register(dev->fab);
-	fc__credit_register(dev);
+	ret = fc__credit_register(dev);
+	return ret;
 }

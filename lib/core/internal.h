@@ -162,13 +162,17 @@ struct fc__backend {
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
-	 * Write @n packets, whole messages, into the PIO window
-	 * (FC_CAP_PIO_SEND) and hand them to the board, under dev->lock;
-	 * *end: PIO_TAIL after them. RETURN VALUE: 0, or -EAGAIN when the
-	 * window has no room for all of them (none sent).
+	 * The PIO window (FC_CAP_PIO_SEND), under dev->lock. pio_room: room
+	 * for @n packets, whole messages; the caller writes packet i straight
+	 * into slot (*tail + i) % FC_PIO_SLOTS of the window returned (no copy
+	 * on the way), then pio_post() hands the packets up to @end (PIO_TAIL)
+	 * to the board. RETURN VALUE of pio_room: the window's first slot, or
+	 * NULL when it has no room for all of them (write none); of
+	 * pio_post: FC_PIO_HEAD just after (as pio_head()).
 	 */
-	int (*pio_send)(struct fc_dev *dev, const struct fc_hw_pkt *pkts,
-			unsigned int n, uint32_t *end);
+	struct fc_hw_pkt *(*pio_room)(struct fc_dev *dev, unsigned int n,
+				      uint32_t *tail);
+	uint32_t (*pio_post)(struct fc_dev *dev, uint32_t end);
 	/* FC_PIO_HEAD: the packets the board has taken (no lock needed). */
 	uint32_t (*pio_head)(struct fc_dev *dev);
 	/*
@@ -264,6 +268,38 @@ struct fc_dev {
 
 /* dev->lock around a backend call on a hot path: none where the caller
  * declared a single thread (dev->single). */
+/*
+ * Copy @n bytes, at most a packet's payload (a small message): a few
+ * overlapping word moves, where memcpy() of a length not known at compile
+ * time is a call or a string instruction.
+ */
+static inline void fc__copy_small(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	uint64_t w, w2;
+	uint32_t h, h2;
+	size_t i;
+
+	if (n >= 8) {
+		for (i = 0; i + 8 < n; i += 8) {
+			__builtin_memcpy(&w, s + i, 8);
+			__builtin_memcpy(d + i, &w, 8);
+		}
+		__builtin_memcpy(&w2, s + n - 8, 8);
+		__builtin_memcpy(d + n - 8, &w2, 8);
+	} else if (n >= 4) {
+		__builtin_memcpy(&h, s, 4);
+		__builtin_memcpy(&h2, s + n - 4, 4);
+		__builtin_memcpy(d, &h, 4);
+		__builtin_memcpy(d + n - 4, &h2, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
 static inline void fc__dev_lock(struct fc_dev *dev)
 {
 	if (!dev->single)
@@ -326,9 +362,10 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len);
 /* lib/fabric/fabric.c: set up at open when the board is in a cluster */
 int fc__fabric_init(struct fc_dev *dev);
 void fc__fabric_fini(struct fc_dev *dev);
-/* lib/chan/chan.c: the channel protocols above it (rendezvous, credits); at
- * close, its channels forgotten before the fabric goes */
-void fc__chan_protocols(struct fc_dev *dev);
+/* lib/chan/chan.c: the channel protocols above it (rendezvous, credits; 0
+ * or -ENOMEM); at close, its channels forgotten before the
+ * fabric goes */
+int fc__chan_protocols(struct fc_dev *dev);
 void fc__chan_forget_dev(struct fc_dev *dev);
 
 /*

@@ -104,10 +104,11 @@ static void free_req_list(struct fc_req *r)
 	}
 }
 
-static void free_src(struct fc__src *s)
+static void free_src(struct fc__fabric *fab, struct fc__src *s)
 {
 	struct fc__msg *m;
 	struct fc_req *r;
+	unsigned int id;
 
 	while ((m = s->q_head)) {
 		s->q_head = m->next;
@@ -119,7 +120,9 @@ static void free_src(struct fc__src *s)
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);
-	free_req_list(s->held_head);
+	for (id = 0; id < FC__PROTO_IDS; id++)
+		if (fab->proto[id].src_fini)
+			fab->proto[id].src_fini(fab, s);
 	free(s);
 }
 
@@ -146,7 +149,7 @@ void fc__fabric_fini(struct fc_dev *dev)
 			if (!pt->src[n])
 				continue;
 			free(pt->src[n]->chan);
-			free_src(pt->src[n]);
+			free_src(fab, pt->src[n]);
 		}
 		free(pt);
 	}
@@ -155,6 +158,9 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->pio_head);
 	if (fab->up.rndv_fini)
 		fab->up.rndv_fini(fab);
+	for (p = 0; p < FC__PROTO_IDS; p++)
+		if (fab->proto[p].fini)
+			fab->proto[p].fini(fab, fab->proto[p].state);
 	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
@@ -428,13 +434,19 @@ bool fc__progress(struct fc_dev *dev)
 	if (fab->pio_head)
 		moved |= reap_pio(dev);
 	moved |= fc__rx_drain(dev);
-	if (fab->greeting)
+	if (fab->ticks)
 		fab->up.tick(dev);
 	if (fab->land_due_ns)
 		fab->up.msg_land_due(dev);
 	if (fab->sendq_head)
 		moved |= submit_queued(dev);
 	return moved || board;
+}
+
+void fc__proto_register(struct fc__fabric *fab, enum fc__proto_id id,
+			const struct fc__proto_slot *slot)
+{
+	fab->proto[id] = *slot;
 }
 
 /* ---- Peers ---- */
@@ -846,18 +858,7 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 	return 0;
 }
 
-int fc__peer_check(struct fc_dev *dev, uint32_t node)
+int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
 {
-	const struct fc__peer *p;
-
-	/* Seen alive lately (every send asks): the coarse clock, which may
-	 * be a tick behind the time it was seen, is enough. */
-	if (node < FC_MAX_NODES) {
-		p = &dev->fab->peers[node];
-		if (p->checked_ns && !p->down_ns &&
-		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
-			    (int64_t)PEER_CHECK_NS)
-			return 0;
-	}
 	return peer_check(dev, node, false);
 }

@@ -6,6 +6,7 @@
  * are matched against, in order. fabric_rx.c reads the packets and hands
  * them here.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,9 +34,23 @@ struct fc__src *fc__src_make(struct fc__fabric *fab, uint32_t port,
 		fab->ports[port] = pt;
 	}
 	if (!pt->src[node]) {
-		pt->src[node] = calloc(1, sizeof(struct fc__src));
-		if (pt->src[node])
-			pt->src[node]->node = node;
+		struct fc__src *s = calloc(1, sizeof(*s));
+		unsigned int id;
+
+		if (!s)
+			return NULL;
+		s->node = node;
+		for (id = 0; id < FC__PROTO_IDS; id++) {
+			if (!fab->proto[id].src_init ||
+			    !fab->proto[id].src_init(fab, s))
+				continue;
+			while (id-- > 0)
+				if (fab->proto[id].src_fini)
+					fab->proto[id].src_fini(fab, s);
+			free(s);
+			return NULL;
+		}
+		pt->src[node] = s;
 	}
 	return pt->src[node];
 }
@@ -238,6 +253,25 @@ bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
 	if (fab->up.consumed)
 		fab->up.consumed(fab->dev, port, s, len);
 	return true;
+}
+
+int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
+			struct fc__src *s, void *buf, size_t cap, size_t *len)
+{
+	struct fc__msg *m = s->q_head;
+
+	if (m->state != FC__MSG_DATA || m->len > cap)
+		return -EAGAIN;
+	s->q_head = m->next;
+	if (!s->q_head)
+		s->q_tail = NULL;
+	memcpy(buf, m->data, m->len);
+	*len = m->len;
+	if (fab->up.consumed)
+		fab->up.consumed(fab->dev, port, s, m->len);
+	fab->ports[port]->buffered -= m->len;
+	free(m);
+	return 0;
 }
 
 void fc__src_abort(struct fc__fabric *fab, uint32_t port, uint32_t node)

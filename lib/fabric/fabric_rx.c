@@ -254,7 +254,7 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	}
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
-	capped = queue && (!fab->eq || !fab->credit_window);
+	capped = queue && (!fab->eq || !fab->flow_bounded);
 	lim = FC_CHAN_MAX_MSG -
 	      (s->cur_len < FC_CHAN_MAX_MSG ? s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
@@ -475,6 +475,20 @@ static int eq_head_write(struct fc_dev *dev, uint32_t head)
 	return ret;
 }
 
+/* Entries up to @head are read: HEAD goes back to the board a quarter of
+ * the queue at a time (a register write each; through a driver, a system
+ * call). */
+static inline void eq_advance(struct fc_dev *dev, uint32_t head)
+{
+	struct fc__fabric *fab = dev->fab;
+
+	fab->eq_head = head;
+	dev->eq_next = head;
+	if (head - fab->eq_told >= fab->eq_slots / 4 &&
+	    !eq_head_write(dev, head))
+		fab->eq_told = head;
+}
+
 /*
  * Without credits (a driver without FC_FEAT_XFER_CTRL) a port's library
  * buffers are bounded as with rings: past FC_CHAN_BUFFERED its next packet stays in
@@ -485,7 +499,7 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 	uint32_t hdr = le32toh(e->hdr);
 	const struct fc__port *pt;
 
-	if (fab->credit_window || is_ctrl(e))
+	if (fab->flow_bounded || is_ctrl(e))
 		return false;
 	pt = fab->ports[(hdr >> FC_PKT_CHAN_SHIFT) & FC_PKT_CHAN_MASK];
 	return pt && pt->buffered >= FC_CHAN_BUFFERED;
@@ -493,8 +507,7 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 
 /*
  * What the board wrote since we last looked, in order: one load when
- * nothing came. HEAD goes back to the board a quarter of the queue at a
- * time (a register write each; through a driver, a system call).
+ * nothing came.
  */
 static bool drain_eq(struct fc_dev *dev)
 {
@@ -518,12 +531,68 @@ static bool drain_eq(struct fc_dev *dev)
 	}
 	if (head == fab->eq_head)
 		return false;
-	fab->eq_head = head;
-	dev->eq_next = head;
-	if (head - fab->eq_told >= fab->eq_slots / 4 &&
-	    !eq_head_write(dev, head))
-		fab->eq_told = head;
+	eq_advance(dev, head);
 	return true;
+}
+
+/*
+ * The entry at the head of the event queue (after one step of the board,
+ * if there is none), when it is a whole data message from @s's node on
+ * @port of at most @cap bytes: copied straight into @buf and consumed.
+ * RETURN VALUE: true taken (*len its length), else false and nothing
+ * moved but the board.
+ */
+static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
+			void *buf, size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct fc_hw_pkt *pkt;
+	uint64_t board = 0;
+	uint32_t hdr;
+	size_t n;
+
+	if (!eq_written(fab, fab->eq_head)) {
+		/* One step of the board: the message may be on its way in. */
+		fc__dev_lock(dev);
+		dev->be->progress(dev, &board);
+		fc__dev_unlock(dev);
+		if (!eq_written(fab, fab->eq_head))
+			return false;
+	}
+	pkt = (const struct fc_hw_pkt *)fab->eq->addr +
+	      (fab->eq_head & (fab->eq_slots - 1));
+	hdr = le32toh(pkt->hdr);
+	n = pkt_len(hdr);
+	/* Only a whole data message from @s's node on @port that fits: any
+	 * other entry comes first, and takes the long way. */
+	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) !=
+		    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) |
+		     FC_PKT_EOM) ||
+	    n > FC_PKT_PAYLOAD || n > cap)
+		return false;
+	fc__copy_small(buf, pkt->payload, n);
+	*len = n;
+	eq_advance(dev, fab->eq_head + 1);
+	if (fab->up.consumed)
+		fab->up.consumed(dev, port, s, n);
+	return true;
+}
+
+int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
+		 size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc__port *pt = fab->ports[port];
+	struct fc__src *s = pt ? pt->src[node] : NULL;
+
+	if (!s || s->active || s->posted_head || fab->sendq_head ||
+	    fab->fly_head || fab->ticks || fab->land_due_ns)
+		return -EAGAIN;
+	if (s->q_head)
+		return fc__src_take_queued(fab, port, s, buf, cap, len);
+	if (!fab->eq)
+		return -EAGAIN;
+	return take_direct(dev, s, port, buf, cap, len) ? 0 : -EAGAIN;
 }
 
 /*

@@ -30,8 +30,9 @@
 
 #include "internal.h"
 
-#define SPARE_BUFS  16		  /* large send buffers kept for reuse */
-#define SPARE_BYTES (64ull << 20) /* ... and at most this much */
+#define SPARE_BUFS    16		/* large send buffers kept for reuse */
+#define SPARE_BYTES   (64ull << 20)	/* ... and at most this much */
+#define PEER_CHECK_NS (10ull * 1000000) /* node state polled this often */
 
 /* The library's control messages (proto/ctrl.c), by kind: each kind's
  * handler is registered with the transport (handlers.c). */
@@ -148,6 +149,31 @@ static inline void fc__req_rndv_clear(struct fc_req *r)
 	memset(&r->cookie, 0, sizeof(*r) - offsetof(struct fc_req, cookie));
 }
 
+/*
+ * Protocols above the transport keep their own state, each under its id:
+ * they allocate it and register it (fc__proto_register()); the transport
+ * holds only the pointers, fabric-wide and per (port, source), and hands
+ * them back to the protocol's fini calls at close.
+ */
+enum fc__proto_id {
+	FC__PROTO_CREDIT,  /* end-to-end credits and the greeting (credit.c) */
+	FC__PROTO_BARRIER, /* the barrier's channels and count (barrier.c) */
+	FC__PROTO_IDS
+};
+
+struct fc__fabric;
+struct fc__src;
+
+struct fc__proto_slot {
+	void *state; /* the protocol's, fabric-wide */
+	/* per (port, source), in src->proto[id]: made with the source (an
+	 * error: no source), and freed with it, at close */
+	int (*src_init)(struct fc__fabric *fab, struct fc__src *s);
+	void (*src_fini)(struct fc__fabric *fab, struct fc__src *s);
+	/* at close, after every source's src_fini: @state goes */
+	void (*fini)(struct fc__fabric *fab, void *state);
+};
+
 /* What arrives on one port from one source node. */
 struct fc__src {
 	uint32_t node; /* where it comes from */
@@ -164,14 +190,8 @@ struct fc__src {
 	/* receives cleared for a rendezvous, waiting for its FIN */
 	struct fc_req *landing;
 	struct fc_chan *chan; /* the open channel, if any */
-	/* end-to-end credits (credit.c): sending there ... */
-	uint64_t tx_used, tx_granted;	      /* bytes, totals since open */
-	bool tx_asked;			      /* a CREDIT_ASK is out */
-	bool tx_heard;			      /* the peer answered (greeting) */
-	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
-	/* ... and receiving from there */
-	uint64_t rx_consumed, rx_returned;
-	bool rx_asked; /* the sender waits for our count */
+	/* protocols' own state for this source (struct fc__proto_slot) */
+	void *proto[FC__PROTO_IDS];
 };
 
 struct fc__port {
@@ -246,7 +266,7 @@ struct fc__upcalls {
 			 uint64_t len);
 	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
 	void (*unhold)(struct fc__fabric *fab, struct fc_req *r);
-	/* Now and then from progress, while @greeting is non-zero. */
+	/* From every round of progress, while fc__fabric.ticks is non-zero. */
 	void (*tick)(struct fc_dev *dev);
 };
 
@@ -306,20 +326,16 @@ struct fc__fabric {
 	uint64_t land_delay_ns; /* ... a 1 MiB message waits that long */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
-	/* control messages' handlers (ctrl.c), credits (credit.c) */
+	/* control messages' handlers (ctrl.c) */
 	fc__ctrl_fn ctrl[FC__CTRL_KINDS];
-	uint64_t credit_window; /* 0: no credits */
-	/*
-	 * Greeting (credit.c): a channel's first send waits until the peer's
-	 * library has answered, where a board drops what comes before its
-	 * program opened it (the driver); @greeting counts channels waiting.
-	 */
-	bool greet;
-	unsigned int greeting;
-	uint64_t greet_sent_ns;
-	/* barrier */
-	uint32_t barrier_epoch;
-	struct fc_chan *barrier_chan[FC_MAX_NODES];
+	/* the protocols' own state, by id */
+	struct fc__proto_slot proto[FC__PROTO_IDS];
+	/* a protocol bounds what each source may send ahead (credits): a
+	 * port's library buffers need no cap of their own */
+	bool flow_bounded;
+	/* non-zero: up.tick() from every round of progress (a protocol
+	 * waiting on time, as the greeting's retries) */
+	unsigned int ticks;
 };
 
 /* Append @r to the list @head .. @tail, linked by next. */
@@ -391,6 +407,24 @@ void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s);
 bool fc__src_take_whole(struct fc__fabric *fab, uint32_t port, uint32_t node,
 			const uint8_t *data, size_t len);
 /*
+ * The oldest queued message of @s (nothing posted before it), a whole
+ * data message of at most @cap bytes, copied into @buf and freed.
+ * RETURN VALUE: 0 (*len its length), or -EAGAIN: take the long way.
+ */
+int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
+			struct fc__src *s, void *buf, size_t cap, size_t *len);
+/*
+ * fabric_rx.c: a blocking receive's short way, with no request: the next message from
+ * @node on @port when it is here already (queued, or at the head of the
+ * event queue) and plain data that fits @buf, copied straight into it.
+ * Only while nothing else of ours waits for progress (queued or running
+ * chains, a protocol's ticks, landings), so that skipping a round of it holds
+ * nothing up. RETURN VALUE: 0 (*len its length), or -EAGAIN: post a
+ * receive and wait.
+ */
+int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
+		 size_t cap, size_t *len);
+/*
  * The sender's board stopped in the middle of a message (a reset, an
  * error): what came of it is dropped, and a receive it was filling stays
  * posted for the next message.
@@ -404,8 +438,24 @@ void fc__src_post(struct fc__fabric *fab, uint32_t port, struct fc__src *s,
 int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 		       struct fc__src *s);
 
-/* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. */
-int fc__peer_check(struct fc_dev *dev, uint32_t node);
+/* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. Every
+ * send asks: inline, the backend asked only now and then (fabric.c). */
+int fc__peer_check_slow(struct fc_dev *dev, uint32_t node);
+static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
+{
+	const struct fc__peer *p;
+
+	/* Seen alive lately: the coarse clock, which may be a tick behind
+	 * the time it was seen, is enough. */
+	if (node < FC_MAX_NODES) {
+		p = &dev->fab->peers[node];
+		if (p->checked_ns && !p->down_ns &&
+		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
+			    (int64_t)PEER_CHECK_NS)
+			return 0;
+	}
+	return fc__peer_check_slow(dev, node);
+}
 
 /* A send whose packets are in the PIO window: it ends once they are taken. */
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);
@@ -458,6 +508,15 @@ struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
 			   uint32_t node);
 void fc__req_release(struct fc_dev *dev, struct fc_req *r);
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status);
+
+/* fabric.c: a protocol's state, by id (fab->proto[id]); at open. */
+void fc__proto_register(struct fc__fabric *fab, enum fc__proto_id id,
+			const struct fc__proto_slot *slot);
+static inline void *fc__proto_state(const struct fc__fabric *fab,
+				    enum fc__proto_id id)
+{
+	return fab->proto[id].state;
+}
 
 /* handlers.c: a protocol's handler of control messages of @kind */
 void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,

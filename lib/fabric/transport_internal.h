@@ -11,8 +11,7 @@
 #define RING_SLOTS	   256	       /* packets per port's receive ring */
 #define STAGE_SLOTS	   32	       /* staging buffers for small sends */
 #define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
-#define PEER_CHECK_NS	   (10ull * 1000000)  /* node state polled this often */
-#define PEER_GRACE_NS	   (100ull * 1000000) /* drain after seeing it dead */
+#define PEER_GRACE_NS	   (100ull * 1000000)  /* drain after seeing it dead */
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
 #define PEER_GRACE_POLLS   64 /* ... and look this often at least */
 #define REQ_CACHE	   32 /* ended requests kept for the next */

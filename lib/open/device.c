@@ -187,7 +187,9 @@ FC__EXPORT int fc_open_flags(struct fc_dev **devp, const char *name,
 	ret = fc__fabric_init(dev);
 	if (ret)
 		goto err_release_mem;
-	fc__chan_protocols(dev);
+	ret = fc__chan_protocols(dev);
+	if (ret)
+		goto err_fabric_fini;
 	ret = note_open(dev);
 	if (ret)
 		goto err_fabric_fini;

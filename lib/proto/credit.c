@@ -27,50 +27,37 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
 #define CREDIT_ENV     "FPGACOMM_CHAN_CREDIT" /* bytes per (peer, port) */
 #define CREDIT_MIN     (4u << 10)
 #define GREET_ENV      "FPGACOMM_CHAN_GREET" /* 0 or 1: the backend's */
 #define GREET_RETRY_MS 20
 
-static uint64_t cost_of(size_t len)
-{
-	return len + FC__CREDIT_MSG;
-}
-
-uint64_t fc__credit_cost(size_t len)
-{
-	return cost_of(len);
-}
-
-static bool fits(const struct fc__fabric *fab, const struct fc__src *s,
-		 uint64_t cost)
-{
-	uint64_t out = s->tx_used - s->tx_granted;
-
-	return out + cost <= fab->credit_window || !out;
-}
-
 /* Ask once for what the receiver has consumed; answered when it has. */
 static void ask(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
-	if (!s->tx_asked && !fc__ctrl_send(dev, s->node, port,
-					   FC__CTRL_CREDIT_ASK, 0, s->tx_used))
-		s->tx_asked = true;
+	struct credit_src *c = fc__credit_src(s);
+
+	if (!c->tx_asked && !fc__ctrl_send(dev, s->node, port,
+					   FC__CTRL_CREDIT_ASK, 0, c->tx_used))
+		c->tx_asked = true;
 }
 
 /* The first ask of a channel: 0 bytes used, answered at once. */
 static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
 	struct fc__fabric *fab = dev->fab;
+	struct credit *cr = fc__credit_of(fab);
+	struct credit_src *c = fc__credit_src(s);
 
-	if (s->tx_asked)
+	if (c->tx_asked)
 		return;
 	if (!fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT_ASK, 0, 0)) {
-		s->tx_asked = true;
-		if (!fab->greeting++)
-			fab->greet_sent_ns = fc__now_ns();
+		c->tx_asked = true;
+		fab->ticks++;
+		if (!cr->greeting++)
+			cr->greet_sent_ns = fc__now_ns();
 	}
 }
 
@@ -79,18 +66,24 @@ static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 static void credit_tick(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
-	uint64_t now = fc__now_ns();
+	struct credit *cr = fc__credit_of(fab);
+	uint64_t now;
 	unsigned int port, node;
+	struct credit_src *c;
 	struct fc__src *s;
 
-	if (now - fab->greet_sent_ns < GREET_RETRY_MS * 1000000ull)
+	if (!cr->greeting)
 		return;
-	fab->greet_sent_ns = now;
+	now = fc__now_ns();
+	if (now - cr->greet_sent_ns < GREET_RETRY_MS * 1000000ull)
+		return;
+	cr->greet_sent_ns = now;
 	for (port = 0; port < FC_MAX_CHANNELS; port++) {
 		for (node = 0; fab->ports[port] && node < FC_MAX_NODES;
 		     node++) {
 			s = fab->ports[port]->src[node];
-			if (s && s->tx_asked && !s->tx_heard && s->held_head)
+			c = s ? fc__credit_src(s) : NULL;
+			if (c && c->tx_asked && !c->tx_heard && c->held_head)
 				fc__ctrl_send(dev, node, port,
 					      FC__CTRL_CREDIT_ASK, 0, 0);
 		}
@@ -100,28 +93,29 @@ static void credit_tick(struct fc_dev *dev)
 bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost)
 {
-	struct fc__fabric *fab = dev->fab;
+	struct credit *cr = fc__credit_of(dev->fab);
+	struct credit_src *c = fc__credit_src(s);
 
-	if (!fab->credit_window) {
-		s->tx_used += cost; /* untake() stays right */
+	if (!cr->window) {
+		c->tx_used += cost; /* untake() stays right */
 		return true;
 	}
-	if (fab->greet && !s->tx_heard) {
+	if (cr->greet && !c->tx_heard) {
 		greet(dev, port, s);
 		return false;
 	}
-	if (!s->held_head && fits(fab, s, cost)) {
-		s->tx_used += cost;
+	if (!c->held_head && fc__credit_fits(cr, c, cost)) {
+		c->tx_used += cost;
 		return true;
 	}
-	if (!fits(fab, s, cost) || s->held_head)
+	if (!fc__credit_fits(cr, c, cost) || c->held_head)
 		ask(dev, port, s);
 	return false;
 }
 
 void fc__credit_untake(struct fc__src *s, uint64_t cost)
 {
-	s->tx_used -= cost;
+	fc__credit_src(s)->tx_used -= cost;
 }
 
 static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
@@ -129,33 +123,36 @@ static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
 
 	if (s && r->credit && !r->held)
-		s->tx_used -= r->credit;
+		fc__credit_src(s)->tx_used -= r->credit;
 	r->credit = 0;
 }
 
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 {
+	struct credit_src *c = fc__credit_src(s);
+
 	r->credit = cost;
 	r->held = true;
 	r->next = NULL;
-	if (s->held_tail)
-		s->held_tail->next = r;
+	if (c->held_tail)
+		c->held_tail->next = r;
 	else
-		s->held_head = r;
-	s->held_tail = r;
+		c->held_head = r;
+	c->held_tail = r;
 }
 
 static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 {
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
+	struct credit_src *c = s ? fc__credit_src(s) : NULL;
 	struct fc_req **pp, *prev = NULL;
 
-	for (pp = s ? &s->held_head : NULL; pp && *pp;
+	for (pp = c ? &c->held_head : NULL; pp && *pp;
 	     prev = *pp, pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;
-			if (s->held_tail == r)
-				s->held_tail = prev;
+			if (c->held_tail == r)
+				c->held_tail = prev;
 			break;
 		}
 	}
@@ -167,19 +164,21 @@ static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 /* Queue held sends, in order, while the window has room. */
 static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
+	struct credit *cr = fc__credit_of(dev->fab);
+	struct credit_src *c = fc__credit_src(s);
 	struct fc_req *r;
 
-	if (dev->fab->greet && !s->tx_heard)
+	if (cr->greet && !c->tx_heard)
 		return;
-	while ((r = s->held_head)) {
-		if (!fits(dev->fab, s, r->credit)) {
+	while ((r = c->held_head)) {
+		if (!fc__credit_fits(cr, c, r->credit)) {
 			ask(dev, port, s);
 			return;
 		}
-		s->tx_used += r->credit; /* r->credit stays: counted now */
-		s->held_head = r->next;
-		if (!s->held_head)
-			s->held_tail = NULL;
+		c->tx_used += r->credit; /* r->credit stays: counted now */
+		c->held_head = r->next;
+		if (!c->held_head)
+			c->held_tail = NULL;
 		r->held = false;
 		fc__req_queue(dev->fab, r);
 	}
@@ -187,39 +186,47 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 
 static void give(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
+	struct credit_src *c = fc__credit_src(s);
+
 	if (!fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT, 0,
-			   s->rx_consumed)) {
-		s->rx_returned = s->rx_consumed;
-		s->rx_asked = false;
+			   c->rx_consumed)) {
+		c->rx_returned = c->rx_consumed;
+		c->rx_asked = false;
 	}
 }
 
 static void credit_consumed(struct fc_dev *dev, uint32_t port,
 			    struct fc__src *s, uint64_t len)
 {
-	struct fc__fabric *fab = dev->fab;
+	struct credit_src *c = fc__credit_src(s);
 
-	s->rx_consumed += cost_of(len);
-	if (s->rx_asked ||
-	    s->rx_consumed - s->rx_returned >= fab->credit_window / 4)
+	c->rx_consumed += fc__credit_cost(len);
+	if (c->rx_asked || c->rx_consumed - c->rx_returned >=
+				   fc__credit_of(dev->fab)->window / 4)
 		give(dev, port, s);
 }
 
 static void on_credit(struct fc_dev *dev, uint32_t port, uint32_t node,
 		      uint32_t cookie, uint64_t consumed)
 {
-	struct fc__src *s = fc__src_find(dev->fab, port, node);
+	struct fc__fabric *fab = dev->fab;
+	struct fc__src *s = fc__src_find(fab, port, node);
+	struct credit *cr = fc__credit_of(fab);
+	struct credit_src *c;
 
 	(void)cookie;
 	if (!s)
 		return;
-	if (!s->tx_heard && s->tx_asked && dev->fab->greeting)
-		dev->fab->greeting--;
-	s->tx_heard = true;
+	c = fc__credit_src(s);
+	if (!c->tx_heard && c->tx_asked && cr->greeting) {
+		cr->greeting--;
+		fab->ticks--;
+	}
+	c->tx_heard = true;
 	/* Never more than was sent: a bad count frees nothing. */
-	if (consumed > s->tx_granted && consumed <= s->tx_used)
-		s->tx_granted = consumed;
-	s->tx_asked = false;
+	if (consumed > c->tx_granted && consumed <= c->tx_used)
+		c->tx_granted = consumed;
+	c->tx_asked = false;
 	release(dev, port, s);
 }
 
@@ -227,35 +234,78 @@ static void on_ask(struct fc_dev *dev, uint32_t port, uint32_t node,
 		   uint32_t cookie, uint64_t used)
 {
 	struct fc__src *s = fc__src_get(dev->fab, port, node);
+	struct credit_src *c;
 
 	(void)cookie;
 	if (!s)
 		return;
+	c = fc__credit_src(s);
 	/* 0: a greeting, answered at once; else when anything was consumed */
-	if (!used || s->rx_consumed != s->rx_returned)
+	if (!used || c->rx_consumed != c->rx_returned)
 		give(dev, port, s);
 	else
-		s->rx_asked = true;
+		c->rx_asked = true;
 }
 
-void fc__credit_register(struct fc_dev *dev)
+static int credit_src_init(struct fc__fabric *fab, struct fc__src *s)
+{
+	s->proto[FC__PROTO_CREDIT] = calloc(1, sizeof(struct credit_src));
+	return s->proto[FC__PROTO_CREDIT] ? 0 : -ENOMEM;
+}
+
+/* At close: the sends still held go with their source. */
+static void credit_src_fini(struct fc__fabric *fab, struct fc__src *s)
+{
+	struct credit_src *c = fc__credit_src(s);
+	struct fc_req *r;
+
+	if (!c)
+		return;
+	while ((r = c->held_head)) {
+		c->held_head = r->next;
+		fc__xfers_free(r);
+		free(r);
+	}
+	free(c);
+	s->proto[FC__PROTO_CREDIT] = NULL;
+}
+
+static void credit_fini(struct fc__fabric *fab, void *state)
+{
+	free(state);
+}
+
+int fc__credit_register(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
+	struct fc__proto_slot slot = {
+		.src_init = credit_src_init,
+		.src_fini = credit_src_fini,
+		.fini = credit_fini,
+	};
+	struct credit *cr = calloc(1, sizeof(*cr));
 	uint64_t w;
 
-	/* Credits come back in control messages: a board (or driver) that
-	 * cannot send them keeps the rings' own bound (FC_CHAN_BUFFERED). */
-	if (!dev->ctrl_msgs)
-		return;
-	w = fc__env_size(CREDIT_ENV, FC_CHAN_CREDIT);
-	fab->credit_window = w && w < CREDIT_MIN ? CREDIT_MIN : w;
-	fab->greet = fab->credit_window &&
-		     fc__env_size(GREET_ENV, dev->be->endpoints_off_unopened);
+	if (!cr)
+		return -ENOMEM;
+	slot.state = cr;
+	fc__proto_register(fab, FC__PROTO_CREDIT, &slot);
 	fab->up.unhold = credit_unhold;
 	fab->up.refund = credit_refund;
+	/* Credits come back in control messages: a board (or driver) that
+	 * cannot send them keeps the rings' own bound (FC_CHAN_BUFFERED);
+	 * sends are still counted (none is held). */
+	if (!dev->ctrl_msgs)
+		return 0;
+	w = fc__env_size(CREDIT_ENV, FC_CHAN_CREDIT);
+	cr->window = w && w < CREDIT_MIN ? CREDIT_MIN : w;
+	cr->greet = cr->window &&
+		    fc__env_size(GREET_ENV, dev->be->endpoints_off_unopened);
+	fab->flow_bounded = cr->window != 0;
 	fab->up.tick = credit_tick;
-	if (fab->credit_window)
+	if (cr->window)
 		fab->up.consumed = credit_consumed;
 	fc__ctrl_register(fab, FC__CTRL_CREDIT, on_credit);
 	fc__ctrl_register(fab, FC__CTRL_CREDIT_ASK, on_ask);
+	return 0;
 }

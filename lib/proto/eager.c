@@ -10,7 +10,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
 /*
  * An eager send: the message is copied and sent as one chain. The copy
@@ -64,49 +64,72 @@ static bool board_says_down(struct fc_dev *dev, uint32_t node)
 }
 
 /*
- * A small message through the PIO window: the packets written straight
- * into the board, no staging copy, no descriptor, no chain. Only while no
- * chain of ours to that node is queued or running, so that it cannot pass
- * an earlier message (hw.h: the host keeps that order); chains to it wait
- * in turn until the board has taken the window's messages for it
- * (submit_queued()). The send ends once the board has taken the packets
- * (FC_PIO_HEAD at *end), at once most of the time.
+ * A small message through the PIO window: the packets written from @buf
+ * straight into the board's window (no staging copy, no copy on the
+ * stack, no descriptor, no chain), so @buf is free again on return. Only
+ * while no chain of ours to that node is queued or running, so that it
+ * cannot pass an earlier message (hw.h: the host keeps that order);
+ * chains to it wait in turn until the board has taken the window's
+ * messages for it (submit_queued()). The send ends once the board has
+ * taken the packets (FC_PIO_HEAD at *end), at once most of the time.
  * RETURN VALUE: 2 written and taken already, 1 written, or -errno (send
  * it as a chain instead).
  */
-int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
-		  uint32_t *end)
+static int pio_write(struct fc_chan *ch, const void *buf, size_t len,
+		     uint32_t *end)
 {
 	struct fc_dev *dev = ch->dev;
-	struct fc_hw_pkt pkts[PIO_MAX_PKTS];
-	unsigned int n = 0;
-	size_t off, piece;
-	uint32_t hdr;
-	int ret;
+	const uint8_t *p = buf;
+	struct fc_hw_pkt *win, *pkt;
+	unsigned int n = 1, i;
+	uint32_t tail, head;
+	size_t last = len;
 
-	if (!dev->be->pio_send || len > PIO_MAX_MSG ||
+	if (!dev->be->pio_room || len > PIO_MAX_MSG ||
 	    dev->fab->node_chains[ch->peer] || board_says_down(dev, ch->peer))
 		return -EAGAIN;
-	for (off = 0; off < len; off += piece, n++) {
-		piece = len - off < FC_PKT_PAYLOAD ? len - off : FC_PKT_PAYLOAD;
-		hdr = FC_PKT_HDR(ch->peer, 0, ch->port, piece, FC_PKT_T_DATA);
-		if (off + piece == len)
-			hdr |= FC_PKT_EOM;
-		pkts[n].hdr = htole32(hdr);
-		if (piece == FC_PKT_PAYLOAD) {
-			memcpy(pkts[n].payload, (const uint8_t *)buf + off,
-			       FC_PKT_PAYLOAD);
-			continue;
-		}
-		/* no stray bytes of our stack go out with the last one (the
-		 * whole payload: a constant size is a few wide stores) */
-		memset(pkts[n].payload, 0, FC_PKT_PAYLOAD);
-		memcpy(pkts[n].payload, (const uint8_t *)buf + off, piece);
+	if (len > FC_PKT_PAYLOAD) {
+		n = (unsigned int)((len + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD);
+		last = len - (size_t)(n - 1) * FC_PKT_PAYLOAD;
 	}
 	fc__dev_lock(dev);
-	ret = dev->be->pio_send(dev, pkts, n, end);
+	win = dev->be->pio_room(dev, n, &tail);
+	if (!win) {
+		fc__dev_unlock(dev);
+		return -EAGAIN;
+	}
+	for (i = 0; i + 1 < n; i++, p += FC_PKT_PAYLOAD) {
+		pkt = &win[(tail + i) % FC_PIO_SLOTS];
+		pkt->hdr = htole32(FC_PKT_HDR(ch->peer, 0, ch->port,
+					      FC_PKT_PAYLOAD, FC_PKT_T_DATA));
+		memcpy(pkt->payload, p, FC_PKT_PAYLOAD);
+	}
+	/* no stale bytes of an earlier packet go out with the last one (the
+	 * whole payload: a constant size is a few wide stores) */
+	pkt = &win[(tail + i) % FC_PIO_SLOTS];
+	pkt->hdr =
+		htole32(FC_PKT_HDR(ch->peer, 0, ch->port, last, FC_PKT_T_DATA) |
+			FC_PKT_EOM);
+	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
+	fc__copy_small(pkt->payload, p, last);
+	*end = tail + n;
+	head = dev->be->pio_post(dev, *end);
 	fc__dev_unlock(dev);
-	if (ret)
-		return ret;
-	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+	return (int32_t)(head - *end) >= 0 ? 2 : 1;
+}
+
+int fc__eager_send_now(struct fc_chan *ch, struct fc__src *s, const void *buf,
+		       size_t len, uint32_t *end)
+{
+	struct credit_src *c = fc__credit_src(s);
+	uint64_t cost = fc__credit_cost(len);
+	int ret;
+
+	if (!fc__credit_free(fc__credit_of(ch->dev->fab), c, cost))
+		return -EAGAIN;
+	ret = pio_write(ch, buf, len, end);
+	if (ret < 0)
+		return -EAGAIN;
+	c->tx_used += cost;
+	return ret;
 }

@@ -11,16 +11,12 @@
 #include "transport.h"
 
 /* eager.c: channel messages below rendezvous's threshold. Messages up to
- * PIO_MAX_MSG go through the PIO window when they can: fc__pio_write()
- * writes them (2 written and taken by the board already, 1 written, or
- * -errno: send it as a chain instead; the window's head at *@end), then
- * fc__pio_sent() ends or queues the request that carries it. Else
- * fc__eager_isend() (staged unless @kept and registered; @r released on
- * an error). */
+ * PIO_MAX_MSG go through the PIO window when they can:
+ * fc__eager_send_now() writes them, then fc__pio_sent() ends or queues
+ * the request that carries it. Else fc__eager_isend() (staged unless
+ * @kept and registered; @r released on an error). */
 #define PIO_MAX_PKTS 48
 #define PIO_MAX_MSG  (PIO_MAX_PKTS * FC_PKT_PAYLOAD)
-int fc__pio_write(struct fc_chan *ch, const void *buf, size_t len,
-		  uint32_t *end);
 
 /* Send @r went through the window up to @end (@taken: the board has it).
  * Inline: it is on every small send's path. */
@@ -37,6 +33,16 @@ static inline void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r,
 
 int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		    struct fc_req *r);
+/*
+ * A small message's short way: when (port, source) @s has the credit to
+ * spare and nothing held, and the PIO window takes it, written from @buf
+ * into the window and its credit counted (fc__credit_cost(@len)). No
+ * request is made: one that is not taken yet (1) needs one, for
+ * fc__pio_sent(). RETURN VALUE: 2 written and taken, 1 written (the
+ * window's head at *@end), -EAGAIN: nothing done, take the long way.
+ */
+int fc__eager_send_now(struct fc_chan *ch, struct fc__src *s, const void *buf,
+		       size_t len, uint32_t *end);
 
 /* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
@@ -60,9 +66,13 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
-/* Its upcalls and control messages' handlers, into @dev's fabric. */
-void fc__credit_register(struct fc_dev *dev);
-uint64_t fc__credit_cost(size_t len);
+/* Its state, upcalls and control messages' handlers, into @dev's fabric.
+ * RETURN VALUE: 0 or -ENOMEM. */
+int fc__credit_register(struct fc_dev *dev);
+static inline uint64_t fc__credit_cost(size_t len)
+{
+	return len + FC__CREDIT_MSG;
+}
 /* May a message costing @cost go to @s now? true: counted, send it. */
 bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to lib/proto/: the credits' state (credit.c), which the eager
+ * send's short way (eager.c) reads and counts without a call.
+ */
+#ifndef FC_PROTO_INTERNAL_H
+#define FC_PROTO_INTERNAL_H
+
+#include "proto.h"
+
+/* Credits' state, the fabric's (FC__PROTO_CREDIT) ... */
+struct credit {
+	uint64_t window; /* 0: no credits */
+	/*
+	 * Greeting: a channel's first send waits until the peer's library
+	 * has answered, where a board drops what comes before its program
+	 * opened it (the driver); @greeting counts channels waiting (each
+	 * holds one of fab->ticks).
+	 */
+	bool greet;
+	unsigned int greeting;
+	uint64_t greet_sent_ns;
+};
+
+/* ... and per (port, source): sending there ... */
+struct credit_src {
+	uint64_t tx_used, tx_granted;	      /* bytes, totals since open */
+	bool tx_asked;			      /* a CREDIT_ASK is out */
+	bool tx_heard;			      /* the peer answered (greeting) */
+	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
+	/* ... and receiving from there */
+	uint64_t rx_consumed, rx_returned;
+	bool rx_asked; /* the sender waits for our count */
+};
+
+static inline struct credit *fc__credit_of(const struct fc__fabric *fab)
+{
+	return fc__proto_state(fab, FC__PROTO_CREDIT);
+}
+
+static inline struct credit_src *fc__credit_src(const struct fc__src *s)
+{
+	return s->proto[FC__PROTO_CREDIT];
+}
+
+/* Does a message costing @cost fit the window now? */
+static inline bool fc__credit_fits(const struct credit *cr,
+				   const struct credit_src *c, uint64_t cost)
+{
+	uint64_t out = c->tx_used - c->tx_granted;
+
+	return out + cost <= cr->window || !out;
+}
+
+/* May a message costing @cost go at once, nothing held before it (as
+ * fc__credit_take() says true, without asking for more)? Not counted. */
+static inline bool fc__credit_free(const struct credit *cr,
+				   const struct credit_src *c, uint64_t cost)
+{
+	return !cr->window || ((!cr->greet || c->tx_heard) && !c->held_head &&
+			       fc__credit_fits(cr, c, cost));
+}
+
+#endif /* FC_PROTO_INTERNAL_H */

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_eager: the short ways of small channel messages between two boards
+ * driven by one thread. A blocking send through the PIO window leaves its
+ * buffer free on return (overwritten at once, the receiver still gets
+ * what was sent, at every packet boundary); a blocking receive takes a
+ * message that is here already with no request: queued in the library,
+ * or at the head of the event queue, in order with messages of other
+ * channels before it, with receives posted before it, with a buffer too
+ * small (-EMSGSIZE and the length, the next message intact), and over
+ * many turns of the event queue.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "pair.h"
+
+enum {
+	PORT_A = 11,
+	PORT_B = 12,
+	MAX = 8192,
+	EQ_TURNS = 3 * 4096 + 17 /* messages: the queue turns over */
+};
+
+static struct fc_chan *tx[2], *rx[2]; /* board 0's and 1's, A and B */
+static uint8_t *out, *in, *copy;
+
+static void fill(uint8_t *p, size_t len, unsigned int salt)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(salt * 31 + i * 7 + (i >> 8));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (pair_open("tea"))
+		return -1;
+	if (!bd[0])
+		return 0;
+	if (fc_chan_open(bd[0], 1, PORT_A, 0, &tx[0]) ||
+	    fc_chan_open(bd[0], 1, PORT_B, 0, &tx[1]) ||
+	    fc_chan_open(bd[1], 0, PORT_A, 0, &rx[0]) ||
+	    fc_chan_open(bd[1], 0, PORT_B, 0, &rx[1]))
+		return -1;
+	out = malloc(MAX);
+	in = malloc(MAX);
+	copy = malloc(MAX);
+	return out && in && copy ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		if (tx[i])
+			fc_chan_close(tx[i]);
+		if (rx[i])
+			fc_chan_close(rx[i]);
+	}
+	pair_close();
+	free(out);
+	free(in);
+	free(copy);
+	return 0;
+}
+
+#define SKIP_UNPAIRED()                                            \
+	do {                                                       \
+		if (!bd[0])                                        \
+			skip_because("no pair of boards to test"); \
+	} while (0)
+
+/* Let board 1 take in everything on its way (it ends up queued there). */
+static void settle(void)
+{
+	int quiet = 0, i;
+
+	for (i = 0; i < 100000 && quiet < 50; i++)
+		quiet = fc_progress(bd[0]) > 0 || fc_progress(bd[1]) > 0 ?
+				0 :
+				quiet + 1;
+}
+
+static void expect(struct fc_chan *ch, size_t len, unsigned int salt)
+{
+	size_t got = 0;
+
+	fill(copy, len, salt);
+	memset(in, 0xee, len);
+	assert_ok(fc_chan_recv(ch, in, MAX, &got, WAIT_MS));
+	assert_int_equal(got, len);
+	assert_memory_equal(in, copy, len);
+}
+
+/* The send's buffer is overwritten as soon as the send returns. */
+static void test_buffer_free_on_return(void **state)
+{
+	static const size_t sizes[] = { 1,    2,    3,	  4,   5,   7,
+					8,    9,    15,	  16,  17,  59,
+					60,   61,   119,  120, 121, 1000,
+					2879, 2880, 2881, 4096 };
+	unsigned int i;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill(out, sizes[i], i);
+		assert_ok(fc_chan_send(tx[0], out, sizes[i], WAIT_MS));
+		memset(out, 0x5a, sizes[i]);
+		expect(rx[0], sizes[i], i);
+	}
+}
+
+/* Messages queued in the library before anyone asks: in order. */
+static void test_queued(void **state)
+{
+	static const size_t sizes[] = { 8, 100, 2000, 4096, 8 };
+	unsigned int i;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < 5; i++) {
+		fill(out, sizes[i], 100 + i);
+		assert_ok(fc_chan_send(tx[0], out, sizes[i], WAIT_MS));
+	}
+	settle();
+	for (i = 0; i < 5; i++)
+		expect(rx[0], sizes[i], 100 + i);
+}
+
+/* Another channel's message at the head of the queue comes first: the
+ * one asked for is still found, and the other keeps its order. */
+static void test_other_channel_first(void **state)
+{
+	(void)state;
+	SKIP_UNPAIRED();
+	fill(out, 8, 200);
+	assert_ok(fc_chan_send(tx[0], out, 8, WAIT_MS));
+	fill(out, 8, 201);
+	assert_ok(fc_chan_send(tx[1], out, 8, WAIT_MS));
+	fill(out, 8, 202);
+	assert_ok(fc_chan_send(tx[0], out, 8, WAIT_MS));
+	expect(rx[1], 8, 201);
+	expect(rx[0], 8, 200);
+	expect(rx[0], 8, 202);
+}
+
+/* A receive posted before: it gets the first message, the blocking
+ * receive after it the second, whether they are queued or not yet. */
+static void test_posted_first(void **state)
+{
+	struct fc_req *r;
+	size_t got = 0;
+	uint8_t first[64];
+	int pass;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (pass = 0; pass < 2; pass++) {
+		assert_ok(fc_chan_irecv(rx[0], first, sizeof(first), &r));
+		fill(out, 16, 300 + pass);
+		assert_ok(fc_chan_send(tx[0], out, 16, WAIT_MS));
+		fill(out, 24, 310 + pass);
+		assert_ok(fc_chan_send(tx[0], out, 24, WAIT_MS));
+		if (pass)
+			settle();
+		expect(rx[0], 24, 310 + pass);
+		assert_ok(fc_req_wait(r, WAIT_MS, &got));
+		assert_int_equal(got, 16);
+		fill(copy, 16, 300 + pass);
+		assert_memory_equal(first, copy, 16);
+	}
+}
+
+/* Too small a buffer: -EMSGSIZE with the length, and the next message is
+ * whole, from the queue and from the head of the event queue. */
+static void test_too_small(void **state)
+{
+	size_t got = 0;
+	int pass;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (pass = 0; pass < 2; pass++) {
+		fill(out, 40, 400);
+		assert_ok(fc_chan_send(tx[0], out, 40, WAIT_MS));
+		fill(out, 8, 401);
+		assert_ok(fc_chan_send(tx[0], out, 8, WAIT_MS));
+		if (pass)
+			settle();
+		assert_rc(fc_chan_recv(rx[0], in, 20, &got, WAIT_MS),
+			  -EMSGSIZE);
+		assert_int_equal(got, 40);
+		expect(rx[0], 8, 401);
+	}
+}
+
+/* A ping-pong long enough for the event queue to turn over three times:
+ * every message whole, in order. */
+static void test_queue_turns(void **state)
+{
+	unsigned int i;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < EQ_TURNS; i++) {
+		fill(out, 8 + i % 53, i);
+		assert_ok(fc_chan_send(tx[0], out, 8 + i % 53, WAIT_MS));
+		expect(rx[0], 8 + i % 53, i);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buffer_free_on_return),
+		cmocka_unit_test(test_queued),
+		cmocka_unit_test(test_other_channel_first),
+		cmocka_unit_test(test_posted_first),
+		cmocka_unit_test(test_too_small),
+		cmocka_unit_test(test_queue_turns),
+	};
+
+	int rc;
+
+	rc = cmocka_run_group_tests_name("eager", tests, setup, teardown);
+	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
+		return EXIT_SKIP;
+	return rc;
+}
