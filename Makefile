@@ -103,7 +103,7 @@ $(B)/lib/backend/backend_emu.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itop
 # time (dlopen): built with it where its headers are (libfabric-dev).
 HAVE_OFI_H := $(shell echo '\#include <rdma/fabric.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_OFI_H),1)
-$(B)/emu/bridge_ofi.o: CPPFLAGS += -DFCEMU_HAVE_OFI
+$(B)/emu/bridge_ofi.o $(B)/emu/bridge_setup.o: CPPFLAGS += -DFCEMU_HAVE_OFI
 $(B)/emu/bridge_rma.o: CPPFLAGS += -DFCEMU_HAVE_OFI
 endif
 

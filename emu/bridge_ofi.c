@@ -33,159 +33,19 @@
  * libfabric is loaded with dlopen: a library built with its headers still
  * runs where it is not installed, and only the bridge needs it.
  */
+#ifdef FCEMU_HAVE_OFI
+
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bridge.h"
-#include "cluster_internal.h"
+#include "bridge_internal.h"
 
-#ifndef FCEMU_HAVE_OFI
-
-int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
-		       unsigned int node, const struct fcemu_bridge_boot *boot)
-{
-	(void)bp;
-	(void)c;
-	(void)node;
-	(void)boot;
-	return -EOPNOTSUPP;
-}
-
-void fcemu_bridge_stop(struct fcemu_bridge *b)
-{
-	(void)b;
-}
-
-#else
-
-#include <dlfcn.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-
-#include "bridge_rma.h"
-
-#define BR_BATCH	64 /* packets per message at most */
-#define BR_RX		32 /* receives posted */
-#define BR_TX		64 /* data messages in flight */
-#define BR_CREDIT_BATCH 32 /* credits returned at least this many at once */
-#define BR_HB_NS	(100 * 1000000ull)
-#define BR_SREAD_MS	100
-#define BR_NAME_MAX	256
-#define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
-/* a leaving board's links idle this long: nothing passes through them */
-#define BR_QUIET_NS	(1000000000ull)
-#define BR_MAGIC	0x46434252u /* "FCBR" */
-/* a peer that never spoke: its start may wait for every other one's */
-#define BR_FIRST_NS	(30 * 1000000000ull)
-
-enum br_type {
-	BR_DATA = 1, /* packets for the receiver's input (port, vc) */
-	BR_CREDIT,   /* packets taken off the sender's input at (port, vc) */
-	BR_HB,	     /* alive */
-	BR_BYE,	     /* leaving in order */
-	BR_DOWN,     /* you were declared down here */
-	BR_HELLO,    /* a board that left is back, under a new name */
-};
-
-struct br_hdr {
-	uint32_t magic;
-	uint8_t type;
-	uint8_t port; /* DATA: the receiver's input port; CREDIT: ours */
-	uint8_t vc;
-	uint8_t src;
-	uint8_t dst;
-	uint8_t pad;
-	uint16_t count; /* DATA: packets that follow */
-	uint32_t head;	/* CREDIT: how many */
-	/* the bridges at both ends, as the sender knows them: a message
-	 * of or for an earlier bridge of the same board is not taken */
-	uint32_t src_epoch, dst_epoch;
-};
-
-/* A packet as it crosses: its CRC and departure time travel with it. */
-struct br_slot {
-	struct fc_hw_pkt pkt;
-	uint32_t crc;
-	uint32_t pad;
-	uint64_t t;
-};
-
-#define BR_MSG_MAX (sizeof(struct br_hdr) + BR_BATCH * sizeof(struct br_slot))
-
-struct br_buf {
-	struct fi_context ctx; /* first: the completion's op_context */
-	struct br_buf *next;
-	bool rx;
-	unsigned int dst;
-	uint8_t data[BR_MSG_MAX] __attribute__((aligned(64)));
-};
-
-/* The few libfabric calls that are functions (the rest are inline). */
-struct ofi_api {
-	int (*getinfo)(uint32_t, const char *, const char *, uint64_t,
-		       const struct fi_info *, struct fi_info **);
-	void (*freeinfo)(struct fi_info *);
-	struct fi_info *(*dupinfo)(const struct fi_info *);
-	int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
-};
-
-struct fcemu_bridge {
-	struct fcemu_cluster *c;
-	unsigned int node;
-	struct fcemu_bridge_boot boot;
-	struct ofi_api api;
-	void *dl;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	struct fcemu_rma *rma; /* bursts by RMA (bridge_rma.c), or NULL */
-	int wait_fd; /* the CQ's, or -1: only the thread reads the CQ */
-	size_t inject_size;
-	fi_addr_t addr[FC_MAX_NODES];
-	uint32_t epoch;			 /* this bridge, among the board's */
-	uint32_t epoch_of[FC_MAX_NODES]; /* each peer's, as addr[] was made */
-	uint64_t peers; /* remote boards: heartbeats to and from */
-	uint64_t links; /* our ports whose far end is remote */
-	uint64_t heard[FC_MAX_NODES];
-	uint64_t spoke; /* bit n: heard from n's bridge at least once */
-	/* boards that said goodbye: still sent heartbeats while they carry
-	 * others' traffic (they still listen for ours), BR_STOP_NS at most */
-	uint64_t left;
-	uint64_t left_at[FC_MAX_NODES];
-	/* boards down here whose new bridge we learnt of: back once it speaks */
-	uint64_t reborn;
-	/* per board, the bridge declared down: kept for this process's next
-	 * bridges, so that it is told, never taken back */
-	uint32_t down_epoch[FC_MAX_NODES];
-	uint64_t moved_at; /* a packet last crossed our links */
-	uint64_t next_hb, last_tick;
-	struct br_buf *rx;
-	struct br_buf *tx, *tx_free;
-	unsigned int tx_busy;
-	/* per port and VC of ours: sent, and acked by the far head */
-	uint32_t sent[FC_MAX_PORTS + 1][FC_NUM_VCS];
-	uint32_t acked[FC_MAX_PORTS + 1][FC_NUM_VCS];
-	uint32_t reported[FC_MAX_PORTS + 1][FC_NUM_VCS]; /* our input heads */
-	pthread_mutex_t lock;
-	pthread_t thread;
-	bool thread_on;
-	volatile bool stop;
-};
-
-static uint64_t now_ns(void)
+uint64_t fcemu__br_now_ns(void)
 {
 	struct timespec ts;
 
@@ -193,7 +53,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int load_api(struct fcemu_bridge *b)
+int fcemu__br_load_api(struct fcemu_bridge *b)
 {
 	b->dl = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!b->dl)
@@ -210,7 +70,7 @@ static int load_api(struct fcemu_bridge *b)
 }
 
 /* libfabric's errors are positive FI_E* (errno values) or negative. */
-static int ofi_err(ssize_t ret)
+int fcemu__br_ofi_err(ssize_t ret)
 {
 	if (ret >= 0)
 		return 0;
@@ -218,7 +78,7 @@ static int ofi_err(ssize_t ret)
 }
 
 /* A board of the far end we no longer carry anything for. */
-static bool dead(struct fcemu_cluster *c, unsigned int n)
+bool fcemu__br_dead(struct fcemu_cluster *c, unsigned int n)
 {
 	return cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_DEAD;
 }
@@ -226,8 +86,9 @@ static bool dead(struct fcemu_cluster *c, unsigned int n)
 /* ---- sending ---- */
 
 /* A small control message, never blocking. RETURN VALUE: 0 or -errno. */
-static int send_ctl(struct fcemu_bridge *b, unsigned int dst, enum br_type type,
-		    unsigned int port, unsigned int vc, uint32_t head)
+int fcemu__br_send_ctl(struct fcemu_bridge *b, unsigned int dst,
+		       enum br_type type, unsigned int port, unsigned int vc,
+		       uint32_t head)
 {
 	struct br_hdr h = {
 		.magic = BR_MAGIC,
@@ -241,13 +102,13 @@ static int send_ctl(struct fcemu_bridge *b, unsigned int dst, enum br_type type,
 		.dst_epoch = b->epoch_of[dst],
 	};
 
-	return ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
+	return fcemu__br_ofi_err(fi_inject(b->ep, &h, sizeof(h), b->addr[dst]));
 }
 
 /* bridge_rma.c's messages: @len bytes of @body after the header. */
-static int send_msg(void *arg, unsigned int dst, unsigned int type,
-		    unsigned int port, unsigned int vc, uint32_t head,
-		    const void *body, size_t len)
+int fcemu__br_send_msg(void *arg, unsigned int dst, unsigned int type,
+		       unsigned int port, unsigned int vc, uint32_t head,
+		       const void *body, size_t len)
 {
 	struct fcemu_bridge *b = arg;
 	struct br_buf *buf = b->tx_free;
@@ -255,7 +116,8 @@ static int send_msg(void *arg, unsigned int dst, unsigned int type,
 	ssize_t ret;
 
 	if (!len)
-		return send_ctl(b, dst, (enum br_type)type, port, vc, head);
+		return fcemu__br_send_ctl(b, dst, (enum br_type)type, port, vc,
+					  head);
 	if (!buf || sizeof(*h) + len > BR_MSG_MAX)
 		return -FI_EAGAIN;
 	h = (struct br_hdr *)buf->data;
@@ -275,7 +137,7 @@ static int send_msg(void *arg, unsigned int dst, unsigned int type,
 	ret = fi_send(b->ep, buf->data, sizeof(*h) + len, NULL, b->addr[dst],
 		      &buf->ctx);
 	if (ret)
-		return ofi_err(ret);
+		return fcemu__br_ofi_err(ret);
 	b->tx_free = buf->next;
 	b->tx_busy++;
 	return 0;
@@ -364,7 +226,7 @@ static void return_credits(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		r = cl_peer(c, b->node, p);
-		if (dead(c, r))
+		if (fcemu__br_dead(c, r))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++) {
 			ring = cl_ring(c, b->node, CL_RING_LINK(p, vc));
@@ -373,16 +235,16 @@ static void return_credits(struct fcemu_bridge *b)
 			    (head - b->reported[p][vc] < BR_CREDIT_BATCH &&
 			     !fcemu__ring_empty(ring)))
 				continue;
-			if (!send_ctl(b, r, BR_CREDIT,
-				      cl_peer_port(c, b->node, p), vc,
-				      head - b->reported[p][vc]))
+			if (!fcemu__br_send_ctl(b, r, BR_CREDIT,
+						cl_peer_port(c, b->node, p), vc,
+						head - b->reported[p][vc]))
 				b->reported[p][vc] = head;
 		}
 	}
 }
 
 /* Everything that leaves: packets, then credits. Lock held. */
-static unsigned int pump_locked(struct fcemu_bridge *b)
+unsigned int fcemu__br_pump_locked(struct fcemu_bridge *b)
 {
 	struct fcemu_cluster *c = b->c;
 	unsigned int moved = 0, p, vc;
@@ -391,23 +253,21 @@ static unsigned int pump_locked(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		/* one that left still carries what passes through it */
-		if (dead(c, cl_peer(c, b->node, p)))
+		if (fcemu__br_dead(c, cl_peer(c, b->node, p)))
 			continue;
 		for (vc = 0; vc < FC_NUM_VCS; vc++)
 			moved += pump_link(b, p, vc);
 	}
 	return_credits(b);
 	if (moved)
-		b->moved_at = now_ns();
+		b->moved_at = fcemu__br_now_ns();
 	if (b->rma)
 		fcemu__rma_release(b->rma);
 	return moved;
 }
 
-static unsigned int reap(struct fcemu_bridge *b);
-
 /* The cluster's progress hook (c->pump): never waits for the thread. */
-static unsigned int pump(void *arg)
+unsigned int fcemu__br_pump(void *arg)
 {
 	struct fcemu_bridge *b = arg;
 	unsigned int moved;
@@ -416,8 +276,8 @@ static unsigned int pump(void *arg)
 		return 0;
 	/* what arrived, taken by a host that polls: no thread wake-up (only
 	 * where the thread too reads under the lock, keeping the order) */
-	moved = b->wait_fd >= 0 ? reap(b) : 0;
-	moved += pump_locked(b);
+	moved = b->wait_fd >= 0 ? fcemu__br_reap(b) : 0;
+	moved += fcemu__br_pump_locked(b);
 	pthread_mutex_unlock(&b->lock);
 	return moved;
 }
@@ -433,7 +293,7 @@ static void declare(struct fcemu_bridge *b, unsigned int n,
 	b->reborn &= ~(1ull << n);
 	if (s == FCEMU_NODE_EXITED) {
 		b->left |= 1ull << n;
-		b->left_at[n] = now_ns();
+		b->left_at[n] = fcemu__br_now_ns();
 	}
 	if (!fcemu_cluster_set_remote_state(b->c, n, s) &&
 	    getenv("FPGACOMM_BRIDGE_VERBOSE"))
@@ -474,7 +334,7 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 		d->t = s[k].t;
 	}
 	fcemu__ring_publish(ring, tail + n);
-	b->moved_at = now_ns();
+	b->moved_at = fcemu__br_now_ns();
 	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
 	fcemu__cluster_ring(c, b->node);
 }
@@ -486,8 +346,8 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
  * (again); if it was declared DEAD, only once its new bridge speaks (a
  * host that died leaves its names behind). RETURN VALUE: 0 or -errno.
  */
-static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
-		     size_t len)
+int fcemu__br_meet_peer(struct fcemu_bridge *b, unsigned int n,
+			const void *blob, size_t len)
 {
 	enum fcemu_node_state s = fcemu_cluster_node_state(b->c, n);
 	/* published: epoch, landing area (bridge_rma.c), endpoint name */
@@ -525,7 +385,7 @@ static int meet_peer(struct fcemu_bridge *b, unsigned int n, const void *blob,
 		fcemu__rma_meet(b->rma, n, a,
 				(const uint8_t *)blob + sizeof(epoch));
 	b->peers |= 1ull << n;
-	b->heard[n] = now_ns();
+	b->heard[n] = fcemu__br_now_ns();
 	return 0;
 }
 
@@ -536,7 +396,7 @@ static void rejoin(struct fcemu_bridge *b, unsigned int n)
 	size_t len = sizeof(name);
 
 	if (!b->boot.get(b->boot.arg, n, name, &len))
-		meet_peer(b, n, name, len);
+		fcemu__br_meet_peer(b, n, name, len);
 }
 
 static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
@@ -555,20 +415,20 @@ static void take_msg(struct fcemu_bridge *b, const void *data, size_t len)
 		rejoin(b, src);
 	if (h->src_epoch != b->epoch_of[src])
 		return; /* from an earlier bridge of that board */
-	if (dead(c, src) && (b->reborn & (1ull << src))) {
+	if (fcemu__br_dead(c, src) && (b->reborn & (1ull << src))) {
 		/* opened again since it was declared down: back */
 		b->reborn &= ~(1ull << src);
 		fcemu_cluster_set_remote_state(c, src, FCEMU_NODE_ALIVE);
 		b->peers |= 1ull << src;
-	} else if (dead(c, src)) {
+	} else if (fcemu__br_dead(c, src)) {
 		/* down for good here: it must not go on as if not */
 		b->down_epoch[src] = b->epoch_of[src];
 		b->peers &= ~(1ull << src);
 		if (h->type != BR_DOWN && h->type != BR_BYE)
-			send_ctl(b, src, BR_DOWN, 0, 0, 0);
+			fcemu__br_send_ctl(b, src, BR_DOWN, 0, 0, 0);
 		return;
 	}
-	b->heard[src] = now_ns();
+	b->heard[src] = fcemu__br_now_ns();
 	/* a hello comes before its sender's heartbeats start (it may wait
 	 * for a late third's name): the short bound starts with those */
 	if (h->type != BR_HELLO)
@@ -635,7 +495,7 @@ static void complete(struct fcemu_bridge *b, struct br_buf *buf, size_t len,
 }
 
 /* Completions waiting, without waiting for any. Lock held. */
-static unsigned int reap(struct fcemu_bridge *b)
+unsigned int fcemu__br_reap(struct fcemu_bridge *b)
 {
 	struct fi_cq_msg_entry e[16];
 	struct fi_cq_err_entry err;
@@ -655,7 +515,7 @@ static unsigned int reap(struct fcemu_bridge *b)
 /* Heartbeats due, and boards not heard from for too long. Lock held. */
 static void tick(struct fcemu_bridge *b)
 {
-	uint64_t now = now_ns(), peers;
+	uint64_t now = fcemu__br_now_ns(), peers;
 	unsigned int n;
 
 	/*
@@ -671,7 +531,7 @@ static void tick(struct fcemu_bridge *b)
 		n = (unsigned int)__builtin_ctzll(peers);
 		/* declared down by another bridge of this host: so it is here,
 		 * and our heartbeats must not tell it otherwise */
-		if (dead(b->c, n)) {
+		if (fcemu__br_dead(b->c, n)) {
 			b->down_epoch[n] = b->epoch_of[n];
 			b->peers &= ~(1ull << n);
 			continue;
@@ -692,8 +552,8 @@ static void tick(struct fcemu_bridge *b)
 		return;
 	b->next_hb = now + BR_HB_NS;
 	for (peers = b->peers | b->left; peers; peers &= peers - 1)
-		send_ctl(b, (unsigned int)__builtin_ctzll(peers), BR_HB, 0, 0,
-			 0);
+		fcemu__br_send_ctl(b, (unsigned int)__builtin_ctzll(peers),
+				   BR_HB, 0, 0, 0);
 }
 
 /* Sleep until the CQ has something (or a while), reading nothing: the
@@ -707,7 +567,7 @@ static void wait_cq(struct fcemu_bridge *b)
 		poll(&pfd, 1, BR_SREAD_MS);
 }
 
-static void *bridge_thread(void *arg)
+void *fcemu__br_bridge_thread(void *arg)
 {
 	struct fcemu_bridge *b = arg;
 	struct fi_cq_msg_entry e[16];
@@ -723,7 +583,7 @@ static void *bridge_thread(void *arg)
 		}
 		pthread_mutex_lock(&b->lock);
 		if (b->wait_fd >= 0)
-			reap(b);
+			fcemu__br_reap(b);
 		for (i = 0; i < n; i++)
 			complete(b, e[i].op_context, e[i].len, 0);
 		if (n == -FI_EAVAIL) {
@@ -733,375 +593,10 @@ static void *bridge_thread(void *arg)
 					 err.err ? err.err : EIO);
 		}
 		tick(b);
-		pump_locked(b);
+		fcemu__br_pump_locked(b);
 		pthread_mutex_unlock(&b->lock);
 	}
 	return NULL;
-}
-
-/* ---- setup ---- */
-
-static int open_endpoint(struct fcemu_bridge *b, const char *addr)
-{
-	const char *prov = getenv("FI_PROVIDER");
-	struct fi_info *hints, *fi;
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_MSG,
-		.wait_obj = FI_WAIT_UNSPEC,
-		.size = 4 * (BR_RX + BR_TX),
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_MAP };
-	int ret;
-
-	/* The fpgacomm provider runs over these very boards. */
-	if (prov && strstr(prov, "fpgacomm"))
-		return -EPROTONOSUPPORT;
-	hints = b->api.dupinfo(NULL);
-	if (!hints)
-		return -ENOMEM;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_RMA; /* bursts by RMA, where there is */
-	hints->mode = FI_CONTEXT;
-	hints->domain_attr->threading = FI_THREAD_SAFE;
-	if (!prov || !*prov)
-		hints->fabric_attr->prov_name = strdup("tcp");
-	ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL, addr ? FI_SOURCE : 0,
-			     hints, &b->info);
-	if (ret == -FI_ENODATA) {
-		hints->caps = FI_MSG;
-		ret = b->api.getinfo(FI_VERSION(1, 9), addr, NULL,
-				     addr ? FI_SOURCE : 0, hints, &b->info);
-	}
-	b->api.freeinfo(hints);
-	if (ret)
-		return ret == -FI_ENODATA ? -EPROTONOSUPPORT : ofi_err(ret);
-	for (fi = b->info; fi; fi = fi->next)
-		if (!strstr(fi->fabric_attr->prov_name, "fpgacomm"))
-			break;
-	if (!fi)
-		return -EPROTONOSUPPORT;
-	b->inject_size = fi->tx_attr->inject_size;
-	if (b->inject_size < sizeof(struct br_hdr))
-		return -EPROTONOSUPPORT;
-	ret = ofi_err(b->api.fabric(fi->fabric_attr, &b->fabric, NULL));
-	if (!ret)
-		ret = ofi_err(fi_domain(b->fabric, fi, &b->domain, NULL));
-	/* a wait fd lets progress read the CQ too (reap()) */
-	b->wait_fd = -1;
-	cq_attr.wait_obj = FI_WAIT_FD;
-	if (!ret && fi_cq_open(b->domain, &cq_attr, &b->cq, NULL)) {
-		cq_attr.wait_obj = FI_WAIT_UNSPEC;
-		ret = ofi_err(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
-	} else if (!ret && fi_control(&b->cq->fid, FI_GETWAIT, &b->wait_fd)) {
-		b->wait_fd = -1;
-	}
-	if (!ret)
-		ret = ofi_err(fi_av_open(b->domain, &av_attr, &b->av, NULL));
-	if (!ret)
-		ret = ofi_err(fi_endpoint(b->domain, fi, &b->ep, NULL));
-	if (!ret)
-		ret = ofi_err(
-			fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
-	if (!ret)
-		ret = ofi_err(fi_ep_bind(b->ep, &b->av->fid, 0));
-	if (!ret)
-		ret = ofi_err(fi_enable(b->ep));
-	/* without RMA, bursts to other hosts go as packets */
-	if (!ret && (!getenv("FPGACOMM_BRIDGE_RMA") ||
-		     strcmp(getenv("FPGACOMM_BRIDGE_RMA"), "0")))
-		fcemu__rma_open(&b->rma, fi, b->domain, b->ep,
-				&(struct fcemu_rma_ops){ b, send_msg });
-	return ret;
-}
-
-static int alloc_bufs(struct fcemu_bridge *b)
-{
-	unsigned int i;
-
-	b->rx = aligned_alloc(64, BR_RX * sizeof(*b->rx));
-	b->tx = aligned_alloc(64, BR_TX * sizeof(*b->tx));
-	if (!b->rx || !b->tx)
-		return -ENOMEM;
-	memset(b->rx, 0, BR_RX * sizeof(*b->rx));
-	memset(b->tx, 0, BR_TX * sizeof(*b->tx));
-	for (i = 0; i < BR_TX; i++) {
-		b->tx[i].next = b->tx_free;
-		b->tx_free = &b->tx[i];
-	}
-	for (i = 0; i < BR_RX; i++) {
-		b->rx[i].rx = true;
-		if (fi_recv(b->ep, b->rx[i].data, BR_MSG_MAX, NULL,
-			    FI_ADDR_UNSPEC, &b->rx[i].ctx))
-			return -EIO;
-	}
-	return 0;
-}
-
-/* Publish our name, learn every remote board's. */
-static int exchange(struct fcemu_bridge *b,
-		    const struct fcemu_bridge_boot *boot)
-{
-	uint8_t name[BR_NAME_MAX];
-	size_t len = sizeof(name);
-	uint64_t left;
-	unsigned int n;
-	int ret;
-
-	/* published: our epoch, landing area, then the endpoint's name */
-	len -= sizeof(b->epoch) + FCEMU_RMA_INFO_LEN;
-	ret = ofi_err(fi_getname(&b->ep->fid,
-				 name + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN,
-				 &len));
-	if (ret)
-		return ret;
-	memcpy(name, &b->epoch, sizeof(b->epoch));
-	fcemu__rma_info(b->rma, name + sizeof(b->epoch));
-	ret = boot->put(boot->arg, b->node, name,
-			len + sizeof(b->epoch) + FCEMU_RMA_INFO_LEN);
-	if (ret)
-		return ret;
-	for (left = b->c->remote; left; left &= left - 1) {
-		n = (unsigned int)__builtin_ctzll(left);
-		len = sizeof(name);
-		ret = boot->get(boot->arg, n, name, &len);
-		if (ret)
-			return ret;
-		ret = meet_peer(b, n, name, len);
-		if (ret)
-			return ret;
-		/* it may have known us under an earlier name */
-		send_ctl(b, n, BR_HELLO, 0, 0, 0);
-	}
-	return 0;
-}
-
-static void close_all(struct fcemu_bridge *b)
-{
-	if (b->ep)
-		fi_close(&b->ep->fid);
-	fcemu__rma_close(b->rma);
-	if (b->av)
-		fi_close(&b->av->fid);
-	if (b->cq)
-		fi_close(&b->cq->fid);
-	if (b->domain)
-		fi_close(&b->domain->fid);
-	if (b->fabric)
-		fi_close(&b->fabric->fid);
-	if (b->info)
-		b->api.freeinfo(b->info);
-	free(b->rx);
-	free(b->tx);
-	/* libfabric stays loaded: its providers may keep threads */
-	pthread_mutex_destroy(&b->lock);
-	free(b);
-}
-
-/*
- * The endpoint of a bridge that stopped, with its buffers, for the next
- * one of this process: libfabric's tcp provider does not take an endpoint
- * closed and another opened in the same process well (a crash in the
- * new one's fi_getname was seen), and the epochs keep the two apart.
- */
-static struct fcemu_bridge *spare;
-static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The spare's state of a bridge, as a new one starts it. */
-static void reset_incarnation(struct fcemu_bridge *b)
-{
-	memset(b->addr, 0, sizeof(b->addr));
-	memset(b->epoch_of, 0, sizeof(b->epoch_of));
-	memset(b->heard, 0, sizeof(b->heard));
-	memset(b->sent, 0, sizeof(b->sent));
-	memset(b->acked, 0, sizeof(b->acked));
-	memset(b->reported, 0, sizeof(b->reported));
-	memset(b->left_at, 0, sizeof(b->left_at));
-	/* down_epoch stays: a bridge declared down is not met again */
-	b->peers = b->links = b->spoke = b->left = b->reborn = 0;
-	b->moved_at = 0;
-	b->next_hb = b->last_tick = 0;
-	b->thread_on = false;
-	b->stop = false;
-}
-
-int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
-		       unsigned int node, const struct fcemu_bridge_boot *boot)
-{
-	struct fcemu_bridge *b;
-	unsigned int p, peer, vc;
-	bool fresh = false;
-	int ret;
-
-	if (!bp || !c || !boot || !boot->put || !boot->get ||
-	    node >= c->nodes || !(c->mine & (1ull << node)) ||
-	    (c->remote & (1ull << node)) || c->pump)
-		return -EINVAL;
-	pthread_mutex_lock(&spare_lock);
-	b = spare;
-	spare = NULL;
-	pthread_mutex_unlock(&spare_lock);
-	if (b) {
-		reset_incarnation(b);
-	} else {
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		pthread_mutex_init(&b->lock, NULL);
-		fresh = true;
-	}
-	b->c = c;
-	b->node = node;
-	b->boot = *boot;
-	/* apart from the board's earlier bridges, and never 0 (unknown) */
-	b->epoch = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 16)) | 1;
-	for (p = 1; p <= c->ports; p++) {
-		peer = cl_peer(c, node, p);
-		if (peer == CL_NO_PEER || !(c->remote & (1ull << peer)))
-			continue;
-		b->links |= 1ull << p;
-		/* an earlier job's bridge may have left the rings moved */
-		for (vc = 0; vc < FC_NUM_VCS; vc++)
-			b->reported[p][vc] = cl_ld(
-				&cl_ring(c, node, CL_RING_LINK(p, vc))->head);
-	}
-	ret = 0;
-	if (fresh) {
-		ret = load_api(b);
-		if (!ret)
-			ret = open_endpoint(b, boot->addr);
-		if (!ret)
-			ret = alloc_bufs(b);
-	}
-	if (!ret && b->rma)
-		fcemu__rma_start(b->rma, c, node);
-	if (!ret)
-		ret = exchange(b, boot);
-	if (ret)
-		goto err_close;
-	b->next_hb = now_ns();
-	ret = -pthread_create(&b->thread, NULL, bridge_thread, b);
-	if (ret)
-		goto err_close;
-	b->thread_on = true;
-	c->pump_arg = b;
-	__atomic_store_n(&c->pump, pump, __ATOMIC_RELEASE);
-	*bp = b;
-	return 0;
-
-err_close:
-	close_all(b);
-	return ret;
-}
-
-/* Is anything of ours still on its way out? Lock held. */
-static bool links_busy(struct fcemu_bridge *b)
-{
-	struct fcemu_cluster *c = b->c;
-	unsigned int p, vc, r;
-	uint64_t links;
-
-	if (b->tx_busy || (b->rma && fcemu__rma_busy(b->rma)))
-		return true;
-	for (links = b->links; links; links &= links - 1) {
-		p = (unsigned int)__builtin_ctzll(links);
-		r = cl_peer(c, b->node, p);
-		/* one that left takes what it can while it stays (moved_at) */
-		if (cl_gone(c, r))
-			continue;
-		for (vc = 0; vc < FC_NUM_VCS; vc++)
-			if (!fcemu__ring_empty(
-				    fcemu__link_ring(c, b->node, p, vc)))
-				return true;
-	}
-	return false;
-}
-
-/* Does any other board still run (here or on another host)? */
-static bool others_running(struct fcemu_bridge *b)
-{
-	struct fcemu_cluster *c = b->c;
-	unsigned int n;
-
-	for (n = 0; n < c->nodes; n++)
-		if (n != b->node &&
-		    cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_ALIVE)
-			return true;
-	return false;
-}
-
-void fcemu_bridge_stop(struct fcemu_bridge *b)
-{
-	const struct timespec nap = { 0, 1000000 };
-	uint64_t start = now_ns(), peers, now;
-	bool busy, running;
-
-	if (!b)
-		return;
-	/* our name goes first: whoever looks next waits for the new one */
-	if (b->boot.drop)
-		b->boot.drop(b->boot.arg, b->node);
-	/*
-	 * Each goodbye must go, to boards that left before us too (they wait
-	 * for us): a lost one reads as a death later. A board down here is
-	 * told so instead (a host stopped meanwhile learns it when resumed).
-	 */
-	for (peers = b->c->remote; peers;) {
-		unsigned int n = (unsigned int)__builtin_ctzll(peers);
-		bool down;
-		int ret = 0;
-
-		pthread_mutex_lock(&b->lock);
-		b->moved_at = start;
-		/* a new bridge of a board down here has done nothing wrong */
-		down = dead(b->c, n) && !(b->reborn & (1ull << n));
-		if (b->epoch_of[n])
-			ret = send_ctl(b, n, down ? BR_DOWN : BR_BYE, 0, 0, 0);
-		pthread_mutex_unlock(&b->lock);
-		if (ret == -FI_EAGAIN && now_ns() - start < BR_HB_NS) {
-			nanosleep(&nap, NULL);
-			continue;
-		}
-		peers &= peers - 1;
-	}
-	/*
-	 * Our board's links still carry what other boards route through it
-	 * (its router runs wherever there is progress), and nobody else
-	 * carries them to the other hosts: until every other board has left,
-	 * or our links have been idle for BR_QUIET_NS (what passed through
-	 * them is over), BR_STOP_NS at most. What our board sent goes first.
-	 */
-	for (;;) {
-		pthread_mutex_lock(&b->lock);
-		pump_locked(b);
-		busy = links_busy(b);
-		running = others_running(b);
-		now = now_ns();
-		if (running && now - b->moved_at >= BR_QUIET_NS)
-			running = false;
-		pthread_mutex_unlock(&b->lock);
-		if ((!busy && !running) || now - start >= BR_STOP_NS)
-			break;
-		if (running)
-			fcemu_cluster_progress(b->c, 256);
-		nanosleep(&nap, NULL);
-	}
-	b->c->pump = NULL;
-	pthread_mutex_lock(&b->lock);
-	b->stop = true;
-	pthread_mutex_unlock(&b->lock);
-	fi_cq_signal(b->cq);
-	if (b->thread_on)
-		pthread_join(b->thread, NULL);
-	/* what is still in flight completes under the next bridge (or at
-	 * exit, with the process) */
-	pthread_mutex_lock(&spare_lock);
-	if (!spare) {
-		spare = b;
-		b = NULL;
-	}
-	pthread_mutex_unlock(&spare_lock);
-	if (b)
-		close_all(b);
 }
 
 #endif /* FCEMU_HAVE_OFI */
