@@ -97,7 +97,7 @@ $(B)/model/builtin.o: $(B)/model/builtin.c model/builtin.h
 	$(CC) $(CPPFLAGS) -Imodel $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 # The emu backend is the host of the in-process emulated board (emu/fcemu.h).
 $(B)/lib/backend/%.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo
-$(B)/lib/backend/backend_emu.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo -Iemu
+$(B)/lib/backend/backend_emu.o $(B)/lib/backend/backend_emu_dma.o: INC := -Ilib/backend -Ilib/peer -Ilib/core -Itopo -Iemu
 
 # The bridge carries links between hosts over libfabric, loaded at run
 # time (dlopen): built with it where its headers are (libfabric-dev).
