@@ -347,10 +347,10 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	if (!ret && r) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
-		 * unless it is reading @buf itself this moment (rendezvous):
-		 * that ends in bounded time, and is waited for. */
+		 * unless a board may read @buf itself (rendezvous): that
+		 * ends in bounded time, and is waited for. */
 		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY) {
-			if (r->rndv >= FC__RNDV_DATA)
+			if (fc__rndv_send_busy(ch->dev, r))
 				ret = fc__req_wait(r, -1, NULL);
 			else
 				fc__req_orphan(r);
@@ -535,6 +535,7 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->rndv_regs =
 		__atomic_load_n(&dev->stats.rndv_regs, __ATOMIC_RELAXED);
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
+	out->rgets = __atomic_load_n(&dev->stats.rgets, __ATOMIC_RELAXED);
 }
 
 void fc__chan_protocols(struct fc_dev *dev)

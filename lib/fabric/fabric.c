@@ -348,9 +348,10 @@ static bool submit_queued(struct fc_dev *dev)
 			break;
 		if (full & (1u << lane))
 			goto hold;
-		/* Rendezvous writes may go several to a chain (rndv.c). */
+		/* Rendezvous writes and reads may go several to a chain
+		 * (rndv.c). */
 		n = 1;
-		ret = r->rndv == FC__RNDV_DATA ?
+		ret = r->rndv ?
 			      fab->up.submit(dev, r, (unsigned int)lane, &n) :
 			      fc__dma_submit_on(dev, (unsigned int)lane,
 						r->xfers, r->n, &r->ticket);

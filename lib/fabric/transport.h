@@ -41,6 +41,10 @@ enum fc__ctrl_kind {
 	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
 	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
 	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
+	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
+	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
+	FC__CTRL_REVOKE,     /* val: 0; read no more from the RTS_GET's source */
+	FC__CTRL_REVOKED,    /* val: 0; it will be cleared (CTS) instead */
 	FC__CTRL_KINDS
 };
 
@@ -64,7 +68,8 @@ enum fc__msg_state {
 	FC__MSG_LANDED,	  /* in @land */
 };
 
-/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV: LAND). */
+/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV:
+ * LAND, or GET when it reads the sender's buffer itself). */
 enum fc__rndv_state {
 	FC__RNDV_NONE,
 	FC__RNDV_RTS,	   /* its announcement's chain runs */
@@ -72,6 +77,7 @@ enum fc__rndv_state {
 	FC__RNDV_DATA,	   /* the remote write's chain runs */
 	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
 	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
+	FC__RNDV_GET,	   /* receive: its read's chain runs, or waits */
 };
 
 struct fc__msg {
@@ -79,6 +85,7 @@ struct fc__msg {
 	size_t len;
 	enum fc__msg_state state;
 	uint32_t cookie;     /* rendezvous: the sender's name for it */
+	uint64_t raddr;	     /* DEFERRED: where it may be read (RTS_GET), or 0 */
 	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
 	int status;	     /* LANDED: 0, or the sender's error */
 	uint64_t land_at_ns; /* DEFERRED: landed from then on */
@@ -137,8 +144,11 @@ struct fc_req {
 	uint32_t cookie;
 	const void *sbuf; /* SEND: the caller's buffer */
 	int data_status;  /* SEND: how the remote write ended */
-	bool cts_early;	  /* SEND: the CTS came before its RTS ended */
-	uint64_t cts_addr;
+	bool rget;	  /* SEND: announced with its address (RTS_GET) */
+	bool revoking;	  /* SEND: a REVOKE is out, its answer not in */
+	uint8_t early;	  /* SEND: the answer (its kind) that came before
+			   * its RTS's chain ended, or 0 */
+	uint64_t early_val;
 	struct fc_req *rnext; /* waiting for CTS, or landing */
 };
 
@@ -295,6 +305,7 @@ struct fc__fabric {
 	struct fc__peer peers[FC_MAX_NODES];
 	/* rendezvous */
 	size_t rndv_min; /* 0: never */
+	bool rndv_get;	 /* receivers read announced messages (RTS_GET) */
 	uint32_t next_cookie;
 	struct fc_req *cts_wait; /* sends waiting for CTS */
 	/* cleared sends whose write waits for its node's batch in flight */

@@ -44,6 +44,10 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 		   struct fc_req *r);
 /* Its upcalls and control messages' handlers, into @fab. */
 void fc__rndv_register(struct fc__fabric *fab);
+/* Send @r, which a blocking send gave up on, may be read from the caller's
+ * buffer until it ends (a board writes it, or the receiver may read it:
+ * asked to stop, whose answer ends it): wait for it. false: orphan it. */
+bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r);
 
 /* proto/ctrl.c: control messages, one packet each */
 /* Fill @x: a control message to (@node, @port), staged for @r's chain. */

@@ -12,6 +12,17 @@
  * (FC_XFER_F_CTRL) on the message's own channel, so an announcement keeps
  * its place among the channel's eager messages.
  *
+ * Where the boards read remotely (FC_CAP_FABRIC_GET) the announcement
+ * names the sender's buffer too (RTS_GET), and a receive that meets it
+ * reads the data itself, straight into its buffer (a chain of GETs, which
+ * ends once the data is in place), then tells the sender (GOT): no CTS
+ * trip, and the receive ends as soon as its data is there. A message
+ * nobody asked for is still cleared into a library buffer (CTS), which
+ * the sender answers as above. A blocking send that times out while the
+ * receiver may still read its buffer asks the receiver to stop (REVOKE)
+ * and waits for its answer: GOT (read), or REVOKED, and then the message
+ * goes on from a copy, cleared as any other.
+ *
  * What the caller sees is as for eager messages: boundaries and order per
  * channel, messages nobody asked for kept (within FC_CHAN_BUFFERED bytes
  * per port; past that the sender waits for a receive), and a peer that
@@ -21,7 +32,8 @@
  *
  * Used on backends that can write remotely into any registered memory and
  * send control messages (emulated boards), from fab->rndv_min bytes on
- * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off).
+ * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off;
+ * FPGACOMM_RNDV_GET=0 turns the receiver's reads off).
  */
 #include <endian.h>
 #include <errno.h>
@@ -33,6 +45,7 @@
 /* microseconds a 1 MiB message nobody asked for waits for its receive */
 #define LAND_ENV      "FPGACOMM_RNDV_LAND_US"
 #define LAND_DELAY_US 1000
+#define GET_ENV	      "FPGACOMM_RNDV_GET"
 
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
@@ -43,10 +56,27 @@ bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 
 /* ---- Sending ---- */
 
+/* May the receiver read @r's data (RTS_GET)? Its value then: the buffer's
+ * offset in our host region and the length (at most FC_CHAN_MAX_MSG,
+ * 2^24: 24 bits as length - 1). Else the plain RTS's, the length. */
+static uint64_t rts_val(struct fc_dev *dev, struct fc_req *r)
+{
+	uint64_t addr;
+
+	r->rget = false;
+	if (!dev->fab->rndv_get || !r->umem ||
+	    fc_mem_fabric_addr(dev, r->umem, r->umem_off, &addr) ||
+	    FC_FABRIC_REGION(addr) != FC_REGION_HOST)
+		return r->len;
+	r->rget = true;
+	return FC_FABRIC_OFFSET(addr) | (uint64_t)(r->len - 1) << 40;
+}
+
 int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 		   struct fc_req *r)
 {
 	struct fc_dev *dev = ch->dev;
+	uint64_t val;
 	int ret;
 
 	/* The board reads @buf itself: no copy, and @buf stays the caller's
@@ -62,8 +92,10 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	r->port = ch->port;
 	r->sbuf = buf;
 	r->len = len;
-	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS,
-			     r->cookie, len);
+	val = rts_val(dev, r);
+	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port,
+			     r->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS,
+			     r->cookie, val);
 	if (ret)
 		fc__req_umem_put(dev, r);
 	return ret;
@@ -101,16 +133,10 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
 		fab->data_tail = r;
 }
 
-/* The CTS came: write the data to @addr. RETURN VALUE: 0 or -errno. */
-static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
+/* Queue @r's chain (a write, or a receive's read) behind its node's batch
+ * in flight, if any. */
+static void data_queue(struct fc__fabric *fab, struct fc_req *r)
 {
-	struct fc__fabric *fab = dev->fab;
-	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr,
-				  r->len, false, 0);
-
-	if (ret)
-		return ret;
-	r->rndv = FC__RNDV_DATA;
 	r->rnext = NULL;
 	if (fab->data_tail)
 		fab->data_tail->rnext = r;
@@ -119,14 +145,40 @@ static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 	fab->data_tail = r;
 	if (!fab->data_fly[r->node])
 		launch_node(fab, r->node);
+}
+
+/* @r's chain of the batch ended: the next batch to its node may go. */
+static void data_done(struct fc__fabric *fab, struct fc_req *r)
+{
+	if (!--fab->data_fly[r->node] && fab->data_head)
+		launch_node(fab, r->node);
+}
+
+/* The CTS came: write the data to @addr. RETURN VALUE: 0 or -errno. */
+static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
+{
+	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr,
+				  r->len, false, 0);
+
+	if (ret)
+		return ret;
+	r->rndv = FC__RNDV_DATA;
+	data_queue(dev->fab, r);
 	return 0;
 }
 
-/* May @q's write join a chain that has @n transfers and @bytes so far? */
+/* Does @r's chain go in batches (writes, reads)? */
+static bool batched(const struct fc_req *r)
+{
+	return r->rndv == FC__RNDV_DATA || r->rndv == FC__RNDV_GET;
+}
+
+/* May @q's write (read) join a chain that has @n transfers and @bytes so
+ * far, led by @r? */
 static bool joins(struct fc_dev *dev, const struct fc_req *r,
 		  const struct fc_req *q, unsigned int n, size_t bytes)
 {
-	return q && q->type == FC__REQ_SEND && q->rndv == FC__RNDV_DATA &&
+	return q && q->type == r->type && q->rndv == r->rndv &&
 	       q->node == r->node && n + q->n <= dev->info.max_chain &&
 	       bytes + q->len <= BATCH_BYTES;
 }
@@ -144,9 +196,11 @@ static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 	/*
 	 * A chain of writes ends only when the receiver's FENCE_ACK is back;
 	 * one chain per message leaves the receiver idle for that round trip
-	 * before each. Writes queued together go as one chain, back to back.
+	 * before each (a chain of reads, for the sender's). Writes (reads)
+	 * queued together go as one chain, back to back.
 	 */
-	for (q = r->next; k < BATCH_MAX && joins(dev, r, q, xn, bytes);
+	for (q = r->next;
+	     batched(r) && k < BATCH_MAX && joins(dev, r, q, xn, bytes);
 	     q = q->next, k++) {
 		xn += q->n;
 		bytes += q->len;
@@ -172,13 +226,30 @@ static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 	return 0;
 }
 
-static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr);
+static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
+		     uint64_t val);
+
+/* Receive @r has read its message (or failed to): the sender may let go
+ * of its buffer, and the next reads from that node may go. */
+static void read_done(struct fc_dev *dev, struct fc_req *r, int status)
+{
+	fc__ctrl_send(dev, r->node, r->port, FC__CTRL_GOT, r->cookie,
+		      (uint64_t)(int64_t)status);
+	r->rndv = FC__RNDV_NONE;
+	fc__req_umem_put(dev, r);
+	data_done(dev->fab, r);
+}
 
 static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 {
 	struct fc__fabric *fab = dev->fab;
 	int ret;
 
+	if (r->type == FC__REQ_RECV) {
+		if (r->rndv == FC__RNDV_GET)
+			read_done(dev, r, *status); /* and it ends */
+		return false;
+	}
 	if (r->type != FC__REQ_SEND)
 		return false;
 	fc__req_release(dev, r);
@@ -186,8 +257,8 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 	case FC__RNDV_RTS:
 		if (*status)
 			break;
-		if (r->cts_early) {
-			cleared(dev, r, r->cts_addr);
+		if (r->early) {
+			answered(dev, r, r->early, r->early_val);
 			return true;
 		}
 		r->rndv = FC__RNDV_WAIT_CTS;
@@ -204,8 +275,7 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 			r->rndv = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
 		}
-		if (!--fab->data_fly[r->node] && fab->data_head)
-			launch_node(fab, r->node);
+		data_done(fab, r);
 		if (!ret)
 			return true;
 		*status = ret;
@@ -241,14 +311,80 @@ static bool cts_addr_ok(const struct fc_req *r, uint64_t addr)
  * address it cannot have meant). */
 static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
-	int ret = !addr			? 0 :
-		  !cts_addr_ok(r, addr) ? -EPROTO :
-					  start_data(dev, r, addr);
+	int ret;
+
+	r->rget = false; /* the receiver will not read it */
+	r->revoking = false;
+	ret = !addr		    ? 0 :
+	      !cts_addr_ok(r, addr) ? -EPROTO :
+				      start_data(dev, r, addr);
 
 	if (!addr || ret) {
 		r->rndv = FC__RNDV_NONE;
 		fc__req_umem_put(dev, r);
 		fc__req_end(dev, r, ret);
+	}
+}
+
+/*
+ * The receiver answered a send that timed out (REVOKED): it will clear
+ * the message rather than read it. The message goes on from a copy, on
+ * a request of its own, and the caller's ends (-ETIMEDOUT). Without
+ * memory for the copy it goes from the caller's buffer, still waited for.
+ */
+static void revoked(struct fc_dev *dev, struct fc_req *r)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req *q = fc__req_new(dev, FC__REQ_SEND, r->node);
+	struct fc_mem *copy = NULL;
+
+	r->rget = false;
+	r->revoking = false;
+	if (!q || fc_mem_alloc(dev, r->len, 0, &copy)) {
+		if (q)
+			fc__req_free(q);
+		r->rnext = fab->cts_wait;
+		fab->cts_wait = r;
+		return;
+	}
+	memcpy(copy->addr, r->sbuf, r->len);
+	fc__req_rndv_clear(q);
+	q->orphan = true; /* nobody waits: freed when it ends */
+	q->port = r->port;
+	q->len = r->len;
+	q->umem = copy;
+	q->rndv = FC__RNDV_WAIT_CTS;
+	q->cookie = r->cookie;
+	q->rnext = fab->cts_wait;
+	fab->cts_wait = q;
+	r->rndv = FC__RNDV_NONE;
+	fc__req_umem_put(dev, r);
+	fc__req_end(dev, r, -ETIMEDOUT);
+}
+
+/* The receiver's answer of @kind to announced send @r, off every list. */
+static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
+		     uint64_t val)
+{
+	int64_t err = (int64_t)val;
+
+	r->early = 0;
+	switch (kind) {
+	case FC__CTRL_CTS:
+		cleared(dev, r, val);
+		break;
+	case FC__CTRL_GOT:
+		/* read, or failed to: the receiver says which */
+		r->rndv = FC__RNDV_NONE;
+		fc__req_umem_put(dev, r);
+		fc__req_end(dev, r,
+			    err < 0 && err > -4096 ? (int)err :
+			    err			   ? -EIO :
+						     0);
+		break;
+	default:
+		revoked(dev, r);
+		break;
 	}
 }
 
@@ -259,17 +395,22 @@ static bool is_sender(const struct fc_req *r, uint32_t port, uint32_t node,
 	       r->node == node && r->port == port;
 }
 
-static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   uint32_t cookie, uint64_t addr)
+static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
+		      uint32_t cookie, uint8_t kind, uint64_t val)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc_req **pp, *r;
 
 	for (pp = &fab->cts_wait; (r = *pp); pp = &r->rnext) {
 		if (is_sender(r, port, node, cookie)) {
+			/* GOT and REVOKED answer only a send the receiver
+			 * may read: not its copy (revoked()), nor one
+			 * cleared since */
+			if (kind != FC__CTRL_CTS && !r->rget)
+				return;
 			*pp = r->rnext;
 			r->rnext = NULL;
-			cleared(dev, r, addr);
+			answered(dev, r, kind, val);
 			return;
 		}
 	}
@@ -280,11 +421,46 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	for (r = fab->fly_head; r; r = r->next) {
 		if (r->rndv == FC__RNDV_RTS &&
 		    is_sender(r, port, node, cookie)) {
-			r->cts_early = true;
-			r->cts_addr = addr;
+			r->early = kind;
+			r->early_val = val;
 			return;
 		}
 	}
+}
+
+static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t addr)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_CTS, addr);
+}
+
+static void on_got(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t val)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_GOT, val);
+}
+
+static void on_revoked(struct fc_dev *dev, uint32_t port, uint32_t node,
+		       uint32_t cookie, uint64_t val)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_REVOKED, val);
+}
+
+bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r)
+{
+	if (r->type != FC__REQ_SEND)
+		return false;
+	if (r->rndv == FC__RNDV_DATA || r->rndv == FC__RNDV_FIN)
+		return true; /* the board reads the buffer now */
+	if (!r->rget ||
+	    (r->rndv != FC__RNDV_RTS && r->rndv != FC__RNDV_WAIT_CTS))
+		return false;
+	/* The receiver may read it: ask it not to, and wait for its answer
+	 * (the buffer is intact meanwhile, the caller waiting). */
+	if (!r->revoking && !fc__ctrl_send(dev, r->node, r->port,
+					   FC__CTRL_REVOKE, r->cookie, 0))
+		r->revoking = true;
+	return true;
 }
 
 /* ---- Receiving ---- */
@@ -305,7 +481,7 @@ static uint64_t land_wait_ns(const struct fc__fabric *fab, uint64_t len)
 }
 
 static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   uint32_t cookie, uint64_t len)
+		   uint32_t cookie, uint64_t len, uint64_t raddr)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s = fc__src_get(fab, port, node);
@@ -318,10 +494,46 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	}
 	m->state = FC__MSG_DEFERRED;
 	m->cookie = cookie;
+	m->raddr = raddr;
 	m->len = len;
 	m->land_at_ns = fc__now_ns() + land_wait_ns(fab, len);
 	fc__src_queue(s, m);
 	fc__src_match(fab, port, s);
+}
+
+/*
+ * Read announced message @m into receive @r, registered: a chain of GETs
+ * from the sender's buffer, queued behind the reads and writes to its node
+ * in flight. RETURN VALUE: 0, or -errno (the message is cleared instead).
+ */
+static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
+		     const struct fc__msg *m)
+{
+	uint64_t piece = dev->info.max_xfer_len, off;
+	unsigned int n = (unsigned int)((m->len + piece - 1) / piece), i;
+	struct fc_xfer *x;
+
+	if (!dev->fab->rndv_get || !piece || n > dev->info.max_chain)
+		return -EMSGSIZE;
+	x = n == 1 ? &r->xfer1 : calloc(n, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	memset(x, 0, n * sizeof(*x));
+	for (i = 0, off = 0; i < n; i++, off += piece) {
+		x[i].src.space = FC_SPACE_FABRIC;
+		x[i].src.addr = m->raddr + off;
+		x[i].dst = fc_host(r->umem, r->umem_off + off);
+		x[i].len = m->len - off < piece ? m->len - off : piece;
+	}
+	r->xfers = x;
+	r->n = n;
+	fc__req_rndv_clear(r);
+	r->rndv = FC__RNDV_GET;
+	r->cookie = m->cookie;
+	r->port = port;
+	fc__stat_inc(&dev->stats.rgets);
+	data_queue(dev->fab, r);
+	return 0;
 }
 
 static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
@@ -338,6 +550,10 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	} else {
 		/* straight into the caller's registration where it has one */
 		ret = fc__req_umem_get(dev, r, r->buf, m->len, true);
+		if (!ret && m->raddr && !start_get(dev, port, r, m)) {
+			free(m);
+			return;
+		}
 		if (!ret)
 			ret = fc_mem_fabric_addr(dev, r->umem, r->umem_off,
 						 &addr);
@@ -476,7 +692,42 @@ static void on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 			uint32_t cookie, uint64_t val)
 {
 	if (val && val <= FC_CHAN_MAX_MSG)
-		on_rts(dev, port, node, cookie, val);
+		on_rts(dev, port, node, cookie, val, 0);
+}
+
+/* An announcement naming the sender's buffer: offset | (length - 1) << 40
+ * (rts_val()); read where this board can, else cleared as any. */
+static void on_rts_get_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+			    uint32_t cookie, uint64_t val)
+{
+	uint64_t len = (val >> 40) + 1;
+	uint64_t off = val & FC_FABRIC_OFFSET_MASK;
+
+	if (len > FC_CHAN_MAX_MSG || len > FC_FABRIC_OFFSET_MASK + 1 - off)
+		return;
+	on_rts(dev, port, node, cookie, len,
+	       dev->fab->rndv_get ?
+		       FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
+		       0);
+}
+
+/* The sender gave up waiting: a message not read yet is cleared instead,
+ * and it hears so. One being read (or cleared) is answered by that. */
+static void on_revoke(struct fc_dev *dev, uint32_t port, uint32_t node,
+		      uint32_t cookie, uint64_t val)
+{
+	struct fc__src *s = fc__src_find(dev->fab, port, node);
+	struct fc__msg *m;
+
+	for (m = s ? s->q_head : NULL; m; m = m->next) {
+		if (m->state == FC__MSG_DEFERRED && m->cookie == cookie &&
+		    m->raddr) {
+			m->raddr = 0;
+			fc__ctrl_send(dev, node, port, FC__CTRL_REVOKED,
+				      cookie, 0);
+			return;
+		}
+	}
 }
 
 /* ---- Giving up ---- */
@@ -514,6 +765,13 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	struct fc__src *s;
 	int ret;
 
+	if (r->type == FC__REQ_RECV && r->rndv == FC__RNDV_GET) {
+		/* its read ends in bounded time (a dead sender fails it) */
+		if (!orphan)
+			return -EBUSY;
+		fc__req_disown(r);
+		return 1;
+	}
 	if (r->type == FC__REQ_RECV) {
 		if (r->rndv != FC__RNDV_LAND)
 			return 2;
@@ -534,8 +792,9 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		r->rndv = FC__RNDV_NONE;
 		return 0;
 	}
-	if (!orphan || r->rndv >= FC__RNDV_DATA)
-		return -EBUSY; /* the board may be reading the caller's buffer */
+	/* The board, or the receiver's (rget), may read the caller's buffer. */
+	if (!orphan || r->rget || r->rndv >= FC__RNDV_DATA)
+		return -EBUSY;
 	ret = take_copy(dev, r);
 	if (ret)
 		return ret;
@@ -573,7 +832,14 @@ void fc__rndv_register(struct fc__fabric *fab)
 	fab->up.msg_land_due = rndv_land_due;
 	fab->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
 	fab->up.rndv_fini = rndv_fini;
+	fab->rndv_get = fab->rndv_min &&
+			(fab->dev->info.caps & FC_CAP_FABRIC_GET) &&
+			fc__env_size(GET_ENV, 1);
 	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
 	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
 	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_RTS_GET, on_rts_get_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_GOT, on_got);
+	fc__ctrl_register(fab, FC__CTRL_REVOKE, on_revoke);
+	fc__ctrl_register(fab, FC__CTRL_REVOKED, on_revoked);
 }
