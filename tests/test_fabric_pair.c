@@ -238,10 +238,15 @@ static void test_channel_both_ways(void **state)
 		if (sizes[i] <= 48 * FC_PKT_PAYLOAD)
 			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) /
 				FC_PKT_PAYLOAD;
+		/* board 0 answers a large one of board 1's (rendezvous:
+		 * CTS or GOT) with one control packet through the window */
+		else if (sizes[i] >= FC_CHAN_RNDV_MIN &&
+			 !strncmp(names[0], "emu:", 4))
+			pkts++;
 	}
 	/* Sent one at a time, the small ones went through the PIO window. */
 	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));
-	if (inf.caps & FC_CAP_PIO_SEND)
+	if ((inf.caps & FC_CAP_PIO_SEND) && !getenv("FPGACOMM_RNDV_MIN"))
 		assert_int_equal(tail1 - tail0, pkts);
 	/*
 	 * Board 1 received by its event queue where it has one (through the

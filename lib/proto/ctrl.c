@@ -13,15 +13,23 @@
 
 #include "proto.h"
 
-int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
-		  uint64_t val, struct fc_xfer *x)
+static struct fc__ctrl_msg ctrl_msg(enum fc__ctrl_kind kind, uint32_t cookie,
+				   uint64_t val)
 {
 	struct fc__ctrl_msg m = {
 		.kind = (uint8_t)kind,
 		.cookie = htole32(cookie),
 		.val = htole64(val),
 	};
+
+	return m;
+}
+
+int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		  uint64_t val, struct fc_xfer *x)
+{
+	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
 	int ret = fc__stage_copy(dev, r, &m, sizeof(m), &x->src);
 
 	if (ret)
@@ -65,4 +73,27 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 	}
 	fc__req_queue(dev->fab, r);
 	return 0;
+}
+
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+{
+	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
+	struct fc_hw_pkt pkt;
+	uint32_t end;
+	int ret = -EAGAIN;
+
+	/* One packet the board takes as it is: no staging, no chain, no
+	 * request, and nothing queued behind a chain to that node. */
+	if (dev->be->pio_send) {
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.hdr = htole32(FC_PKT_HDR(node, 0, port, sizeof(m),
+					     FC_PKT_T_CTRL) |
+				  FC_PKT_EOM);
+		memcpy(pkt.payload, &m, sizeof(m));
+		fc__dev_lock(dev);
+		ret = dev->be->pio_send(dev, &pkt, 1, &end);
+		fc__dev_unlock(dev);
+	}
+	return ret ? fc__ctrl_send(dev, node, port, kind, cookie, val) : 0;
 }

@@ -62,6 +62,12 @@ int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
 
+/* An answer, whose order against what else goes to (@node, @port) does not
+ * matter (CTS, GOT, REVOKED): through the PIO window where the board has
+ * room, else as fc__ctrl_send(). */
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
+
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */
 /* Its upcalls and control messages' handlers, into @dev's fabric. */

@@ -233,8 +233,8 @@ static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
  * of its buffer, and the next reads from that node may go. */
 static void read_done(struct fc_dev *dev, struct fc_req *r, int status)
 {
-	fc__ctrl_send(dev, r->node, r->port, FC__CTRL_GOT, r->cookie,
-		      (uint64_t)(int64_t)status);
+	fc__ctrl_answer(dev, r->node, r->port, FC__CTRL_GOT, r->cookie,
+			(uint64_t)(int64_t)status);
 	r->rndv = FC__RNDV_NONE;
 	fc__req_umem_put(dev, r);
 	data_done(dev->fab, r);
@@ -489,7 +489,7 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!m) {
 		/* Tell the sender, or it would wait for ever. */
-		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, cookie, 0);
+		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, cookie, 0);
 		return;
 	}
 	m->state = FC__MSG_DEFERRED;
@@ -564,7 +564,7 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		r->cookie = m->cookie;
 		r->rnext = s->landing;
 		s->landing = r;
-		ret = fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie,
+		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
 				    addr);
 		if (ret) {
 			s->landing = r->rnext;
@@ -574,7 +574,7 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	if (ret) {
 		fc__req_umem_put(dev, r);
 		/* No address: the sender drops it (and must hear so). */
-		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
+		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
 		r->status = ret;
 	}
 	free(m);
@@ -617,7 +617,7 @@ static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 		if (fc__spare_get(dev, m->len, &m->land))
 			return;
 		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
-		    fc__ctrl_send(dev, s->node, port, FC__CTRL_CTS, m->cookie,
+		    fc__ctrl_answer(dev, s->node, port, FC__CTRL_CTS, m->cookie,
 				  addr)) {
 			fc__spare_put(dev, m->land);
 			m->land = NULL;
@@ -723,8 +723,8 @@ static void on_revoke(struct fc_dev *dev, uint32_t port, uint32_t node,
 		if (m->state == FC__MSG_DEFERRED && m->cookie == cookie &&
 		    m->raddr) {
 			m->raddr = 0;
-			fc__ctrl_send(dev, node, port, FC__CTRL_REVOKED,
-				      cookie, 0);
+			fc__ctrl_answer(dev, node, port, FC__CTRL_REVOKED,
+					cookie, 0);
 			return;
 		}
 	}
