@@ -351,10 +351,9 @@ static bool submit_queued(struct fc_dev *dev)
 		/* Rendezvous writes and reads may go several to a chain
 		 * (rndv.c). */
 		n = 1;
-		ret = r->rndv ?
-			      fab->up.submit(dev, r, (unsigned int)lane, &n) :
-			      fc__dma_submit_on(dev, (unsigned int)lane,
-						r->xfers, r->n, &r->ticket);
+		ret = r->rndv ? fab->up.submit(dev, r, (unsigned int)lane, &n) :
+				fc__dma_submit_on(dev, (unsigned int)lane,
+						  r->xfers, r->n, &r->ticket);
 		if (ret == -EAGAIN) {
 			full |= 1u << lane;
 			if (full == (1u << fab->lanes) - 1)

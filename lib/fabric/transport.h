@@ -43,8 +43,8 @@ enum fc__ctrl_kind {
 	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
 	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
 	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
-	FC__CTRL_REVOKE,     /* val: 0; read no more from the RTS_GET's source */
-	FC__CTRL_REVOKED,    /* val: 0; it will be cleared (CTS) instead */
+	FC__CTRL_REVOKE,  /* val: 0; read no more from the RTS_GET's source */
+	FC__CTRL_REVOKED, /* val: 0; it will be cleared (CTS) instead */
 	FC__CTRL_KINDS
 };
 
@@ -84,8 +84,8 @@ struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
 	enum fc__msg_state state;
-	uint32_t cookie;     /* rendezvous: the sender's name for it */
-	uint64_t raddr;	     /* DEFERRED: where it may be read (RTS_GET), or 0 */
+	uint32_t cookie; /* rendezvous: the sender's name for it */
+	uint64_t raddr;	 /* DEFERRED: where it may be read (RTS_GET), or 0 */
 	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
 	int status;	     /* LANDED: 0, or the sender's error */
 	uint64_t land_at_ns; /* DEFERRED: landed from then on */

@@ -14,7 +14,7 @@
 #include "proto.h"
 
 static struct fc__ctrl_msg ctrl_msg(enum fc__ctrl_kind kind, uint32_t cookie,
-				   uint64_t val)
+				    uint64_t val)
 {
 	struct fc__ctrl_msg m = {
 		.kind = (uint8_t)kind,
@@ -87,9 +87,9 @@ int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
 	 * request, and nothing queued behind a chain to that node. */
 	if (dev->be->pio_send) {
 		memset(&pkt, 0, sizeof(pkt));
-		pkt.hdr = htole32(FC_PKT_HDR(node, 0, port, sizeof(m),
-					     FC_PKT_T_CTRL) |
-				  FC_PKT_EOM);
+		pkt.hdr = htole32(
+			FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL) |
+			FC_PKT_EOM);
 		memcpy(pkt.payload, &m, sizeof(m));
 		fc__dev_lock(dev);
 		ret = dev->be->pio_send(dev, &pkt, 1, &end);

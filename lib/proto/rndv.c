@@ -565,7 +565,7 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		r->rnext = s->landing;
 		s->landing = r;
 		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
-				    addr);
+				      addr);
 		if (ret) {
 			s->landing = r->rnext;
 			r->rndv = FC__RNDV_NONE;
@@ -618,7 +618,7 @@ static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 			return;
 		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
 		    fc__ctrl_answer(dev, s->node, port, FC__CTRL_CTS, m->cookie,
-				  addr)) {
+				    addr)) {
 			fc__spare_put(dev, m->land);
 			m->land = NULL;
 			return;
@@ -706,9 +706,8 @@ static void on_rts_get_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 	if (len > FC_CHAN_MAX_MSG || len > FC_FABRIC_OFFSET_MASK + 1 - off)
 		return;
 	on_rts(dev, port, node, cookie, len,
-	       dev->fab->rndv_get ?
-		       FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
-		       0);
+	       dev->fab->rndv_get ? FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
+				    0);
 }
 
 /* The sender gave up waiting: a message not read yet is cleared instead,
