@@ -28,8 +28,8 @@
 #include "pair.h" /* the two boards (emu/ makes their cluster) */
 #include "chan_stats.h"
 
-#define PORT	9
-#define WAIT_MS 20000
+#define PORT	 9
+#define WAIT_MS	 20000
 #define LAND_ENV "FPGACOMM_RNDV_LAND_US"
 
 static pthread_t pump;
@@ -126,8 +126,7 @@ static void fill(uint8_t *p, size_t len, uint32_t salt)
 		p[i] = (uint8_t)((i * 131u + salt) ^ (i >> 9));
 }
 
-static void check(const uint8_t *p, size_t len, uint32_t salt,
-		  const char *what)
+static void check(const uint8_t *p, size_t len, uint32_t salt, const char *what)
 {
 	size_t i;
 
@@ -151,8 +150,12 @@ static void close_pair(struct fc_chan *tx, struct fc_chan *rx)
 static void test_sizes_unaligned(void **state)
 {
 	static const size_t sizes[] = {
-		FC_CHAN_RNDV_MIN - 1, FC_CHAN_RNDV_MIN, FC_CHAN_RNDV_MIN + 1,
-		65536,		      65539,		(1u << 20) + 5,
+		FC_CHAN_RNDV_MIN - 1,
+		FC_CHAN_RNDV_MIN,
+		FC_CHAN_RNDV_MIN + 1,
+		65536,
+		65539,
+		(1u << 20) + 5,
 		FC_CHAN_MAX_MSG,
 	};
 	const size_t n = sizeof(sizes) / sizeof(sizes[0]);

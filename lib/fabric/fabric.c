@@ -107,15 +107,10 @@ static void free_req_list(struct fc_req *r)
 static void free_src(struct fc__src *s)
 {
 	struct fc__msg *m;
-	struct fc_req *r;
 
 	while ((m = s->q_head)) {
 		s->q_head = m->next;
 		free(m);
-	}
-	while ((r = s->landing)) {
-		s->landing = r->rnext;
-		free(r);
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);

@@ -171,8 +171,6 @@ struct fc__src {
 	struct fc__msg *q_head, *q_tail;
 	/* posted receives, oldest first (the oldest may be @into) */
 	struct fc_req *posted_head, *posted_tail;
-	/* receives cleared for a rendezvous, waiting for its FIN */
-	struct fc_req *landing;
 	struct fc_chan *chan; /* the open channel, if any */
 	/* end-to-end credits (credit.c): sending there ... */
 	uint64_t tx_used, tx_granted;	      /* bytes, totals since open */
@@ -303,18 +301,11 @@ struct fc__fabric {
 	unsigned int puts; /* put requests not yet ended */
 	int put_error;	   /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
-	/* rendezvous */
-	size_t rndv_min; /* 0: never */
-	bool rndv_get;	 /* receivers read announced messages (RTS_GET) */
-	uint32_t next_cookie;
-	struct fc_req *cts_wait; /* sends waiting for CTS */
-	/* cleared sends whose write waits for its node's batch in flight */
-	struct fc_req *data_head, *data_tail;
-	/* per node: writes in the send queue or flying (one batch) */
-	uint8_t data_fly[FC_MAX_NODES];
+	/* rendezvous: from this length on (0: never; the backend's) */
+	size_t rndv_min;
 	/* the earliest a message nobody asked for is landed; 0: none waits */
 	uint64_t land_due_ns;
-	uint64_t land_delay_ns; /* ... a 1 MiB message waits that long */
+	void *rndv; /* the rendezvous protocol's own state (proto/rndv.c) */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c), credits (credit.c) */

@@ -47,6 +47,25 @@
 #define LAND_DELAY_US 1000
 #define GET_ENV	      "FPGACOMM_RNDV_GET"
 
+/* What rendezvous keeps per board (fab->rndv): no other layer sees it. */
+struct rndv {
+	bool get; /* receivers read announced messages (RTS_GET) */
+	uint32_t next_cookie;
+	struct fc_req *cts_wait; /* sends waiting for an answer */
+	/* writes (reads) waiting for their node's batch in flight */
+	struct fc_req *data_head, *data_tail;
+	/* per node: writes (reads) in the send queue or flying (one batch) */
+	uint8_t data_fly[FC_MAX_NODES];
+	/* receives cleared (CTS), waiting for their FIN */
+	struct fc_req *landing;
+	uint64_t land_delay_ns; /* a 1 MiB message nobody asked for waits */
+};
+
+static inline struct rndv *RV(const struct fc__fabric *fab)
+{
+	return fab->rndv;
+}
+
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
 	size_t min = dev->fab->rndv_min;
@@ -64,7 +83,7 @@ static uint64_t rts_val(struct fc_dev *dev, struct fc_req *r)
 	uint64_t addr;
 
 	r->rget = false;
-	if (!dev->fab->rndv_get || !r->umem ||
+	if (!RV(dev->fab)->get || !r->umem ||
 	    fc_mem_fabric_addr(dev, r->umem, r->umem_off, &addr) ||
 	    FC_FABRIC_REGION(addr) != FC_REGION_HOST)
 		return r->len;
@@ -88,7 +107,7 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 		return ret;
 	fc__req_rndv_clear(r);
 	r->rndv = FC__RNDV_RTS;
-	r->cookie = ++dev->fab->next_cookie;
+	r->cookie = ++RV(dev->fab)->next_cookie;
 	r->port = ch->port;
 	r->sbuf = buf;
 	r->len = len;
@@ -113,24 +132,24 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
  */
 static void launch_node(struct fc__fabric *fab, uint32_t node)
 {
-	struct fc_req **pp = &fab->data_head, *r;
+	struct fc_req **pp = &RV(fab)->data_head, *r;
 	size_t bytes = 0;
 
-	while ((r = *pp) && fab->data_fly[node] < BATCH_MAX) {
+	while ((r = *pp) && RV(fab)->data_fly[node] < BATCH_MAX) {
 		if (r->node != node ||
-		    (fab->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
+		    (RV(fab)->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
 			pp = &r->rnext;
 			continue;
 		}
 		*pp = r->rnext;
 		r->rnext = NULL;
 		bytes += r->len;
-		fab->data_fly[node]++;
+		RV(fab)->data_fly[node]++;
 		fc__req_queue(fab, r);
 	}
-	fab->data_tail = NULL;
-	for (r = fab->data_head; r; r = r->rnext)
-		fab->data_tail = r;
+	RV(fab)->data_tail = NULL;
+	for (r = RV(fab)->data_head; r; r = r->rnext)
+		RV(fab)->data_tail = r;
 }
 
 /* Queue @r's chain (a write, or a receive's read) behind its node's batch
@@ -138,19 +157,19 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
 static void data_queue(struct fc__fabric *fab, struct fc_req *r)
 {
 	r->rnext = NULL;
-	if (fab->data_tail)
-		fab->data_tail->rnext = r;
+	if (RV(fab)->data_tail)
+		RV(fab)->data_tail->rnext = r;
 	else
-		fab->data_head = r;
-	fab->data_tail = r;
-	if (!fab->data_fly[r->node])
+		RV(fab)->data_head = r;
+	RV(fab)->data_tail = r;
+	if (!RV(fab)->data_fly[r->node])
 		launch_node(fab, r->node);
 }
 
 /* @r's chain of the batch ended: the next batch to its node may go. */
 static void data_done(struct fc__fabric *fab, struct fc_req *r)
 {
-	if (!--fab->data_fly[r->node] && fab->data_head)
+	if (!--RV(fab)->data_fly[r->node] && RV(fab)->data_head)
 		launch_node(fab, r->node);
 }
 
@@ -262,8 +281,8 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 			return true;
 		}
 		r->rndv = FC__RNDV_WAIT_CTS;
-		r->rnext = fab->cts_wait;
-		fab->cts_wait = r;
+		r->rnext = RV(fab)->cts_wait;
+		RV(fab)->cts_wait = r;
 		return true;
 	case FC__RNDV_DATA:
 		/* Written or not, the receiver must hear how it went. The FIN
@@ -343,8 +362,8 @@ static void revoked(struct fc_dev *dev, struct fc_req *r)
 	if (!q || fc_mem_alloc(dev, r->len, 0, &copy)) {
 		if (q)
 			fc__req_free(q);
-		r->rnext = fab->cts_wait;
-		fab->cts_wait = r;
+		r->rnext = RV(fab)->cts_wait;
+		RV(fab)->cts_wait = r;
 		return;
 	}
 	memcpy(copy->addr, r->sbuf, r->len);
@@ -355,8 +374,8 @@ static void revoked(struct fc_dev *dev, struct fc_req *r)
 	q->umem = copy;
 	q->rndv = FC__RNDV_WAIT_CTS;
 	q->cookie = r->cookie;
-	q->rnext = fab->cts_wait;
-	fab->cts_wait = q;
+	q->rnext = RV(fab)->cts_wait;
+	RV(fab)->cts_wait = q;
 	r->rndv = FC__RNDV_NONE;
 	fc__req_umem_put(dev, r);
 	fc__req_end(dev, r, -ETIMEDOUT);
@@ -401,7 +420,7 @@ static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
 	struct fc__fabric *fab = dev->fab;
 	struct fc_req **pp, *r;
 
-	for (pp = &fab->cts_wait; (r = *pp); pp = &r->rnext) {
+	for (pp = &RV(fab)->cts_wait; (r = *pp); pp = &r->rnext) {
 		if (is_sender(r, port, node, cookie)) {
 			/* GOT and REVOKED answer only a send the receiver
 			 * may read: not its copy (revoked()), nor one
@@ -472,11 +491,11 @@ bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r)
  * writes it straight into the receive. Ranks of a collective come to
  * their receives a little apart, so landing at once copied about half
  * of an alltoall's messages twice. The wait grows with the length, as
- * the copy it saves does: fab->land_delay_ns for 1 MiB.
+ * the copy it saves does: RV(fab)->land_delay_ns for 1 MiB.
  */
 static uint64_t land_wait_ns(const struct fc__fabric *fab, uint64_t len)
 {
-	return (uint64_t)((double)fab->land_delay_ns * (double)len /
+	return (uint64_t)((double)RV(fab)->land_delay_ns * (double)len /
 			  (double)(1u << 20));
 }
 
@@ -513,7 +532,7 @@ static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
 	unsigned int n = (unsigned int)((m->len + piece - 1) / piece), i;
 	struct fc_xfer *x;
 
-	if (!dev->fab->rndv_get || !piece || n > dev->info.max_chain)
+	if (!RV(dev->fab)->get || !piece || n > dev->info.max_chain)
 		return -EMSGSIZE;
 	x = n == 1 ? &r->xfer1 : calloc(n, sizeof(*x));
 	if (!x)
@@ -562,12 +581,13 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		fc__req_rndv_clear(r);
 		r->rndv = FC__RNDV_LAND;
 		r->cookie = m->cookie;
-		r->rnext = s->landing;
-		s->landing = r;
+		r->port = port;
+		r->rnext = RV(dev->fab)->landing;
+		RV(dev->fab)->landing = r;
 		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
 				      addr);
 		if (ret) {
-			s->landing = r->rnext;
+			RV(dev->fab)->landing = r->rnext;
 			r->rndv = FC__RNDV_NONE;
 		}
 	}
@@ -657,8 +677,8 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!s)
 		return;
-	for (pp = &s->landing; (r = *pp); pp = &r->rnext) {
-		if (r->cookie != cookie)
+	for (pp = &RV(fab)->landing; (r = *pp); pp = &r->rnext) {
+		if (r->cookie != cookie || r->node != node || r->port != port)
 			continue;
 		*pp = r->rnext;
 		r->rnext = NULL;
@@ -706,8 +726,8 @@ static void on_rts_get_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 	if (len > FC_CHAN_MAX_MSG || len > FC_FABRIC_OFFSET_MASK + 1 - off)
 		return;
 	on_rts(dev, port, node, cookie, len,
-	       dev->fab->rndv_get ? FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
-				    0);
+	       RV(dev->fab)->get ? FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
+				   0);
 }
 
 /* The sender gave up waiting: a message not read yet is cleared instead,
@@ -761,7 +781,6 @@ static void unlink_req(struct fc_req **head, struct fc_req *r)
 static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 {
 	struct fc__fabric *fab = dev->fab;
-	struct fc__src *s;
 	int ret;
 
 	if (r->type == FC__REQ_RECV && r->rndv == FC__RNDV_GET) {
@@ -777,8 +796,7 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		/* Its data is on the way: only a dead sender gives it up. */
 		if (!orphan)
 			return -EBUSY;
-		s = fc__src_find(fab, r->chan->port, r->chan->peer);
-		unlink_req(&s->landing, r);
+		unlink_req(&RV(fab)->landing, r);
 		r->rndv = FC__RNDV_NONE;
 		return 0; /* the caller frees it, and unregisters */
 	}
@@ -787,7 +805,7 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	if (r->rndv == FC__RNDV_RTS && !r->submitted)
 		return 2; /* not started: dropped as any send */
 	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
-		unlink_req(&fab->cts_wait, r);
+		unlink_req(&RV(fab)->cts_wait, r);
 		r->rndv = FC__RNDV_NONE;
 		return 0;
 	}
@@ -801,27 +819,39 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	return 1;
 }
 
+static void free_rlist(struct fc_req *r)
+{
+	struct fc_req *next;
+
+	for (; r; r = next) {
+		next = r->rnext;
+		fc__xfers_free(r);
+		free(r);
+	}
+}
+
 static void rndv_fini(struct fc__fabric *fab)
 {
-	struct fc_req *r;
+	struct rndv *rv = RV(fab);
 
-	while ((r = fab->cts_wait)) {
-		fab->cts_wait = r->rnext;
-		fc__xfers_free(r);
-		free(r);
-	}
-	while ((r = fab->data_head)) {
-		fab->data_head = r->rnext;
-		fc__xfers_free(r);
-		free(r);
-	}
-	fab->data_tail = NULL;
+	free_rlist(rv->cts_wait);
+	free_rlist(rv->data_head);
+	free_rlist(rv->landing);
+	free(rv);
+	fab->rndv = NULL;
 }
 
 /* ---- What the transport and the control messages call ---- */
 
 void fc__rndv_register(struct fc__fabric *fab)
 {
+	struct rndv *rv = calloc(1, sizeof(*rv));
+
+	if (!rv) {
+		fab->rndv_min = 0; /* every message eager, then */
+		return;
+	}
+	fab->rndv = rv;
 	fab->up.chain_ended = rndv_chain_ended;
 	fab->up.submit = rndv_submit;
 	fab->up.withdraw = rndv_withdraw;
@@ -829,11 +859,10 @@ void fc__rndv_register(struct fc__fabric *fab)
 	fab->up.msg_clear = rndv_clear;
 	fab->up.msg_land = fab->rndv_min ? rndv_land_deferred : NULL;
 	fab->up.msg_land_due = rndv_land_due;
-	fab->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
+	rv->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
 	fab->up.rndv_fini = rndv_fini;
-	fab->rndv_get = fab->rndv_min &&
-			(fab->dev->info.caps & FC_CAP_FABRIC_GET) &&
-			fc__env_size(GET_ENV, 1);
+	rv->get = fab->rndv_min && (fab->dev->info.caps & FC_CAP_FABRIC_GET) &&
+		  fc__env_size(GET_ENV, 1);
 	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
 	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
 	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
