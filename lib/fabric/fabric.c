@@ -99,6 +99,7 @@ static void free_req_list(struct fc_req *r)
 		struct fc_req *next = r->next;
 
 		fc__xfers_free(r);
+		free(r->proto);
 		free(r);
 		r = next;
 	}
@@ -221,7 +222,7 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 	if (status == -EHOSTUNREACH && peer_check(dev, r->node, true))
 		status = -EHOSTDOWN;
 	r->next = NULL;
-	if (r->rndv && fab->up.chain_ended(dev, r, &status))
+	if (r->proto && fab->up.chain_ended(dev, r, &status))
 		return; /* the next step of a rendezvous is queued */
 	r->status = status;
 	if (status && r->type == FC__REQ_SEND && fab->up.refund)
@@ -346,9 +347,10 @@ static bool submit_queued(struct fc_dev *dev)
 		/* Rendezvous writes and reads may go several to a chain
 		 * (rndv.c). */
 		n = 1;
-		ret = r->rndv ? fab->up.submit(dev, r, (unsigned int)lane, &n) :
-				fc__dma_submit_on(dev, (unsigned int)lane,
-						  r->xfers, r->n, &r->ticket);
+		ret = r->proto ?
+			      fab->up.submit(dev, r, (unsigned int)lane, &n) :
+			      fc__dma_submit_on(dev, (unsigned int)lane,
+						r->xfers, r->n, &r->ticket);
 		if (ret == -EAGAIN) {
 			full |= 1u << lane;
 			if (full == (1u << fab->lanes) - 1)
@@ -514,7 +516,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 	r->reg = NULL;
 	r->buf = NULL;
 	r->cap = 0;
-	r->rndv = FC__RNDV_NONE;
+	r->proto = NULL;
 	r->port = 0;
 	r->umem = NULL;
 	r->umem_off = 0;
@@ -593,6 +595,10 @@ void fc__req_free(struct fc_req *r)
 		r->chan->reqs--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
+	if (__builtin_expect(r->proto != NULL, 0)) {
+		free(r->proto);
+		r->proto = NULL;
+	}
 	if (__builtin_expect(r->bounce != NULL, 0))
 		req_bounce_put(r);
 	if (fab->req_cached == REQ_CACHE) {
@@ -650,7 +656,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	struct fc__src *s;
 	int ret;
 
-	if (r->rndv) {
+	if (r->proto) {
 		ret = fab->up.withdraw(dev, r, orphan);
 		if (ret != 2)
 			return ret;

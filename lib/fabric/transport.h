@@ -68,18 +68,6 @@ enum fc__msg_state {
 	FC__MSG_LANDED,	  /* in @land */
 };
 
-/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV:
- * LAND, or GET when it reads the sender's buffer itself). */
-enum fc__rndv_state {
-	FC__RNDV_NONE,
-	FC__RNDV_RTS,	   /* its announcement's chain runs */
-	FC__RNDV_WAIT_CTS, /* the receiver has not cleared it yet */
-	FC__RNDV_DATA,	   /* the remote write's chain runs */
-	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
-	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
-	FC__RNDV_GET,	   /* receive: its read's chain runs, or waits */
-};
-
 struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
@@ -122,7 +110,9 @@ struct fc_req {
 	/* RECV */
 	void *buf;
 	size_t cap;
-	enum fc__rndv_state rndv; /* rendezvous (rndv.c), or NONE */
+	/* a protocol's own state of it (rendezvous: proto/rndv.c), one
+	 * malloc'd block freed with the request; NULL: none */
+	void *proto;
 	uint32_t port;
 	/* the caller's buffer, registered: by the library for this message,
 	 * or by the caller (@umem_held: fc__mem_hold, at @umem_off in it) */
@@ -137,26 +127,10 @@ struct fc_req {
 	 * Above: set by fc__req_new() (req_init(), field by field: a field
 	 * added above goes there too). From here on a new request is left
 	 * as it was (a small message needs none of it): @xfer1 is set up
-	 * by fc__build_chain(), the rest by fc__req_rndv_clear() when the
-	 * request takes the rendezvous way.
+	 * by fc__build_chain().
 	 */
 	struct fc_xfer xfer1;
-	uint32_t cookie;
-	const void *sbuf; /* SEND: the caller's buffer */
-	int data_status;  /* SEND: how the remote write ended */
-	bool rget;	  /* SEND: announced with its address (RTS_GET) */
-	bool revoking;	  /* SEND: a REVOKE is out, its answer not in */
-	uint8_t early;	  /* SEND: the answer (its kind) that came before
-			   * its RTS's chain ended, or 0 */
-	uint64_t early_val;
-	struct fc_req *rnext; /* waiting for CTS, or landing */
 };
-
-/* A request taking the rendezvous way: its own fields from zero. */
-static inline void fc__req_rndv_clear(struct fc_req *r)
-{
-	memset(&r->cookie, 0, sizeof(*r) - offsetof(struct fc_req, cookie));
-}
 
 /* What arrives on one port from one source node. */
 struct fc__src {
@@ -217,7 +191,7 @@ struct fc__lane {
  */
 struct fc__upcalls {
 	/*
-	 * Rendezvous (rndv.c), for requests with r->rndv set: a chain of
+	 * Rendezvous (rndv.c), for requests with r->proto set: a chain of
 	 * theirs ended with *status (true: the send goes on; else *status
 	 * is how it ends); submit the remote write of @r, at the head of
 	 * the send queue, and those to the same node behind it, as one chain

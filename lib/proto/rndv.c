@@ -47,6 +47,61 @@
 #define LAND_DELAY_US 1000
 #define GET_ENV	      "FPGACOMM_RNDV_GET"
 
+/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV:
+ * LAND, or GET when it reads the sender's buffer itself). */
+enum rstate {
+	FC__RNDV_NONE,
+	FC__RNDV_RTS,	   /* its announcement's chain runs */
+	FC__RNDV_WAIT_CTS, /* the receiver has not answered yet */
+	FC__RNDV_DATA,	   /* the remote write's chain runs */
+	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
+	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
+	FC__RNDV_GET,	   /* receive: its read's chain runs, or waits */
+};
+
+/* What rendezvous keeps of a request (r->proto) while it is one. */
+struct rreq {
+	enum rstate state;
+	uint32_t cookie;
+	const void *sbuf; /* SEND: the caller's buffer */
+	int data_status;  /* SEND: how the remote write ended */
+	bool rget;	  /* SEND: announced with its address (RTS_GET) */
+	bool revoking;	  /* SEND: a REVOKE is out, its answer not in */
+	uint8_t early;	  /* SEND: the answer (its kind) that came before
+			   * its RTS's chain ended, or 0 */
+	uint64_t early_val;
+	struct fc_req *rnext; /* waiting for an answer, a batch, or a FIN */
+};
+
+static inline struct rreq *RQ(const struct fc_req *r)
+{
+	return r->proto;
+}
+
+static inline enum rstate st(const struct fc_req *r)
+{
+	return r->proto ? RQ(r)->state : FC__RNDV_NONE;
+}
+
+/* @r takes the rendezvous way: its state, from zero. RETURN VALUE: 0 or
+ * -ENOMEM. */
+static int rq_new(struct fc_req *r)
+{
+	if (!r->proto)
+		r->proto = malloc(sizeof(struct rreq));
+	if (!r->proto)
+		return -ENOMEM;
+	memset(r->proto, 0, sizeof(struct rreq));
+	return 0;
+}
+
+/* ... and leaves it. */
+static void rq_end(struct fc_req *r)
+{
+	free(r->proto);
+	r->proto = NULL;
+}
+
 /* What rendezvous keeps per board (fab->rndv): no other layer sees it. */
 struct rndv {
 	bool get; /* receivers read announced messages (RTS_GET) */
@@ -82,12 +137,12 @@ static uint64_t rts_val(struct fc_dev *dev, struct fc_req *r)
 {
 	uint64_t addr;
 
-	r->rget = false;
+	RQ(r)->rget = false;
 	if (!RV(dev->fab)->get || !r->umem ||
 	    fc_mem_fabric_addr(dev, r->umem, r->umem_off, &addr) ||
 	    FC_FABRIC_REGION(addr) != FC_REGION_HOST)
 		return r->len;
-	r->rget = true;
+	RQ(r)->rget = true;
 	return FC_FABRIC_OFFSET(addr) | (uint64_t)(r->len - 1) << 40;
 }
 
@@ -105,16 +160,20 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	ret = fc__req_umem_get(dev, r, buf, len, true);
 	if (ret)
 		return ret;
-	fc__req_rndv_clear(r);
-	r->rndv = FC__RNDV_RTS;
-	r->cookie = ++RV(dev->fab)->next_cookie;
+	ret = rq_new(r);
+	if (ret) {
+		fc__req_umem_put(dev, r);
+		return ret;
+	}
+	RQ(r)->state = FC__RNDV_RTS;
+	RQ(r)->cookie = ++RV(dev->fab)->next_cookie;
 	r->port = ch->port;
-	r->sbuf = buf;
+	RQ(r)->sbuf = buf;
 	r->len = len;
 	val = rts_val(dev, r);
 	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port,
-			     r->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS,
-			     r->cookie, val);
+			     RQ(r)->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS,
+			     RQ(r)->cookie, val);
 	if (ret)
 		fc__req_umem_put(dev, r);
 	return ret;
@@ -138,17 +197,17 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
 	while ((r = *pp) && RV(fab)->data_fly[node] < BATCH_MAX) {
 		if (r->node != node ||
 		    (RV(fab)->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
-			pp = &r->rnext;
+			pp = &RQ(r)->rnext;
 			continue;
 		}
-		*pp = r->rnext;
-		r->rnext = NULL;
+		*pp = RQ(r)->rnext;
+		RQ(r)->rnext = NULL;
 		bytes += r->len;
 		RV(fab)->data_fly[node]++;
 		fc__req_queue(fab, r);
 	}
 	RV(fab)->data_tail = NULL;
-	for (r = RV(fab)->data_head; r; r = r->rnext)
+	for (r = RV(fab)->data_head; r; r = RQ(r)->rnext)
 		RV(fab)->data_tail = r;
 }
 
@@ -156,9 +215,9 @@ static void launch_node(struct fc__fabric *fab, uint32_t node)
  * in flight, if any. */
 static void data_queue(struct fc__fabric *fab, struct fc_req *r)
 {
-	r->rnext = NULL;
+	RQ(r)->rnext = NULL;
 	if (RV(fab)->data_tail)
-		RV(fab)->data_tail->rnext = r;
+		RQ(RV(fab)->data_tail)->rnext = r;
 	else
 		RV(fab)->data_head = r;
 	RV(fab)->data_tail = r;
@@ -181,7 +240,7 @@ static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 
 	if (ret)
 		return ret;
-	r->rndv = FC__RNDV_DATA;
+	RQ(r)->state = FC__RNDV_DATA;
 	data_queue(dev->fab, r);
 	return 0;
 }
@@ -189,7 +248,7 @@ static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 /* Does @r's chain go in batches (writes, reads)? */
 static bool batched(const struct fc_req *r)
 {
-	return r->rndv == FC__RNDV_DATA || r->rndv == FC__RNDV_GET;
+	return st(r) == FC__RNDV_DATA || st(r) == FC__RNDV_GET;
 }
 
 /* May @q's write (read) join a chain that has @n transfers and @bytes so
@@ -197,7 +256,7 @@ static bool batched(const struct fc_req *r)
 static bool joins(struct fc_dev *dev, const struct fc_req *r,
 		  const struct fc_req *q, unsigned int n, size_t bytes)
 {
-	return q && q->type == r->type && q->rndv == r->rndv &&
+	return q && q->type == r->type && st(q) == st(r) &&
 	       q->node == r->node && n + q->n <= dev->info.max_chain &&
 	       bytes + q->len <= BATCH_BYTES;
 }
@@ -252,9 +311,9 @@ static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
  * of its buffer, and the next reads from that node may go. */
 static void read_done(struct fc_dev *dev, struct fc_req *r, int status)
 {
-	fc__ctrl_answer(dev, r->node, r->port, FC__CTRL_GOT, r->cookie,
+	fc__ctrl_answer(dev, r->node, r->port, FC__CTRL_GOT, RQ(r)->cookie,
 			(uint64_t)(int64_t)status);
-	r->rndv = FC__RNDV_NONE;
+	rq_end(r);
 	fc__req_umem_put(dev, r);
 	data_done(dev->fab, r);
 }
@@ -265,33 +324,33 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 	int ret;
 
 	if (r->type == FC__REQ_RECV) {
-		if (r->rndv == FC__RNDV_GET)
+		if (st(r) == FC__RNDV_GET)
 			read_done(dev, r, *status); /* and it ends */
 		return false;
 	}
 	if (r->type != FC__REQ_SEND)
 		return false;
 	fc__req_release(dev, r);
-	switch (r->rndv) {
+	switch (st(r)) {
 	case FC__RNDV_RTS:
 		if (*status)
 			break;
-		if (r->early) {
-			answered(dev, r, r->early, r->early_val);
+		if (RQ(r)->early) {
+			answered(dev, r, RQ(r)->early, RQ(r)->early_val);
 			return true;
 		}
-		r->rndv = FC__RNDV_WAIT_CTS;
-		r->rnext = RV(fab)->cts_wait;
+		RQ(r)->state = FC__RNDV_WAIT_CTS;
+		RQ(r)->rnext = RV(fab)->cts_wait;
 		RV(fab)->cts_wait = r;
 		return true;
 	case FC__RNDV_DATA:
 		/* Written or not, the receiver must hear how it went. The FIN
 		 * is queued before the next batch, not behind its fence. */
-		r->data_status = *status;
+		RQ(r)->data_status = *status;
 		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN,
-				     r->cookie, (uint64_t)(int64_t)*status);
+				     RQ(r)->cookie, (uint64_t)(int64_t)*status);
 		if (!ret) {
-			r->rndv = FC__RNDV_FIN;
+			RQ(r)->state = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
 		}
 		data_done(fab, r);
@@ -300,13 +359,13 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		*status = ret;
 		break;
 	case FC__RNDV_FIN:
-		if (r->data_status)
-			*status = r->data_status;
+		if (RQ(r)->data_status)
+			*status = RQ(r)->data_status;
 		break;
 	default:
 		break;
 	}
-	r->rndv = FC__RNDV_NONE;
+	rq_end(r);
 	fc__req_umem_put(dev, r);
 	return false;
 }
@@ -332,14 +391,14 @@ static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
 	int ret;
 
-	r->rget = false; /* the receiver will not read it */
-	r->revoking = false;
+	RQ(r)->rget = false; /* the receiver will not read it */
+	RQ(r)->revoking = false;
 	ret = !addr		    ? 0 :
 	      !cts_addr_ok(r, addr) ? -EPROTO :
 				      start_data(dev, r, addr);
 
 	if (!addr || ret) {
-		r->rndv = FC__RNDV_NONE;
+		rq_end(r);
 		fc__req_umem_put(dev, r);
 		fc__req_end(dev, r, ret);
 	}
@@ -357,26 +416,25 @@ static void revoked(struct fc_dev *dev, struct fc_req *r)
 	struct fc_req *q = fc__req_new(dev, FC__REQ_SEND, r->node);
 	struct fc_mem *copy = NULL;
 
-	r->rget = false;
-	r->revoking = false;
-	if (!q || fc_mem_alloc(dev, r->len, 0, &copy)) {
+	RQ(r)->rget = false;
+	RQ(r)->revoking = false;
+	if (!q || rq_new(q) || fc_mem_alloc(dev, r->len, 0, &copy)) {
 		if (q)
 			fc__req_free(q);
-		r->rnext = RV(fab)->cts_wait;
+		RQ(r)->rnext = RV(fab)->cts_wait;
 		RV(fab)->cts_wait = r;
 		return;
 	}
-	memcpy(copy->addr, r->sbuf, r->len);
-	fc__req_rndv_clear(q);
+	memcpy(copy->addr, RQ(r)->sbuf, r->len);
 	q->orphan = true; /* nobody waits: freed when it ends */
 	q->port = r->port;
 	q->len = r->len;
 	q->umem = copy;
-	q->rndv = FC__RNDV_WAIT_CTS;
-	q->cookie = r->cookie;
-	q->rnext = RV(fab)->cts_wait;
+	RQ(q)->state = FC__RNDV_WAIT_CTS;
+	RQ(q)->cookie = RQ(r)->cookie;
+	RQ(q)->rnext = RV(fab)->cts_wait;
 	RV(fab)->cts_wait = q;
-	r->rndv = FC__RNDV_NONE;
+	rq_end(r);
 	fc__req_umem_put(dev, r);
 	fc__req_end(dev, r, -ETIMEDOUT);
 }
@@ -387,14 +445,14 @@ static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
 {
 	int64_t err = (int64_t)val;
 
-	r->early = 0;
+	RQ(r)->early = 0;
 	switch (kind) {
 	case FC__CTRL_CTS:
 		cleared(dev, r, val);
 		break;
 	case FC__CTRL_GOT:
 		/* read, or failed to: the receiver says which */
-		r->rndv = FC__RNDV_NONE;
+		rq_end(r);
 		fc__req_umem_put(dev, r);
 		fc__req_end(dev, r,
 			    err < 0 && err > -4096 ? (int)err :
@@ -410,7 +468,7 @@ static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
 static bool is_sender(const struct fc_req *r, uint32_t port, uint32_t node,
 		      uint32_t cookie)
 {
-	return r->type == FC__REQ_SEND && r->cookie == cookie &&
+	return r->type == FC__REQ_SEND && RQ(r)->cookie == cookie &&
 	       r->node == node && r->port == port;
 }
 
@@ -420,15 +478,15 @@ static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
 	struct fc__fabric *fab = dev->fab;
 	struct fc_req **pp, *r;
 
-	for (pp = &RV(fab)->cts_wait; (r = *pp); pp = &r->rnext) {
+	for (pp = &RV(fab)->cts_wait; (r = *pp); pp = &RQ(r)->rnext) {
 		if (is_sender(r, port, node, cookie)) {
 			/* GOT and REVOKED answer only a send the receiver
 			 * may read: not its copy (revoked()), nor one
 			 * cleared since */
-			if (kind != FC__CTRL_CTS && !r->rget)
+			if (kind != FC__CTRL_CTS && !RQ(r)->rget)
 				return;
-			*pp = r->rnext;
-			r->rnext = NULL;
+			*pp = RQ(r)->rnext;
+			RQ(r)->rnext = NULL;
 			answered(dev, r, kind, val);
 			return;
 		}
@@ -438,10 +496,9 @@ static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
 	 * having seen it yet (the receiver was quicker): then on its end.
 	 */
 	for (r = fab->fly_head; r; r = r->next) {
-		if (r->rndv == FC__RNDV_RTS &&
-		    is_sender(r, port, node, cookie)) {
-			r->early = kind;
-			r->early_val = val;
+		if (st(r) == FC__RNDV_RTS && is_sender(r, port, node, cookie)) {
+			RQ(r)->early = kind;
+			RQ(r)->early_val = val;
 			return;
 		}
 	}
@@ -469,16 +526,18 @@ bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r)
 {
 	if (r->type != FC__REQ_SEND)
 		return false;
-	if (r->rndv == FC__RNDV_DATA || r->rndv == FC__RNDV_FIN)
+	if (st(r) == FC__RNDV_DATA || st(r) == FC__RNDV_FIN)
 		return true; /* the board reads the buffer now */
-	if (!r->rget ||
-	    (r->rndv != FC__RNDV_RTS && r->rndv != FC__RNDV_WAIT_CTS))
+	if (st(r) != FC__RNDV_RTS && st(r) != FC__RNDV_WAIT_CTS)
+		return false;
+	if (!RQ(r)->rget)
 		return false;
 	/* The receiver may read it: ask it not to, and wait for its answer
 	 * (the buffer is intact meanwhile, the caller waiting). */
-	if (!r->revoking && !fc__ctrl_send(dev, r->node, r->port,
-					   FC__CTRL_REVOKE, r->cookie, 0))
-		r->revoking = true;
+	if (!RQ(r)->revoking &&
+	    !fc__ctrl_send(dev, r->node, r->port, FC__CTRL_REVOKE,
+			   RQ(r)->cookie, 0))
+		RQ(r)->revoking = true;
 	return true;
 }
 
@@ -534,9 +593,13 @@ static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
 
 	if (!RV(dev->fab)->get || !piece || n > dev->info.max_chain)
 		return -EMSGSIZE;
-	x = n == 1 ? &r->xfer1 : calloc(n, sizeof(*x));
-	if (!x)
+	if (rq_new(r))
 		return -ENOMEM;
+	x = n == 1 ? &r->xfer1 : calloc(n, sizeof(*x));
+	if (!x) {
+		rq_end(r);
+		return -ENOMEM;
+	}
 	memset(x, 0, n * sizeof(*x));
 	for (i = 0, off = 0; i < n; i++, off += piece) {
 		x[i].src.space = FC_SPACE_FABRIC;
@@ -546,9 +609,8 @@ static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
 	}
 	r->xfers = x;
 	r->n = n;
-	fc__req_rndv_clear(r);
-	r->rndv = FC__RNDV_GET;
-	r->cookie = m->cookie;
+	RQ(r)->state = FC__RNDV_GET;
+	RQ(r)->cookie = m->cookie;
 	r->port = port;
 	fc__stat_inc(&dev->stats.rgets);
 	data_queue(dev->fab, r);
@@ -577,18 +639,19 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			ret = fc_mem_fabric_addr(dev, r->umem, r->umem_off,
 						 &addr);
 	}
+	if (!ret)
+		ret = rq_new(r);
 	if (!ret) {
-		fc__req_rndv_clear(r);
-		r->rndv = FC__RNDV_LAND;
-		r->cookie = m->cookie;
+		RQ(r)->state = FC__RNDV_LAND;
+		RQ(r)->cookie = m->cookie;
 		r->port = port;
-		r->rnext = RV(dev->fab)->landing;
+		RQ(r)->rnext = RV(dev->fab)->landing;
 		RV(dev->fab)->landing = r;
 		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
 				      addr);
 		if (ret) {
-			RV(dev->fab)->landing = r->rnext;
-			r->rndv = FC__RNDV_NONE;
+			RV(dev->fab)->landing = RQ(r)->rnext;
+			rq_end(r);
 		}
 	}
 	if (ret) {
@@ -677,12 +740,13 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!s)
 		return;
-	for (pp = &RV(fab)->landing; (r = *pp); pp = &r->rnext) {
-		if (r->cookie != cookie || r->node != node || r->port != port)
+	for (pp = &RV(fab)->landing; (r = *pp); pp = &RQ(r)->rnext) {
+		if (RQ(r)->cookie != cookie || r->node != node ||
+		    r->port != port)
 			continue;
-		*pp = r->rnext;
-		r->rnext = NULL;
-		r->rndv = FC__RNDV_NONE;
+		*pp = RQ(r)->rnext;
+		RQ(r)->rnext = NULL;
+		rq_end(r);
 		fc__req_umem_put(dev, r);
 		r->status = status;
 		return;
@@ -759,10 +823,10 @@ static int take_copy(struct fc_dev *dev, struct fc_req *r)
 
 	if (ret)
 		return ret;
-	memcpy(copy->addr, r->sbuf, r->len);
+	memcpy(copy->addr, RQ(r)->sbuf, r->len);
 	fc__req_umem_put(dev, r);
 	r->umem = copy;
-	r->sbuf = NULL;
+	RQ(r)->sbuf = NULL;
 	return 0;
 }
 
@@ -771,11 +835,11 @@ static void unlink_req(struct fc_req **head, struct fc_req *r)
 {
 	struct fc_req **pp;
 
-	for (pp = head; *pp && *pp != r; pp = &(*pp)->rnext)
+	for (pp = head; *pp && *pp != r; pp = &RQ((*pp))->rnext)
 		;
 	if (*pp)
-		*pp = r->rnext;
-	r->rnext = NULL;
+		*pp = RQ(r)->rnext;
+	RQ(r)->rnext = NULL;
 }
 
 static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
@@ -783,7 +847,7 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	struct fc__fabric *fab = dev->fab;
 	int ret;
 
-	if (r->type == FC__REQ_RECV && r->rndv == FC__RNDV_GET) {
+	if (r->type == FC__REQ_RECV && st(r) == FC__RNDV_GET) {
 		/* its read ends in bounded time (a dead sender fails it) */
 		if (!orphan)
 			return -EBUSY;
@@ -791,26 +855,26 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		return 1;
 	}
 	if (r->type == FC__REQ_RECV) {
-		if (r->rndv != FC__RNDV_LAND)
+		if (st(r) != FC__RNDV_LAND)
 			return 2;
 		/* Its data is on the way: only a dead sender gives it up. */
 		if (!orphan)
 			return -EBUSY;
 		unlink_req(&RV(fab)->landing, r);
-		r->rndv = FC__RNDV_NONE;
+		rq_end(r);
 		return 0; /* the caller frees it, and unregisters */
 	}
 	if (r->type != FC__REQ_SEND)
 		return 2;
-	if (r->rndv == FC__RNDV_RTS && !r->submitted)
+	if (st(r) == FC__RNDV_RTS && !r->submitted)
 		return 2; /* not started: dropped as any send */
-	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
+	if (st(r) == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
 		unlink_req(&RV(fab)->cts_wait, r);
-		r->rndv = FC__RNDV_NONE;
+		rq_end(r);
 		return 0;
 	}
 	/* The board, or the receiver's (rget), may read the caller's buffer. */
-	if (!orphan || r->rget || r->rndv >= FC__RNDV_DATA)
+	if (!orphan || RQ(r)->rget || st(r) >= FC__RNDV_DATA)
 		return -EBUSY;
 	ret = take_copy(dev, r);
 	if (ret)
@@ -824,8 +888,9 @@ static void free_rlist(struct fc_req *r)
 	struct fc_req *next;
 
 	for (; r; r = next) {
-		next = r->rnext;
+		next = RQ(r)->rnext;
 		fc__xfers_free(r);
+		free(r->proto);
 		free(r);
 	}
 }
