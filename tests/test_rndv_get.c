@@ -7,6 +7,8 @@
  *   receive posted before the send: every message arrives whole, and the
  *   receiver read each large one itself (the channels' counter of reads,
  *   lib/core/chan_stats.h, grows by one a message), none of the small.
+ *   (Reads are allowed up to 16 MiB here: FPGACOMM_RNDV_GET.)
+ * - By default, messages up to 128 KiB are read, longer ones written.
  * - The receive posted after the announcement came (the message waits,
  *   not landed): read all the same, straight into it.
  * - A blocking send that times out before any receive: -ETIMEDOUT, and
@@ -31,6 +33,7 @@
 #define PORT	 9
 #define WAIT_MS	 20000
 #define LAND_ENV "FPGACOMM_RNDV_LAND_US"
+#define GET_ENV	 "FPGACOMM_RNDV_GET"
 
 static pthread_t pump;
 static volatile int pumping;
@@ -78,6 +81,8 @@ static int setup(void **state)
 {
 	(void)state;
 	setenv("FPGACOMM_CHAN_GREET", "0", 1);
+	/* every large message read, but where a test says otherwise */
+	setenv(GET_ENV, "16777216", 1);
 	if (pair_open("rget"))
 		return -1;
 	if (bd[0] && strncmp(names[0], "emu:", 4)) {
@@ -195,6 +200,41 @@ static void test_sizes_unaligned(void **state)
 	free(rbuf);
 }
 
+/* By default a message up to 128 KiB is read, a longer one written. */
+static void test_default_cap(void **state)
+{
+	static const size_t sizes[] = { 65536, 131072, 131073, 1u << 20 };
+	uint8_t *sbuf = malloc(1u << 20), *rbuf = malloc(1u << 20);
+	struct fc_chan *tx, *rx;
+	struct fc_req *sr;
+	uint64_t before;
+	size_t i, len;
+
+	(void)state;
+	need_rget();
+	unsetenv(GET_ENV);
+	pair_restart(NULL);
+	assert_non_null(sbuf);
+	assert_non_null(rbuf);
+	open_pair(&tx, &rx);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		before = rgets(bd[1]);
+		fill(sbuf, sizes[i], (uint32_t)i + 20);
+		assert_ok(fc_chan_isend(tx, sbuf, sizes[i], &sr));
+		assert_ok(fc_chan_recv(rx, rbuf, sizes[i], &len, WAIT_MS));
+		assert_ok(fc_req_wait(sr, WAIT_MS, NULL));
+		assert_int_equal(len, sizes[i]);
+		check(rbuf, len, (uint32_t)i + 20, "default cap");
+		assert_int_equal(rgets(bd[1]) - before,
+				 sizes[i] <= (128u << 10));
+	}
+	close_pair(tx, rx);
+	free(sbuf);
+	free(rbuf);
+	setenv(GET_ENV, "16777216", 1);
+	pair_restart(NULL);
+}
+
 /* The receive comes after the announcement, which waits (not landed). */
 static void test_recv_after_rts(void **state)
 {
@@ -305,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_unaligned),
+		cmocka_unit_test(test_default_cap),
 		cmocka_unit_test(test_recv_after_rts),
 		cmocka_unit_test(test_send_timeout_revokes),
 		cmocka_unit_test(test_sender_gone),
