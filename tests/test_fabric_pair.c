@@ -238,11 +238,12 @@ static void test_channel_both_ways(void **state)
 		if (sizes[i] <= 48 * FC_PKT_PAYLOAD)
 			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) /
 				FC_PKT_PAYLOAD;
-		/* board 0 answers a large one of board 1's (rendezvous:
-		 * CTS or GOT) with one control packet through the window */
+		/* rendezvous: board 0 announces its large one (RTS) and
+		 * answers board 1's (CTS or GOT), a control packet each
+		 * through the window */
 		else if (sizes[i] >= FC_CHAN_RNDV_MIN &&
 			 !strncmp(names[0], "emu:", 4))
-			pkts++;
+			pkts += 2;
 	}
 	/* Sent one at a time, the small ones went through the PIO window. */
 	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));

@@ -173,7 +173,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	}
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
-		ret = fc__rndv_isend(ch, buf, len, r);
+		ret = fc__rndv_isend(ch, buf, len, go, r);
 	else
 		ret = fc__eager_isend(ch, buf, len, kept, r);
 	if (ret) {
@@ -183,9 +183,9 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		free(r);
 		return ret;
 	}
-	if (go)
+	if (go && !r->submitted)
 		fc__req_queue(fab, r);
-	else
+	else if (!go)
 		fc__credit_hold(s, r, cost);
 	fc__progress(dev);
 	*reqp = r;

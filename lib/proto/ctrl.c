@@ -75,25 +75,51 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 	return 0;
 }
 
-int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
-		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+/* Write the one packet of a control message into the PIO window.
+ * RETURN VALUE: 0 (the window's head at *@end) or -errno. */
+static int ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		    uint32_t *end)
 {
 	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
 	struct fc_hw_pkt pkt;
+	int ret;
+
+	if (!dev->be->pio_send)
+		return -EAGAIN;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.hdr = htole32(FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL) |
+			  FC_PKT_EOM);
+	memcpy(pkt.payload, &m, sizeof(m));
+	fc__dev_lock(dev);
+	ret = dev->be->pio_send(dev, &pkt, 1, end);
+	fc__dev_unlock(dev);
+	return ret;
+}
+
+int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		 enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		 uint32_t *end)
+{
+	int ret;
+
+	/* in order: only where no chain to @node is queued or running */
+	if (dev->fab->node_chains[node])
+		return -EAGAIN;
+	ret = ctrl_pio(dev, node, port, kind, cookie, val, end);
+	if (ret)
+		return ret;
+	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+}
+
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+{
 	uint32_t end;
-	int ret = -EAGAIN;
 
 	/* One packet the board takes as it is: no staging, no chain, no
 	 * request, and nothing queued behind a chain to that node. */
-	if (dev->be->pio_send) {
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.hdr = htole32(
-			FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL) |
-			FC_PKT_EOM);
-		memcpy(pkt.payload, &m, sizeof(m));
-		fc__dev_lock(dev);
-		ret = dev->be->pio_send(dev, &pkt, 1, &end);
-		fc__dev_unlock(dev);
-	}
-	return ret ? fc__ctrl_send(dev, node, port, kind, cookie, val) : 0;
+	if (!ctrl_pio(dev, node, port, kind, cookie, val, &end))
+		return 0;
+	return fc__ctrl_send(dev, node, port, kind, cookie, val);
 }

@@ -38,9 +38,11 @@ static inline void fc__pio_sent(struct fc__fabric *fab, struct fc_req *r,
 int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		    struct fc_req *r);
 
-/* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
+/* rndv.c: channel messages of RNDV_MIN bytes and more (see there). With
+ * @now (the channel's turn) the announcement may go at once through the
+ * PIO window: then @r is submitted already, else the caller queues it. */
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
-int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 		   struct fc_req *r);
 /* Its upcalls and control messages' handlers, into @fab. */
 void fc__rndv_register(struct fc__fabric *fab);
@@ -62,6 +64,13 @@ int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
 
+/* A control message that keeps its place (an announcement) through the
+ * PIO window, where no chain to @node is queued or running: as
+ * fc__pio_write(), 2 taken by the board already, 1 written (taken once
+ * FC_PIO_HEAD is at *@end), or -errno: send it as a chain instead. */
+int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		 enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		 uint32_t *end);
 /* An answer, whose order against what else goes to (@node, @port) does not
  * matter (CTS, GOT, REVOKED): through the PIO window where the board has
  * room, else as fc__ctrl_send(). */

@@ -158,10 +158,20 @@ static uint64_t rts_val(struct fc_dev *dev, struct fc_req *r)
 	return FC_FABRIC_OFFSET(addr) | (uint64_t)(r->len - 1) << 40;
 }
 
-int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+/* The announcement of send @r has left: it waits for the answer. */
+static void wait_answer(struct fc__fabric *fab, struct fc_req *r)
+{
+	RQ(r)->state = FC__RNDV_WAIT_CTS;
+	RQ(r)->rnext = RV(fab)->cts_wait;
+	RV(fab)->cts_wait = r;
+}
+
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 		   struct fc_req *r)
 {
 	struct fc_dev *dev = ch->dev;
+	enum fc__ctrl_kind kind;
+	uint32_t end = 0;
 	uint64_t val;
 	int ret;
 
@@ -183,11 +193,28 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	RQ(r)->sbuf = buf;
 	r->len = len;
 	val = rts_val(dev, r);
-	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port,
-			     RQ(r)->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS,
-			     RQ(r)->cookie, val);
-	if (ret)
+	kind = RQ(r)->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS;
+	/* Its turn and nothing to that node before it: the one packet goes
+	 * through the PIO window (no staging, no chain), ended as a PIO
+	 * send is (fc__pio_queue: then rndv_chain_ended()). */
+	ret = now ? fc__ctrl_pio(dev, ch->peer, ch->port, kind, RQ(r)->cookie,
+				 val, &end) :
+		    -EAGAIN;
+	if (ret > 0) {
+		r->submitted = true;
+		r->pio_end = end;
+		if (ret == 2)
+			wait_answer(dev->fab, r);
+		else
+			fc__pio_queue(dev->fab, r);
+		return 0;
+	}
+	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, kind, RQ(r)->cookie,
+			     val);
+	if (ret) {
 		fc__req_umem_put(dev, r);
+		rq_end(r);
+	}
 	return ret;
 }
 
@@ -351,9 +378,7 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 			answered(dev, r, RQ(r)->early, RQ(r)->early_val);
 			return true;
 		}
-		RQ(r)->state = FC__RNDV_WAIT_CTS;
-		RQ(r)->rnext = RV(fab)->cts_wait;
-		RV(fab)->cts_wait = r;
+		wait_answer(fab, r);
 		return true;
 	case FC__RNDV_DATA:
 		/* Written or not, the receiver must hear how it went. The FIN
@@ -484,6 +509,18 @@ static bool is_sender(const struct fc_req *r, uint32_t port, uint32_t node,
 	       r->node == node && r->port == port;
 }
 
+/* Is @r the announced send the answer is for, its RTS not seen ended?
+ * Then the answer waits for that. */
+static bool early(struct fc_req *r, uint32_t port, uint32_t node,
+		  uint32_t cookie, uint8_t kind, uint64_t val)
+{
+	if (st(r) != FC__RNDV_RTS || !is_sender(r, port, node, cookie))
+		return false;
+	RQ(r)->early = kind;
+	RQ(r)->early_val = val;
+	return true;
+}
+
 static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
 		      uint32_t cookie, uint8_t kind, uint64_t val)
 {
@@ -507,13 +544,13 @@ static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
 	 * The RTS's chain may have ended on the board without the library
 	 * having seen it yet (the receiver was quicker): then on its end.
 	 */
-	for (r = fab->fly_head; r; r = r->next) {
-		if (st(r) == FC__RNDV_RTS && is_sender(r, port, node, cookie)) {
-			RQ(r)->early = kind;
-			RQ(r)->early_val = val;
+	for (r = fab->fly_head; r; r = r->next)
+		if (early(r, port, node, cookie, kind, val))
 			return;
-		}
-	}
+	/* ... or its packet in the PIO window not seen taken yet */
+	for (r = fab->pio_head; r; r = r->next)
+		if (early(r, port, node, cookie, kind, val))
+			return;
 }
 
 static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
