@@ -112,14 +112,21 @@ int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
 	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
 }
 
-int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
-		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+int fc__ctrl_pio_unordered(struct fc_dev *dev, uint32_t node, uint32_t port,
+			   enum fc__ctrl_kind kind, uint32_t cookie,
+			   uint64_t val)
 {
 	uint32_t end;
 
+	return ctrl_pio(dev, node, port, kind, cookie, val, &end);
+}
+
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+{
 	/* One packet the board takes as it is: no staging, no chain, no
 	 * request, and nothing queued behind a chain to that node. */
-	if (!ctrl_pio(dev, node, port, kind, cookie, val, &end))
+	if (!fc__ctrl_pio_unordered(dev, node, port, kind, cookie, val))
 		return 0;
 	return fc__ctrl_send(dev, node, port, kind, cookie, val);
 }

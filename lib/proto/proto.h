@@ -71,6 +71,12 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
 		 enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
 		 uint32_t *end);
+/* A control message whose order against what else goes to (@node, @port)
+ * does not matter, through the PIO window. RETURN VALUE: 0 written, or
+ * -errno (no window, no room). */
+int fc__ctrl_pio_unordered(struct fc_dev *dev, uint32_t node, uint32_t port,
+			   enum fc__ctrl_kind kind, uint32_t cookie,
+			   uint64_t val);
 /* An answer, whose order against what else goes to (@node, @port) does not
  * matter (CTS, GOT, REVOKED): through the PIO window where the board has
  * room, else as fc__ctrl_send(). */

@@ -381,9 +381,17 @@ static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 		wait_answer(fab, r);
 		return true;
 	case FC__RNDV_DATA:
-		/* Written or not, the receiver must hear how it went. The FIN
-		 * is queued before the next batch, not behind its fence. */
+		/* Written or not, the receiver must hear how it went: at once
+		 * through the PIO window (the data is in place: the chain's
+		 * fence came back), else as a chain, queued before the next
+		 * batch, not behind its fence. */
 		RQ(r)->data_status = *status;
+		if (!fc__ctrl_pio_unordered(dev, r->node, r->port, FC__CTRL_FIN,
+					    RQ(r)->cookie,
+					    (uint64_t)(int64_t)*status)) {
+			data_done(fab, r);
+			break; /* and it ends, with *status */
+		}
 		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN,
 				     RQ(r)->cookie, (uint64_t)(int64_t)*status);
 		if (!ret) {
