@@ -23,6 +23,11 @@
  * and waits for its answer: GOT (read), or REVOKED, and then the message
  * goes on from a copy, cleared as any other.
  *
+ * Each of these control messages is one packet: where the board has a PIO
+ * window they go through it, no chain (an announcement only when nothing
+ * to its node is queued before it; answers and FIN at once, their order
+ * not mattering: FIN leaves once the write's fence is back).
+ *
  * What the caller sees is as for eager messages: boundaries and order per
  * channel, messages nobody asked for kept (within FC_CHAN_BUFFERED bytes
  * per port; past that the sender waits for a receive), and a peer that
