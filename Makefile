@@ -237,6 +237,8 @@ $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/core/chan_stats.h);
 # test_live checks the library's sets of live objects (lib/core/live.h).
 $(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
+# test_rndv_get: a pair made in process, and the counter of reads.
+$(B)/tests/test_rndv_get: INC := -Iemu -Itopo -Imodel -Ilib/core
 
 # A stand-in CUDA driver: test_peer_gpu and test_gpu_coll run against it
 # where no GPU is.

@@ -361,6 +361,7 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		if (fcemu__get_desc(emu, d->src_space, le64toh(d->src))) {
 			if (!fcemu__get_send(emu, dma))
 				break; /* no room: on the next call */
+			add_bytes(emu, dma, len); /* the contract: its length */
 			goto desc_done;
 		}
 		if (fcemu__fabric_packets(emu, d->dst_space, le64toh(d->dst))) {

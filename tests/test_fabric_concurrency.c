@@ -455,6 +455,10 @@ static int run_rank(void)
 	fclose(f);
 	if (flags == MAP_FAILED)
 		return 1;
+	/* The sleeper's round is about the sender's remote write (CTS): a
+	 * receive that reads its message itself (RTS_GET) is not waited for
+	 * by the sender's engines at all. */
+	setenv("FPGACOMM_RNDV_GET", "0", 1);
 	rc = fc_open(&dev, NULL);
 	if (!rc)
 		rc = fc_query(dev, &info);

@@ -238,10 +238,17 @@ static void test_channel_both_ways(void **state)
 		if (sizes[i] <= 48 * FC_PKT_PAYLOAD)
 			pkts += (sizes[i] + FC_PKT_PAYLOAD - 1) /
 				FC_PKT_PAYLOAD;
+		/* rendezvous: board 0 announces its large one (RTS),
+		 * answers board 1's (GOT, read; CTS above 128 KiB, written)
+		 * and, having written its own, says so (FIN): a control
+		 * packet each through the window */
+		else if (sizes[i] >= FC_CHAN_RNDV_MIN &&
+			 !strncmp(names[0], "emu:", 4))
+			pkts += 2 + (sizes[i] > (128u << 10));
 	}
 	/* Sent one at a time, the small ones went through the PIO window. */
 	assert_ok(fc_reg_read(bd[0], FC_PIO_TAIL, &tail1));
-	if (inf.caps & FC_CAP_PIO_SEND)
+	if ((inf.caps & FC_CAP_PIO_SEND) && !getenv("FPGACOMM_RNDV_MIN"))
 		assert_int_equal(tail1 - tail0, pkts);
 	/*
 	 * Board 1 received by its event queue where it has one (through the

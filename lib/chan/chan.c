@@ -175,7 +175,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	r->credit = go ? cost : 0;
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
-		ret = fc__rndv_isend(ch, buf, len, r);
+		ret = fc__rndv_isend(ch, buf, len, go, r);
 	else
 		ret = fc__eager_isend(ch, buf, len, kept, r);
 	if (ret) {
@@ -185,9 +185,9 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		free(r);
 		return ret;
 	}
-	if (go)
+	if (go && !r->submitted)
 		fc__req_queue(fab, r);
-	else
+	else if (!go)
 		fc__credit_hold(s, r, cost);
 	fc__progress(dev);
 	*reqp = r;
@@ -349,10 +349,10 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 	if (!ret && r) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
-		 * unless it is reading @buf itself this moment (rendezvous):
-		 * that ends in bounded time, and is waited for. */
+		 * unless a board may read @buf itself (rendezvous): that
+		 * ends in bounded time, and is waited for. */
 		if (ret == -ETIMEDOUT && fc__req_cancel(r) == -EBUSY) {
-			if (r->rndv >= FC__RNDV_DATA)
+			if (fc__rndv_send_busy(ch->dev, r))
 				ret = fc__req_wait(r, -1, NULL);
 			else
 				fc__req_orphan(r);
@@ -547,6 +547,7 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->rndv_regs =
 		__atomic_load_n(&dev->stats.rndv_regs, __ATOMIC_RELAXED);
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
+	out->rgets = __atomic_load_n(&dev->stats.rgets, __ATOMIC_RELAXED);
 }
 
 int fc__chan_protocols(struct fc_dev *dev)

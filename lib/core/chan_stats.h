@@ -20,6 +20,8 @@ struct fc__chan_stats {
 	uint64_t rndv_regs;
 	/* messages moved straight from or into a caller's registration */
 	uint64_t direct;
+	/* rendezvous messages the receiver read itself (RTS_GET) */
+	uint64_t rgets;
 };
 
 /* A snapshot of @dev's counters into *@out. */

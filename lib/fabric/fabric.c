@@ -99,6 +99,7 @@ static void free_req_list(struct fc_req *r)
 		struct fc_req *next = r->next;
 
 		fc__xfers_free(r);
+		free(r->proto);
 		free(r);
 		r = next;
 	}
@@ -107,16 +108,11 @@ static void free_req_list(struct fc_req *r)
 static void free_src(struct fc__fabric *fab, struct fc__src *s)
 {
 	struct fc__msg *m;
-	struct fc_req *r;
 	unsigned int id;
 
 	while ((m = s->q_head)) {
 		s->q_head = m->next;
 		free(m);
-	}
-	while ((r = s->landing)) {
-		s->landing = r->rnext;
-		free(r);
 	}
 	free(s->cur);
 	free_req_list(s->posted_head);
@@ -232,7 +228,7 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 	if (status == -EHOSTUNREACH && peer_check(dev, r->node, true))
 		status = -EHOSTDOWN;
 	r->next = NULL;
-	if (r->rndv && fab->up.chain_ended(dev, r, &status))
+	if (r->proto && fab->up.chain_ended(dev, r, &status))
 		return; /* the next step of a rendezvous is queued */
 	r->status = status;
 	if (status && r->type == FC__REQ_SEND && fab->up.refund)
@@ -354,9 +350,10 @@ static bool submit_queued(struct fc_dev *dev)
 			break;
 		if (full & (1u << lane))
 			goto hold;
-		/* Rendezvous writes may go several to a chain (rndv.c). */
+		/* Rendezvous writes and reads may go several to a chain
+		 * (rndv.c). */
 		n = 1;
-		ret = r->rndv == FC__RNDV_DATA ?
+		ret = r->proto ?
 			      fab->up.submit(dev, r, (unsigned int)lane, &n) :
 			      fc__dma_submit_on(dev, (unsigned int)lane,
 						r->xfers, r->n, &r->ticket);
@@ -531,7 +528,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 	r->reg = NULL;
 	r->buf = NULL;
 	r->cap = 0;
-	r->rndv = FC__RNDV_NONE;
+	r->proto = NULL;
 	r->port = 0;
 	r->umem = NULL;
 	r->umem_off = 0;
@@ -610,6 +607,10 @@ void fc__req_free(struct fc_req *r)
 		r->chan->reqs--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
+	if (__builtin_expect(r->proto != NULL, 0)) {
+		free(r->proto);
+		r->proto = NULL;
+	}
 	if (__builtin_expect(r->bounce != NULL, 0))
 		req_bounce_put(r);
 	if (fab->req_cached == REQ_CACHE) {
@@ -667,7 +668,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	struct fc__src *s;
 	int ret;
 
-	if (r->rndv) {
+	if (r->proto) {
 		ret = fab->up.withdraw(dev, r, orphan);
 		if (ret != 2)
 			return ret;

@@ -42,6 +42,10 @@ enum fc__ctrl_kind {
 	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
 	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
 	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
+	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
+	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
+	FC__CTRL_REVOKE,  /* val: 0; read no more from the RTS_GET's source */
+	FC__CTRL_REVOKED, /* val: 0; it will be cleared (CTS) instead */
 	FC__CTRL_KINDS
 };
 
@@ -65,21 +69,12 @@ enum fc__msg_state {
 	FC__MSG_LANDED,	  /* in @land */
 };
 
-/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV: LAND). */
-enum fc__rndv_state {
-	FC__RNDV_NONE,
-	FC__RNDV_RTS,	   /* its announcement's chain runs */
-	FC__RNDV_WAIT_CTS, /* the receiver has not cleared it yet */
-	FC__RNDV_DATA,	   /* the remote write's chain runs */
-	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
-	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
-};
-
 struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
 	enum fc__msg_state state;
-	uint32_t cookie;     /* rendezvous: the sender's name for it */
+	uint32_t cookie; /* rendezvous: the sender's name for it */
+	uint64_t raddr;	 /* DEFERRED: where it may be read (RTS_GET), or 0 */
 	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
 	int status;	     /* LANDED: 0, or the sender's error */
 	uint64_t land_at_ns; /* DEFERRED: landed from then on */
@@ -116,7 +111,9 @@ struct fc_req {
 	/* RECV */
 	void *buf;
 	size_t cap;
-	enum fc__rndv_state rndv; /* rendezvous (rndv.c), or NONE */
+	/* a protocol's own state of it (rendezvous: proto/rndv.c), one
+	 * malloc'd block freed with the request; NULL: none */
+	void *proto;
 	uint32_t port;
 	/* the caller's buffer, registered: by the library for this message,
 	 * or by the caller (@umem_held: fc__mem_hold, at @umem_off in it) */
@@ -131,23 +128,10 @@ struct fc_req {
 	 * Above: set by fc__req_new() (req_init(), field by field: a field
 	 * added above goes there too). From here on a new request is left
 	 * as it was (a small message needs none of it): @xfer1 is set up
-	 * by fc__build_chain(), the rest by fc__req_rndv_clear() when the
-	 * request takes the rendezvous way.
+	 * by fc__build_chain().
 	 */
 	struct fc_xfer xfer1;
-	uint32_t cookie;
-	const void *sbuf; /* SEND: the caller's buffer */
-	int data_status;  /* SEND: how the remote write ended */
-	bool cts_early;	  /* SEND: the CTS came before its RTS ended */
-	uint64_t cts_addr;
-	struct fc_req *rnext; /* waiting for CTS, or landing */
 };
-
-/* A request taking the rendezvous way: its own fields from zero. */
-static inline void fc__req_rndv_clear(struct fc_req *r)
-{
-	memset(&r->cookie, 0, sizeof(*r) - offsetof(struct fc_req, cookie));
-}
 
 /*
  * Protocols above the transport keep their own state, each under its id:
@@ -187,8 +171,6 @@ struct fc__src {
 	struct fc__msg *q_head, *q_tail;
 	/* posted receives, oldest first (the oldest may be @into) */
 	struct fc_req *posted_head, *posted_tail;
-	/* receives cleared for a rendezvous, waiting for its FIN */
-	struct fc_req *landing;
 	struct fc_chan *chan; /* the open channel, if any */
 	/* protocols' own state for this source (struct fc__proto_slot) */
 	void *proto[FC__PROTO_IDS];
@@ -229,7 +211,7 @@ struct fc__lane {
  */
 struct fc__upcalls {
 	/*
-	 * Rendezvous (rndv.c), for requests with r->rndv set: a chain of
+	 * Rendezvous (rndv.c), for requests with r->proto set: a chain of
 	 * theirs ended with *status (true: the send goes on; else *status
 	 * is how it ends); submit the remote write of @r, at the head of
 	 * the send queue, and those to the same node behind it, as one chain
@@ -313,17 +295,11 @@ struct fc__fabric {
 	unsigned int puts; /* put requests not yet ended */
 	int put_error;	   /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
-	/* rendezvous */
-	size_t rndv_min; /* 0: never */
-	uint32_t next_cookie;
-	struct fc_req *cts_wait; /* sends waiting for CTS */
-	/* cleared sends whose write waits for its node's batch in flight */
-	struct fc_req *data_head, *data_tail;
-	/* per node: writes in the send queue or flying (one batch) */
-	uint8_t data_fly[FC_MAX_NODES];
+	/* rendezvous: from this length on (0: never; the backend's) */
+	size_t rndv_min;
 	/* the earliest a message nobody asked for is landed; 0: none waits */
 	uint64_t land_due_ns;
-	uint64_t land_delay_ns; /* ... a 1 MiB message waits that long */
+	void *rndv; /* the rendezvous protocol's own state (proto/rndv.c) */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c) */

@@ -13,15 +13,23 @@
 
 #include "proto.h"
 
-int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
-		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
-		  uint64_t val, struct fc_xfer *x)
+static struct fc__ctrl_msg ctrl_msg(enum fc__ctrl_kind kind, uint32_t cookie,
+				    uint64_t val)
 {
 	struct fc__ctrl_msg m = {
 		.kind = (uint8_t)kind,
 		.cookie = htole32(cookie),
 		.val = htole64(val),
 	};
+
+	return m;
+}
+
+int fc__ctrl_xfer(struct fc_dev *dev, struct fc_req *r, uint32_t node,
+		  uint32_t port, enum fc__ctrl_kind kind, uint32_t cookie,
+		  uint64_t val, struct fc_xfer *x)
+{
+	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
 	int ret = fc__stage_copy(dev, r, &m, sizeof(m), &x->src);
 
 	if (ret)
@@ -65,4 +73,67 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 	}
 	fc__req_queue(dev->fab, r);
 	return 0;
+}
+
+/* Write the one packet of a control message into the PIO window.
+ * RETURN VALUE: 0 (the window's tail after it at *@end) or -errno. */
+static int ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		    uint32_t *end)
+{
+	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
+	struct fc_hw_pkt *win, *pkt;
+	uint32_t tail;
+
+	if (!dev->be->pio_room)
+		return -EAGAIN;
+	fc__dev_lock(dev);
+	win = dev->be->pio_room(dev, 1, &tail);
+	if (!win) {
+		fc__dev_unlock(dev);
+		return -EAGAIN;
+	}
+	pkt = &win[tail % FC_PIO_SLOTS];
+	pkt->hdr = htole32(FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL) |
+			   FC_PKT_EOM);
+	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
+	memcpy(pkt->payload, &m, sizeof(m));
+	*end = tail + 1;
+	dev->be->pio_post(dev, *end);
+	fc__dev_unlock(dev);
+	return 0;
+}
+
+int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		 enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		 uint32_t *end)
+{
+	int ret;
+
+	/* in order: only where no chain to @node is queued or running */
+	if (dev->fab->node_chains[node])
+		return -EAGAIN;
+	ret = ctrl_pio(dev, node, port, kind, cookie, val, end);
+	if (ret)
+		return ret;
+	return (int32_t)(dev->be->pio_head(dev) - *end) >= 0 ? 2 : 1;
+}
+
+int fc__ctrl_pio_unordered(struct fc_dev *dev, uint32_t node, uint32_t port,
+			   enum fc__ctrl_kind kind, uint32_t cookie,
+			   uint64_t val)
+{
+	uint32_t end;
+
+	return ctrl_pio(dev, node, port, kind, cookie, val, &end);
+}
+
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val)
+{
+	/* One packet the board takes as it is: no staging, no chain, no
+	 * request, and nothing queued behind a chain to that node. */
+	if (!fc__ctrl_pio_unordered(dev, node, port, kind, cookie, val))
+		return 0;
+	return fc__ctrl_send(dev, node, port, kind, cookie, val);
 }

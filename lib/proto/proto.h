@@ -44,12 +44,18 @@ int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 int fc__eager_send_now(struct fc_chan *ch, struct fc__src *s, const void *buf,
 		       size_t len, uint32_t *end);
 
-/* rndv.c: channel messages of RNDV_MIN bytes and more (see there) */
+/* rndv.c: channel messages of RNDV_MIN bytes and more (see there). With
+ * @now (the channel's turn) the announcement may go at once through the
+ * PIO window: then @r is submitted already, else the caller queues it. */
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
-int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 		   struct fc_req *r);
 /* Its upcalls and control messages' handlers, into @fab. */
 void fc__rndv_register(struct fc__fabric *fab);
+/* Send @r, which a blocking send gave up on, may be read from the caller's
+ * buffer until it ends (a board writes it, or the receiver may read it:
+ * asked to stop, whose answer ends it): wait for it. false: orphan it. */
+bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r);
 
 /* proto/ctrl.c: control messages, one packet each */
 /* Fill @x: a control message to (@node, @port), staged for @r's chain. */
@@ -63,6 +69,25 @@ int fc__ctrl_chain(struct fc_dev *dev, struct fc_req *r, uint32_t node,
 /* A control message on a request of its own, queued. */
 int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
+
+/* A control message that keeps its place (an announcement) through the
+ * PIO window, where no chain to @node is queued or running: as
+ * fc__pio_write(), 2 taken by the board already, 1 written (taken once
+ * FC_PIO_HEAD is at *@end), or -errno: send it as a chain instead. */
+int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
+		 enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val,
+		 uint32_t *end);
+/* A control message whose order against what else goes to (@node, @port)
+ * does not matter, through the PIO window. RETURN VALUE: 0 written, or
+ * -errno (no window, no room). */
+int fc__ctrl_pio_unordered(struct fc_dev *dev, uint32_t node, uint32_t port,
+			   enum fc__ctrl_kind kind, uint32_t cookie,
+			   uint64_t val);
+/* An answer, whose order against what else goes to (@node, @port) does not
+ * matter (CTS, GOT, REVOKED): through the PIO window where the board has
+ * room, else as fc__ctrl_send(). */
+int fc__ctrl_answer(struct fc_dev *dev, uint32_t node, uint32_t port,
+		    enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
 
 /* credit.c: end-to-end credits per (peer, port) */
 #define FC__CREDIT_MSG 64 /* what a message costs beyond its bytes */

@@ -12,6 +12,22 @@
  * (FC_XFER_F_CTRL) on the message's own channel, so an announcement keeps
  * its place among the channel's eager messages.
  *
+ * Where the boards read remotely (FC_CAP_FABRIC_GET) the announcement
+ * names the sender's buffer too (RTS_GET), and a receive that meets it
+ * reads the data itself, straight into its buffer (a chain of GETs, which
+ * ends once the data is in place), then tells the sender (GOT): no CTS
+ * trip, and the receive ends as soon as its data is there. A message
+ * nobody asked for is still cleared into a library buffer (CTS), which
+ * the sender answers as above. A blocking send that times out while the
+ * receiver may still read its buffer asks the receiver to stop (REVOKE)
+ * and waits for its answer: GOT (read), or REVOKED, and then the message
+ * goes on from a copy, cleared as any other.
+ *
+ * Each of these control messages is one packet: where the board has a PIO
+ * window they go through it, no chain (an announcement only when nothing
+ * to its node is queued before it; answers and FIN at once, their order
+ * not mattering: FIN leaves once the write's fence is back).
+ *
  * What the caller sees is as for eager messages: boundaries and order per
  * channel, messages nobody asked for kept (within FC_CHAN_BUFFERED bytes
  * per port; past that the sender waits for a receive), and a peer that
@@ -21,7 +37,9 @@
  *
  * Used on backends that can write remotely into any registered memory and
  * send control messages (emulated boards), from fab->rndv_min bytes on
- * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off).
+ * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off;
+ * FPGACOMM_RNDV_GET sets the largest message a receiver reads, GET_MAX
+ * by default; 0 turns the reads off).
  */
 #include <endian.h>
 #include <errno.h>
@@ -33,6 +51,92 @@
 /* microseconds a 1 MiB message nobody asked for waits for its receive */
 #define LAND_ENV      "FPGACOMM_RNDV_LAND_US"
 #define LAND_DELAY_US 1000
+#define GET_ENV	      "FPGACOMM_RNDV_GET"
+/*
+ * Messages up to this long are read by the receiver, longer ones written
+ * by the sender's board: measured on emulated boards, a read saves a trip
+ * (64 KiB: bandwidth about 1.15x the write's), but its data comes only
+ * while the sender's process drives its board, which a sender waiting
+ * for its send does in turns: from 256 KiB on the write was faster
+ * (1 MiB latency about 0.6x the read's, 4 MiB bandwidth 1.08x).
+ */
+#define GET_MAX (128u << 10)
+
+/* Where a rendezvous request is (SEND: RTS, WAIT_CTS, DATA, FIN; RECV:
+ * LAND, or GET when it reads the sender's buffer itself). */
+enum rstate {
+	FC__RNDV_NONE,
+	FC__RNDV_RTS,	   /* its announcement's chain runs */
+	FC__RNDV_WAIT_CTS, /* the receiver has not answered yet */
+	FC__RNDV_DATA,	   /* the remote write's chain runs */
+	FC__RNDV_FIN,	   /* the chain telling the receiver runs */
+	FC__RNDV_LAND,	   /* receive: cleared, the data is coming */
+	FC__RNDV_GET,	   /* receive: its read's chain runs, or waits */
+};
+
+/* What rendezvous keeps of a request (r->proto) while it is one. */
+struct rreq {
+	enum rstate state;
+	uint32_t cookie;
+	const void *sbuf; /* SEND: the caller's buffer */
+	int data_status;  /* SEND: how the remote write ended */
+	bool rget;	  /* SEND: announced with its address (RTS_GET) */
+	bool revoking;	  /* SEND: a REVOKE is out, its answer not in */
+	uint8_t early;	  /* SEND: the answer (its kind) that came before
+			   * its RTS's chain ended, or 0 */
+	uint64_t early_val;
+	struct fc_req *rnext; /* waiting for an answer, a batch, or a FIN */
+};
+
+static inline struct rreq *RQ(const struct fc_req *r)
+{
+	return r->proto;
+}
+
+static inline enum rstate st(const struct fc_req *r)
+{
+	return r->proto ? RQ(r)->state : FC__RNDV_NONE;
+}
+
+/* @r takes the rendezvous way: its state, from zero. RETURN VALUE: 0 or
+ * -ENOMEM. */
+static int rq_new(struct fc_req *r)
+{
+	if (!r->proto)
+		r->proto = malloc(sizeof(struct rreq));
+	if (!r->proto)
+		return -ENOMEM;
+	memset(r->proto, 0, sizeof(struct rreq));
+	return 0;
+}
+
+/* ... and leaves it. */
+static void rq_end(struct fc_req *r)
+{
+	free(r->proto);
+	r->proto = NULL;
+}
+
+/* What rendezvous keeps per board (fab->rndv): no other layer sees it. */
+struct rndv {
+	/* receivers read announced messages up to this long (RTS_GET);
+	 * 0: never */
+	size_t get_max;
+	uint32_t next_cookie;
+	struct fc_req *cts_wait; /* sends waiting for an answer */
+	/* writes (reads) waiting for their node's batch in flight */
+	struct fc_req *data_head, *data_tail;
+	/* per node: writes (reads) in the send queue or flying (one batch) */
+	uint8_t data_fly[FC_MAX_NODES];
+	/* receives cleared (CTS), waiting for their FIN */
+	struct fc_req *landing;
+	uint64_t land_delay_ns; /* a 1 MiB message nobody asked for waits */
+};
+
+static inline struct rndv *RV(const struct fc__fabric *fab)
+{
+	return fab->rndv;
+}
 
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
@@ -43,10 +147,37 @@ bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 
 /* ---- Sending ---- */
 
-int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
+/* May the receiver read @r's data (RTS_GET)? Its value then: the buffer's
+ * offset in our host region and the length (at most FC_CHAN_MAX_MSG,
+ * 2^24: 24 bits as length - 1). Else the plain RTS's, the length. */
+static uint64_t rts_val(struct fc_dev *dev, struct fc_req *r)
+{
+	uint64_t addr;
+
+	RQ(r)->rget = false;
+	if (r->len > RV(dev->fab)->get_max || !r->umem ||
+	    fc_mem_fabric_addr(dev, r->umem, r->umem_off, &addr) ||
+	    FC_FABRIC_REGION(addr) != FC_REGION_HOST)
+		return r->len;
+	RQ(r)->rget = true;
+	return FC_FABRIC_OFFSET(addr) | (uint64_t)(r->len - 1) << 40;
+}
+
+/* The announcement of send @r has left: it waits for the answer. */
+static void wait_answer(struct fc__fabric *fab, struct fc_req *r)
+{
+	RQ(r)->state = FC__RNDV_WAIT_CTS;
+	RQ(r)->rnext = RV(fab)->cts_wait;
+	RV(fab)->cts_wait = r;
+}
+
+int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 		   struct fc_req *r)
 {
 	struct fc_dev *dev = ch->dev;
+	enum fc__ctrl_kind kind;
+	uint32_t end = 0;
+	uint64_t val;
 	int ret;
 
 	/* The board reads @buf itself: no copy, and @buf stays the caller's
@@ -56,16 +187,39 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
 	ret = fc__req_umem_get(dev, r, buf, len, true);
 	if (ret)
 		return ret;
-	fc__req_rndv_clear(r);
-	r->rndv = FC__RNDV_RTS;
-	r->cookie = ++dev->fab->next_cookie;
-	r->port = ch->port;
-	r->sbuf = buf;
-	r->len = len;
-	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, FC__CTRL_RTS,
-			     r->cookie, len);
-	if (ret)
+	ret = rq_new(r);
+	if (ret) {
 		fc__req_umem_put(dev, r);
+		return ret;
+	}
+	RQ(r)->state = FC__RNDV_RTS;
+	RQ(r)->cookie = ++RV(dev->fab)->next_cookie;
+	r->port = ch->port;
+	RQ(r)->sbuf = buf;
+	r->len = len;
+	val = rts_val(dev, r);
+	kind = RQ(r)->rget ? FC__CTRL_RTS_GET : FC__CTRL_RTS;
+	/* Its turn and nothing to that node before it: the one packet goes
+	 * through the PIO window (no staging, no chain), ended as a PIO
+	 * send is (fc__pio_queue: then rndv_chain_ended()). */
+	ret = now ? fc__ctrl_pio(dev, ch->peer, ch->port, kind, RQ(r)->cookie,
+				 val, &end) :
+		    -EAGAIN;
+	if (ret > 0) {
+		r->submitted = true;
+		r->pio_end = end;
+		if (ret == 2)
+			wait_answer(dev->fab, r);
+		else
+			fc__pio_queue(dev->fab, r);
+		return 0;
+	}
+	ret = fc__ctrl_chain(dev, r, ch->peer, ch->port, kind, RQ(r)->cookie,
+			     val);
+	if (ret) {
+		fc__req_umem_put(dev, r);
+		rq_end(r);
+	}
 	return ret;
 }
 
@@ -81,52 +235,72 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len,
  */
 static void launch_node(struct fc__fabric *fab, uint32_t node)
 {
-	struct fc_req **pp = &fab->data_head, *r;
+	struct fc_req **pp = &RV(fab)->data_head, *r;
 	size_t bytes = 0;
 
-	while ((r = *pp) && fab->data_fly[node] < BATCH_MAX) {
+	while ((r = *pp) && RV(fab)->data_fly[node] < BATCH_MAX) {
 		if (r->node != node ||
-		    (fab->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
-			pp = &r->rnext;
+		    (RV(fab)->data_fly[node] && bytes + r->len > BATCH_BYTES)) {
+			pp = &RQ(r)->rnext;
 			continue;
 		}
-		*pp = r->rnext;
-		r->rnext = NULL;
+		*pp = RQ(r)->rnext;
+		RQ(r)->rnext = NULL;
 		bytes += r->len;
-		fab->data_fly[node]++;
+		RV(fab)->data_fly[node]++;
 		fc__req_queue(fab, r);
 	}
-	fab->data_tail = NULL;
-	for (r = fab->data_head; r; r = r->rnext)
-		fab->data_tail = r;
+	RV(fab)->data_tail = NULL;
+	for (r = RV(fab)->data_head; r; r = RQ(r)->rnext)
+		RV(fab)->data_tail = r;
+}
+
+/* Queue @r's chain (a write, or a receive's read) behind its node's batch
+ * in flight, if any. */
+static void data_queue(struct fc__fabric *fab, struct fc_req *r)
+{
+	RQ(r)->rnext = NULL;
+	if (RV(fab)->data_tail)
+		RQ(RV(fab)->data_tail)->rnext = r;
+	else
+		RV(fab)->data_head = r;
+	RV(fab)->data_tail = r;
+	if (!RV(fab)->data_fly[r->node])
+		launch_node(fab, r->node);
+}
+
+/* @r's chain of the batch ended: the next batch to its node may go. */
+static void data_done(struct fc__fabric *fab, struct fc_req *r)
+{
+	if (!--RV(fab)->data_fly[r->node] && RV(fab)->data_head)
+		launch_node(fab, r->node);
 }
 
 /* The CTS came: write the data to @addr. RETURN VALUE: 0 or -errno. */
 static int start_data(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
-	struct fc__fabric *fab = dev->fab;
 	int ret = fc__build_chain(dev, r, fc_host(r->umem, r->umem_off), addr,
 				  r->len, false, 0);
 
 	if (ret)
 		return ret;
-	r->rndv = FC__RNDV_DATA;
-	r->rnext = NULL;
-	if (fab->data_tail)
-		fab->data_tail->rnext = r;
-	else
-		fab->data_head = r;
-	fab->data_tail = r;
-	if (!fab->data_fly[r->node])
-		launch_node(fab, r->node);
+	RQ(r)->state = FC__RNDV_DATA;
+	data_queue(dev->fab, r);
 	return 0;
 }
 
-/* May @q's write join a chain that has @n transfers and @bytes so far? */
+/* Does @r's chain go in batches (writes, reads)? */
+static bool batched(const struct fc_req *r)
+{
+	return st(r) == FC__RNDV_DATA || st(r) == FC__RNDV_GET;
+}
+
+/* May @q's write (read) join a chain that has @n transfers and @bytes so
+ * far, led by @r? */
 static bool joins(struct fc_dev *dev, const struct fc_req *r,
 		  const struct fc_req *q, unsigned int n, size_t bytes)
 {
-	return q && q->type == FC__REQ_SEND && q->rndv == FC__RNDV_DATA &&
+	return q && q->type == r->type && st(q) == st(r) &&
 	       q->node == r->node && n + q->n <= dev->info.max_chain &&
 	       bytes + q->len <= BATCH_BYTES;
 }
@@ -144,9 +318,11 @@ static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 	/*
 	 * A chain of writes ends only when the receiver's FENCE_ACK is back;
 	 * one chain per message leaves the receiver idle for that round trip
-	 * before each. Writes queued together go as one chain, back to back.
+	 * before each (a chain of reads, for the sender's). Writes (reads)
+	 * queued together go as one chain, back to back.
 	 */
-	for (q = r->next; k < BATCH_MAX && joins(dev, r, q, xn, bytes);
+	for (q = r->next;
+	     batched(r) && k < BATCH_MAX && joins(dev, r, q, xn, bytes);
 	     q = q->next, k++) {
 		xn += q->n;
 		bytes += q->len;
@@ -172,52 +348,74 @@ static int rndv_submit(struct fc_dev *dev, struct fc_req *r, unsigned int lane,
 	return 0;
 }
 
-static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr);
+static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
+		     uint64_t val);
+
+/* Receive @r has read its message (or failed to): the sender may let go
+ * of its buffer, and the next reads from that node may go. */
+static void read_done(struct fc_dev *dev, struct fc_req *r, int status)
+{
+	fc__ctrl_answer(dev, r->node, r->port, FC__CTRL_GOT, RQ(r)->cookie,
+			(uint64_t)(int64_t)status);
+	rq_end(r);
+	fc__req_umem_put(dev, r);
+	data_done(dev->fab, r);
+}
 
 static bool rndv_chain_ended(struct fc_dev *dev, struct fc_req *r, int *status)
 {
 	struct fc__fabric *fab = dev->fab;
 	int ret;
 
+	if (r->type == FC__REQ_RECV) {
+		if (st(r) == FC__RNDV_GET)
+			read_done(dev, r, *status); /* and it ends */
+		return false;
+	}
 	if (r->type != FC__REQ_SEND)
 		return false;
 	fc__req_release(dev, r);
-	switch (r->rndv) {
+	switch (st(r)) {
 	case FC__RNDV_RTS:
 		if (*status)
 			break;
-		if (r->cts_early) {
-			cleared(dev, r, r->cts_addr);
+		if (RQ(r)->early) {
+			answered(dev, r, RQ(r)->early, RQ(r)->early_val);
 			return true;
 		}
-		r->rndv = FC__RNDV_WAIT_CTS;
-		r->rnext = fab->cts_wait;
-		fab->cts_wait = r;
+		wait_answer(fab, r);
 		return true;
 	case FC__RNDV_DATA:
-		/* Written or not, the receiver must hear how it went. The FIN
-		 * is queued before the next batch, not behind its fence. */
-		r->data_status = *status;
+		/* Written or not, the receiver must hear how it went: at once
+		 * through the PIO window (the data is in place: the chain's
+		 * fence came back), else as a chain, queued before the next
+		 * batch, not behind its fence. */
+		RQ(r)->data_status = *status;
+		if (!fc__ctrl_pio_unordered(dev, r->node, r->port, FC__CTRL_FIN,
+					    RQ(r)->cookie,
+					    (uint64_t)(int64_t)*status)) {
+			data_done(fab, r);
+			break; /* and it ends, with *status */
+		}
 		ret = fc__ctrl_chain(dev, r, r->node, r->port, FC__CTRL_FIN,
-				     r->cookie, (uint64_t)(int64_t)*status);
+				     RQ(r)->cookie, (uint64_t)(int64_t)*status);
 		if (!ret) {
-			r->rndv = FC__RNDV_FIN;
+			RQ(r)->state = FC__RNDV_FIN;
 			fc__req_queue(fab, r);
 		}
-		if (!--fab->data_fly[r->node] && fab->data_head)
-			launch_node(fab, r->node);
+		data_done(fab, r);
 		if (!ret)
 			return true;
 		*status = ret;
 		break;
 	case FC__RNDV_FIN:
-		if (r->data_status)
-			*status = r->data_status;
+		if (RQ(r)->data_status)
+			*status = RQ(r)->data_status;
 		break;
 	default:
 		break;
 	}
-	r->rndv = FC__RNDV_NONE;
+	rq_end(r);
 	fc__req_umem_put(dev, r);
 	return false;
 }
@@ -241,35 +439,117 @@ static bool cts_addr_ok(const struct fc_req *r, uint64_t addr)
  * address it cannot have meant). */
 static void cleared(struct fc_dev *dev, struct fc_req *r, uint64_t addr)
 {
-	int ret = !addr			? 0 :
-		  !cts_addr_ok(r, addr) ? -EPROTO :
-					  start_data(dev, r, addr);
+	int ret;
+
+	RQ(r)->rget = false; /* the receiver will not read it */
+	RQ(r)->revoking = false;
+	ret = !addr		    ? 0 :
+	      !cts_addr_ok(r, addr) ? -EPROTO :
+				      start_data(dev, r, addr);
 
 	if (!addr || ret) {
-		r->rndv = FC__RNDV_NONE;
+		rq_end(r);
 		fc__req_umem_put(dev, r);
 		fc__req_end(dev, r, ret);
+	}
+}
+
+/*
+ * The receiver answered a send that timed out (REVOKED): it will clear
+ * the message rather than read it. The message goes on from a copy, on
+ * a request of its own, and the caller's ends (-ETIMEDOUT). Without
+ * memory for the copy it goes from the caller's buffer, still waited for.
+ */
+static void revoked(struct fc_dev *dev, struct fc_req *r)
+{
+	struct fc__fabric *fab = dev->fab;
+	struct fc_req *q = fc__req_new(dev, FC__REQ_SEND, r->node);
+	struct fc_mem *copy = NULL;
+
+	RQ(r)->rget = false;
+	RQ(r)->revoking = false;
+	if (!q || rq_new(q) || fc_mem_alloc(dev, r->len, 0, &copy)) {
+		if (q)
+			fc__req_free(q);
+		RQ(r)->rnext = RV(fab)->cts_wait;
+		RV(fab)->cts_wait = r;
+		return;
+	}
+	memcpy(copy->addr, RQ(r)->sbuf, r->len);
+	q->orphan = true; /* nobody waits: freed when it ends */
+	q->port = r->port;
+	q->len = r->len;
+	q->umem = copy;
+	RQ(q)->state = FC__RNDV_WAIT_CTS;
+	RQ(q)->cookie = RQ(r)->cookie;
+	RQ(q)->rnext = RV(fab)->cts_wait;
+	RV(fab)->cts_wait = q;
+	rq_end(r);
+	fc__req_umem_put(dev, r);
+	fc__req_end(dev, r, -ETIMEDOUT);
+}
+
+/* The receiver's answer of @kind to announced send @r, off every list. */
+static void answered(struct fc_dev *dev, struct fc_req *r, uint8_t kind,
+		     uint64_t val)
+{
+	int64_t err = (int64_t)val;
+
+	RQ(r)->early = 0;
+	switch (kind) {
+	case FC__CTRL_CTS:
+		cleared(dev, r, val);
+		break;
+	case FC__CTRL_GOT:
+		/* read, or failed to: the receiver says which */
+		rq_end(r);
+		fc__req_umem_put(dev, r);
+		fc__req_end(dev, r,
+			    err < 0 && err > -4096 ? (int)err :
+			    err			   ? -EIO :
+						     0);
+		break;
+	default:
+		revoked(dev, r);
+		break;
 	}
 }
 
 static bool is_sender(const struct fc_req *r, uint32_t port, uint32_t node,
 		      uint32_t cookie)
 {
-	return r->type == FC__REQ_SEND && r->cookie == cookie &&
+	return r->type == FC__REQ_SEND && RQ(r)->cookie == cookie &&
 	       r->node == node && r->port == port;
 }
 
-static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   uint32_t cookie, uint64_t addr)
+/* Is @r the announced send the answer is for, its RTS not seen ended?
+ * Then the answer waits for that. */
+static bool early(struct fc_req *r, uint32_t port, uint32_t node,
+		  uint32_t cookie, uint8_t kind, uint64_t val)
+{
+	if (st(r) != FC__RNDV_RTS || !is_sender(r, port, node, cookie))
+		return false;
+	RQ(r)->early = kind;
+	RQ(r)->early_val = val;
+	return true;
+}
+
+static void on_answer(struct fc_dev *dev, uint32_t port, uint32_t node,
+		      uint32_t cookie, uint8_t kind, uint64_t val)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc_req **pp, *r;
 
-	for (pp = &fab->cts_wait; (r = *pp); pp = &r->rnext) {
+	for (pp = &RV(fab)->cts_wait; (r = *pp); pp = &RQ(r)->rnext) {
 		if (is_sender(r, port, node, cookie)) {
-			*pp = r->rnext;
-			r->rnext = NULL;
-			cleared(dev, r, addr);
+			/* GOT and REVOKED answer only a send the receiver
+			 * may read: not its copy (revoked()), nor one
+			 * cleared since */
+			if (kind != FC__CTRL_CTS && !RQ(r)->rget)
+				return;
+			*pp = RQ(r)->rnext;
+			RQ(r)->rnext = NULL;
+			answered(dev, r, kind, val);
 			return;
 		}
 	}
@@ -277,14 +557,50 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
 	 * The RTS's chain may have ended on the board without the library
 	 * having seen it yet (the receiver was quicker): then on its end.
 	 */
-	for (r = fab->fly_head; r; r = r->next) {
-		if (r->rndv == FC__RNDV_RTS &&
-		    is_sender(r, port, node, cookie)) {
-			r->cts_early = true;
-			r->cts_addr = addr;
+	for (r = fab->fly_head; r; r = r->next)
+		if (early(r, port, node, cookie, kind, val))
 			return;
-		}
-	}
+	/* ... or its packet in the PIO window not seen taken yet */
+	for (r = fab->pio_head; r; r = r->next)
+		if (early(r, port, node, cookie, kind, val))
+			return;
+}
+
+static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t addr)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_CTS, addr);
+}
+
+static void on_got(struct fc_dev *dev, uint32_t port, uint32_t node,
+		   uint32_t cookie, uint64_t val)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_GOT, val);
+}
+
+static void on_revoked(struct fc_dev *dev, uint32_t port, uint32_t node,
+		       uint32_t cookie, uint64_t val)
+{
+	on_answer(dev, port, node, cookie, FC__CTRL_REVOKED, val);
+}
+
+bool fc__rndv_send_busy(struct fc_dev *dev, struct fc_req *r)
+{
+	if (r->type != FC__REQ_SEND)
+		return false;
+	if (st(r) == FC__RNDV_DATA || st(r) == FC__RNDV_FIN)
+		return true; /* the board reads the buffer now */
+	if (st(r) != FC__RNDV_RTS && st(r) != FC__RNDV_WAIT_CTS)
+		return false;
+	if (!RQ(r)->rget)
+		return false;
+	/* The receiver may read it: ask it not to, and wait for its answer
+	 * (the buffer is intact meanwhile, the caller waiting). */
+	if (!RQ(r)->revoking &&
+	    !fc__ctrl_send(dev, r->node, r->port, FC__CTRL_REVOKE,
+			   RQ(r)->cookie, 0))
+		RQ(r)->revoking = true;
+	return true;
 }
 
 /* ---- Receiving ---- */
@@ -296,16 +612,16 @@ static void on_cts(struct fc_dev *dev, uint32_t port, uint32_t node,
  * writes it straight into the receive. Ranks of a collective come to
  * their receives a little apart, so landing at once copied about half
  * of an alltoall's messages twice. The wait grows with the length, as
- * the copy it saves does: fab->land_delay_ns for 1 MiB.
+ * the copy it saves does: RV(fab)->land_delay_ns for 1 MiB.
  */
 static uint64_t land_wait_ns(const struct fc__fabric *fab, uint64_t len)
 {
-	return (uint64_t)((double)fab->land_delay_ns * (double)len /
+	return (uint64_t)((double)RV(fab)->land_delay_ns * (double)len /
 			  (double)(1u << 20));
 }
 
 static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
-		   uint32_t cookie, uint64_t len)
+		   uint32_t cookie, uint64_t len, uint64_t raddr)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s = fc__src_get(fab, port, node);
@@ -313,15 +629,54 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!m) {
 		/* Tell the sender, or it would wait for ever. */
-		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, cookie, 0);
+		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, cookie, 0);
 		return;
 	}
 	m->state = FC__MSG_DEFERRED;
 	m->cookie = cookie;
+	m->raddr = raddr;
 	m->len = len;
 	m->land_at_ns = fc__now_ns() + land_wait_ns(fab, len);
 	fc__src_queue(s, m);
 	fc__src_match(fab, port, s);
+}
+
+/*
+ * Read announced message @m into receive @r, registered: a chain of GETs
+ * from the sender's buffer, queued behind the reads and writes to its node
+ * in flight. RETURN VALUE: 0, or -errno (the message is cleared instead).
+ */
+static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
+		     const struct fc__msg *m)
+{
+	uint64_t piece = dev->info.max_xfer_len, off;
+	unsigned int n = (unsigned int)((m->len + piece - 1) / piece), i;
+	struct fc_xfer *x;
+
+	if (!RV(dev->fab)->get_max || !piece || n > dev->info.max_chain)
+		return -EMSGSIZE;
+	if (rq_new(r))
+		return -ENOMEM;
+	x = n == 1 ? &r->xfer1 : calloc(n, sizeof(*x));
+	if (!x) {
+		rq_end(r);
+		return -ENOMEM;
+	}
+	memset(x, 0, n * sizeof(*x));
+	for (i = 0, off = 0; i < n; i++, off += piece) {
+		x[i].src.space = FC_SPACE_FABRIC;
+		x[i].src.addr = m->raddr + off;
+		x[i].dst = fc_host(r->umem, r->umem_off + off);
+		x[i].len = m->len - off < piece ? m->len - off : piece;
+	}
+	r->xfers = x;
+	r->n = n;
+	RQ(r)->state = FC__RNDV_GET;
+	RQ(r)->cookie = m->cookie;
+	r->port = port;
+	fc__stat_inc(&dev->stats.rgets);
+	data_queue(dev->fab, r);
+	return 0;
 }
 
 static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
@@ -338,27 +693,33 @@ static void rndv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	} else {
 		/* straight into the caller's registration where it has one */
 		ret = fc__req_umem_get(dev, r, r->buf, m->len, true);
+		if (!ret && m->raddr && !start_get(dev, port, r, m)) {
+			free(m);
+			return;
+		}
 		if (!ret)
 			ret = fc_mem_fabric_addr(dev, r->umem, r->umem_off,
 						 &addr);
 	}
+	if (!ret)
+		ret = rq_new(r);
 	if (!ret) {
-		fc__req_rndv_clear(r);
-		r->rndv = FC__RNDV_LAND;
-		r->cookie = m->cookie;
-		r->rnext = s->landing;
-		s->landing = r;
-		ret = fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie,
-				    addr);
+		RQ(r)->state = FC__RNDV_LAND;
+		RQ(r)->cookie = m->cookie;
+		r->port = port;
+		RQ(r)->rnext = RV(dev->fab)->landing;
+		RV(dev->fab)->landing = r;
+		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
+				      addr);
 		if (ret) {
-			s->landing = r->rnext;
-			r->rndv = FC__RNDV_NONE;
+			RV(dev->fab)->landing = RQ(r)->rnext;
+			rq_end(r);
 		}
 	}
 	if (ret) {
 		fc__req_umem_put(dev, r);
 		/* No address: the sender drops it (and must hear so). */
-		fc__ctrl_send(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
+		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
 		r->status = ret;
 	}
 	free(m);
@@ -401,8 +762,8 @@ static void rndv_land_deferred(struct fc_dev *dev, uint32_t port,
 		if (fc__spare_get(dev, m->len, &m->land))
 			return;
 		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
-		    fc__ctrl_send(dev, s->node, port, FC__CTRL_CTS, m->cookie,
-				  addr)) {
+		    fc__ctrl_answer(dev, s->node, port, FC__CTRL_CTS, m->cookie,
+				    addr)) {
 			fc__spare_put(dev, m->land);
 			m->land = NULL;
 			return;
@@ -441,12 +802,13 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 	if (!s)
 		return;
-	for (pp = &s->landing; (r = *pp); pp = &r->rnext) {
-		if (r->cookie != cookie)
+	for (pp = &RV(fab)->landing; (r = *pp); pp = &RQ(r)->rnext) {
+		if (RQ(r)->cookie != cookie || r->node != node ||
+		    r->port != port)
 			continue;
-		*pp = r->rnext;
-		r->rnext = NULL;
-		r->rndv = FC__RNDV_NONE;
+		*pp = RQ(r)->rnext;
+		RQ(r)->rnext = NULL;
+		rq_end(r);
 		fc__req_umem_put(dev, r);
 		r->status = status;
 		return;
@@ -476,7 +838,42 @@ static void on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 			uint32_t cookie, uint64_t val)
 {
 	if (val && val <= FC_CHAN_MAX_MSG)
-		on_rts(dev, port, node, cookie, val);
+		on_rts(dev, port, node, cookie, val, 0);
+}
+
+/* An announcement naming the sender's buffer: offset | (length - 1) << 40
+ * (rts_val()); read where this board can, else cleared as any. */
+static void on_rts_get_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
+			    uint32_t cookie, uint64_t val)
+{
+	uint64_t len = (val >> 40) + 1;
+	uint64_t off = val & FC_FABRIC_OFFSET_MASK;
+
+	if (len > FC_CHAN_MAX_MSG || len > FC_FABRIC_OFFSET_MASK + 1 - off)
+		return;
+	on_rts(dev, port, node, cookie, len,
+	       RV(dev->fab)->get_max ?
+		       FC_FABRIC_ADDR(node, FC_REGION_HOST, off) :
+		       0);
+}
+
+/* The sender gave up waiting: a message not read yet is cleared instead,
+ * and it hears so. One being read (or cleared) is answered by that. */
+static void on_revoke(struct fc_dev *dev, uint32_t port, uint32_t node,
+		      uint32_t cookie, uint64_t val)
+{
+	struct fc__src *s = fc__src_find(dev->fab, port, node);
+	struct fc__msg *m;
+
+	for (m = s ? s->q_head : NULL; m; m = m->next) {
+		if (m->state == FC__MSG_DEFERRED && m->cookie == cookie &&
+		    m->raddr) {
+			m->raddr = 0;
+			fc__ctrl_answer(dev, node, port, FC__CTRL_REVOKED,
+					cookie, 0);
+			return;
+		}
+	}
 }
 
 /* ---- Giving up ---- */
@@ -489,10 +886,10 @@ static int take_copy(struct fc_dev *dev, struct fc_req *r)
 
 	if (ret)
 		return ret;
-	memcpy(copy->addr, r->sbuf, r->len);
+	memcpy(copy->addr, RQ(r)->sbuf, r->len);
 	fc__req_umem_put(dev, r);
 	r->umem = copy;
-	r->sbuf = NULL;
+	RQ(r)->sbuf = NULL;
 	return 0;
 }
 
@@ -501,41 +898,47 @@ static void unlink_req(struct fc_req **head, struct fc_req *r)
 {
 	struct fc_req **pp;
 
-	for (pp = head; *pp && *pp != r; pp = &(*pp)->rnext)
+	for (pp = head; *pp && *pp != r; pp = &RQ((*pp))->rnext)
 		;
 	if (*pp)
-		*pp = r->rnext;
-	r->rnext = NULL;
+		*pp = RQ(r)->rnext;
+	RQ(r)->rnext = NULL;
 }
 
 static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 {
 	struct fc__fabric *fab = dev->fab;
-	struct fc__src *s;
 	int ret;
 
+	if (r->type == FC__REQ_RECV && st(r) == FC__RNDV_GET) {
+		/* its read ends in bounded time (a dead sender fails it) */
+		if (!orphan)
+			return -EBUSY;
+		fc__req_disown(r);
+		return 1;
+	}
 	if (r->type == FC__REQ_RECV) {
-		if (r->rndv != FC__RNDV_LAND)
+		if (st(r) != FC__RNDV_LAND)
 			return 2;
 		/* Its data is on the way: only a dead sender gives it up. */
 		if (!orphan)
 			return -EBUSY;
-		s = fc__src_find(fab, r->chan->port, r->chan->peer);
-		unlink_req(&s->landing, r);
-		r->rndv = FC__RNDV_NONE;
+		unlink_req(&RV(fab)->landing, r);
+		rq_end(r);
 		return 0; /* the caller frees it, and unregisters */
 	}
 	if (r->type != FC__REQ_SEND)
 		return 2;
-	if (r->rndv == FC__RNDV_RTS && !r->submitted)
+	if (st(r) == FC__RNDV_RTS && !r->submitted)
 		return 2; /* not started: dropped as any send */
-	if (r->rndv == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
-		unlink_req(&fab->cts_wait, r);
-		r->rndv = FC__RNDV_NONE;
+	if (st(r) == FC__RNDV_WAIT_CTS && fc__peer_down(dev, r->node)) {
+		unlink_req(&RV(fab)->cts_wait, r);
+		rq_end(r);
 		return 0;
 	}
-	if (!orphan || r->rndv >= FC__RNDV_DATA)
-		return -EBUSY; /* the board may be reading the caller's buffer */
+	/* The board, or the receiver's (rget), may read the caller's buffer. */
+	if (!orphan || RQ(r)->rget || st(r) >= FC__RNDV_DATA)
+		return -EBUSY;
 	ret = take_copy(dev, r);
 	if (ret)
 		return ret;
@@ -543,27 +946,40 @@ static int rndv_withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 	return 1;
 }
 
+static void free_rlist(struct fc_req *r)
+{
+	struct fc_req *next;
+
+	for (; r; r = next) {
+		next = RQ(r)->rnext;
+		fc__xfers_free(r);
+		free(r->proto);
+		free(r);
+	}
+}
+
 static void rndv_fini(struct fc__fabric *fab)
 {
-	struct fc_req *r;
+	struct rndv *rv = RV(fab);
 
-	while ((r = fab->cts_wait)) {
-		fab->cts_wait = r->rnext;
-		fc__xfers_free(r);
-		free(r);
-	}
-	while ((r = fab->data_head)) {
-		fab->data_head = r->rnext;
-		fc__xfers_free(r);
-		free(r);
-	}
-	fab->data_tail = NULL;
+	free_rlist(rv->cts_wait);
+	free_rlist(rv->data_head);
+	free_rlist(rv->landing);
+	free(rv);
+	fab->rndv = NULL;
 }
 
 /* ---- What the transport and the control messages call ---- */
 
 void fc__rndv_register(struct fc__fabric *fab)
 {
+	struct rndv *rv = calloc(1, sizeof(*rv));
+
+	if (!rv) {
+		fab->rndv_min = 0; /* every message eager, then */
+		return;
+	}
+	fab->rndv = rv;
 	fab->up.chain_ended = rndv_chain_ended;
 	fab->up.submit = rndv_submit;
 	fab->up.withdraw = rndv_withdraw;
@@ -571,9 +987,15 @@ void fc__rndv_register(struct fc__fabric *fab)
 	fab->up.msg_clear = rndv_clear;
 	fab->up.msg_land = fab->rndv_min ? rndv_land_deferred : NULL;
 	fab->up.msg_land_due = rndv_land_due;
-	fab->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
+	rv->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
 	fab->up.rndv_fini = rndv_fini;
+	if (fab->rndv_min && (fab->dev->info.caps & FC_CAP_FABRIC_GET))
+		rv->get_max = fc__env_size(GET_ENV, GET_MAX);
 	fc__ctrl_register(fab, FC__CTRL_RTS, on_rts_ctrl);
 	fc__ctrl_register(fab, FC__CTRL_CTS, on_cts);
 	fc__ctrl_register(fab, FC__CTRL_FIN, on_fin_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_RTS_GET, on_rts_get_ctrl);
+	fc__ctrl_register(fab, FC__CTRL_GOT, on_got);
+	fc__ctrl_register(fab, FC__CTRL_REVOKE, on_revoke);
+	fc__ctrl_register(fab, FC__CTRL_REVOKED, on_revoked);
 }
