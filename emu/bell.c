@@ -65,8 +65,14 @@ void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 	 * is not news: others route it, and a sleeper that stayed up for it
 	 * would take the core from them.
 	 */
+	/* with a model: the board may take its next packet (vtorder.c) */
+	if (c->vt[node])
+		__atomic_fetch_or(&c->vt_idle, 1ull << node, __ATOMIC_RELAXED);
 	if (!news || !news(arg))
 		futex(&nd->bell, FUTEX_WAIT, bell, &ts);
+	if (c->vt[node])
+		__atomic_fetch_and(&c->vt_idle, ~(1ull << node),
+				   __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }
 

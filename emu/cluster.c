@@ -1108,14 +1108,24 @@ uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
 	uint32_t entry;
 	int port = fcemu__route(c, node, hdr, &entry);
 
+	/* a host said to wait sends after all: it is at its clock again */
+	if (__builtin_expect(c->hdr->node[node].vt_lb == CL_VT_WAITING, 0))
+		fcemu__vt_resume(c, node);
 	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
 }
 
 void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 			   struct fcemu_vtime *vt)
 {
-	if (node < FC_MAX_NODES)
-		c->vt[node] = vt && vt->on ? vt : NULL;
+	if (node >= c->nodes)
+		return;
+	c->vt[node] = vt && vt->on ? vt : NULL;
+	/* a board going away sends nothing more (emu/vtorder.c) */
+	__atomic_store_n(&c->hdr->node[node].vt_lb,
+			 c->vt[node] ? 0 : CL_VT_WAITING, __ATOMIC_SEQ_CST);
+	if (c->vt[node])
+		__atomic_store_n(&c->hdr->node[node].vt_on, 1,
+				 __ATOMIC_RELEASE);
 }
 
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,

@@ -39,9 +39,7 @@ void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
 
 	if (!vt || !vt->on || src >= FC_MAX_NODES)
 		return;
-	at = t + (hops + 1) * vt->router + hops * vt->link;
-	if (vt->rx_last[src] && at < vt->rx_last[src] + vt->pkt)
-		at = vt->rx_last[src] + vt->pkt;
+	at = fcemu__vt_at(vt, hops, t, vt->rx_last[src]);
 	vt->rx_last[src] = at;
 	fcemu__vt_reach(vt, at + vt->rx);
 }

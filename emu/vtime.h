@@ -111,6 +111,18 @@ static inline void fcemu__vt_sync(struct fcemu_vtime *vt)
 						    __ATOMIC_RELAXED));
 }
 
+/* The arrival at the board of a packet @hops links away that left at @t,
+ * behind @last, the arrival of the one before it from its source (0:
+ * none), before the way into the program. */
+static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
+				    unsigned int hops, uint64_t t,
+				    uint64_t last)
+{
+	uint64_t at = t + (hops + 1) * vt->router + hops * vt->link;
+
+	return last && at < last + vt->pkt ? last + vt->pkt : at;
+}
+
 /*
  * A packet from @src, @hops links away, that left at @t, taken by the
  * board now: its arrival after the path, behind the one before it from

@@ -162,6 +162,12 @@ struct fc__backend {
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
+	 * The program waits: nothing of its own moved, and it sends nothing
+	 * until the board brings something (a timing model's board may then
+	 * take its next packet, docs/model.md). NULL: nothing to tell.
+	 */
+	void (*waiting)(struct fc_dev *dev);
+	/*
 	 * Write @n packets, whole messages, into the PIO window
 	 * (FC_CAP_PIO_SEND) and hand them to the board, under dev->lock;
 	 * *end: PIO_TAIL after them. RETURN VALUE: 0, or -EAGAIN when the
