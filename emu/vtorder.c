@@ -225,8 +225,22 @@ static void sort_ring(struct fcemu_cluster *c, unsigned int node,
 	}
 }
 
-/* The host may act now: its promise is its clock (@at, where a packet
- * taken moves it). */
+/* No live board of the cluster is another process's. */
+static bool alone(struct fcemu_cluster *c, unsigned int me)
+{
+	int32_t pid = c->hdr->node[me].pid;
+	unsigned int n;
+
+	for (n = 0; n < c->nodes; n++)
+		if (n != me &&
+		    cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_ALIVE &&
+		    __atomic_load_n(&c->hdr->node[n].pid, __ATOMIC_RELAXED) !=
+			    pid)
+			return false;
+	return true;
+}
+
+/* The host may act now: its promise is its clock, @at. */
 static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 {
 	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
@@ -248,6 +262,8 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
+	if (alone(c, node))
+		return UINT_MAX; /* one host: program order is the order */
 	if (c->inject_dirty & (1ull << node))
 		quiet = false;
 	if (vt->last != c->vt_sent[node]) {
@@ -319,6 +335,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		if (at + vt->rx > now)
 			break;
 	}
-	running(c, node, now);
+	/* its clock as it is: a packet not taken after all moves nothing */
+	running(c, node, vt->now);
 	return i;
 }
