@@ -420,7 +420,7 @@ bool fcemu_flush_aborts(struct fcemu *emu)
 
 void fcemu_host_waits(struct fcemu *emu)
 {
-	if (emu->vt.on && emu->cluster)
+	if (emu->vt.order && emu->cluster)
 		fcemu__vt_waits(emu->cluster, emu->cfg.node_id);
 }
 

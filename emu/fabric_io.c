@@ -795,7 +795,7 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		budget = EJECT_MIN;
 	if (emu->get_head != emu->get_tail)
 		fcemu__get_answer(emu);
-	if (emu->vt.on) {
+	if (emu->vt.order) {
 		/* in simulated-time order: no sooner than it arrives */
 		unsigned int lim = fcemu__vt_order(c, self(emu), vt_quiet(emu));
 

@@ -3,6 +3,7 @@
  * Virtual time of one board (emu/vtime.h): the profile's costs in
  * picoseconds, and the arrival of packets.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "vtime.h"
@@ -10,6 +11,7 @@
 int fcemu__vt_init(struct fcemu_vtime *vt)
 {
 	const struct fcm_profile *p = &vt->prof;
+	const char *env;
 	double pcie_pkt;
 	int ret;
 
@@ -19,6 +21,8 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	vt->on = true;
+	env = getenv("FPGACOMM_EMU_MODEL_ORDER");
+	vt->order = env && !strcmp(env, "1");
 	vt->pkt = fcemu__vt_ps(fcm_pkt_ns(p));
 	vt->router = fcemu__vt_ps(fcm_router_ns(p));
 	vt->link = fcemu__vt_ps(p->link_ns + fcm_pkt_ns(p));

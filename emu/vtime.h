@@ -20,6 +20,9 @@
 
 struct fcemu_vtime {
 	bool on;
+	/* packets taken in simulated-time order (emu/vtorder.c), with
+	 * FPGACOMM_EMU_MODEL_ORDER=1 */
+	bool order;
 	struct fcm_profile prof;
 	uint64_t now;	/* the board's (and its host's) clock, ps */
 	uint64_t start; /* the message being injected leaves no sooner */

@@ -589,8 +589,15 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 {
 	char self[PATH_MAX], run[PATH_MAX + 32],
 		out[] = "/tmp/test_model.XXXXXX";
-	const char *env[] = { "FPGACOMM_EMU_MODEL", "circus", "FCM_TEST_OUT",
-			      out, "FCM_TEST_WHAT", what, NULL };
+	const char *env[] = { "FPGACOMM_EMU_MODEL",
+			      "circus",
+			      "FCM_TEST_OUT",
+			      out,
+			      "FCM_TEST_WHAT",
+			      what,
+			      "FPGACOMM_EMU_MODEL_ORDER",
+			      strcmp(what, "coll") ? "0" : "1",
+			      NULL };
 	FILE *f;
 	size_t n;
 	int fd, rc;
