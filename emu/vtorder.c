@@ -31,7 +31,7 @@
 
 #include "topology.h"
 
-#define VT_FORCE_NS (250ull * 1000 * 1000)
+#define VT_FORCE_NS (1000ull * 1000 * 1000)
 #define VT_TRIES    4  /* looks at the rings before giving up this time */
 #define VT_LOOKS    64 /* looks with nothing to take: the host waits */
 
