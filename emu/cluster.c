@@ -1102,6 +1102,21 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 	}
 }
 
+uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
+				  const struct fc_hw_pkt *pkt)
+{
+	const struct cl_slot *s = (const void *)pkt; /* its slot's start */
+	struct fcemu_vtime *vt = c->vt[node];
+	unsigned int src = (le32toh(pkt->hdr) >> FC_PKT_SRC_SHIFT) &
+			   FC_PKT_NODE_MASK;
+
+	if (!vt || src >= c->nodes)
+		return vt ? vt->now : 0;
+	if (vt->hops[src] == 0xff)
+		vt->hops[src] = (uint8_t)fc_topo_hops(&c->topo, src, node);
+	return fcemu__vt_at(vt, vt->hops[src], s->t, vt->rx_last[src]);
+}
+
 uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
 				uint32_t hdr)
 {

@@ -61,6 +61,8 @@ struct cl_slot {
 /* fcemu_cluster_eject_ok() finds seq right after the packet. */
 _Static_assert(offsetof(struct cl_slot, seq) == sizeof(struct fc_hw_pkt),
 	       "a slot's seq follows its packet");
+/* fcemu_cluster_vt_arrival() finds the slot from its packet. */
+_Static_assert(offsetof(struct cl_slot, pkt) == 0, "a slot starts with its packet");
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
 struct cl_ring {

@@ -271,6 +271,11 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
  */
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     bool quiet);
+/* With a model: when @pkt, waiting in board @node's ejection ring (a
+ * pointer from a peek), reaches the board (ps), before the way into the
+ * program. */
+uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
+				  const struct fc_hw_pkt *pkt);
 /* Board @node's host waits: it sends nothing until it takes a packet. */
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node);
 
