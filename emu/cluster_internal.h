@@ -218,16 +218,6 @@ struct fcemu_cluster {
 	struct fcemu_test_faults test; /* fcemu_cluster_test_faults() */
 	/* the virtual time of this process's boards, NULL: none (vtime.h) */
 	struct fcemu_vtime *vt[FC_MAX_NODES];
-	/* delivery in simulated-time order (emu/vtorder.c): the boards whose
-	 * host waits in fcemu_cluster_wait() now; hops between boards + 1
-	 * (0 not yet asked); where a board began to hold a packet (host ns) */
-	uint64_t vt_idle;
-	uint8_t vt_hops[FC_MAX_NODES][FC_MAX_NODES];
-	uint64_t vt_hold_ns[FC_MAX_NODES];
-	uint64_t vt_sent[FC_MAX_NODES];	  /* its vt->last when looked at */
-	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
-	unsigned long vt_forced; /* packets taken out of order (held) */
-	unsigned long vt_resumed; /* sends by a host said to wait */
 	/*
 	 * Boards on other hosts (hdr->remote, fixed at create): their
 	 * routers never run here; their input rings are the outgoing side of
@@ -238,6 +228,17 @@ struct fcemu_cluster {
 	uint64_t remote;
 	unsigned int (*pump)(void *arg);
 	void *pump_arg;
+	/* last: what the hot paths never read */
+	/* delivery in simulated-time order (emu/vtorder.c): the boards whose
+	 * host waits in fcemu_cluster_wait() now; hops between boards + 1
+	 * (0 not yet asked); where a board began to hold a packet (host ns) */
+	uint64_t vt_idle;
+	uint8_t vt_hops[FC_MAX_NODES][FC_MAX_NODES];
+	uint64_t vt_hold_ns[FC_MAX_NODES];
+	uint64_t vt_sent[FC_MAX_NODES];	  /* its vt->last when looked at */
+	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
+	unsigned long vt_forced; /* packets taken out of order (held) */
+	unsigned long vt_resumed; /* sends by a host said to wait */
 };
 
 static inline uint32_t cl_ld(const uint32_t *p)
