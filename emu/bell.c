@@ -57,6 +57,9 @@ void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 	nd = &c->hdr->node[node];
 	ts.tv_sec = (time_t)(max_ns / 1000000000ull);
 	ts.tv_nsec = (long)(max_ns % 1000000000ull);
+	/* with a model: the board may take its next packet (vtorder.c) */
+	if (c->vt[node])
+		__atomic_fetch_or(&c->vt_idle, 1ull << node, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 	bell = __atomic_load_n(&nd->bell, __ATOMIC_SEQ_CST);
 	/*
@@ -67,6 +70,9 @@ void fcemu_cluster_wait(struct fcemu_cluster *c, unsigned int node,
 	 */
 	if (!news || !news(arg))
 		futex(&nd->bell, FUTEX_WAIT, bell, &ts);
+	if (c->vt[node])
+		__atomic_fetch_and(&c->vt_idle, ~(1ull << node),
+				   __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&nd->sleepers, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -418,6 +418,12 @@ bool fcemu_flush_aborts(struct fcemu *emu)
 	return done;
 }
 
+void fcemu_host_waits(struct fcemu *emu)
+{
+	if (emu->vt.order && emu->cluster)
+		fcemu__vt_waits(emu->cluster, emu->cfg.node_id);
+}
+
 bool fcemu_busy(struct fcemu *emu)
 {
 	return emu->engines_busy;

@@ -1103,20 +1103,45 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 	}
 }
 
+uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
+				  const struct fc_hw_pkt *pkt)
+{
+	const struct cl_slot *s = (const void *)pkt; /* its slot's start */
+	struct fcemu_vtime *vt = c->vt[node];
+	unsigned int src = (le32toh(pkt->hdr) >> FC_PKT_SRC_SHIFT) &
+			   FC_PKT_NODE_MASK;
+
+	if (!vt || src >= c->nodes)
+		return vt ? vt->now : 0;
+	if (vt->hops[src] == 0xff)
+		vt->hops[src] = (uint8_t)fc_topo_hops(&c->topo, src, node);
+	return fcemu__vt_at(vt, vt->hops[src], s->t, vt->rx_last[src]);
+}
+
 uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
 				uint32_t hdr)
 {
 	uint32_t entry;
 	int port = fcemu__route(c, node, hdr, &entry);
 
+	/* a host said to wait sends after all: it is at its clock again */
+	if (__builtin_expect(c->hdr->node[node].vt_lb == CL_VT_WAITING, 0))
+		fcemu__vt_resume(c, node);
 	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
 }
 
 void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 			   struct fcemu_vtime *vt)
 {
-	if (node < FC_MAX_NODES)
-		c->vt[node] = vt && vt->on ? vt : NULL;
+	if (node >= c->nodes)
+		return;
+	c->vt[node] = vt && vt->on ? vt : NULL;
+	/* a board going away sends nothing more (emu/vtorder.c) */
+	__atomic_store_n(&c->hdr->node[node].vt_lb,
+			 c->vt[node] ? 0 : CL_VT_WAITING, __ATOMIC_SEQ_CST);
+	if (c->vt[node] && vt->order)
+		__atomic_store_n(&c->hdr->node[node].vt_on, 1,
+				 __ATOMIC_RELEASE);
 }
 
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,

@@ -23,7 +23,7 @@
 #include "vtime.h"
 
 #define CL_MAGIC      0x46434c55u /* "FCLU", written last by the creator */
-#define CL_LAYOUT     15	  /* bump on any change below */
+#define CL_LAYOUT     16	  /* bump on any change below */
 #define CL_MODE	      0600	  /* the object's mode: its owner only */
 #define CL_RING_SLOTS 256	  /* per ring: 256 x 64 B = 16 KiB of packets */
 #define CL_NO_PEER    0xffu
@@ -61,6 +61,9 @@ struct cl_slot {
 /* fcemu_cluster_eject_ok() finds seq right after the packet. */
 _Static_assert(offsetof(struct cl_slot, seq) == sizeof(struct fc_hw_pkt),
 	       "a slot's seq follows its packet");
+/* fcemu_cluster_vt_arrival() finds the slot from its packet. */
+_Static_assert(offsetof(struct cl_slot, pkt) == 0,
+	       "a slot starts with its packet");
 
 /* Producer and consumer index on separate cache lines: no false sharing. */
 struct cl_ring {
@@ -142,6 +145,14 @@ struct cl_node {
 	uint32_t move_tail;  /* the output's tail once published */
 	uint64_t move_ring;  /* the output ring: offset in the object */
 	uint32_t checked[CL_RINGS(FC_MAX_PORTS)]; /* wire-checked up to */
+	/*
+	 * Virtual time (emu/vtorder.c), written by the board's process:
+	 * @vt_on, the board has a clock; @vt_lb, its promise: no packet it
+	 * sends from now on leaves before it (ps), CL_VT_WAITING while its
+	 * host waits and sends nothing until it takes a packet.
+	 */
+	uint64_t vt_lb __attribute__((aligned(64)));
+	uint32_t vt_on;
 	struct cl_burst_job job; /* written by the board's process */
 	struct cl_pw_ipc pw_ipc[FC_PW_MAX_ENTRIES];
 } __attribute__((aligned(64)));
@@ -227,6 +238,17 @@ struct fcemu_cluster {
 	uint8_t *land;
 	uint32_t *land_done;
 	uint32_t land_slots;
+	/* last: what the hot paths never read */
+	/* delivery in simulated-time order (emu/vtorder.c): the boards whose
+	 * host waits in fcemu_cluster_wait() now; hops between boards + 1
+	 * (0 not yet asked); where a board began to hold a packet (host ns) */
+	uint64_t vt_idle;
+	uint8_t vt_hops[FC_MAX_NODES][FC_MAX_NODES];
+	uint64_t vt_hold_ns[FC_MAX_NODES];
+	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->last when looked at */
+	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
+	unsigned long vt_forced;  /* packets taken out of order (held) */
+	unsigned long vt_resumed; /* sends by a host said to wait */
 };
 
 #define CL_LAND_SLOT (1u << 20) /* a burst record's bytes at most */
@@ -388,6 +410,13 @@ static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node,
 {
 	return c->vt[node] ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 }
+/* emu/vtorder.c (fcemu__vt_order() in fabric.h): board @node's promise
+ * (vt_lb), published; a rise to CL_VT_WAITING rings the other boards'
+ * bells (one of them may go on now). */
+#define CL_VT_WAITING UINT64_MAX
+void fcemu__vt_promise(struct fcemu_cluster *c, unsigned int node, uint64_t lb);
+/* Board @node sends while its promise says it waits: its clock again. */
+void fcemu__vt_resume(struct fcemu_cluster *c, unsigned int node);
 /* A packet header's destination bits, in place. */
 #define FC_PKT_DST_BITS (FC_PKT_NODE_MASK << FC_PKT_DST_SHIFT)
 /*

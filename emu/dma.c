@@ -359,6 +359,14 @@ uint64_t fcemu__dma_progress(struct fcemu *emu, struct fcemu_dma *dma,
 		src = le64toh(d->src) + dma->cur_off;
 		dst = le64toh(d->dst) + dma->cur_off;
 		if (fcemu__get_desc(emu, d->src_space, le64toh(d->src))) {
+			/* the request leaves once the chain is fetched */
+			if (emu->vt.on)
+				fcemu__vt_begin(
+					&emu->vt,
+					dma->vt + fcemu__vt_ps(
+							  emu->vt.prof
+								  .endpoint_ns /
+							  2));
 			if (!fcemu__get_send(emu, dma))
 				break; /* no room: on the next call */
 			add_bytes(emu, dma, len); /* the contract: its length */

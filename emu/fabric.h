@@ -262,5 +262,21 @@ static inline bool fcemu_cluster_eject_ok(const struct fc_hw_pkt *pkt,
 }
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
+/*
+ * With a model (emu/vtorder.c): delivery in simulated-time order. How
+ * many packets from the head of board @node's ejection ring it may take
+ * now, those waiting first put in order of arrival (UINT_MAX: any).
+ * @quiet: the board has nothing of its own to send (no chain running, no
+ * ack, abort or answer owed, nothing injected unpublished).
+ */
+unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
+			     bool quiet);
+/* With a model: when @pkt, waiting in board @node's ejection ring (a
+ * pointer from a peek), reaches the board (ps), before the way into the
+ * program. */
+uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
+				  const struct fc_hw_pkt *pkt);
+/* Board @node's host waits: it sends nothing until it takes a packet. */
+void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node);
 
 #endif /* FCEMU_FABRIC_H */

@@ -764,6 +764,26 @@ static void take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 	fcemu__get_answer(emu);
 }
 
+/* With a model: the board sends nothing until it takes a packet (an
+ * engine at most waits for its fences' acks). */
+static bool vt_quiet(struct fcemu *emu)
+{
+	const struct fcemu_dma *dma;
+	unsigned int i;
+
+	if (emu->acks_owed || emu->aborts_owed ||
+	    emu->get_head != emu->get_tail ||
+	    emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
+		return false;
+	for (i = 0; emu->engines_busy && i < emu->cfg.dma_engines; i++) {
+		dma = &emu->dma[i];
+		if (dma->busy && (dma->cur != dma->count ||
+				  dma->fence_sent != dma->fence_need))
+			return false;
+	}
+	return true;
+}
+
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
@@ -777,6 +797,13 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		budget = EJECT_MIN;
 	if (emu->get_head != emu->get_tail)
 		fcemu__get_answer(emu);
+	if (emu->vt.order) {
+		/* in simulated-time order: no sooner than it arrives */
+		unsigned int lim = fcemu__vt_order(c, self(emu), vt_quiet(emu));
+
+		if (budget > lim)
+			budget = lim;
+	}
 	/* Slots are read in place, found a run at a time, each checked as
 	 * it is read (a slot not written for its index ends the call: the
 	 * next drops it), and taken together at the end. */

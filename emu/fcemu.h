@@ -162,6 +162,9 @@ void fcemu_pw_publish(struct fcemu *emu, unsigned int entry, uint32_t gen,
 
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
+/* The host waits for its board (docs/model.md): with a timing model the
+ * board may take a packet that arrives later than its present. */
+void fcemu_host_waits(struct fcemu *emu);
 
 /*
  * fcemu_flush_aborts - before the board goes (fcemu_destroy()): send the

@@ -161,6 +161,23 @@ void fcemu__get_free(struct fcemu *emu)
 	emu->get_cap = 0;
 }
 
+/*
+ * With a model: the answers leave once the request arrived, and from host
+ * memory once the first packet's bytes came back over PCIe (a read's
+ * round trip); the rest stream behind them.
+ */
+static void vt_get(struct fcemu *emu, const struct fc_hw_pkt *pkt, uint64_t src,
+		   uint32_t len)
+{
+	const struct fcm_profile *p = &emu->vt.prof;
+	uint64_t at = fcemu_cluster_vt_arrival(emu->cluster, self(emu), pkt);
+
+	if (FC_FABRIC_REGION(src) == FC_REGION_HOST && p->pcie_lanes > 0)
+		at += fcemu__vt_ps(fcm_pcie_read_ns(
+			p, len < FC_PKT_PUT_DATA ? len : FC_PKT_PUT_DATA));
+	fcemu__vt_begin(&emu->vt, at);
+}
+
 void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 		     uint32_t hdr, uint8_t *failed)
 {
@@ -195,6 +212,8 @@ void fcemu__get_take(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 			*failed = (uint8_t)err;
 		return;
 	}
+	if (emu->vt.on)
+		vt_get(emu, pkt, le64toh(src), len);
 	emu->get_tail++;
 }
 

@@ -3,6 +3,7 @@
  * Virtual time of one board (emu/vtime.h): the profile's costs in
  * picoseconds, and the arrival of packets.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "vtime.h"
@@ -10,6 +11,7 @@
 int fcemu__vt_init(struct fcemu_vtime *vt)
 {
 	const struct fcm_profile *p = &vt->prof;
+	const char *env;
 	double pcie_pkt;
 	int ret;
 
@@ -19,6 +21,8 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	vt->on = true;
+	env = getenv("FPGACOMM_EMU_MODEL_ORDER");
+	vt->order = env && !strcmp(env, "1");
 	vt->pkt = fcemu__vt_ps(fcm_pkt_ns(p));
 	vt->router = fcemu__vt_ps(fcm_router_ns(p));
 	vt->link = fcemu__vt_ps(p->link_ns + fcm_pkt_ns(p));
@@ -39,9 +43,7 @@ void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
 
 	if (!vt || !vt->on || src >= FC_MAX_NODES)
 		return;
-	at = t + (hops + 1) * vt->router + hops * vt->link;
-	if (vt->rx_last[src] && at < vt->rx_last[src] + vt->pkt)
-		at = vt->rx_last[src] + vt->pkt;
+	at = fcemu__vt_at(vt, hops, t, vt->rx_last[src]);
 	vt->rx_last[src] = at;
 	fcemu__vt_reach(vt, at + vt->rx);
 }

@@ -20,6 +20,9 @@
 
 struct fcemu_vtime {
 	bool on;
+	/* packets taken in simulated-time order (emu/vtorder.c), with
+	 * FPGACOMM_EMU_MODEL_ORDER=1 */
+	bool order;
 	struct fcm_profile prof;
 	uint64_t now;	/* the board's (and its host's) clock, ps */
 	uint64_t start; /* the message being injected leaves no sooner */
@@ -109,6 +112,18 @@ static inline void fcemu__vt_sync(struct fcemu_vtime *vt)
 	if (vt->on)
 		fcemu__vt_reach(vt, __atomic_load_n(&vt->async_end,
 						    __ATOMIC_RELAXED));
+}
+
+/* The arrival at the board of a packet @hops links away that left at @t,
+ * behind @last, the arrival of the one before it from its source (0:
+ * none), before the way into the program. */
+static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
+				    unsigned int hops, uint64_t t,
+				    uint64_t last)
+{
+	uint64_t at = t + (hops + 1) * vt->router + hops * vt->link;
+
+	return last && at < last + vt->pkt ? last + vt->pkt : at;
 }
 
 /*

@@ -524,13 +524,141 @@ static int run_rank(void)
 	return failures ? 1 : 0;
 }
 
+/* ---- Collectives of many ranks in virtual time ---- */
+
+#define COLL_RANKS 8
+#define COLL_ITERS 6
+#define COLL_ELEMS 64 /* per rank and block */
+
+/*
+ * Every rank runs barriers, allreduces and alltoalls; rank 0 writes its
+ * clock after each. Which rank's message a board takes first is host
+ * timing: only delivery in simulated-time order makes these the same
+ * run after run.
+ */
+static int run_coll_rank(void)
+{
+	const char *out = getenv("FCM_TEST_OUT");
+	static uint64_t in[COLL_RANKS * COLL_ELEMS],
+		res[COLL_RANKS * COLL_ELEMS];
+	struct fc_group *world;
+	uint32_t rank, size;
+	unsigned int failures = 0, i, k;
+	struct fc_dev *d;
+	uint64_t t;
+	FILE *f = NULL;
+
+	if (harness_rank_world(&d, &world, &rank, &size))
+		return 1;
+	if (rank == 0 && out && !(f = fopen(out, "w")))
+		return 1;
+	for (k = 0; k < COLL_RANKS * COLL_ELEMS; k++)
+		in[k] = rank * 1000 + k;
+	for (i = 0; i < COLL_ITERS; i++) {
+		CHECK_RC(fc_barrier(d, WAIT_MS), 0);
+		CHECK_RC(fc_sim_time_ps(d, &t), 0);
+		if (f)
+			fprintf(f, "barrier %llu\n", (unsigned long long)t);
+		CHECK_RC(fc_allreduce(world, in, res, COLL_ELEMS, FC_UINT64,
+				      FC_SUM, WAIT_MS),
+			 0);
+		CHECK_RC(fc_sim_time_ps(d, &t), 0);
+		if (f)
+			fprintf(f, "allreduce %llu\n", (unsigned long long)t);
+		CHECK_RC(fc_alltoall(world, in, res, COLL_ELEMS, FC_UINT64,
+				     WAIT_MS),
+			 0);
+		CHECK_RC(fc_sim_time_ps(d, &t), 0);
+		if (f)
+			fprintf(f, "alltoall %llu\n", (unsigned long long)t);
+		/* what was computed: block rank of each peer's array */
+		for (k = 0; k < size * COLL_ELEMS; k++)
+			if (res[k] != (k / COLL_ELEMS) * 1000 +
+					      rank * COLL_ELEMS +
+					      k % COLL_ELEMS)
+				failures++;
+	}
+	if (f)
+		fclose(f);
+	fc_group_free(world);
+	fc_close(d);
+	return failures ? 1 : 0;
+}
+
+/* ---- A read request in virtual time, as ranks ---- */
+
+#define GET_BYTES 52 /* one PUT packet's data: one answer */
+
+/*
+ * Rank 1 lends a buffer of its host memory; rank 0 reads GET_BYTES of it
+ * with fc_get() and writes the simulated ps it took.
+ */
+static int run_get_rank(void)
+{
+	const char *out = getenv("FCM_TEST_OUT");
+	struct fc_mem *mem = NULL;
+	struct fc_group *world;
+	struct fc_chan *ch;
+	uint32_t rank, size;
+	unsigned int failures = 0, i;
+	uint64_t addr = 0, t0 = 0, t1 = 0;
+	struct fc_dev *d;
+	size_t got;
+	FILE *f;
+
+	if (harness_rank_world(&d, &world, &rank, &size))
+		return 1;
+	CHECK_RC(fc_mem_alloc(d, 4096, 0, &mem), 0);
+	CHECK_RC(fc_chan_open(d, rank ? 0 : 1, 3, 0, &ch), 0);
+	if (rank == 1) {
+		memset(mem->addr, 0x5a, 4096);
+		CHECK_RC(fc_mem_fabric_addr(d, mem, 0, &addr), 0);
+		CHECK_RC(fc_chan_send(ch, &addr, sizeof(addr), WAIT_MS), 0);
+		/* the word: rank 0 read */
+		CHECK_RC(fc_chan_recv(ch, &addr, sizeof(addr), &got, WAIT_MS),
+			 0);
+	} else {
+		CHECK_RC(fc_chan_recv(ch, &addr, sizeof(addr), &got, WAIT_MS),
+			 0);
+		/* once to warm up, then measured */
+		for (i = 0; i < 2; i++) {
+			CHECK_RC(fc_sim_time_ps(d, &t0), 0);
+			CHECK_RC(fc_get(d, fc_host(mem, 0), addr, GET_BYTES,
+					WAIT_MS),
+				 0);
+			CHECK_RC(fc_sim_time_ps(d, &t1), 0);
+		}
+		if (((unsigned char *)mem->addr)[GET_BYTES - 1] != 0x5a)
+			failures++;
+		f = out ? fopen(out, "w") : NULL;
+		if (f) {
+			fprintf(f, "%llu\n", (unsigned long long)(t1 - t0));
+			fclose(f);
+		}
+		CHECK_RC(fc_chan_send(ch, &addr, sizeof(addr), WAIT_MS), 0);
+	}
+	CHECK_RC(fc_chan_close(ch), 0);
+	CHECK_RC(fc_mem_free(d, mem), 0);
+	fc_group_free(world);
+	fc_close(d);
+	return failures ? 1 : 0;
+}
+
 /* Run the ranks; *@text gets rank 0's lines. RETURN VALUE: status. */
-static int launch_pingpong(char *text, size_t len)
+static int launch_ranks(const char *what, int ranks, const char *topo,
+			char *text, size_t len)
 {
 	char self[PATH_MAX], run[PATH_MAX + 32],
 		out[] = "/tmp/test_model.XXXXXX";
-	const char *env[] = { "FPGACOMM_EMU_MODEL", "circus", "FCM_TEST_OUT",
-			      out, NULL };
+	const char *env[] = { "FPGACOMM_EMU_MODEL",
+			      strcmp(what, "get") ? "circus" : "peach2",
+			      "FCM_TEST_OUT",
+			      out,
+			      "FCM_TEST_WHAT",
+			      what,
+			      "FPGACOMM_EMU_MODEL_ORDER",
+			      strcmp(what, "coll") ? "0" : "1",
+			      NULL };
 	FILE *f;
 	size_t n;
 	int fd, rc;
@@ -542,7 +670,7 @@ static int launch_pingpong(char *text, size_t len)
 	if (fd < 0)
 		return 1;
 	close(fd);
-	rc = harness_launch_ranks(run, self, 6, "ring:6", NULL, env);
+	rc = harness_launch_ranks(run, self, ranks, topo, NULL, env);
 	f = fopen(out, "r");
 	n = f ? fread(text, 1, len - 1, f) : 0;
 	text[n] = '\0';
@@ -550,6 +678,12 @@ static int launch_pingpong(char *text, size_t len)
 		fclose(f);
 	unlink(out);
 	return rc;
+}
+
+/* Run the ranks; *@text gets rank 0's lines. RETURN VALUE: status. */
+static int launch_pingpong(char *text, size_t len)
+{
+	return launch_ranks("pingpong", 6, "ring:6", text, len);
 }
 
 static void check_against_path(const char *text)
@@ -634,6 +768,76 @@ static void test_pingpong_under_load(void **state)
 }
 
 /*
+ * A read of one packet from another node's host memory on the PEACH2
+ * profile costs its chain (doorbell, one descriptor fetched, the MSI),
+ * the request's path there, the far board's PCIe read of the bytes (a
+ * round trip), and the answer's path back into host memory.
+ */
+static void test_get_virtual_time(void **state)
+{
+	static char text[64];
+	struct fcm_profile p;
+	unsigned long long ps = 0;
+	double want;
+	char err[256];
+	int rc;
+
+	(void)state;
+	assert_ok(fcm_profile_load(&p, "peach2", err, sizeof(err)));
+	rc = launch_ranks("get", 2, "ring:2", text, sizeof(text));
+	if (rc == EXIT_SKIP)
+		skip_because("no fpgacomm-run to start ranks with");
+	assert_int_equal(rc, 0);
+	assert_int_equal(sscanf(text, "%llu", &ps), 1);
+	/* doorbell, the table's fetch; the request there; the far read; the
+	 * answer back and written into host memory, the fence's ack one
+	 * packet behind it; the MSI */
+	want = fcm_pcie_write_ns(&p, 4) + fcm_pcie_read_ns(&p, 32) +
+	       fcm_path_ns(&p, 1) + fcm_pcie_read_ns(&p, GET_BYTES) +
+	       fcm_path_ns(&p, 1) + fcm_pcie_write_ns(&p, p.pkt_bytes) +
+	       fcm_pkt_ns(&p) + fcm_pcie_write_ns(&p, 4);
+	print_message("fc_get of %u B: %llu ps simulated, its costs %.0f ps\n",
+		      GET_BYTES, ps, want * 1000);
+	/* each cost rounded to the ps */
+	if (ps < want * 1000 - 10 || ps > want * 1000 + 10)
+		fail_msg("fc_get: %llu ps, its costs %.0f ps", ps, want * 1000);
+}
+
+/*
+ * Barriers, allreduces and alltoalls of 8 ranks on a 2x4 torus: rank 0's
+ * simulated times after each are the same on an idle host and beside
+ * two CPU hogs.
+ */
+static void test_collectives_deterministic(void **state)
+{
+	static char first[2048], loaded[2048];
+	pid_t hogs[2];
+	int rc, i;
+
+	(void)state;
+	rc = launch_ranks("coll", COLL_RANKS, "torus:2x4", first,
+			  sizeof(first));
+	if (rc == EXIT_SKIP)
+		skip_because("no fpgacomm-run to start ranks with");
+	assert_int_equal(rc, 0);
+	print_message("rank 0's simulated ps after each collective:\n%s",
+		      first);
+	for (i = 0; i < 2; i++)
+		hogs[i] = hog();
+	rc = launch_ranks("coll", COLL_RANKS, "torus:2x4", loaded,
+			  sizeof(loaded));
+	for (i = 0; i < 2; i++) {
+		if (hogs[i] > 0) {
+			kill(hogs[i], SIGKILL);
+			waitpid(hogs[i], NULL, 0);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(strlen(first), strlen(loaded));
+	assert_string_equal(first, loaded);
+}
+
+/*
  * Another suite of this folder, run whole with a model on: what programs
  * compute must not change, only time. RETURN VALUE: its exit status.
  */
@@ -710,11 +914,18 @@ int main(void)
 		cmocka_unit_test(test_stream_virtual_time),
 		cmocka_unit_test(test_pingpong_virtual_time),
 		cmocka_unit_test(test_pingpong_under_load),
+		cmocka_unit_test(test_collectives_deterministic),
+		cmocka_unit_test(test_get_virtual_time),
 		cmocka_unit_test(test_suites_with_model),
 	};
 
 	if (getenv("FPGACOMM_RANK"))
-		return run_rank();
+		return !getenv("FCM_TEST_WHAT") ? run_rank() :
+		       !strcmp(getenv("FCM_TEST_WHAT"), "coll") ?
+						  run_coll_rank() :
+		       !strcmp(getenv("FCM_TEST_WHAT"), "get") ?
+						  run_get_rank() :
+						  run_rank();
 	printf("test_model: the timing model and the emulator's virtual time\n");
 	if (!getenv("FPGACOMM_EMU_MEM"))
 		setenv("FPGACOMM_EMU_MEM", "512M", 1);

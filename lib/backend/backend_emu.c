@@ -632,6 +632,11 @@ static bool emu_news(void *arg)
 	return news;
 }
 
+static void emu_waiting(struct fc_dev *dev)
+{
+	fcemu_host_waits(board_of(dev)->emu);
+}
+
 /* The cluster's bell wakes us when packets come for our board. */
 static void emu_idle(struct fc_dev *dev, uint64_t max_ns)
 {
@@ -724,6 +729,7 @@ const struct fc__backend fc__emu_backend = {
 	.mem_bus = emu_mem_bus,
 	.rendezvous = true,
 	.idle = emu_idle,
+	.waiting = emu_waiting,
 	.pio_room = emu_pio_room,
 	.pio_post = emu_pio_post,
 	.pio_head = emu_pio_head,

@@ -162,6 +162,12 @@ struct fc__backend {
 	/* Sleep at most @max_ns, less if the board has news (NULL: sleep). */
 	void (*idle)(struct fc_dev *dev, uint64_t max_ns);
 	/*
+	 * The program waits: nothing of its own moved, and it sends nothing
+	 * until the board brings something (a timing model's board may then
+	 * take its next packet, docs/model.md). NULL: nothing to tell.
+	 */
+	void (*waiting)(struct fc_dev *dev);
+	/*
 	 * The PIO window (FC_CAP_PIO_SEND), under dev->lock. pio_room: room
 	 * for @n packets, whole messages; the caller writes packet i straight
 	 * into slot (*tail + i) % FC_PIO_SLOTS of the window returned (no copy

@@ -106,6 +106,9 @@ static __thread uint64_t spin_start_ns, spin_yield_ns;
 void fc__backoff_dev(struct fc_dev *dev, unsigned int *round, uint64_t now)
 {
 	struct timespec ts = { 0, 0 };
+
+	if (dev && dev->be->waiting)
+		dev->be->waiting(dev);
 	unsigned int r = *round, i;
 	uint64_t ns;
 

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Delivery in simulated-time order (docs/model.md, "Order of delivery"):
+ * conservative parallel discrete event simulation over the cluster's
+ * shared memory.
+ *
+ * A board with a model takes the packets waiting in its ejection ring in
+ * order of arrival, not of host time: those that arrived by its present
+ * whenever it looks; a later one only while its host waits (in simulated
+ * time the host would sit idle until then), and only once nothing can
+ * still arrive before it: every other board has promised to send nothing
+ * earlier (its clock, or "waiting" while its host waits and has nothing
+ * of its own to send), and every packet still on its way anywhere in the
+ * cluster arrives later. The board whose next packet is the earliest of
+ * the cluster can always go on, so waiting boards never hold each other
+ * for good; a board held for VT_FORCE_NS of host time (a peer that neither
+ * sends nor waits through its board, a host stopped in a debugger) takes
+ * its next packet anyway.
+ *
+ * A host waits when it sleeps in fcemu_cluster_wait(), or when it looked
+ * VT_LOOKS times in a row with nothing to take and sent nothing between:
+ * a library's wait spins before it sleeps.
+ */
+#include <endian.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster_internal.h"
+
+#include "topology.h"
+
+#define VT_FORCE_NS (1000ull * 1000 * 1000)
+#define VT_TRIES    4  /* looks at the rings before giving up this time */
+#define VT_LOOKS    64 /* looks with nothing to take: the host waits */
+
+_Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
+	       "a packet names any board, and only those");
+
+static uint64_t host_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Hops from @a to @b, asked of the topology once. */
+static unsigned int hops(struct fcemu_cluster *c, unsigned int a,
+			 unsigned int b)
+{
+	unsigned int h;
+
+	if (!c->vt_hops[a][b]) {
+		h = fc_topo_hops(&c->topo, a, b);
+		c->vt_hops[a][b] = (uint8_t)(h < 254 ? h + 1 : 255);
+	}
+	return c->vt_hops[a][b] - 1u;
+}
+
+static unsigned int slot_node(const struct cl_slot *s, unsigned int shift)
+{
+	return (le32toh(s->pkt.hdr) >> shift) & FC_PKT_NODE_MASK;
+}
+
+void fcemu__vt_promise(struct fcemu_cluster *c, unsigned int node, uint64_t lb)
+{
+	uint64_t *p = &c->hdr->node[node].vt_lb, old;
+	unsigned int n;
+
+	if (__atomic_load_n(p, __ATOMIC_RELAXED) == lb)
+		return;
+	old = __atomic_exchange_n(p, lb, __ATOMIC_SEQ_CST);
+	if (lb != CL_VT_WAITING || old == CL_VT_WAITING)
+		return;
+	/* A board held by our promise may go on now. */
+	for (n = 0; n < c->nodes; n++)
+		if (n != node &&
+		    __atomic_load_n(&c->hdr->node[n].vt_on, __ATOMIC_RELAXED))
+			fcemu__cluster_ring_fenced(c, n);
+}
+
+struct vt_idx {
+	uint32_t head, tail;
+};
+
+static void snap(struct fcemu_cluster *c, struct vt_idx *x)
+{
+	unsigned int rings = CL_RINGS(c->ports), n, r;
+	struct cl_ring *ring;
+
+	for (n = 0; n < c->nodes; n++)
+		for (r = 0; r < rings; r++, x++) {
+			ring = cl_ring(c, n, r);
+			x->head = cl_ld(&ring->head);
+			x->tail = cl_ld(&ring->tail);
+		}
+}
+
+/*
+ * The earliest time anything not yet in @me's ejection ring can arrive
+ * anywhere (ps) into *@lb: the other boards' promises, and the arrival
+ * of every packet on its way. RETURN VALUE: false if packets kept moving
+ * while we looked (ask again later).
+ */
+static bool lbts(struct fcemu_cluster *c, unsigned int me,
+		 const struct fcemu_vtime *vt, uint64_t *lb)
+{
+	static __thread struct vt_idx a[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)],
+		b[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)];
+	unsigned int rings = CL_RINGS(c->ports), n, r, i, k, tries, src, dst;
+	const struct cl_slot *s;
+	struct cl_node *nd;
+	uint64_t min, t;
+	uint32_t used;
+
+	for (tries = 0; tries < VT_TRIES; tries++) {
+		snap(c, a);
+		min = CL_VT_WAITING;
+		for (n = 0; n < c->nodes; n++) {
+			nd = &c->hdr->node[n];
+			if (n == me || cl_ld(&nd->state) != FCEMU_NODE_ALIVE)
+				continue;
+			/* our own process's other boards wait with us */
+			if (c->vt[n])
+				continue;
+			/* claimed, its clock not yet there: it may send at 0 */
+			if (!__atomic_load_n(&nd->vt_on, __ATOMIC_ACQUIRE)) {
+				min = 0;
+				continue;
+			}
+			t = __atomic_load_n(&nd->vt_lb, __ATOMIC_SEQ_CST);
+			/* whatever it sends crosses a router at least */
+			if (t != CL_VT_WAITING && t + vt->router < min)
+				min = t + vt->router;
+		}
+		for (n = 0, i = 0; n < c->nodes; n++) {
+			for (r = 0; r < rings; r++, i++) {
+				if (n == me && r == CL_RING_EJECT)
+					continue;
+				used = a[i].tail - a[i].head;
+				if (used > CL_RING_SLOTS)
+					used = CL_RING_SLOTS;
+				for (k = 0; k < used; k++) {
+					s = &cl_ring(c, n, r)
+						     ->slot[(a[i].head + k) %
+							    CL_RING_SLOTS];
+					src = slot_node(s, FC_PKT_SRC_SHIFT);
+					dst = slot_node(s, FC_PKT_DST_SHIFT);
+					t = s->t;
+					if (src < c->nodes && dst < c->nodes)
+						t = fcemu__vt_at(
+							vt, hops(c, src, dst),
+							t, 0);
+					if (t < min)
+						min = t;
+				}
+			}
+		}
+		snap(c, b);
+		if (!memcmp(a, b, (size_t)c->nodes * rings * sizeof(a[0]))) {
+			*lb = min;
+			return true;
+		}
+	}
+	return false;
+}
+
+void fcemu__vt_resume(struct fcemu_cluster *c, unsigned int node)
+{
+	c->vt_resumed++;
+	c->vt_looks[node] = 0;
+	fcemu__vt_promise(c, node, c->vt[node]->now);
+}
+
+void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
+{
+	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
+}
+
+/* Put the @used slots from @head on in order of arrival, a source's own
+ * packets kept in their order. */
+static void sort_ring(struct fcemu_cluster *c, unsigned int node,
+		      struct cl_ring *r, uint32_t head, uint32_t used)
+{
+	static __thread struct cl_slot tmp[CL_RING_SLOTS];
+	static __thread uint64_t key[CL_RING_SLOTS];
+	static __thread uint16_t ord[CL_RING_SLOTS];
+	uint64_t last[FC_PKT_NODE_MASK + 1] = { 0 };
+	const struct fcemu_vtime *vt = c->vt[node];
+	unsigned int i, j, src;
+	struct cl_slot *s;
+	bool moved = false;
+	uint16_t o;
+
+	for (i = 0; i < used; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		key[i] = src < c->nodes ?
+				 fcemu__vt_at(vt, hops(c, src, node), s->t, 0) :
+				 0;
+		if (key[i] < last[src])
+			key[i] = last[src];
+		last[src] = key[i];
+		ord[i] = (uint16_t)i;
+	}
+	/* stable: few packets, mostly in order already */
+	for (i = 1; i < used; i++) {
+		o = ord[i];
+		for (j = i; j > 0 && key[ord[j - 1]] > key[o]; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = o;
+		moved |= j != i;
+	}
+	if (!moved)
+		return;
+	for (i = 0; i < used; i++)
+		tmp[i] = r->slot[(head + ord[i]) % CL_RING_SLOTS];
+	for (i = 0; i < used; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		*s = tmp[i];
+		s->seq = head + i;
+	}
+}
+
+/* No live board of the cluster is another process's. */
+static bool alone(struct fcemu_cluster *c, unsigned int me)
+{
+	int32_t pid = c->hdr->node[me].pid;
+	unsigned int n;
+
+	for (n = 0; n < c->nodes; n++)
+		if (n != me &&
+		    cl_ld(&c->hdr->node[n].state) == FCEMU_NODE_ALIVE &&
+		    __atomic_load_n(&c->hdr->node[n].pid, __ATOMIC_RELAXED) !=
+			    pid)
+			return false;
+	return true;
+}
+
+/* The host may act now: its promise is its clock, @at. */
+static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
+{
+	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
+	c->vt_hold_ns[node] = 0;
+	c->vt_looks[node] = 0;
+	fcemu__vt_promise(c, node, at);
+}
+
+unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
+			     bool quiet)
+{
+	struct fcemu_vtime *vt = c->vt[node];
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, t;
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i;
+	const struct cl_slot *s;
+	bool waiting;
+	unsigned int src;
+
+	if (c->remote)
+		return UINT_MAX; /* boards elsewhere keep no promises here */
+	if (alone(c, node))
+		return UINT_MAX; /* one host: program order is the order */
+	if (c->inject_dirty & (1ull << node))
+		quiet = false;
+	if (vt->last != c->vt_sent[node]) {
+		c->vt_sent[node] = vt->last; /* it sent: it does not wait */
+		c->vt_looks[node] = 0;
+	}
+	used = cl_ld(&r->tail) - head;
+	if (used > CL_RING_SLOTS)
+		return UINT_MAX; /* damaged: the ejection path repairs it */
+	for (i = 0; i < used; i++)
+		if (r->slot[(head + i) % CL_RING_SLOTS].seq != head + i)
+			break;
+	used = i; /* the rest behind a damaged slot waits */
+	sort_ring(c, node, r, head, used);
+	memcpy(last, vt->rx_last, sizeof(last));
+	for (i = 0; i < used; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		if (src >= c->nodes)
+			continue;
+		at = fcemu__vt_at(vt, hops(c, src, node), s->t, last[src]);
+		last[src] = at;
+		if (at + vt->rx > now)
+			break;
+	}
+	if (i) {
+		/* arrived by the present: the host sees them and may act */
+		running(c, node, now);
+		return i;
+	}
+	if (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node))
+		c->vt_looks[node] = VT_LOOKS;
+	waiting = quiet && c->vt_looks[node] >= VT_LOOKS;
+	if (quiet && c->vt_looks[node] < VT_LOOKS)
+		c->vt_looks[node]++;
+	if (!waiting) {
+		fcemu__vt_promise(c, node, now);
+		c->vt_hold_ns[node] = 0;
+		return 0;
+	}
+	fcemu__vt_promise(c, node, CL_VT_WAITING);
+	if (!used)
+		return 0;
+	/* The earliest packet waiting, if nothing can come before it. */
+	if (!lbts(c, node, vt, &lb) || at > lb) {
+		t = host_ns();
+		if (!c->vt_hold_ns[node]) {
+			c->vt_hold_ns[node] = t;
+			return 0;
+		}
+		if (t - c->vt_hold_ns[node] < VT_FORCE_NS)
+			return 0;
+		if (!c->vt_forced++)
+			fprintf(stderr,
+				"fpgacomm: board %u: a packet held %llu ms for "
+				"simulated-time order taken anyway: times may "
+				"differ from run to run\n",
+				node, VT_FORCE_NS / 1000000ull);
+	}
+	/* It, and those behind it that arrive no later. */
+	now = at + vt->rx;
+	for (i = 1; i < used; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		if (src >= c->nodes)
+			continue;
+		at = fcemu__vt_at(vt, hops(c, src, node), s->t, last[src]);
+		last[src] = at;
+		if (at + vt->rx > now)
+			break;
+	}
+	/* its clock as it is: a packet not taken after all moves nothing */
+	running(c, node, vt->now);
+	return i;
+}
