@@ -65,7 +65,8 @@ settle() {
 # earlier is dropped (CHAN_DROPS): rank 0 must not send before that.
 ready() {
 	_i=0
-	while [ "$(fpgacomm-reg -d "$1" read CHAN0_CTRL 2>/dev/null)" != 0x00000001 ]; do
+	# CHAN0_CTRL's ENABLE bit (EQ may be set beside it)
+	while [ $(($(fpgacomm-reg -d "$1" read CHAN0_CTRL 2>/dev/null || echo 0) & 1)) != 1 ]; do
 		_i=$((_i + 1))
 		[ $_i -lt 600 ] || { fail "rank 1 never opened $1"; return 1; }
 		sleep 0.1
