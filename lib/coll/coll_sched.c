@@ -291,10 +291,8 @@ static int send_post(struct fc_coll_req *req, struct fc__step *st)
 		if (st->len)
 			memcpy(b + hl, st->src, st->len);
 		ret = fc__chan_isend_now(ch, b, hl + st->len, &st->req[0]);
-		if (ret != -E2BIG) {
-			g->cd->kick = true;
+		if (ret != -E2BIG)
 			return ret;
-		}
 	}
 	st->stage = malloc(combined(st) ? hl + st->len : hl);
 	if (!st->stage)
@@ -455,15 +453,10 @@ static unsigned int queued;
  * the next pass posts it before it moves the board (fresh_post()). */
 static bool fresh;
 
-/* Collectives ended, ever: a pass that ends one moves the board for the
- * sends it left (fc__coll_progress). */
-static unsigned int ends;
-
 static void req_end(struct fc_coll_req *req, int status)
 {
 	struct fc_group *g = req->group;
 
-	ends++;
 	if (req->sched.posted)
 		round_unpost(req);
 	req->status = status;
@@ -569,7 +562,6 @@ static bool fresh_post(struct fc__coll_dev *cd)
 
 bool fc__coll_progress(bool look)
 {
-	unsigned int ended = ends;
 	struct fc__coll_dev *cd;
 	struct fc_group *g;
 	bool moved = false;
@@ -585,21 +577,12 @@ bool fc__coll_progress(bool look)
 		cd->peek = !look;
 		if (fresh)
 			moved |= fresh_post(cd);
-		if (!look) {
-			cd->kick = false;
+		if (!look)
 			board = fc_progress(cd->dev) > 0;
-		}
 		moved |= board | fc__links_progress(cd, board);
 		for (g = cd->groups; g; g = g->next)
 			if (g->head)
 				moved |= group_progress(g);
-		/* Sends posted since the board moved go with the next pass's
-		 * move; where there may be none (a collective ended, or a
-		 * test that moves no board), now. */
-		if (cd->kick && (look || ends != ended)) {
-			cd->kick = false;
-			fc_progress(cd->dev);
-		}
 	}
 	fresh = false;
 	for (cd = fc__coll_devs(); cd; cd = cd->next)
