@@ -9,6 +9,13 @@
  * finds nothing fails here. fc_mem_free() of a buffer a running bcast
  * sends from gives -EBUSY, and works once it ended.
  *
+ * The collectives' sends (fc__chan_isend_now, lib/core/internal.h): from
+ * a registered buffer overwritten as soon as each call returns, every
+ * message arrives as it was when sent (the channel took its bytes in the
+ * call, it never reads the buffer later); a small one the PIO window took
+ * leaves no request; one of rendezvous size is refused (-E2BIG) and
+ * nothing of it is sent.
+ *
  * Run alone, it starts itself under build/tools/fpgacomm-run as 2, 3 and
  * 4 ranks. Skips on a kernel board (no rendezvous there, and the ranks
  * need an emulated cluster).
@@ -26,6 +33,7 @@
 
 #include "launch.h"
 #include "chan_stats.h" /* lib/: the channels' counters */
+#include "internal.h"   /* lib/: fc__chan_isend_now */
 
 #define T_MS 60000
 
@@ -327,6 +335,81 @@ static void test_free_busy(void)
 	buf_put(&b); /* fc_mem_free: 0 now */
 }
 
+/* Byte @i of message @m of the send-now case. */
+static uint8_t now_byte(unsigned int m, size_t i)
+{
+	return (uint8_t)(mix32((uint64_t)m << 32 | i) | 1);
+}
+
+/* fc__chan_isend_now() from rank 0 to rank 1 (port 7). */
+static void test_send_now(void)
+{
+	static const size_t lens[] = { 8,    8,	   8,	  8,	100,
+				       2000, 4116, 8212, 20000, 30000 };
+	const unsigned int n = sizeof(lens) / sizeof(lens[0]);
+	struct fc_req *reqs[sizeof(lens) / sizeof(lens[0])] = { NULL };
+	unsigned int m, none = 0;
+	struct fc_mem *mem = NULL;
+	struct fc_chan *ch = NULL;
+	uint8_t *buf, *rx;
+	size_t len, i, bad;
+
+	if (rank > 1)
+		return;
+	CHECK_RC(fc_chan_open(dev, !rank, 7, 0, &ch), 0);
+	CHECK_RC(fc_mem_alloc(dev, 64 << 10, 0, &mem), 0);
+	if (!ch || !mem)
+		return;
+	buf = mem->addr;
+	if (rank == 0) {
+		for (m = 0; m < n; m++) {
+			for (i = 0; i < lens[m]; i++)
+				buf[i] = now_byte(m, i);
+			CHECK_RC(fc__chan_isend_now(ch, buf, lens[m], &reqs[m]),
+				 0);
+			/* free again at once: a later read sends these */
+			memset(buf, 0xee, lens[m]);
+			none += lens[m] == 8 && !reqs[m];
+		}
+		/* would go by rendezvous, reading @buf after the call */
+		reqs[0] = (struct fc_req *)1;
+		CHECK_RC(fc__chan_isend_now(ch, buf, 40000, &reqs[0]),
+			 -E2BIG);
+		CHECK(reqs[0] == (struct fc_req *)1, "*reqp set on -E2BIG");
+		reqs[0] = NULL;
+		for (m = 0; m < n; m++)
+			if (reqs[m])
+				CHECK_RC(fc_req_wait(reqs[m], T_MS, NULL), 0);
+		CHECK(none > 0, "no 8-byte send left without a request");
+		/* the last one: nothing of the refused message came before */
+		buf[0] = 0x5a;
+		CHECK_RC(fc_chan_send(ch, buf, 1, T_MS), 0);
+	} else {
+		rx = malloc(64 << 10);
+		if (!rx)
+			return;
+		for (m = 0; m <= n; m++) {
+			len = 0;
+			CHECK_RC(fc_chan_recv(ch, rx, 64 << 10, &len, T_MS), 0);
+			if (m == n) {
+				CHECK(len == 1 && rx[0] == 0x5a,
+				      "after the sends: %zu bytes, not the last",
+				      len);
+				break;
+			}
+			CHECK(len == lens[m], "message %u: %zu bytes, not %zu",
+			      m, len, lens[m]);
+			for (i = 0, bad = 0; i < len && i < lens[m]; i++)
+				bad += rx[i] != now_byte(m, i);
+			CHECK(!bad, "message %u (%zu B): %zu bytes wrong", m,
+			      lens[m], bad);
+		}
+		free(rx);
+	}
+	fc_mem_free(dev, mem);
+	fc_chan_close(ch);
+}
+
 static int run_rank(void)
 {
 	size_t sort_n = 20000;
@@ -349,6 +432,7 @@ static int run_rank(void)
 		test_sort(k, sort_n, ref);
 	}
 	test_free_busy();
+	test_send_now();
 	if (rank == 0 || failures)
 		printf("rank %u: %s (%d failures)\n", rank,
 		       failures ? "FAIL" : "ok", failures);

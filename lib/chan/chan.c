@@ -118,10 +118,11 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
  * Start a send of @buf: *reqp its request. @lean (a blocking send): a
  * small message the window takes at once gets none, *reqp NULL, where a
  * cached request is at hand to be made if the board is slow to take it
- * (the window's packets cannot be taken back).
+ * (the window's packets cannot be taken back). @quiet: the board is not
+ * moved here; the caller moves it once for many sends.
  */
 static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
-		 bool lean, struct fc_req **reqp)
+		 bool lean, bool quiet, struct fc_req **reqp)
 {
 	struct fc_dev *dev = ch->dev;
 	struct fc__fabric *fab = dev->fab;
@@ -165,7 +166,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		r->credit = cost;
 		fc__pio_sent(fab, r, end, pio == 2);
 		*reqp = r;
-		if (r->status == -EINPROGRESS)
+		if (r->status == -EINPROGRESS && !quiet)
 			fc__progress(dev);
 		return 0;
 	}
@@ -189,7 +190,8 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		fc__req_queue(fab, r);
 	else if (!go)
 		fc__credit_hold(s, r, cost);
-	fc__progress(dev);
+	if (!quiet)
+		fc__progress(dev);
 	*reqp = r;
 	return 0;
 }
@@ -197,7 +199,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 int fc__isend(struct fc_chan *ch, const void *buf, size_t len,
 	      struct fc_req **reqp)
 {
-	return isend(ch, buf, len, false, false, reqp);
+	return isend(ch, buf, len, false, false, false, reqp);
 }
 
 int fc__irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
@@ -281,7 +283,7 @@ user_isend(struct fc_chan *ch, const void *buf, size_t len, bool lean,
 	   struct fc_req **reqp)
 {
 	if (fc__devmem_path(ch->dev, buf) == FC__PATH_HOST)
-		return isend(ch, buf, len, false, lean, reqp);
+		return isend(ch, buf, len, false, lean, false, reqp);
 	return reqp ? dev_isend(ch, buf, len, reqp) : -EINVAL;
 }
 
@@ -306,7 +308,7 @@ static int chan_post(struct fc_chan *ch, bool send, bool kept, const void *sbuf,
 	if (!reqp)
 		ret = -EINVAL;
 	else if (kept) /* the library's own buffers */
-		ret = isend(ch, sbuf, n, kept, false, &r);
+		ret = isend(ch, sbuf, n, kept, false, false, &r);
 	else if (send)
 		ret = user_isend(ch, sbuf, n, false, &r);
 	else
@@ -327,6 +329,26 @@ int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
 			struct fc_req **reqp)
 {
 	return chan_post(ch, true, true, buf, NULL, len, reqp);
+}
+
+int fc__chan_isend_now(struct fc_chan *ch, const void *buf, size_t len,
+		       struct fc_req **reqp)
+{
+	struct fc_req *r;
+	int ret = chan_get(ch);
+
+	if (ret)
+		return ret;
+	/* a rendezvous would read @buf after we return */
+	ret = fc__rndv_wanted(ch->dev, len) ?
+		      -E2BIG :
+		      isend(ch, buf, len, false, true, true, &r);
+	if (!ret && !r)
+		*reqp = NULL; /* in the window and taken: ended */
+	else if (!ret)
+		ret = fc__req_export(r, reqp);
+	fc__fab_unlock(ch->dev->fab);
+	return ret;
 }
 
 FC__EXPORT int fc_chan_irecv(struct fc_chan *ch, void *buf, size_t cap,

@@ -252,11 +252,14 @@ int fc__links_init(struct fc__coll_dev *cd)
 	for (uint32_t p = 0; cd->links && p < cd->size; p++)
 		cd->links[p].cd = cd;
 	cd->ids = calloc(16, sizeof(*cd->ids));
-	if (!cd->links || !cd->ids) {
+	cd->sbuf = malloc(LINK_BUF);
+	if (!cd->links || !cd->ids || !cd->sbuf) {
 		free(cd->links);
 		free(cd->ids);
+		free(cd->sbuf);
 		cd->links = NULL;
 		cd->ids = NULL;
+		cd->sbuf = NULL;
 		return -ENOMEM;
 	}
 	cd->nids = 16;
@@ -305,8 +308,10 @@ void fc__links_fini(struct fc__coll_dev *cd)
 	}
 	free(cd->links);
 	free(cd->ids);
+	free(cd->sbuf);
 	cd->links = NULL;
 	cd->ids = NULL;
+	cd->sbuf = NULL;
 }
 
 int fc__link_chan(struct fc__coll_dev *cd, uint32_t peer, struct fc_chan **chp)

@@ -149,6 +149,8 @@ static uint16_t f32_to_f16(float f)
  * plain loop.
  */
 #define BLOCK 16
+/* the vector loop four times a pass: its count and branch per four */
+#define UNROLL _Pragma("GCC unroll 4")
 
 #define DEF(T, F)                                                           \
 	static void red_##T##_##F(T *restrict d, const T *restrict s,       \
@@ -156,12 +158,12 @@ static uint16_t f32_to_f16(float f)
 	{                                                                   \
 		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);         \
 		if (first) {                                                \
-			for (; i < whole; i++)                              \
+			UNROLL for (; i < whole; i++)                       \
 				d[i] = (T)F(s[i], d[i]);                    \
 			for (; i < count; i++)                              \
 				d[i] = (T)F(s[i], d[i]);                    \
 		} else {                                                    \
-			for (; i < whole; i++)                              \
+			UNROLL for (; i < whole; i++)                       \
 				d[i] = (T)F(d[i], s[i]);                    \
 			for (; i < count; i++)                              \
 				d[i] = (T)F(d[i], s[i]);                    \

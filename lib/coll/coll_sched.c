@@ -281,6 +281,19 @@ static int send_post(struct fc_coll_req *req, struct fc__step *st)
 	if (ret)
 		return ret;
 	st->sent = true;
+	if (combined(st)) {
+		/* the channel takes the bytes now (into the PIO window, or
+		 * a copy of its own), so one buffer serves every send; the
+		 * board moves once for the pass, not once per send */
+		uint8_t *b = g->cd->sbuf;
+
+		fc__hdr_fill(b, req, st, (uint32_t)st->len);
+		if (st->len)
+			memcpy(b + hl, st->src, st->len);
+		ret = fc__chan_isend_now(ch, b, hl + st->len, &st->req[0]);
+		if (ret != -E2BIG)
+			return ret;
+	}
 	st->stage = malloc(combined(st) ? hl + st->len : hl);
 	if (!st->stage)
 		return -ENOMEM;

@@ -386,6 +386,16 @@ int fc__chan_send_detached(struct fc_chan *ch, const void *buf, size_t len);
  * buffer is sent straight from it, with no staging copy. */
 int fc__chan_isend_kept(struct fc_chan *ch, const void *buf, size_t len,
 			struct fc_req **reqp);
+/*
+ * lib/chan/chan.c: a send of a small message whose bytes are taken now
+ * (written into the PIO window, or copied), so @buf is free on return,
+ * with no move of the board: a caller that sends many moves it once
+ * after. *reqp NULL: the message is sent and nothing waits (the window
+ * took it). RETURN VALUE: 0, -E2BIG (it would go by rendezvous: use
+ * fc_chan_isend()), or fc_chan_isend()'s errors.
+ */
+int fc__chan_isend_now(struct fc_chan *ch, const void *buf, size_t len,
+		       struct fc_req **reqp);
 /* A registered buffer of at least @len bytes from those the channels keep
  * for large sends (allocated when none fits), and back. RETURN VALUE: 0,
  * -ENOMEM. */
