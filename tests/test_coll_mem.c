@@ -33,7 +33,7 @@
 
 #include "launch.h"
 #include "chan_stats.h" /* lib/: the channels' counters */
-#include "internal.h"   /* lib/: fc__chan_isend_now */
+#include "internal.h"	/* lib/: fc__chan_isend_now */
 
 #define T_MS 60000
 
@@ -344,7 +344,7 @@ static uint8_t now_byte(unsigned int m, size_t i)
 /* fc__chan_isend_now() from rank 0 to rank 1 (port 7). */
 static void test_send_now(void)
 {
-	static const size_t lens[] = { 8,    8,	   8,	  8,	100,
+	static const size_t lens[] = { 8,    8,	   8,	 8,	100,
 				       2000, 4116, 8212, 20000, 30000 };
 	const unsigned int n = sizeof(lens) / sizeof(lens[0]);
 	struct fc_req *reqs[sizeof(lens) / sizeof(lens[0])] = { NULL };
@@ -373,8 +373,7 @@ static void test_send_now(void)
 		}
 		/* would go by rendezvous, reading @buf after the call */
 		reqs[0] = (struct fc_req *)1;
-		CHECK_RC(fc__chan_isend_now(ch, buf, 40000, &reqs[0]),
-			 -E2BIG);
+		CHECK_RC(fc__chan_isend_now(ch, buf, 40000, &reqs[0]), -E2BIG);
 		CHECK(reqs[0] == (struct fc_req *)1, "*reqp set on -E2BIG");
 		reqs[0] = NULL;
 		for (m = 0; m < n; m++)

@@ -191,7 +191,7 @@ struct fc__coll_dev {
 	 * known yet (coll_sched.c) */
 	int crowded;
 	unsigned int sweeps; /* passes that looked at links, for the sweep */
-	uint8_t *sbuf; /* a header and its payload, sent from here */
+	uint8_t *sbuf;	     /* a header and its payload, sent from here */
 	struct fc_group *world;
 	struct fc_group *groups;
 	struct fc__coll_dev *next;

@@ -152,28 +152,26 @@ static uint16_t f32_to_f16(float f)
 /* the vector loop four times a pass: its count and branch per four */
 #define UNROLL _Pragma("GCC unroll 4")
 
-#define DEF(T, F)                                                           \
-	static void red_##T##_##F(T *restrict d, const T *restrict s,       \
-				  size_t count, bool first)                 \
-	{                                                                   \
-		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);         \
-		if (first) {                                                \
-			UNROLL for (; i < whole; i++)                       \
-				d[i] = (T)F(s[i], d[i]);                    \
-			for (; i < count; i++)                              \
-				d[i] = (T)F(s[i], d[i]);                    \
-		} else {                                                    \
-			UNROLL for (; i < whole; i++)                       \
-				d[i] = (T)F(d[i], s[i]);                    \
-			for (; i < count; i++)                              \
-				d[i] = (T)F(d[i], s[i]);                    \
-		}                                                           \
-	}                                                                   \
-	static void red_##T##_##F##_any(T *d, const T *s, size_t count,     \
-					bool first)                         \
-	{                                                                   \
-		for (size_t i = 0; i < count; i++)                          \
-			d[i] = first ? (T)F(s[i], d[i]) : (T)F(d[i], s[i]); \
+#define DEF(T, F)                                                              \
+	static void red_##T##_##F(T *restrict d, const T *restrict s,          \
+				  size_t count, bool first)                    \
+	{                                                                      \
+		size_t i = 0, whole = count & ~(size_t)(BLOCK - 1);            \
+		if (first) {                                                   \
+			UNROLL for (; i < whole; i++) d[i] = (T)F(s[i], d[i]); \
+			for (; i < count; i++)                                 \
+				d[i] = (T)F(s[i], d[i]);                       \
+		} else {                                                       \
+			UNROLL for (; i < whole; i++) d[i] = (T)F(d[i], s[i]); \
+			for (; i < count; i++)                                 \
+				d[i] = (T)F(d[i], s[i]);                       \
+		}                                                              \
+	}                                                                      \
+	static void red_##T##_##F##_any(T *d, const T *s, size_t count,        \
+					bool first)                            \
+	{                                                                      \
+		for (size_t i = 0; i < count; i++)                             \
+			d[i] = first ? (T)F(s[i], d[i]) : (T)F(d[i], s[i]);    \
 	}
 
 #define DEF_U(U)  DEF(U, SUM) DEF(U, UPROD) DEF(U, BAND) DEF(U, BOR) DEF(U, BXOR)
