@@ -288,6 +288,19 @@ uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
 	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
 }
 
+uint64_t fcemu_cluster_vt_departs(struct fcemu_cluster *c, unsigned int node,
+				  unsigned int dst)
+{
+	const struct fcemu_vtime *vt = c->vt[node];
+	uint32_t entry;
+	int port = fcemu__route(c, node, (uint32_t)dst << FC_PKT_DST_SHIFT,
+				&entry);
+	uint64_t t = vt->start > vt->now ? vt->start : vt->now;
+	uint64_t free = vt->port_free[port > 0 ? port : 0];
+
+	return free > t ? free : t;
+}
+
 void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 			   struct fcemu_vtime *vt)
 {

@@ -22,7 +22,8 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 		return ret < 0 ? ret : 0;
 	vt->on = true;
 	env = getenv("FPGACOMM_EMU_MODEL_ORDER");
-	vt->order = env && !strcmp(env, "1");
+	/* on with a model, unless turned off */
+	vt->order = !(env && !strcmp(env, "0"));
 	vt->pkt = fcemu__vt_ps(fcm_pkt_ns(p));
 	vt->router = fcemu__vt_ps(fcm_router_ns(p));
 	vt->link = fcemu__vt_ps(p->link_ns + fcm_pkt_ns(p));

@@ -20,8 +20,8 @@
 
 struct fcemu_vtime {
 	bool on;
-	/* packets taken in simulated-time order (emu/vtorder.c), with
-	 * FPGACOMM_EMU_MODEL_ORDER=1 */
+	/* packets taken in simulated-time order (emu/vtorder.c), unless
+	 * FPGACOMM_EMU_MODEL_ORDER=0 */
 	bool order;
 	struct fcm_profile prof;
 	uint64_t now;	/* the board's (and its host's) clock, ps */
@@ -39,6 +39,9 @@ struct fcemu_vtime {
 	/* the latest end of work the board did on its own (stream runs, on
 	 * worker threads); the clock takes it when the host looks */
 	uint64_t async_end;
+	/* the host's own sends (PIO messages, doorbells), counted: a board
+	 * whose host sent meanwhile does not wait (emu/vtorder.c) */
+	uint64_t acts;
 };
 
 /* Load the profile FPGACOMM_EMU_MODEL names, if any (off otherwise).
