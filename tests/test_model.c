@@ -533,8 +533,8 @@ static int run_rank(void)
 /*
  * Every rank runs barriers, allreduces and alltoalls; rank 0 writes its
  * clock after each. Which rank's message a board takes first is host
- * timing: only delivery in simulated-time order makes these the same
- * run after run.
+ * timing: only delivery in simulated-time order (the default with a
+ * model) makes these the same run after run.
  */
 static int run_coll_rank(void)
 {
@@ -656,8 +656,6 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 			      out,
 			      "FCM_TEST_WHAT",
 			      what,
-			      "FPGACOMM_EMU_MODEL_ORDER",
-			      strcmp(what, "coll") ? "0" : "1",
 			      NULL };
 	FILE *f;
 	size_t n;
