@@ -240,6 +240,17 @@ const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 	return fcemu_cluster_eject_peek_run(c, node, k, &pkt, 1) ? pkt : NULL;
 }
 
+/* The input port of board @node by which packets from @src come: the
+ * last link of their route (0: none). */
+static uint8_t vt_in_port(struct fcemu_cluster *c, unsigned int src,
+			  unsigned int node)
+{
+	uint8_t nd[FC_MAX_NODES], port[FC_MAX_NODES];
+	unsigned int h = fcemu__route_links(c, src, node, nd, port);
+
+	return h ? port[h - 1] : 0;
+}
+
 /* Virtual time: board @node takes @n packets from @head of ring @r. */
 static void vt_take(struct fcemu_cluster *c, unsigned int node,
 		    struct cl_ring *r, uint32_t head, unsigned int n)
@@ -257,7 +268,9 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 		if (vt->hops[src] == 0xff)
 			vt->hops[src] =
 				(uint8_t)fc_topo_hops(&c->topo, src, node);
-		fcemu__vt_arrive(vt, src, vt->hops[src], s->t);
+		if (vt->in[src] == 0xff)
+			vt->in[src] = vt_in_port(c, src, node);
+		fcemu__vt_arrive(vt, src, vt->hops[src], vt->in[src], s->t);
 	}
 }
 

@@ -17,6 +17,7 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 
 	memset(vt, 0, sizeof(*vt));
 	memset(vt->hops, 0xff, sizeof(vt->hops));
+	memset(vt->in, 0xff, sizeof(vt->in));
 	ret = fcm_profile_from_env(&vt->prof);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -38,13 +39,18 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 }
 
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
-		      unsigned int hops, uint64_t t)
+		      unsigned int hops, unsigned int in, uint64_t t)
 {
 	uint64_t at;
 
 	if (!vt || !vt->on || src >= FC_MAX_NODES)
 		return;
 	at = fcemu__vt_at(vt, hops, t, vt->rx_last[src]);
+	if (hops && in && in <= FC_MAX_PORTS) {
+		if (vt->rx_in[in] && at < vt->rx_in[in] + vt->pkt)
+			at = vt->rx_in[in] + vt->pkt;
+		vt->rx_in[in] = at;
+	}
 	vt->rx_last[src] = at;
 	fcemu__vt_reach(vt, at + vt->rx);
 }

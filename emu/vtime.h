@@ -30,7 +30,9 @@ struct fcemu_vtime {
 	uint64_t last; /* the end of the latest packet sent */
 	uint64_t skip; /* packets the next one stands for, less 1 */
 	uint64_t rx_last[FC_MAX_NODES]; /* last arrival from each source */
+	uint64_t rx_in[FC_MAX_PORTS + 1]; /* ... by each link into the board */
 	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
+	uint8_t in[FC_MAX_NODES]; /* the input port from each, 0xff unknown */
 	/* the profile's costs, in ps */
 	uint64_t pkt; /* one packet on the port */
 	uint64_t tx;  /* a packet from the program to the router */
@@ -131,11 +133,14 @@ static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
 
 /*
  * A packet from @src, @hops links away, that left at @t, taken by the
- * board now: its arrival after the path, behind the one before it from
- * the same source, then into the program. (Per source, so that packets of
- * different sources taken in any order give the same times.)
+ * board now, by the link into input port @in (0: none, a board's own):
+ * its arrival after the path, behind the one before it from the same
+ * source and behind the one before it on that link (a link carries one
+ * packet at a time: flows that merge on their way here share the links
+ * from there on), then into the program. Taken in order of arrival
+ * (emu/vtorder.c), this gives the same times whatever the host's order.
  */
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
-		      unsigned int hops, uint64_t t);
+		      unsigned int hops, unsigned int in, uint64_t t);
 
 #endif /* FCEMU_VTIME_H */
