@@ -17,9 +17,11 @@
  * sends nor waits through its board, a host stopped in a debugger) takes
  * its next packet anyway.
  *
- * A host waits when it sleeps in fcemu_cluster_wait(), or when it looked
- * VT_LOOKS times in a row with nothing to take and sent nothing between:
- * a library's wait spins before it sleeps.
+ * A host waits when it sleeps in fcemu_cluster_wait(), when its library
+ * says so (fcemu_host_waits()), or when it looked VT_LOOKS times in a row
+ * with nothing to take and wrote no PIO message and rang no doorbell
+ * between: a library's wait spins before it sleeps. Its board may still
+ * send (a chain running): it then promises that chain's next departure.
  */
 #include <endian.h>
 #include <limits.h>
