@@ -29,9 +29,9 @@ struct fcemu_vtime {
 	uint64_t port_free[FC_MAX_PORTS + 1]; /* each output port's */
 	uint64_t last; /* the end of the latest packet sent */
 	uint64_t skip; /* packets the next one stands for, less 1 */
-	uint64_t rx_last[FC_MAX_NODES]; /* last arrival from each source */
+	uint64_t rx_last[FC_MAX_NODES];	  /* last arrival from each source */
 	uint64_t rx_in[FC_MAX_PORTS + 1]; /* ... by each link into the board */
-	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
+	uint8_t hops[FC_MAX_NODES];	  /* from each source, 0xff unknown */
 	uint8_t in[FC_MAX_NODES]; /* the input port from each, 0xff unknown */
 	/* the profile's costs, in ps */
 	uint64_t pkt; /* one packet on the port */

@@ -173,8 +173,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 							t, 0);
 					if (dst != me && dst < c->nodes)
 						t = fcemu__vt_at(
-							vt, hops(c, dst, me),
-							t, 0);
+							vt, hops(c, dst, me), t,
+							0);
 					if (t < min)
 						min = t;
 				}
@@ -200,8 +200,8 @@ void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node)
 {
 	const struct fcemu_vtime *vt = c->vt[node];
 
-	if (vt && __atomic_load_n(&c->hdr->node[node].vt_lb,
-				  __ATOMIC_RELAXED) > vt->now)
+	if (vt && __atomic_load_n(&c->hdr->node[node].vt_lb, __ATOMIC_RELAXED) >
+			  vt->now)
 		fcemu__vt_resume(c, node);
 }
 
