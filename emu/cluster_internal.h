@@ -245,7 +245,7 @@ struct fcemu_cluster {
 	uint64_t vt_idle;
 	uint8_t vt_hops[FC_MAX_NODES][FC_MAX_NODES];
 	uint64_t vt_hold_ns[FC_MAX_NODES];
-	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->last when looked at */
+	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->acts when looked at */
 	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
 	unsigned long vt_forced;  /* packets taken out of order (held) */
 	unsigned long vt_resumed; /* sends by a host said to wait */

@@ -240,6 +240,17 @@ const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
 	return fcemu_cluster_eject_peek_run(c, node, k, &pkt, 1) ? pkt : NULL;
 }
 
+/* The input port of board @node by which packets from @src come: the
+ * last link of their route (0: none). */
+static uint8_t vt_in_port(struct fcemu_cluster *c, unsigned int src,
+			  unsigned int node)
+{
+	uint8_t nd[FC_MAX_NODES], port[FC_MAX_NODES];
+	unsigned int h = fcemu__route_links(c, src, node, nd, port);
+
+	return h ? port[h - 1] : 0;
+}
+
 /* Virtual time: board @node takes @n packets from @head of ring @r. */
 static void vt_take(struct fcemu_cluster *c, unsigned int node,
 		    struct cl_ring *r, uint32_t head, unsigned int n)
@@ -257,7 +268,9 @@ static void vt_take(struct fcemu_cluster *c, unsigned int node,
 		if (vt->hops[src] == 0xff)
 			vt->hops[src] =
 				(uint8_t)fc_topo_hops(&c->topo, src, node);
-		fcemu__vt_arrive(vt, src, vt->hops[src], s->t);
+		if (vt->in[src] == 0xff)
+			vt->in[src] = vt_in_port(c, src, node);
+		fcemu__vt_arrive(vt, src, vt->hops[src], vt->in[src], s->t);
 	}
 }
 
@@ -286,6 +299,19 @@ uint64_t fcemu__cluster_vt_next(struct fcemu_cluster *c, unsigned int node,
 	if (__builtin_expect(c->hdr->node[node].vt_lb == CL_VT_WAITING, 0))
 		fcemu__vt_resume(c, node);
 	return fcemu__vt_next(c->vt[node], port > 0 ? (unsigned int)port : 0);
+}
+
+uint64_t fcemu_cluster_vt_departs(struct fcemu_cluster *c, unsigned int node,
+				  unsigned int dst)
+{
+	const struct fcemu_vtime *vt = c->vt[node];
+	uint32_t entry;
+	int port = fcemu__route(c, node, (uint32_t)dst << FC_PKT_DST_SHIFT,
+				&entry);
+	uint64_t t = vt->start > vt->now ? vt->start : vt->now;
+	uint64_t free = vt->port_free[port > 0 ? port : 0];
+
+	return free > t ? free : t;
 }
 
 void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,

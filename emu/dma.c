@@ -53,6 +53,7 @@ static void vt_chain_start(struct fcemu *emu, struct fcemu_dma *dma)
 {
 	const struct fcm_profile *p = &emu->vt.prof;
 
+	fcemu__host_acts(emu);
 	dma->vt = emu->vt.now +
 		  fcemu__vt_ps(fcm_pcie_write_ns(p, 4) +
 			       fcm_pcie_read_ns(p, (uint64_t)(dma->count *

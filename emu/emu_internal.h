@@ -361,6 +361,8 @@ void fcemu__ipc_claim(struct fcemu *emu);
 
 /* emu/get.c: read requests (FC_PKT_T_GET), both sides */
 /* Is (@space, @addr) a source on another node (a descriptor that GETs)? */
+/* With a model: the host sends (a PIO message, a doorbell). */
+void fcemu__host_acts(struct fcemu *emu);
 bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
 		     uint64_t addr);
 /* Chain check of such a source: FC_DMA_ERR_*. */

@@ -266,16 +266,23 @@ void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
  * With a model (emu/vtorder.c): delivery in simulated-time order. How
  * many packets from the head of board @node's ejection ring it may take
  * now, those waiting first put in order of arrival (UINT_MAX: any).
- * @quiet: the board has nothing of its own to send (no chain running, no
- * ack, abort or answer owed, nothing injected unpublished).
+ * @idle_lb(@arg), asked while the host waits: UINT64_MAX if the board
+ * has nothing of its own to send (no chain running, no ack, abort or
+ * answer owed), else the earliest its next packet can leave (ps).
  */
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
-			     bool quiet);
+			     uint64_t (*idle_lb)(void *arg), void *arg);
+/* With a model: the earliest board @node's next packet to board @dst can
+ * leave (ps), by the output port its route takes. */
+uint64_t fcemu_cluster_vt_departs(struct fcemu_cluster *c, unsigned int node,
+				  unsigned int dst);
 /* With a model: when @pkt, waiting in board @node's ejection ring (a
  * pointer from a peek), reaches the board (ps), before the way into the
  * program. */
 uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
 				  const struct fc_hw_pkt *pkt);
+/* Board @node's host sends: if it promised later, its clock again. */
+void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node);
 /* Board @node's host waits: it sends nothing until it takes a packet. */
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node);
 

@@ -766,22 +766,51 @@ static void take_get(struct fcemu *emu, const struct fc_hw_pkt *pkt,
 
 /* With a model: the board sends nothing until it takes a packet (an
  * engine at most waits for its fences' acks). */
-static bool vt_quiet(struct fcemu *emu)
+/*
+ * Asked while the host waits (emu/vtorder.c): UINT64_MAX if the board has
+ * nothing of its own to send, else the earliest its next packet leaves:
+ * what a running chain still sends (its descriptors' packets, GET
+ * requests, fences) goes out its route's port no sooner than that port is
+ * free; an ack, abort or answer owed, or a PIO store, at its clock.
+ */
+static uint64_t vt_idle_lb(void *arg)
 {
+	struct fcemu *emu = arg;
+	struct fcemu_cluster *c = emu->cluster;
 	const struct fcemu_dma *dma;
-	unsigned int i;
+	const struct fc_hw_desc *d;
+	uint64_t lb = UINT64_MAX, todo, t;
+	unsigned int i, k, node;
 
 	if (emu->acks_owed || emu->aborts_owed ||
 	    emu->get_head != emu->get_tail ||
 	    emu_rd(emu, FC_PIO_TAIL) != emu_rd(emu, FC_PIO_HEAD))
-		return false;
+		return emu->vt.now;
 	for (i = 0; emu->engines_busy && i < emu->cfg.dma_engines; i++) {
 		dma = &emu->dma[i];
-		if (dma->busy && (dma->cur != dma->count ||
-				  dma->fence_sent != dma->fence_need))
-			return false;
+		if (!dma->busy)
+			continue;
+		todo = dma->fence_need & ~dma->fence_sent;
+		for (k = dma->cur; k < dma->count; k++) {
+			d = &dma->chain[k];
+			if (fcemu__get_desc(emu, d->src_space, le64toh(d->src)))
+				node = FC_FABRIC_NODE(le64toh(d->src));
+			else if (fcemu__fabric_packets(emu, d->dst_space,
+						       le64toh(d->dst)))
+				node = FC_FABRIC_NODE(le64toh(d->dst));
+			else
+				continue;
+			todo |= 1ull << node;
+		}
+		for (node = 0; todo; node++, todo >>= 1) {
+			if (!(todo & 1))
+				continue;
+			t = fcemu_cluster_vt_departs(c, self(emu), node);
+			if (t < lb)
+				lb = t;
+		}
 	}
-	return true;
+	return lb;
 }
 
 unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
@@ -799,7 +828,8 @@ unsigned int fcemu__fabric_eject(struct fcemu *emu, unsigned int budget)
 		fcemu__get_answer(emu);
 	if (emu->vt.order) {
 		/* in simulated-time order: no sooner than it arrives */
-		unsigned int lim = fcemu__vt_order(c, self(emu), vt_quiet(emu));
+		unsigned int lim =
+			fcemu__vt_order(c, self(emu), vt_idle_lb, emu);
 
 		if (budget > lim)
 			budget = lim;

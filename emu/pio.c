@@ -119,6 +119,8 @@ void fcemu__pio_notice(struct fcemu *emu)
 		}
 		/* virtual time: the host's stores reach the board */
 		fcemu__vt_begin(&emu->vt, emu->vt.now + emu->vt.tx);
+		if (emu->vt.on)
+			fcemu__host_acts(emu);
 		if (!ok) {
 			count_errors(emu, n);
 		} else if (!express(emu, head, n)) {

@@ -17,12 +17,14 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 
 	memset(vt, 0, sizeof(*vt));
 	memset(vt->hops, 0xff, sizeof(vt->hops));
+	memset(vt->in, 0xff, sizeof(vt->in));
 	ret = fcm_profile_from_env(&vt->prof);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	vt->on = true;
 	env = getenv("FPGACOMM_EMU_MODEL_ORDER");
-	vt->order = env && !strcmp(env, "1");
+	/* on with a model, unless turned off */
+	vt->order = !(env && !strcmp(env, "0"));
 	vt->pkt = fcemu__vt_ps(fcm_pkt_ns(p));
 	vt->router = fcemu__vt_ps(fcm_router_ns(p));
 	vt->link = fcemu__vt_ps(p->link_ns + fcm_pkt_ns(p));
@@ -37,13 +39,18 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 }
 
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
-		      unsigned int hops, uint64_t t)
+		      unsigned int hops, unsigned int in, uint64_t t)
 {
 	uint64_t at;
 
 	if (!vt || !vt->on || src >= FC_MAX_NODES)
 		return;
 	at = fcemu__vt_at(vt, hops, t, vt->rx_last[src]);
+	if (hops && in && in <= FC_MAX_PORTS) {
+		if (vt->rx_in[in] && at < vt->rx_in[in] + vt->pkt)
+			at = vt->rx_in[in] + vt->pkt;
+		vt->rx_in[in] = at;
+	}
 	vt->rx_last[src] = at;
 	fcemu__vt_reach(vt, at + vt->rx);
 }

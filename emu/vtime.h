@@ -20,8 +20,8 @@
 
 struct fcemu_vtime {
 	bool on;
-	/* packets taken in simulated-time order (emu/vtorder.c), with
-	 * FPGACOMM_EMU_MODEL_ORDER=1 */
+	/* packets taken in simulated-time order (emu/vtorder.c), unless
+	 * FPGACOMM_EMU_MODEL_ORDER=0 */
 	bool order;
 	struct fcm_profile prof;
 	uint64_t now;	/* the board's (and its host's) clock, ps */
@@ -29,8 +29,10 @@ struct fcemu_vtime {
 	uint64_t port_free[FC_MAX_PORTS + 1]; /* each output port's */
 	uint64_t last; /* the end of the latest packet sent */
 	uint64_t skip; /* packets the next one stands for, less 1 */
-	uint64_t rx_last[FC_MAX_NODES]; /* last arrival from each source */
-	uint8_t hops[FC_MAX_NODES];	/* from each source, 0xff unknown */
+	uint64_t rx_last[FC_MAX_NODES];	  /* last arrival from each source */
+	uint64_t rx_in[FC_MAX_PORTS + 1]; /* ... by each link into the board */
+	uint8_t hops[FC_MAX_NODES];	  /* from each source, 0xff unknown */
+	uint8_t in[FC_MAX_NODES]; /* the input port from each, 0xff unknown */
 	/* the profile's costs, in ps */
 	uint64_t pkt; /* one packet on the port */
 	uint64_t tx;  /* a packet from the program to the router */
@@ -39,6 +41,9 @@ struct fcemu_vtime {
 	/* the latest end of work the board did on its own (stream runs, on
 	 * worker threads); the clock takes it when the host looks */
 	uint64_t async_end;
+	/* the host's own sends (PIO messages, doorbells), counted: a board
+	 * whose host sent meanwhile does not wait (emu/vtorder.c) */
+	uint64_t acts;
 };
 
 /* Load the profile FPGACOMM_EMU_MODEL names, if any (off otherwise).
@@ -128,11 +133,14 @@ static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
 
 /*
  * A packet from @src, @hops links away, that left at @t, taken by the
- * board now: its arrival after the path, behind the one before it from
- * the same source, then into the program. (Per source, so that packets of
- * different sources taken in any order give the same times.)
+ * board now, by the link into input port @in (0: none, a board's own):
+ * its arrival after the path, behind the one before it from the same
+ * source and behind the one before it on that link (a link carries one
+ * packet at a time: flows that merge on their way here share the links
+ * from there on), then into the program. Taken in order of arrival
+ * (emu/vtorder.c), this gives the same times whatever the host's order.
  */
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
-		      unsigned int hops, uint64_t t);
+		      unsigned int hops, unsigned int in, uint64_t t);
 
 #endif /* FCEMU_VTIME_H */

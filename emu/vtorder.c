@@ -17,9 +17,11 @@
  * sends nor waits through its board, a host stopped in a debugger) takes
  * its next packet anyway.
  *
- * A host waits when it sleeps in fcemu_cluster_wait(), or when it looked
- * VT_LOOKS times in a row with nothing to take and sent nothing between:
- * a library's wait spins before it sleeps.
+ * A host waits when it sleeps in fcemu_cluster_wait(), when its library
+ * says so (fcemu_host_waits()), or when it looked VT_LOOKS times in a row
+ * with nothing to take and wrote no PIO message and rang no doorbell
+ * between: a library's wait spins before it sleeps. Its board may still
+ * send (a chain running): it then promises that chain's next departure.
  */
 #include <endian.h>
 #include <limits.h>
@@ -62,6 +64,16 @@ static unsigned int hops(struct fcemu_cluster *c, unsigned int a,
 static unsigned int slot_node(const struct cl_slot *s, unsigned int shift)
 {
 	return (le32toh(s->pkt.hdr) >> shift) & FC_PKT_NODE_MASK;
+}
+
+/* A DATA packet with more of its message behind it. */
+static bool slot_mid(const struct cl_slot *s)
+{
+	uint32_t hdr = le32toh(s->pkt.hdr);
+
+	return ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) ==
+		       FC_PKT_T_DATA &&
+	       !(hdr & FC_PKT_EOM);
 }
 
 void fcemu__vt_promise(struct fcemu_cluster *c, unsigned int node, uint64_t lb)
@@ -131,9 +143,13 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 				continue;
 			}
 			t = __atomic_load_n(&nd->vt_lb, __ATOMIC_SEQ_CST);
-			/* whatever it sends crosses a router at least */
-			if (t != CL_VT_WAITING && t + vt->router < min)
-				min = t + vt->router;
+			/* whatever it sends, or makes others send, comes
+			 * here by its path at least */
+			if (t != CL_VT_WAITING) {
+				t = fcemu__vt_at(vt, hops(c, n, me), t, 0);
+				if (t < min)
+					min = t;
+			}
 		}
 		for (n = 0, i = 0; n < c->nodes; n++) {
 			for (r = 0; r < rings; r++, i++) {
@@ -149,10 +165,16 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 					src = slot_node(s, FC_PKT_SRC_SHIFT);
 					dst = slot_node(s, FC_PKT_DST_SHIFT);
 					t = s->t;
+					/* its arrival; elsewhere, what its
+					 * taker sends comes on from there */
 					if (src < c->nodes && dst < c->nodes)
 						t = fcemu__vt_at(
 							vt, hops(c, src, dst),
 							t, 0);
+					if (dst != me && dst < c->nodes)
+						t = fcemu__vt_at(
+							vt, hops(c, dst, me), t,
+							0);
 					if (t < min)
 						min = t;
 				}
@@ -172,6 +194,15 @@ void fcemu__vt_resume(struct fcemu_cluster *c, unsigned int node)
 	c->vt_resumed++;
 	c->vt_looks[node] = 0;
 	fcemu__vt_promise(c, node, c->vt[node]->now);
+}
+
+void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node)
+{
+	const struct fcemu_vtime *vt = c->vt[node];
+
+	if (vt && __atomic_load_n(&c->hdr->node[node].vt_lb, __ATOMIC_RELAXED) >
+			  vt->now)
+		fcemu__vt_resume(c, node);
 }
 
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
@@ -249,24 +280,24 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 }
 
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
-			     bool quiet)
+			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, t;
+	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, t, own;
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i;
 	const struct cl_slot *s;
-	bool waiting;
+	bool waiting, dirty, mid;
 	unsigned int src;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
 	if (alone(c, node))
 		return UINT_MAX; /* one host: program order is the order */
-	if (c->inject_dirty & (1ull << node))
-		quiet = false;
-	if (vt->last != c->vt_sent[node]) {
-		c->vt_sent[node] = vt->last; /* it sent: it does not wait */
+	/* packets injected, not yet published: nobody else sees them */
+	dirty = c->inject_dirty & (1ull << node);
+	if (vt->acts != c->vt_sent[node]) {
+		c->vt_sent[node] = vt->acts; /* it sent: it does not wait */
 		c->vt_looks[node] = 0;
 	}
 	used = cl_ld(&r->tail) - head;
@@ -295,19 +326,36 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	}
 	if (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node))
 		c->vt_looks[node] = VT_LOOKS;
-	waiting = quiet && c->vt_looks[node] >= VT_LOOKS;
-	if (quiet && c->vt_looks[node] < VT_LOOKS)
+	waiting = !dirty && c->vt_looks[node] >= VT_LOOKS;
+	if (c->vt_looks[node] < VT_LOOKS)
 		c->vt_looks[node]++;
 	if (!waiting) {
 		fcemu__vt_promise(c, node, now);
 		c->vt_hold_ns[node] = 0;
 		return 0;
 	}
-	fcemu__vt_promise(c, node, CL_VT_WAITING);
+	/*
+	 * A board that still sends while its host waits (a chain running,
+	 * an ack owed) promises its next departure, and takes a packet only
+	 * if it arrives by then: what it sends is not delayed by it.
+	 */
+	own = idle_lb(arg);
+	if (own != CL_VT_WAITING && own < now)
+		own = now;
+	fcemu__vt_promise(c, node, own);
 	if (!used)
 		return 0;
-	/* The earliest packet waiting, if nothing can come before it. */
-	if (!lbts(c, node, vt, &lb) || at > lb) {
+	if (own != CL_VT_WAITING && at + vt->rx > own) {
+		c->vt_hold_ns[node] = 0;
+		return 0;
+	}
+	/*
+	 * The earliest packet waiting, if nothing can come before it; or
+	 * with the ring full, for what may come before it may be stuck
+	 * behind the ring (link back-pressure is host time, not simulated).
+	 */
+	lb = at;
+	if (used < CL_RING_SLOTS && (!lbts(c, node, vt, &lb) || at > lb)) {
 		t = host_ns();
 		if (!c->vt_hold_ns[node]) {
 			c->vt_hold_ns[node] = t;
@@ -322,17 +370,26 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 				"differ from run to run\n",
 				node, VT_FORCE_NS / 1000000ull);
 	}
-	/* It, and those behind it that arrive no later. */
+	/*
+	 * It, and those behind it that arrive no later; and behind a packet
+	 * in the middle of a message (nothing a host acts on), the next if
+	 * nothing can come before it either.
+	 */
+	if (own != CL_VT_WAITING && lb + vt->rx > own)
+		lb = own - vt->rx;
 	now = at + vt->rx;
 	for (i = 1; i < used; i++) {
+		mid = slot_mid(&r->slot[(head + i - 1) % CL_RING_SLOTS]);
 		s = &r->slot[(head + i) % CL_RING_SLOTS];
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
 		if (src >= c->nodes)
 			continue;
 		at = fcemu__vt_at(vt, hops(c, src, node), s->t, last[src]);
 		last[src] = at;
-		if (at + vt->rx > now)
+		if (at + vt->rx > now && !(mid && at <= lb))
 			break;
+		if (at + vt->rx > now)
+			now = at + vt->rx;
 	}
 	/* its clock as it is: a packet not taken after all moves nothing */
 	running(c, node, vt->now);

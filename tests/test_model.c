@@ -209,14 +209,57 @@ static void test_ports(void **state)
 	vt.router = 10;
 	vt.link = 100;
 	vt.rx = 7;
-	fcemu__vt_arrive(&vt, 3, 2, 60000);
+	fcemu__vt_arrive(&vt, 3, 2, 1, 60000);
 	assert_int_equal(vt.rx_last[3], 60000 + 3 * 10 + 2 * 100);
 	assert_int_equal(vt.now, 60230 + 7);
-	fcemu__vt_arrive(&vt, 3, 2, 60000);
+	fcemu__vt_arrive(&vt, 3, 2, 1, 60000);
 	assert_int_equal(vt.rx_last[3], 61230);
-	fcemu__vt_arrive(&vt, 4, 2, 59000); /* another source: its own */
+	/* another source by another link: its own */
+	fcemu__vt_arrive(&vt, 4, 2, 2, 59000);
 	assert_int_equal(vt.rx_last[4], 59230);
 	assert_int_equal(vt.now, 61237); /* the clock never goes back */
+}
+
+/*
+ * Two flows into one board that share the link into it: flow A from 2
+ * hops away, flow B from the board's neighbour, both by input port 1,
+ * three packets each leaving 1000 ps apart at 0. Taken in order of
+ * arrival (B0 120, A0 230, B1 1120, A1 1230, B2 2120, A2 2230 alone),
+ * the link carries one at a time: from B0 on, back to back. A flow by
+ * another link is not slowed.
+ */
+static void test_shared_link(void **state)
+{
+	static const struct {
+		unsigned int src, hops;
+		uint64_t t, at;
+	} pkts[] = {
+		{ 6, 1, 0, 120 },     { 5, 2, 0, 1120 },
+		{ 6, 1, 1000, 2120 }, { 5, 2, 1000, 3120 },
+		{ 6, 1, 2000, 4120 }, { 5, 2, 2000, 5120 },
+	};
+	struct fcemu_vtime vt;
+	unsigned int i;
+
+	(void)state;
+	memset(&vt, 0, sizeof(vt));
+	vt.on = true;
+	vt.pkt = 1000;
+	vt.router = 10;
+	vt.link = 100;
+	vt.rx = 7;
+	for (i = 0; i < sizeof(pkts) / sizeof(pkts[0]); i++) {
+		fcemu__vt_arrive(&vt, pkts[i].src, pkts[i].hops, 1, pkts[i].t);
+		assert_int_equal(vt.rx_last[pkts[i].src], pkts[i].at);
+	}
+	/* six packets back to back from the first: B's wait A's */
+	assert_int_equal(vt.now, 120 + 5 * 1000 + 7);
+	/* by port 2, a third flow arrives after its path alone */
+	fcemu__vt_arrive(&vt, 7, 2, 2, 0);
+	assert_int_equal(vt.rx_last[7], 230);
+	/* a board's own packets (no link) are not behind the link's */
+	fcemu__vt_arrive(&vt, 8, 0, 0, 0);
+	assert_int_equal(vt.rx_last[8], 10);
 }
 
 static void expect_bad(const char *text, const char *says)
@@ -533,8 +576,8 @@ static int run_rank(void)
 /*
  * Every rank runs barriers, allreduces and alltoalls; rank 0 writes its
  * clock after each. Which rank's message a board takes first is host
- * timing: only delivery in simulated-time order makes these the same
- * run after run.
+ * timing: only delivery in simulated-time order (the default with a
+ * model) makes these the same run after run.
  */
 static int run_coll_rank(void)
 {
@@ -656,8 +699,6 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 			      out,
 			      "FCM_TEST_WHAT",
 			      what,
-			      "FPGACOMM_EMU_MODEL_ORDER",
-			      strcmp(what, "coll") ? "0" : "1",
 			      NULL };
 	FILE *f;
 	size_t n;
@@ -907,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_shared_link),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_profiles_load),
 		cmocka_unit_test(test_sim_time_api),
