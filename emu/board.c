@@ -418,14 +418,6 @@ bool fcemu_flush_aborts(struct fcemu *emu)
 	return done;
 }
 
-void fcemu__host_acts(struct fcemu *emu)
-{
-	emu->vt.acts++;
-	/* promised a later departure while waiting: its clock again */
-	if (emu->vt.order && emu->cluster)
-		fcemu__vt_acts(emu->cluster, emu->cfg.node_id);
-}
-
 void fcemu_host_waits(struct fcemu *emu)
 {
 	if (emu->vt.order && emu->cluster)

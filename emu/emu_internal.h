@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <fpgacomm/hw.h>
+#include "fabric.h"
 #include "fcemu.h"
 #include "vtime.h"
 
@@ -359,10 +360,17 @@ void fcemu__ipc_claim(struct fcemu *emu);
 /* emu/peer.c: its bounce buffer's size */
 #define FCEMU_BOUNCE (4u << 20)
 
+/* With a model: the host sends (a PIO message, a doorbell); one that had
+ * promised a later departure while waiting is at its clock again. */
+static inline void fcemu__host_acts(struct fcemu *emu)
+{
+	emu->vt.acts++;
+	if (emu->vt.order && emu->cluster)
+		fcemu__vt_acts(emu->cluster, emu->cfg.node_id);
+}
+
 /* emu/get.c: read requests (FC_PKT_T_GET), both sides */
 /* Is (@space, @addr) a source on another node (a descriptor that GETs)? */
-/* With a model: the host sends (a PIO message, a doorbell). */
-void fcemu__host_acts(struct fcemu *emu);
 bool fcemu__get_desc(const struct fcemu *emu, unsigned int space,
 		     uint64_t addr);
 /* Chain check of such a source: FC_DMA_ERR_*. */

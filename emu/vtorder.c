@@ -279,12 +279,44 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	fcemu__vt_promise(c, node, at);
 }
 
+/*
+ * Must the earliest waiting packet (arriving @at) wait for what may still
+ * come before it? Not with the ring full (what may come before it may be
+ * stuck behind the ring: link back-pressure is host time, not
+ * simulated), nor once it has waited VT_FORCE_NS of host time (said once).
+ * *@lb: the earliest anything else can still arrive.
+ */
+static bool held(struct fcemu_cluster *c, unsigned int node,
+		 struct fcemu_vtime *vt, uint64_t at, uint32_t used,
+		 uint64_t *lb)
+{
+	uint64_t t;
+
+	*lb = at;
+	if (used >= CL_RING_SLOTS || (lbts(c, node, vt, lb) && at <= *lb))
+		return false;
+	t = host_ns();
+	if (!c->vt_hold_ns[node]) {
+		c->vt_hold_ns[node] = t;
+		return true;
+	}
+	if (t - c->vt_hold_ns[node] < VT_FORCE_NS)
+		return true;
+	if (!c->vt_forced++)
+		fprintf(stderr,
+			"fpgacomm: board %u: a packet held %llu ms for "
+			"simulated-time order taken anyway: times may "
+			"differ from run to run\n",
+			node, VT_FORCE_NS / 1000000ull);
+	return false;
+}
+
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, t, own;
+	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, own;
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i;
 	const struct cl_slot *s;
 	bool waiting, dirty, mid;
@@ -349,27 +381,9 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		c->vt_hold_ns[node] = 0;
 		return 0;
 	}
-	/*
-	 * The earliest packet waiting, if nothing can come before it; or
-	 * with the ring full, for what may come before it may be stuck
-	 * behind the ring (link back-pressure is host time, not simulated).
-	 */
-	lb = at;
-	if (used < CL_RING_SLOTS && (!lbts(c, node, vt, &lb) || at > lb)) {
-		t = host_ns();
-		if (!c->vt_hold_ns[node]) {
-			c->vt_hold_ns[node] = t;
-			return 0;
-		}
-		if (t - c->vt_hold_ns[node] < VT_FORCE_NS)
-			return 0;
-		if (!c->vt_forced++)
-			fprintf(stderr,
-				"fpgacomm: board %u: a packet held %llu ms for "
-				"simulated-time order taken anyway: times may "
-				"differ from run to run\n",
-				node, VT_FORCE_NS / 1000000ull);
-	}
+	/* The earliest packet waiting, if nothing can come before it. */
+	if (held(c, node, vt, at, used, &lb))
+		return 0;
 	/*
 	 * It, and those behind it that arrive no later; and behind a packet
 	 * in the middle of a message (nothing a host acts on), the next if
