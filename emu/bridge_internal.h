@@ -119,6 +119,9 @@ struct fcemu_bridge {
 	 * bridges, so that it is told, never taken back */
 	uint32_t down_epoch[FC_MAX_NODES];
 	uint64_t moved_at; /* a packet last crossed our links */
+	/* a reply may come until then (fcemu_bridge_wait_reply), or 0: set
+	 * as packets leave, cleared as some come in; read without the lock */
+	uint64_t due_until;
 	uint64_t next_hb, last_tick;
 	struct br_buf *rx;
 	struct br_buf *tx, *tx_free;
@@ -158,6 +161,8 @@ unsigned int fcemu__br_pump(void *arg);
 unsigned int fcemu__br_pump_locked(struct fcemu_bridge *b);
 /* Take the completions that have arrived. */
 unsigned int fcemu__br_reap(struct fcemu_bridge *b);
+/* Sleep until the CQ has something, @max_ns at most; read nothing. */
+void fcemu__br_wait_cq(struct fcemu_bridge *b, uint64_t max_ns);
 /* The receiving thread: sleeps on the completion queue. */
 void *fcemu__br_bridge_thread(void *arg);
 

@@ -259,8 +259,12 @@ unsigned int fcemu__br_pump_locked(struct fcemu_bridge *b)
 			moved += pump_link(b, p, vc);
 	}
 	return_credits(b);
-	if (moved)
+	if (moved) {
 		b->moved_at = fcemu__br_now_ns();
+		__atomic_store_n(&b->due_until,
+				 b->moved_at + FCEMU_BRIDGE_DUE_NS,
+				 __ATOMIC_RELAXED);
+	}
 	if (b->rma)
 		fcemu__rma_release(b->rma);
 	return moved;
@@ -335,6 +339,7 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 	}
 	fcemu__ring_publish(ring, tail + n);
 	b->moved_at = fcemu__br_now_ns();
+	__atomic_store_n(&b->due_until, 0, __ATOMIC_RELAXED);
 	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
 	fcemu__cluster_ring(c, b->node);
 }
@@ -556,15 +561,20 @@ static void tick(struct fcemu_bridge *b)
 				   BR_HB, 0, 0, 0);
 }
 
-/* Sleep until the CQ has something (or a while), reading nothing: the
- * reads are under the lock, so that messages are taken in order. */
-static void wait_cq(struct fcemu_bridge *b)
+/* Sleep until the CQ has something (or @max_ns), reading nothing: the
+ * reads are under the lock, so that messages are taken in order. The
+ * thread waits here, and a host while a reply is due. */
+void fcemu__br_wait_cq(struct fcemu_bridge *b, uint64_t max_ns)
 {
 	struct fid *f = &b->cq->fid;
 	struct pollfd pfd = { .fd = b->wait_fd, .events = POLLIN };
+	struct timespec ts = {
+		.tv_sec = (time_t)(max_ns / 1000000000ull),
+		.tv_nsec = (long)(max_ns % 1000000000ull),
+	};
 
 	if (fi_trywait(b->fabric, &f, 1) == FI_SUCCESS)
-		poll(&pfd, 1, BR_SREAD_MS);
+		ppoll(&pfd, 1, &ts, NULL);
 }
 
 void *fcemu__br_bridge_thread(void *arg)
@@ -576,7 +586,7 @@ void *fcemu__br_bridge_thread(void *arg)
 
 	while (!b->stop) {
 		if (b->wait_fd >= 0) {
-			wait_cq(b);
+			fcemu__br_wait_cq(b, BR_SREAD_MS * 1000000ull);
 			n = 0;
 		} else {
 			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
