@@ -339,7 +339,9 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 	}
 	fcemu__ring_publish(ring, tail + n);
 	b->moved_at = fcemu__br_now_ns();
-	__atomic_store_n(&b->due_until, 0, __ATOMIC_RELAXED);
+	/* the reply came; the rest of a message may be right behind it */
+	__atomic_store_n(&b->due_until, b->moved_at + BR_TRAIL_NS,
+			 __ATOMIC_RELAXED);
 	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
 	fcemu__cluster_ring(c, b->node);
 }
@@ -577,6 +579,42 @@ void fcemu__br_wait_cq(struct fcemu_bridge *b, uint64_t max_ns)
 		ppoll(&pfd, 1, &ts, NULL);
 }
 
+/* Packets from other hosts wait in our inputs, not yet routed. */
+bool fcemu__br_inputs_waiting(struct fcemu_bridge *b)
+{
+	uint64_t links;
+	unsigned int p, vc;
+
+	for (links = b->links; links; links &= links - 1) {
+		p = (unsigned int)__builtin_ctzll(links);
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			if (!fcemu__ring_empty(
+				    cl_ring(b->c, b->node, CL_RING_LINK(p, vc))))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * A host sleeps on the queue for a reply (fcemu_bridge_wait_reply) and
+ * takes what comes itself: were the thread to take it, the host would
+ * not hear (it does not sleep on the bell meanwhile). So the thread
+ * stays out of the way, but for heartbeats and the silence checks.
+ */
+static void stand_aside(struct fcemu_bridge *b)
+{
+	struct timespec nap = { 0, (long)FCEMU_BRIDGE_POLL_NS };
+
+	nanosleep(&nap, NULL);
+	if (fcemu__br_now_ns() - __atomic_load_n(&b->last_tick,
+						  __ATOMIC_RELAXED) <
+	    BR_HB_NS / 4)
+		return;
+	pthread_mutex_lock(&b->lock);
+	tick(b);
+	pthread_mutex_unlock(&b->lock);
+}
+
 void *fcemu__br_bridge_thread(void *arg)
 {
 	struct fcemu_bridge *b = arg;
@@ -585,9 +623,17 @@ void *fcemu__br_bridge_thread(void *arg)
 	ssize_t n, i;
 
 	while (!b->stop) {
+		if (b->wait_fd >= 0 &&
+		    __atomic_load_n(&b->host_waits, __ATOMIC_SEQ_CST)) {
+			stand_aside(b);
+			continue;
+		}
 		if (b->wait_fd >= 0) {
 			fcemu__br_wait_cq(b, BR_SREAD_MS * 1000000ull);
 			n = 0;
+			/* woken with a host that waits for it: its to take */
+			if (__atomic_load_n(&b->host_waits, __ATOMIC_SEQ_CST))
+				continue;
 		} else {
 			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
 		}
