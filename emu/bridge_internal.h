@@ -125,8 +125,6 @@ struct fcemu_bridge {
 	/* a reply may come until then (fcemu_bridge_wait_reply), or 0: set
 	 * as packets leave, shortened as some come in; read without the lock */
 	uint64_t due_until;
-	/* hosts sleeping on the CQ for a reply: the thread lets them read */
-	unsigned int host_waits;
 	uint64_t next_hb, last_tick;
 	struct br_buf *rx;
 	struct br_buf *tx, *tx_free;

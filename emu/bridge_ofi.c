@@ -595,15 +595,25 @@ bool fcemu__br_inputs_waiting(struct fcemu_bridge *b)
 	return false;
 }
 
-/*
- * A host sleeps on the queue for a reply (fcemu_bridge_wait_reply) and
- * takes what comes itself: were the thread to take it, the host would
- * not hear (it does not sleep on the bell meanwhile). So the thread
- * stays out of the way, but for heartbeats and the silence checks.
- */
-static void stand_aside(struct fcemu_bridge *b)
+/* A reply is due: the host reads the queue (fcemu_bridge_wait_reply). */
+static bool reply_due(struct fcemu_bridge *b, uint64_t *until)
 {
-	struct timespec nap = { 0, (long)FCEMU_BRIDGE_POLL_NS };
+	*until = __atomic_load_n(&b->due_until, __ATOMIC_RELAXED);
+	return *until && fcemu__br_now_ns() < *until;
+}
+
+/*
+ * While a reply is due the host takes what comes, waiting on the queue
+ * itself: were the thread to take it, the host would not hear (it does
+ * not sleep on the bell meanwhile), and two sleepers on one queue both
+ * wake. So the thread sleeps until the window ends (what a host busy
+ * elsewhere leaves waits that long at most), but for heartbeats and the
+ * silence checks.
+ */
+static void stand_aside(struct fcemu_bridge *b, uint64_t until)
+{
+	uint64_t now = fcemu__br_now_ns();
+	struct timespec nap = { 0, (long)(until > now ? until - now : 0) };
 
 	nanosleep(&nap, NULL);
 	if (fcemu__br_now_ns() - __atomic_load_n(&b->last_tick,
@@ -620,19 +630,19 @@ void *fcemu__br_bridge_thread(void *arg)
 	struct fcemu_bridge *b = arg;
 	struct fi_cq_msg_entry e[16];
 	struct fi_cq_err_entry err;
+	uint64_t until;
 	ssize_t n, i;
 
 	while (!b->stop) {
-		if (b->wait_fd >= 0 &&
-		    __atomic_load_n(&b->host_waits, __ATOMIC_SEQ_CST)) {
-			stand_aside(b);
+		if (b->wait_fd >= 0 && reply_due(b, &until)) {
+			stand_aside(b, until);
 			continue;
 		}
 		if (b->wait_fd >= 0) {
 			fcemu__br_wait_cq(b, BR_SREAD_MS * 1000000ull);
 			n = 0;
-			/* woken with a host that waits for it: its to take */
-			if (__atomic_load_n(&b->host_waits, __ATOMIC_SEQ_CST))
+			/* a reply came that the host waits for: its to take */
+			if (reply_due(b, &until))
 				continue;
 		} else {
 			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);

@@ -425,13 +425,11 @@ bool fcemu_bridge_wait_reply(struct fcemu_bridge *b, uint64_t max_ns)
 	until = __atomic_load_n(&b->due_until, __ATOMIC_RELAXED);
 	if (!until || fcemu__br_now_ns() >= until)
 		return false;
-	__atomic_fetch_add(&b->host_waits, 1, __ATOMIC_SEQ_CST);
 	/* the thread may have taken some just before: they are news */
 	if (!fcemu__br_inputs_waiting(b))
 		fcemu__br_wait_cq(b, max_ns < FCEMU_BRIDGE_POLL_NS ?
 					     max_ns :
 					     FCEMU_BRIDGE_POLL_NS);
-	__atomic_fetch_sub(&b->host_waits, 1, __ATOMIC_SEQ_CST);
 	return true;
 }
 
