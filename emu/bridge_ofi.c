@@ -29,7 +29,9 @@
  * nothing and a board whose host is busy elsewhere still hears its links,
  * and from the board's progress, which reads the queue too (under the
  * lock, as the thread: in order); sending runs from the board's progress
- * (and from that thread when credits come back).
+ * (and from that thread when credits come back). While a reply is due, a
+ * host that would sleep sleeps on the queue itself and the thread keeps
+ * out of it (fcemu_bridge_wait_reply): one wake-up instead of two.
  * libfabric is loaded with dlopen: a library built with its headers still
  * runs where it is not installed, and only the bridge needs it.
  */
