@@ -30,9 +30,9 @@
 #define BR_SREAD_MS	100
 /* after packets came in, more may follow this close (a message's next
  * batch): the wait for them stays on the completion queue */
-#define BR_TRAIL_NS	(50 * 1000ull)
-#define BR_NAME_MAX	256
-#define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
+#define BR_TRAIL_NS (50 * 1000ull)
+#define BR_NAME_MAX 256
+#define BR_STOP_NS  (10 * 1000000000ull) /* to carry what is left */
 /* a leaving board's links idle this long: nothing passes through them */
 #define BR_QUIET_NS (1000000000ull)
 #define BR_MAGIC    0x46434252u /* "FCBR" */

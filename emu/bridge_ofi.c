@@ -590,8 +590,8 @@ bool fcemu__br_inputs_waiting(struct fcemu_bridge *b)
 	for (links = b->links; links; links &= links - 1) {
 		p = (unsigned int)__builtin_ctzll(links);
 		for (vc = 0; vc < FC_NUM_VCS; vc++)
-			if (!fcemu__ring_empty(
-				    cl_ring(b->c, b->node, CL_RING_LINK(p, vc))))
+			if (!fcemu__ring_empty(cl_ring(b->c, b->node,
+						       CL_RING_LINK(p, vc))))
 				return true;
 	}
 	return false;
@@ -618,8 +618,8 @@ static void stand_aside(struct fcemu_bridge *b, uint64_t until)
 	struct timespec nap = { 0, (long)(until > now ? until - now : 0) };
 
 	nanosleep(&nap, NULL);
-	if (fcemu__br_now_ns() - __atomic_load_n(&b->last_tick,
-						  __ATOMIC_RELAXED) <
+	if (fcemu__br_now_ns() -
+		    __atomic_load_n(&b->last_tick, __ATOMIC_RELAXED) <
 	    BR_HB_NS / 4)
 		return;
 	pthread_mutex_lock(&b->lock);

@@ -477,8 +477,8 @@ static void test_faults_between_hosts(void **state)
  */
 static void test_late_replies_between_hosts(void **state)
 {
-	char *args[] = { run_path, "--hosts", "2", "-n", "2", "-t",
-			 "full:2", "--", self_path, NULL };
+	char *args[] = { run_path, "--hosts", "2",  "-n",      "2",
+			 "-t",	   "full:2",  "--", self_path, NULL };
 	char *env[] = { "MH_WORK=pingpong", "MH_LATE=1", "MH_BIG=6", NULL };
 	static struct result r;
 
