@@ -8,8 +8,8 @@
 # memory) and beside a bare libfabric tcp ping-pong (fi_pingpong -p tcp -e
 # rdm; again with its two processes bound to a core each, where taskset
 # and 2 cores are: it spins in both); then allreduce and alltoall on 16
-# ranks over 4 hosts beside Open MPI over tcp. Prints each pair and its ratio, and writes them to
-# build/bench/multihost.dat.
+# ranks over 4 hosts beside Open MPI over tcp. Prints each pair and its
+# ratio, and writes them to build/bench/multihost.dat.
 #
 # Needs root (the simulated hosts are mount namespaces). Open MPI and
 # fi_pingpong are optional: without them their column says why.
