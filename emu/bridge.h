@@ -7,13 +7,20 @@
 #ifndef FCEMU_BRIDGE_H
 #define FCEMU_BRIDGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fabric.h"
 
 /* A board of another host not heard from this long is declared DEAD
  * (heartbeats go every 100 ms; a host's processes share its cores). */
 #define FCEMU_BRIDGE_DOWN_NS (3 * 1000000000ull)
+/* A reply from another host is awaited this long after our last packet
+ * left for one (fcemu_bridge_reply_due): a few round trips over tcp. */
+#define FCEMU_BRIDGE_DUE_NS (500 * 1000ull)
+/* and the longest such a wait lasts before the board's bell is looked at */
+#define FCEMU_BRIDGE_POLL_NS (100 * 1000ull)
 
 /*
  * How the bridges of a job learn each other's endpoint names: @put
@@ -53,5 +60,18 @@ int fcemu_bridge_start(struct fcemu_bridge **bp, struct fcemu_cluster *c,
  * close. Call it after releasing the board.
  */
 void fcemu_bridge_stop(struct fcemu_bridge *b);
+/*
+ * A host about to sleep while a reply from a board of another host may
+ * come soon (packets left on our links to other hosts within the last
+ * FCEMU_BRIDGE_DUE_NS and none came in since): sleep on the bridge's
+ * completion queue instead of the board's bell, @max_ns at most
+ * (FCEMU_BRIDGE_POLL_NS at most: the bell is not heard meanwhile), so
+ * that what arrives wakes the caller at once and not through the
+ * bridge's thread, two wake-ups where the round trip lasts about one.
+ * RETURN VALUE: true: it slept, or found something waiting (poll the
+ * board); false: no reply due, or the queue has no wait fd, or @b is
+ * NULL (sleep on the bell as usual).
+ */
+bool fcemu_bridge_wait_reply(struct fcemu_bridge *b, uint64_t max_ns);
 
 #endif /* FCEMU_BRIDGE_H */

@@ -28,8 +28,11 @@
 #define BR_CREDIT_BATCH 32 /* credits returned at least this many at once */
 #define BR_HB_NS	(100 * 1000000ull)
 #define BR_SREAD_MS	100
-#define BR_NAME_MAX	256
-#define BR_STOP_NS	(10 * 1000000000ull) /* to carry what is left */
+/* after packets came in, more may follow this close (a message's next
+ * batch): the wait for them stays on the completion queue */
+#define BR_TRAIL_NS (50 * 1000ull)
+#define BR_NAME_MAX 256
+#define BR_STOP_NS  (10 * 1000000000ull) /* to carry what is left */
 /* a leaving board's links idle this long: nothing passes through them */
 #define BR_QUIET_NS (1000000000ull)
 #define BR_MAGIC    0x46434252u /* "FCBR" */
@@ -119,6 +122,9 @@ struct fcemu_bridge {
 	 * bridges, so that it is told, never taken back */
 	uint32_t down_epoch[FC_MAX_NODES];
 	uint64_t moved_at; /* a packet last crossed our links */
+	/* a reply may come until then (fcemu_bridge_wait_reply), or 0: set
+	 * as packets leave, shortened as some come in; read without the lock */
+	uint64_t due_until;
 	uint64_t next_hb, last_tick;
 	struct br_buf *rx;
 	struct br_buf *tx, *tx_free;
@@ -158,6 +164,10 @@ unsigned int fcemu__br_pump(void *arg);
 unsigned int fcemu__br_pump_locked(struct fcemu_bridge *b);
 /* Take the completions that have arrived. */
 unsigned int fcemu__br_reap(struct fcemu_bridge *b);
+/* Sleep until the CQ has something, @max_ns at most; read nothing. */
+void fcemu__br_wait_cq(struct fcemu_bridge *b, uint64_t max_ns);
+/* Packets from other hosts wait in our board's inputs, not yet routed. */
+bool fcemu__br_inputs_waiting(struct fcemu_bridge *b);
 /* The receiving thread: sleeps on the completion queue. */
 void *fcemu__br_bridge_thread(void *arg);
 

@@ -29,7 +29,9 @@
  * nothing and a board whose host is busy elsewhere still hears its links,
  * and from the board's progress, which reads the queue too (under the
  * lock, as the thread: in order); sending runs from the board's progress
- * (and from that thread when credits come back).
+ * (and from that thread when credits come back). While a reply is due, a
+ * host that would sleep sleeps on the queue itself and the thread keeps
+ * out of it (fcemu_bridge_wait_reply): one wake-up instead of two.
  * libfabric is loaded with dlopen: a library built with its headers still
  * runs where it is not installed, and only the bridge needs it.
  */
@@ -259,8 +261,12 @@ unsigned int fcemu__br_pump_locked(struct fcemu_bridge *b)
 			moved += pump_link(b, p, vc);
 	}
 	return_credits(b);
-	if (moved)
+	if (moved) {
 		b->moved_at = fcemu__br_now_ns();
+		__atomic_store_n(&b->due_until,
+				 b->moved_at + FCEMU_BRIDGE_DUE_NS,
+				 __ATOMIC_RELAXED);
+	}
 	if (b->rma)
 		fcemu__rma_release(b->rma);
 	return moved;
@@ -335,6 +341,9 @@ static void take_data(struct fcemu_bridge *b, const struct br_hdr *h,
 	}
 	fcemu__ring_publish(ring, tail + n);
 	b->moved_at = fcemu__br_now_ns();
+	/* the reply came; the rest of a message may be right behind it */
+	__atomic_store_n(&b->due_until, b->moved_at + BR_TRAIL_NS,
+			 __ATOMIC_RELAXED);
 	fcemu__link_sent(c, h->src, cl_peer_port(c, b->node, q), n);
 	fcemu__cluster_ring(c, b->node);
 }
@@ -556,15 +565,66 @@ static void tick(struct fcemu_bridge *b)
 				   BR_HB, 0, 0, 0);
 }
 
-/* Sleep until the CQ has something (or a while), reading nothing: the
- * reads are under the lock, so that messages are taken in order. */
-static void wait_cq(struct fcemu_bridge *b)
+/* Sleep until the CQ has something (or @max_ns), reading nothing: the
+ * reads are under the lock, so that messages are taken in order. The
+ * thread waits here, and a host while a reply is due. */
+void fcemu__br_wait_cq(struct fcemu_bridge *b, uint64_t max_ns)
 {
 	struct fid *f = &b->cq->fid;
 	struct pollfd pfd = { .fd = b->wait_fd, .events = POLLIN };
+	struct timespec ts = {
+		.tv_sec = (time_t)(max_ns / 1000000000ull),
+		.tv_nsec = (long)(max_ns % 1000000000ull),
+	};
 
 	if (fi_trywait(b->fabric, &f, 1) == FI_SUCCESS)
-		poll(&pfd, 1, BR_SREAD_MS);
+		ppoll(&pfd, 1, &ts, NULL);
+}
+
+/* Packets from other hosts wait in our inputs, not yet routed. */
+bool fcemu__br_inputs_waiting(struct fcemu_bridge *b)
+{
+	uint64_t links;
+	unsigned int p, vc;
+
+	for (links = b->links; links; links &= links - 1) {
+		p = (unsigned int)__builtin_ctzll(links);
+		for (vc = 0; vc < FC_NUM_VCS; vc++)
+			if (!fcemu__ring_empty(cl_ring(b->c, b->node,
+						       CL_RING_LINK(p, vc))))
+				return true;
+	}
+	return false;
+}
+
+/* A reply is due: the host reads the queue (fcemu_bridge_wait_reply). */
+static bool reply_due(struct fcemu_bridge *b, uint64_t *until)
+{
+	*until = __atomic_load_n(&b->due_until, __ATOMIC_RELAXED);
+	return *until && fcemu__br_now_ns() < *until;
+}
+
+/*
+ * While a reply is due the host takes what comes, waiting on the queue
+ * itself: were the thread to take it, the host would not hear (it does
+ * not sleep on the bell meanwhile), and two sleepers on one queue both
+ * wake. So the thread sleeps until the window ends (what a host busy
+ * elsewhere leaves waits that long at most), but for heartbeats and the
+ * silence checks.
+ */
+static void stand_aside(struct fcemu_bridge *b, uint64_t until)
+{
+	uint64_t now = fcemu__br_now_ns();
+	struct timespec nap = { 0, (long)(until > now ? until - now : 0) };
+
+	nanosleep(&nap, NULL);
+	if (fcemu__br_now_ns() -
+		    __atomic_load_n(&b->last_tick, __ATOMIC_RELAXED) <
+	    BR_HB_NS / 4)
+		return;
+	pthread_mutex_lock(&b->lock);
+	tick(b);
+	pthread_mutex_unlock(&b->lock);
 }
 
 void *fcemu__br_bridge_thread(void *arg)
@@ -572,12 +632,20 @@ void *fcemu__br_bridge_thread(void *arg)
 	struct fcemu_bridge *b = arg;
 	struct fi_cq_msg_entry e[16];
 	struct fi_cq_err_entry err;
+	uint64_t until;
 	ssize_t n, i;
 
 	while (!b->stop) {
+		if (b->wait_fd >= 0 && reply_due(b, &until)) {
+			stand_aside(b, until);
+			continue;
+		}
 		if (b->wait_fd >= 0) {
-			wait_cq(b);
+			fcemu__br_wait_cq(b, BR_SREAD_MS * 1000000ull);
 			n = 0;
+			/* a reply came that the host waits for: its to take */
+			if (reply_due(b, &until))
+				continue;
 		} else {
 			n = fi_cq_sread(b->cq, e, 16, NULL, BR_SREAD_MS);
 		}

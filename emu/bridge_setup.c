@@ -30,6 +30,13 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 	(void)b;
 }
 
+bool fcemu_bridge_wait_reply(struct fcemu_bridge *b, uint64_t max_ns)
+{
+	(void)b;
+	(void)max_ns;
+	return false;
+}
+
 #else
 
 #include "bridge_internal.h"
@@ -407,6 +414,23 @@ void fcemu_bridge_stop(struct fcemu_bridge *b)
 	pthread_mutex_unlock(&spare_lock);
 	if (b)
 		close_all(b);
+}
+
+bool fcemu_bridge_wait_reply(struct fcemu_bridge *b, uint64_t max_ns)
+{
+	uint64_t until;
+
+	if (!b || b->wait_fd < 0)
+		return false;
+	until = __atomic_load_n(&b->due_until, __ATOMIC_RELAXED);
+	if (!until || fcemu__br_now_ns() >= until)
+		return false;
+	/* the thread may have taken some just before: they are news */
+	if (!fcemu__br_inputs_waiting(b))
+		fcemu__br_wait_cq(b, max_ns < FCEMU_BRIDGE_POLL_NS ?
+					     max_ns :
+					     FCEMU_BRIDGE_POLL_NS);
+	return true;
 }
 
 #endif /* FCEMU_HAVE_OFI */

@@ -6,9 +6,10 @@
 # --hosts, links over libfabric's tcp provider on 127.0.0.0/8) beside Open
 # MPI over its tcp BTL (--mca btl tcp,self: loopback TCP, no shared
 # memory) and beside a bare libfabric tcp ping-pong (fi_pingpong -p tcp -e
-# rdm); then allreduce and alltoall on 16 ranks over 4 hosts beside Open
-# MPI over tcp. Prints each pair and its ratio, and writes them to
-# build/bench/multihost.dat.
+# rdm; again with its two processes bound to a core each, where taskset
+# and 2 cores are: it spins in both); then allreduce and alltoall on 16
+# ranks over 4 hosts beside Open MPI over tcp. Prints each pair and its
+# ratio, and writes them to build/bench/multihost.dat.
 #
 # Needs root (the simulated hosts are mount namespaces). Open MPI and
 # fi_pingpong are optional: without them their column says why.
@@ -73,13 +74,18 @@ mpi_p2p() { # MODE SIZES: one round
 
 # fi_pingpong's line per size: bytes #sent #ack total time MB/sec
 # usec/xfer Mxfers/sec; usec/xfer is per message, one way.
-fi_p2p() { # SIZE: one round
-	local port=$((47600 + RANDOM % 1000))
-	timeout 60 fi_pingpong -p tcp -e rdm -B "$port" -S "$1" -I 1000 \
-		>/dev/null 2>&1 &
+# PIN=1: server on core 0, client on core 1.
+fi_p2p() { # SIZE [PIN]: one round
+	local port=$((47600 + RANDOM % 1000)) srv=() cli=()
+	if [ "${2:-0}" = 1 ]; then
+		srv=(taskset -c 0)
+		cli=(taskset -c 1)
+	fi
+	timeout 60 "${srv[@]}" fi_pingpong -p tcp -e rdm -B "$port" -S "$1" \
+		-I 1000 >/dev/null 2>&1 &
 	sleep 0.5
-	timeout 60 fi_pingpong -p tcp -e rdm -P "$port" -S "$1" -I 1000 \
-		127.0.0.1 2>/dev/null |
+	timeout 60 "${cli[@]}" fi_pingpong -p tcp -e rdm -P "$port" -S "$1" \
+		-I 1000 127.0.0.1 2>/dev/null |
 		awk -v s="$1" '$1 ~ /^[0-9]/ && NF >= 7 { print s, $7 }' || true
 	wait || true
 }
@@ -88,6 +94,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a 
 
 lookup() { awk -v s="$1" '$1 == s { print $2 }'; }
 
+PIN=0
+command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ] && PIN=1
 echo "== Across 2 simulated hosts: channels over libfabric tcp, Open MPI over its tcp BTL, bare fi_pingpong"
 echo "   (this machine: $(nproc) cores; every process of the run shares them)"
 RAW=$(mktemp -d)
@@ -105,6 +113,10 @@ for i in $(seq "$ROUNDS"); do
 	fi
 	if command -v fi_pingpong >/dev/null 2>&1; then
 		(fi_p2p 8; fi_p2p 4096; fi_p2p 1048576) >>"$RAW/fi_lat" || true
+		if [ "$PIN" = 1 ]; then
+			(fi_p2p 8 1; fi_p2p 4096 1; fi_p2p 1048576 1) \
+				>>"$RAW/fip_lat" || true
+		fi
 	fi
 done
 col() { [ -s "$RAW/$1" ] && best "$2" <"$RAW/$1" || true; }
@@ -115,8 +127,10 @@ base_bw=$(col base_bw -b)
 mpi_lat=$(col mpi_lat -l)
 mpi_bw=$(col mpi_bw -b)
 fi_lat=$(col fi_lat -l)
+fip_lat=$(col fip_lat -l)
 printf "%-10s %14s %14s %8s %16s %8s" "size" "fpgacomm us" "Open MPI us" "ratio" "fi_pingpong us" "ratio"
 [ -n "$BASE" ] && printf " %10s %8s" "base us" "ratio"
+[ "$PIN" = 1 ] && printf " %14s %8s" "fi_pp bound us" "ratio"
 echo
 for s in 8 4096 1048576; do
 	a=$(echo "$fc_lat" | lookup $s)
@@ -126,8 +140,10 @@ for s in 8 4096 1048576; do
 	printf "%-10s %14s %14s %8s %16s %8s" "$s" "${a:--}" "${b:--}" "$(ratio "${a:-0}" "${b:-0}")" \
 		"${c:--}" "$(ratio "${a:-0}" "${c:-0}")"
 	[ -n "$BASE" ] && printf " %10s %8s" "${d:--}" "$(ratio "${d:-0}" "${b:-0}")"
+	e=$(echo "$fip_lat" | lookup $s)
+	[ "$PIN" = 1 ] && printf " %14s %8s" "${e:--}" "$(ratio "${a:-0}" "${e:-0}")"
 	echo
-	echo "lat $s ${a:--} ${b:--} ${c:--}${BASE:+ ${d:--}}" >>"$DAT"
+	echo "lat $s ${a:--} ${b:--} ${c:--}${BASE:+ ${d:--}} ${e:--}" >>"$DAT"
 done
 a=$(echo "$fc_bw" | lookup 4194304)
 b=$(echo "$mpi_bw" | lookup 4194304)

@@ -11,6 +11,7 @@
  * faults, the data verified and the faults seen on the links between
  * hosts (retransmits, CRC errors); 1 MiB messages crossing as RMA
  * writes (counted), written again when faults hit them and still intact;
+ * replies across hosts at once, 300 us or 3 ms late, checked;
  * two boards that close while two
  * others' round trips pass through them (on their links to the other
  * host), checked; a host whose processes are killed mid-run (the others
@@ -90,6 +91,20 @@ static unsigned int ports_to(struct fc_dev *d, uint32_t peer, uint32_t reg,
 }
 
 /* One round trip of @size bytes with @peer, data checked. */
+/* MH_LATE: the answering side replies at once, after 300 us, or after
+ * 3 ms, in turn (a waiting host's wait on the completion queue ends by
+ * the reply, by its slice, or by the due window: fcemu_bridge_wait_reply) */
+static bool late;
+
+static void reply_late(unsigned int it)
+{
+	static const long ns[] = { 0, 300000, 3000000 };
+	struct timespec ts = { 0, ns[it % 3] };
+
+	if (late && ts.tv_nsec)
+		nanosleep(&ts, NULL);
+}
+
 static int round_trip(struct fc_chan *ch, uint32_t me, uint32_t peer,
 		      uint8_t *buf, size_t size, unsigned int it)
 {
@@ -110,6 +125,7 @@ static int round_trip(struct fc_chan *ch, uint32_t me, uint32_t peer,
 					return -EBADMSG;
 			for (i = 0; i < size; i++)
 				buf[i] = pat(me, size, i, it);
+			reply_late(it);
 			rc = fc_chan_send(ch, buf, size, OP_MS);
 		}
 		return rc;
@@ -158,6 +174,7 @@ static int run_rank(const char *work)
 		return rank_fail(w.rank, "fc_chan_open", rc);
 	if (getenv("MH_BIG"))
 		big = (unsigned int)atoi(getenv("MH_BIG"));
+	late = getenv("MH_LATE") != NULL;
 	if (!strcmp(work, "pingpong")) {
 		for (k = 0; k < 3; k++)
 			for (i = 0; i < (k == 2 ? big : 50u); i++) {
@@ -449,6 +466,28 @@ static void test_faults_between_hosts(void **state)
 		snprintf(want, sizeof(want), "rank %d: ok", i);
 		assert_non_null(strstr(r.out, want));
 	}
+}
+
+/*
+ * Replies from the other host that come at once, after 300 us or after
+ * 3 ms, in turn: the waiting host sleeps on its bridge's completion queue
+ * while a reply is due (woken by it, or by its slice ending), then on its
+ * board's bell with the bridge's thread taking what comes. 8 B, 4 KiB and
+ * 1 MiB, data checked, both ranks through to the end.
+ */
+static void test_late_replies_between_hosts(void **state)
+{
+	char *args[] = { run_path, "--hosts", "2",  "-n",      "2",
+			 "-t",	   "full:2",  "--", self_path, NULL };
+	char *env[] = { "MH_WORK=pingpong", "MH_LATE=1", "MH_BIG=6", NULL };
+	static struct result r;
+
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 0: ok"));
+	assert_non_null(strstr(r.out, "rank 1: ok"));
 }
 
 /*
@@ -856,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
 		cmocka_unit_test(test_rma_between_hosts),
+		cmocka_unit_test(test_late_replies_between_hosts),
 		cmocka_unit_test(test_relay_closed),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_killed_mid_burst),

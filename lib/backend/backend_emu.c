@@ -643,6 +643,10 @@ static void emu_idle(struct fc_dev *dev, uint64_t max_ns)
 	struct emu_board *b = board_of(dev);
 	struct timespec ts;
 
+	/* a reply from another host is due: woken by its arrival itself,
+	 * not through the bridge's thread (FCEMU_BRIDGE_DUE_NS at most) */
+	if (fcemu_bridge_wait_reply(b->bridge, max_ns))
+		return;
 	if (b->fabric) {
 		fcemu_cluster_wait(b->fabric, b->index, max_ns, emu_news, dev);
 		return;
