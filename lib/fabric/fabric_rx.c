@@ -536,9 +536,40 @@ static bool drain_eq(struct fc_dev *dev)
 }
 
 /*
- * The entry at the head of the event queue (after one step of the board,
- * if there is none), when it is a whole data message from @s's node on
- * @port of at most @cap bytes: copied straight into @buf and consumed.
+ * The message at the head of the event queue: how many entries, all
+ * written, of one data message from @node on @port, up to its EOM, with
+ * at most @cap bytes (*len). RETURN VALUE: that count, or 0 when the
+ * head is anything else (not all here yet, another source's or kind's
+ * entry among them, too long): nothing is read beyond the headers.
+ */
+static uint32_t direct_run(const struct fc__fabric *fab, uint32_t node,
+			   uint32_t port, size_t cap, size_t *len)
+{
+	const struct fc_hw_pkt *q = (const struct fc_hw_pkt *)fab->eq->addr;
+	const uint32_t key = FC_PKT_HDR(0, node, port, 0, FC_PKT_T_DATA);
+	uint32_t head = fab->eq_head, i, hdr;
+	size_t bytes = 0, n;
+
+	for (i = 0; i < fab->eq_slots && eq_written(fab, head + i); i++) {
+		hdr = le32toh(q[(head + i) & (fab->eq_slots - 1)].hdr);
+		n = pkt_len(hdr);
+		if ((hdr & PKT_RUN_KEY) != key || n > FC_PKT_PAYLOAD ||
+		    bytes + n > cap)
+			return 0;
+		bytes += n;
+		if (hdr & FC_PKT_EOM) {
+			*len = bytes;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The message at the head of the event queue (after one step of the
+ * board, if there is nothing), when it is all here, a data message from
+ * @s's node on @port of at most @cap bytes: its payloads copied straight
+ * into @buf, one pass, and its entries consumed.
  * RETURN VALUE: true taken (*len its length), else false and nothing
  * moved but the board.
  */
@@ -546,10 +577,14 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 			void *buf, size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
+		.mask = fab->eq_slots - 1,
+	};
 	const struct fc_hw_pkt *pkt;
 	uint64_t board = 0;
-	uint32_t hdr;
-	size_t n;
+	size_t n = 0;
+	uint32_t k;
 
 	if (!eq_written(fab, fab->eq_head)) {
 		/* One step of the board: the message may be on its way in. */
@@ -559,20 +594,25 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 		if (!eq_written(fab, fab->eq_head))
 			return false;
 	}
-	pkt = (const struct fc_hw_pkt *)fab->eq->addr +
-	      (fab->eq_head & (fab->eq_slots - 1));
-	hdr = le32toh(pkt->hdr);
-	n = pkt_len(hdr);
-	/* Only a whole data message from @s's node on @port that fits: any
-	 * other entry comes first, and takes the long way. */
-	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) !=
-		    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) |
-		     FC_PKT_EOM) ||
-	    n > FC_PKT_PAYLOAD || n > cap)
-		return false;
-	fc__copy_small(buf, pkt->payload, n);
+	pkt = at(&rg, fab->eq_head);
+	k = le32toh(pkt->hdr);
+	/* One packet, the common small message: no scan. */
+	if ((k & (PKT_RUN_KEY | FC_PKT_EOM)) ==
+	    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) | FC_PKT_EOM)) {
+		n = pkt_len(k);
+		if (n > FC_PKT_PAYLOAD || n > cap)
+			return false;
+		fc__copy_small(buf, pkt->payload, n);
+		k = 1;
+	} else {
+		/* Any other entry comes first, and takes the long way. */
+		k = direct_run(fab, s->node, port, cap, &n);
+		if (!k)
+			return false;
+		copy_payloads(buf, &rg, fab->eq_head, k);
+	}
 	*len = n;
-	eq_advance(dev, fab->eq_head + 1);
+	eq_advance(dev, fab->eq_head + k);
 	if (fab->up.consumed)
 		fab->up.consumed(dev, port, s, n);
 	return true;
