@@ -610,6 +610,7 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 		if (!k)
 			return false;
 		copy_payloads(buf, &rg, fab->eq_head, k);
+		fc__stat_inc(&dev->stats.straight);
 	}
 	*len = n;
 	eq_advance(dev, fab->eq_head + k);
