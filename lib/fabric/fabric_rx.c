@@ -566,10 +566,34 @@ static uint32_t direct_run(const struct fc__fabric *fab, uint32_t node,
 }
 
 /*
+ * take_direct() for a message of several packets, all here: one pass
+ * over the headers, then the payloads into @buf. Out of line, so that
+ * the one-packet way stays as short as it was.
+ * RETURN VALUE: entries taken (0: none, take the long way), *len bytes.
+ */
+static __attribute__((noinline)) uint32_t
+take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port,
+		void *buf, size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
+		.mask = fab->eq_slots - 1,
+	};
+	uint32_t k = direct_run(fab, s->node, port, cap, len);
+
+	if (k) {
+		copy_payloads(buf, &rg, fab->eq_head, k);
+		fc__stat_inc(&dev->stats.straight);
+	}
+	return k;
+}
+
+/*
  * The message at the head of the event queue (after one step of the
  * board, if there is nothing), when it is all here, a data message from
  * @s's node on @port of at most @cap bytes: its payloads copied straight
- * into @buf, one pass, and its entries consumed.
+ * into @buf and its entries consumed.
  * RETURN VALUE: true taken (*len its length), else false and nothing
  * moved but the board.
  */
@@ -577,14 +601,10 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 			void *buf, size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
-	const struct pkt_ring rg = {
-		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
-		.mask = fab->eq_slots - 1,
-	};
 	const struct fc_hw_pkt *pkt;
 	uint64_t board = 0;
-	size_t n = 0;
-	uint32_t k;
+	uint32_t hdr, k = 1;
+	size_t n;
 
 	if (!eq_written(fab, fab->eq_head)) {
 		/* One step of the board: the message may be on its way in. */
@@ -594,23 +614,21 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 		if (!eq_written(fab, fab->eq_head))
 			return false;
 	}
-	pkt = at(&rg, fab->eq_head);
-	k = le32toh(pkt->hdr);
-	/* One packet, the common small message: no scan. */
-	if ((k & (PKT_RUN_KEY | FC_PKT_EOM)) ==
+	pkt = (const struct fc_hw_pkt *)fab->eq->addr +
+	      (fab->eq_head & (fab->eq_slots - 1));
+	hdr = le32toh(pkt->hdr);
+	n = pkt_len(hdr);
+	/* One packet, the common small message; else a longer one, all
+	 * here. Any other entry comes first, and takes the long way. */
+	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) ==
 	    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) | FC_PKT_EOM)) {
-		n = pkt_len(k);
 		if (n > FC_PKT_PAYLOAD || n > cap)
 			return false;
 		fc__copy_small(buf, pkt->payload, n);
-		k = 1;
 	} else {
-		/* Any other entry comes first, and takes the long way. */
-		k = direct_run(fab, s->node, port, cap, &n);
+		k = take_direct_run(dev, s, port, buf, cap, &n);
 		if (!k)
 			return false;
-		copy_payloads(buf, &rg, fab->eq_head, k);
-		fc__stat_inc(&dev->stats.straight);
 	}
 	*len = n;
 	eq_advance(dev, fab->eq_head + k);
