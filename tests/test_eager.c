@@ -14,7 +14,8 @@
  * lib/core/chan_stats.h's `straight`): every size around a packet's and
  * the window's edges, into unaligned buffers, with nothing written past
  * the message, across the queue's turn, behind another channel's, too
- * long for the buffer, and only partly there (the long way).
+ * long for the buffer, and only partly there (the long way). Receives
+ * posted first take such messages in one pass, as far as they fit.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -361,6 +362,50 @@ static void test_straight_partial(void **state)
 	assert_int_equal(straight(), before);
 }
 
+/* Receives posted before their messages of several packets: filled as
+ * the packets come, one pass; exactly the buffer's size, one byte short
+ * (-EMSGSIZE with the length, nothing written past the buffer, the next
+ * message whole), unaligned. */
+static void test_posted_sizes(void **state)
+{
+	static const size_t sizes[] = { 61,   120,  121,  2880, 2881,
+					3840, 3841, 4096, 8191, 16384 };
+	struct fc_req *r;
+	unsigned int i, shift;
+	size_t got, len;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (shift = 0; shift < 3; shift++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			len = sizes[i];
+			memset(in, 0xee, MAX);
+			fill(copy, len, 700 + i);
+			assert_ok(fc_chan_irecv(rx[0], in + shift, len, &r));
+			fill(out, len, 700 + i);
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_ok(fc_req_wait(r, WAIT_MS, &got));
+			assert_int_equal(got, len);
+			assert_memory_equal(in + shift, copy, len);
+			if (shift)
+				assert_int_equal(in[shift - 1], 0xee);
+			assert_int_equal(in[shift + len], 0xee);
+			/* one byte short */
+			memset(in, 0xee, MAX);
+			assert_ok(fc_chan_irecv(rx[0], in + shift, len - 1, &r));
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_rc(fc_req_wait(r, WAIT_MS, &got), -EMSGSIZE);
+			assert_int_equal(got, len);
+			assert_int_equal(in[shift + len - 1], 0xee);
+			fill(out, 100, 800 + i);
+			assert_ok(fc_chan_send(tx[0], out, 100, WAIT_MS));
+			expect_at(rx[0], 100, 800 + i, shift);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_straight_turns),
 		cmocka_unit_test(test_straight_others),
 		cmocka_unit_test(test_straight_partial),
+		cmocka_unit_test(test_posted_sizes),
 	};
 
 	int rc;

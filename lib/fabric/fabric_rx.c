@@ -207,6 +207,43 @@ one_by_one:
 }
 
 /*
+ * The run at @head into the posted receive @s is filling, in one pass:
+ * each packet's header checked and its payload copied as it is met, up
+ * to the message's end, @tail, another run's packet or the first that
+ * would not fit (left for take_run()'s way, which copies what fits and
+ * drops the rest). RETURN VALUE: packets taken; *last the last one's
+ * header.
+ */
+static uint32_t run_into(const struct pkt_ring *rg, uint32_t head,
+			 uint32_t tail, struct fc__src *s, uint32_t *last)
+{
+	uint8_t *dst = (uint8_t *)s->into->buf;
+	const uint32_t key = *last & PKT_RUN_KEY;
+	const size_t cap = s->into->cap;
+	size_t off = s->cur_len, len;
+	const struct fc_hw_pkt *pkt;
+	uint32_t n = 0, hdr;
+
+	do {
+		pkt = at(rg, head + n);
+		hdr = le32toh(pkt->hdr);
+		len = pkt_len(hdr);
+		if ((hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
+		    off + len > cap)
+			break;
+		if (len == FC_PKT_PAYLOAD)
+			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + off, pkt->payload, len);
+		off += len;
+		*last = hdr;
+		n++;
+	} while (!(hdr & FC_PKT_EOM) && head + n != tail);
+	s->cur_len = off;
+	return n;
+}
+
+/*
  * Take packets from @head on while they form a run: one source, one
  * channel, one message, up to its end (EOM) or @tail. The source is
  * looked up once and the payloads appended in one go. From rings (a board
@@ -251,6 +288,15 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	if (!s->active) {
 		s->active = true;
 		s->into = s->q_head ? NULL : s->posted_head;
+	}
+	/* Into the posted receive, room for it: one pass. */
+	if (s->into && !s->drop) {
+		n = run_into(rg, head, tail, s, &hdr);
+		if (n) {
+			if (hdr & FC_PKT_EOM)
+				fc__src_finish(fab, port, s);
+			return n;
+		}
 	}
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
