@@ -582,39 +582,14 @@ static bool drain_eq(struct fc_dev *dev)
 }
 
 /*
- * The message at the head of the event queue: how many entries, all
- * written, of one data message from @node on @port, up to its EOM, with
- * at most @cap bytes (*len). RETURN VALUE: that count, or 0 when the
- * head is anything else (not all here yet, another source's or kind's
- * entry among them, too long): nothing is read beyond the headers.
- */
-static uint32_t direct_run(const struct fc__fabric *fab, uint32_t node,
-			   uint32_t port, size_t cap, size_t *len)
-{
-	const struct fc_hw_pkt *q = (const struct fc_hw_pkt *)fab->eq->addr;
-	const uint32_t key = FC_PKT_HDR(0, node, port, 0, FC_PKT_T_DATA);
-	uint32_t head = fab->eq_head, i, hdr;
-	size_t bytes = 0, n;
-
-	for (i = 0; i < fab->eq_slots && eq_written(fab, head + i); i++) {
-		hdr = le32toh(q[(head + i) & (fab->eq_slots - 1)].hdr);
-		n = pkt_len(hdr);
-		if ((hdr & PKT_RUN_KEY) != key || n > FC_PKT_PAYLOAD ||
-		    bytes + n > cap)
-			return 0;
-		bytes += n;
-		if (hdr & FC_PKT_EOM) {
-			*len = bytes;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * take_direct() for a message of several packets, all here: one pass
- * over the headers, then the payloads into @buf. Out of line, so that
- * the one-packet way stays as short as it was.
+ * take_direct() for a message of several packets: its entries, all
+ * written, of one data message from @s's node on @port, up to its EOM,
+ * with at most @cap bytes, copied into @buf as they are checked (one
+ * pass). Anything else (not all here yet, another source's or kind's
+ * entry among them, too long) stops it: the bytes copied so far are the
+ * message's own first bytes, which the long way then writes again where
+ * they are, and nothing past @cap is written. Out of line, so that the
+ * one-packet way stays as short as it was.
  * RETURN VALUE: entries taken (0: none, take the long way), *len bytes.
  */
 static __attribute__((noinline)) uint32_t
@@ -622,17 +597,33 @@ take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 		void *buf, size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
-	const struct pkt_ring rg = {
-		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
-		.mask = fab->eq_slots - 1,
-	};
-	uint32_t k = direct_run(fab, s->node, port, cap, len);
+	const struct fc_hw_pkt *q = (const struct fc_hw_pkt *)fab->eq->addr;
+	const uint32_t key = FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA);
+	const uint32_t mask = fab->eq_slots - 1, head = fab->eq_head;
+	const struct fc_hw_pkt *pkt;
+	uint8_t *dst = buf;
+	size_t off = 0, n;
+	uint32_t i, hdr;
 
-	if (k) {
-		copy_payloads(buf, &rg, fab->eq_head, k);
-		fc__stat_inc(&dev->stats.straight);
+	for (i = 0; i <= mask && eq_written(fab, head + i); i++) {
+		pkt = &q[(head + i) & mask];
+		hdr = le32toh(pkt->hdr);
+		n = pkt_len(hdr);
+		if ((hdr & PKT_RUN_KEY) != key || n > FC_PKT_PAYLOAD ||
+		    off + n > cap)
+			return 0;
+		if (n == FC_PKT_PAYLOAD)
+			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + off, pkt->payload, n);
+		off += n;
+		if (hdr & FC_PKT_EOM) {
+			*len = off;
+			fc__stat_inc(&dev->stats.straight);
+			return i + 1;
+		}
 	}
-	return k;
+	return 0;
 }
 
 /*
