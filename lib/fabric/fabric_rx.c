@@ -100,6 +100,9 @@ static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
 struct pkt_ring {
 	const struct fc_hw_pkt *slot;
 	uint32_t mask; /* slots - 1 */
+	/* the event queue: its slots, an entry written when its phase is
+	 * its number's; 0: a ring, whose slots up to TAIL are all written */
+	uint32_t phased;
 };
 
 static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg, uint32_t i)
@@ -110,6 +113,20 @@ static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg, uint32_t i)
 static size_t pkt_len(uint32_t hdr)
 {
 	return (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+}
+
+/* Slot @i's header, once written: loaded before its payload is. */
+static inline uint32_t hdr_at(const struct pkt_ring *rg, uint32_t i)
+{
+	return le32toh(__atomic_load_n(&at(rg, i)->hdr, __ATOMIC_ACQUIRE));
+}
+
+/* Is slot @i, whose header is @hdr, written? (FC_EQ_PHASE_OF for slots a
+ * power of two: no division.) */
+static inline bool written(const struct pkt_ring *rg, uint32_t i, uint32_t hdr)
+{
+	return !rg->phased || (hdr & FC_EQ_PHASE) ==
+				      ((i & rg->phased) ? 0 : FC_EQ_PHASE);
 }
 
 /*
@@ -226,9 +243,10 @@ static uint32_t run_into(const struct pkt_ring *rg, uint32_t head,
 
 	do {
 		pkt = at(rg, head + n);
-		hdr = le32toh(pkt->hdr);
+		hdr = hdr_at(rg, head + n);
 		len = pkt_len(hdr);
-		if ((hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
+		if (!written(rg, head + n, hdr) ||
+		    (hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
 		    off + len > cap)
 			break;
 		if (len == FC_PKT_PAYLOAD)
@@ -305,8 +323,9 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	      (s->cur_len < FC_CHAN_MAX_MSG ? s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
 	for (n = 1; !(hdr & FC_PKT_EOM) && head + n != tail; n++) {
-		h2 = le32toh(at(rg, head + n)->hdr);
-		if ((h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
+		h2 = hdr_at(rg, head + n);
+		if (!written(rg, head + n, h2) ||
+		    (h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
 			break;
 		l2 = pkt_len(h2);
 		if (l2 > FC_PKT_PAYLOAD)
@@ -553,7 +572,8 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 
 /*
  * What the board wrote since we last looked, in order: one load when
- * nothing came.
+ * nothing came. Each entry is looked at once: a run's entries are found
+ * written as they are taken, not counted first.
  */
 static bool drain_eq(struct fc_dev *dev)
 {
@@ -561,19 +581,17 @@ static bool drain_eq(struct fc_dev *dev)
 	const struct pkt_ring rg = {
 		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
 		.mask = fab->eq_slots - 1,
+		.phased = fab->eq_slots,
 	};
-	uint32_t head = fab->eq_head, tail = head;
+	uint32_t head = fab->eq_head, end = head + fab->eq_slots;
 	bool stop = false;
 
-	while (tail - head < fab->eq_slots && eq_written(fab, tail))
-		tail++;
-	if (tail == head)
-		return false;
-	while (head != tail && !stop && !eq_held(fab, at(&rg, head))) {
+	while (head != end && !stop && eq_written(fab, head) &&
+	       !eq_held(fab, at(&rg, head))) {
 		if (take_whole(fab, at(&rg, head)))
 			head++;
 		else
-			head += take_run(fab, &rg, head, tail, &stop);
+			head += take_run(fab, &rg, head, end, &stop);
 	}
 	if (head == fab->eq_head)
 		return false;
