@@ -406,6 +406,38 @@ static void test_posted_sizes(void **state)
 	}
 }
 
+/* Over many turns of the event queue, messages of several packets into
+ * receives posted first, and queued ones (sent before anyone asks, taken
+ * by the library into its buffers), in turn: every byte in place. */
+static void test_posted_turns(void **state)
+{
+	struct fc_req *r;
+	unsigned int i;
+	size_t got, len;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < 600; i++) {
+		len = 61 + (size_t)(i * 409) % 4100;
+		fill(out, len, 900 + i);
+		if (i % 2) {
+			fill(copy, len, 900 + i);
+			memset(in, 0xee, MAX);
+			assert_ok(fc_chan_irecv(rx[0], in + i % 3, len, &r));
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_ok(fc_req_wait(r, WAIT_MS, &got));
+			assert_int_equal(got, len);
+			assert_memory_equal(in + i % 3, copy, len);
+			assert_int_equal(in[i % 3 + len], 0xee);
+		} else {
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			settle();
+			expect_at(rx[0], len, 900 + i, i % 3);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_straight_others),
 		cmocka_unit_test(test_straight_partial),
 		cmocka_unit_test(test_posted_sizes),
+		cmocka_unit_test(test_posted_turns),
 	};
 
 	int rc;
