@@ -265,9 +265,9 @@ static void expect_at(struct fc_chan *ch, size_t len, unsigned int salt,
  * once. */
 static void test_straight_sizes(void **state)
 {
-	static const size_t sizes[] = { 61,   119,  120,   121,   179,
-					180,  181,  2879,  2880,  2881,
-					3839, 3840, 3841,  4095,  4096,
+	static const size_t sizes[] = { 61,   119,  120,   121,	 179,
+					180,  181,  2879,  2880, 2881,
+					3839, 3840, 3841,  4095, 4096,
 					4097, 8191, 16384, 32767 };
 	uint64_t before;
 	unsigned int i, shift;
@@ -393,7 +393,8 @@ static void test_posted_sizes(void **state)
 			assert_int_equal(in[shift + len], 0xee);
 			/* one byte short */
 			memset(in, 0xee, MAX);
-			assert_ok(fc_chan_irecv(rx[0], in + shift, len - 1, &r));
+			assert_ok(
+				fc_chan_irecv(rx[0], in + shift, len - 1, &r));
 			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
 			got = 0;
 			assert_rc(fc_req_wait(r, WAIT_MS, &got), -EMSGSIZE);

@@ -125,8 +125,8 @@ static inline uint32_t hdr_at(const struct pkt_ring *rg, uint32_t i)
  * power of two: no division.) */
 static inline bool written(const struct pkt_ring *rg, uint32_t i, uint32_t hdr)
 {
-	return !rg->phased || (hdr & FC_EQ_PHASE) ==
-				      ((i & rg->phased) ? 0 : FC_EQ_PHASE);
+	return !rg->phased ||
+	       (hdr & FC_EQ_PHASE) == ((i & rg->phased) ? 0 : FC_EQ_PHASE);
 }
 
 /*
@@ -245,9 +245,8 @@ static uint32_t run_into(const struct pkt_ring *rg, uint32_t head,
 		pkt = at(rg, head + n);
 		hdr = hdr_at(rg, head + n);
 		len = pkt_len(hdr);
-		if (!written(rg, head + n, hdr) ||
-		    (hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
-		    off + len > cap)
+		if (!written(rg, head + n, hdr) || (hdr & PKT_RUN_KEY) != key ||
+		    len > FC_PKT_PAYLOAD || off + len > cap)
 			break;
 		if (len == FC_PKT_PAYLOAD)
 			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
@@ -611,8 +610,8 @@ static bool drain_eq(struct fc_dev *dev)
  * RETURN VALUE: entries taken (0: none, take the long way), *len bytes.
  */
 static __attribute__((noinline)) uint32_t
-take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port,
-		void *buf, size_t cap, size_t *len)
+take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port, void *buf,
+		size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
 	const struct fc_hw_pkt *q = (const struct fc_hw_pkt *)fab->eq->addr;
