@@ -224,9 +224,46 @@ one_by_one:
 }
 
 /*
- * The run at @head into the posted receive @s is filling, in one pass:
- * each packet's header checked and its payload copied as it is met, up
- * to the message's end, @tail, another run's packet or the first that
+ * Copy the run at @head into @dst + *@off, one pass: each packet found
+ * written, its header checked (@key, its length, room below @cap) and its
+ * payload copied, up to a message's end or @max packets. The ring's
+ * fields are taken by value: stores into @dst cannot change them, so
+ * nothing is loaded again per packet. RETURN VALUE: packets copied;
+ * *@off past them, *@last the last one's header.
+ */
+static inline uint32_t copy_run(const struct pkt_ring rg, uint32_t head,
+				uint32_t max, uint32_t key, uint8_t *dst,
+				size_t *off, size_t cap, uint32_t *last)
+{
+	const struct fc_hw_pkt *pkt;
+	size_t o = *off, len;
+	uint32_t n = 0, hdr;
+
+	while (n < max) {
+		pkt = at(&rg, head + n);
+		hdr = hdr_at(&rg, head + n);
+		len = pkt_len(hdr);
+		if (!written(&rg, head + n, hdr) ||
+		    (hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
+		    o + len > cap)
+			break;
+		if (len == FC_PKT_PAYLOAD)
+			memcpy(dst + o, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + o, pkt->payload, len);
+		o += len;
+		*last = hdr;
+		n++;
+		if (hdr & FC_PKT_EOM)
+			break;
+	}
+	*off = o;
+	return n;
+}
+
+/*
+ * The run at @head into the posted receive @s is filling, in one pass,
+ * up to the message's end, @tail, another run's packet or the first that
  * would not fit (left for take_run()'s way, which copies what fits and
  * drops the rest). RETURN VALUE: packets taken; *last the last one's
  * header.
@@ -234,28 +271,11 @@ one_by_one:
 static uint32_t run_into(const struct pkt_ring *rg, uint32_t head,
 			 uint32_t tail, struct fc__src *s, uint32_t *last)
 {
-	uint8_t *dst = (uint8_t *)s->into->buf;
-	const uint32_t key = *last & PKT_RUN_KEY;
-	const size_t cap = s->into->cap;
-	size_t off = s->cur_len, len;
-	const struct fc_hw_pkt *pkt;
-	uint32_t n = 0, hdr;
+	size_t off = s->cur_len;
+	uint32_t n;
 
-	do {
-		pkt = at(rg, head + n);
-		hdr = hdr_at(rg, head + n);
-		len = pkt_len(hdr);
-		if (!written(rg, head + n, hdr) || (hdr & PKT_RUN_KEY) != key ||
-		    len > FC_PKT_PAYLOAD || off + len > cap)
-			break;
-		if (len == FC_PKT_PAYLOAD)
-			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
-		else
-			memcpy(dst + off, pkt->payload, len);
-		off += len;
-		*last = hdr;
-		n++;
-	} while (!(hdr & FC_PKT_EOM) && head + n != tail);
+	n = copy_run(*rg, head, tail - head, *last & PKT_RUN_KEY,
+		     (uint8_t *)s->into->buf, &off, s->into->cap, last);
 	s->cur_len = off;
 	return n;
 }
@@ -614,33 +634,22 @@ take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port, void *buf,
 		size_t cap, size_t *len)
 {
 	struct fc__fabric *fab = dev->fab;
-	const struct fc_hw_pkt *q = (const struct fc_hw_pkt *)fab->eq->addr;
-	const uint32_t key = FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA);
-	const uint32_t mask = fab->eq_slots - 1, head = fab->eq_head;
-	const struct fc_hw_pkt *pkt;
-	uint8_t *dst = buf;
-	size_t off = 0, n;
-	uint32_t i, hdr;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
+		.mask = fab->eq_slots - 1,
+		.phased = fab->eq_slots,
+	};
+	uint32_t k, hdr = 0;
+	size_t off = 0;
 
-	for (i = 0; i <= mask && eq_written(fab, head + i); i++) {
-		pkt = &q[(head + i) & mask];
-		hdr = le32toh(pkt->hdr);
-		n = pkt_len(hdr);
-		if ((hdr & PKT_RUN_KEY) != key || n > FC_PKT_PAYLOAD ||
-		    off + n > cap)
-			return 0;
-		if (n == FC_PKT_PAYLOAD)
-			memcpy(dst + off, pkt->payload, FC_PKT_PAYLOAD);
-		else
-			memcpy(dst + off, pkt->payload, n);
-		off += n;
-		if (hdr & FC_PKT_EOM) {
-			*len = off;
-			fc__stat_inc(&dev->stats.straight);
-			return i + 1;
-		}
-	}
-	return 0;
+	k = copy_run(rg, fab->eq_head, fab->eq_slots,
+		     FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA), buf, &off,
+		     cap, &hdr);
+	if (!k || !(hdr & FC_PKT_EOM))
+		return 0;
+	*len = off;
+	fc__stat_inc(&dev->stats.straight);
+	return k;
 }
 
 /*
