@@ -658,7 +658,7 @@ take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port, void *buf,
  * @s's node on @port of at most @cap bytes: its payloads copied straight
  * into @buf and its entries consumed.
  * RETURN VALUE: true taken (*len its length), else false and nothing
- * moved but the board.
+ * consumed (@buf may hold the message's first bytes: take_direct_run()).
  */
 static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 			void *buf, size_t cap, size_t *len)
