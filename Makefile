@@ -231,7 +231,7 @@ $(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
 # in process, and the topology's.
 EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
 	     test_board_reset test_chan_abort \
-	     test_handles test_peer_gpu test_run test_single_thread test_eager
+	     test_handles test_peer_gpu test_run test_single_thread
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/core/chan_stats.h);
@@ -239,6 +239,8 @@ $(B)/tests/test_topology: INC := -Itopo
 $(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
 # test_rndv_get: a pair made in process, and the counter of reads.
 $(B)/tests/test_rndv_get: INC := -Iemu -Itopo -Imodel -Ilib/core
+# test_eager: a pair made in process, and the counter of straight receives.
+$(B)/tests/test_eager: INC := -Iemu -Itopo -Imodel -Ilib/core
 
 # A stand-in CUDA driver: test_peer_gpu and test_gpu_coll run against it
 # where no GPU is.

@@ -8,7 +8,14 @@
  * or at the head of the event queue, in order with messages of other
  * channels before it, with receives posted before it, with a buffer too
  * small (-EMSGSIZE and the length, the next message intact), and over
- * many turns of the event queue.
+ * many turns of the event queue. Messages of several packets (up to the
+ * rendezvous threshold) are taken the same way, straight from the event
+ * queue into the caller's buffer when all of them is there (counted in
+ * lib/core/chan_stats.h's `straight`): every size around a packet's and
+ * the window's edges, into unaligned buffers, with nothing written past
+ * the message, across the queue's turn, behind another channel's, too
+ * long for the buffer, and only partly there (the long way). Receives
+ * posted first take such messages in one pass, as far as they fit.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,11 +31,12 @@
 
 #include "harness.h"
 #include "pair.h"
+#include "chan_stats.h"
 
 enum {
 	PORT_A = 11,
 	PORT_B = 12,
-	MAX = 8192,
+	MAX = 32768,
 	EQ_TURNS = 3 * 4096 + 17 /* messages: the queue turns over */
 };
 
@@ -225,6 +233,212 @@ static void test_queue_turns(void **state)
 	}
 }
 
+static uint64_t straight(void)
+{
+	struct fc__chan_stats st;
+
+	fc__chan_stats_get(bd[1], &st);
+	return st.straight;
+}
+
+/* Receive into in + @shift, guarded: nothing is written past the
+ * message, and the bytes are the ones sent. */
+static void expect_at(struct fc_chan *ch, size_t len, unsigned int salt,
+		      size_t shift)
+{
+	size_t got = 0;
+
+	fill(copy, len, salt);
+	memset(in, 0xee, MAX);
+	assert_ok(fc_chan_recv(ch, in + shift, MAX - shift, &got, WAIT_MS));
+	assert_int_equal(got, len);
+	assert_memory_equal(in + shift, copy, len);
+	if (shift)
+		assert_int_equal(in[shift - 1], 0xee);
+	if (shift + len < MAX)
+		assert_int_equal(in[shift + len], 0xee);
+}
+
+/* Several packets, all here (the send ended): straight into the buffer,
+ * every size around a packet's edge, the PIO window's (48 packets, 64
+ * slots) and a chain's, aligned or not, the send's buffer overwritten at
+ * once. */
+static void test_straight_sizes(void **state)
+{
+	static const size_t sizes[] = { 61,   119,  120,   121,	 179,
+					180,  181,  2879,  2880, 2881,
+					3839, 3840, 3841,  4095, 4096,
+					4097, 8191, 16384, 32767 };
+	uint64_t before;
+	unsigned int i, shift;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (shift = 0; shift < 3; shift++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			if (sizes[i] + shift > MAX)
+				continue;
+			fill(out + shift, sizes[i], i * 3 + shift);
+			assert_ok(fc_chan_send(tx[0], out + shift, sizes[i],
+					       WAIT_MS));
+			memset(out, 0x5a, MAX);
+			before = straight();
+			expect_at(rx[0], sizes[i], i * 3 + shift, shift);
+			/* the longest is only partly in after one step of
+			 * the board: the long way (test_straight_partial) */
+			if (sizes[i] <= 16384)
+				assert_int_equal(straight(), before + 1);
+		}
+	}
+}
+
+/* Multi-packet messages over many turns of the event queue, so that
+ * messages start and end at every place in it and some cross its end. */
+static void test_straight_turns(void **state)
+{
+	uint64_t before;
+	unsigned int i;
+	size_t len;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	before = straight();
+	for (i = 0; i < 600; i++) {
+		len = 61 + (size_t)(i * 613) % 4100;
+		fill(out, len, i);
+		assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+		expect_at(rx[0], len, i, i % 5);
+	}
+	/* All but the few whose receive found a credit message of its own
+	 * under way (the long way then, so as not to pass it). */
+	assert_true(straight() - before >= 590);
+}
+
+/* Another channel's long message first, then a message too long for its
+ * buffer: neither is taken straight; each ends as the long way says. */
+static void test_straight_others(void **state)
+{
+	uint64_t before;
+	size_t got = 0;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	fill(out, 4096, 500);
+	assert_ok(fc_chan_send(tx[0], out, 4096, WAIT_MS));
+	fill(out, 3000, 501);
+	assert_ok(fc_chan_send(tx[1], out, 3000, WAIT_MS));
+	fill(out, 200, 502);
+	assert_ok(fc_chan_send(tx[0], out, 200, WAIT_MS));
+	before = straight();
+	expect_at(rx[1], 3000, 501, 1); /* behind rx[0]'s: the long way */
+	assert_int_equal(straight(), before);
+	expect_at(rx[0], 4096, 500, 0); /* queued by now */
+	expect_at(rx[0], 200, 502, 0);
+	/* too long: -EMSGSIZE with its length, the next one whole */
+	fill(out, 4096, 503);
+	assert_ok(fc_chan_send(tx[0], out, 4096, WAIT_MS));
+	fill(out, 130, 504);
+	assert_ok(fc_chan_send(tx[0], out, 130, WAIT_MS));
+	before = straight();
+	assert_rc(fc_chan_recv(rx[0], in, 4095, &got, WAIT_MS), -EMSGSIZE);
+	assert_int_equal(got, 4096);
+	expect_at(rx[0], 130, 504, 0);
+}
+
+/* A message only partly in the event queue is not taken straight: the
+ * receive waits for the rest the long way. 547 packets, more than one
+ * step of board 1 ejects (the send has ended: they are on their way). */
+static void test_straight_partial(void **state)
+{
+	uint64_t before;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	fill(out, 32767, 600);
+	assert_ok(fc_chan_send(tx[0], out, 32767, WAIT_MS));
+	memset(out, 0x5a, 32767);
+	before = straight();
+	expect_at(rx[0], 32767, 600, 0);
+	assert_int_equal(straight(), before);
+}
+
+/* Receives posted before their messages of several packets: filled as
+ * the packets come, one pass; exactly the buffer's size, one byte short
+ * (-EMSGSIZE with the length, nothing written past the buffer, the next
+ * message whole), unaligned. */
+static void test_posted_sizes(void **state)
+{
+	static const size_t sizes[] = { 61,   120,  121,  2880, 2881,
+					3840, 3841, 4096, 8191, 16384 };
+	struct fc_req *r;
+	unsigned int i, shift;
+	size_t got, len;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (shift = 0; shift < 3; shift++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			len = sizes[i];
+			memset(in, 0xee, MAX);
+			fill(copy, len, 700 + i);
+			assert_ok(fc_chan_irecv(rx[0], in + shift, len, &r));
+			fill(out, len, 700 + i);
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_ok(fc_req_wait(r, WAIT_MS, &got));
+			assert_int_equal(got, len);
+			assert_memory_equal(in + shift, copy, len);
+			if (shift)
+				assert_int_equal(in[shift - 1], 0xee);
+			assert_int_equal(in[shift + len], 0xee);
+			/* one byte short */
+			memset(in, 0xee, MAX);
+			assert_ok(
+				fc_chan_irecv(rx[0], in + shift, len - 1, &r));
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_rc(fc_req_wait(r, WAIT_MS, &got), -EMSGSIZE);
+			assert_int_equal(got, len);
+			assert_int_equal(in[shift + len - 1], 0xee);
+			fill(out, 100, 800 + i);
+			assert_ok(fc_chan_send(tx[0], out, 100, WAIT_MS));
+			expect_at(rx[0], 100, 800 + i, shift);
+		}
+	}
+}
+
+/* Over many turns of the event queue, messages of several packets into
+ * receives posted first, and queued ones (sent before anyone asks, taken
+ * by the library into its buffers), in turn: every byte in place. */
+static void test_posted_turns(void **state)
+{
+	struct fc_req *r;
+	unsigned int i;
+	size_t got, len;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < 600; i++) {
+		len = 61 + (size_t)(i * 409) % 4100;
+		fill(out, len, 900 + i);
+		if (i % 2) {
+			fill(copy, len, 900 + i);
+			memset(in, 0xee, MAX);
+			assert_ok(fc_chan_irecv(rx[0], in + i % 3, len, &r));
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			got = 0;
+			assert_ok(fc_req_wait(r, WAIT_MS, &got));
+			assert_int_equal(got, len);
+			assert_memory_equal(in + i % 3, copy, len);
+			assert_int_equal(in[i % 3 + len], 0xee);
+		} else {
+			assert_ok(fc_chan_send(tx[0], out, len, WAIT_MS));
+			settle();
+			expect_at(rx[0], len, 900 + i, i % 3);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +448,12 @@ int main(void)
 		cmocka_unit_test(test_posted_first),
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_queue_turns),
+		cmocka_unit_test(test_straight_sizes),
+		cmocka_unit_test(test_straight_turns),
+		cmocka_unit_test(test_straight_others),
+		cmocka_unit_test(test_straight_partial),
+		cmocka_unit_test(test_posted_sizes),
+		cmocka_unit_test(test_posted_turns),
 	};
 
 	int rc;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the channels did with callers' buffers, per device: counted by
- * lib/chan/chan.c, lib/fabric/fabric.c and lib/core/mem.c for tests and benchmarks
+ * lib/chan/chan.c, lib/fabric/fabric.c, lib/fabric/fabric_rx.c and
+ * lib/core/mem.c for tests and benchmarks
  * (tests/test_coll_mem.c tells by them that a collective on fc_mem
  * buffers copied and registered nothing), never used for decisions.
  */
@@ -22,6 +23,9 @@ struct fc__chan_stats {
 	uint64_t direct;
 	/* rendezvous messages the receiver read itself (RTS_GET) */
 	uint64_t rgets;
+	/* messages of more than one packet a blocking receive copied
+	 * straight from the event queue into its buffer (no request) */
+	uint64_t straight;
 };
 
 /* A snapshot of @dev's counters into *@out. */

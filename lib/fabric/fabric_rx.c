@@ -100,6 +100,9 @@ static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
 struct pkt_ring {
 	const struct fc_hw_pkt *slot;
 	uint32_t mask; /* slots - 1 */
+	/* the event queue: its slots, an entry written when its phase is
+	 * its number's; 0: a ring, whose slots up to TAIL are all written */
+	uint32_t phased;
 };
 
 static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg, uint32_t i)
@@ -110,6 +113,20 @@ static inline const struct fc_hw_pkt *at(const struct pkt_ring *rg, uint32_t i)
 static size_t pkt_len(uint32_t hdr)
 {
 	return (hdr >> FC_PKT_LEN_SHIFT) & FC_PKT_LEN_MASK;
+}
+
+/* Slot @i's header, once written: loaded before its payload is. */
+static inline uint32_t hdr_at(const struct pkt_ring *rg, uint32_t i)
+{
+	return le32toh(__atomic_load_n(&at(rg, i)->hdr, __ATOMIC_ACQUIRE));
+}
+
+/* Is slot @i, whose header is @hdr, written? (FC_EQ_PHASE_OF for slots a
+ * power of two: no division.) */
+static inline bool written(const struct pkt_ring *rg, uint32_t i, uint32_t hdr)
+{
+	return !rg->phased ||
+	       (hdr & FC_EQ_PHASE) == ((i & rg->phased) ? 0 : FC_EQ_PHASE);
 }
 
 /*
@@ -207,6 +224,63 @@ one_by_one:
 }
 
 /*
+ * Copy the run at @head into @dst + *@off, one pass: each packet found
+ * written, its header checked (@key, its length, room below @cap) and its
+ * payload copied, up to a message's end or @max packets. The ring's
+ * fields are taken by value: stores into @dst cannot change them, so
+ * nothing is loaded again per packet. RETURN VALUE: packets copied;
+ * *@off past them, *@last the last one's header.
+ */
+static inline uint32_t copy_run(const struct pkt_ring rg, uint32_t head,
+				uint32_t max, uint32_t key, uint8_t *dst,
+				size_t *off, size_t cap, uint32_t *last)
+{
+	const struct fc_hw_pkt *pkt;
+	size_t o = *off, len;
+	uint32_t n = 0, hdr;
+
+	while (n < max) {
+		pkt = at(&rg, head + n);
+		hdr = hdr_at(&rg, head + n);
+		len = pkt_len(hdr);
+		if (!written(&rg, head + n, hdr) ||
+		    (hdr & PKT_RUN_KEY) != key || len > FC_PKT_PAYLOAD ||
+		    o + len > cap)
+			break;
+		if (len == FC_PKT_PAYLOAD)
+			memcpy(dst + o, pkt->payload, FC_PKT_PAYLOAD);
+		else
+			memcpy(dst + o, pkt->payload, len);
+		o += len;
+		*last = hdr;
+		n++;
+		if (hdr & FC_PKT_EOM)
+			break;
+	}
+	*off = o;
+	return n;
+}
+
+/*
+ * The run at @head into the posted receive @s is filling, in one pass,
+ * up to the message's end, @tail, another run's packet or the first that
+ * would not fit (left for take_run()'s way, which copies what fits and
+ * drops the rest). RETURN VALUE: packets taken; *last the last one's
+ * header.
+ */
+static uint32_t run_into(const struct pkt_ring *rg, uint32_t head,
+			 uint32_t tail, struct fc__src *s, uint32_t *last)
+{
+	size_t off = s->cur_len;
+	uint32_t n;
+
+	n = copy_run(*rg, head, tail - head, *last & PKT_RUN_KEY,
+		     (uint8_t *)s->into->buf, &off, s->into->cap, last);
+	s->cur_len = off;
+	return n;
+}
+
+/*
  * Take packets from @head on while they form a run: one source, one
  * channel, one message, up to its end (EOM) or @tail. The source is
  * looked up once and the payloads appended in one go. From rings (a board
@@ -252,6 +326,15 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 		s->active = true;
 		s->into = s->q_head ? NULL : s->posted_head;
 	}
+	/* Into the posted receive, room for it: one pass. */
+	if (s->into && !s->drop) {
+		n = run_into(rg, head, tail, s, &hdr);
+		if (n) {
+			if (hdr & FC_PKT_EOM)
+				fc__src_finish(fab, port, s);
+			return n;
+		}
+	}
 	/* Into a library buffer: the port's limit and the message's bound. */
 	queue = !s->drop && !s->into;
 	capped = queue && (!fab->eq || !fab->flow_bounded);
@@ -259,8 +342,9 @@ static uint32_t take_run(struct fc__fabric *fab, const struct pkt_ring *rg,
 	      (s->cur_len < FC_CHAN_MAX_MSG ? s->cur_len : FC_CHAN_MAX_MSG);
 	bytes = len;
 	for (n = 1; !(hdr & FC_PKT_EOM) && head + n != tail; n++) {
-		h2 = le32toh(at(rg, head + n)->hdr);
-		if ((h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
+		h2 = hdr_at(rg, head + n);
+		if (!written(rg, head + n, h2) ||
+		    (h2 & PKT_RUN_KEY) != (hdr & PKT_RUN_KEY))
 			break;
 		l2 = pkt_len(h2);
 		if (l2 > FC_PKT_PAYLOAD)
@@ -507,7 +591,8 @@ static bool eq_held(const struct fc__fabric *fab, const struct fc_hw_pkt *e)
 
 /*
  * What the board wrote since we last looked, in order: one load when
- * nothing came.
+ * nothing came. Each entry is looked at once: a run's entries are found
+ * written as they are taken, not counted first.
  */
 static bool drain_eq(struct fc_dev *dev)
 {
@@ -515,19 +600,17 @@ static bool drain_eq(struct fc_dev *dev)
 	const struct pkt_ring rg = {
 		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
 		.mask = fab->eq_slots - 1,
+		.phased = fab->eq_slots,
 	};
-	uint32_t head = fab->eq_head, tail = head;
+	uint32_t head = fab->eq_head, end = head + fab->eq_slots;
 	bool stop = false;
 
-	while (tail - head < fab->eq_slots && eq_written(fab, tail))
-		tail++;
-	if (tail == head)
-		return false;
-	while (head != tail && !stop && !eq_held(fab, at(&rg, head))) {
+	while (head != end && !stop && eq_written(fab, head) &&
+	       !eq_held(fab, at(&rg, head))) {
 		if (take_whole(fab, at(&rg, head)))
 			head++;
 		else
-			head += take_run(fab, &rg, head, tail, &stop);
+			head += take_run(fab, &rg, head, end, &stop);
 	}
 	if (head == fab->eq_head)
 		return false;
@@ -536,11 +619,46 @@ static bool drain_eq(struct fc_dev *dev)
 }
 
 /*
- * The entry at the head of the event queue (after one step of the board,
- * if there is none), when it is a whole data message from @s's node on
- * @port of at most @cap bytes: copied straight into @buf and consumed.
+ * take_direct() for a message of several packets: its entries, all
+ * written, of one data message from @s's node on @port, up to its EOM,
+ * with at most @cap bytes, copied into @buf as they are checked (one
+ * pass). Anything else (not all here yet, another source's or kind's
+ * entry among them, too long) stops it: the bytes copied so far are the
+ * message's own first bytes, which the long way then writes again where
+ * they are, and nothing past @cap is written. Out of line, so that the
+ * one-packet way stays as short as it was.
+ * RETURN VALUE: entries taken (0: none, take the long way), *len bytes.
+ */
+static __attribute__((noinline)) uint32_t
+take_direct_run(struct fc_dev *dev, struct fc__src *s, uint32_t port, void *buf,
+		size_t cap, size_t *len)
+{
+	struct fc__fabric *fab = dev->fab;
+	const struct pkt_ring rg = {
+		.slot = (const struct fc_hw_pkt *)fab->eq->addr,
+		.mask = fab->eq_slots - 1,
+		.phased = fab->eq_slots,
+	};
+	uint32_t k, hdr = 0;
+	size_t off = 0;
+
+	k = copy_run(rg, fab->eq_head, fab->eq_slots,
+		     FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA), buf, &off,
+		     cap, &hdr);
+	if (!k || !(hdr & FC_PKT_EOM))
+		return 0;
+	*len = off;
+	fc__stat_inc(&dev->stats.straight);
+	return k;
+}
+
+/*
+ * The message at the head of the event queue (after one step of the
+ * board, if there is nothing), when it is all here, a data message from
+ * @s's node on @port of at most @cap bytes: its payloads copied straight
+ * into @buf and its entries consumed.
  * RETURN VALUE: true taken (*len its length), else false and nothing
- * moved but the board.
+ * consumed (@buf may hold the message's first bytes: take_direct_run()).
  */
 static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 			void *buf, size_t cap, size_t *len)
@@ -548,7 +666,7 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 	struct fc__fabric *fab = dev->fab;
 	const struct fc_hw_pkt *pkt;
 	uint64_t board = 0;
-	uint32_t hdr;
+	uint32_t hdr, k = 1;
 	size_t n;
 
 	if (!eq_written(fab, fab->eq_head)) {
@@ -563,16 +681,20 @@ static bool take_direct(struct fc_dev *dev, struct fc__src *s, uint32_t port,
 	      (fab->eq_head & (fab->eq_slots - 1));
 	hdr = le32toh(pkt->hdr);
 	n = pkt_len(hdr);
-	/* Only a whole data message from @s's node on @port that fits: any
-	 * other entry comes first, and takes the long way. */
-	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) !=
-		    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) |
-		     FC_PKT_EOM) ||
-	    n > FC_PKT_PAYLOAD || n > cap)
-		return false;
-	fc__copy_small(buf, pkt->payload, n);
+	/* One packet, the common small message; else a longer one, all
+	 * here. Any other entry comes first, and takes the long way. */
+	if ((hdr & (PKT_RUN_KEY | FC_PKT_EOM)) ==
+	    (FC_PKT_HDR(0, s->node, port, 0, FC_PKT_T_DATA) | FC_PKT_EOM)) {
+		if (n > FC_PKT_PAYLOAD || n > cap)
+			return false;
+		fc__copy_small(buf, pkt->payload, n);
+	} else {
+		k = take_direct_run(dev, s, port, buf, cap, &n);
+		if (!k)
+			return false;
+	}
 	*len = n;
-	eq_advance(dev, fab->eq_head + 1);
+	eq_advance(dev, fab->eq_head + k);
 	if (fab->up.consumed)
 		fab->up.consumed(dev, port, s, n);
 	return true;
