@@ -458,11 +458,12 @@ int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops);
  * FC_CHAN_BUFFERED), and the board writes it there straight from the
  * sender's buffer: no staging copy, no receive-ring copy. Where the boards
  * read remotely, a receive that meets the announcement of a message up to
- * 128 KiB reads it from the sender's buffer itself instead (one trip
- * less). So a large send
+ * FPGACOMM_RNDV_GET bytes (none by default) reads it from the sender's
+ * buffer itself instead (one trip less). So a large send
  * is done once the receiver has the data, and the environment variable
  * FPGACOMM_RNDV_MIN (bytes; 0: never) moves the threshold
- * (FPGACOMM_RNDV_GET: the largest message receivers read; 0: none).
+ * (FPGACOMM_RNDV_GET: the largest message receivers read; 0, the
+ * default: none).
  *
  * Buffers of sends and receives may be CUDA device memory: they are
  * copied through host memory (a send's when it is posted, a receive's
