@@ -7,6 +7,8 @@
  * on torus:2x2 over 2 hosts; on 16 boards over 4 hosts (torus:4x4) the
  * sort suite, allreduce and alltoall checked against references, and
  * the collective suite's close-and-reopen case;
+ * the collective and sort suites over 2 hosts, and the collective suite
+ * on 16 boards over 4 hosts, with drop and corrupt faults on every link;
  * ping-pong of 8 B, 4 KiB and 1 MiB across hosts under drop and corrupt
  * faults, the data verified and the faults seen on the links between
  * hosts (retransmits, CRC errors); 1 MiB messages crossing as RMA
@@ -414,6 +416,48 @@ static void test_reopen_16_on_4hosts(void **state)
 			"FPGACOMM_COLL_TEST=earlier", NULL };
 
 	run_ok(args, env);
+}
+
+/* The collective and sort suites with faults on every link, those
+ * between hosts among them: on torus:2x2 over 2 hosts, and the collective
+ * suite on 16 boards over 4 hosts. */
+static void test_suites_under_faults(void **state)
+{
+	char *coll2[] = { run_path,
+			  "--hosts",
+			  "2",
+			  "-t",
+			  "torus:2x2",
+			  "--faults",
+			  "drop=0.01,corrupt=0.01",
+			  "--",
+			  bin("test_collectives"),
+			  NULL };
+	char *sort2[] = { run_path,
+			  "--hosts",
+			  "2",
+			  "-t",
+			  "torus:2x2",
+			  "--faults",
+			  "drop=0.01,corrupt=0.01",
+			  "--",
+			  bin("test_sort"),
+			  NULL };
+	char *coll16[] = { run_path,
+			   "--hosts",
+			   "4",
+			   "-t",
+			   "torus:4x4",
+			   "--faults",
+			   "drop=0.01,corrupt=0.01",
+			   "--",
+			   bin("test_collectives"),
+			   NULL };
+	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
+
+	run_ok(coll2, env);
+	run_ok(sort2, NULL);
+	run_ok(coll16, env);
 }
 
 static void test_sort_2hosts(void **state)
@@ -894,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_sort_16_on_4hosts),
 		cmocka_unit_test(test_coll_16_on_4hosts),
 		cmocka_unit_test(test_faults_between_hosts),
+		cmocka_unit_test(test_suites_under_faults),
 		cmocka_unit_test(test_rma_between_hosts),
 		cmocka_unit_test(test_late_replies_between_hosts),
 		cmocka_unit_test(test_relay_closed),
