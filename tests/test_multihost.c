@@ -368,54 +368,53 @@ static char *bin(const char *name)
 
 /* ---- tests ---- */
 
+/* Run @prog under fpgacomm-run on @hosts simulated hosts of topology
+ * @topo, with link faults @faults (NULL: none); it must pass. */
+static void run_hosts(const char *hosts, const char *topo, const char *faults,
+		      char *prog, char **env)
+{
+	char *args[12];
+	unsigned int n = 0;
+
+	args[n++] = run_path;
+	args[n++] = "--hosts";
+	args[n++] = (char *)hosts;
+	args[n++] = "-t";
+	args[n++] = (char *)topo;
+	if (faults) {
+		args[n++] = "--faults";
+		args[n++] = (char *)faults;
+	}
+	args[n++] = "--";
+	args[n++] = prog;
+	args[n] = NULL;
+	run_ok(args, env);
+}
+
+/* Ranks of test_collectives meet through files: in the directory all
+ * hosts see. */
+static char *coll_env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
+
 static void test_channels_2hosts(void **state)
 {
-	char *args[] = { run_path,
-			 "--hosts",
-			 "2",
-			 "-t",
-			 "torus:2x2",
-			 "--",
-			 bin("test_channels"),
-			 NULL };
-
 	/* bursts on: those between hosts cross by RMA */
-	run_ok(args, NULL);
+	run_hosts("2", "torus:2x2", NULL, bin("test_channels"), NULL);
 }
 
 /* Its close-and-reopen case too: a board that leaves and opens again in
  * the same process (a later job) is met again across hosts. */
 static void test_collectives_2hosts(void **state)
 {
-	char *args[] = { run_path,
-			 "--hosts",
-			 "2",
-			 "-t",
-			 "torus:2x2",
-			 "--",
-			 bin("test_collectives"),
-			 NULL };
-	/* its ranks meet through files: in the directory all hosts see */
-	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
-
-	run_ok(args, env);
+	run_hosts("2", "torus:2x2", NULL, bin("test_collectives"), coll_env);
 }
 
 /* Its close-and-reopen case alone, on 16 boards over 4 hosts. */
 static void test_reopen_16_on_4hosts(void **state)
 {
-	char *args[] = { run_path,
-			 "--hosts",
-			 "4",
-			 "-t",
-			 "torus:4x4",
-			 "--",
-			 bin("test_collectives"),
-			 NULL };
 	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts",
 			"FPGACOMM_COLL_TEST=earlier", NULL };
 
-	run_ok(args, env);
+	run_hosts("4", "torus:4x4", NULL, bin("test_collectives"), env);
 }
 
 /* The collective and sort suites with faults on every link, those
@@ -423,66 +422,28 @@ static void test_reopen_16_on_4hosts(void **state)
  * suite on 16 boards over 4 hosts. */
 static void test_suites_under_faults(void **state)
 {
-	char *coll2[] = { run_path,
-			  "--hosts",
-			  "2",
-			  "-t",
-			  "torus:2x2",
-			  "--faults",
-			  "drop=0.01,corrupt=0.01",
-			  "--",
-			  bin("test_collectives"),
-			  NULL };
-	char *sort2[] = { run_path,
-			  "--hosts",
-			  "2",
-			  "-t",
-			  "torus:2x2",
-			  "--faults",
-			  "drop=0.01,corrupt=0.01",
-			  "--",
-			  bin("test_sort"),
-			  NULL };
-	char *coll16[] = { run_path,
-			   "--hosts",
-			   "4",
-			   "-t",
-			   "torus:4x4",
-			   "--faults",
-			   "drop=0.01,corrupt=0.01",
-			   "--",
-			   bin("test_collectives"),
-			   NULL };
-	char *env[] = { "TMPDIR=/tmp/fpgacomm-hosts", NULL };
+	static const char faults[] = "drop=0.01,corrupt=0.01";
 
-	run_ok(coll2, env);
-	run_ok(sort2, NULL);
-	run_ok(coll16, env);
+	run_hosts("2", "torus:2x2", faults, bin("test_collectives"), coll_env);
+	run_hosts("2", "torus:2x2", faults, bin("test_sort"), NULL);
+	run_hosts("4", "torus:4x4", faults, bin("test_collectives"), coll_env);
 }
 
 static void test_sort_2hosts(void **state)
 {
-	char *args[] = { run_path, "--hosts",	     "2", "-t", "torus:2x2",
-			 "--",	   bin("test_sort"), NULL };
-
-	run_ok(args, NULL);
+	run_hosts("2", "torus:2x2", NULL, bin("test_sort"), NULL);
 }
 
 static void test_sort_16_on_4hosts(void **state)
 {
-	char *args[] = { run_path, "--hosts",	     "4", "-t", "torus:4x4",
-			 "--",	   bin("test_sort"), NULL };
-
-	run_ok(args, NULL);
+	run_hosts("4", "torus:4x4", NULL, bin("test_sort"), NULL);
 }
 
 static void test_coll_16_on_4hosts(void **state)
 {
-	char *args[] = { run_path,    "--hosts", "4",	    "-t",
-			 "torus:4x4", "--",	 self_path, NULL };
 	char *env[] = { "MH_WORK=coll", NULL };
 
-	run_ok(args, env);
+	run_hosts("4", "torus:4x4", NULL, self_path, env);
 }
 
 static void test_faults_between_hosts(void **state)
