@@ -297,7 +297,7 @@ const uint8_t *fcemu__peer_stage(struct fcemu *emu, struct fcemu_dma *dma,
 /* Free @dma's staged copies: its chain has ended. */
 void fcemu__peer_unstage(struct fcemu_dma *dma);
 
-/* emu/fabric_io.c: the board's side of the fabric */
+/* emu/fabric_io.c and fabric_eject.c: the board's side of the fabric */
 /* Does a descriptor to (@space, @addr) go out as packets? */
 bool fcemu__fabric_packets(const struct fcemu *emu, unsigned int space,
 			   uint64_t addr);
@@ -318,6 +318,11 @@ bool fcemu__fabric_flush_aborts(struct fcemu *emu);
 /* After the last descriptor: FENCE each node PUT to and wait for the acks.
  * RETURN VALUE: 1 done, 0 still waiting, or -FC_DMA_ERR_ROUTE. */
 int fcemu__fabric_fence(struct fcemu *emu, struct fcemu_dma *dma);
+/* A FENCE or FENCE_ACK (@type) to @node for @engine's @token (an ack's
+ * @status). RETURN VALUE: 1 injected, 0 no room. */
+int fcemu__fabric_inject_fence(struct fcemu *emu, unsigned int type,
+			       unsigned int node, unsigned int engine,
+			       uint32_t token, uint8_t status);
 
 /* emu/burst.c: large PUTs as one record, applied with one copy */
 /* The emulator's own packet type: a run of PUT packets as one record.

@@ -3,7 +3,7 @@
  * The board's event queue (FC_EQ_*, docs/hardware.md section 12): one
  * queue in host memory for the packets of every channel endpoint switched
  * to it, each entry the packet with its phase, so that a host polls one
- * place. Ejection (fabric_io.c) writes entries in batches.
+ * place. Ejection (fabric_eject.c) writes entries in batches.
  */
 #include <endian.h>
 #include <string.h>
