@@ -42,6 +42,7 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "dmabuf_fixture.h"
 #include "ioctl_test.h"
 
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
@@ -49,7 +50,6 @@
 #define EXIT_SKIP 77
 #define WAIT_MS	  20000
 #define FIXTURE	  "/dev/fcvm_dmabuf"
-#define PARAMS	  "/sys/module/fcvm_dmabuf/parameters/"
 #define BUF_LEN	  (64u << 10)
 
 static const char *path;
@@ -57,17 +57,6 @@ static int fd = -1; /* the board under test */
 static int fixture = -1;
 static struct fc_ioc_info info;
 static long page;
-
-/*
- * CPU access to a dma-buf's mmap is bracketed by DMA_BUF_IOCTL_SYNC, so
- * that the exporter syncs its mappings (bounce buffers: swiotlb=force).
- */
-static void dmabuf_sync(int dbuf, uint64_t flags)
-{
-	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_RW };
-
-	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
-}
 
 #define cpu_begin(dbuf) dmabuf_sync(dbuf, DMA_BUF_SYNC_START)
 #define cpu_end(dbuf)	dmabuf_sync(dbuf, DMA_BUF_SYNC_END)
@@ -153,39 +142,6 @@ static uint64_t aperture_base(void)
 	assert_ok(xioctl(fd, FC_IOC_REG_READ, &lo));
 	assert_ok(xioctl(fd, FC_IOC_REG_READ, &hi));
 	return (uint64_t)hi.value << 32 | lo.value;
-}
-
-/* One counter of the fixture (live_bufs, live_attach). */
-static int fixture_count(const char *name)
-{
-	char p[128];
-	FILE *f;
-	int n = -1;
-
-	snprintf(p, sizeof(p), PARAMS "%s", name);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
-/* Wait (up to 1 s) for a counter of the fixture to read @want. */
-static int settle(const char *name, int want)
-{
-	for (int i = 0; i < 100 && fixture_count(name) != want; i++)
-		usleep(10000);
-	return fixture_count(name);
-}
-
-static void *host_buf(size_t len)
-{
-	void *p = aligned_alloc(page, len);
-
-	assert_non_null(p);
-	return p;
 }
 
 /* ---- import ---- */

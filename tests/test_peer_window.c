@@ -44,6 +44,7 @@
 #include <fpgacomm/hw.h>
 #include <uapi/fpgacomm.h>
 
+#include "dmabuf_fixture.h"
 #include "ioctl_test.h"
 
 #include "../scripts/vm/fcvm-dmabuf/fcvm_dmabuf.h"
@@ -51,21 +52,12 @@
 #define EXIT_SKIP 77
 #define WAIT_MS	  20000
 #define FIXTURE	  "/dev/fcvm_dmabuf"
-#define PARAMS	  "/sys/module/fcvm_dmabuf/parameters/"
 
 static char dev0[64], dev1[64];
 static int f0 = -1, f1 = -1; /* sender (board 0), receiver (board 1) */
 static int fixture = -1;
 static struct fc_ioc_info info0, info1;
 static size_t page;
-
-/* CPU access to a dma-buf's mmap, bracketed for the exporter's syncs. */
-static void dmabuf_sync(int dbuf, uint64_t flags)
-{
-	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_RW };
-
-	assert_int_equal(ioctl(dbuf, DMA_BUF_IOCTL_SYNC, &s), 0);
-}
 
 /* A dma-buf of @len zeroed pages of the fixture, mapped in *@p. */
 static int dmabuf_new(uint64_t len, uint8_t **p)
@@ -172,37 +164,6 @@ static void assert_refused(uint32_t h, struct fc_ioc_loc d, uint64_t len)
 
 	assert_rc(run0(host(h, 0), d, len, &err), -EACCES);
 	assert_int_equal(err, FC_DMA_ERR_WINDOW);
-}
-
-static void *host_buf(size_t len)
-{
-	void *p = aligned_alloc(page, len);
-
-	assert_non_null(p);
-	return p;
-}
-
-static int fixture_count(const char *name)
-{
-	char p[128];
-	FILE *f;
-	int n = -1;
-
-	snprintf(p, sizeof(p), PARAMS "%s", name);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
-static int settle(const char *name, int want)
-{
-	for (int i = 0; i < 100 && fixture_count(name) != want; i++)
-		usleep(10000);
-	return fixture_count(name);
 }
 
 /*
