@@ -44,24 +44,31 @@ static bool fc_win_seen(struct fc_dev *fc, const unsigned long *set)
 	return true;
 }
 
-/*
- * Revoke the entries in @set (win_lock held) and wait, bounded, until the
- * board works by that. RETURN VALUE: true once it does.
- */
-static bool fc_win_revoke(struct fc_dev *fc, const unsigned long *set)
+/* Wait, bounded, until the board works by what was written for @set. */
+static bool fc_win_wait_seen(struct fc_dev *fc, const unsigned long *set)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(FC_WIN_LEAVE_MS);
-	unsigned int i;
 
-	for_each_set_bit(i, set, FC_PW_MAX_ENTRIES)
-		fc_win_write_ctrl(fc, i, 0);
-	fc_ring(fc);
 	while (!fc_win_seen(fc, set)) {
 		if (time_after(jiffies, end))
 			return false;
 		usleep_range(100, 1000);
 	}
 	return true;
+}
+
+/*
+ * Revoke the entries in @set (win_lock held) and wait, bounded, until the
+ * board works by that. RETURN VALUE: true once it does.
+ */
+static bool fc_win_revoke(struct fc_dev *fc, const unsigned long *set)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, set, FC_PW_MAX_ENTRIES)
+		fc_win_write_ctrl(fc, i, 0);
+	fc_ring(fc);
+	return fc_win_wait_seen(fc, set);
 }
 
 /* Let go of entry @i, revoked (win_lock held). */
@@ -167,6 +174,7 @@ static int fc_win_pick(struct fc_dev *fc)
 
 static int fc_win_map(struct fc_file *ff, struct fc_ioc_peer_window *a)
 {
+	DECLARE_BITMAP(set, FC_PW_MAX_ENTRIES);
 	struct fc_dev *fc = ff->fc;
 	struct fc_pw_entry *e;
 	struct fc_mem *m;
@@ -210,6 +218,19 @@ static int fc_win_map(struct fc_file *ff, struct fc_ioc_peer_window *a)
 	e->owner = ff;
 	e->mem = m;		/* takes the lookup's reference */
 	e->handle = a->handle;
+	/*
+	 * The entry is in force once SEEN shows it: an address handed out
+	 * before that could be refused by the board.
+	 */
+	bitmap_zero(set, FC_PW_MAX_ENTRIES);
+	set_bit(i, set);
+	if (!fc_win_wait_seen(fc, set)) {
+		fc_win_drop(fc, set, false);
+		mutex_unlock(&fc->win_lock);
+		dev_warn(&fc->pdev->dev,
+			 "board did not acknowledge a peer window entry\n");
+		return -EIO;
+	}
 	a->entry = i;
 	mutex_unlock(&fc->win_lock);
 	return 0;
