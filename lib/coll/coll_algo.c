@@ -144,7 +144,10 @@ static int choose(struct fc_group *g, enum fc__coll_kind kind, bool vector,
 			return A_GRID;
 		return A_RING;
 	case FC__ALLREDUCE:
-		if (bytes <= (16u << 10) || bytes < g->size)
+		/* halving pays from 8 KiB on 4 to 16 ranks: at 16 KiB it
+		 * took 0.45-0.8x recursive doubling's time (docs/performance.md) */
+		if (bytes < g->size ||
+		    bytes <= (g->size > 2 ? 4u << 10 : 16u << 10))
 			return A_RECURSIVE_DOUBLING;
 		return bytes <= (1u << 20) && g->size > 2 ? A_RABENSEIFNER :
 							    A_RING;
