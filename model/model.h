@@ -30,6 +30,9 @@ struct fcm_profile {
 	double pkt_bytes;   /* pkt_bytes: a packet on the wire */
 	double pkt_payload; /* pkt_payload: its payload bytes */
 	double link_ns;	    /* link_ns: wire + PHY latency of one link */
+	/* link_credits: packets the receiving end of a link buffers, the
+	 * sender's credits on it; 0: unbounded (no credit ever missing) */
+	double link_credits;
 	/* the router on every board */
 	double router_cycles; /* router_cycles: input to output */
 	double router_mhz;    /* router_mhz */
