@@ -47,9 +47,7 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 		return -EINVAL;
 	}
 	vt->credits = (unsigned int)p->link_credits;
-	/* the credit comes back over the link, its latency alone: it rides
-	 * in a few bits of the other way's traffic */
-	vt->credit_loop = vt->link + vt->router + fcemu__vt_ps(p->link_ns);
+	vt->credit_loop = fcemu__vt_ps(fcm_credit_loop_ns(p));
 	return 0;
 }
 

@@ -94,6 +94,13 @@ double fcm_router_ns(const struct fcm_profile *p);
 /* A packet's latency from the source's router input to the destination's
  * router output over @hops links (hops + 1 routers). */
 double fcm_path_ns(const struct fcm_profile *p, unsigned int hops);
+/* A link's credit loop: from a packet entering a link to its credit
+ * being back with the sender, the packet not held at the far router. */
+double fcm_credit_loop_ns(const struct fcm_profile *p);
+/* The credits a link needs to carry one packet after another (0: no
+ * link); with link_credits fewer, a flow sends link_credits packets a
+ * loop. */
+unsigned int fcm_credits_full_rate(const struct fcm_profile *p);
 /* One message of @bytes over @hops, program to program, alone on the
  * fabric: endpoints, path, and the packets behind the first. */
 double fcm_msg_ns(const struct fcm_profile *p, uint64_t bytes,

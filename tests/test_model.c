@@ -89,6 +89,10 @@ static void test_link_circus(void **state)
 	NEAR(fcm_pkt_ns(&p), 512 / (103.125 * 64 / 67 * (96.813 / 98.484)),
 	     1e-9);
 	NEAR(fcm_router_ns(&p), 23.4375, 1e-9);
+	/* a credit's loop: 199.6 + 5.2873 + 23.4375 + 199.6 ns, 81 packets */
+	NEAR(fcm_credit_loop_ns(&p), 2 * 199.6 + fcm_pkt_ns(&p) + 23.4375,
+	     1e-9);
+	assert_int_equal(fcm_credits_full_rate(&p), 81);
 }
 
 static void test_hops(void **state)
@@ -834,6 +838,10 @@ static int run_get_rank(void)
 	return failures ? 1 : 0;
 }
 
+/* The model the ranks run (a profile's name or file); NULL: circus, or
+ * peach2 for "get". */
+static const char *rank_model;
+
 /* Run the ranks; *@text gets rank 0's lines. RETURN VALUE: status. */
 static int launch_ranks(const char *what, int ranks, const char *topo,
 			char *text, size_t len)
@@ -841,7 +849,9 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 	char self[PATH_MAX], run[PATH_MAX + 32],
 		out[] = "/tmp/test_model.XXXXXX";
 	const char *env[] = { "FPGACOMM_EMU_MODEL",
-			      strcmp(what, "get") ? "circus" : "peach2",
+			      rank_model		? rank_model :
+			      strcmp(what, "get") ? "circus" :
+						    "peach2",
 			      "FCM_TEST_OUT",
 			      out,
 			      "FCM_TEST_WHAT",
@@ -953,6 +963,88 @@ static void test_pingpong_under_load(void **state)
 	}
 	assert_int_equal(rc, 0);
 	assert_string_equal(first, loaded);
+}
+
+/*
+ * CIRCUS's links with 8 credits each (a profile file: circus's numbers
+ * and link_credits = 8). A credit is back 2 link latencies, a packet and
+ * a router after its packet left, about 428 ns, while 8 packets take 42
+ * ns: a message of k packets leaves in groups of 8, one group a loop,
+ * and its last packet arrives floor((k - 1) / 8) * (loop - 8 packets)
+ * later than without credits. The ping-pong over 1 and 3 hops (each
+ * link of the route has its credits, the flow alone on them) is that
+ * much slower per message, twice a round trip; 16 bytes (one packet)
+ * not at all.
+ */
+static const char circus_text[] = "line_gbps = 103.125\n"
+				   "encoding = 64/67\n"
+				   "framing = 96.813/98.484\n"
+				   "pkt_bytes = 64\n"
+				   "pkt_payload = 60\n"
+				   "router_cycles = 9\n"
+				   "router_mhz = 384\n"
+				   "router_bits = 256\n"
+				   "endpoint_mhz = 295.8\n"
+				   "endpoint_bits = 512\n"
+				   "link_ns = 199.6\n"
+				   "endpoint_ns = 248.2\n";
+
+static void write_profile(char *path, const char *extra)
+{
+	int fd = mkstemps(path, 5);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f)
+		fail_msg("%s: cannot write", path);
+	fprintf(f, "%s%s", circus_text, extra);
+	fclose(f);
+}
+
+static void test_credits_virtual_time(void **state)
+{
+	static char plain[512], credited[512];
+	char p0[] = "/tmp/test_model_plainXXXXXX.prof",
+	     p8[] = "/tmp/test_model_creditsXXXXXX.prof", err[256];
+	unsigned int peer, size, lines = 0;
+	unsigned long long a, b;
+	const char *s = plain, *t = credited;
+	struct fcm_profile p;
+	double loop, want;
+	int rc, u, v;
+
+	(void)state;
+	write_profile(p0, "");
+	write_profile(p8, "link_credits = 8\n");
+	rank_model = p0;
+	rc = launch_pingpong(plain, sizeof(plain));
+	rank_model = p8;
+	if (!rc)
+		rc = launch_pingpong(credited, sizeof(credited));
+	rank_model = NULL;
+	assert_ok(fcm_profile_load(&p, p8, err, sizeof(err)));
+	unlink(p0);
+	unlink(p8);
+	if (rc == EXIT_SKIP)
+		skip_because("no fpgacomm-run to start ranks with");
+	assert_int_equal(rc, 0);
+	print_message("without credits:\n%swith 8 credits a link:\n%s", plain,
+		      credited);
+	assert_int_equal(p.link_credits, 8);
+	loop = fcm_credit_loop_ns(&p);
+	while (sscanf(s, "%u %u %llu\n%n", &peer, &size, &a, &u) == 3 &&
+	       sscanf(t, "%*u %*u %llu\n%n", &b, &v) == 1) {
+		want = (double)((fcm_pkts(&p, size) - 1) / 8) *
+		       (loop - 8 * fcm_pkt_ns(&p)) * 2 * PP_ITERS * 1000;
+		/* ps: each cost rounded to the ps */
+		if (fabs((double)b - (double)a - want) > 50.0 * PP_ITERS)
+			fail_msg("%u hops, %u B: %llu ps with credits, %llu "
+				 "without: %.0f more, not %.0f",
+				 peer, size, b, a, (double)b - (double)a, want);
+		s += u;
+		t += v;
+		lines++;
+	}
+	assert_int_equal(lines, 4);
 }
 
 /*
@@ -1113,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_stream_virtual_time),
 		cmocka_unit_test(test_pingpong_virtual_time),
 		cmocka_unit_test(test_pingpong_under_load),
+		cmocka_unit_test(test_credits_virtual_time),
 		cmocka_unit_test(test_collectives_deterministic),
 		cmocka_unit_test(test_get_virtual_time),
 		cmocka_unit_test(test_suites_with_model),
