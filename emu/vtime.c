@@ -37,11 +37,12 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 			   0;
 	vt->tx = fcemu__vt_ps(p->endpoint_ns / 2 + pcie_pkt);
 	vt->rx = fcemu__vt_ps(p->endpoint_ns - p->endpoint_ns / 2 + pcie_pkt);
+	/* a whole number of packets, as many as the emulated link holds */
 	if (p->link_credits > FCEMU_VT_CREDITS_MAX ||
-	    (p->link_credits > 0 && p->link_credits < 1)) {
+	    (double)(unsigned int)p->link_credits != p->link_credits) {
 		fprintf(stderr,
-			"fpgacomm: profile %s: link_credits %g: 1 to %u, or 0 "
-			"for unbounded\n",
+			"fpgacomm: profile %s: link_credits %g: a whole number "
+			"up to %u, or 0 for unbounded\n",
 			p->name, p->link_credits, FCEMU_VT_CREDITS_MAX);
 		vt->on = false;
 		return -EINVAL;

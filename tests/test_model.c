@@ -516,6 +516,30 @@ static void test_sim_time_api(void **state)
 		assert_rc(open_with_model(path, &d), -EINVAL);
 		unlink(path);
 	}
+	/* link credits: a whole number, no more than the emulated link's
+	 * ring holds */
+	{
+		static const char *const bad[] = { "300", "257", "8.5", "0.5" };
+		char path[] = "/tmp/test_model.XXXXXX.prof";
+		unsigned int i;
+		FILE *f;
+
+		for (i = 0; i <= 4; i++) {
+			strcpy(path, "/tmp/test_model.XXXXXX.prof");
+			f = fdopen(mkstemps(path, 5), "w");
+			assert_non_null(f);
+			fprintf(f,
+				"line_gbps = 10\npkt_bytes = 64\n"
+				"pkt_payload = 60\nlink_credits = %s\n",
+				i < 4 ? bad[i] : "256");
+			fclose(f);
+			assert_rc(open_with_model(path, &d),
+				  i < 4 ? -EINVAL : 0);
+			if (i == 4)
+				assert_ok(fc_close(d));
+			unlink(path);
+		}
+	}
 	assert_ok(open_with_model("peach2", &d));
 	assert_ok(fc_sim_time_ns(d, &ns));
 	assert_int_equal(ns, 0); /* nothing happened yet */
