@@ -5,7 +5,8 @@
  * bytes over k hops, a chain of d descriptors over PCIe, a stream of c
  * chunks through a local store, the sort's formula); a board's clock on
  * its own (output ports side by side, a burst record, the present, arrivals
- * per source); the profile parser
+ * per source, links shared into a board, its one ejection port, link
+ * credits at the sending port and the receiving link); the profile parser
  * (unknown keys, bad values, keys given twice, every shipped profile
  * loads); an emulated board's virtual time: fc_sim_time_ns() without a
  * model (-EOPNOTSUPP), a bad FPGACOMM_EMU_MODEL refused at open, a chain of
@@ -16,7 +17,8 @@
  * ping-pong over 1 and 3 hops whose simulated latency is the path's costs
  * (fcm_msg_ns(), the protocol's own packets aside) and the same, to the
  * picosecond (fc_sim_time_ps), run after run and with two CPU hogs beside
- * it (no wall-time assertion anywhere); last, test_fabric_emu,
+ * it (no wall-time assertion anywhere), and slower by the credit loops a
+ * message waits with 8 credits a link; last, test_fabric_emu,
  * test_dma_integrity and test_hbm_stream run whole with the circus, peach2
  * and hbm2 models on, and pass.
  */
