@@ -110,6 +110,12 @@ static inline void fcemu__vt_credit_used(struct fcemu_vt_credits *cr,
 	cr->n++;
 }
 
+/* A packet (or the packets a burst record stands for) ready at @t to go
+ * out of link port @port: each once its credit is back. RETURN VALUE:
+ * the departure (of the last). */
+uint64_t fcemu__vt_credits(struct fcemu_vtime *vt, unsigned int port,
+			   uint64_t t);
+
 /*
  * The departure of the next packet, out of output port @port (0 local);
  * that port is then busy one packet. Ports work side by side (a full mesh
@@ -118,9 +124,6 @@ static inline void fcemu__vt_credit_used(struct fcemu_vt_credits *cr,
  * once what it answers has arrived. With link credits, a packet out of a
  * link port leaves once a credit for it is back (fcemu__vt_credits()).
  */
-uint64_t fcemu__vt_credits(struct fcemu_vtime *vt, unsigned int port,
-			   uint64_t t);
-
 static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt, unsigned int port)
 {
 	uint64_t t = vt->start;

@@ -4,8 +4,6 @@
  * function is a hardware step's cost from the profile's parameters only.
  * Rates are bytes per ns (= GB/s); a missing part (0) costs nothing.
  */
-#include <math.h>
-
 #include "model.h"
 
 /* Gb/s to bytes per ns */
