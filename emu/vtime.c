@@ -3,6 +3,8 @@
  * Virtual time of one board (emu/vtime.h): the profile's costs in
  * picoseconds, and the arrival of packets.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +37,35 @@ int fcemu__vt_init(struct fcemu_vtime *vt)
 			   0;
 	vt->tx = fcemu__vt_ps(p->endpoint_ns / 2 + pcie_pkt);
 	vt->rx = fcemu__vt_ps(p->endpoint_ns - p->endpoint_ns / 2 + pcie_pkt);
+	/* a whole number of packets, as many as the emulated link holds */
+	if (p->link_credits > FCEMU_VT_CREDITS_MAX ||
+	    (double)(unsigned int)p->link_credits != p->link_credits) {
+		fprintf(stderr,
+			"fpgacomm: profile %s: link_credits %g: a whole number "
+			"up to %u, or 0 for unbounded\n",
+			p->name, p->link_credits, FCEMU_VT_CREDITS_MAX);
+		vt->on = false;
+		return -EINVAL;
+	}
+	vt->credits = (unsigned int)p->link_credits;
+	vt->credit_loop = fcemu__vt_ps(fcm_credit_loop_ns(p));
 	return 0;
+}
+
+uint64_t fcemu__vt_credits(struct fcemu_vtime *vt, unsigned int port,
+			   uint64_t t)
+{
+	struct fcemu_vt_credits *cr = &vt->tx_cr[port];
+	uint64_t i;
+
+	/* every packet a burst record stands for takes a credit */
+	for (i = 0; i <= vt->skip; i++) {
+		if (i)
+			t += vt->pkt;
+		t = fcemu__vt_credit(cr, vt->credits, t);
+		fcemu__vt_credit_used(cr, vt->credits, t + vt->credit_loop);
+	}
+	return t;
 }
 
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
@@ -49,7 +79,18 @@ void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
 	if (hops && in && in <= FC_MAX_PORTS) {
 		if (vt->rx_in[in] && at < vt->rx_in[in] + vt->pkt)
 			at = vt->rx_in[in] + vt->pkt;
+		/* its credit on the last link: when the one @credits before
+		 * it left our buffer, plus the loop */
+		at = fcemu__vt_credit(&vt->rx_cr[in], vt->credits, at);
+	}
+	/* one ejection port: one packet at a time, from every link */
+	if (vt->rx_eject && at < vt->rx_eject + vt->pkt)
+		at = vt->rx_eject + vt->pkt;
+	vt->rx_eject = at;
+	if (hops && in && in <= FC_MAX_PORTS) {
 		vt->rx_in[in] = at;
+		fcemu__vt_credit_used(&vt->rx_cr[in], vt->credits,
+				      at + vt->credit_loop);
 	}
 	vt->rx_last[src] = at;
 	fcemu__vt_reach(vt, at + vt->rx);

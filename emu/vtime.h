@@ -18,6 +18,21 @@
 
 #include "model.h"
 
+/* The most credits a link may have in a profile: the emulated link's own
+ * ring (docs/hardware.md, 256 slots per VC). */
+#define FCEMU_VT_CREDITS_MAX 256
+
+/*
+ * One link's credits in simulated time: when the credit of each of the
+ * last packets sent over it is back with the sender. Credits come back in
+ * the order their packets were sent (a link's buffer drains in order), so
+ * packet n waits for packet n - credits's.
+ */
+struct fcemu_vt_credits {
+	uint64_t back[FCEMU_VT_CREDITS_MAX]; /* ps, by packet number mod c */
+	uint64_t n;			     /* packets sent over it */
+};
+
 struct fcemu_vtime {
 	bool on;
 	/* packets taken in simulated-time order (emu/vtorder.c), unless
@@ -38,6 +53,16 @@ struct fcemu_vtime {
 	uint64_t tx;  /* a packet from the program to the router */
 	uint64_t rx;  /* from the router into the program */
 	uint64_t router, link;
+	/* link credits (the profile's link_credits; 0: unbounded) and their
+	 * loop: a packet that entered a link at t frees its slot in the far
+	 * router's buffer once across the link and that router (arrived
+	 * uncontended; the receiving board knows when it really left), and
+	 * its credit is back one link latency later */
+	unsigned int credits;
+	uint64_t credit_loop;
+	struct fcemu_vt_credits tx_cr[FC_MAX_PORTS + 1]; /* our output links */
+	struct fcemu_vt_credits rx_cr[FC_MAX_PORTS + 1]; /* our input links */
+	uint64_t rx_eject; /* the latest arrival taken by the ejection port */
 	/* the latest end of work the board did on its own (stream runs, on
 	 * worker threads); the clock takes it when the host looks */
 	uint64_t async_end;
@@ -62,12 +87,42 @@ static inline void fcemu__vt_begin(struct fcemu_vtime *vt, uint64_t at)
 		vt->start = at;
 }
 
+/* The earliest a packet ready at @t enters a link of @c credits (0:
+ * unbounded): once the credit of the packet @c before it is back. */
+static inline uint64_t fcemu__vt_credit(const struct fcemu_vt_credits *cr,
+					unsigned int c, uint64_t t)
+{
+	uint64_t back;
+
+	if (!c || cr->n < c)
+		return t;
+	back = cr->back[cr->n % c];
+	return back > t ? back : t;
+}
+
+/* The packet sent next over that link gives its credit back at @back. */
+static inline void fcemu__vt_credit_used(struct fcemu_vt_credits *cr,
+					 unsigned int c, uint64_t back)
+{
+	if (!c)
+		return;
+	cr->back[cr->n % c] = back;
+	cr->n++;
+}
+
+/* A packet (or the packets a burst record stands for) ready at @t to go
+ * out of link port @port: each once its credit is back. RETURN VALUE:
+ * the departure (of the last). */
+uint64_t fcemu__vt_credits(struct fcemu_vtime *vt, unsigned int port,
+			   uint64_t t);
+
 /*
  * The departure of the next packet, out of output port @port (0 local);
  * that port is then busy one packet. Ports work side by side (a full mesh
  * sends to every peer at once). No packet leaves before the board's
  * present: what the board sends of its own (a FENCE_ACK, an ABORT) leaves
- * once what it answers has arrived.
+ * once what it answers has arrived. With link credits, a packet out of a
+ * link port leaves once a credit for it is back (fcemu__vt_credits()).
  */
 static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt, unsigned int port)
 {
@@ -78,7 +133,10 @@ static inline uint64_t fcemu__vt_next(struct fcemu_vtime *vt, unsigned int port)
 	if (t < vt->port_free[port])
 		t = vt->port_free[port];
 	/* a burst record leaves as the last packet it stands for */
-	t += vt->skip * vt->pkt;
+	if (vt->credits && port)
+		t = fcemu__vt_credits(vt, port, t);
+	else
+		t += vt->skip * vt->pkt;
 	vt->skip = 0;
 	vt->port_free[port] = t + vt->pkt;
 	if (vt->last < t + vt->pkt)
@@ -137,7 +195,11 @@ static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
  * its arrival after the path, behind the one before it from the same
  * source and behind the one before it on that link (a link carries one
  * packet at a time: flows that merge on their way here share the links
- * from there on), then into the program. Taken in order of arrival
+ * from there on), no sooner than a credit of that link was back for it
+ * (a credit comes back when a packet leaves the board's input buffer,
+ * that is when the board takes it, and crosses the link back), and
+ * behind the one before it from any link or the board itself (one
+ * ejection port), then into the program. Taken in order of arrival
  * (emu/vtorder.c), this gives the same times whatever the host's order.
  */
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,

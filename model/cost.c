@@ -65,6 +65,25 @@ double fcm_path_ns(const struct fcm_profile *p, unsigned int hops)
 	       hops * (p->link_ns + fcm_pkt_ns(p));
 }
 
+double fcm_credit_loop_ns(const struct fcm_profile *p)
+{
+	/* the packet across the link and the far router's pipeline, its
+	 * credit back over the link (a few bits in the other way's traffic:
+	 * its latency alone) */
+	return p->link_ns + fcm_pkt_ns(p) + fcm_router_ns(p) + p->link_ns;
+}
+
+unsigned int fcm_credits_full_rate(const struct fcm_profile *p)
+{
+	double pkt = fcm_pkt_ns(p), loop = fcm_credit_loop_ns(p);
+	unsigned int n;
+
+	if (!(pkt > 0))
+		return 0;
+	n = (unsigned int)(loop / pkt);
+	return n * pkt < loop ? n + 1 : n;
+}
+
 double fcm_msg_ns(const struct fcm_profile *p, uint64_t bytes,
 		  unsigned int hops)
 {

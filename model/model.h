@@ -30,6 +30,9 @@ struct fcm_profile {
 	double pkt_bytes;   /* pkt_bytes: a packet on the wire */
 	double pkt_payload; /* pkt_payload: its payload bytes */
 	double link_ns;	    /* link_ns: wire + PHY latency of one link */
+	/* link_credits: packets the receiving end of a link buffers, the
+	 * sender's credits on it; 0: unbounded (no credit ever missing) */
+	double link_credits;
 	/* the router on every board */
 	double router_cycles; /* router_cycles: input to output */
 	double router_mhz;    /* router_mhz */
@@ -91,6 +94,13 @@ double fcm_router_ns(const struct fcm_profile *p);
 /* A packet's latency from the source's router input to the destination's
  * router output over @hops links (hops + 1 routers). */
 double fcm_path_ns(const struct fcm_profile *p, unsigned int hops);
+/* A link's credit loop: from a packet entering a link to its credit
+ * being back with the sender, the packet not held at the far router. */
+double fcm_credit_loop_ns(const struct fcm_profile *p);
+/* The credits a link needs to carry one packet after another (0: no
+ * link); with link_credits fewer, a flow sends link_credits packets a
+ * loop. */
+unsigned int fcm_credits_full_rate(const struct fcm_profile *p);
 /* One message of @bytes over @hops, program to program, alone on the
  * fabric: endpoints, path, and the packets behind the first. */
 double fcm_msg_ns(const struct fcm_profile *p, uint64_t bytes,

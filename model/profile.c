@@ -34,6 +34,7 @@ static const struct {
 	FIELD(ls_mhz),	       FIELD(ls_bits),	    FIELD(ls_step_ns),
 	FIELD(sort_w),	       FIELD(sort_m),	    FIELD(sort_mhz),
 	FIELD(sort_node_gbs),  FIELD(sort_eff),	    FIELD(nodes),
+	FIELD(link_credits),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 

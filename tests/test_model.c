@@ -5,7 +5,8 @@
  * bytes over k hops, a chain of d descriptors over PCIe, a stream of c
  * chunks through a local store, the sort's formula); a board's clock on
  * its own (output ports side by side, a burst record, the present, arrivals
- * per source); the profile parser
+ * per source, links shared into a board, its one ejection port, link
+ * credits at the sending port and the receiving link); the profile parser
  * (unknown keys, bad values, keys given twice, every shipped profile
  * loads); an emulated board's virtual time: fc_sim_time_ns() without a
  * model (-EOPNOTSUPP), a bad FPGACOMM_EMU_MODEL refused at open, a chain of
@@ -16,7 +17,8 @@
  * ping-pong over 1 and 3 hops whose simulated latency is the path's costs
  * (fcm_msg_ns(), the protocol's own packets aside) and the same, to the
  * picosecond (fc_sim_time_ps), run after run and with two CPU hogs beside
- * it (no wall-time assertion anywhere); last, test_fabric_emu,
+ * it (no wall-time assertion anywhere), and slower by the credit loops a
+ * message waits with 8 credits a link; last, test_fabric_emu,
  * test_dma_integrity and test_hbm_stream run whole with the circus, peach2
  * and hbm2 models on, and pass.
  */
@@ -89,6 +91,10 @@ static void test_link_circus(void **state)
 	NEAR(fcm_pkt_ns(&p), 512 / (103.125 * 64 / 67 * (96.813 / 98.484)),
 	     1e-9);
 	NEAR(fcm_router_ns(&p), 23.4375, 1e-9);
+	/* a credit's loop: 199.6 + 5.2873 + 23.4375 + 199.6 ns, 81 packets */
+	NEAR(fcm_credit_loop_ns(&p), 2 * 199.6 + fcm_pkt_ns(&p) + 23.4375,
+	     1e-9);
+	assert_int_equal(fcm_credits_full_rate(&p), 81);
 }
 
 static void test_hops(void **state)
@@ -214,10 +220,15 @@ static void test_ports(void **state)
 	assert_int_equal(vt.now, 60230 + 7);
 	fcemu__vt_arrive(&vt, 3, 2, 1, 60000);
 	assert_int_equal(vt.rx_last[3], 61230);
-	/* another source by another link: its own */
+	/* another source by another link: not behind the link, but behind
+	 * the board's one ejection port */
 	fcemu__vt_arrive(&vt, 4, 2, 2, 59000);
-	assert_int_equal(vt.rx_last[4], 59230);
-	assert_int_equal(vt.now, 61237); /* the clock never goes back */
+	assert_int_equal(vt.rx_last[4], 62230);
+	assert_int_equal(vt.now, 62237);
+	/* the clock never goes back */
+	vt.now = 90000;
+	fcemu__vt_arrive(&vt, 9, 1, 3, 0);
+	assert_int_equal(vt.now, 90000);
 }
 
 /*
@@ -254,12 +265,154 @@ static void test_shared_link(void **state)
 	}
 	/* six packets back to back from the first: B's wait A's */
 	assert_int_equal(vt.now, 120 + 5 * 1000 + 7);
-	/* by port 2, a third flow arrives after its path alone */
+	/* a third flow by port 2, and the board's own packets (no link),
+	 * are not behind the link but behind the ejection port */
 	fcemu__vt_arrive(&vt, 7, 2, 2, 0);
-	assert_int_equal(vt.rx_last[7], 230);
-	/* a board's own packets (no link) are not behind the link's */
+	assert_int_equal(vt.rx_last[7], 6120);
 	fcemu__vt_arrive(&vt, 8, 0, 0, 0);
-	assert_int_equal(vt.rx_last[8], 10);
+	assert_int_equal(vt.rx_last[8], 7120);
+	/* the link's next packet is behind them too */
+	fcemu__vt_arrive(&vt, 6, 1, 1, 2000);
+	assert_int_equal(vt.rx_last[6], 8120);
+	assert_int_equal(vt.rx_in[1], 8120);
+}
+
+/*
+ * Many senders converge on one board, each by a link of its own (a full
+ * mesh): the board's ejection port takes one packet at a time. Three
+ * sources one hop away by ports 1, 2, 3, two packets each leaving 1000
+ * ps apart at 0, taken in order of arrival: 120 for all three first
+ * packets, so the port takes them at 120, 1120, 2120, then the second
+ * packets (ready at 1120) at 3120, 4120, 5120.
+ */
+static void test_eject_port(void **state)
+{
+	struct fcemu_vtime vt;
+	unsigned int i, k;
+
+	(void)state;
+	memset(&vt, 0, sizeof(vt));
+	vt.on = true;
+	vt.pkt = 1000;
+	vt.router = 10;
+	vt.link = 100;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 3; i++) {
+			fcemu__vt_arrive(&vt, 10 + i, 1, 1 + i, k * 1000);
+			assert_int_equal(vt.rx_last[10 + i],
+					 120 + (3 * k + i) * 1000);
+		}
+	assert_int_equal(vt.now, 5120);
+}
+
+/*
+ * A link's credits, by hand: 2 credits, a credit back 500 ps after the
+ * receiver took its packet. The sender would send a packet every 100 ps
+ * from 0; the receiver is slow and takes the packets at 1000, 3000,
+ * 5000, ... So packets 0 and 1 leave at once (0, 100), and packet j >= 2
+ * when packet j - 2's credit is back: 1000 + 500, 3000 + 500, ...
+ */
+static void test_credits(void **state)
+{
+	static const uint64_t take[] = { 1000, 3000, 5000, 7000, 9000, 11000 };
+	static const uint64_t leave[] = { 0, 100, 1500, 3500, 5500, 7500 };
+	static struct fcemu_vt_credits cr;
+	uint64_t t = 0, want;
+	unsigned int j;
+
+	(void)state;
+	memset(&cr, 0, sizeof(cr));
+	for (j = 0; j < 6; j++) {
+		want = j ? t + 100 : 0;
+		t = fcemu__vt_credit(&cr, 2, want);
+		assert_int_equal(t, leave[j]);
+		fcemu__vt_credit_used(&cr, 2, take[j] + 500);
+	}
+	/* no credits in the profile: nobody waits */
+	memset(&cr, 0, sizeof(cr));
+	for (j = 0; j < 6; j++) {
+		assert_int_equal(fcemu__vt_credit(&cr, 0, j * 100), j * 100);
+		fcemu__vt_credit_used(&cr, 0, take[j] + 500);
+	}
+}
+
+/*
+ * Credits on a board's output link: 2 credits, packets of 1000 ps, a
+ * credit back 9010 ps after its packet left (across a 5000 ps link and a
+ * 10 ps router, back over the link's 4000 ps). Port 1 sends at 0, 1000,
+ * then waits for packet 0's credit (9010), then 10010, 18020, 19020; port
+ * 2 has credits of its own. A burst record of 3 packets takes 3 credits
+ * and leaves as its last: 27030 (packet 4's credit), 28030, 36040
+ * (packet 6's).
+ */
+static void test_credits_send(void **state)
+{
+	static const uint64_t leave[] = { 0, 1000, 9010, 10010, 18020, 19020 };
+	static struct fcemu_vtime vt;
+	unsigned int j;
+
+	(void)state;
+	memset(&vt, 0, sizeof(vt));
+	vt.on = true;
+	vt.pkt = 1000;
+	vt.router = 10;
+	vt.link = 5000;
+	vt.credits = 2;
+	vt.credit_loop = 5000 + 10 + 4000;
+	for (j = 0; j < 6; j++)
+		assert_int_equal(fcemu__vt_next(&vt, 1), leave[j]);
+	assert_int_equal(fcemu__vt_next(&vt, 2), 0);
+	fcemu__vt_skip(&vt, 3);
+	assert_int_equal(fcemu__vt_next(&vt, 1), 36040);
+	assert_int_equal(vt.port_free[1], 37040);
+	/* the board's own port (0) has no link and no credits */
+	for (j = 0; j < 4; j++)
+		assert_int_equal(fcemu__vt_next(&vt, 0), j * 1000);
+}
+
+/*
+ * Credits on the link into a board, counted where it takes the packets:
+ * 2 credits, loop 9010 ps. One source a hop away sends 5 packets 1000 ps
+ * apart by port 1: they arrive at 120 and 1120 (the path: 2 routers of
+ * 10, a link of 100), then the third when the first's credit is back:
+ * 120 + 9010 = 9130, the fourth one packet behind it (10130; the second's
+ * credit, 1120 + 9010, is back then too), the fifth at 9130 + 9010. A
+ * second source merging on that link shares those credits; one by another
+ * link has credits of its own.
+ */
+static void test_credits_receive(void **state)
+{
+	static const uint64_t at[] = { 120, 1120, 9130, 10130, 18140 };
+	static struct fcemu_vtime vt;
+	unsigned int j;
+
+	(void)state;
+	memset(&vt, 0, sizeof(vt));
+	vt.on = true;
+	vt.pkt = 1000;
+	vt.router = 10;
+	vt.link = 100;
+	vt.credits = 2;
+	vt.credit_loop = 9010;
+	for (j = 0; j < 5; j++) {
+		fcemu__vt_arrive(&vt, 5, 1, 1, j * 1000);
+		assert_int_equal(vt.rx_last[5], at[j]);
+	}
+	/* 2 hops away, by port 1 too: the fourth's credit (10130 + 9010),
+	 * then the fifth's (18140 + 9010), where the link is free at 20140 */
+	fcemu__vt_arrive(&vt, 6, 2, 1, 0);
+	assert_int_equal(vt.rx_last[6], 19140);
+	fcemu__vt_arrive(&vt, 6, 2, 1, 0);
+	assert_int_equal(vt.rx_last[6], 27150);
+	/* by port 2 (path: 19120, 20120, 21120): behind the ejection port
+	 * (28150, 29150), then the third waits for port 2's first credit
+	 * (28150 + 9010), not for port 1's */
+	fcemu__vt_arrive(&vt, 7, 1, 2, 19000);
+	assert_int_equal(vt.rx_last[7], 28150);
+	fcemu__vt_arrive(&vt, 7, 1, 2, 20000);
+	assert_int_equal(vt.rx_last[7], 29150);
+	fcemu__vt_arrive(&vt, 7, 1, 2, 21000);
+	assert_int_equal(vt.rx_last[7], 37160);
 }
 
 static void expect_bad(const char *text, const char *says)
@@ -364,6 +517,30 @@ static void test_sim_time_api(void **state)
 		fclose(f);
 		assert_rc(open_with_model(path, &d), -EINVAL);
 		unlink(path);
+	}
+	/* link credits: a whole number, no more than the emulated link's
+	 * ring holds */
+	{
+		static const char *const bad[] = { "300", "257", "8.5", "0.5" };
+		char path[] = "/tmp/test_model.XXXXXX.prof";
+		unsigned int i;
+		FILE *f;
+
+		for (i = 0; i <= 4; i++) {
+			strcpy(path, "/tmp/test_model.XXXXXX.prof");
+			f = fdopen(mkstemps(path, 5), "w");
+			assert_non_null(f);
+			fprintf(f,
+				"line_gbps = 10\npkt_bytes = 64\n"
+				"pkt_payload = 60\nlink_credits = %s\n",
+				i < 4 ? bad[i] : "256");
+			fclose(f);
+			assert_rc(open_with_model(path, &d),
+				  i < 4 ? -EINVAL : 0);
+			if (i == 4)
+				assert_ok(fc_close(d));
+			unlink(path);
+		}
 	}
 	assert_ok(open_with_model("peach2", &d));
 	assert_ok(fc_sim_time_ns(d, &ns));
@@ -687,6 +864,10 @@ static int run_get_rank(void)
 	return failures ? 1 : 0;
 }
 
+/* The model the ranks run (a profile's name or file); NULL: circus, or
+ * peach2 for "get". */
+static const char *rank_model;
+
 /* Run the ranks; *@text gets rank 0's lines. RETURN VALUE: status. */
 static int launch_ranks(const char *what, int ranks, const char *topo,
 			char *text, size_t len)
@@ -694,7 +875,9 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 	char self[PATH_MAX], run[PATH_MAX + 32],
 		out[] = "/tmp/test_model.XXXXXX";
 	const char *env[] = { "FPGACOMM_EMU_MODEL",
-			      strcmp(what, "get") ? "circus" : "peach2",
+			      rank_model		? rank_model :
+			      strcmp(what, "get") ? "circus" :
+						    "peach2",
 			      "FCM_TEST_OUT",
 			      out,
 			      "FCM_TEST_WHAT",
@@ -806,6 +989,88 @@ static void test_pingpong_under_load(void **state)
 	}
 	assert_int_equal(rc, 0);
 	assert_string_equal(first, loaded);
+}
+
+/*
+ * CIRCUS's links with 8 credits each (a profile file: circus's numbers
+ * and link_credits = 8). A credit is back 2 link latencies, a packet and
+ * a router after its packet left, about 428 ns, while 8 packets take 42
+ * ns: a message of k packets leaves in groups of 8, one group a loop,
+ * and its last packet arrives floor((k - 1) / 8) * (loop - 8 packets)
+ * later than without credits. The ping-pong over 1 and 3 hops (each
+ * link of the route has its credits, the flow alone on them) is that
+ * much slower per message, twice a round trip; 16 bytes (one packet)
+ * not at all.
+ */
+static const char circus_text[] = "line_gbps = 103.125\n"
+				   "encoding = 64/67\n"
+				   "framing = 96.813/98.484\n"
+				   "pkt_bytes = 64\n"
+				   "pkt_payload = 60\n"
+				   "router_cycles = 9\n"
+				   "router_mhz = 384\n"
+				   "router_bits = 256\n"
+				   "endpoint_mhz = 295.8\n"
+				   "endpoint_bits = 512\n"
+				   "link_ns = 199.6\n"
+				   "endpoint_ns = 248.2\n";
+
+static void write_profile(char *path, const char *extra)
+{
+	int fd = mkstemps(path, 5);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f)
+		fail_msg("%s: cannot write", path);
+	fprintf(f, "%s%s", circus_text, extra);
+	fclose(f);
+}
+
+static void test_credits_virtual_time(void **state)
+{
+	static char plain[512], credited[512];
+	char p0[] = "/tmp/test_model_plainXXXXXX.prof",
+	     p8[] = "/tmp/test_model_creditsXXXXXX.prof", err[256];
+	unsigned int peer, size, lines = 0;
+	unsigned long long a, b;
+	const char *s = plain, *t = credited;
+	struct fcm_profile p;
+	double loop, want;
+	int rc, u, v;
+
+	(void)state;
+	write_profile(p0, "");
+	write_profile(p8, "link_credits = 8\n");
+	rank_model = p0;
+	rc = launch_pingpong(plain, sizeof(plain));
+	rank_model = p8;
+	if (!rc)
+		rc = launch_pingpong(credited, sizeof(credited));
+	rank_model = NULL;
+	assert_ok(fcm_profile_load(&p, p8, err, sizeof(err)));
+	unlink(p0);
+	unlink(p8);
+	if (rc == EXIT_SKIP)
+		skip_because("no fpgacomm-run to start ranks with");
+	assert_int_equal(rc, 0);
+	print_message("without credits:\n%swith 8 credits a link:\n%s", plain,
+		      credited);
+	assert_int_equal(p.link_credits, 8);
+	loop = fcm_credit_loop_ns(&p);
+	while (sscanf(s, "%u %u %llu\n%n", &peer, &size, &a, &u) == 3 &&
+	       sscanf(t, "%*u %*u %llu\n%n", &b, &v) == 1) {
+		want = (double)((fcm_pkts(&p, size) - 1) / 8) *
+		       (loop - 8 * fcm_pkt_ns(&p)) * 2 * PP_ITERS * 1000;
+		/* ps: each cost rounded to the ps */
+		if (fabs((double)b - (double)a - want) > 50.0 * PP_ITERS)
+			fail_msg("%u hops, %u B: %llu ps with credits, %llu "
+				 "without: %.0f more, not %.0f",
+				 peer, size, b, a, (double)b - (double)a, want);
+		s += u;
+		t += v;
+		lines++;
+	}
+	assert_int_equal(lines, 4);
 }
 
 /*
@@ -955,6 +1220,10 @@ int main(void)
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_shared_link),
+		cmocka_unit_test(test_eject_port),
+		cmocka_unit_test(test_credits),
+		cmocka_unit_test(test_credits_send),
+		cmocka_unit_test(test_credits_receive),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_profiles_load),
 		cmocka_unit_test(test_sim_time_api),
@@ -962,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(test_stream_virtual_time),
 		cmocka_unit_test(test_pingpong_virtual_time),
 		cmocka_unit_test(test_pingpong_under_load),
+		cmocka_unit_test(test_credits_virtual_time),
 		cmocka_unit_test(test_collectives_deterministic),
 		cmocka_unit_test(test_get_virtual_time),
 		cmocka_unit_test(test_suites_with_model),

@@ -94,6 +94,13 @@ int main(int argc, char **argv)
 		       fcm_link_payload_gbps(&p));
 		printf("packet on a link  %10.4f ns\n", fcm_pkt_ns(&p));
 		printf("router            %10.4f ns\n", fcm_router_ns(&p));
+		printf("credit loop       %10.4f ns (%u credits for full rate; "
+		       "link_credits ",
+		       fcm_credit_loop_ns(&p), fcm_credits_full_rate(&p));
+		if (p.link_credits > 0)
+			printf("%g)\n", p.link_credits);
+		else
+			printf("unbounded)\n");
 		printf("PCIe payload      %10.4f GB/s\n", fcm_pcie_gbs(&p));
 		printf("HBM peak          %10.2f GB/s\n", fcm_hbm_peak_gbs(&p));
 		printf("LS kernel         %10.2f GB/s\n", fcm_ls_gbs(&p));
