@@ -875,7 +875,7 @@ static int launch_ranks(const char *what, int ranks, const char *topo,
 	char self[PATH_MAX], run[PATH_MAX + 32],
 		out[] = "/tmp/test_model.XXXXXX";
 	const char *env[] = { "FPGACOMM_EMU_MODEL",
-			      rank_model		? rank_model :
+			      rank_model	  ? rank_model :
 			      strcmp(what, "get") ? "circus" :
 						    "peach2",
 			      "FCM_TEST_OUT",
@@ -1003,17 +1003,17 @@ static void test_pingpong_under_load(void **state)
  * not at all.
  */
 static const char circus_text[] = "line_gbps = 103.125\n"
-				   "encoding = 64/67\n"
-				   "framing = 96.813/98.484\n"
-				   "pkt_bytes = 64\n"
-				   "pkt_payload = 60\n"
-				   "router_cycles = 9\n"
-				   "router_mhz = 384\n"
-				   "router_bits = 256\n"
-				   "endpoint_mhz = 295.8\n"
-				   "endpoint_bits = 512\n"
-				   "link_ns = 199.6\n"
-				   "endpoint_ns = 248.2\n";
+				  "encoding = 64/67\n"
+				  "framing = 96.813/98.484\n"
+				  "pkt_bytes = 64\n"
+				  "pkt_payload = 60\n"
+				  "router_cycles = 9\n"
+				  "router_mhz = 384\n"
+				  "router_bits = 256\n"
+				  "endpoint_mhz = 295.8\n"
+				  "endpoint_bits = 512\n"
+				  "link_ns = 199.6\n"
+				  "endpoint_ns = 248.2\n";
 
 static void write_profile(char *path, const char *extra)
 {
