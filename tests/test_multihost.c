@@ -418,15 +418,20 @@ static void test_reopen_16_on_4hosts(void **state)
 }
 
 /* The collective and sort suites with faults on every link, those
- * between hosts among them: on torus:2x2 over 2 hosts, and the collective
- * suite on 16 boards over 4 hosts. */
+ * between hosts among them: on torus:2x2 over 2 hosts; and the collective
+ * and channel suites on 16 boards over 4 hosts, the channel suite's runs
+ * under faults (FPGACOMM_TEST_FAULTS: the faults reach the data, a slow
+ * receiver across hosts holds its sender back) as in its own. */
 static void test_suites_under_faults(void **state)
 {
 	static const char faults[] = "drop=0.01,corrupt=0.01";
+	char *chan_env[] = { "FPGACOMM_TEST_FAULTS=1",
+			     "FPGACOMM_EMU_BURST_HELP=0", NULL };
 
 	run_hosts("2", "torus:2x2", faults, bin("test_collectives"), coll_env);
 	run_hosts("2", "torus:2x2", faults, bin("test_sort"), NULL);
 	run_hosts("4", "torus:4x4", faults, bin("test_collectives"), coll_env);
+	run_hosts("4", "torus:4x4", faults, bin("test_channels"), chan_env);
 }
 
 static void test_sort_2hosts(void **state)
