@@ -16,9 +16,9 @@
  * Run alone, it starts itself as 4 ranks under build/tools/fpgacomm-run
  * three times: full mesh, a 2x2 torus with bursts off
  * (FPGACOMM_EMU_BURST=0: remote writes as packets), and with link faults
- * (drop=0.01,corrupt=0.01: ping-pong, order, put and barrier, data
- * verified; FPGACOMM_EMU_BURST_HELP=0: bursts applied by the receiver
- * alone); then it starts the ranks itself as an mpirun would
+ * (drop=0.01,corrupt=0.01: ping-pong, order, put, barrier and a slow
+ * receiver, data verified; FPGACOMM_EMU_BURST_HELP=0: bursts applied by
+ * the receiver alone); then it starts the ranks itself as an mpirun would
  * (OMPI_COMM_WORLD_RANK/SIZE) and as srun would (SLURM_PROCID/NTASKS),
  * which tests the library's job join (without fpgacomm-run, only the
  * mpirun way), and exits with the worst status. As a rank (FPGACOMM_RANK,
