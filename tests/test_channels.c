@@ -489,10 +489,11 @@ static void slow_receiver(uint32_t count, uint32_t size)
 		assert_int_equal(len, sizeof(t));
 		for (i = 1; i < count; i++)
 			during += done[i] > t[0] && done[i] <= t[1];
-		print_message("slow receiver: %u x %u B, %u sent while it slept "
-			      "(the fabric holds %" PRIu64 " packets), the last "
-			      "%.0f ms after it woke\n",
-			      count, size, during, holds, done[count - 1] - t[1]);
+		print_message(
+			"slow receiver: %u x %u B, %u sent while it slept "
+			"(the fabric holds %" PRIu64 " packets), the last "
+			"%.0f ms after it woke\n",
+			count, size, during, holds, done[count - 1] - t[1]);
 		assert_true((uint64_t)during * packets_of(size) <= holds);
 		assert_true(done[count - 1] > t[1]);
 		free(done);
@@ -865,8 +866,8 @@ static void test_put_bursts(void **state)
 	if (world.rank == p && p != 0)
 		assert_ok(fc_chan_send(chan[0], &mine, sizeof(mine), TMO));
 	if (world.rank == 0 && p != 0) {
-		assert_ok(fc_chan_recv(chan[p], &addr, sizeof(addr), &got,
-				       TMO));
+		assert_ok(
+			fc_chan_recv(chan[p], &addr, sizeof(addr), &got, TMO));
 		assert_int_equal(got, sizeof(addr));
 	}
 	sync_all();
@@ -950,8 +951,8 @@ static void test_barrier(void **state)
 			assert_ok(fc_chan_send(chan[r], &arrived,
 					       sizeof(arrived), TMO));
 	} else {
-		assert_ok(fc_chan_recv(chan[0], &arrived, sizeof(arrived),
-				       &len, TMO));
+		assert_ok(fc_chan_recv(chan[0], &arrived, sizeof(arrived), &len,
+				       TMO));
 		assert_int_equal(len, sizeof(arrived));
 		assert_true(left >= arrived);
 	}
