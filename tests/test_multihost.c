@@ -347,14 +347,23 @@ static void assert_clean(const struct result *r)
 		closedir(d);
 }
 
+/* The last @n bytes of @s: where a failing run says why. */
+static const char *tail_of(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	return len > n ? s + len - n : s;
+}
+
 static void run_ok(char *const *args, char *const *env)
 {
 	static struct result r;
 
 	finish(&r, start(args, env));
 	if (r.status)
-		fail_msg("status %d\n--- stdout\n%.4000s\n--- stderr\n%.4000s",
-			 r.status, r.out, r.err);
+		fail_msg(
+			"status %d\n--- stdout (end)\n%s\n--- stderr (end)\n%s",
+			r.status, tail_of(r.out, 8000), tail_of(r.err, 4000));
 	assert_clean(&r);
 }
 
