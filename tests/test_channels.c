@@ -417,14 +417,14 @@ static void test_nonblocking(void **state)
 	sync_all();
 }
 
-/* The receiver sleeps; the sender must be held back, and nothing lost. */
 /*
  * What the fabric can hold between this board and @p, in packets, from
  * what the contract states: a link holds what FC_PORT_CREDITS reads while
  * it is idle (its receiver's free slots, both VCs), and a link carried
  * between hosts twice that (the stand-in's ring and what the bridge has
- * in flight, docs/fabric.md); the board's injection and ejection queues
- * hold no more than a link, and the PIO window FC_PIO_SLOTS.
+ * in flight, docs/fabric.md); the board's injection and ejection rings
+ * (the local port's, one each) no more than a link, and the PIO window
+ * FC_PIO_SLOTS.
  */
 static uint64_t fabric_holds(uint32_t p)
 {
@@ -444,6 +444,7 @@ static uint32_t packets_of(uint32_t size)
 	return (size + FC_PKT_PAYLOAD - 1) / FC_PKT_PAYLOAD;
 }
 
+/* The receiver sleeps; the sender must be held back, and nothing lost. */
 /*
  * A receiver that sleeps holds its sender back: 4096-byte messages go as
  * chains, 2880-byte ones through the PIO window, and a send that returned
