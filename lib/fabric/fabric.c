@@ -152,8 +152,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
 	free_req_list(fab->pio_head);
-	if (fab->up.rndv_fini)
-		fab->up.rndv_fini(fab);
 	for (p = 0; p < FC__PROTO_IDS; p++)
 		if (fab->proto[p].fini)
 			fab->proto[p].fini(fab, fab->proto[p].state);
