@@ -94,6 +94,7 @@ struct fc_req {
 	size_t len;	      /* RECV: the message's length */
 	/* SEND, PUT */
 	bool submitted;	  /* its chain or its PIO packets are the board's */
+	bool msg_chain;	  /* queued: its chain carries channel messages */
 	uint8_t lane;	  /* submitted as a chain: on this lane */
 	uint32_t pio_end; /* PIO: taken once FC_PIO_HEAD is here */
 	bool orphan;	  /* given up by its caller: free when ended */
@@ -281,6 +282,9 @@ struct fc__fabric {
 	int8_t node_lane[FC_MAX_NODES]; /* the lane a node holds, or -1 */
 	/* chain requests to each node, queued or in flight */
 	uint16_t node_chains[FC_MAX_NODES];
+	/* ... of them, those carrying channel messages (an announcement may
+	 * pass the others, remote writes and reads, but not these) */
+	uint16_t node_msg_chains[FC_MAX_NODES];
 	/* sends in the PIO window the board has not taken yet, oldest first */
 	struct fc_req *pio_head, *pio_tail;
 	/* freed requests, reused: a message costs no allocation */

@@ -71,7 +71,8 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
 
 /* A control message that keeps its place (an announcement) through the
- * PIO window, where no chain to @node is queued or running: as
+ * PIO window, where no chain to @node carrying channel messages is queued
+ * or running (remote writes and reads may be): as
  * fc__pio_write(), 2 taken by the board already, 1 written (taken once
  * FC_PIO_HEAD is at *@end), or -errno: send it as a chain instead. */
 int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
