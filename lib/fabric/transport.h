@@ -34,20 +34,10 @@
 #define SPARE_BYTES   (64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS (10ull * 1000000) /* node state polled this often */
 
-/* The library's control messages (proto/ctrl.c), by kind: each kind's
- * handler is registered with the transport (handlers.c). */
-enum fc__ctrl_kind {
-	FC__CTRL_RTS = 1,    /* val: the message's length */
-	FC__CTRL_CTS,	     /* val: fabric address to write to; 0: dropped */
-	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
-	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
-	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
-	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
-	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
-	FC__CTRL_REVOKE,  /* val: 0; read no more from the RTS_GET's source */
-	FC__CTRL_REVOKED, /* val: 0; it will be cleared (CTS) instead */
-	FC__CTRL_KINDS
-};
+/* The library's control messages: one packet each, a kind (1 ..
+ * FC__CTRL_KINDS - 1: the protocols number theirs, proto/proto.h) and the
+ * handler a protocol registered for it (handlers.c). */
+#define FC__CTRL_KINDS 16
 
 /* A control message, little-endian: one packet (FC_XFER_F_CTRL). */
 struct fc__ctrl_msg {
@@ -492,7 +482,7 @@ static inline void *fc__proto_state(const struct fc__fabric *fab,
 }
 
 /* handlers.c: a protocol's handler of control messages of @kind */
-void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
+void fc__ctrl_register(struct fc__fabric *fab, unsigned int kind,
 		       fc__ctrl_fn fn);
 
 #endif /* FC_TRANSPORT_H */
