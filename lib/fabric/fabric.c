@@ -546,6 +546,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 	r->status = -EINPROGRESS;
 	r->len = 0;
 	r->submitted = false;
+	r->msg_chain = false;
 	r->lane = 0;
 	r->pio_end = 0;
 	r->orphan = false;
