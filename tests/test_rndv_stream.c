@@ -218,11 +218,28 @@ static void stream(const size_t *sizes, unsigned int n, bool late,
 /* Sizes on both sides of the PIO window's limit (2880) and of the
  * rendezvous threshold, large and small in turn. */
 static const size_t mixed[] = {
-	65536,	     1,		    FC_CHAN_RNDV_MIN, 2880,	65537,
-	2881,	     4096,	    65536,	      FC_CHAN_RNDV_MIN - 1,
-	(1u << 20) + 5,		    100,	      65535,	65536,
-	60,	     65536,	    FC_CHAN_RNDV_MIN + 1,	16384,
-	262147,	     8,		    65536,	      65536,	4097,
+	65536,
+	1,
+	FC_CHAN_RNDV_MIN,
+	2880,
+	65537,
+	2881,
+	4096,
+	65536,
+	FC_CHAN_RNDV_MIN - 1,
+	(1u << 20) + 5,
+	100,
+	65535,
+	65536,
+	60,
+	65536,
+	FC_CHAN_RNDV_MIN + 1,
+	16384,
+	262147,
+	8,
+	65536,
+	65536,
+	4097,
 };
 #define N_MIXED (sizeof(mixed) / sizeof(mixed[0]))
 
@@ -233,7 +250,10 @@ static const size_t mixed[] = {
  */
 static void test_announce_while_writing(void **state)
 {
-	enum { N = 8, LEN = 65536 };
+	enum {
+		N = 8,
+		LEN = 65536
+	};
 	struct fc_req *sr[N], *rr[N];
 	uint8_t *sbuf[N], *rbuf[N];
 	struct fc_chan *tx, *rx;
@@ -261,9 +281,8 @@ static void test_announce_while_writing(void **state)
 	assert_ok(fc_chan_isend(tx, sbuf[0], LEN, &sr[0]));
 	assert_int_equal(rts_pio(bd[0]) - before, 1);
 	fc_progress(bd[1]);
-	for (i = 0; i < 1000 &&
-		    rd(0, FC_PORT_REG(1, FC_PORT_TX_PKTS)) - tx0 < 3;
-	     i++)
+	for (i = 0;
+	     i < 1000 && rd(0, FC_PORT_REG(1, FC_PORT_TX_PKTS)) - tx0 < 3; i++)
 		fc_progress(bd[0]);
 	assert_true(rd(0, FC_PORT_REG(1, FC_PORT_TX_PKTS)) - tx0 >= 3);
 	/* its fence needs the receiver, which has not run since */
@@ -295,8 +314,12 @@ static void test_mixed_order(void **state)
 static void test_boundaries(void **state)
 {
 	static const size_t each[] = {
-		FC_CHAN_RNDV_MIN - 1, FC_CHAN_RNDV_MIN, FC_CHAN_RNDV_MIN + 1,
-		65535,		      65536,		65537,
+		FC_CHAN_RNDV_MIN - 1,
+		FC_CHAN_RNDV_MIN,
+		FC_CHAN_RNDV_MIN + 1,
+		65535,
+		65536,
+		65537,
 		262147,
 	};
 	size_t sizes[20];
@@ -363,8 +386,7 @@ int main(void)
 	};
 	int rc;
 
-	rc = cmocka_run_group_tests_name("rndv_stream", tests, setup,
-					 teardown);
+	rc = cmocka_run_group_tests_name("rndv_stream", tests, setup, teardown);
 	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
 		return EXIT_SKIP;
 	return rc;

@@ -28,8 +28,8 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s = fc__src_get(fab, port, node);
-	struct fc__msg *m =
-		s ? calloc(1, sizeof(*m) + sizeof(struct rmsg)) : NULL;
+	struct fc__msg *m = s ? calloc(1, sizeof(*m) + sizeof(struct rmsg)) :
+				NULL;
 	struct rmsg *rm;
 
 	if (!m) {
