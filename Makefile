@@ -239,6 +239,8 @@ $(B)/tests/test_topology: INC := -Itopo
 $(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
 # test_rndv_get: a pair made in process, and the counter of reads.
 $(B)/tests/test_rndv_get: INC := -Iemu -Itopo -Imodel -Ilib/core
+# test_rndv_stream: a pair made in process, and the counter of announcements.
+$(B)/tests/test_rndv_stream: INC := -Iemu -Itopo -Imodel -Ilib/core
 # test_eager: a pair made in process, and the counter of straight receives.
 $(B)/tests/test_eager: INC := -Iemu -Itopo -Imodel -Ilib/core
 

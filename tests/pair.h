@@ -24,10 +24,12 @@ static struct fc_dev *bd[2];
 static struct fc_world world[2];
 
 /*
- * Open both boards (bd[], world[]); the cluster, if made, is @prefix-PID.
+ * Open both boards (bd[], world[]); the cluster, if made, is @prefix-PID,
+ * its link with @faults (NULL: none).
  * RETURN VALUE: 0 open, or nothing to pair (bd[] NULL); -1 failed (said).
  */
-static int pair_open(const char *prefix)
+static int pair_open_faults(const char *prefix,
+			    const struct fcemu_faults *faults)
 {
 	const char *pair = getenv("FPGACOMM_TEST_PAIR");
 	const char *one = getenv("FPGACOMM_TEST_DEVICE");
@@ -56,7 +58,7 @@ static int pair_open(const char *prefix)
 		fcemu_cluster_unlink(cluster);
 		if (fc_topo_parse("full:2", &t))
 			return -1;
-		rc = fcemu_cluster_create(&c, cluster, &t, NULL);
+		rc = fcemu_cluster_create(&c, cluster, &t, faults);
 		if (rc) {
 			print_message("cluster %s: %s\n", cluster,
 				      fc_strerror(rc));
@@ -77,6 +79,11 @@ static int pair_open(const char *prefix)
 		}
 	}
 	return 0;
+}
+
+static inline int pair_open(const char *prefix)
+{
+	return pair_open_faults(prefix, NULL);
 }
 
 /* Close what pair_open() opened, and remove the cluster it made. */

@@ -2,7 +2,7 @@
 /*
  * What the channels did with callers' buffers, per device: counted by
  * lib/chan/chan.c, lib/fabric/fabric.c, lib/fabric/fabric_rx.c and
- * lib/core/mem.c for tests and benchmarks
+ * lib/core/mem.c, lib/proto/rndv.c for tests and benchmarks
  * (tests/test_coll_mem.c tells by them that a collective on fc_mem
  * buffers copied and registered nothing), never used for decisions.
  */
@@ -26,6 +26,9 @@ struct fc__chan_stats {
 	/* messages of more than one packet a blocking receive copied
 	 * straight from the event queue into its buffer (no request) */
 	uint64_t straight;
+	/* rendezvous announcements (RTS) that went through the PIO window,
+	 * no chain (also while writes to their node were out) */
+	uint64_t rts_pio;
 };
 
 /* A snapshot of @dev's counters into *@out. */

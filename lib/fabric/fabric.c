@@ -152,8 +152,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->sendq_head);
 	free_req_list(fab->fly_head);
 	free_req_list(fab->pio_head);
-	if (fab->up.rndv_fini)
-		fab->up.rndv_fini(fab);
 	for (p = 0; p < FC__PROTO_IDS; p++)
 		if (fab->proto[p].fini)
 			fab->proto[p].fini(fab, fab->proto[p].state);
@@ -243,10 +241,40 @@ void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 		fc__req_free(r);
 }
 
+/* Does @r's chain send a channel message (data or control)? Its order
+ * against the channel's other messages is kept; remote writes' is not. */
+static bool chain_has_msg(const struct fc_req *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->xfers[i].dst.space == FC_SPACE_FABRIC &&
+		    FC_FABRIC_REGION(r->xfers[i].dst.addr) == FC_REGION_CHAN)
+			return true;
+	return false;
+}
+
+/* A chain request to its node queued, or off the queue and the board. */
+static void node_chain_add(struct fc__fabric *fab, struct fc_req *r)
+{
+	fab->node_chains[r->node]++;
+	r->msg_chain = chain_has_msg(r);
+	if (r->msg_chain)
+		fab->node_msg_chains[r->node]++;
+}
+
+static void node_chain_drop(struct fc__fabric *fab, struct fc_req *r)
+{
+	fab->node_chains[r->node]--;
+	if (r->msg_chain)
+		fab->node_msg_chains[r->node]--;
+	r->msg_chain = false;
+}
+
 void fc__req_queue(struct fc__fabric *fab, struct fc_req *r)
 {
 	fc__req_append(&fab->sendq_head, &fab->sendq_tail, r);
-	fab->node_chains[r->node]++;
+	node_chain_add(fab, r);
 	if (r->type == FC__REQ_PUT)
 		fab->puts++;
 }
@@ -370,7 +398,7 @@ static bool submit_queued(struct fc_dev *dev)
 			if (fab->sendq_tail == r)
 				fab->sendq_tail = prev;
 			if (ret) {
-				fab->node_chains[r->node]--;
+				node_chain_drop(fab, r);
 				fc__req_end(dev, r, ret);
 				continue;
 			}
@@ -409,7 +437,7 @@ static bool reap(struct fc_dev *dev)
 		*pp = r->next;
 		moved = true;
 		lane_put(fab, r);
-		fab->node_chains[r->node]--;
+		node_chain_drop(fab, r);
 		fc__req_end(dev, r, ret == -ENOENT ? -EIO : ret);
 	}
 	fab->fly_tail = last;
@@ -518,6 +546,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 	r->status = -EINPROGRESS;
 	r->len = 0;
 	r->submitted = false;
+	r->msg_chain = false;
 	r->lane = 0;
 	r->pio_end = 0;
 	r->orphan = false;
@@ -647,7 +676,7 @@ static void sendq_remove(struct fc__fabric *fab, struct fc_req *r)
 			if (fab->sendq_tail == r)
 				fab->sendq_tail = prev;
 			r->next = NULL;
-			fab->node_chains[r->node]--;
+			node_chain_drop(fab, r);
 			if (r->type == FC__REQ_PUT)
 				fab->puts--;
 			return;

@@ -62,14 +62,8 @@ static void posted_pop(struct fc__src *s)
 		s->posted_tail = NULL;
 }
 
-static void deliver(struct fc__fabric *fab, struct fc__port *pt,
-		    struct fc__msg *m, struct fc_req *r)
+static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 {
-	if (m->state != FC__MSG_DATA) {
-		/* A rendezvous message: not ready, or in a buffer of its own. */
-		fab->up.msg_deliver(pt, m, r);
-		return;
-	}
 	r->len = m->len;
 	if (m->len > r->cap) {
 		r->status = -EMSGSIZE;
@@ -82,9 +76,10 @@ static void deliver(struct fc__fabric *fab, struct fc__port *pt,
 }
 
 /*
- * Hand queued messages to posted receives, oldest to oldest. A message
- * announced by rendezvous and not yet cleared is cleared into the receive
- * it meets (up.msg_clear); one still landing holds up those behind it.
+ * Hand queued messages to posted receives, oldest to oldest. A protocol's
+ * message (announced by rendezvous, say) goes to its protocol with the
+ * receive it meets (up.msg_take), unless the protocol says it is not ready
+ * (still landing): then it holds up those behind it.
  */
 void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 {
@@ -94,20 +89,20 @@ void fc__src_match(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 		struct fc__msg *m = s->q_head;
 		struct fc_req *r = s->posted_head;
 
-		if (m->state == FC__MSG_LANDING)
+		if (m->proto && !fab->up.msg_ready(m))
 			break;
 		s->q_head = m->next;
 		if (!s->q_head)
 			s->q_tail = NULL;
 		posted_pop(s);
 		r->next = NULL;
-		if (m->state == FC__MSG_DEFERRED) {
-			fab->up.msg_clear(fab->dev, port, s, m, r);
+		if (m->proto) {
+			fab->up.msg_take(fab->dev, port, s, m, r);
 			continue;
 		}
-		if (m->state == FC__MSG_DATA && fab->up.consumed)
+		if (fab->up.consumed)
 			fab->up.consumed(fab->dev, port, s, m->len);
-		deliver(fab, pt, m, r);
+		deliver(pt, m, r);
 	}
 	if (fab->up.msg_land)
 		fab->up.msg_land(fab->dev, port, s);
@@ -130,6 +125,7 @@ int fc__src_detach_req(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 			return -ENOMEM;
 		memcpy(m->data, r->buf, s->cur_len);
 		m->len = s->cur_len;
+		m->proto = NULL;
 		s->cur = (uint8_t *)m;
 		s->cur_cap = cap;
 		pt->buffered += s->cur_len;
@@ -214,7 +210,7 @@ void fc__src_finish(struct fc__fabric *fab, uint32_t port, struct fc__src *s)
 	} else if (s->cur && !s->drop) {
 		m = fc__src_msg(s);
 		m->len = s->cur_len;
-		m->state = FC__MSG_DATA;
+		m->proto = NULL;
 		fc__src_queue(s, m);
 	} else {
 		free(s->cur);
@@ -260,7 +256,7 @@ int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
 {
 	struct fc__msg *m = s->q_head;
 
-	if (m->state != FC__MSG_DATA || m->len > cap)
+	if (m->proto || m->len > cap)
 		return -EAGAIN;
 	s->q_head = m->next;
 	if (!s->q_head)

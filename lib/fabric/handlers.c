@@ -10,10 +10,11 @@
 
 #include "transport_internal.h"
 
-void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
+void fc__ctrl_register(struct fc__fabric *fab, unsigned int kind,
 		       fc__ctrl_fn fn)
 {
-	fab->ctrl[kind] = fn;
+	if (kind && kind < FC__CTRL_KINDS)
+		fab->ctrl[kind] = fn;
 }
 
 void fc__ctrl_take(struct fc_dev *dev, uint32_t port, uint32_t node,

@@ -34,20 +34,10 @@
 #define SPARE_BYTES   (64ull << 20)	/* ... and at most this much */
 #define PEER_CHECK_NS (10ull * 1000000) /* node state polled this often */
 
-/* The library's control messages (proto/ctrl.c), by kind: each kind's
- * handler is registered with the transport (handlers.c). */
-enum fc__ctrl_kind {
-	FC__CTRL_RTS = 1,    /* val: the message's length */
-	FC__CTRL_CTS,	     /* val: fabric address to write to; 0: dropped */
-	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
-	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
-	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
-	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
-	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
-	FC__CTRL_REVOKE,  /* val: 0; read no more from the RTS_GET's source */
-	FC__CTRL_REVOKED, /* val: 0; it will be cleared (CTS) instead */
-	FC__CTRL_KINDS
-};
+/* The library's control messages: one packet each, a kind (1 ..
+ * FC__CTRL_KINDS - 1: the protocols number theirs, proto/proto.h) and the
+ * handler a protocol registered for it (handlers.c). */
+#define FC__CTRL_KINDS 16
 
 /* A control message, little-endian: one packet (FC_XFER_F_CTRL). */
 struct fc__ctrl_msg {
@@ -61,23 +51,17 @@ struct fc_dev;
 typedef void (*fc__ctrl_fn)(struct fc_dev *dev, uint32_t port, uint32_t node,
 			    uint32_t cookie, uint64_t val);
 
-/* A queued message that came by rendezvous (rndv.c) is in one of these. */
-enum fc__msg_state {
-	FC__MSG_DATA,	  /* eager: data[] holds it */
-	FC__MSG_DEFERRED, /* announced (RTS), nowhere to land yet */
-	FC__MSG_LANDING,  /* cleared (CTS) into @land, FIN due */
-	FC__MSG_LANDED,	  /* in @land */
-};
-
+/*
+ * A queued message: plain data (@proto NULL, the bytes in data[]), or one a
+ * protocol keeps (rendezvous: announced, landing, landed), whose state is
+ * the protocol's own, at @proto inside the message's block (data[]), so
+ * that freeing the message frees it. The matching asks the protocol what
+ * to do with such a message (fc__upcalls: msg_ready, msg_take).
+ */
 struct fc__msg {
 	struct fc__msg *next;
 	size_t len;
-	enum fc__msg_state state;
-	uint32_t cookie; /* rendezvous: the sender's name for it */
-	uint64_t raddr;	 /* DEFERRED: where it may be read (RTS_GET), or 0 */
-	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
-	int status;	     /* LANDED: 0, or the sender's error */
-	uint64_t land_at_ns; /* DEFERRED: landed from then on */
+	void *proto;
 	uint8_t data[];
 };
 
@@ -100,6 +84,7 @@ struct fc_req {
 	size_t len;	      /* RECV: the message's length */
 	/* SEND, PUT */
 	bool submitted;	  /* its chain or its PIO packets are the board's */
+	bool msg_chain;	  /* queued: its chain carries channel messages */
 	uint8_t lane;	  /* submitted as a chain: on this lane */
 	uint32_t pio_end; /* PIO: taken once FC_PIO_HEAD is here */
 	bool orphan;	  /* given up by its caller: free when ended */
@@ -142,6 +127,7 @@ struct fc_req {
 enum fc__proto_id {
 	FC__PROTO_CREDIT,  /* end-to-end credits and the greeting (credit.c) */
 	FC__PROTO_BARRIER, /* the barrier's channels and count (barrier.c) */
+	FC__PROTO_RNDV,	   /* rendezvous (proto/rndv*.c) */
 	FC__PROTO_IDS
 };
 
@@ -224,20 +210,19 @@ struct fc__upcalls {
 		      unsigned int *n);
 	int (*withdraw)(struct fc_dev *dev, struct fc_req *r, bool orphan);
 	/*
-	 * ... and its queued messages that are not plain data: landed @m,
-	 * off the queue, to receive @r; announced @m, off the queue, cleared
-	 * into posted receive @r; announced ones nobody asked for landed in
-	 * library buffers while the port may keep that much.
+	 * ... and its queued messages (m->proto set): may @m be handed to a
+	 * receive now (false: it holds up those behind it)? @m, off the
+	 * queue, to posted receive @r (its data, or the protocol's next
+	 * step: a clear); those nobody asked for landed in library buffers
+	 * while the port may keep that much.
 	 */
-	void (*msg_deliver)(struct fc__port *pt, struct fc__msg *m,
-			    struct fc_req *r);
-	void (*msg_clear)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-			  struct fc__msg *m, struct fc_req *r);
+	bool (*msg_ready)(const struct fc__msg *m);
+	void (*msg_take)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+			 struct fc__msg *m, struct fc_req *r);
 	void (*msg_land)(struct fc_dev *dev, uint32_t port, struct fc__src *s);
 	/* From progress once fc__fabric.land_due_ns has come: msg_land()
 	 * for every source, since no arrival may call it meanwhile. */
 	void (*msg_land_due)(struct fc_dev *dev);
-	void (*rndv_fini)(struct fc__fabric *fab);
 	/*
 	 * End-to-end credits (credit.c): a message of @len bytes from @s was
 	 * handed to a receive or dropped; send @r, counted, ended without
@@ -287,6 +272,9 @@ struct fc__fabric {
 	int8_t node_lane[FC_MAX_NODES]; /* the lane a node holds, or -1 */
 	/* chain requests to each node, queued or in flight */
 	uint16_t node_chains[FC_MAX_NODES];
+	/* ... of them, those carrying channel messages (an announcement may
+	 * pass the others, remote writes and reads, but not these) */
+	uint16_t node_msg_chains[FC_MAX_NODES];
 	/* sends in the PIO window the board has not taken yet, oldest first */
 	struct fc_req *pio_head, *pio_tail;
 	/* freed requests, reused: a message costs no allocation */
@@ -299,7 +287,6 @@ struct fc__fabric {
 	size_t rndv_min;
 	/* the earliest a message nobody asked for is landed; 0: none waits */
 	uint64_t land_due_ns;
-	void *rndv; /* the rendezvous protocol's own state (proto/rndv.c) */
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c) */
@@ -495,7 +482,7 @@ static inline void *fc__proto_state(const struct fc__fabric *fab,
 }
 
 /* handlers.c: a protocol's handler of control messages of @kind */
-void fc__ctrl_register(struct fc__fabric *fab, enum fc__ctrl_kind kind,
+void fc__ctrl_register(struct fc__fabric *fab, unsigned int kind,
 		       fc__ctrl_fn fn);
 
 #endif /* FC_TRANSPORT_H */

@@ -110,8 +110,10 @@ int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
 {
 	int ret;
 
-	/* in order: only where no chain to @node is queued or running */
-	if (dev->fab->node_chains[node])
+	/* in order: only where no chain with channel messages to @node is
+	 * queued or running (remote writes and reads it may pass: a stream
+	 * of large messages announces the next while the last is written) */
+	if (dev->fab->node_msg_chains[node])
 		return -EAGAIN;
 	ret = ctrl_pio(dev, node, port, kind, cookie, val, end);
 	if (ret)

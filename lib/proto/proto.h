@@ -10,6 +10,23 @@
 
 #include "transport.h"
 
+/* The protocols' control messages (ctrl.c), by kind (below
+ * FC__CTRL_KINDS): each kind's handler is registered with the transport
+ * (fc__ctrl_register). */
+enum fc__ctrl_kind {
+	FC__CTRL_RTS = 1,    /* val: the message's length */
+	FC__CTRL_CTS,	     /* val: fabric address to write to; 0: dropped */
+	FC__CTRL_FIN,	     /* val: 0, or the write's -errno */
+	FC__CTRL_CREDIT,     /* val: bytes consumed from the sender, total */
+	FC__CTRL_CREDIT_ASK, /* val: bytes sent, total */
+	FC__CTRL_RTS_GET,    /* val: source offset | (length - 1) << 40 */
+	FC__CTRL_GOT,	     /* val: 0, or the read's -errno */
+	FC__CTRL_REVOKE,  /* val: 0; read no more from the RTS_GET's source */
+	FC__CTRL_REVOKED, /* val: 0; it will be cleared (CTS) instead */
+	FC__CTRL_LAST = FC__CTRL_REVOKED
+};
+_Static_assert(FC__CTRL_LAST < FC__CTRL_KINDS, "the transport's table");
+
 /* eager.c: channel messages below rendezvous's threshold. Messages up to
  * PIO_MAX_MSG go through the PIO window when they can:
  * fc__eager_send_now() writes them, then fc__pio_sent() ends or queues
@@ -71,7 +88,8 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 		  enum fc__ctrl_kind kind, uint32_t cookie, uint64_t val);
 
 /* A control message that keeps its place (an announcement) through the
- * PIO window, where no chain to @node is queued or running: as
+ * PIO window, where no chain to @node carrying channel messages is queued
+ * or running (remote writes and reads may be): as
  * fc__pio_write(), 2 taken by the board already, 1 written (taken once
  * FC_PIO_HEAD is at *@end), or -errno: send it as a chain instead. */
 int fc__ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,

@@ -130,6 +130,7 @@ int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 				 val, &end) :
 		    -EAGAIN;
 	if (ret > 0) {
+		fc__stat_inc(&dev->stats.rts_pio);
 		r->submitted = true;
 		r->pio_end = end;
 		if (ret == 2)

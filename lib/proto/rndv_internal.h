@@ -67,7 +67,31 @@ static inline enum rstate st(const struct fc_req *r)
 	return r->proto ? RQ(r)->state : FC__RNDV_NONE;
 }
 
-/* What rendezvous keeps per board (fab->rndv): no other layer sees it. */
+/* Where a message announced to this receiver is (struct rmsg). */
+enum mstate {
+	MSG_DEFERRED, /* announced (RTS), nowhere to land yet */
+	MSG_LANDING,  /* cleared (CTS) into @land, FIN due */
+	MSG_LANDED,   /* in @land */
+};
+
+/* What rendezvous keeps of a queued message it announced (m->proto, in
+ * the message's own block: see msg_new()). */
+struct rmsg {
+	enum mstate state;
+	uint32_t cookie; /* the sender's name for it */
+	uint64_t raddr;	 /* DEFERRED: where it may be read (RTS_GET), or 0 */
+	struct fc_mem *land; /* LANDING, LANDED: the library's buffer */
+	int status;	     /* LANDED: 0, or the sender's error */
+	uint64_t land_at_ns; /* DEFERRED: landed from then on */
+};
+
+static inline struct rmsg *RM(const struct fc__msg *m)
+{
+	return m->proto;
+}
+
+/* What rendezvous keeps per board (fab->proto[FC__PROTO_RNDV]): no other
+ * layer sees it. */
 struct rndv {
 	/* receivers read announced messages up to this long (RTS_GET);
 	 * 0: never */
@@ -85,7 +109,7 @@ struct rndv {
 
 static inline struct rndv *RV(const struct fc__fabric *fab)
 {
-	return fab->rndv;
+	return fc__proto_state(fab, FC__PROTO_RNDV);
 }
 
 /* ---- rndv.c ---- */
@@ -123,9 +147,9 @@ void fc__rv_on_rts_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 void fc__rv_on_rts_get_ctrl(struct fc_dev *dev, uint32_t port, uint32_t node,
 			    uint32_t cookie, uint64_t val);
 /* A message matched, kept, or due to be landed (the transport's calls). */
-void fc__rv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-		  struct fc__msg *m, struct fc_req *r);
-void fc__rv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r);
+bool fc__rv_msg_ready(const struct fc__msg *m);
+void fc__rv_msg_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		     struct fc__msg *m, struct fc_req *r);
 void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s);
 void fc__rv_land_due(struct fc_dev *dev);
 

@@ -28,18 +28,23 @@ static void on_rts(struct fc_dev *dev, uint32_t port, uint32_t node,
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__src *s = fc__src_get(fab, port, node);
-	struct fc__msg *m = s ? calloc(1, sizeof(*m)) : NULL;
+	struct fc__msg *m = s ? calloc(1, sizeof(*m) + sizeof(struct rmsg)) :
+				NULL;
+	struct rmsg *rm;
 
 	if (!m) {
 		/* Tell the sender, or it would wait for ever. */
 		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, cookie, 0);
 		return;
 	}
-	m->state = FC__MSG_DEFERRED;
-	m->cookie = cookie;
-	m->raddr = raddr;
+	/* its state in its own block: freed with it, wherever that is */
+	rm = (struct rmsg *)m->data;
+	m->proto = rm;
 	m->len = len;
-	m->land_at_ns = fc__now_ns() + land_wait_ns(fab, len);
+	rm->state = MSG_DEFERRED;
+	rm->cookie = cookie;
+	rm->raddr = raddr;
+	rm->land_at_ns = fc__now_ns() + land_wait_ns(fab, len);
 	fc__src_queue(s, m);
 	fc__src_match(fab, port, s);
 }
@@ -68,24 +73,24 @@ static int start_get(struct fc_dev *dev, uint32_t port, struct fc_req *r,
 	memset(x, 0, n * sizeof(*x));
 	for (i = 0, off = 0; i < n; i++, off += piece) {
 		x[i].src.space = FC_SPACE_FABRIC;
-		x[i].src.addr = m->raddr + off;
+		x[i].src.addr = RM(m)->raddr + off;
 		x[i].dst = fc_host(r->umem, r->umem_off + off);
 		x[i].len = m->len - off < piece ? m->len - off : piece;
 	}
 	r->xfers = x;
 	r->n = n;
 	RQ(r)->state = FC__RNDV_GET;
-	RQ(r)->cookie = m->cookie;
+	RQ(r)->cookie = RM(m)->cookie;
 	r->port = port;
 	fc__stat_inc(&dev->stats.rgets);
 	fc__rv_data_queue(dev->fab, r);
 	return 0;
 }
 
-void fc__rv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
-		  struct fc__msg *m, struct fc_req *r)
+static void clear(struct fc_dev *dev, uint32_t port, struct fc__msg *m,
+		  struct fc_req *r)
 {
-	uint32_t node = r->node;
+	uint32_t node = r->node, cookie = RM(m)->cookie;
 	uint64_t addr = 0;
 	int ret = 0;
 
@@ -96,7 +101,7 @@ void fc__rv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	} else {
 		/* straight into the caller's registration where it has one */
 		ret = fc__req_umem_get(dev, r, r->buf, m->len, true);
-		if (!ret && m->raddr && !start_get(dev, port, r, m)) {
+		if (!ret && RM(m)->raddr && !start_get(dev, port, r, m)) {
 			free(m);
 			return;
 		}
@@ -108,11 +113,11 @@ void fc__rv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		ret = fc__rv_rq_new(r);
 	if (!ret) {
 		RQ(r)->state = FC__RNDV_LAND;
-		RQ(r)->cookie = m->cookie;
+		RQ(r)->cookie = cookie;
 		r->port = port;
 		RQ(r)->rnext = RV(dev->fab)->landing;
 		RV(dev->fab)->landing = r;
-		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie,
+		ret = fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, cookie,
 				      addr);
 		if (ret) {
 			RV(dev->fab)->landing = RQ(r)->rnext;
@@ -122,21 +127,39 @@ void fc__rv_clear(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 	if (ret) {
 		fc__req_umem_put(dev, r);
 		/* No address: the sender drops it (and must hear so). */
-		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, m->cookie, 0);
+		fc__ctrl_answer(dev, node, port, FC__CTRL_CTS, cookie, 0);
 		r->status = ret;
 	}
 	free(m);
 }
 
-void fc__rv_deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
+static void deliver(struct fc__port *pt, struct fc__msg *m, struct fc_req *r)
 {
+	struct rmsg *rm = RM(m);
+
 	r->len = m->len;
-	r->status = m->status ? m->status : m->len > r->cap ? -EMSGSIZE : 0;
+	r->status = rm->status ? rm->status : m->len > r->cap ? -EMSGSIZE : 0;
 	if (!r->status)
-		memcpy(r->buf, m->land->addr, m->len);
+		memcpy(r->buf, rm->land->addr, m->len);
 	pt->buffered -= m->len;
-	fc__spare_put(r->dev, m->land);
+	fc__spare_put(r->dev, rm->land);
 	free(m);
+}
+
+/* A message still landing holds up those behind it. */
+bool fc__rv_msg_ready(const struct fc__msg *m)
+{
+	return RM(m)->state != MSG_LANDING;
+}
+
+/* Announced: cleared into @r; landed: copied into it. */
+void fc__rv_msg_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
+		     struct fc__msg *m, struct fc_req *r)
+{
+	if (RM(m)->state == MSG_DEFERRED)
+		clear(dev, port, m, r);
+	else
+		deliver(dev->fab->ports[port], m, r);
 }
 
 void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s)
@@ -147,29 +170,31 @@ void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 	uint64_t addr, now = 0;
 
 	for (m = s->q_head; m; m = m->next) {
-		if (m->state != FC__MSG_DEFERRED)
+		struct rmsg *rm = RM(m);
+
+		if (!rm || rm->state != MSG_DEFERRED)
 			continue;
 		if (!now)
 			now = fc__now_ns();
-		if (now < m->land_at_ns) {
+		if (now < rm->land_at_ns) {
 			/* its receive may come yet: look again then */
 			if (!fab->land_due_ns ||
-			    m->land_at_ns < fab->land_due_ns)
-				fab->land_due_ns = m->land_at_ns;
+			    rm->land_at_ns < fab->land_due_ns)
+				fab->land_due_ns = rm->land_at_ns;
 			return;
 		}
 		if (pt->buffered + m->len > FC_CHAN_BUFFERED)
 			return; /* the sender waits for a receive */
-		if (fc__spare_get(dev, m->len, &m->land))
+		if (fc__spare_get(dev, m->len, &rm->land))
 			return;
-		if (fc_mem_fabric_addr(dev, m->land, 0, &addr) ||
-		    fc__ctrl_answer(dev, s->node, port, FC__CTRL_CTS, m->cookie,
-				    addr)) {
-			fc__spare_put(dev, m->land);
-			m->land = NULL;
+		if (fc_mem_fabric_addr(dev, rm->land, 0, &addr) ||
+		    fc__ctrl_answer(dev, s->node, port, FC__CTRL_CTS,
+				    rm->cookie, addr)) {
+			fc__spare_put(dev, rm->land);
+			rm->land = NULL;
 			return;
 		}
-		m->state = FC__MSG_LANDING;
+		rm->state = MSG_LANDING;
 		pt->buffered += m->len;
 	}
 }
@@ -215,9 +240,10 @@ static void on_fin(struct fc_dev *dev, uint32_t port, uint32_t node,
 		return;
 	}
 	for (m = s->q_head; m; m = m->next) {
-		if (m->state == FC__MSG_LANDING && m->cookie == cookie) {
-			m->state = FC__MSG_LANDED;
-			m->status = status;
+		if (RM(m) && RM(m)->state == MSG_LANDING &&
+		    RM(m)->cookie == cookie) {
+			RM(m)->state = MSG_LANDED;
+			RM(m)->status = status;
 			fc__src_match(fab, port, s);
 			return;
 		}
@@ -267,9 +293,11 @@ void fc__rv_on_revoke(struct fc_dev *dev, uint32_t port, uint32_t node,
 	struct fc__msg *m;
 
 	for (m = s ? s->q_head : NULL; m; m = m->next) {
-		if (m->state == FC__MSG_DEFERRED && m->cookie == cookie &&
-		    m->raddr) {
-			m->raddr = 0;
+		struct rmsg *rm = RM(m);
+
+		if (rm && rm->state == MSG_DEFERRED && rm->cookie == cookie &&
+		    rm->raddr) {
+			rm->raddr = 0;
 			fc__ctrl_answer(dev, node, port, FC__CTRL_REVOKED,
 					cookie, 0);
 			return;

@@ -89,15 +89,14 @@ static void free_rlist(struct fc_req *r)
 	}
 }
 
-static void rndv_fini(struct fc__fabric *fab)
+static void rndv_fini(struct fc__fabric *fab, void *state)
 {
-	struct rndv *rv = RV(fab);
+	struct rndv *rv = state;
 
 	free_rlist(rv->cts_wait);
 	free_rlist(rv->data_head);
 	free_rlist(rv->landing);
 	free(rv);
-	fab->rndv = NULL;
 }
 
 /* ---- What the transport and the control messages call ---- */
@@ -105,21 +104,21 @@ static void rndv_fini(struct fc__fabric *fab)
 void fc__rndv_register(struct fc__fabric *fab)
 {
 	struct rndv *rv = calloc(1, sizeof(*rv));
+	const struct fc__proto_slot slot = { .state = rv, .fini = rndv_fini };
 
 	if (!rv) {
 		fab->rndv_min = 0; /* every message eager, then */
 		return;
 	}
-	fab->rndv = rv;
+	fc__proto_register(fab, FC__PROTO_RNDV, &slot);
 	fab->up.chain_ended = fc__rv_chain_ended;
 	fab->up.submit = fc__rv_submit;
 	fab->up.withdraw = rndv_withdraw;
-	fab->up.msg_deliver = fc__rv_deliver;
-	fab->up.msg_clear = fc__rv_clear;
+	fab->up.msg_ready = fc__rv_msg_ready;
+	fab->up.msg_take = fc__rv_msg_take;
 	fab->up.msg_land = fab->rndv_min ? fc__rv_land_deferred : NULL;
 	fab->up.msg_land_due = fc__rv_land_due;
 	rv->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
-	fab->up.rndv_fini = rndv_fini;
 	if (fab->rndv_min && (fab->dev->info.caps & FC_CAP_FABRIC_GET))
 		rv->get_max = fc__env_size(GET_ENV, GET_MAX);
 	fc__ctrl_register(fab, FC__CTRL_RTS, fc__rv_on_rts_ctrl);
