@@ -863,3 +863,21 @@ int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
 {
 	return peer_check(dev, node, false);
 }
+
+int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
+{
+	struct fc__src *s;
+	int state;
+
+	if (!fc__peer_check(dev, node))
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	state = dev->be->node_state(dev, node);
+	pthread_mutex_unlock(&dev->lock);
+	/* Closed in order: its sends were done, and may still be on their
+	 * way; the channel's receives tell when nothing more comes. */
+	if (state != FC__NODE_DEAD)
+		return 0;
+	s = fc__src_find(dev->fab, port, node);
+	return s && s->q_head ? 0 : -EHOSTDOWN;
+}

@@ -433,6 +433,14 @@ static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
 	return fc__peer_check_slow(dev, node);
 }
 
+/*
+ * fc_chan_open()'s check of @node. RETURN VALUE: 0, or -EHOSTDOWN when it
+ * died and nothing it sent on @port waits here: one that closed its board
+ * in order is no reason to refuse (what it sent is delivered; receives
+ * get -EHOSTDOWN once nothing more of it is buffered or on its way).
+ */
+int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port);
+
 /* A send whose packets are in the PIO window: it ends once they are taken. */
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);
 
