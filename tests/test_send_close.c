@@ -18,8 +18,11 @@
  * - a receiver that never opens its channel: the sender's fc_close()
  *   returns 0, with completed sends behind it and with a rendezvous send
  *   still outstanding (its handle then stale);
- * - a sender killed after its sends: a receive waiting for more than was
- *   sent gets -EHOSTDOWN, and a new channel to it is refused.
+ * - a sender killed after its sends (the receiver's channel open
+ *   before): every message, then -EHOSTDOWN for a receive waiting for
+ *   more than was sent; a new channel to it (another port) is refused;
+ * - a sender that exits without fc_close() (a death to the others): the
+ *   receiver's channel, opened after, still gets every message.
  */
 #include <errno.h>
 #include <poll.h>
@@ -151,7 +154,7 @@ static void expect_gone(struct fc_chan *ch, uint8_t *buf)
 	CHECK_RC(fc_chan_send(ch, buf, 1, LONG_MS), -EHOSTDOWN);
 }
 
-enum mode { IDLE, BUSY, NEVER, KILLED };
+enum mode { IDLE, BUSY, NEVER, KILLED, EXITED };
 
 static int sender(enum mode m, int ready_fd)
 {
@@ -182,6 +185,10 @@ static int sender(enum mode m, int ready_fd)
 		send_all(ch, idle_sizes, 9, N_IDLE, buf);
 		raise(SIGKILL);
 		break;
+	case EXITED:
+		/* the program ends without fc_close(): a death to the rest */
+		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		_exit(failures ? 1 : 0);
 	}
 	if (m == NEVER) {
 		/* announced, never cleared: still going at the close */
@@ -233,7 +240,7 @@ static int receiver(enum mode m, int ready_fd, int closed_fd)
 		recv_all(ch, idle_sizes, 9, N_IDLE, buf, want);
 	}
 	expect_gone(ch, buf);
-	if (m == KILLED)
+	if (m == KILLED || m == EXITED)
 		CHECK_RC(fc_chan_open(d, 0, PORT2, 0, &ch2), -EHOSTDOWN);
 	CHECK_RC(fc_chan_close(ch), 0);
 	CHECK_RC(fc_close(d), 0);
@@ -316,6 +323,12 @@ static void test_killed_sender(void **state)
 	run_case(KILLED);
 }
 
+static void test_exit_without_close(void **state)
+{
+	(void)state;
+	run_case(EXITED);
+}
+
 int main(void)
 {
 	const char *tdev = getenv("FPGACOMM_TEST_DEVICE");
@@ -324,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_busy_receiver),
 		cmocka_unit_test(test_never_opened),
 		cmocka_unit_test(test_killed_sender),
+		cmocka_unit_test(test_exit_without_close),
 	};
 
 	printf("test_send_close: messages sent before their sender closed\n");

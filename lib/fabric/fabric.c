@@ -866,6 +866,7 @@ int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
 
 int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
 {
+	unsigned int i, idle;
 	struct fc__src *s;
 	int state;
 
@@ -878,6 +879,10 @@ int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
 	 * way; the channel's receives tell when nothing more comes. */
 	if (state != FC__NODE_DEAD)
 		return 0;
+	/* Died: what the board holds of it is taken first (bounded: the
+	 * fabric holds so much), then it counts if any is for @port. */
+	for (i = 0, idle = 0; i < PEER_OPEN_ROUNDS && idle < 8; i++)
+		idle = fc__progress(dev) ? 0 : idle + 1;
 	s = fc__src_find(dev->fab, port, node);
-	return s && s->q_head ? 0 : -EHOSTDOWN;
+	return s && (s->q_head || s->active) ? 0 : -EHOSTDOWN;
 }
