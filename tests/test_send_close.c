@@ -16,13 +16,18 @@
  * - after the last message, a receive gets -EHOSTDOWN (not -ETIMEDOUT),
  *   and a send to the rank that left -EHOSTDOWN;
  * - a receiver that never opens its channel: the sender's fc_close()
- *   returns 0, with completed sends behind it and with a rendezvous send
- *   still outstanding (its handle then stale);
+ *   returns 0, with completed sends behind it, a send that timed out on
+ *   an engine held for good (given up after a while) and a rendezvous
+ *   send still outstanding (its handle then stale);
  * - a sender killed after its sends (the receiver's channel open
  *   before): every message, then -EHOSTDOWN for a receive waiting for
  *   more than was sent; a new channel to it (another port) is refused;
  * - a sender that exits without fc_close() (a death to the others): the
- *   receiver's channel, opened after, still gets every message.
+ *   receiver's channel, opened after, still gets every message;
+ * - a blocking send that timed out with its chain started (the engine
+ *   held by FC_EMU_FAULT_DMA_STALL, then let go) just before fc_close():
+ *   the board goes on with it, and fc_close() lets it finish: the
+ *   receiver gets it whole after the others.
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,6 +46,7 @@
 #define LONG_MS	   60000 /* a wait that must end by the library's choice */
 #define RANK_ALARM 120	 /* s: a rank that hangs is stopped */
 #define RNDV_LEN   ((1u << 20) + 3)
+#define ORPHAN_LEN 4000 /* a chain, not the PIO window */
 
 static char cluster[48];
 static unsigned int cases;
@@ -154,7 +160,7 @@ static void expect_gone(struct fc_chan *ch, uint8_t *buf)
 	CHECK_RC(fc_chan_send(ch, buf, 1, LONG_MS), -EHOSTDOWN);
 }
 
-enum mode { IDLE, BUSY, NEVER, KILLED, EXITED };
+enum mode { IDLE, BUSY, NEVER, KILLED, EXITED, ORPHAN };
 
 static int sender(enum mode m, int ready_fd)
 {
@@ -189,8 +195,22 @@ static int sender(enum mode m, int ready_fd)
 		/* the program ends without fc_close(): a death to the rest */
 		send_all(ch, idle_sizes, 9, N_IDLE, buf);
 		_exit(failures ? 1 : 0);
+	case ORPHAN:
+		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		/* the engine held: the send times out with its chain started,
+		 * and the board goes on with it, from a copy */
+		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 1), 0);
+		fill(buf, ORPHAN_LEN, 7777);
+		CHECK_RC(fc_chan_send(ch, buf, ORPHAN_LEN, 100), -ETIMEDOUT);
+		memset(buf, 0, ORPHAN_LEN);
+		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 0), 0);
+		break;
 	}
 	if (m == NEVER) {
+		/* a send left to the board that can never end (the engine
+		 * stays held): fc_close() gives it up after a while */
+		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 1), 0);
+		CHECK_RC(fc_chan_send(ch, buf, ORPHAN_LEN, 100), -ETIMEDOUT);
 		/* announced, never cleared: still going at the close */
 		fill(buf, RNDV_LEN, 9999);
 		CHECK_RC(fc_chan_isend(ch, buf, RNDV_LEN, &r), 0);
@@ -238,6 +258,14 @@ static int receiver(enum mode m, int ready_fd, int closed_fd)
 		recv_all(ch, busy_sizes, 8, N_BUSY / 2, buf, want);
 	} else {
 		recv_all(ch, idle_sizes, 9, N_IDLE, buf, want);
+	}
+	if (m == ORPHAN) {
+		len = 0;
+		CHECK_RC(fc_chan_recv(ch, buf, RNDV_LEN, &len, LONG_MS), 0);
+		fill(want, ORPHAN_LEN, 7777);
+		CHECK(len == ORPHAN_LEN && !memcmp(buf, want, ORPHAN_LEN),
+		      "the send that timed out: %zu bytes, or not its own",
+		      len);
 	}
 	expect_gone(ch, buf);
 	if (m == KILLED || m == EXITED)
@@ -323,6 +351,12 @@ static void test_killed_sender(void **state)
 	run_case(KILLED);
 }
 
+static void test_timed_out_send(void **state)
+{
+	(void)state;
+	run_case(ORPHAN);
+}
+
 static void test_exit_without_close(void **state)
 {
 	(void)state;
@@ -338,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_never_opened),
 		cmocka_unit_test(test_killed_sender),
 		cmocka_unit_test(test_exit_without_close),
+		cmocka_unit_test(test_timed_out_send),
 	};
 
 	printf("test_send_close: messages sent before their sender closed\n");

@@ -127,6 +127,44 @@ static void free_src(struct fc__fabric *fab, struct fc__src *s)
  * freed (channels and requests the caller still has become invalid); the
  * buffers go with the device's other registered memory.
  */
+/*
+ * Before fc_close() lets go of the board: the requests nobody waits for
+ * (a blocking send that timed out going on from a copy, the library's
+ * detached messages, rendezvous answers and FINs) were promised to go on,
+ * so they finish first. Bounded: it stops when none has ended for
+ * LINGER_QUIET_NS (their peer does not take them: gone, or not reading),
+ * and after LINGER_MAX_NS whatever happens.
+ */
+void fc__fabric_linger(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint64_t start, now, last;
+	unsigned int left, round = 0;
+
+	if (!fab)
+		return;
+	fc__fab_lock(fab);
+	start = last = fc__now_ns();
+	left = fab->orphans;
+	while (fab->orphans) {
+		if (fc__progress(dev)) {
+			round = 0;
+		} else {
+			fc__fab_unlock(fab);
+			fc__backoff_dev(dev, &round, fc__now_ns());
+			fc__fab_lock(fab);
+		}
+		now = fc__now_ns();
+		if (fab->orphans < left) {
+			left = fab->orphans;
+			last = now;
+		}
+		if (now - last >= LINGER_QUIET_NS || now - start >= LINGER_MAX_NS)
+			break;
+	}
+	fc__fab_unlock(fab);
+}
+
 void fc__fabric_fini(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -605,6 +643,8 @@ void fc__req_free(struct fc_req *r)
 	fc__handle_put(r);
 	if (r->chan)
 		r->chan->reqs--;
+	if (r->orphan)
+		fab->orphans--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
 	if (__builtin_expect(r->proto != NULL, 0)) {
@@ -706,6 +746,8 @@ void fc__req_disown(struct fc_req *r)
 	if (r->chan)
 		r->chan->reqs--;
 	r->chan = NULL;
+	if (!r->orphan)
+		r->dev->fab->orphans++;
 	r->orphan = true;
 }
 

@@ -293,6 +293,9 @@ struct fc__fabric {
 	struct fc_req *req_cache;
 	unsigned int req_cached;
 	unsigned int puts; /* put requests not yet ended */
+	/* requests nobody waits for (orphan), not yet ended: fc_close()
+	 * lets them finish (fc__fabric_linger) */
+	unsigned int orphans;
 	int put_error;	   /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
 	/* rendezvous: from this length on (0: never; the backend's) */
@@ -473,7 +476,8 @@ int fc__req_cancel(struct fc_req *req);
 int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
 void fc__req_orphan(struct fc_req *req);
-/* Nobody waits for @req any more: its channel lets go, its end frees it. */
+/* Nobody waits for @req any more: its channel lets go, its end frees it
+ * (counted in fab->orphans until then). */
 void fc__req_disown(struct fc_req *req);
 
 /* chain.c: a chain to @dst from @src, queued; @len bytes at @buf staged

@@ -15,6 +15,8 @@
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
 #define PEER_GRACE_POLLS   64 /* ... and look this often at least */
 #define PEER_OPEN_ROUNDS   256 /* progress at most, opening to a dead one */
+#define LINGER_QUIET_NS	   (1000ull * 1000000)	/* fc_close: none ended */
+#define LINGER_MAX_NS	   (10000ull * 1000000) /* ... nor longer in all */
 #define REQ_CACHE	   32 /* ended requests kept for the next */
 #define REQ_PREFILL	   4  /* ... and made at open */
 
