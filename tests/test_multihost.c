@@ -745,10 +745,10 @@ static void test_relay_closed(void **state)
 
 /* ---- a rank that sends and closes at once, across hosts ---- */
 
-#define SC_MSGS	 100
-#define SC_BIG	 ((256u << 10) + 5) /* rendezvous: RMA between the hosts */
-#define SC_FLAG	 "/tmp/fpgacomm-hosts/sendclose-closed" /* seen by both */
-#define SC_LEN(i) ((i) == SC_MSGS ? SC_BIG : 1 + ((size_t)(i) * 977) % 4000)
+#define SC_MSGS	  100
+#define SC_BIG	  ((256u << 10) + 5) /* rendezvous: RMA between the hosts */
+#define SC_FLAG	  "/tmp/fpgacomm-hosts/sendclose-closed" /* seen by both */
+#define SC_LEN(i) ((i) == SC_MSGS ? SC_BIG : 1 + ((size_t)(i)*977) % 4000)
 
 /*
  * "sendclose", full:2 over 2 hosts: rank 0 sends small messages and a
@@ -822,8 +822,8 @@ static int run_sendclose(void)
 
 static void test_send_then_close(void **state)
 {
-	char *args[] = { run_path,    "--hosts", "2",	    "-t",
-			 "full:2", "--",	 self_path, NULL };
+	char *args[] = { run_path, "--hosts", "2",	 "-t",
+			 "full:2", "--",      self_path, NULL };
 	char *env[] = { "MH_WORK=sendclose", NULL };
 	static struct result r;
 

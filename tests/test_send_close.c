@@ -53,11 +53,13 @@ static unsigned int cases;
 
 /* Message @i's length in each case: PIO sizes, packet edges, chains. */
 static const size_t idle_sizes[] = { 1, 8, 59, 60, 61, 200, 1000, 2880, 4000 };
-static const size_t busy_sizes[] = { 1,	   61,	  2880,	 2881,
-				     4096, 9000,  20000, 32767 };
+static const size_t busy_sizes[] = {
+	1, 61, 2880, 2881, 4096, 9000, 20000, 32767
+};
 
-#define N_IDLE 36  /* about 20 KiB: what the fabric holds unread */
-#define N_BUSY 240 /* about 2 MiB: within a channel's credit */
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+#define N_IDLE	36  /* about 20 KiB: what the fabric holds unread */
+#define N_BUSY	240 /* about 2 MiB: within a channel's credit */
 
 static void fill(uint8_t *p, size_t len, uint32_t salt)
 {
@@ -160,7 +162,14 @@ static void expect_gone(struct fc_chan *ch, uint8_t *buf)
 	CHECK_RC(fc_chan_send(ch, buf, 1, LONG_MS), -EHOSTDOWN);
 }
 
-enum mode { IDLE, BUSY, NEVER, KILLED, EXITED, ORPHAN };
+enum mode {
+	IDLE,
+	BUSY,
+	NEVER,
+	KILLED,
+	EXITED,
+	ORPHAN
+};
 
 static int sender(enum mode m, int ready_fd)
 {
@@ -179,24 +188,24 @@ static int sender(enum mode m, int ready_fd)
 	switch (m) {
 	case IDLE:
 	case NEVER:
-		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		break;
 	case BUSY:
-		send_all(ch, busy_sizes, 8, N_BUSY / 2, buf);
+		send_all(ch, busy_sizes, N_OF(busy_sizes), N_BUSY / 2, buf);
 		fill(buf, RNDV_LEN, 9999);
 		CHECK_RC(fc_chan_send(ch, buf, RNDV_LEN, LONG_MS), 0);
-		send_all(ch, busy_sizes, 8, N_BUSY / 2, buf);
+		send_all(ch, busy_sizes, N_OF(busy_sizes), N_BUSY / 2, buf);
 		break;
 	case KILLED:
-		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		raise(SIGKILL);
 		break;
 	case EXITED:
 		/* the program ends without fc_close(): a death to the rest */
-		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		_exit(failures ? 1 : 0);
 	case ORPHAN:
-		send_all(ch, idle_sizes, 9, N_IDLE, buf);
+		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		/* the engine held: the send times out with its chain started,
 		 * and the board goes on with it, from a copy */
 		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 1), 0);
@@ -248,16 +257,17 @@ static int receiver(enum mode m, int ready_fd, int closed_fd)
 	if (!ch)
 		return 1;
 	if (m == BUSY) {
-		recv_all(ch, busy_sizes, 8, N_BUSY / 2, buf, want);
-		CHECK_RC(fc_chan_recv(ch, buf, RNDV_LEN + 1, &len, LONG_MS),
-			 0);
+		recv_all(ch, busy_sizes, N_OF(busy_sizes), N_BUSY / 2, buf,
+			 want);
+		CHECK_RC(fc_chan_recv(ch, buf, RNDV_LEN + 1, &len, LONG_MS), 0);
 		CHECK(len == RNDV_LEN, "rendezvous message: %zu bytes", len);
 		fill(want, RNDV_LEN, 9999);
 		CHECK(!memcmp(buf, want, RNDV_LEN),
 		      "rendezvous message differs");
-		recv_all(ch, busy_sizes, 8, N_BUSY / 2, buf, want);
+		recv_all(ch, busy_sizes, N_OF(busy_sizes), N_BUSY / 2, buf,
+			 want);
 	} else {
-		recv_all(ch, idle_sizes, 9, N_IDLE, buf, want);
+		recv_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf, want);
 	}
 	if (m == ORPHAN) {
 		len = 0;

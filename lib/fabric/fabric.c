@@ -159,7 +159,8 @@ void fc__fabric_linger(struct fc_dev *dev)
 			left = fab->orphans;
 			last = now;
 		}
-		if (now - last >= LINGER_QUIET_NS || now - start >= LINGER_MAX_NS)
+		if (now - last >= LINGER_QUIET_NS ||
+		    now - start >= LINGER_MAX_NS)
 			break;
 	}
 	fc__fab_unlock(fab);

@@ -296,7 +296,7 @@ struct fc__fabric {
 	/* requests nobody waits for (orphan), not yet ended: fc_close()
 	 * lets them finish (fc__fabric_linger) */
 	unsigned int orphans;
-	int put_error;	   /* first error of an unwaited put */
+	int put_error; /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
 	/* rendezvous: from this length on (0: never; the backend's) */
 	size_t rndv_min;
