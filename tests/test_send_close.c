@@ -27,7 +27,10 @@
  * - a blocking send that timed out with its chain started (the engine
  *   held by FC_EMU_FAULT_DMA_STALL, then let go) just before fc_close():
  *   the board goes on with it, and fc_close() lets it finish: the
- *   receiver gets it whole after the others.
+ *   receiver gets it whole after the others;
+ * - tagged messages (fc_tag_send, the small ones injected with no
+ *   completion) sent and closed at once; the receiver's endpoint, opened
+ *   after, matches every one, then a receive ends with -EHOSTDOWN.
  */
 #include <errno.h>
 #include <poll.h>
@@ -168,8 +171,78 @@ enum mode {
 	NEVER,
 	KILLED,
 	EXITED,
-	ORPHAN
+	ORPHAN,
+	TAGGED
 };
+
+/* Tagged messages (MPI's way): the small ones injected (no completion,
+ * copied at once), the rest waited for; the endpoint closed, then the
+ * board. */
+static void tag_sender(struct fc_dev *d, uint8_t *buf)
+{
+	struct fc_tag_ep *ep = NULL;
+	struct fc_tag_cqe cqe;
+	unsigned int i, waited = 0, done = 0;
+
+	CHECK_RC(fc_tag_open(d, PORT2, 0, &ep), 0);
+	if (!ep)
+		return;
+	for (i = 0; i < N_IDLE; i++) {
+		size_t len = idle_sizes[i % N_OF(idle_sizes)];
+		bool inject = len <= FC_TAG_INJECT_MAX;
+
+		fill(buf, len, i);
+		CHECK_RC(fc_tag_send(ep, 1, PORT2, buf, len, i, 0,
+				     inject ? FC_TAG_F_INJECT : 0, NULL, 0),
+			 0);
+		if (inject)
+			continue;
+		waited++;
+		while (done < waited && !failures) {
+			CHECK_RC(fc_tag_wait(ep, LONG_MS), 0);
+			if (fc_tag_poll(ep, &cqe, 1) == 1) {
+				CHECK_RC(cqe.status, 0);
+				done++;
+			}
+		}
+	}
+	CHECK_RC(fc_tag_close(ep), 0);
+}
+
+static void tag_receiver(struct fc_dev *d, uint8_t *buf, uint8_t *want)
+{
+	struct fc_tag_ep *ep = NULL;
+	struct fc_tag_cqe cqe;
+	unsigned int i;
+	size_t k;
+
+	CHECK_RC(fc_tag_open(d, PORT2, 0, &ep), 0);
+	if (!ep)
+		return;
+	for (i = 0; i <= N_IDLE; i++) {
+		size_t exp = idle_sizes[i % N_OF(idle_sizes)];
+
+		memset(&cqe, 0, sizeof(cqe));
+		CHECK_RC(fc_tag_recv(ep, 0, buf, RNDV_LEN, i, 0, 0, NULL, 0),
+			 0);
+		CHECK_RC(fc_tag_wait(ep, LONG_MS), 0);
+		CHECK_RC(fc_tag_poll(ep, &cqe, 1), 1);
+		if (i == N_IDLE) { /* past the last: the sender left */
+			CHECK_RC(cqe.status, -EHOSTDOWN);
+			break;
+		}
+		CHECK(cqe.status == 0 && cqe.len == exp,
+		      "tagged message %u: status %d, %llu bytes, sent %zu", i,
+		      cqe.status, (unsigned long long)cqe.len, exp);
+		fill(want, exp, i);
+		for (k = 0; k < exp && buf[k] == want[k]; k++)
+			;
+		CHECK(k == exp, "tagged message %u: byte %zu differs", i, k);
+		if (failures)
+			break;
+	}
+	CHECK_RC(fc_tag_close(ep), 0);
+}
 
 static int sender(enum mode m, int ready_fd)
 {
@@ -200,6 +273,12 @@ static int sender(enum mode m, int ready_fd)
 		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		raise(SIGKILL);
 		break;
+	case TAGGED:
+		tag_sender(d, buf);
+		CHECK_RC(fc_chan_close(ch), 0);
+		CHECK_RC(fc_close(d), 0);
+		free(buf);
+		return failures ? 1 : 0;
 	case EXITED:
 		/* the program ends without fc_close(): a death to the rest */
 		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
@@ -252,6 +331,11 @@ static int receiver(enum mode m, int ready_fd, int closed_fd)
 	hear(closed_fd, m == BUSY ? d : NULL);
 	if (m == NEVER)
 		return fc_close(d) ? 1 : 0;
+	if (m == TAGGED) {
+		tag_receiver(d, buf, want);
+		CHECK_RC(fc_close(d), 0);
+		return failures ? 1 : 0;
+	}
 	if (!ch)
 		CHECK_RC(fc_chan_open(d, 0, PORT, 0, &ch), 0);
 	if (!ch)
@@ -367,6 +451,12 @@ static void test_timed_out_send(void **state)
 	run_case(ORPHAN);
 }
 
+static void test_tagged(void **state)
+{
+	(void)state;
+	run_case(TAGGED);
+}
+
 static void test_exit_without_close(void **state)
 {
 	(void)state;
@@ -383,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_killed_sender),
 		cmocka_unit_test(test_exit_without_close),
 		cmocka_unit_test(test_timed_out_send),
+		cmocka_unit_test(test_tagged),
 	};
 
 	printf("test_send_close: messages sent before their sender closed\n");
