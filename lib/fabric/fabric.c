@@ -123,11 +123,6 @@ static void free_src(struct fc__fabric *fab, struct fc__src *s)
 }
 
 /*
- * At close: the rings are switched off, everything the library holds is
- * freed (channels and requests the caller still has become invalid); the
- * buffers go with the device's other registered memory.
- */
-/*
  * Before fc_close() lets go of the board: the requests nobody waits for
  * (a blocking send that timed out going on from a copy, the library's
  * detached messages, rendezvous answers and FINs) were promised to go on,
@@ -166,6 +161,11 @@ void fc__fabric_linger(struct fc_dev *dev)
 	fc__fab_unlock(fab);
 }
 
+/*
+ * At close: the rings are switched off, everything the library holds is
+ * freed (channels and requests the caller still has become invalid); the
+ * buffers go with the device's other registered memory.
+ */
 void fc__fabric_fini(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
