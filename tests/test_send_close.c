@@ -18,7 +18,8 @@
  * - a receiver that never opens its channel: the sender's fc_close()
  *   returns 0, with completed sends behind it, a send that timed out on
  *   an engine held for good (given up after a while) and a rendezvous
- *   send still outstanding (its handle then stale);
+ *   send still outstanding (its handle then stale); the same when the
+ *   receiver's board is never opened at all;
  * - a sender killed after its sends (the receiver's channel open
  *   before): every message, then -EHOSTDOWN for a receive waiting for
  *   more than was sent; a new channel to it (another port) is refused;
@@ -172,7 +173,8 @@ enum mode {
 	KILLED,
 	EXITED,
 	ORPHAN,
-	TAGGED
+	TAGGED,
+	NO_BOARD /* as NEVER, the receiver's board never opened at all */
 };
 
 /* Tagged messages (MPI's way): the small ones injected (no completion,
@@ -261,6 +263,7 @@ static int sender(enum mode m, int ready_fd)
 	switch (m) {
 	case IDLE:
 	case NEVER:
+	case NO_BOARD:
 		send_all(ch, idle_sizes, N_OF(idle_sizes), N_IDLE, buf);
 		break;
 	case BUSY:
@@ -294,7 +297,7 @@ static int sender(enum mode m, int ready_fd)
 		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 0), 0);
 		break;
 	}
-	if (m == NEVER) {
+	if (m == NEVER || m == NO_BOARD) {
 		/* a send left to the board that can never end (the engine
 		 * stays held): fc_close() gives it up after a while */
 		CHECK_RC(fc_reg_write(d, FC_EMU_FAULT_DMA_STALL, 1), 0);
@@ -320,6 +323,11 @@ static int receiver(enum mode m, int ready_fd, int closed_fd)
 	struct fc_dev *d;
 	size_t len = 0;
 
+	if (m == NO_BOARD) {
+		say(ready_fd, 'r');
+		hear(closed_fd, NULL);
+		return 0;
+	}
 	d = rank_open(1);
 	if (!d || !buf || !want)
 		return 1;
@@ -439,6 +447,12 @@ static void test_never_opened(void **state)
 	run_case(NEVER);
 }
 
+static void test_no_receiver_board(void **state)
+{
+	(void)state;
+	run_case(NO_BOARD);
+}
+
 static void test_killed_sender(void **state)
 {
 	(void)state;
@@ -470,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_idle_receiver),
 		cmocka_unit_test(test_busy_receiver),
 		cmocka_unit_test(test_never_opened),
+		cmocka_unit_test(test_no_receiver_board),
 		cmocka_unit_test(test_killed_sender),
 		cmocka_unit_test(test_exit_without_close),
 		cmocka_unit_test(test_timed_out_send),
