@@ -71,7 +71,8 @@ int fc_open_flags(struct fc_dev **devp, const char *name, unsigned int flags);
  * peer receives them after this board has left, even on a channel it opens
  * only then (fc_chan_open()). Sends the library itself still owes (a
  * fc_chan_send() that returned -ETIMEDOUT and goes on from a copy, the
- * collectives' and the protocols' own messages) are let finish first,
+ * collectives' and the protocols' own messages already sent on their
+ * channel) are let finish first,
  * within bounds: fc_close() gives them up once none has ended for 1 s (a
  * peer that does not take them: gone, or not reading) and after 10 s in
  * all. Requests the caller still holds (fc_chan_isend() not waited for)
