@@ -230,7 +230,7 @@ $(B)/tests/mpi/mpi_fabric: tests/mpi/mpi_fabric.c
 # registers, clusters and internals), those that make an emulated cluster
 # in process, and the topology's.
 EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabric_pair \
-	     test_board_reset test_chan_abort \
+	     test_board_reset test_chan_abort test_send_close \
 	     test_handles test_peer_gpu test_run test_single_thread
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo

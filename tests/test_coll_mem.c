@@ -354,12 +354,8 @@ static void test_send_now(void)
 	uint8_t *buf, *rx;
 	size_t len, i, bad;
 
-	/* the others stay until ranks 0 and 1 are done: a board that
-	 * closes meanwhile is one their channel's routes may need */
-	if (rank > 1) {
-		CHECK_RC(fc_barrier_group(world, T_MS), 0);
+	if (rank > 1)
 		return;
-	}
 	CHECK_RC(fc_chan_open(dev, !rank, 7, 0, &ch), 0);
 	CHECK_RC(fc_mem_alloc(dev, 64 << 10, 0, &mem), 0);
 	if (!ch || !mem)
@@ -411,7 +407,6 @@ static void test_send_now(void)
 	}
 	fc_mem_free(dev, mem);
 	fc_chan_close(ch);
-	CHECK_RC(fc_barrier_group(world, T_MS), 0);
 }
 
 static int run_rank(void)

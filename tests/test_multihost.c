@@ -16,7 +16,9 @@
  * replies across hosts at once, 300 us or 3 ms late, checked;
  * two boards that close while two
  * others' round trips pass through them (on their links to the other
- * host), checked; a host whose processes are killed mid-run (the others
+ * host), checked; a rank that sends 100 small messages and a rendezvous
+ * one to the other host and closes at once, its peer opening its channel
+ * only then (told by a file) and getting each, then -EHOSTDOWN; a host whose processes are killed mid-run (the others
  * get -EHOSTDOWN, the run ends, the host's directory goes); a host stopped
  * (SIGSTOP) and resumed (both sides get -EHOSTDOWN, the resumed side
  * because it is told, nobody hangs); mpirun (PMIx) with each rank a
@@ -764,6 +766,97 @@ static void test_relay_closed(void **state)
 	assert_non_null(strstr(r.out, "rank 3: ok"));
 }
 
+/* ---- a rank that sends and closes at once, across hosts ---- */
+
+#define SC_MSGS	  100
+#define SC_BIG	  ((256u << 10) + 5) /* rendezvous: RMA between the hosts */
+#define SC_FLAG	  "/tmp/fpgacomm-hosts/sendclose-closed" /* seen by both */
+#define SC_LEN(i) ((i) == SC_MSGS ? SC_BIG : 1 + ((size_t)(i)*977) % 4000)
+
+/*
+ * "sendclose", full:2 over 2 hosts: rank 0 sends small messages and a
+ * rendezvous one to rank 1 on the other host, closes its board and says
+ * so in a file of the hosts' shared directory (not through the library);
+ * rank 1 drives its board meanwhile with no channel open, opens it only
+ * then, and must get every message whole, then -EHOSTDOWN.
+ */
+static int run_sendclose(void)
+{
+	uint8_t *buf = malloc(SC_BIG);
+	struct fc_world w;
+	struct fc_chan *ch;
+	struct fc_dev *d;
+	unsigned int i, polls = 0;
+	size_t len, k;
+	int rc, fd;
+
+	rc = fc_open(&d, NULL);
+	if (!rc)
+		rc = fc_world_query(d, &w);
+	if (rc || !buf)
+		return rank_fail(0, "open", rc);
+	rc = fc_barrier(d, OP_MS); /* both boards met across the hosts */
+	if (rc)
+		return rank_fail(w.rank, "fc_barrier", rc);
+	if (w.rank == 0) {
+		rc = fc_chan_open(d, 1, 5, 0, &ch);
+		for (i = 0; !rc && i <= SC_MSGS; i++) {
+			for (k = 0; k < SC_LEN(i); k++)
+				buf[k] = pat(0, SC_LEN(i), k, i);
+			rc = fc_chan_send(ch, buf, SC_LEN(i), OP_MS);
+		}
+		if (rc)
+			return rank_fail(0, "send", rc);
+		fc_chan_close(ch);
+		fc_close(d);
+		fd = open(SC_FLAG, O_WRONLY | O_CREAT, 0600);
+		if (fd < 0)
+			return rank_fail(0, SC_FLAG, -errno);
+		close(fd);
+		printf("rank 0: sent and closed\n");
+		free(buf);
+		return 0;
+	}
+	while (access(SC_FLAG, F_OK) && polls++ < OP_MS) {
+		fc_progress(d);
+		usleep(1000);
+	}
+	rc = fc_chan_open(d, 0, 5, 0, &ch);
+	if (rc)
+		return rank_fail(1, "fc_chan_open after the sender closed", rc);
+	for (i = 0; i <= SC_MSGS; i++) {
+		rc = fc_chan_recv(ch, buf, SC_BIG, &len, OP_MS);
+		if (rc)
+			return rank_fail(1, "receive", rc);
+		for (k = 0; k < len && buf[k] == pat(0, SC_LEN(i), k, i); k++)
+			;
+		if (len != SC_LEN(i) || k != len)
+			return rank_fail(1, "message differs", -EBADMSG);
+	}
+	rc = fc_chan_recv(ch, buf, SC_BIG, &len, OP_MS);
+	if (rc != -EHOSTDOWN)
+		return rank_fail(1, "a receive past the last message", rc);
+	printf("rank 1: ok\n");
+	fc_chan_close(ch);
+	fc_close(d);
+	free(buf);
+	return 0;
+}
+
+static void test_send_then_close(void **state)
+{
+	char *args[] = { run_path, "--hosts", "2",	 "-t",
+			 "full:2", "--",      self_path, NULL };
+	char *env[] = { "MH_WORK=sendclose", NULL };
+	static struct result r;
+
+	finish(&r, start(args, env));
+	if (r.status)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	assert_clean(&r);
+	assert_non_null(strstr(r.out, "rank 1: ok"));
+}
+
 /* ---- a collective workload of our own, for 16 ranks ---- */
 
 static int run_coll(void)
@@ -927,6 +1020,7 @@ int main(void)
 		cmocka_unit_test(test_rma_between_hosts),
 		cmocka_unit_test(test_late_replies_between_hosts),
 		cmocka_unit_test(test_relay_closed),
+		cmocka_unit_test(test_send_then_close),
 		cmocka_unit_test(test_host_killed),
 		cmocka_unit_test(test_host_killed_mid_burst),
 		cmocka_unit_test(test_host_stopped),
@@ -943,6 +1037,8 @@ int main(void)
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		if (!strcmp(work, "relay"))
 			return run_relay();
+		if (!strcmp(work, "sendclose"))
+			return run_sendclose();
 		return !strcmp(work, "coll") ? run_coll() : run_rank(work);
 	}
 	printf("test_multihost: one cluster over simulated hosts\n");

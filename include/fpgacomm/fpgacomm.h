@@ -67,6 +67,17 @@ int fc_open(struct fc_dev **devp, const char *name);
 int fc_open_flags(struct fc_dev **devp, const char *name, unsigned int flags);
 
 /* fc_close - close a board, freeing every buffer still registered on it.
+ * Channel sends that completed before it are delivered all the same: their
+ * peer receives them after this board has left, even on a channel it opens
+ * only then (fc_chan_open()). Sends the library itself still owes (a
+ * fc_chan_send() that returned -ETIMEDOUT and goes on from a copy, the
+ * collectives' and the protocols' own messages already sent on their
+ * channel) are let finish first,
+ * within bounds: fc_close() gives them up once none has ended for 1 s (a
+ * peer that does not take them: gone, or not reading) and after 10 s in
+ * all. Requests the caller still holds (fc_chan_isend() not waited for)
+ * are abandoned: their handles turn stale, and a message cut off midway
+ * is dropped whole by its receiver, never delivered in part.
  * RETURN VALUE: 0, or -EINVAL if @dev is NULL or not an open board (closed
  * already: a second fc_close() of the same handle is caught, unless a later
  * fc_open() got the same address). */
@@ -484,10 +495,16 @@ struct fc_req;
 /*
  * fc_chan_open - open the channel to rank @peer on endpoint @port.
  * @flags: none defined, must be 0.
+ * A peer that has closed its board (fc_close()) is no reason to refuse:
+ * what it sent before is received on the channel, then its receives get
+ * -EHOSTDOWN (and its sends at once). A peer that died (its process ended
+ * without fc_close(), or was killed) refuses it unless messages it sent on
+ * @port wait here (those arrived at the board are looked at first).
  * RETURN VALUE: 0 and *chanp set; -EINVAL (NULL, unknown flags, @peer not
  * below the world's size, @port not below FC_CHAN_PORTS); -EBUSY this
  * (peer, port) is already open; -ENOTCONN the board is in no cluster;
- * -EHOSTDOWN the peer has died or left; -ENOMEM.
+ * -EHOSTDOWN the peer has died and nothing of it waits for this channel;
+ * -ENOMEM.
  */
 int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 		 unsigned int flags, struct fc_chan **chanp);
@@ -510,7 +527,8 @@ int fc_chan_close(struct fc_chan *chan);
  * the board goes on with it, from a copy; a large message whose data the
  * board is already reading from @buf is waited for instead, which takes
  * bounded time); -EHOSTDOWN the peer died or left; -ENOMEM; or a DMA
- * error of the board (see fc_dma_wait()).
+ * error of the board (see fc_dma_wait()). A send that returned 0 is
+ * delivered even if this board is closed right after (fc_close()).
  */
 int fc_chan_send(struct fc_chan *chan, const void *buf, size_t len,
 		 int timeout_ms);
@@ -523,7 +541,8 @@ int fc_chan_send(struct fc_chan *chan, const void *buf, size_t len,
  * @cap: it is consumed and dropped (*len says how long it was; @buf may
  * hold its first bytes); -ETIMEDOUT no message yet (a large message already
  * being written into @buf is waited for instead); -EHOSTDOWN the peer
- * died or left and nothing more from it is buffered or in flight.
+ * died or left and nothing more from it is buffered or in flight (what it
+ * sent before it left is received first).
  */
 int fc_chan_recv(struct fc_chan *chan, void *buf, size_t cap, size_t *len,
 		 int timeout_ms);

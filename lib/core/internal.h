@@ -368,6 +368,8 @@ int fc__join_from_env(struct fc__join *join, char *name, size_t len);
 /* lib/fabric/fabric.c: set up at open when the board is in a cluster */
 int fc__fabric_init(struct fc_dev *dev);
 void fc__fabric_fini(struct fc_dev *dev);
+/* at fc_close, first: sends nobody waits for finish (bounded) */
+void fc__fabric_linger(struct fc_dev *dev);
 /* lib/chan/chan.c: the channel protocols above it (rendezvous, credits; 0
  * or -ENOMEM); at close, its channels forgotten before the
  * fabric goes */

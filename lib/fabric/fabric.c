@@ -123,6 +123,45 @@ static void free_src(struct fc__fabric *fab, struct fc__src *s)
 }
 
 /*
+ * Before fc_close() lets go of the board: the requests nobody waits for
+ * (a blocking send that timed out going on from a copy, the library's
+ * detached messages, rendezvous answers and FINs) were promised to go on,
+ * so they finish first. Bounded: it stops when none has ended for
+ * LINGER_QUIET_NS (their peer does not take them: gone, or not reading),
+ * and after LINGER_MAX_NS whatever happens.
+ */
+void fc__fabric_linger(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	uint64_t start, now, last;
+	unsigned int left, round = 0;
+
+	if (!fab)
+		return;
+	fc__fab_lock(fab);
+	start = last = fc__now_ns();
+	left = fab->orphans;
+	while (fab->orphans) {
+		if (fc__progress(dev)) {
+			round = 0;
+		} else {
+			fc__fab_unlock(fab);
+			fc__backoff_dev(dev, &round, fc__now_ns());
+			fc__fab_lock(fab);
+		}
+		now = fc__now_ns();
+		if (fab->orphans < left) {
+			left = fab->orphans;
+			last = now;
+		}
+		if (now - last >= LINGER_QUIET_NS ||
+		    now - start >= LINGER_MAX_NS)
+			break;
+	}
+	fc__fab_unlock(fab);
+}
+
+/*
  * At close: the rings are switched off, everything the library holds is
  * freed (channels and requests the caller still has become invalid); the
  * buffers go with the device's other registered memory.
@@ -634,6 +673,8 @@ void fc__req_free(struct fc_req *r)
 	fc__handle_put(r);
 	if (r->chan)
 		r->chan->reqs--;
+	if (r->orphan)
+		fab->orphans--;
 	fc__req_umem_put(r->dev, r);
 	fc__xfers_free(r);
 	if (__builtin_expect(r->proto != NULL, 0)) {
@@ -735,6 +776,8 @@ void fc__req_disown(struct fc_req *r)
 	if (r->chan)
 		r->chan->reqs--;
 	r->chan = NULL;
+	if (!r->orphan)
+		r->dev->fab->orphans++;
 	r->orphan = true;
 }
 
@@ -891,4 +934,27 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
 {
 	return peer_check(dev, node, false);
+}
+
+int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
+{
+	unsigned int i, idle;
+	struct fc__src *s;
+	int state;
+
+	if (!fc__peer_check(dev, node))
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	state = dev->be->node_state(dev, node);
+	pthread_mutex_unlock(&dev->lock);
+	/* Closed in order: its sends were done, and may still be on their
+	 * way; the channel's receives tell when nothing more comes. */
+	if (state != FC__NODE_DEAD)
+		return 0;
+	/* Died: what the board holds of it is taken first (bounded: the
+	 * fabric holds so much), then it counts if any is for @port. */
+	for (i = 0, idle = 0; i < PEER_OPEN_ROUNDS && idle < 8; i++)
+		idle = fc__progress(dev) ? 0 : idle + 1;
+	s = fc__src_find(dev->fab, port, node);
+	return s && (s->q_head || s->active) ? 0 : -EHOSTDOWN;
 }

@@ -281,7 +281,10 @@ struct fc__fabric {
 	struct fc_req *req_cache;
 	unsigned int req_cached;
 	unsigned int puts; /* put requests not yet ended */
-	int put_error;	   /* first error of an unwaited put */
+	/* requests nobody waits for (orphan), not yet ended: fc_close()
+	 * lets them finish (fc__fabric_linger) */
+	unsigned int orphans;
+	int put_error; /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
 	/* rendezvous: from this length on (0: never; the backend's) */
 	size_t rndv_min;
@@ -420,6 +423,14 @@ static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
 	return fc__peer_check_slow(dev, node);
 }
 
+/*
+ * fc_chan_open()'s check of @node. RETURN VALUE: 0, or -EHOSTDOWN when it
+ * died and nothing it sent on @port waits here: one that closed its board
+ * in order is no reason to refuse (what it sent is delivered; receives
+ * get -EHOSTDOWN once nothing more of it is buffered or on its way).
+ */
+int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port);
+
 /* A send whose packets are in the PIO window: it ends once they are taken. */
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);
 
@@ -452,7 +463,8 @@ int fc__req_cancel(struct fc_req *req);
 int fc__req_export(struct fc_req *r, struct fc_req **reqp);
 /* Give up waiting for @req: freed now, or when its chain ends. */
 void fc__req_orphan(struct fc_req *req);
-/* Nobody waits for @req any more: its channel lets go, its end frees it. */
+/* Nobody waits for @req any more: its channel lets go, its end frees it
+ * (counted in fab->orphans until then). */
 void fc__req_disown(struct fc_req *req);
 
 /* chain.c: a chain to @dst from @src, queued; @len bytes at @buf staged

@@ -13,7 +13,10 @@
 #define STAGE_SLOT_LEN	   (64u << 10) /* larger sends get a buffer of their own */
 #define PEER_GRACE_NS	   (100ull * 1000000)  /* drain after seeing it dead */
 #define PEER_EXIT_GRACE_NS (1000ull * 1000000) /* ... or closed in order */
-#define PEER_GRACE_POLLS   64 /* ... and look this often at least */
+#define PEER_GRACE_POLLS   64  /* ... and look this often at least */
+#define PEER_OPEN_ROUNDS   256 /* progress at most, opening to a dead one */
+#define LINGER_QUIET_NS	   (1000ull * 1000000)	/* fc_close: none ended */
+#define LINGER_MAX_NS	   (10000ull * 1000000) /* ... nor longer in all */
 #define REQ_CACHE	   32 /* ended requests kept for the next */
 #define REQ_PREFILL	   4  /* ... and made at open */
 

@@ -215,6 +215,7 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 		return -EINVAL;
 	if (dev->on_close)
 		dev->on_close(dev);
+	fc__fabric_linger(dev);
 	fc__chan_forget_dev(dev);
 	fc__fabric_fini(dev);
 	fc__hbm_fini(dev);

@@ -65,12 +65,12 @@ int fc__ctrl_send(struct fc_dev *dev, uint32_t node, uint32_t port,
 
 	if (!r)
 		return -ENOMEM;
-	r->orphan = true; /* nobody waits: freed when its chain ends */
 	ret = fc__ctrl_chain(dev, r, node, port, kind, cookie, val);
 	if (ret) {
 		free(r);
 		return ret;
 	}
+	fc__req_disown(r); /* nobody waits: freed when its chain ends */
 	fc__req_queue(dev->fab, r);
 	return 0;
 }

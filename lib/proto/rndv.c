@@ -398,7 +398,7 @@ static void revoked(struct fc_dev *dev, struct fc_req *r)
 		return;
 	}
 	memcpy(copy->addr, RQ(r)->sbuf, r->len);
-	q->orphan = true; /* nobody waits: freed when it ends */
+	fc__req_disown(q); /* nobody waits: freed when it ends */
 	q->port = r->port;
 	q->len = r->len;
 	q->umem = copy;
