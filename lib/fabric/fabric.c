@@ -497,6 +497,7 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 {
 	fab->peers[node].down_ns = 0;
 	fab->peers[node].checked_ns = 0;
+	fab->peers[node].checked_ticks = 0;
 }
 
 /* ---- Waiting for requests ---- */
@@ -847,8 +848,10 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 	p = &fab->peers[node];
 	now = fc__now_ns();
 	if (!fresh && !p->down_ns && p->checked_ns &&
-	    now - p->checked_ns < PEER_CHECK_NS)
+	    now - p->checked_ns < PEER_CHECK_NS) {
+		p->checked_ticks = fc__ticks(); /* the inline check's again */
 		return 0;
+	}
 	pthread_mutex_lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
 	pthread_mutex_unlock(&dev->lock);
@@ -856,6 +859,7 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 		return -EHOSTDOWN;
 	peer_recheck(fab, node);
 	p->checked_ns = now;
+	p->checked_ticks = fc__ticks();
 	return 0;
 }
 

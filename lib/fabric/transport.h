@@ -189,6 +189,8 @@ struct fc_chan {
 
 struct fc__peer {
 	uint64_t checked_ns;	 /* node state last read */
+	uint64_t checked_ticks;	 /* fc__ticks() then, or when last found
+				  * recent enough; 0: ask fc__peer_check_slow */
 	uint64_t down_ns;	 /* first seen down, 0 while alive */
 	uint64_t grace_ns;	 /* given it from then */
 	unsigned int down_polls; /* our looks since */
@@ -421,13 +423,13 @@ static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
 	const struct fc__peer *p;
 
-	/* Seen alive lately: the coarse clock, which may be a tick behind
-	 * the time it was seen, is enough. */
+	/* Seen alive lately: the time stamp counter says so without a call
+	 * (a span of PEER_CHECK_NS ticks is at most as long in ns); the slow
+	 * way asks the backend once PEER_CHECK_NS have passed in ns. */
 	if (node < FC_MAX_NODES) {
 		p = &dev->fab->peers[node];
-		if (p->checked_ns && !p->down_ns &&
-		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
-			    (int64_t)PEER_CHECK_NS)
+		if (p->checked_ticks && !p->down_ns &&
+		    fc__ticks() - p->checked_ticks < PEER_CHECK_NS)
 			return 0;
 	}
 	return fc__peer_check_slow(dev, node);
