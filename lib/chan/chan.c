@@ -130,7 +130,7 @@ static struct fc_req *pio_req(struct fc_chan *ch, struct fc_req *r,
 	r->port = ch->port;
 	r->chan = ch;
 	ch->reqs++;
-	r->credit = cost;
+	fc__credit_set(r, cost);
 	fc__pio_sent(dev->fab, r, end, taken);
 	if (r->status == -EINPROGRESS && !quiet)
 		fc__progress(dev);
@@ -192,7 +192,7 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 	/* Eager bytes need the receiver's credit; announcements only
 	 * their turn. */
 	go = fc__credit_take(dev, ch->port, s, cost);
-	r->credit = go ? cost : 0;
+	fc__credit_set(r, go ? cost : 0);
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, go, r);

@@ -67,9 +67,10 @@ static inline bool fc__live_has(struct fc__live *set, const void *p)
 	uint32_t seq = __atomic_load_n(&set->seq, __ATOMIC_ACQUIRE);
 	const struct fc__live_hit *h = fc__live_pair_of(p);
 
-	if (p && !(seq & 1) &&
-	    (fc__live_hit_is(&h[0], set, p, seq) ||
-	     fc__live_hit_is(&h[1], set, p, seq)))
+	/* an entry's count is even (taken while no change was under way):
+	 * an odd count matches none */
+	if (p && (fc__live_hit_is(&h[0], set, p, seq) ||
+		  fc__live_hit_is(&h[1], set, p, seq)))
 		return true;
 	return fc__live_has_slow(set, p);
 }

@@ -510,8 +510,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 		     enum fc__req_type type, uint32_t node)
 {
 	r->type = type;
-	r->held = false;
-	r->credit = 0;
+	r->flow = 0;
 	r->dev = dev;
 	r->chan = NULL;
 	r->next = NULL;
@@ -686,9 +685,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		return 0;
 	}
 	if (!r->submitted) {
-		if (r->held) {
-			fab->up.unhold(fab, r);
-		} else {
+		if (!fab->up.unhold || !fab->up.unhold(fab, r)) {
 			sendq_remove(fab, r);
 			if (fab->up.refund)
 				fab->up.refund(fab, r);

@@ -90,8 +90,9 @@ enum fc__req_type {
 
 struct fc_req {
 	enum fc__req_type type;
-	bool held;	 /* SEND: waiting for credit (credit.c) */
-	uint64_t credit; /* SEND: what it costs the window */
+	/* SEND: flow control's own state of it (the eager protocol's
+	 * credits, proto/credit.c); opaque here, 0 when made */
+	uint64_t flow;
 	struct fc_dev *dev;
 	struct fc_chan *chan; /* SEND, RECV */
 	struct fc_req *next;  /* send queue, in flight, or posted */
@@ -243,13 +244,14 @@ struct fc__upcalls {
 	/*
 	 * End-to-end credits (credit.c): a message of @len bytes from @s was
 	 * handed to a receive or dropped; send @r, counted, ended without
-	 * its message sent whole (its cost comes back); held send @r is
-	 * withdrawn.
+	 * its message sent whole (its cost comes back); send @r, not
+	 * submitted, is withdrawn: true if it was held (waiting for
+	 * credit, now let go), false if it is in the send queue.
 	 */
 	void (*consumed)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			 uint64_t len);
 	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
-	void (*unhold)(struct fc__fabric *fab, struct fc_req *r);
+	bool (*unhold)(struct fc__fabric *fab, struct fc_req *r);
 	/* From every round of progress, while fc__fabric.ticks is non-zero. */
 	void (*tick)(struct fc_dev *dev);
 };

@@ -109,6 +109,11 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost);
 /* A send counted by fc__credit_take() that did not go after all. */
 void fc__credit_untake(struct fc__src *s, uint64_t cost);
+/* Send @r costs @cost (counted by fc__credit_take() or the PIO way). */
+static inline void fc__credit_set(struct fc_req *r, uint64_t cost)
+{
+	r->flow = cost; /* not held (proto_internal.h) */
+}
 /* Keep send @r until credit comes (fc__req_queue then). */
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
 

@@ -33,6 +33,19 @@ struct credit_src {
 	bool rx_asked; /* the sender waits for our count */
 };
 
+/* A send's r->flow: its cost, and whether it is held (waits for credit). */
+#define CREDIT_HELD (1ull << 63)
+
+static inline uint64_t credit_cost_of(const struct fc_req *r)
+{
+	return r->flow & ~CREDIT_HELD;
+}
+
+static inline bool credit_held(const struct fc_req *r)
+{
+	return r->flow & CREDIT_HELD;
+}
+
 static inline struct credit *fc__credit_of(const struct fc__fabric *fab)
 {
 	return fc__proto_state(fab, FC__PROTO_CREDIT);
