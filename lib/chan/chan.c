@@ -605,6 +605,8 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->direct = __atomic_load_n(&dev->stats.direct, __ATOMIC_RELAXED);
 	out->rgets = __atomic_load_n(&dev->stats.rgets, __ATOMIC_RELAXED);
 	out->straight = __atomic_load_n(&dev->stats.straight, __ATOMIC_RELAXED);
+	out->one_packet =
+		__atomic_load_n(&dev->stats.one_packet, __ATOMIC_RELAXED);
 }
 
 int fc__chan_protocols(struct fc_dev *dev)
