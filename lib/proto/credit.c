@@ -205,8 +205,7 @@ static void credit_consumed(struct fc_dev *dev, uint32_t port,
 	struct credit_src *c = fc__credit_src(s);
 
 	c->rx_consumed += fc__credit_cost(len);
-	if (c->rx_asked || c->rx_consumed - c->rx_returned >=
-				   fc__credit_of(dev->fab)->window / 4)
+	if (c->rx_asked || c->rx_consumed - c->rx_returned >= c->rx_quarter)
 		give(dev, port, s);
 }
 
@@ -253,8 +252,13 @@ static void on_ask(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 static int credit_src_init(struct fc__fabric *fab, struct fc__src *s)
 {
-	s->proto[FC__PROTO_CREDIT] = calloc(1, sizeof(struct credit_src));
-	return s->proto[FC__PROTO_CREDIT] ? 0 : -ENOMEM;
+	struct credit_src *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->rx_quarter = fc__credit_of(fab)->window / 4;
+	s->proto[FC__PROTO_CREDIT] = c;
+	return 0;
 }
 
 /* At close: the sends still held go with their source. */

@@ -30,7 +30,8 @@ struct credit_src {
 	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
 	/* ... and receiving from there */
 	uint64_t rx_consumed, rx_returned;
-	bool rx_asked; /* the sender waits for our count */
+	uint64_t rx_quarter; /* the window / 4: returned this much at a time */
+	bool rx_asked;	     /* the sender waits for our count */
 };
 
 /* A send's r->flow: its cost, and whether it is held (waits for credit). */
