@@ -50,9 +50,8 @@ extern __thread struct fc__live_hit fc__live_hits[FC__LIVE_PAIRS][2];
 
 static inline struct fc__live_hit *fc__live_pair_of(const void *p)
 {
-	uintptr_t x = (uintptr_t)p >> 4; /* malloc's 16-byte grain */
-
-	return fc__live_hits[(x ^ (x >> 6)) % FC__LIVE_PAIRS];
+	/* channels are 32-byte blocks of malloc's: neighbours differ here */
+	return fc__live_hits[((uintptr_t)p >> 5) % FC__LIVE_PAIRS];
 }
 
 static inline bool fc__live_hit_is(const struct fc__live_hit *h,
