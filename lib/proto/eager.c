@@ -184,9 +184,9 @@ int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
 	fc__dev_unlock(dev);
 	c->tx_used += cost;
 	/* counted under the fabric's lock: a plain add, no locked one */
-	__atomic_store_n(&dev->stats.one_packet,
-			 __atomic_load_n(&dev->stats.one_packet,
-					 __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(
+		&dev->stats.one_packet,
+		__atomic_load_n(&dev->stats.one_packet, __ATOMIC_RELAXED) + 1,
+		__ATOMIC_RELAXED);
 	return (int32_t)(head - *end) >= 0 ? 2 : 1;
 }
