@@ -74,6 +74,11 @@ struct fcemu_eq {
 	uint32_t slots;
 	uint32_t tail; /* entries written since ENABLE */
 	uint64_t base; /* bus address */
+	/* the queue's translation, kept as an IOTLB keeps it: NULL after
+	 * fcemu_iotlb_flush() or for another base or size */
+	uint8_t *q;
+	uint64_t q_base;
+	uint32_t q_slots;
 };
 
 /* Entries one ejection batch writes: TAIL once at its end. */

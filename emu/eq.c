@@ -44,10 +44,16 @@ static int batch_open(struct fcemu *emu, struct fcemu_eq_batch *b)
 	b->state = -1;
 	if (!(eq->ctrl & FC_EQ_CTRL_ENABLE) || !slots_ok(eq->slots))
 		return -1;
-	b->q = emu->ops->translate(emu->ctx, eq->base,
-				   (uint64_t)eq->slots * FC_EQ_ENTRY_SIZE);
-	if (!b->q)
-		return -1;
+	if (!eq->q || eq->q_base != eq->base || eq->q_slots != eq->slots) {
+		eq->q = emu->ops->translate(emu->ctx, eq->base,
+					    (uint64_t)eq->slots *
+						    FC_EQ_ENTRY_SIZE);
+		if (!eq->q)
+			return -1;
+		eq->q_base = eq->base;
+		eq->q_slots = eq->slots;
+	}
+	b->q = eq->q;
 	b->start = b->tail = eq->tail;
 	b->head = emu_rd(emu, FC_EQ_HEAD);
 	b->state = 1;
@@ -89,4 +95,9 @@ void fcemu__eq_batch_end(struct fcemu *emu, struct fcemu_eq_batch *b)
 	at = emu_rd(emu, FC_EQ_IRQ_AT);
 	if (at - b->start < b->tail - b->start)
 		fcemu__raise_irq(emu, FC_IRQ_VEC_CHAN);
+}
+
+void fcemu_iotlb_flush(struct fcemu *emu)
+{
+	emu->eq.q = NULL;
 }

@@ -162,6 +162,12 @@ void fcemu_pw_publish(struct fcemu *emu, unsigned int entry, uint32_t gen,
 
 /* True while any engine holds a chain it has not finished. */
 bool fcemu_busy(struct fcemu *emu);
+/*
+ * The host took a mapping back (an unmap of its IOMMU): translations the
+ * board keeps (the event queue's, as an IOTLB keeps them) are dropped and
+ * looked up again at their next use.
+ */
+void fcemu_iotlb_flush(struct fcemu *emu);
 /* The host waits for its board (docs/model.md): with a timing model the
  * board may take a packet that arrives later than its present. */
 void fcemu_host_waits(struct fcemu *emu);

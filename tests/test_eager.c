@@ -15,7 +15,9 @@
  * the window's edges, into unaligned buffers, with nothing written past
  * the message, across the queue's turn, behind another channel's, too
  * long for the buffer, and only partly there (the long way). Receives
- * posted first take such messages in one pass, as far as they fit.
+ * posted first take such messages in one pass, as far as they fit. A
+ * blocking send of one packet takes the shortest way (counted in
+ * `one_packet`), right on every port and size, and within the credits.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -230,6 +232,87 @@ static void test_queue_turns(void **state)
 		fill(out, 8 + i % 53, i);
 		assert_ok(fc_chan_send(tx[0], out, 8 + i % 53, WAIT_MS));
 		expect(rx[0], 8 + i % 53, i);
+	}
+}
+
+/* Board 0's blocking sends of one packet by the shortest way. */
+static uint64_t one_packet(void)
+{
+	struct fc__chan_stats st;
+
+	fc__chan_stats_get(bd[0], &st);
+	return st.one_packet;
+}
+
+/*
+ * The shortest way of a blocking send (one packet, lib/proto/eager.c):
+ * every size of 1 to 60 bytes takes it (counted) on two ports in turn,
+ * each message arriving on its own port with its length and bytes (the
+ * header it writes names port, length and end); 61 bytes does not.
+ */
+static void test_one_packet_way(void **state)
+{
+	uint64_t before;
+	unsigned int n;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	before = one_packet();
+	for (n = 1; n <= 61; n++) {
+		fill(out, n, 400 + n);
+		assert_ok(fc_chan_send(tx[n & 1], out, n, WAIT_MS));
+		memset(out, 0x5a, n);
+	}
+	for (n = 1; n <= 61; n += 2)
+		expect(rx[1], n, 400 + n);
+	for (n = 2; n <= 61; n += 2)
+		expect(rx[0], n, 400 + n);
+	assert_int_equal(one_packet() - before, 60);
+}
+
+/*
+ * The shortest way keeps to the credits (lib/proto/credit.c): with a
+ * window of 4096 bytes and nobody reading, exactly 4096 / (8 + 64)
+ * messages of 8 B go; the next one waits and gives up (-ETIMEDOUT,
+ * withdrawn from the credits' queue, never sent); once they are read,
+ * sends go again and every message arrives once, in order. Boards
+ * opened anew for the window, last of all.
+ */
+static void test_one_packet_credit(void **state)
+{
+	const unsigned int fit = 4096 / (8 + 64);
+	unsigned int i;
+	uint64_t before;
+	int ret;
+
+	(void)state;
+	SKIP_UNPAIRED();
+	for (i = 0; i < 2; i++) {
+		assert_ok(fc_chan_close(tx[i]));
+		assert_ok(fc_chan_close(rx[i]));
+		tx[i] = rx[i] = NULL;
+	}
+	pair_close();
+	setenv("FPGACOMM_CHAN_CREDIT", "4096", 1);
+	ret = pair_open("teb");
+	unsetenv("FPGACOMM_CHAN_CREDIT");
+	assert_ok(ret);
+	assert_ok(fc_chan_open(bd[0], 1, PORT_A, 0, &tx[0]));
+	assert_ok(fc_chan_open(bd[1], 0, PORT_A, 0, &rx[0]));
+	before = one_packet();
+	for (i = 0; i < fit; i++) {
+		fill(out, 8, 500 + i);
+		assert_ok(fc_chan_send(tx[0], out, 8, WAIT_MS));
+	}
+	assert_int_equal(one_packet() - before, fit);
+	fill(out, 8, 999);
+	assert_int_equal(fc_chan_send(tx[0], out, 8, 20), -ETIMEDOUT);
+	for (i = 0; i < fit; i++)
+		expect(rx[0], 8, 500 + i);
+	for (i = 0; i < 3; i++) {
+		fill(out, 8, 600 + i);
+		assert_ok(fc_chan_send(tx[0], out, 8, WAIT_MS));
+		expect(rx[0], 8, 600 + i);
 	}
 }
 
@@ -454,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_straight_partial),
 		cmocka_unit_test(test_posted_sizes),
 		cmocka_unit_test(test_posted_turns),
+		cmocka_unit_test(test_one_packet_way),
+		cmocka_unit_test(test_one_packet_credit), /* last: reopens */
 	};
 
 	int rc;

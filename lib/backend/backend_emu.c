@@ -480,6 +480,8 @@ static void emu_mem_unmap(struct fc_dev *dev, struct fc__mem *mem)
 		munmap(fc__iommu_translate(&b->mmu, mem->handle, 1),
 		       mem->map_len);
 	fc__iommu_unmap(&b->mmu, mem->handle);
+	if (b->emu)
+		fcemu_iotlb_flush(b->emu);
 }
 
 /*
@@ -558,9 +560,12 @@ static int emu_progress(struct fc_dev *dev, uint64_t *moved)
 {
 	struct emu_board *b = board_of(dev);
 
-	fc__emu_reap(b);
+	/* a chain's end is looked for only where one runs (no call else) */
+	if (b->running)
+		fc__emu_reap(b);
 	*moved = fcemu_progress(b->emu, EMU_STEP_BYTES);
-	fc__emu_reap(b);
+	if (b->running)
+		fc__emu_reap(b);
 	return 0;
 }
 

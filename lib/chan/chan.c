@@ -115,6 +115,29 @@ FC__EXPORT int fc_chan_close(struct fc_chan *ch)
 }
 
 /*
+ * The request of a send whose packets are in the PIO window up to @end
+ * (@taken: the board has them): @r, or a cached one (@r NULL: there is one
+ * at hand).
+ */
+static struct fc_req *pio_req(struct fc_chan *ch, struct fc_req *r,
+			      uint64_t cost, uint32_t end, bool taken,
+			      bool quiet)
+{
+	struct fc_dev *dev = ch->dev;
+
+	if (!r)
+		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
+	r->port = ch->port;
+	r->chan = ch;
+	ch->reqs++;
+	fc__credit_set(r, cost);
+	fc__pio_sent(dev->fab, r, end, taken);
+	if (r->status == -EINPROGRESS && !quiet)
+		fc__progress(dev);
+	return r;
+}
+
+/*
  * Start a send of @buf: *reqp its request. @lean (a blocking send): a
  * small message the window takes at once gets none, *reqp NULL, where a
  * cached request is at hand to be made if the board is slow to take it
@@ -157,23 +180,19 @@ static int isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
 		*reqp = NULL; /* sent and ended: nothing to wait for */
 		return 0;
 	}
+	if (pio > 0) {
+		*reqp = pio_req(ch, r, cost, end, pio == 2, quiet);
+		return 0;
+	}
 	if (!r)
 		r = fc__req_new(dev, FC__REQ_SEND, ch->peer); /* cached */
 	r->port = ch->port;
 	r->chan = ch;
 	ch->reqs++;
-	if (pio > 0) {
-		r->credit = cost;
-		fc__pio_sent(fab, r, end, pio == 2);
-		*reqp = r;
-		if (r->status == -EINPROGRESS && !quiet)
-			fc__progress(dev);
-		return 0;
-	}
 	/* Eager bytes need the receiver's credit; announcements only
 	 * their turn. */
 	go = fc__credit_take(dev, ch->port, s, cost);
-	r->credit = go ? cost : 0;
+	fc__credit_set(r, go ? cost : 0);
 	/* Large messages go straight from @buf, once the peer has room. */
 	if (rndv)
 		ret = fc__rndv_isend(ch, buf, len, go, r);
@@ -362,12 +381,27 @@ FC__EXPORT int fc_chan_send(struct fc_chan *ch, const void *buf, size_t len,
 {
 	struct fc__fabric *fab;
 	struct fc_req *r;
+	uint32_t end;
 	int ret = chan_get(ch);
 
 	if (ret)
 		return ret;
 	fab = ch->dev->fab;
-	ret = user_isend(ch, buf, len, true, &r);
+	/* The shortest way: one packet, which the window takes at once. */
+	if (buf && len - 1 < FC_PKT_PAYLOAD &&
+	    fc__devmem_path(ch->dev, buf) == FC__PATH_HOST) {
+		ret = fc__eager_send_one(ch, buf, len, &end);
+		if (ret == 2 || (ret < 0 && ret != -EAGAIN)) {
+			fc__fab_unlock(fab);
+			return ret < 0 ? ret : 0;
+		}
+	}
+	if (ret == 1) { /* written, not taken yet: waited for */
+		r = pio_req(ch, NULL, fc__credit_cost(len), end, false, false);
+		ret = 0;
+	} else {
+		ret = user_isend(ch, buf, len, true, &r);
+	}
 	if (!ret && r) {
 		ret = fc__req_wait(r, timeout_ms, NULL);
 		/* Not started: dropped; started: the board goes on with it,
@@ -572,6 +606,8 @@ void fc__chan_stats_get(struct fc_dev *dev, struct fc__chan_stats *out)
 	out->rgets = __atomic_load_n(&dev->stats.rgets, __ATOMIC_RELAXED);
 	out->straight = __atomic_load_n(&dev->stats.straight, __ATOMIC_RELAXED);
 	out->rts_pio = __atomic_load_n(&dev->stats.rts_pio, __ATOMIC_RELAXED);
+	out->one_packet =
+		__atomic_load_n(&dev->stats.one_packet, __ATOMIC_RELAXED);
 }
 
 int fc__chan_protocols(struct fc_dev *dev)

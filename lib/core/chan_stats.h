@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the channels did with callers' buffers, per device: counted by
- * lib/chan/chan.c, lib/fabric/fabric.c, lib/fabric/fabric_rx.c and
- * lib/core/mem.c, lib/proto/rndv.c for tests and benchmarks
+ * lib/chan/chan.c, lib/fabric/fabric.c, lib/fabric/fabric_rx.c,
+ * lib/proto/eager.c, lib/proto/rndv.c and lib/core/mem.c for tests
+ * and benchmarks
  * (tests/test_coll_mem.c tells by them that a collective on fc_mem
  * buffers copied and registered nothing), never used for decisions.
  */
@@ -29,6 +30,9 @@ struct fc__chan_stats {
 	/* rendezvous announcements (RTS) that went through the PIO window,
 	 * no chain (also while writes to their node were out) */
 	uint64_t rts_pio;
+	/* blocking sends of one packet written by the shortest way
+	 * (proto/eager.c, fc__eager_send_one) */
+	uint64_t one_packet;
 };
 
 /* A snapshot of @dev's counters into *@out. */

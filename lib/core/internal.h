@@ -412,6 +412,21 @@ uint64_t fc__now_ns(void);
  * checks that come at most every few ms. Behind fc__now_ns() by up to a
  * tick. */
 uint64_t fc__now_coarse_ns(void);
+/*
+ * A clock for "has about this long passed?" asked on every message: the
+ * time stamp counter where there is one (one instruction, no call), else
+ * the coarse clock in ns. Counters run at 1 GHz or more, so a span of N
+ * ticks is at most N ns: a check every N ticks comes at least as often
+ * as one every N ns would.
+ */
+static inline uint64_t fc__ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return fc__now_coarse_ns();
+#endif
+}
 void fc__backoff(unsigned int *round);
 /* The same, for a caller that has just read the clock: @now. */
 void fc__backoff_at(unsigned int *round, uint64_t now);

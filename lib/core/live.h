@@ -50,9 +50,8 @@ extern __thread struct fc__live_hit fc__live_hits[FC__LIVE_PAIRS][2];
 
 static inline struct fc__live_hit *fc__live_pair_of(const void *p)
 {
-	uintptr_t x = (uintptr_t)p >> 4; /* malloc's 16-byte grain */
-
-	return fc__live_hits[(x ^ (x >> 6)) % FC__LIVE_PAIRS];
+	/* channels are 32-byte blocks of malloc's: neighbours differ here */
+	return fc__live_hits[((uintptr_t)p >> 5) % FC__LIVE_PAIRS];
 }
 
 static inline bool fc__live_hit_is(const struct fc__live_hit *h,
@@ -67,9 +66,10 @@ static inline bool fc__live_has(struct fc__live *set, const void *p)
 	uint32_t seq = __atomic_load_n(&set->seq, __ATOMIC_ACQUIRE);
 	const struct fc__live_hit *h = fc__live_pair_of(p);
 
-	if (p && !(seq & 1) &&
-	    (fc__live_hit_is(&h[0], set, p, seq) ||
-	     fc__live_hit_is(&h[1], set, p, seq)))
+	/* an entry's count is even (taken while no change was under way):
+	 * an odd count matches none */
+	if (p && (fc__live_hit_is(&h[0], set, p, seq) ||
+		  fc__live_hit_is(&h[1], set, p, seq)))
 		return true;
 	return fc__live_has_slow(set, p);
 }

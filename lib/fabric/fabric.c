@@ -564,6 +564,7 @@ static void peer_recheck(struct fc__fabric *fab, uint32_t node)
 {
 	fab->peers[node].down_ns = 0;
 	fab->peers[node].checked_ns = 0;
+	fab->peers[node].checked_ticks = 0;
 }
 
 /* ---- Waiting for requests ---- */
@@ -576,8 +577,7 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 		     enum fc__req_type type, uint32_t node)
 {
 	r->type = type;
-	r->held = false;
-	r->credit = 0;
+	r->flow = 0;
 	r->dev = dev;
 	r->chan = NULL;
 	r->next = NULL;
@@ -755,9 +755,7 @@ static int withdraw(struct fc_dev *dev, struct fc_req *r, bool orphan)
 		return 0;
 	}
 	if (!r->submitted) {
-		if (r->held) {
-			fab->up.unhold(fab, r);
-		} else {
+		if (!fab->up.unhold || !fab->up.unhold(fab, r)) {
 			sendq_remove(fab, r);
 			if (fab->up.refund)
 				fab->up.refund(fab, r);
@@ -919,8 +917,10 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 	p = &fab->peers[node];
 	now = fc__now_ns();
 	if (!fresh && !p->down_ns && p->checked_ns &&
-	    now - p->checked_ns < PEER_CHECK_NS)
+	    now - p->checked_ns < PEER_CHECK_NS) {
+		p->checked_ticks = fc__ticks(); /* the inline check's again */
 		return 0;
+	}
 	pthread_mutex_lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
 	pthread_mutex_unlock(&dev->lock);
@@ -928,6 +928,7 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 		return -EHOSTDOWN;
 	peer_recheck(fab, node);
 	p->checked_ns = now;
+	p->checked_ticks = fc__ticks();
 	return 0;
 }
 

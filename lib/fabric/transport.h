@@ -74,8 +74,9 @@ enum fc__req_type {
 
 struct fc_req {
 	enum fc__req_type type;
-	bool held;	 /* SEND: waiting for credit (credit.c) */
-	uint64_t credit; /* SEND: what it costs the window */
+	/* SEND: flow control's own state of it (the eager protocol's
+	 * credits, proto/credit.c); opaque here, 0 when made */
+	uint64_t flow;
 	struct fc_dev *dev;
 	struct fc_chan *chan; /* SEND, RECV */
 	struct fc_req *next;  /* send queue, in flight, or posted */
@@ -175,6 +176,8 @@ struct fc_chan {
 
 struct fc__peer {
 	uint64_t checked_ns;	 /* node state last read */
+	uint64_t checked_ticks;	 /* fc__ticks() then, or when last found
+				  * recent enough; 0: ask fc__peer_check_slow */
 	uint64_t down_ns;	 /* first seen down, 0 while alive */
 	uint64_t grace_ns;	 /* given it from then */
 	unsigned int down_polls; /* our looks since */
@@ -226,13 +229,14 @@ struct fc__upcalls {
 	/*
 	 * End-to-end credits (credit.c): a message of @len bytes from @s was
 	 * handed to a receive or dropped; send @r, counted, ended without
-	 * its message sent whole (its cost comes back); held send @r is
-	 * withdrawn.
+	 * its message sent whole (its cost comes back); send @r, not
+	 * submitted, is withdrawn: true if it was held (waiting for
+	 * credit, now let go), false if it is in the send queue.
 	 */
 	void (*consumed)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			 uint64_t len);
 	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
-	void (*unhold)(struct fc__fabric *fab, struct fc_req *r);
+	bool (*unhold)(struct fc__fabric *fab, struct fc_req *r);
 	/* From every round of progress, while fc__fabric.ticks is non-zero. */
 	void (*tick)(struct fc_dev *dev);
 };
@@ -411,13 +415,13 @@ static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
 	const struct fc__peer *p;
 
-	/* Seen alive lately: the coarse clock, which may be a tick behind
-	 * the time it was seen, is enough. */
+	/* Seen alive lately: the time stamp counter says so without a call
+	 * (a span of PEER_CHECK_NS ticks is at most as long in ns); the slow
+	 * way asks the backend once PEER_CHECK_NS have passed in ns. */
 	if (node < FC_MAX_NODES) {
 		p = &dev->fab->peers[node];
-		if (p->checked_ns && !p->down_ns &&
-		    (int64_t)(fc__now_coarse_ns() - p->checked_ns) <
-			    (int64_t)PEER_CHECK_NS)
+		if (p->checked_ticks && !p->down_ns &&
+		    fc__ticks() - p->checked_ticks < PEER_CHECK_NS)
 			return 0;
 	}
 	return fc__peer_check_slow(dev, node);

@@ -122,17 +122,16 @@ static void credit_refund(struct fc__fabric *fab, struct fc_req *r)
 {
 	struct fc__src *s = fc__src_find(fab, r->port, r->node);
 
-	if (s && r->credit && !r->held)
-		fc__credit_src(s)->tx_used -= r->credit;
-	r->credit = 0;
+	if (s && r->flow && !credit_held(r))
+		fc__credit_src(s)->tx_used -= r->flow;
+	r->flow = 0;
 }
 
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 {
 	struct credit_src *c = fc__credit_src(s);
 
-	r->credit = cost;
-	r->held = true;
+	r->flow = cost | CREDIT_HELD;
 	r->next = NULL;
 	if (c->held_tail)
 		c->held_tail->next = r;
@@ -141,12 +140,16 @@ void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost)
 	c->held_tail = r;
 }
 
-static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
+static bool credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 {
-	struct fc__src *s = fc__src_find(fab, r->port, r->node);
-	struct credit_src *c = s ? fc__credit_src(s) : NULL;
+	struct fc__src *s;
+	struct credit_src *c;
 	struct fc_req **pp, *prev = NULL;
 
+	if (!credit_held(r))
+		return false;
+	s = fc__src_find(fab, r->port, r->node);
+	c = s ? fc__credit_src(s) : NULL;
 	for (pp = c ? &c->held_head : NULL; pp && *pp;
 	     prev = *pp, pp = &(*pp)->next) {
 		if (*pp == r) {
@@ -157,8 +160,8 @@ static void credit_unhold(struct fc__fabric *fab, struct fc_req *r)
 		}
 	}
 	r->next = NULL;
-	r->held = false;
-	r->credit = 0; /* never counted */
+	r->flow = 0; /* never counted */
+	return true;
 }
 
 /* Queue held sends, in order, while the window has room. */
@@ -171,15 +174,16 @@ static void release(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 	if (cr->greet && !c->tx_heard)
 		return;
 	while ((r = c->held_head)) {
-		if (!fc__credit_fits(cr, c, r->credit)) {
+		if (!fc__credit_fits(cr, c, credit_cost_of(r))) {
 			ask(dev, port, s);
 			return;
 		}
-		c->tx_used += r->credit; /* r->credit stays: counted now */
+		/* its cost stays in r->flow: counted now */
+		r->flow = credit_cost_of(r);
+		c->tx_used += r->flow;
 		c->held_head = r->next;
 		if (!c->held_head)
 			c->held_tail = NULL;
-		r->held = false;
 		fc__req_queue(dev->fab, r);
 	}
 }
@@ -201,8 +205,7 @@ static void credit_consumed(struct fc_dev *dev, uint32_t port,
 	struct credit_src *c = fc__credit_src(s);
 
 	c->rx_consumed += fc__credit_cost(len);
-	if (c->rx_asked || c->rx_consumed - c->rx_returned >=
-				   fc__credit_of(dev->fab)->window / 4)
+	if (c->rx_asked || c->rx_consumed - c->rx_returned >= c->rx_quarter)
 		give(dev, port, s);
 }
 
@@ -249,8 +252,13 @@ static void on_ask(struct fc_dev *dev, uint32_t port, uint32_t node,
 
 static int credit_src_init(struct fc__fabric *fab, struct fc__src *s)
 {
-	s->proto[FC__PROTO_CREDIT] = calloc(1, sizeof(struct credit_src));
-	return s->proto[FC__PROTO_CREDIT] ? 0 : -ENOMEM;
+	struct credit_src *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->rx_quarter = fc__credit_of(fab)->window / 4;
+	s->proto[FC__PROTO_CREDIT] = c;
+	return 0;
 }
 
 /* At close: the sends still held go with their source. */

@@ -60,6 +60,12 @@ int fc__eager_isend(struct fc_chan *ch, const void *buf, size_t len, bool kept,
  */
 int fc__eager_send_now(struct fc_chan *ch, struct fc__src *s, const void *buf,
 		       size_t len, uint32_t *end);
+/* The same for a blocking send of one packet (1 to FC_PKT_PAYLOAD bytes
+ * from host memory), with the checks of the calls before it: the peer's
+ * state, the channel's, rendezvous, a request at hand. RETURN VALUE: as
+ * fc__eager_send_now()'s, or -EHOSTDOWN. */
+int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
+		       uint32_t *end);
 
 /* rndv.c: channel messages of RNDV_MIN bytes and more (see there). With
  * @now (the channel's turn) the announcement may go at once through the
@@ -121,6 +127,11 @@ bool fc__credit_take(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 		     uint64_t cost);
 /* A send counted by fc__credit_take() that did not go after all. */
 void fc__credit_untake(struct fc__src *s, uint64_t cost);
+/* Send @r costs @cost (counted by fc__credit_take() or the PIO way). */
+static inline void fc__credit_set(struct fc_req *r, uint64_t cost)
+{
+	r->flow = cost; /* not held (proto_internal.h) */
+}
 /* Keep send @r until credit comes (fc__req_queue then). */
 void fc__credit_hold(struct fc__src *s, struct fc_req *r, uint64_t cost);
 

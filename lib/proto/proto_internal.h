@@ -30,8 +30,22 @@ struct credit_src {
 	struct fc_req *held_head, *held_tail; /* sends waiting for credit */
 	/* ... and receiving from there */
 	uint64_t rx_consumed, rx_returned;
-	bool rx_asked; /* the sender waits for our count */
+	uint64_t rx_quarter; /* the window / 4: returned this much at a time */
+	bool rx_asked;	     /* the sender waits for our count */
 };
+
+/* A send's r->flow: its cost, and whether it is held (waits for credit). */
+#define CREDIT_HELD (1ull << 63)
+
+static inline uint64_t credit_cost_of(const struct fc_req *r)
+{
+	return r->flow & ~CREDIT_HELD;
+}
+
+static inline bool credit_held(const struct fc_req *r)
+{
+	return r->flow & CREDIT_HELD;
+}
 
 static inline struct credit *fc__credit_of(const struct fc__fabric *fab)
 {
