@@ -9,6 +9,7 @@
 #ifndef FC_TEST_PAIR_H
 #define FC_TEST_PAIR_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,46 @@ static int pair_open_faults(const char *prefix,
 static inline int pair_open(const char *prefix)
 {
 	return pair_open_faults(prefix, NULL);
+}
+
+/*
+ * Emulated boards move only when their process calls into the library: a
+ * thread keeps both going, as two ranks' processes would (a board behind
+ * the driver moves on its own).
+ */
+static pthread_t pair_pump;
+static volatile int pair_pumping;
+
+static void *pair_pump_main(void *arg)
+{
+	(void)arg;
+	while (pair_pumping) {
+		fc_progress(bd[0]);
+		fc_progress(bd[1]);
+		usleep(20);
+	}
+	return NULL;
+}
+
+/* Start the thread that moves both boards (once). RETURN VALUE: 0 or -1. */
+static inline int pair_pump_start(void)
+{
+	if (pair_pumping)
+		return 0;
+	pair_pumping = 1;
+	if (pthread_create(&pair_pump, NULL, pair_pump_main, NULL)) {
+		pair_pumping = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static inline void pair_pump_stop(void)
+{
+	if (!pair_pumping)
+		return;
+	pair_pumping = 0;
+	pthread_join(pair_pump, NULL);
 }
 
 /* Close what pair_open() opened, and remove the cluster it made. */

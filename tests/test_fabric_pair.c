@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,47 +39,20 @@
 #define PORT	  7
 #define BOARD_OFF (1u << 20)
 
-/*
- * Emulated boards move only when their process calls into the library: a
- * thread keeps both going, as two ranks' processes would (a board behind
- * the driver moves on its own).
- */
-static pthread_t pump;
-static volatile int pumping;
-
-static void *pump_main(void *arg)
-{
-	(void)arg;
-	while (pumping) {
-		fc_progress(bd[0]);
-		fc_progress(bd[1]);
-		usleep(50);
-	}
-	return NULL;
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	if (pair_open("pair"))
 		return -1;
-	if (bd[0] && !strncmp(names[0], "emu:", 4)) {
-		pumping = 1;
-		if (pthread_create(&pump, NULL, pump_main, NULL)) {
-			pumping = 0;
-			return -1;
-		}
-	}
+	if (bd[0] && !strncmp(names[0], "emu:", 4))
+		return pair_pump_start();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (pumping) {
-		pumping = 0;
-		pthread_join(pump, NULL);
-	}
+	pair_pump_stop();
 	pair_close();
 	return 0;
 }
@@ -449,18 +421,14 @@ static void test_late_receiver(void **state)
  * for waits for its receive before being landed (lib/proto/rndv.c). */
 static void pair_restart(const char *land_us)
 {
-	if (pumping) {
-		pumping = 0;
-		pthread_join(pump, NULL);
-	}
+	pair_pump_stop();
 	pair_close();
 	if (land_us)
 		setenv(LAND_ENV, land_us, 1);
 	else
 		unsetenv(LAND_ENV);
 	assert_int_equal(pair_open("pair"), 0);
-	pumping = 1;
-	assert_int_equal(pthread_create(&pump, NULL, pump_main, NULL), 0);
+	assert_int_equal(pair_pump_start(), 0);
 }
 
 static void need_rndv(void)

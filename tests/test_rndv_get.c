@@ -19,7 +19,6 @@
  *   the receive ends with -EHOSTDOWN in bounded time.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,46 +34,18 @@
 #define LAND_ENV "FPGACOMM_RNDV_LAND_US"
 #define GET_ENV	 "FPGACOMM_RNDV_GET"
 
-static pthread_t pump;
-static volatile int pumping;
-
-static void *pump_main(void *arg)
-{
-	(void)arg;
-	while (pumping) {
-		fc_progress(bd[0]);
-		fc_progress(bd[1]);
-		usleep(20);
-	}
-	return NULL;
-}
-
-static void pump_start(void)
-{
-	pumping = 1;
-	assert_int_equal(pthread_create(&pump, NULL, pump_main, NULL), 0);
-}
-
-static void pump_stop(void)
-{
-	if (!pumping)
-		return;
-	pumping = 0;
-	pthread_join(pump, NULL);
-}
-
 /* The pair anew, a message nobody asked for waiting @land_us per MiB
  * before it is landed (NULL: the default). */
 static void pair_restart(const char *land_us)
 {
-	pump_stop();
+	pair_pump_stop();
 	pair_close();
 	if (land_us)
 		setenv(LAND_ENV, land_us, 1);
 	else
 		unsetenv(LAND_ENV);
 	assert_int_equal(pair_open("rget"), 0);
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 }
 
 static int setup(void **state)
@@ -90,14 +61,14 @@ static int setup(void **state)
 		return 0;
 	}
 	if (bd[0])
-		pump_start();
+		assert_int_equal(pair_pump_start(), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	pump_stop();
+	pair_pump_stop();
 	pair_close();
 	return 0;
 }
@@ -312,7 +283,7 @@ static void test_sender_gone(void **state)
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
 	open_pair(&tx, &rx);
-	pump_stop(); /* each board moves only when told */
+	pair_pump_stop(); /* each board moves only when told */
 	before = rgets(bd[1]);
 	fill(sbuf, big, 3);
 	assert_ok(fc_chan_irecv(rx, rbuf, big, &rr));

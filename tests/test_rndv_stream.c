@@ -23,7 +23,6 @@
  *   whole and in order, the link's RETRANSMITS moved.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,41 +36,11 @@
 #define LAND_ENV "FPGACOMM_RNDV_LAND_US"
 #define MAXN	 64
 
-static pthread_t pump;
-static volatile int pumping;
-
-static void *pump_main(void *arg)
-{
-	(void)arg;
-	while (pumping) {
-		fc_progress(bd[0]);
-		fc_progress(bd[1]);
-		usleep(20);
-	}
-	return NULL;
-}
-
-static void pump_start(void)
-{
-	if (pumping)
-		return;
-	pumping = 1;
-	assert_int_equal(pthread_create(&pump, NULL, pump_main, NULL), 0);
-}
-
-static void pump_stop(void)
-{
-	if (!pumping)
-		return;
-	pumping = 0;
-	pthread_join(pump, NULL);
-}
-
 /* The pair anew: @land_us (NULL: the default) per MiB before a message
  * nobody asked for is landed, @faults on its link (NULL: none). */
 static void pair_restart(const char *land_us, const struct fcemu_faults *f)
 {
-	pump_stop();
+	pair_pump_stop();
 	pair_close();
 	if (land_us)
 		setenv(LAND_ENV, land_us, 1);
@@ -94,7 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	pump_stop();
+	pair_pump_stop();
 	pair_close();
 	return 0;
 }
@@ -264,7 +233,7 @@ static void test_announce_while_writing(void **state)
 
 	(void)state;
 	need_pair();
-	pump_stop();
+	pair_pump_stop();
 	open_pair(&tx, &rx);
 	for (i = 0; i < N; i++) {
 		sbuf[i] = malloc(LEN);
@@ -307,7 +276,7 @@ static void test_mixed_order(void **state)
 {
 	(void)state;
 	need_pair();
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, false, "mixed, receives first");
 }
 
@@ -328,7 +297,7 @@ static void test_boundaries(void **state)
 
 	(void)state;
 	need_pair();
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 	for (k = 0; k < sizeof(each) / sizeof(each[0]); k++) {
 		for (i = 0; i < 20; i++)
 			sizes[i] = each[k];
@@ -341,10 +310,10 @@ static void test_late_receiver(void **state)
 {
 	(void)state;
 	need_pair();
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, true, "receives late, default wait");
 	pair_restart("60000000", NULL); /* a minute per MiB: not landed */
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, true, "receives late, announced only");
 	pair_restart(NULL, NULL);
 }
@@ -366,10 +335,10 @@ static void test_faults(void **state)
 	need_pair();
 	pair_restart(NULL, &f);
 	before = retransmits();
-	pump_start();
+	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, false, "mixed, faults");
 	stream(mixed, N_MIXED, true, "mixed, faults, receives late");
-	pump_stop();
+	pair_pump_stop();
 	after = retransmits();
 	assert_true(after > before);
 	pair_restart(NULL, NULL);
