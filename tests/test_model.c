@@ -856,12 +856,6 @@ static void test_collectives_deterministic(void **state)
 	int rc, i;
 
 	(void)state;
-	/* Known to fail in some runs (1 in 2 to 1 in 6 here): the order is
-	 * not yet fully sound (docs/model.md, "How far to trust it"). */
-	if (!getenv("FPGACOMM_TEST_MODEL_DETERMINISM"))
-		skip_because("flaky: the simulated-time order is not fully "
-			     "sound yet (FPGACOMM_TEST_MODEL_DETERMINISM=1 "
-			     "runs it)");
 	rc = launch_ranks("coll", COLL_RANKS, "torus:2x4", first,
 			  sizeof(first));
 	if (rc == EXIT_SKIP)
