@@ -249,6 +249,7 @@ struct fcemu_cluster {
 	/* nothing not yet in its ejection ring arrives before this (ps):
 	 * the latest proof, kept (promises only rise) */
 	uint64_t vt_safe[FC_MAX_NODES];
+	unsigned int vt_safe_src[FC_MAX_NODES]; /* ... from no lower source */
 	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->acts when looked at */
 	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
 	unsigned long vt_forced;  /* packets taken out of order (held) */

@@ -114,23 +114,35 @@ static void snap(struct fcemu_cluster *c, struct vt_idx *x)
  * The earliest time anything but the first @skip packets of @me's
  * ejection ring can arrive anywhere (ps) into *@lb: the other boards'
  * promises, and the arrival of every packet on its way, those that came
- * into our ring since we looked included. RETURN VALUE: false if packets
+ * into our ring since we looked included; into *@lb_src the lowest
+ * source that can send a packet arriving then (what a board sends after
+ * our packet from it comes behind it). RETURN VALUE: false if packets
  * kept moving while we looked (ask again later).
  */
 static bool lbts(struct fcemu_cluster *c, unsigned int me,
-		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb)
+		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
+		 unsigned int *lb_src)
 {
 	static __thread struct vt_idx a[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)],
 		b[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)];
 	unsigned int rings = CL_RINGS(c->ports), n, r, i, k, tries, src, dst;
 	const struct cl_slot *s;
 	struct cl_node *nd;
+	unsigned int min_src, from;
 	uint64_t min, t;
 	uint32_t used;
 
+#define VT_MIN(t_, from_)                                                     \
+	do {                                                                  \
+		if ((t_) < min || ((t_) == min && (from_) < min_src)) {       \
+			min = (t_);                                           \
+			min_src = (from_);                                    \
+		}                                                             \
+	} while (0)
 	for (tries = 0; tries < VT_TRIES; tries++) {
 		snap(c, a);
 		min = CL_VT_WAITING;
+		min_src = UINT_MAX;
 		for (n = 0; n < c->nodes; n++) {
 			nd = &c->hdr->node[n];
 			if (n == me || cl_ld(&nd->state) != FCEMU_NODE_ALIVE)
@@ -140,7 +152,7 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 				continue;
 			/* claimed, its clock not yet there: it may send at 0 */
 			if (!__atomic_load_n(&nd->vt_on, __ATOMIC_ACQUIRE)) {
-				min = 0;
+				VT_MIN(0, 0u);
 				continue;
 			}
 			t = __atomic_load_n(&nd->vt_lb, __ATOMIC_SEQ_CST);
@@ -148,8 +160,7 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 			 * here by its path at least */
 			if (t != CL_VT_WAITING) {
 				t = fcemu__vt_at(vt, hops(c, n, me), t, 0);
-				if (t < min)
-					min = t;
+				VT_MIN(t, n);
 			}
 		}
 		for (n = 0, i = 0; n < c->nodes; n++) {
@@ -166,27 +177,31 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 					src = slot_node(s, FC_PKT_SRC_SHIFT);
 					dst = slot_node(s, FC_PKT_DST_SHIFT);
 					t = s->t;
+					from = src < c->nodes ? src : 0;
 					/* its arrival; elsewhere, what its
 					 * taker sends comes on from there */
 					if (src < c->nodes && dst < c->nodes)
 						t = fcemu__vt_at(
 							vt, hops(c, src, dst),
 							t, 0);
-					if (dst != me && dst < c->nodes)
+					if (dst != me && dst < c->nodes) {
 						t = fcemu__vt_at(
 							vt, hops(c, dst, me), t,
 							0);
-					if (t < min)
-						min = t;
+						from = dst;
+					}
+					VT_MIN(t, from);
 				}
 			}
 		}
 		snap(c, b);
 		if (!memcmp(a, b, (size_t)c->nodes * rings * sizeof(a[0]))) {
 			*lb = min;
+			*lb_src = min_src;
 			return true;
 		}
 	}
+#undef VT_MIN
 	return false;
 }
 
@@ -286,31 +301,40 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	fcemu__vt_promise(c, node, at);
 }
 
+/* Does a packet from @src arriving @at go before anything arriving at
+ * @lb from @lb_src or later? A tie goes to the lower source; a board's
+ * own packets keep their order. */
+static bool before(uint64_t at, unsigned int src, uint64_t lb,
+		   unsigned int lb_src)
+{
+	return at < lb || (at == lb && src <= lb_src);
+}
+
 /*
  * Can nothing not among the first @skip packets of the ejection ring
- * still arrive before @at? Strictly before where there is lookahead: a
- * packet arriving at the same time from a lower source goes first
- * (sort_ring), so it must not be still on its way. *@lb: the earliest
- * anything else can arrive, as far as we know. The proof is kept: the
- * other boards' promises only rise.
+ * still arrive before the packet from @src arriving @at (before())?
+ * *@lb, *@lb_src: the earliest anything else can arrive, as far as we
+ * know. The proof is kept: the other boards' promises only rise.
  */
 static bool proven(struct fcemu_cluster *c, unsigned int node,
-		   const struct fcemu_vtime *vt, uint64_t at, uint32_t skip,
-		   uint64_t *lb)
+		   const struct fcemu_vtime *vt, uint64_t at, unsigned int src,
+		   uint32_t skip, uint64_t *lb, unsigned int *lb_src)
 {
-	bool ahead = vt->router || vt->link; /* a path takes time */
 	uint64_t *safe = &c->vt_safe[node];
+	unsigned int *safe_src = &c->vt_safe_src[node];
 
-	*lb = *safe; /* what we knew, if packets keep moving */
-	if (at < *safe || (!ahead && at == *safe)) {
-		*lb = *safe;
+	/* what we knew, if packets keep moving */
+	*lb = *safe;
+	*lb_src = *safe_src;
+	if (before(at, src, *safe, *safe_src))
 		return true;
-	}
-	if (!lbts(c, node, vt, skip, lb))
+	if (!lbts(c, node, vt, skip, lb, lb_src))
 		return false;
-	if (*lb > *safe)
+	if (!before(*lb, *lb_src, *safe, *safe_src)) {
 		*safe = *lb;
-	return at < *lb || (!ahead && at == *lb);
+		*safe_src = *lb_src;
+	}
+	return before(at, src, *lb, *lb_src);
 }
 
 /* What moves in the cluster, in one word: every ring's indices and every
@@ -341,18 +365,21 @@ static uint64_t cluster_sig(struct fcemu_cluster *c)
  * simulated), nor once nothing in the cluster moved for VT_FORCE_NS of
  * host time (said once): a host that waits outside the library. A
  * loaded host only slows the others down.
- * *@lb: the earliest anything else can still arrive.
+ * *@lb, *@lb_src: the earliest anything else can still arrive.
  */
 static bool held(struct fcemu_cluster *c, unsigned int node,
-		 struct fcemu_vtime *vt, uint64_t at, uint32_t used,
-		 uint64_t *lb)
+		 struct fcemu_vtime *vt, uint64_t at, unsigned int src,
+		 uint32_t used, uint64_t *lb, unsigned int *lb_src)
 {
 	uint64_t t, sig;
 
 	*lb = at;
-	if (used >= CL_RING_SLOTS || proven(c, node, vt, at, used, lb))
+	*lb_src = src;
+	if (used >= CL_RING_SLOTS ||
+	    proven(c, node, vt, at, src, used, lb, lb_src))
 		return false;
 	*lb = at;
+	*lb_src = src;
 	t = host_ns();
 	sig = cluster_sig(c);
 	if (!c->vt_hold_ns[node] || sig != c->vt_hold_sig[node]) {
@@ -371,19 +398,20 @@ static bool held(struct fcemu_cluster *c, unsigned int node,
 	return false;
 }
 
-/* How many of the @n packets first in order (arriving @arr) nothing can
- * still come before. */
+/* How many of the @n packets first in order (from @sid, arriving @arr)
+ * nothing can still come before. */
 static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 			const struct fcemu_vtime *vt, const uint64_t *arr,
-			uint32_t n, uint32_t used)
+			const uint8_t *sid, uint32_t n, uint32_t used)
 {
+	unsigned int lb_src;
 	uint64_t lb;
 	uint32_t i;
 
-	if (proven(c, node, vt, arr[n - 1], used, &lb))
+	if (proven(c, node, vt, arr[n - 1], sid[n - 1], used, &lb, &lb_src))
 		return n;
 	for (i = 0; i < n - 1; i++)
-		if (!(arr[i] < lb || (!(vt->router || vt->link) && arr[i] == lb)))
+		if (!before(arr[i], sid[i], lb, lb_src))
 			break;
 	return i;
 }
@@ -392,13 +420,14 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
 	static __thread uint64_t arr[CL_RING_SLOTS];
+	static __thread uint8_t sid[CL_RING_SLOTS];
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint64_t last[FC_PKT_NODE_MASK + 1], at, now = vt->now, lb, own;
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i, n;
 	const struct cl_slot *s;
 	bool waiting, dirty, mid;
-	unsigned int src;
+	unsigned int src, lb_src;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
@@ -427,6 +456,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 				 fcemu__vt_at(vt, hops(c, src, node), s->t,
 					      last[src]) :
 				 0; /* no such source: dropped at once */
+		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
 		if (src < c->nodes)
 			last[src] = arr[i];
 		if (n == i && arr[i] + vt->rx <= now)
@@ -437,7 +467,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	 * Taken once nothing can still come before them, so that a board
 	 * takes its packets in one order whatever the host's timing.
 	 */
-	if (n && (n = present(c, node, vt, arr, n, used))) {
+	if (n && (n = present(c, node, vt, arr, sid, n, used))) {
 		running(c, node, now);
 		return n;
 	}
@@ -468,15 +498,17 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		return 0;
 	}
 	/* The earliest packet waiting, if nothing can come before it. */
-	if (held(c, node, vt, at, used, &lb))
+	if (held(c, node, vt, at, sid[0], used, &lb, &lb_src))
 		return 0;
 	/*
 	 * It, and those behind it that arrive by then; and behind a packet
 	 * in the middle of a message (nothing a host acts on), the next.
 	 * Each only if nothing can come before it either.
 	 */
-	if (own != CL_VT_WAITING && lb + vt->rx > own)
+	if (own != CL_VT_WAITING && lb + vt->rx > own) {
 		lb = own - vt->rx;
+		lb_src = 0;
+	}
 	if (now < at + vt->rx)
 		now = at + vt->rx;
 	for (i = 1; i < used; i++) {
@@ -484,7 +516,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		at = arr[i];
 		if (at + vt->rx > now && !mid)
 			break;
-		if (!(at < lb || (!(vt->router || vt->link) && at == lb)))
+		if (!before(at, sid[i], lb, lb_src))
 			break;
 		if (at + vt->rx > now)
 			now = at + vt->rx;
