@@ -405,10 +405,13 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 			const uint8_t *sid, uint32_t n, uint32_t used)
 {
 	unsigned int lb_src;
+	uint32_t i, m = 0;
 	uint64_t lb;
-	uint32_t i;
 
-	if (proven(c, node, vt, arr[n - 1], sid[n - 1], used, &lb, &lb_src))
+	for (i = 1; i < n; i++) /* the latest of them */
+		if (!before(arr[i], sid[i], arr[m], sid[m]))
+			m = i;
+	if (proven(c, node, vt, arr[m], sid[m], used, &lb, &lb_src))
 		return n;
 	for (i = 0; i < n - 1; i++)
 		if (!before(arr[i], sid[i], lb, lb_src))
