@@ -216,13 +216,27 @@ void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node)
 {
 	const struct fcemu_vtime *vt = c->vt[node];
 
+	c->vt_unseen[node] = true;
 	if (vt && __atomic_load_n(&c->hdr->node[node].vt_lb, __ATOMIC_RELAXED) >
 			  vt->now)
 		fcemu__vt_resume(c, node);
 }
 
+void fcemu__vt_event(struct fcemu_cluster *c, unsigned int node)
+{
+	c->vt_unseen[node] = true;
+	c->vt_looks[node] = 0;
+}
+
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 {
+	/* A wait loop says so when a look moved nothing of its own; one
+	 * that looked before its board finished a send or a chain sees that
+	 * on its next look and acts, without a packet: not waiting yet. */
+	if (c->vt_unseen[node]) {
+		c->vt_unseen[node] = false;
+		return;
+	}
 	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
 }
 
@@ -298,6 +312,7 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
 	c->vt_hold_ns[node] = 0;
 	c->vt_looks[node] = 0;
+	c->vt_unseen[node] = true; /* packets its host may act on later */
 	fcemu__vt_promise(c, node, at);
 }
 
