@@ -312,7 +312,6 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
 	c->vt_hold_ns[node] = 0;
 	c->vt_looks[node] = 0;
-	c->vt_unseen[node] = true; /* packets its host may act on later */
 	fcemu__vt_promise(c, node, at);
 }
 
@@ -396,14 +395,20 @@ static bool held(struct fcemu_cluster *c, unsigned int node,
 	*lb = at;
 	*lb_src = src;
 	t = host_ns();
-	sig = cluster_sig(c);
-	if (!c->vt_hold_ns[node] || sig != c->vt_hold_sig[node]) {
+	if (!c->vt_hold_ns[node]) {
 		c->vt_hold_ns[node] = t;
-		c->vt_hold_sig[node] = sig;
+		c->vt_hold_sig[node] = cluster_sig(c);
 		return true;
 	}
 	if (t - c->vt_hold_ns[node] < VT_FORCE_NS)
 		return true;
+	/* something moved meanwhile: hold on */
+	sig = cluster_sig(c);
+	if (sig != c->vt_hold_sig[node]) {
+		c->vt_hold_ns[node] = t;
+		c->vt_hold_sig[node] = sig;
+		return true;
+	}
 	if (!c->vt_forced++)
 		fprintf(stderr,
 			"fpgacomm: board %u: a packet held %llu ms for "
