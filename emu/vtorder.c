@@ -431,7 +431,9 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 	for (i = 1; i < n; i++) /* the latest of them */
 		if (!before(arr[i], sid[i], arr[m], sid[m]))
 			m = i;
-	if (proven(c, node, vt, arr[m], sid[m], used, &lb, &lb_src))
+	/* a full ring: what may come before them may be stuck behind it */
+	if (used >= CL_RING_SLOTS ||
+	    proven(c, node, vt, arr[m], sid[m], used, &lb, &lb_src))
 		return n;
 	for (i = 0; i < n - 1; i++)
 		if (!before(arr[i], sid[i], lb, lb_src))
