@@ -245,8 +245,16 @@ struct fcemu_cluster {
 	uint64_t vt_idle;
 	uint8_t vt_hops[FC_MAX_NODES][FC_MAX_NODES];
 	uint64_t vt_hold_ns[FC_MAX_NODES];
+	uint64_t vt_hold_sig[FC_MAX_NODES]; /* the cluster as it was then */
+	/* nothing not yet in its ejection ring arrives before this (ps):
+	 * the latest proof, kept (promises only rise) */
+	uint64_t vt_safe[FC_MAX_NODES];
+	unsigned int vt_safe_src[FC_MAX_NODES]; /* ... from no lower source */
 	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->acts when looked at */
 	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
+	/* the host may not have seen what its board did since it last said
+	 * it waits (a message sent, a chain ended) */
+	bool vt_unseen[FC_MAX_NODES];
 	unsigned long vt_forced;  /* packets taken out of order (held) */
 	unsigned long vt_resumed; /* sends by a host said to wait */
 };

@@ -118,6 +118,8 @@ static void dma_end(struct fcemu *emu, struct fcemu_dma *dma, uint32_t err,
 {
 	if (emu->vt.on && dma->busy)
 		vt_chain_end(emu, dma);
+	if (emu->vt.order && emu->cluster)
+		fcemu__vt_event(emu->cluster, emu->cfg.node_id);
 	set_busy(emu, dma, false);
 	if (err) {
 		fcemu__fabric_abort(emu, dma);

@@ -283,6 +283,9 @@ uint64_t fcemu_cluster_vt_arrival(struct fcemu_cluster *c, unsigned int node,
 				  const struct fc_hw_pkt *pkt);
 /* Board @node's host sends: if it promised later, its clock again. */
 void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node);
+/* Board @node did something its host sees without a packet (a chain
+ * ended): the host's next "waiting" is not yet one. */
+void fcemu__vt_event(struct fcemu_cluster *c, unsigned int node);
 /* Board @node's host waits: it sends nothing until it takes a packet. */
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node);
 

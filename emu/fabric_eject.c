@@ -321,6 +321,13 @@ static uint64_t vt_idle_lb(void *arg)
 		dma = &emu->dma[i];
 		if (!dma->busy)
 			continue;
+		/* a chain that ends without a fence's ack (local copies
+		 * only) wakes the host at its end, no sooner than that */
+		if (!dma->fence_need) {
+			t = dma->vt > emu->vt.now ? dma->vt : emu->vt.now;
+			if (t < lb)
+				lb = t;
+		}
 		todo = dma->fence_need & ~dma->fence_sent;
 		for (k = dma->cur; k < dma->count; k++) {
 			d = &dma->chain[k];

@@ -111,25 +111,38 @@ static void snap(struct fcemu_cluster *c, struct vt_idx *x)
 }
 
 /*
- * The earliest time anything not yet in @me's ejection ring can arrive
- * anywhere (ps) into *@lb: the other boards' promises, and the arrival
- * of every packet on its way. RETURN VALUE: false if packets kept moving
- * while we looked (ask again later).
+ * The earliest time anything but the first @skip packets of @me's
+ * ejection ring can arrive anywhere (ps) into *@lb: the other boards'
+ * promises, and the arrival of every packet on its way, those that came
+ * into our ring since we looked included; into *@lb_src the lowest
+ * source that can send a packet arriving then (what a board sends after
+ * our packet from it comes behind it). RETURN VALUE: false if packets
+ * kept moving while we looked (ask again later).
  */
 static bool lbts(struct fcemu_cluster *c, unsigned int me,
-		 const struct fcemu_vtime *vt, uint64_t *lb)
+		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
+		 unsigned int *lb_src)
 {
 	static __thread struct vt_idx a[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)],
 		b[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)];
 	unsigned int rings = CL_RINGS(c->ports), n, r, i, k, tries, src, dst;
 	const struct cl_slot *s;
 	struct cl_node *nd;
+	unsigned int min_src, from;
 	uint64_t min, t;
 	uint32_t used;
 
+#define VT_MIN(t_, from_)                                                     \
+	do {                                                                  \
+		if ((t_) < min || ((t_) == min && (from_) < min_src)) {       \
+			min = (t_);                                           \
+			min_src = (from_);                                    \
+		}                                                             \
+	} while (0)
 	for (tries = 0; tries < VT_TRIES; tries++) {
 		snap(c, a);
 		min = CL_VT_WAITING;
+		min_src = UINT_MAX;
 		for (n = 0; n < c->nodes; n++) {
 			nd = &c->hdr->node[n];
 			if (n == me || cl_ld(&nd->state) != FCEMU_NODE_ALIVE)
@@ -139,7 +152,7 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 				continue;
 			/* claimed, its clock not yet there: it may send at 0 */
 			if (!__atomic_load_n(&nd->vt_on, __ATOMIC_ACQUIRE)) {
-				min = 0;
+				VT_MIN(0, 0u);
 				continue;
 			}
 			t = __atomic_load_n(&nd->vt_lb, __ATOMIC_SEQ_CST);
@@ -147,45 +160,48 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 			 * here by its path at least */
 			if (t != CL_VT_WAITING) {
 				t = fcemu__vt_at(vt, hops(c, n, me), t, 0);
-				if (t < min)
-					min = t;
+				VT_MIN(t, n);
 			}
 		}
 		for (n = 0, i = 0; n < c->nodes; n++) {
 			for (r = 0; r < rings; r++, i++) {
-				if (n == me && r == CL_RING_EJECT)
-					continue;
 				used = a[i].tail - a[i].head;
 				if (used > CL_RING_SLOTS)
 					used = CL_RING_SLOTS;
-				for (k = 0; k < used; k++) {
+				/* ours: those come in since we looked */
+				k = n == me && r == CL_RING_EJECT ? skip : 0;
+				for (; k < used; k++) {
 					s = &cl_ring(c, n, r)
 						     ->slot[(a[i].head + k) %
 							    CL_RING_SLOTS];
 					src = slot_node(s, FC_PKT_SRC_SHIFT);
 					dst = slot_node(s, FC_PKT_DST_SHIFT);
 					t = s->t;
+					from = src < c->nodes ? src : 0;
 					/* its arrival; elsewhere, what its
 					 * taker sends comes on from there */
 					if (src < c->nodes && dst < c->nodes)
 						t = fcemu__vt_at(
 							vt, hops(c, src, dst),
 							t, 0);
-					if (dst != me && dst < c->nodes)
+					if (dst != me && dst < c->nodes) {
 						t = fcemu__vt_at(
 							vt, hops(c, dst, me), t,
 							0);
-					if (t < min)
-						min = t;
+						from = dst;
+					}
+					VT_MIN(t, from);
 				}
 			}
 		}
 		snap(c, b);
 		if (!memcmp(a, b, (size_t)c->nodes * rings * sizeof(a[0]))) {
 			*lb = min;
+			*lb_src = min_src;
 			return true;
 		}
 	}
+#undef VT_MIN
 	return false;
 }
 
@@ -200,13 +216,27 @@ void fcemu__vt_acts(struct fcemu_cluster *c, unsigned int node)
 {
 	const struct fcemu_vtime *vt = c->vt[node];
 
+	c->vt_unseen[node] = true;
 	if (vt && __atomic_load_n(&c->hdr->node[node].vt_lb, __ATOMIC_RELAXED) >
 			  vt->now)
 		fcemu__vt_resume(c, node);
 }
 
+void fcemu__vt_event(struct fcemu_cluster *c, unsigned int node)
+{
+	c->vt_unseen[node] = true;
+	c->vt_looks[node] = 0;
+}
+
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 {
+	/* A wait loop says so when a look moved nothing of its own; one
+	 * that looked before its board finished a send or a chain sees that
+	 * on its next look and acts, without a packet: not waiting yet. */
+	if (c->vt_unseen[node]) {
+		c->vt_unseen[node] = false;
+		return;
+	}
 	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
 }
 
@@ -218,6 +248,7 @@ static void sort_ring(struct fcemu_cluster *c, unsigned int node,
 	static __thread struct cl_slot tmp[CL_RING_SLOTS];
 	static __thread uint64_t key[CL_RING_SLOTS];
 	static __thread uint16_t ord[CL_RING_SLOTS];
+	static __thread uint8_t sid[CL_RING_SLOTS];
 	uint64_t last[FC_PKT_NODE_MASK + 1] = { 0 };
 	const struct fcemu_vtime *vt = c->vt[node];
 	unsigned int i, j, src;
@@ -234,12 +265,17 @@ static void sort_ring(struct fcemu_cluster *c, unsigned int node,
 		if (key[i] < last[src])
 			key[i] = last[src];
 		last[src] = key[i];
+		sid[i] = (uint8_t)src;
 		ord[i] = (uint16_t)i;
 	}
-	/* stable: few packets, mostly in order already */
+	/* stable: few packets, mostly in order already; a tie goes to the
+	 * lower source, whatever order the host brought them in */
 	for (i = 1; i < used; i++) {
 		o = ord[i];
-		for (j = i; j > 0 && key[ord[j - 1]] > key[o]; j--)
+		for (j = i; j > 0 && (key[ord[j - 1]] > key[o] ||
+				      (key[ord[j - 1]] == key[o] &&
+				       sid[ord[j - 1]] > sid[o]));
+		     j--)
 			ord[j] = ord[j - 1];
 		ord[j] = o;
 		moved |= j != i;
@@ -279,48 +315,144 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	fcemu__vt_promise(c, node, at);
 }
 
+/* Does a packet from @src arriving @at go before anything arriving at
+ * @lb from @lb_src or later? A tie goes to the lower source; a board's
+ * own packets keep their order. */
+static bool before(uint64_t at, unsigned int src, uint64_t lb,
+		   unsigned int lb_src)
+{
+	return at < lb || (at == lb && src <= lb_src);
+}
+
+/*
+ * Can nothing not among the first @skip packets of the ejection ring
+ * still arrive before the packet from @src arriving @at (before())?
+ * *@lb, *@lb_src: the earliest anything else can arrive, as far as we
+ * know. The proof is kept: the other boards' promises only rise.
+ */
+static bool proven(struct fcemu_cluster *c, unsigned int node,
+		   const struct fcemu_vtime *vt, uint64_t at, unsigned int src,
+		   uint32_t skip, uint64_t *lb, unsigned int *lb_src)
+{
+	uint64_t *safe = &c->vt_safe[node];
+	unsigned int *safe_src = &c->vt_safe_src[node];
+
+	/* what we knew, if packets keep moving */
+	*lb = *safe;
+	*lb_src = *safe_src;
+	if (before(at, src, *safe, *safe_src))
+		return true;
+	if (!lbts(c, node, vt, skip, lb, lb_src))
+		return false;
+	if (!before(*lb, *lb_src, *safe, *safe_src)) {
+		*safe = *lb;
+		*safe_src = *lb_src;
+	}
+	return before(at, src, *lb, *lb_src);
+}
+
+/* What moves in the cluster, in one word: every ring's indices and every
+ * board's promise. */
+static uint64_t cluster_sig(struct fcemu_cluster *c)
+{
+	unsigned int rings = CL_RINGS(c->ports), n, r;
+	uint64_t h = 14695981039346656037ull;
+	struct cl_ring *ring;
+
+	for (n = 0; n < c->nodes; n++) {
+		h = (h ^ __atomic_load_n(&c->hdr->node[n].vt_lb,
+					 __ATOMIC_RELAXED)) *
+		    1099511628211ull;
+		for (r = 0; r < rings; r++) {
+			ring = cl_ring(c, n, r);
+			h = (h ^ cl_ld(&ring->head)) * 1099511628211ull;
+			h = (h ^ cl_ld(&ring->tail)) * 1099511628211ull;
+		}
+	}
+	return h;
+}
+
 /*
  * Must the earliest waiting packet (arriving @at) wait for what may still
  * come before it? Not with the ring full (what may come before it may be
  * stuck behind the ring: link back-pressure is host time, not
- * simulated), nor once it has waited VT_FORCE_NS of host time (said once).
- * *@lb: the earliest anything else can still arrive.
+ * simulated), nor once nothing in the cluster moved for VT_FORCE_NS of
+ * host time (said once): a host that waits outside the library. A
+ * loaded host only slows the others down.
+ * *@lb, *@lb_src: the earliest anything else can still arrive.
  */
 static bool held(struct fcemu_cluster *c, unsigned int node,
-		 struct fcemu_vtime *vt, uint64_t at, uint32_t used,
-		 uint64_t *lb)
+		 struct fcemu_vtime *vt, uint64_t at, unsigned int src,
+		 uint32_t used, uint64_t *lb, unsigned int *lb_src)
 {
-	uint64_t t;
+	uint64_t t, sig;
 
 	*lb = at;
-	if (used >= CL_RING_SLOTS || (lbts(c, node, vt, lb) && at <= *lb))
+	*lb_src = src;
+	if (used >= CL_RING_SLOTS ||
+	    proven(c, node, vt, at, src, used, lb, lb_src))
 		return false;
+	*lb = at;
+	*lb_src = src;
 	t = host_ns();
 	if (!c->vt_hold_ns[node]) {
 		c->vt_hold_ns[node] = t;
+		c->vt_hold_sig[node] = cluster_sig(c);
 		return true;
 	}
 	if (t - c->vt_hold_ns[node] < VT_FORCE_NS)
 		return true;
+	/* something moved meanwhile: hold on */
+	sig = cluster_sig(c);
+	if (sig != c->vt_hold_sig[node]) {
+		c->vt_hold_ns[node] = t;
+		c->vt_hold_sig[node] = sig;
+		return true;
+	}
 	if (!c->vt_forced++)
 		fprintf(stderr,
 			"fpgacomm: board %u: a packet held %llu ms for "
-			"simulated-time order taken anyway: times may "
-			"differ from run to run\n",
+			"simulated-time order, nothing moving, taken "
+			"anyway: times may differ from run to run\n",
 			node, VT_FORCE_NS / 1000000ull);
 	return false;
+}
+
+/* How many of the @n packets first in order (from @sid, arriving @arr)
+ * nothing can still come before. */
+static uint32_t present(struct fcemu_cluster *c, unsigned int node,
+			const struct fcemu_vtime *vt, const uint64_t *arr,
+			const uint8_t *sid, uint32_t n, uint32_t used)
+{
+	unsigned int lb_src;
+	uint32_t i, m = 0;
+	uint64_t lb;
+
+	for (i = 1; i < n; i++) /* the latest of them */
+		if (!before(arr[i], sid[i], arr[m], sid[m]))
+			m = i;
+	/* a full ring: what may come before them may be stuck behind it */
+	if (used >= CL_RING_SLOTS ||
+	    proven(c, node, vt, arr[m], sid[m], used, &lb, &lb_src))
+		return n;
+	for (i = 0; i < n - 1; i++)
+		if (!before(arr[i], sid[i], lb, lb_src))
+			break;
+	return i;
 }
 
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
+	static __thread uint64_t arr[CL_RING_SLOTS];
+	static __thread uint8_t sid[CL_RING_SLOTS];
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint64_t last[FC_PKT_NODE_MASK + 1], at = 0, now = vt->now, lb, own;
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i;
+	uint64_t last[FC_PKT_NODE_MASK + 1], at, now = vt->now, lb, own;
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i, n;
 	const struct cl_slot *s;
 	bool waiting, dirty, mid;
-	unsigned int src;
+	unsigned int src, lb_src;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
@@ -340,21 +472,29 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			break;
 	used = i; /* the rest behind a damaged slot waits */
 	sort_ring(c, node, r, head, used);
+	/* each one's arrival, behind the one before it from its source */
 	memcpy(last, vt->rx_last, sizeof(last));
-	for (i = 0; i < used; i++) {
+	for (i = 0, n = 0; i < used; i++) {
 		s = &r->slot[(head + i) % CL_RING_SLOTS];
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
-		if (src >= c->nodes)
-			continue;
-		at = fcemu__vt_at(vt, hops(c, src, node), s->t, last[src]);
-		last[src] = at;
-		if (at + vt->rx > now)
-			break;
+		arr[i] = src < c->nodes ?
+				 fcemu__vt_at(vt, hops(c, src, node), s->t,
+					      last[src]) :
+				 0; /* no such source: dropped at once */
+		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
+		if (src < c->nodes)
+			last[src] = arr[i];
+		if (n == i && arr[i] + vt->rx <= now)
+			n++;
 	}
-	if (i) {
-		/* arrived by the present: the host sees them and may act */
+	/*
+	 * Those that arrived by the present: the host sees them and may act.
+	 * Taken once nothing can still come before them, so that a board
+	 * takes its packets in one order whatever the host's timing.
+	 */
+	if (n && (n = present(c, node, vt, arr, sid, n, used))) {
 		running(c, node, now);
-		return i;
+		return n;
 	}
 	if (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node))
 		c->vt_looks[node] = VT_LOOKS;
@@ -377,30 +517,31 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	fcemu__vt_promise(c, node, own);
 	if (!used)
 		return 0;
+	at = arr[0]; /* the earliest waiting */
 	if (own != CL_VT_WAITING && at + vt->rx > own) {
 		c->vt_hold_ns[node] = 0;
 		return 0;
 	}
 	/* The earliest packet waiting, if nothing can come before it. */
-	if (held(c, node, vt, at, used, &lb))
+	if (held(c, node, vt, at, sid[0], used, &lb, &lb_src))
 		return 0;
 	/*
-	 * It, and those behind it that arrive no later; and behind a packet
-	 * in the middle of a message (nothing a host acts on), the next if
-	 * nothing can come before it either.
+	 * It, and those behind it that arrive by then; and behind a packet
+	 * in the middle of a message (nothing a host acts on), the next.
+	 * Each only if nothing can come before it either.
 	 */
-	if (own != CL_VT_WAITING && lb + vt->rx > own)
+	if (own != CL_VT_WAITING && lb + vt->rx > own) {
 		lb = own - vt->rx;
-	now = at + vt->rx;
+		lb_src = 0;
+	}
+	if (now < at + vt->rx)
+		now = at + vt->rx;
 	for (i = 1; i < used; i++) {
 		mid = slot_mid(&r->slot[(head + i - 1) % CL_RING_SLOTS]);
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
-		src = slot_node(s, FC_PKT_SRC_SHIFT);
-		if (src >= c->nodes)
-			continue;
-		at = fcemu__vt_at(vt, hops(c, src, node), s->t, last[src]);
-		last[src] = at;
-		if (at + vt->rx > now && !(mid && at <= lb))
+		at = arr[i];
+		if (at + vt->rx > now && !mid)
+			break;
+		if (!before(at, sid[i], lb, lb_src))
 			break;
 		if (at + vt->rx > now)
 			now = at + vt->rx;

@@ -1121,8 +1121,9 @@ static void test_collectives_deterministic(void **state)
 	int rc, i;
 
 	(void)state;
-	/* Known to fail in some runs (1 in 2 to 1 in 6 here): the order is
-	 * not yet fully sound (docs/model.md, "How far to trust it"). */
+	/* Still differs in some runs (about 1 in 10 here): a host's library
+	 * may act before or after a packet that arrived by its present in
+	 * simulated time (docs/model.md, "Determinism"). */
 	if (!getenv("FPGACOMM_TEST_MODEL_DETERMINISM"))
 		skip_because("flaky: the simulated-time order is not fully "
 			     "sound yet (FPGACOMM_TEST_MODEL_DETERMINISM=1 "
