@@ -132,12 +132,12 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 	uint64_t min, t;
 	uint32_t used;
 
-#define VT_MIN(t_, from_)                                                     \
-	do {                                                                  \
-		if ((t_) < min || ((t_) == min && (from_) < min_src)) {       \
-			min = (t_);                                           \
-			min_src = (from_);                                    \
-		}                                                             \
+#define VT_MIN(t_, from_)                                               \
+	do {                                                            \
+		if ((t_) < min || ((t_) == min && (from_) < min_src)) { \
+			min = (t_);                                     \
+			min_src = (from_);                              \
+		}                                                       \
 	} while (0)
 	for (tries = 0; tries < VT_TRIES; tries++) {
 		snap(c, a);
@@ -441,6 +441,38 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 	return i;
 }
 
+/*
+ * Each waiting packet's arrival into @arr (its source into @sid), behind
+ * the one before it from its source. RETURN VALUE: how many of the first
+ * arrived by the board's present.
+ */
+static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
+			 const struct cl_ring *r, uint32_t head, uint32_t used,
+			 uint64_t *arr, uint8_t *sid)
+{
+	struct fcemu_vtime *vt = c->vt[node];
+	uint64_t last[FC_PKT_NODE_MASK + 1];
+	const struct cl_slot *s;
+	unsigned int src;
+	uint32_t i, n = 0;
+
+	memcpy(last, vt->rx_last, sizeof(last));
+	for (i = 0; i < used; i++) {
+		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		arr[i] = src < c->nodes ?
+				 fcemu__vt_at(vt, hops(c, src, node), s->t,
+					      last[src]) :
+				 0; /* no such source: dropped at once */
+		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
+		if (src < c->nodes)
+			last[src] = arr[i];
+		if (n == i && arr[i] + vt->rx <= vt->now)
+			n++;
+	}
+	return n;
+}
+
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
@@ -448,11 +480,10 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	static __thread uint8_t sid[CL_RING_SLOTS];
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint64_t last[FC_PKT_NODE_MASK + 1], at, now = vt->now, lb, own;
+	uint64_t at, now = vt->now, lb, own;
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i, n;
-	const struct cl_slot *s;
 	bool waiting, dirty, mid;
-	unsigned int src, lb_src;
+	unsigned int lb_src;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
@@ -472,21 +503,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			break;
 	used = i; /* the rest behind a damaged slot waits */
 	sort_ring(c, node, r, head, used);
-	/* each one's arrival, behind the one before it from its source */
-	memcpy(last, vt->rx_last, sizeof(last));
-	for (i = 0, n = 0; i < used; i++) {
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
-		src = slot_node(s, FC_PKT_SRC_SHIFT);
-		arr[i] = src < c->nodes ?
-				 fcemu__vt_at(vt, hops(c, src, node), s->t,
-					      last[src]) :
-				 0; /* no such source: dropped at once */
-		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
-		if (src < c->nodes)
-			last[src] = arr[i];
-		if (n == i && arr[i] + vt->rx <= now)
-			n++;
-	}
+	n = arrivals(c, node, r, head, used, arr, sid);
 	/*
 	 * Those that arrived by the present: the host sees them and may act.
 	 * Taken once nothing can still come before them, so that a board
