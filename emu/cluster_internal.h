@@ -153,6 +153,9 @@ struct cl_node {
 	 */
 	uint64_t vt_lb __attribute__((aligned(64)));
 	uint32_t vt_on;
+	/* the latest arrival its ejection port took (ps): whatever it takes
+	 * from now on arrives after it (it only rises while vt_on) */
+	uint64_t vt_eject;
 	struct cl_burst_job job; /* written by the board's process */
 	struct cl_pw_ipc pw_ipc[FC_PW_MAX_ENTRIES];
 } __attribute__((aligned(64)));

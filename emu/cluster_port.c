@@ -321,6 +321,7 @@ void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 		return;
 	c->vt[node] = vt && vt->on ? vt : NULL;
 	/* a board going away sends nothing more (emu/vtorder.c) */
+	__atomic_store_n(&c->hdr->node[node].vt_eject, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->hdr->node[node].vt_lb,
 			 c->vt[node] ? 0 : CL_VT_WAITING, __ATOMIC_SEQ_CST);
 	if (c->vt[node] && vt->order)

@@ -111,6 +111,21 @@ static void snap(struct fcemu_cluster *c, struct vt_idx *x)
 }
 
 /*
+ * A packet that board @n is still to take arrives there at @t or after
+ * the last its ejection port took (one packet at a time, in the order
+ * taken): without that floor a stream queued at another board looks
+ * earlier than it can be, and two boards may each hold their packets
+ * for the other's.
+ */
+static uint64_t eject_floor(struct fcemu_cluster *c, unsigned int n, uint64_t t)
+{
+	uint64_t floor =
+		__atomic_load_n(&c->hdr->node[n].vt_eject, __ATOMIC_ACQUIRE);
+
+	return floor > t ? floor : t;
+}
+
+/*
  * The earliest time anything but the first @skip packets of @me's
  * ejection ring can arrive anywhere (ps) into *@lb: the other boards'
  * promises, and the arrival of every packet on its way, those that came
@@ -184,6 +199,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 						t = fcemu__vt_at(
 							vt, hops(c, src, dst),
 							t, 0);
+					if (dst < c->nodes && dst != me)
+						t = eject_floor(c, dst, t);
 					if (dst != me && dst < c->nodes) {
 						t = fcemu__vt_at(
 							vt, hops(c, dst, me), t,
@@ -489,6 +506,8 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		return UINT_MAX; /* boards elsewhere keep no promises here */
 	if (alone(c, node))
 		return UINT_MAX; /* one host: program order is the order */
+	__atomic_store_n(&c->hdr->node[node].vt_eject, vt->rx_eject,
+			 __ATOMIC_RELEASE);
 	/* packets injected, not yet published: nobody else sees them */
 	dirty = c->inject_dirty & (1ull << node);
 	if (vt->acts != c->vt_sent[node]) {
