@@ -291,8 +291,8 @@ dev_irecv(struct fc_chan *ch, void *buf, size_t cap, struct fc_req **reqp)
 		fc__bounce_put(b);
 		return ret;
 	}
+	b->dst = buf;
 	(*reqp)->bounce = b;
-	(*reqp)->dbuf = buf;
 	return 0;
 }
 
@@ -616,7 +616,8 @@ int fc__chan_protocols(struct fc_dev *dev)
 
 	if (!dev->fab)
 		return 0;
-	fc__rndv_register(dev->fab);
-	ret = fc__credit_register(dev);
+	ret = fc__rndv_register(dev->fab);
+	if (!ret)
+		ret = fc__credit_register(dev);
 	return ret;
 }

@@ -114,6 +114,7 @@ int fc__bounce_get(size_t len, struct fc__bounce **bp)
 	}
 	pthread_mutex_unlock(&pool_lock);
 	if (b) {
+		b->dst = NULL;
 		*bp = b;
 		return 0;
 	}
@@ -163,9 +164,9 @@ void fc__bounce_put(struct fc__bounce *b)
 	}
 }
 
-int fc__bounce_end(struct fc__bounce *b, void *dptr, size_t len, int ret)
+int fc__bounce_end(struct fc__bounce *b, size_t len, int ret)
 {
-	if (ret || !dptr)
+	if (ret || !b->dst)
 		return ret;
-	return fc__devmem_to_dev(dptr, b->p, len);
+	return fc__devmem_to_dev(b->dst, b->p, len);
 }

@@ -52,6 +52,9 @@ struct fc__bounce {
 	void *p;
 	size_t size;
 	bool pinned;
+	/* a receive's device buffer, the bytes' way at its end; NULL: a
+	 * send's (fc__bounce_get clears it) */
+	void *dst;
 	struct fc__bounce *next; /* in the free list */
 };
 
@@ -65,10 +68,10 @@ void fc__bounce_put(struct fc__bounce *b);
 
 /*
  * fc__bounce_end - a request staged through @b has ended with @ret: for a
- * receive (@dptr not NULL) its @len bytes go to device memory @dptr when
- * it succeeded. @b is not given back (the request's free does that).
+ * receive (@b->dst set) its @len bytes go to that device memory when it
+ * succeeded. @b is not given back (the request's free does that).
  * RETURN VALUE: @ret, or the copy's error.
  */
-int fc__bounce_end(struct fc__bounce *b, void *dptr, size_t len, int ret);
+int fc__bounce_end(struct fc__bounce *b, size_t len, int ret);
 
 #endif /* FC_DEVMEM_H */

@@ -14,8 +14,6 @@
 #include "transport_internal.h"
 #include "handle.h"
 
-#define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */
-
 static void free_req_list(struct fc_req *r);
 
 /*
@@ -48,8 +46,6 @@ int fc__fabric_init(struct fc_dev *dev)
 	fab->dev = dev;
 	fab->single = dev->single;
 	fab->world = w;
-	fab->rndv_min =
-		be->rendezvous ? fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) : 0;
 	ret = fc_mem_alloc(dev, (size_t)STAGE_SLOTS * STAGE_SLOT_LEN, 0,
 			   &fab->stage);
 	if (ret)
@@ -483,6 +479,17 @@ static bool reap(struct fc_dev *dev)
 	return moved;
 }
 
+/* The protocols waiting on time, in the order of their ids. */
+static void proto_ticks(struct fc_dev *dev)
+{
+	struct fc__fabric *fab = dev->fab;
+	unsigned int id;
+
+	for (id = 0; id < FC__PROTO_IDS; id++)
+		if (fab->ticking & (1u << id))
+			fab->proto[id].tick(dev);
+}
+
 bool fc__progress(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
@@ -498,10 +505,8 @@ bool fc__progress(struct fc_dev *dev)
 	if (fab->pio_head)
 		moved |= reap_pio(dev);
 	moved |= fc__rx_drain(dev);
-	if (fab->ticks)
-		fab->up.tick(dev);
-	if (fab->land_due_ns)
-		fab->up.msg_land_due(dev);
+	if (fab->ticking)
+		proto_ticks(dev);
 	if (fab->sendq_head)
 		moved |= submit_queued(dev);
 	return moved || board;
@@ -603,7 +608,6 @@ static void req_init(struct fc_req *r, struct fc_dev *dev,
 	r->umem_held = false;
 	r->handle = 0;
 	r->bounce = NULL;
-	r->dbuf = NULL;
 }
 
 struct fc_req *fc__req_new(struct fc_dev *dev, enum fc__req_type type,
@@ -663,7 +667,7 @@ static __attribute__((noinline, cold)) void req_bounce_put(struct fc_req *r)
 static __attribute__((noinline, cold)) int req_bounce_end(struct fc_req *r,
 							  int ret)
 {
-	return fc__bounce_end(r->bounce, r->dbuf, r->len, ret);
+	return fc__bounce_end(r->bounce, r->len, ret);
 }
 
 void fc__req_free(struct fc_req *r)

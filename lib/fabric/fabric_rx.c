@@ -708,7 +708,7 @@ int fc__recv_now(struct fc_dev *dev, uint32_t port, uint32_t node, void *buf,
 	struct fc__src *s = pt ? pt->src[node] : NULL;
 
 	if (!s || s->active || s->posted_head || fab->sendq_head ||
-	    fab->fly_head || fab->ticks || fab->land_due_ns)
+	    fab->fly_head || fab->ticking)
 		return -EAGAIN;
 	if (s->q_head)
 		return fc__src_take_queued(fab, port, s, buf, cap, len);

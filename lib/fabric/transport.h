@@ -107,9 +107,10 @@ struct fc_req {
 	uint64_t umem_off;
 	bool umem_held;
 	uint32_t handle; /* the caller's handle's slot + 1, or 0 */
-	/* device memory staged through a host buffer (devmem.h) */
+	/* the channel API's: device memory staged through a host buffer
+	 * (devmem.h, which says where a receive's bytes go at its end);
+	 * given back when the request is freed */
 	struct fc__bounce *bounce;
-	void *dbuf; /* RECV: the device buffer it goes to once received */
 	/*
 	 * Above: set by fc__req_new() (req_init(), field by field: a field
 	 * added above goes there too). From here on a new request is left
@@ -141,6 +142,9 @@ struct fc__proto_slot {
 	 * error: no source), and freed with it, at close */
 	int (*src_init)(struct fc__fabric *fab, struct fc__src *s);
 	void (*src_fini)(struct fc__fabric *fab, struct fc__src *s);
+	/* from every round of progress while the protocol waits on time
+	 * (its bit in fc__fabric.ticking: fc__proto_ticking()) */
+	void (*tick)(struct fc_dev *dev);
 	/* at close, after every source's src_fini: @state goes */
 	void (*fini)(struct fc__fabric *fab, void *state);
 };
@@ -223,9 +227,6 @@ struct fc__upcalls {
 	void (*msg_take)(struct fc_dev *dev, uint32_t port, struct fc__src *s,
 			 struct fc__msg *m, struct fc_req *r);
 	void (*msg_land)(struct fc_dev *dev, uint32_t port, struct fc__src *s);
-	/* From progress once fc__fabric.land_due_ns has come: msg_land()
-	 * for every source, since no arrival may call it meanwhile. */
-	void (*msg_land_due)(struct fc_dev *dev);
 	/*
 	 * End-to-end credits (credit.c): a message of @len bytes from @s was
 	 * handed to a receive or dropped; send @r, counted, ended without
@@ -237,8 +238,6 @@ struct fc__upcalls {
 			 uint64_t len);
 	void (*refund)(struct fc__fabric *fab, struct fc_req *r);
 	bool (*unhold)(struct fc__fabric *fab, struct fc_req *r);
-	/* From every round of progress, while fc__fabric.ticks is non-zero. */
-	void (*tick)(struct fc_dev *dev);
 };
 
 struct fc__fabric {
@@ -290,10 +289,6 @@ struct fc__fabric {
 	unsigned int orphans;
 	int put_error; /* first error of an unwaited put */
 	struct fc__peer peers[FC_MAX_NODES];
-	/* rendezvous: from this length on (0: never; the backend's) */
-	size_t rndv_min;
-	/* the earliest a message nobody asked for is landed; 0: none waits */
-	uint64_t land_due_ns;
 	/* the protocols above (see struct fc__upcalls) */
 	struct fc__upcalls up;
 	/* control messages' handlers (ctrl.c) */
@@ -303,9 +298,10 @@ struct fc__fabric {
 	/* a protocol bounds what each source may send ahead (credits): a
 	 * port's library buffers need no cap of their own */
 	bool flow_bounded;
-	/* non-zero: up.tick() from every round of progress (a protocol
-	 * waiting on time, as the greeting's retries) */
-	unsigned int ticks;
+	/* bit id: the protocol waits on time (the greeting's retries, a
+	 * landing's deadline): its slot's tick() from every round of
+	 * progress */
+	uint32_t ticking;
 };
 
 /* Append @r to the list @head .. @tail, linked by next. */
@@ -388,7 +384,7 @@ int fc__src_take_queued(struct fc__fabric *fab, uint32_t port,
  * @node on @port when it is here already (queued, or at the head of the
  * event queue) and plain data that fits @buf, copied straight into it.
  * Only while nothing else of ours waits for progress (queued or running
- * chains, a protocol's ticks, landings), so that skipping a round of it holds
+ * chains, a protocol waiting on time), so that skipping a round of it holds
  * nothing up. RETURN VALUE: 0 (*len its length), or -EAGAIN: post a
  * receive and wait.
  */
@@ -495,6 +491,16 @@ static inline void *fc__proto_state(const struct fc__fabric *fab,
 				    enum fc__proto_id id)
 {
 	return fab->proto[id].state;
+}
+/* Protocol @id waits on time from now (@on) or no longer: its tick() is
+ * called from every round of progress meanwhile. */
+static inline void fc__proto_ticking(struct fc__fabric *fab,
+				     enum fc__proto_id id, bool on)
+{
+	if (on)
+		fab->ticking |= 1u << id;
+	else
+		fab->ticking &= ~(1u << id);
 }
 
 /* handlers.c: a protocol's handler of control messages of @kind */

@@ -55,9 +55,10 @@ static void greet(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 		return;
 	if (!fc__ctrl_send(dev, s->node, port, FC__CTRL_CREDIT_ASK, 0, 0)) {
 		c->tx_asked = true;
-		fab->ticks++;
-		if (!cr->greeting++)
+		if (!cr->greeting++) {
 			cr->greet_sent_ns = fc__now_ns();
+			fc__proto_ticking(fab, FC__PROTO_CREDIT, true);
+		}
 	}
 }
 
@@ -221,10 +222,8 @@ static void on_credit(struct fc_dev *dev, uint32_t port, uint32_t node,
 	if (!s)
 		return;
 	c = fc__credit_src(s);
-	if (!c->tx_heard && c->tx_asked && cr->greeting) {
-		cr->greeting--;
-		fab->ticks--;
-	}
+	if (!c->tx_heard && c->tx_asked && cr->greeting && !--cr->greeting)
+		fc__proto_ticking(fab, FC__PROTO_CREDIT, false);
 	c->tx_heard = true;
 	/* Never more than was sent: a bad count frees nothing. */
 	if (consumed > c->tx_granted && consumed <= c->tx_used)
@@ -289,6 +288,7 @@ int fc__credit_register(struct fc_dev *dev)
 	struct fc__proto_slot slot = {
 		.src_init = credit_src_init,
 		.src_fini = credit_src_fini,
+		.tick = credit_tick,
 		.fini = credit_fini,
 	};
 	struct credit *cr = calloc(1, sizeof(*cr));
@@ -310,7 +310,6 @@ int fc__credit_register(struct fc_dev *dev)
 	cr->greet = cr->window &&
 		    fc__env_size(GREET_ENV, dev->be->endpoints_off_unopened);
 	fab->flow_bounded = cr->window != 0;
-	fab->up.tick = credit_tick;
 	if (cr->window)
 		fab->up.consumed = credit_consumed;
 	fc__ctrl_register(fab, FC__CTRL_CREDIT, on_credit);

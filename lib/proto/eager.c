@@ -160,7 +160,7 @@ int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
 		return ret;
 	s = pt ? pt->src[ch->peer] : NULL;
 	/* a request at hand (cached) in case the board is slow to take it */
-	if (!s || !fab->req_cached || (fab->rndv_min && len >= fab->rndv_min))
+	if (!s || !fab->req_cached || fc__rndv_takes(fab, len))
 		return -EAGAIN;
 	c = fc__credit_src(s);
 	if (!fc__credit_free(fc__credit_of(fab), c, cost) ||

@@ -73,8 +73,10 @@ int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len);
 int fc__rndv_isend(struct fc_chan *ch, const void *buf, size_t len, bool now,
 		   struct fc_req *r);
-/* Its upcalls and control messages' handlers, into @fab. */
-void fc__rndv_register(struct fc__fabric *fab);
+/* Its state (the threshold: FC_CHAN_RNDV_MIN, FPGACOMM_RNDV_MIN, 0 where
+ * the backend cannot), upcalls and control messages' handlers, into @fab.
+ * RETURN VALUE: 0 or -ENOMEM. */
+int fc__rndv_register(struct fc__fabric *fab);
 /* Send @r, which a blocking send gave up on, may be read from the caller's
  * buffer until it ends (a board writes it, or the receiver may read it:
  * asked to stop, whose answer ends it): wait for it. false: orphan it. */

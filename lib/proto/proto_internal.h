@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to lib/proto/: the credits' state (credit.c), which the eager
- * send's short way (eager.c) reads and counts without a call.
+ * Private to lib/proto/: the credits' state (credit.c) and rendezvous's
+ * threshold (rndv_reg.c), which the eager send's short way (eager.c)
+ * reads and counts without a call.
  */
 #ifndef FC_PROTO_INTERNAL_H
 #define FC_PROTO_INTERNAL_H
@@ -14,8 +15,8 @@ struct credit {
 	/*
 	 * Greeting: a channel's first send waits until the peer's library
 	 * has answered, where a board drops what comes before its program
-	 * opened it (the driver); @greeting counts channels waiting (each
-	 * holds one of fab->ticks).
+	 * opened it (the driver); @greeting counts channels waiting (while
+	 * any does, the credits' tick() retries: fc__proto_ticking()).
 	 */
 	bool greet;
 	unsigned int greeting;
@@ -73,6 +74,21 @@ static inline bool fc__credit_free(const struct credit *cr,
 {
 	return !cr->window || ((!cr->greet || c->tx_heard) && !c->held_head &&
 			       fc__credit_fits(cr, c, cost));
+}
+
+/* What rendezvous (rndv*.c) shows the other protocols of its state
+ * (fab->proto[FC__PROTO_RNDV]): the head of its struct rndv. */
+struct rndv_pub {
+	size_t min; /* messages this long and longer take it; 0: none */
+};
+
+/* Does a message of @len bytes take the rendezvous way? Every send asks:
+ * inline. */
+static inline bool fc__rndv_takes(const struct fc__fabric *fab, size_t len)
+{
+	const struct rndv_pub *rp = fc__proto_state(fab, FC__PROTO_RNDV);
+
+	return rp->min && len >= rp->min;
 }
 
 #endif /* FC_PROTO_INTERNAL_H */

@@ -36,7 +36,7 @@
  * data is on its way cannot be cancelled (it ends in bounded time).
  *
  * Used on backends that can write remotely into any registered memory and
- * send control messages (emulated boards), from fab->rndv_min bytes on
+ * send control messages (emulated boards), from struct rndv's pub.min bytes on
  * (FC_CHAN_RNDV_MIN; FPGACOMM_RNDV_MIN overrides it, 0 turns it off;
  * FPGACOMM_RNDV_GET sets the largest message a receiver reads; none by
  * default).
@@ -64,9 +64,7 @@ void fc__rv_rq_end(struct fc_req *r)
 
 bool fc__rndv_wanted(struct fc_dev *dev, size_t len)
 {
-	size_t min = dev->fab->rndv_min;
-
-	return min && len >= min;
+	return fc__rndv_takes(dev->fab, len);
 }
 
 /* ---- Sending ---- */

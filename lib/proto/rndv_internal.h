@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
+#define RNDV_ENV "FPGACOMM_RNDV_MIN" /* bytes; 0: no rendezvous */
 /* microseconds a 1 MiB message nobody asked for waits for its receive */
 #define LAND_ENV      "FPGACOMM_RNDV_LAND_US"
 #define LAND_DELAY_US 1000
@@ -93,6 +94,7 @@ static inline struct rmsg *RM(const struct fc__msg *m)
 /* What rendezvous keeps per board (fab->proto[FC__PROTO_RNDV]): no other
  * layer sees it. */
 struct rndv {
+	struct rndv_pub pub; /* first: what eager.c reads (proto_internal.h) */
 	/* receivers read announced messages up to this long (RTS_GET);
 	 * 0: never */
 	size_t get_max;
@@ -105,6 +107,9 @@ struct rndv {
 	/* receives fc__rv_cleared (CTS), waiting for their FIN */
 	struct fc_req *landing;
 	uint64_t land_delay_ns; /* a 1 MiB message nobody asked for waits */
+	/* the earliest a message nobody asked for is landed (its tick() is
+	 * on meanwhile); 0: none waits */
+	uint64_t land_due_ns;
 };
 
 static inline struct rndv *RV(const struct fc__fabric *fab)

@@ -166,6 +166,7 @@ void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 {
 	struct fc__fabric *fab = dev->fab;
 	struct fc__port *pt = fab->ports[port];
+	struct rndv *rv = RV(fab);
 	struct fc__msg *m;
 	uint64_t addr, now = 0;
 
@@ -178,9 +179,11 @@ void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 			now = fc__now_ns();
 		if (now < rm->land_at_ns) {
 			/* its receive may come yet: look again then */
-			if (!fab->land_due_ns ||
-			    rm->land_at_ns < fab->land_due_ns)
-				fab->land_due_ns = rm->land_at_ns;
+			if (!rv->land_due_ns ||
+			    rm->land_at_ns < rv->land_due_ns) {
+				rv->land_due_ns = rm->land_at_ns;
+				fc__proto_ticking(fab, FC__PROTO_RNDV, true);
+			}
 			return;
 		}
 		if (pt->buffered + m->len > FC_CHAN_BUFFERED)
@@ -204,12 +207,14 @@ void fc__rv_land_deferred(struct fc_dev *dev, uint32_t port, struct fc__src *s)
 void fc__rv_land_due(struct fc_dev *dev)
 {
 	struct fc__fabric *fab = dev->fab;
+	struct rndv *rv = RV(fab);
 	uint32_t port, node;
 	struct fc__port *pt;
 
-	if (fc__now_ns() < fab->land_due_ns)
+	if (fc__now_ns() < rv->land_due_ns)
 		return;
-	fab->land_due_ns = 0;
+	rv->land_due_ns = 0;
+	fc__proto_ticking(fab, FC__PROTO_RNDV, false);
 	for (port = 0; port < FC_MAX_CHANNELS; port++) {
 		pt = fab->ports[port];
 		for (node = 0; pt && node < FC_MAX_NODES; node++)

@@ -101,25 +101,31 @@ static void rndv_fini(struct fc__fabric *fab, void *state)
 
 /* ---- What the transport and the control messages call ---- */
 
-void fc__rndv_register(struct fc__fabric *fab)
+int fc__rndv_register(struct fc__fabric *fab)
 {
 	struct rndv *rv = calloc(1, sizeof(*rv));
-	const struct fc__proto_slot slot = { .state = rv, .fini = rndv_fini };
+	const struct fc__proto_slot slot = {
+		.state = rv,
+		.tick = fc__rv_land_due,
+		.fini = rndv_fini,
+	};
 
-	if (!rv) {
-		fab->rndv_min = 0; /* every message eager, then */
-		return;
-	}
+	if (!rv)
+		return -ENOMEM;
+	/* the backend's word: a board that writes remotely into any
+	 * registered memory and sends control messages */
+	rv->pub.min = fab->dev->be->rendezvous ?
+			      fc__env_size(RNDV_ENV, FC_CHAN_RNDV_MIN) :
+			      0;
 	fc__proto_register(fab, FC__PROTO_RNDV, &slot);
 	fab->up.chain_ended = fc__rv_chain_ended;
 	fab->up.submit = fc__rv_submit;
 	fab->up.withdraw = rndv_withdraw;
 	fab->up.msg_ready = fc__rv_msg_ready;
 	fab->up.msg_take = fc__rv_msg_take;
-	fab->up.msg_land = fab->rndv_min ? fc__rv_land_deferred : NULL;
-	fab->up.msg_land_due = fc__rv_land_due;
+	fab->up.msg_land = rv->pub.min ? fc__rv_land_deferred : NULL;
 	rv->land_delay_ns = fc__env_size(LAND_ENV, LAND_DELAY_US) * 1000;
-	if (fab->rndv_min && (fab->dev->info.caps & FC_CAP_FABRIC_GET))
+	if (rv->pub.min && (fab->dev->info.caps & FC_CAP_FABRIC_GET))
 		rv->get_max = fc__env_size(GET_ENV, GET_MAX);
 	fc__ctrl_register(fab, FC__CTRL_RTS, fc__rv_on_rts_ctrl);
 	fc__ctrl_register(fab, FC__CTRL_CTS, fc__rv_on_cts);
@@ -128,4 +134,5 @@ void fc__rndv_register(struct fc__fabric *fab)
 	fc__ctrl_register(fab, FC__CTRL_GOT, fc__rv_on_got);
 	fc__ctrl_register(fab, FC__CTRL_REVOKE, fc__rv_on_revoke);
 	fc__ctrl_register(fab, FC__CTRL_REVOKED, fc__rv_on_revoked);
+	return 0;
 }
