@@ -85,7 +85,7 @@ FC__EXPORT int fc_chan_open(struct fc_dev *dev, uint32_t peer, uint32_t port,
 	if (peer >= dev->fab->world.size || port >= FC_CHAN_PORTS)
 		return -EINVAL;
 	fc__fab_lock(dev->fab);
-	ret = fc__peer_check_open(dev, peer, port);
+	ret = fc__peer_check_open(dev, peer, port, fc__progress);
 	if (!ret)
 		ret = fc__chan_open(dev, peer, port, chanp);
 	fc__fab_unlock(dev->fab);

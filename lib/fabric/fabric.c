@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The fabric's engine room: setup, progress (submit queued chains, let the
- * board move, retire ended chains, drain what arrived: fabric_rx.c), the
- * state of peers and the requests' lifecycle. See transport.h for
- * the data structures.
+ * board move, retire ended chains, drain what arrived: fabric_rx.c) and
+ * the requests' lifecycle (peers' state: peer_check.c). See transport.h
+ * for the data structures.
  */
 #include <endian.h>
 #include <errno.h>
@@ -250,15 +250,13 @@ void fc__req_release(struct fc_dev *dev, struct fc_req *r)
 	fc__xfers_free(r);
 }
 
-static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh);
-
 void fc__req_end(struct fc_dev *dev, struct fc_req *r, int status)
 {
 	struct fc__fabric *fab = dev->fab;
 
 	/* The board found no way to the node: it died or left (asked anew:
 	 * the board may know before our last look at it did). */
-	if (status == -EHOSTUNREACH && peer_check(dev, r->node, true))
+	if (status == -EHOSTUNREACH && fc__peer_check_fresh(dev, r->node))
 		status = -EHOSTDOWN;
 	r->next = NULL;
 	if (r->proto && fab->up.chain_ended(dev, r, &status))
@@ -516,60 +514,6 @@ void fc__proto_register(struct fc__fabric *fab, enum fc__proto_id id,
 			const struct fc__proto_slot *slot)
 {
 	fab->proto[id] = *slot;
-}
-
-/* ---- Peers ---- */
-
-/* fc__peer_down() at time @now. */
-static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
-{
-	struct fc__fabric *fab = dev->fab;
-	struct fc__peer *p = &fab->peers[node];
-	int state;
-
-	if (node == fab->world.rank || node >= FC_MAX_NODES)
-		return false;
-	if (!p->down_ns && now - p->checked_ns >= PEER_CHECK_NS) {
-		p->checked_ns = now;
-		pthread_mutex_lock(&dev->lock);
-		state = dev->be->node_state ? dev->be->node_state(dev, node) :
-					      -EOPNOTSUPP;
-		pthread_mutex_unlock(&dev->lock);
-		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD) {
-			p->down_ns = now;
-			p->down_polls = 0;
-			/* A peer that closed in order had its sends done:
-			 * they are in the fabric, give them time. */
-			p->grace_ns = state == FC__NODE_EXITED ?
-					      PEER_EXIT_GRACE_NS :
-					      PEER_GRACE_NS;
-		}
-	}
-	if (!p->down_ns)
-		return false;
-	/*
-	 * Seen down: packets it sent may still be on the way; drain first,
-	 * for a while and for a number of our own looks (a process the
-	 * scheduler leaves out for the whole grace has not looked).
-	 */
-	if (p->down_polls < PEER_GRACE_POLLS) {
-		p->down_polls++;
-		return false;
-	}
-	return now - p->down_ns >= p->grace_ns;
-}
-
-bool fc__peer_down(struct fc_dev *dev, uint32_t node)
-{
-	return peer_down_at(dev, node, fc__now_ns());
-}
-
-/* A peer may come back (closed, then opened its board again). */
-static void peer_recheck(struct fc__fabric *fab, uint32_t node)
-{
-	fab->peers[node].down_ns = 0;
-	fab->peers[node].checked_ns = 0;
-	fab->peers[node].checked_ticks = 0;
 }
 
 /* ---- Waiting for requests ---- */
@@ -831,7 +775,7 @@ req_step(struct fc_req *r, size_t *len, bool *moved, uint64_t *now, bool clock)
 		if (!clock)
 			return -EINPROGRESS;
 		*now = fc__now_ns();
-		if (!peer_down_at(dev, r->node, *now))
+		if (!fc__peer_down_at(dev, r->node, *now))
 			return -EINPROGRESS;
 		ret = withdraw(dev, r, true);
 		if (ret < 0)
@@ -898,68 +842,4 @@ int fc__req_wait(struct fc_req *r, int timeout_ms, size_t *len)
 	if (r->status != -EINPROGRESS)
 		return req_done(r, len);
 	return req_wait_loop(r, timeout_ms, len);
-}
-
-/* Before a new request to @node. RETURN VALUE: 0, or -EHOSTDOWN when it
- * has died or left (one that came back is usable again). */
-/* fc__peer_check(); @fresh: ask the backend even if it said alive lately. */
-static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
-{
-	struct fc__fabric *fab = dev->fab;
-	struct fc__peer *p;
-	uint64_t now;
-	int state;
-
-	if (node == fab->world.rank || !dev->be->node_state ||
-	    node >= FC_MAX_NODES)
-		return 0;
-	/*
-	 * Asking the backend may read /proc or enter the kernel: once per
-	 * PEER_CHECK_NS is enough for a peer seen alive. A death in between
-	 * is caught by the request's wait (fc__peer_down), in bounded time.
-	 */
-	p = &fab->peers[node];
-	now = fc__now_ns();
-	if (!fresh && !p->down_ns && p->checked_ns &&
-	    now - p->checked_ns < PEER_CHECK_NS) {
-		p->checked_ticks = fc__ticks(); /* the inline check's again */
-		return 0;
-	}
-	pthread_mutex_lock(&dev->lock);
-	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
-	if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
-		return -EHOSTDOWN;
-	peer_recheck(fab, node);
-	p->checked_ns = now;
-	p->checked_ticks = fc__ticks();
-	return 0;
-}
-
-int fc__peer_check_slow(struct fc_dev *dev, uint32_t node)
-{
-	return peer_check(dev, node, false);
-}
-
-int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
-{
-	unsigned int i, idle;
-	struct fc__src *s;
-	int state;
-
-	if (!fc__peer_check(dev, node))
-		return 0;
-	pthread_mutex_lock(&dev->lock);
-	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
-	/* Closed in order: its sends were done, and may still be on their
-	 * way; the channel's receives tell when nothing more comes. */
-	if (state != FC__NODE_DEAD)
-		return 0;
-	/* Died: what the board holds of it is taken first (bounded: the
-	 * fabric holds so much), then it counts if any is for @port. */
-	for (i = 0, idle = 0; i < PEER_OPEN_ROUNDS && idle < 8; i++)
-		idle = fc__progress(dev) ? 0 : idle + 1;
-	s = fc__src_find(dev->fab, port, node);
-	return s && (s->q_head || s->active) ? 0 : -EHOSTDOWN;
 }

@@ -3,7 +3,8 @@
  * The transport (lib/fabric/), as the layers above it see it: the
  * protocols (proto/proto.h), the channel API (chan/chan.h) and the
  * collectives' links. Its files: fabric.c (requests, the send queue, lanes
- * and progress), chain.c (chains and staging), fabric_rx.c (where packets
+ * and progress), peer_check.c (peers' liveness), chain.c (chains and
+ * staging), fabric_rx.c (where packets
  * arrive), fabric_msg.c (the messages they make), handlers.c (control
  * messages to the handler registered for their kind), handle.c (requests
  * as handles), world.c (the world a board is in); transport_internal.h holds
@@ -333,7 +334,8 @@ static inline void fc__fab_unlock(struct fc__fabric *fab)
 }
 /* One round of progress. RETURN VALUE: true if anything moved. */
 bool fc__progress(struct fc_dev *dev);
-/* Is @node down for good (dead or left, and given time to drain)? */
+/* peer_check.c: is @node down for good (dead or left, and given time to
+ * drain)? */
 bool fc__peer_down(struct fc_dev *dev, uint32_t node);
 /* The state of what arrives on @port from @node, made at first use;
  * NULL out of memory. Every message looks it up: inline. */
@@ -405,7 +407,7 @@ int fc__src_detach_req(struct fc__fabric *fab, uint32_t port,
 		       struct fc__src *s);
 
 /* RETURN VALUE: 0, or -EHOSTDOWN when @node has died or left. Every
- * send asks: inline, the backend asked only now and then (fabric.c). */
+ * send asks: inline, the backend asked only now and then (peer_check.c). */
 int fc__peer_check_slow(struct fc_dev *dev, uint32_t node);
 static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
 {
@@ -428,8 +430,12 @@ static inline int fc__peer_check(struct fc_dev *dev, uint32_t node)
  * died and nothing it sent on @port waits here: one that closed its board
  * in order is no reason to refuse (what it sent is delivered; receives
  * get -EHOSTDOWN once nothing more of it is buffered or on its way).
+ * What the board holds of a dead one is drained first by @progress
+ * (fc__progress: passed in, so that peer_check.c calls no file that
+ * calls it).
  */
-int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port);
+int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port,
+			bool (*progress)(struct fc_dev *dev));
 
 /* A send whose packets are in the PIO window: it ends once they are taken. */
 void fc__pio_queue(struct fc__fabric *fab, struct fc_req *req);

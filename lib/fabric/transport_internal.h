@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to lib/fabric/: the transport's own sizes and the calls between
- * its files (fabric.c, fabric_rx.c, handlers.c) that no layer above makes.
+ * its files (fabric.c, fabric_rx.c, peer_check.c, handlers.c) that no
+ * layer above makes.
  */
 #ifndef FC_TRANSPORT_INTERNAL_H
 #define FC_TRANSPORT_INTERNAL_H
@@ -25,6 +26,11 @@ int fc__rx_init(struct fc_dev *dev);
 void fc__rx_fini(struct fc_dev *dev);
 /* Take what arrived. RETURN VALUE: true if anything did. */
 bool fc__rx_drain(struct fc_dev *dev);
+
+/* peer_check.c: fc__peer_down() at time @now; fc__peer_check() asking
+ * the backend now, whatever it said lately. */
+bool fc__peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now);
+int fc__peer_check_fresh(struct fc_dev *dev, uint32_t node);
 
 /* handlers.c: a control message from @node on @port arrived: to its
  * handler. */
