@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto_internal.h"
 
 static struct fc__ctrl_msg ctrl_msg(enum fc__ctrl_kind kind, uint32_t cookie,
 				    uint64_t val)
@@ -82,25 +82,17 @@ static int ctrl_pio(struct fc_dev *dev, uint32_t node, uint32_t port,
 		    uint32_t *end)
 {
 	struct fc__ctrl_msg m = ctrl_msg(kind, cookie, val);
-	struct fc_hw_pkt *win, *pkt;
+	struct fc_hw_pkt *pkt;
 	uint32_t tail;
 
 	if (!dev->be->pio_room)
 		return -EAGAIN;
-	fc__dev_lock(dev);
-	win = dev->be->pio_room(dev, 1, &tail);
-	if (!win) {
-		fc__dev_unlock(dev);
+	pkt = fc__pio_take(dev, &tail);
+	if (!pkt)
 		return -EAGAIN;
-	}
-	pkt = &win[tail % FC_PIO_SLOTS];
-	pkt->hdr = htole32(FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL) |
-			   FC_PKT_EOM);
-	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
-	memcpy(pkt->payload, &m, sizeof(m));
-	*end = tail + 1;
-	dev->be->pio_post(dev, *end);
-	fc__dev_unlock(dev);
+	fc__pio_put(dev, pkt, tail,
+		    FC_PKT_HDR(node, 0, port, sizeof(m), FC_PKT_T_CTRL), &m,
+		    sizeof(m), end);
 	return 0;
 }
 

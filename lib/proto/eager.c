@@ -151,7 +151,7 @@ int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
 	const uint64_t cost = fc__credit_cost(len);
 	struct fc__src *s;
 	struct credit_src *c;
-	struct fc_hw_pkt *win, *pkt;
+	struct fc_hw_pkt *pkt;
 	uint32_t tail, head;
 	int ret;
 
@@ -167,21 +167,13 @@ int fc__eager_send_one(struct fc_chan *ch, const void *buf, size_t len,
 	    !dev->be->pio_room || fab->node_chains[ch->peer] ||
 	    board_says_down(dev, ch->peer))
 		return -EAGAIN;
-	fc__dev_lock(dev);
-	win = dev->be->pio_room(dev, 1, &tail);
-	if (!win) {
-		fc__dev_unlock(dev);
+	pkt = fc__pio_take(dev, &tail);
+	if (!pkt)
 		return -EAGAIN;
-	}
-	pkt = &win[tail % FC_PIO_SLOTS];
-	pkt->hdr =
-		htole32(FC_PKT_HDR(ch->peer, 0, ch->port, len, FC_PKT_T_DATA) |
-			FC_PKT_EOM);
-	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
-	fc__copy_small(pkt->payload, buf, len);
-	*end = tail + 1;
-	head = dev->be->pio_post(dev, *end);
-	fc__dev_unlock(dev);
+	head = fc__pio_put(dev, pkt, tail,
+			   FC_PKT_HDR(ch->peer, 0, ch->port, len,
+				      FC_PKT_T_DATA),
+			   buf, len, end);
 	c->tx_used += cost;
 	/* counted under the fabric's lock: a plain add, no locked one */
 	__atomic_store_n(

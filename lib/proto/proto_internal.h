@@ -2,10 +2,15 @@
 /*
  * Private to lib/proto/: the credits' state (credit.c) and rendezvous's
  * threshold (rndv_reg.c), which the eager send's short way (eager.c)
- * reads and counts without a call.
+ * reads and counts without a call, and the one-packet write into the PIO
+ * window that eager messages and control messages share.
  */
 #ifndef FC_PROTO_INTERNAL_H
 #define FC_PROTO_INTERNAL_H
+
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
 
 #include "proto.h"
 
@@ -89,6 +94,47 @@ static inline bool fc__rndv_takes(const struct fc__fabric *fab, size_t len)
 	const struct rndv_pub *rp = fc__proto_state(fab, FC__PROTO_RNDV);
 
 	return rp->min && len >= rp->min;
+}
+
+/*
+ * A message of one packet through the PIO window, in two steps, inline as
+ * they are the 8 B message's path. fc__pio_take: the window's next slot,
+ * where the backend has one (the caller checks dev->be->pio_room), with
+ * the device locked (its index at *@tail), or NULL: no room, unlocked.
+ * fc__pio_put: then write it, header @hdr (FC_PKT_HDR: destination,
+ * length and type; EOM is added here) and @len bytes (1 to
+ * FC_PKT_PAYLOAD) at @data, post it and unlock. The whole payload is
+ * written, so that no stale bytes of an earlier packet go out (a constant
+ * size: a few wide stores). RETURN VALUE: the window's head as the post
+ * left it; its tail after the packet at *@end.
+ */
+static inline __attribute__((always_inline)) struct fc_hw_pkt *
+fc__pio_take(struct fc_dev *dev, uint32_t *tail)
+{
+	struct fc_hw_pkt *win;
+
+	fc__dev_lock(dev);
+	win = dev->be->pio_room(dev, 1, tail);
+	if (!win) {
+		fc__dev_unlock(dev);
+		return NULL;
+	}
+	return &win[*tail % FC_PIO_SLOTS];
+}
+
+static inline __attribute__((always_inline)) uint32_t
+fc__pio_put(struct fc_dev *dev, struct fc_hw_pkt *pkt, uint32_t tail,
+	    uint32_t hdr, const void *data, size_t len, uint32_t *end)
+{
+	uint32_t head;
+
+	pkt->hdr = htole32(hdr | FC_PKT_EOM);
+	memset(pkt->payload, 0, FC_PKT_PAYLOAD);
+	fc__copy_small(pkt->payload, data, len);
+	*end = tail + 1;
+	head = dev->be->pio_post(dev, *end);
+	fc__dev_unlock(dev);
+	return head;
 }
 
 #endif /* FC_PROTO_INTERNAL_H */
