@@ -168,6 +168,44 @@ static inline void pair_need_knobs(void)
 		skip_because("board 0 is not emulated: no fault knobs");
 }
 
+/* How long, in us, a 1 MiB message nobody asked for waits for its
+ * receive before it is landed in a library buffer (lib/proto/rndv*.c). */
+#define PAIR_LAND_ENV "FPGACOMM_RNDV_LAND_US"
+
+/*
+ * The pair anew: closed, then opened as pair_open_faults(@prefix,
+ * @faults) with @land_us (NULL: the default) in PAIR_LAND_ENV; @pump: and
+ * the thread that moves both boards started.
+ */
+static inline void pair_reopen(const char *prefix, const char *land_us,
+			       const struct fcemu_faults *faults, bool pump)
+{
+	pair_pump_stop();
+	pair_close();
+	if (land_us)
+		setenv(PAIR_LAND_ENV, land_us, 1);
+	else
+		unsetenv(PAIR_LAND_ENV);
+	assert_int_equal(pair_open_faults(prefix, faults), 0);
+	if (pump)
+		assert_int_equal(pair_pump_start(), 0);
+}
+
+/* A channel on @port from board 0 to board 1 (*@tx) and its other end
+ * (*@rx); and both closed. */
+static inline void pair_chans_open(uint32_t port, struct fc_chan **tx,
+				   struct fc_chan **rx)
+{
+	assert_ok(fc_chan_open(bd[0], world[1].rank, port, 0, tx));
+	assert_ok(fc_chan_open(bd[1], world[0].rank, port, 0, rx));
+}
+
+static inline void pair_chans_close(struct fc_chan *tx, struct fc_chan *rx)
+{
+	assert_ok(fc_chan_close(tx));
+	assert_ok(fc_chan_close(rx));
+}
+
 /* Register @off of board @b (the test fails if it cannot be read). */
 static inline uint32_t rd(int b, uint32_t off)
 {

@@ -414,29 +414,12 @@ static void test_late_receiver(void **state)
 
 /* ---- Rendezvous: a message announced before its receive ---- */
 
-#define LAND_ENV "FPGACOMM_RNDV_LAND_US"
-
-/* The pair anew (a cluster of its own), its libraries opened with
- * @land_us (NULL: the default) as how long a 1 MiB message nobody asked
- * for waits for its receive before being landed (lib/proto/rndv.c). */
-static void pair_restart(const char *land_us)
-{
-	pair_pump_stop();
-	pair_close();
-	if (land_us)
-		setenv(LAND_ENV, land_us, 1);
-	else
-		unsetenv(LAND_ENV);
-	assert_int_equal(pair_open("pair"), 0);
-	assert_int_equal(pair_pump_start(), 0);
-}
-
 static void need_rndv(void)
 {
 	need_pair();
 	if (strncmp(names[0], "emu:", 4) || strncmp(names[1], "emu:", 4))
 		skip_because("rendezvous is on emulated boards only");
-	if (getenv("FPGACOMM_RNDV_MIN") || getenv(LAND_ENV))
+	if (getenv("FPGACOMM_RNDV_MIN") || getenv(PAIR_LAND_ENV))
 		skip_because("the rendezvous threshold or wait is set");
 }
 
@@ -492,7 +475,7 @@ static void test_rndv_waits_for_receive(void **state)
 	(void)state;
 	need_rndv();
 	rng_reset("rndv_waits");
-	pair_restart("60000000"); /* a minute per MiB */
+	pair_reopen("pair", "60000000", NULL, true); /* a minute per MiB */
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 5, 0, &c0));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 5, 0, &c1));
 	out = send_three(c0, req);
@@ -505,7 +488,7 @@ static void test_rndv_waits_for_receive(void **state)
 	free(out);
 	assert_ok(fc_chan_close(c0));
 	assert_ok(fc_chan_close(c1));
-	pair_restart(NULL);
+	pair_reopen("pair", NULL, NULL, true);
 }
 
 /*
@@ -526,7 +509,7 @@ static void test_rndv_lands_after_wait(void **state)
 	(void)state;
 	need_rndv();
 	rng_reset("rndv_lands");
-	pair_restart("30000"); /* 30 ms for 1 MiB */
+	pair_reopen("pair", "30000", NULL, true); /* 30 ms for 1 MiB */
 	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT + 6, 0, &c0));
 	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT + 6, 0, &c1));
 	t0 = now_ms();
@@ -547,7 +530,7 @@ static void test_rndv_lands_after_wait(void **state)
 	free(out);
 	assert_ok(fc_chan_close(c0));
 	assert_ok(fc_chan_close(c1));
-	pair_restart(NULL);
+	pair_reopen("pair", NULL, NULL, true);
 }
 
 /* A remote write into the peer's board memory, read back by the peer. */

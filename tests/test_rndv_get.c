@@ -29,24 +29,9 @@
 #include "pair.h" /* the two boards (emu/ makes their cluster) */
 #include "chan_stats.h"
 
-#define PORT	 9
-#define WAIT_MS	 20000
-#define LAND_ENV "FPGACOMM_RNDV_LAND_US"
-#define GET_ENV	 "FPGACOMM_RNDV_GET"
-
-/* The pair anew, a message nobody asked for waiting @land_us per MiB
- * before it is landed (NULL: the default). */
-static void pair_restart(const char *land_us)
-{
-	pair_pump_stop();
-	pair_close();
-	if (land_us)
-		setenv(LAND_ENV, land_us, 1);
-	else
-		unsetenv(LAND_ENV);
-	assert_int_equal(pair_open("rget"), 0);
-	assert_int_equal(pair_pump_start(), 0);
-}
+#define PORT	9
+#define WAIT_MS 20000
+#define GET_ENV "FPGACOMM_RNDV_GET"
 
 static int setup(void **state)
 {
@@ -79,7 +64,7 @@ static void need_rget(void)
 
 	if (!bd[0] || !bd[1])
 		skip_because("no pair of emulated boards");
-	if (getenv("FPGACOMM_RNDV_MIN") || getenv(LAND_ENV))
+	if (getenv("FPGACOMM_RNDV_MIN") || getenv(PAIR_LAND_ENV))
 		skip_because("the rendezvous threshold or wait is set");
 	assert_ok(fc_query(bd[1], &inf));
 	if (!(inf.caps & FC_CAP_FABRIC_GET))
@@ -111,18 +96,6 @@ static void check(const uint8_t *p, size_t len, uint32_t salt, const char *what)
 			fail_msg("%s: byte %zu of %zu differs", what, i, len);
 }
 
-static void open_pair(struct fc_chan **tx, struct fc_chan **rx)
-{
-	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, tx));
-	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT, 0, rx));
-}
-
-static void close_pair(struct fc_chan *tx, struct fc_chan *rx)
-{
-	assert_ok(fc_chan_close(tx));
-	assert_ok(fc_chan_close(rx));
-}
-
 static void test_sizes_unaligned(void **state)
 {
 	static const size_t sizes[] = {
@@ -147,7 +120,7 @@ static void test_sizes_unaligned(void **state)
 	need_rget();
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	before = rgets(bd[1]);
 	for (i = 0; i < n; i++) {
 		uint8_t *s = sbuf + 1 + i % 4, *r = rbuf + 3 - i % 4;
@@ -166,7 +139,7 @@ static void test_sizes_unaligned(void **state)
 	/* each large one read by the receiver, no small one */
 	assert_int_equal(rgets(bd[1]) - before, large);
 	assert_int_equal(rgets(bd[0]), 0);
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 	free(sbuf);
 	free(rbuf);
 }
@@ -184,10 +157,10 @@ static void test_default_cap(void **state)
 	(void)state;
 	need_rget();
 	unsetenv(GET_ENV);
-	pair_restart(NULL);
+	pair_reopen("rget", NULL, NULL, true);
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		before = rgets(bd[1]);
 		fill(sbuf, sizes[i], (uint32_t)i + 20);
@@ -198,11 +171,11 @@ static void test_default_cap(void **state)
 		check(rbuf, len, (uint32_t)i + 20, "default cap");
 		assert_int_equal(rgets(bd[1]) - before, 0);
 	}
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 	free(sbuf);
 	free(rbuf);
 	setenv(GET_ENV, "16777216", 1);
-	pair_restart(NULL);
+	pair_reopen("rget", NULL, NULL, true);
 }
 
 /* The receive comes after the announcement, which waits (not landed). */
@@ -217,10 +190,11 @@ static void test_recv_after_rts(void **state)
 
 	(void)state;
 	need_rget();
-	pair_restart("60000000"); /* a minute per MiB before landing */
+	pair_reopen("rget", "60000000", NULL,
+		    true); /* a minute per MiB before landing */
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	before = rgets(bd[1]);
 	fill(sbuf, big, 5);
 	assert_ok(fc_chan_isend(tx, sbuf, big, &sr));
@@ -232,10 +206,10 @@ static void test_recv_after_rts(void **state)
 	check(rbuf, len, 5, "received after its announcement");
 	assert_ok(fc_req_wait(sr, WAIT_MS, NULL));
 	assert_int_equal(rgets(bd[1]) - before, 1);
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 	free(sbuf);
 	free(rbuf);
-	pair_restart(NULL);
+	pair_reopen("rget", NULL, NULL, true);
 }
 
 /* A blocking send gives up before any receive: the receiver must not
@@ -250,10 +224,10 @@ static void test_send_timeout_revokes(void **state)
 
 	(void)state;
 	need_rget();
-	pair_restart("60000000");
+	pair_reopen("rget", "60000000", NULL, true);
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	before = rgets(bd[1]);
 	fill(sbuf, big, 11);
 	assert_int_equal(fc_chan_send(tx, sbuf, big, 50), -ETIMEDOUT);
@@ -262,10 +236,10 @@ static void test_send_timeout_revokes(void **state)
 	assert_int_equal(len, big);
 	check(rbuf, len, 11, "sent before the timeout");
 	assert_int_equal(rgets(bd[1]), before); /* cleared, not read */
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 	free(sbuf);
 	free(rbuf);
-	pair_restart(NULL);
+	pair_reopen("rget", NULL, NULL, true);
 }
 
 /* The sender's board goes while the receiver's read waits for it. */
@@ -282,7 +256,7 @@ static void test_sender_gone(void **state)
 	need_rget();
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	pair_pump_stop(); /* each board moves only when told */
 	before = rgets(bd[1]);
 	fill(sbuf, big, 3);
@@ -308,7 +282,7 @@ static void test_sender_gone(void **state)
 	(void)sr;
 	free(sbuf);
 	free(rbuf);
-	pair_restart(NULL);
+	pair_reopen("rget", NULL, NULL, true);
 }
 
 int main(void)

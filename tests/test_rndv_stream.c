@@ -32,22 +32,8 @@
 #include "pair.h" /* the two boards (emu/ makes their cluster) */
 #include "chan_stats.h"
 
-#define PORT	 11
-#define LAND_ENV "FPGACOMM_RNDV_LAND_US"
-#define MAXN	 64
-
-/* The pair anew: @land_us (NULL: the default) per MiB before a message
- * nobody asked for is landed, @faults on its link (NULL: none). */
-static void pair_restart(const char *land_us, const struct fcemu_faults *f)
-{
-	pair_pump_stop();
-	pair_close();
-	if (land_us)
-		setenv(LAND_ENV, land_us, 1);
-	else
-		unsetenv(LAND_ENV);
-	assert_int_equal(pair_open_faults("rstream", f), 0);
-}
+#define PORT 11
+#define MAXN 64
 
 static int setup(void **state)
 {
@@ -72,9 +58,10 @@ static void need_pair(void)
 {
 	if (!bd[0] || !bd[1])
 		skip_because("no pair of emulated boards");
-	if (getenv("FPGACOMM_RNDV_MIN") || getenv(LAND_ENV))
+	if (getenv("FPGACOMM_RNDV_MIN") || getenv(PAIR_LAND_ENV))
 		skip_because("the rendezvous threshold or wait is set");
-	pair_restart(NULL, NULL); /* nothing left of an earlier test */
+	pair_reopen("rstream", NULL, NULL,
+		    false); /* nothing left of an earlier test */
 }
 
 static uint64_t rts_pio(struct fc_dev *d)
@@ -101,18 +88,6 @@ static void check(const uint8_t *p, size_t len, uint32_t salt, const char *what)
 		if (p[i] != (uint8_t)((i * 131u + salt * 7u) ^ (i >> 9) ^ salt))
 			fail_msg("%s: message %u, byte %zu of %zu differs",
 				 what, salt, i, len);
-}
-
-static void open_pair(struct fc_chan **tx, struct fc_chan **rx)
-{
-	assert_ok(fc_chan_open(bd[0], world[1].rank, PORT, 0, tx));
-	assert_ok(fc_chan_open(bd[1], world[0].rank, PORT, 0, rx));
-}
-
-static void close_pair(struct fc_chan *tx, struct fc_chan *rx)
-{
-	assert_ok(fc_chan_close(tx));
-	assert_ok(fc_chan_close(rx));
 }
 
 /* Wait for @r (*@len its length) with both boards moved from this
@@ -146,7 +121,7 @@ static void stream(const size_t *sizes, unsigned int n, bool late,
 	unsigned int i;
 
 	assert_true(n <= MAXN);
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	for (i = 0; i < n; i++) {
 		/* every receive takes any message of the stream: a message
 		 * out of order shows as the wrong length or bytes */
@@ -181,7 +156,7 @@ static void stream(const size_t *sizes, unsigned int n, bool late,
 		free(sbuf[i]);
 		free(rbuf[i]);
 	}
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 }
 
 /* Sizes on both sides of the PIO window's limit (2880) and of the
@@ -234,7 +209,7 @@ static void test_announce_while_writing(void **state)
 	(void)state;
 	need_pair();
 	pair_pump_stop();
-	open_pair(&tx, &rx);
+	pair_chans_open(PORT, &tx, &rx);
 	for (i = 0; i < N; i++) {
 		sbuf[i] = malloc(LEN);
 		rbuf[i] = malloc(LEN);
@@ -269,7 +244,7 @@ static void test_announce_while_writing(void **state)
 		free(sbuf[i]);
 		free(rbuf[i]);
 	}
-	close_pair(tx, rx);
+	pair_chans_close(tx, rx);
 }
 
 static void test_mixed_order(void **state)
@@ -312,10 +287,11 @@ static void test_late_receiver(void **state)
 	need_pair();
 	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, true, "receives late, default wait");
-	pair_restart("60000000", NULL); /* a minute per MiB: not landed */
+	pair_reopen("rstream", "60000000", NULL,
+		    false); /* a minute per MiB: not landed */
 	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, true, "receives late, announced only");
-	pair_restart(NULL, NULL);
+	pair_reopen("rstream", NULL, NULL, false);
 }
 
 /* Packets the two boards sent again on their link (full:2: port 1). */
@@ -333,7 +309,7 @@ static void test_faults(void **state)
 
 	(void)state;
 	need_pair();
-	pair_restart(NULL, &f);
+	pair_reopen("rstream", NULL, &f, false);
 	before = retransmits();
 	assert_int_equal(pair_pump_start(), 0);
 	stream(mixed, N_MIXED, false, "mixed, faults");
@@ -341,7 +317,7 @@ static void test_faults(void **state)
 	pair_pump_stop();
 	after = retransmits();
 	assert_true(after > before);
-	pair_restart(NULL, NULL);
+	pair_reopen("rstream", NULL, NULL, false);
 }
 
 int main(void)
