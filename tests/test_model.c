@@ -967,26 +967,36 @@ static pid_t hog(void)
 	return pid;
 }
 
-static void test_pingpong_under_load(void **state)
+/* launch_ranks() beside two CPU hogs. RETURN VALUE: its status. */
+static int launch_loaded(const char *what, int ranks, const char *topo,
+			 char *text, size_t len)
 {
-	static char first[512], loaded[512];
 	pid_t hogs[2];
 	int rc, i;
 
-	(void)state;
-	rc = launch_pingpong(first, sizeof(first));
-	if (rc == EXIT_SKIP)
-		skip_because("no fpgacomm-run to start ranks with");
-	assert_int_equal(rc, 0);
 	for (i = 0; i < 2; i++)
 		hogs[i] = hog();
-	rc = launch_pingpong(loaded, sizeof(loaded));
+	rc = launch_ranks(what, ranks, topo, text, len);
 	for (i = 0; i < 2; i++) {
 		if (hogs[i] > 0) {
 			kill(hogs[i], SIGKILL);
 			waitpid(hogs[i], NULL, 0);
 		}
 	}
+	return rc;
+}
+
+static void test_pingpong_under_load(void **state)
+{
+	static char first[512], loaded[512];
+	int rc;
+
+	(void)state;
+	rc = launch_pingpong(first, sizeof(first));
+	if (rc == EXIT_SKIP)
+		skip_because("no fpgacomm-run to start ranks with");
+	assert_int_equal(rc, 0);
+	rc = launch_loaded("pingpong", 6, "ring:6", loaded, sizeof(loaded));
 	assert_int_equal(rc, 0);
 	assert_string_equal(first, loaded);
 }
@@ -1117,8 +1127,7 @@ static void test_get_virtual_time(void **state)
 static void test_collectives_deterministic(void **state)
 {
 	static char first[2048], loaded[2048];
-	pid_t hogs[2];
-	int rc, i;
+	int rc;
 
 	(void)state;
 	/* Still differs in some runs (about 1 in 10 here): a host's library
@@ -1135,16 +1144,8 @@ static void test_collectives_deterministic(void **state)
 	assert_int_equal(rc, 0);
 	print_message("rank 0's simulated ps after each collective:\n%s",
 		      first);
-	for (i = 0; i < 2; i++)
-		hogs[i] = hog();
-	rc = launch_ranks("coll", COLL_RANKS, "torus:2x4", loaded,
-			  sizeof(loaded));
-	for (i = 0; i < 2; i++) {
-		if (hogs[i] > 0) {
-			kill(hogs[i], SIGKILL);
-			waitpid(hogs[i], NULL, 0);
-		}
-	}
+	rc = launch_loaded("coll", COLL_RANKS, "torus:2x4", loaded,
+			   sizeof(loaded));
 	assert_int_equal(rc, 0);
 	assert_int_equal(strlen(first), strlen(loaded));
 	assert_string_equal(first, loaded);
