@@ -9,7 +9,8 @@
  * messages to the handler registered for their kind), handle.c (requests
  * as handles), world.c (the world a board is in); transport_internal.h holds
  * what only they share. It calls no protocol and no channel: those it
- * reaches only through what they registered (fc__upcalls, handlers).
+ * reaches only through what they registered (fc__upcalls, their slots'
+ * tick(), control messages' handlers).
  *
  * What arrives for a board in a cluster lands in its event queue where it
  * has one, else in a receive ring of RING_SLOTS packets per port, from
