@@ -115,12 +115,13 @@ static void sync_all(void)
 	assert_ok(fc_barrier(dev, TMO));
 }
 
-/* The rank across the world: several hops on a torus. */
+/* The rank across the world: several hops on a torus. Pairs go both
+ * ways; of an odd world, the last rank is its own. */
 static uint32_t partner(void)
 {
-	uint32_t n = world.size, p = (world.rank + n / 2) % n;
+	uint32_t m = world.size - world.size % 2;
 
-	return n % 2 && world.rank == n - 1 ? world.rank : p;
+	return world.rank >= m ? world.rank : (world.rank + m / 2) % m;
 }
 
 /* ---- tests ---- */
