@@ -4,11 +4,11 @@
  * protocols (proto/proto.h), the channel API (chan/chan.h) and the
  * collectives' links. Its files: fabric.c (requests, the send queue, lanes
  * and progress), peer_check.c (peers' liveness), chain.c (chains and
- * staging), fabric_rx.c (where packets
- * arrive), fabric_msg.c (the messages they make), handlers.c (control
- * messages to the handler registered for their kind), handle.c (requests
- * as handles), world.c (the world a board is in); transport_internal.h holds
- * what only they share. It calls no protocol and no channel: those it
+ * staging), fabric_rx.c (where packets arrive), fabric_msg.c (the
+ * messages they make), handlers.c (control messages to the handler
+ * registered for their kind), handle.c (requests as handles), world.c
+ * (the world a board is in); transport_internal.h holds what only they
+ * share. It calls no protocol and no channel: those it
  * reaches only through what they registered (fc__upcalls, their slots'
  * tick(), control messages' handlers).
  *

@@ -9,7 +9,6 @@
 #define FC_PROTO_INTERNAL_H
 
 #include <endian.h>
-#include <errno.h>
 #include <string.h>
 
 #include "proto.h"
