@@ -223,6 +223,11 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 	return eject_peek(c, node, k, pkts, max, &first, true);
 }
 
+bool fcemu_cluster_eject_waiting(struct fcemu_cluster *c, unsigned int node)
+{
+	return !fcemu__ring_empty(cl_ring(c, node, CL_RING_EJECT));
+}
+
 unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
 					   unsigned int node, unsigned int k,
 					   const struct fc_hw_pkt **pkts,

@@ -262,6 +262,9 @@ static inline bool fcemu_cluster_eject_ok(const struct fc_hw_pkt *pkt,
 }
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
+/* Is anything waiting in board @node's ejection ring (published)? A cheap
+ * look for a taker that has nothing else to do when nothing is. */
+bool fcemu_cluster_eject_waiting(struct fcemu_cluster *c, unsigned int node);
 /*
  * With a model (emu/vtorder.c): delivery in simulated-time order. How
  * many packets from the head of board @node's ejection ring it may take
