@@ -33,9 +33,9 @@ int fc__fabric_init(struct fc_dev *dev)
 
 	if (!be->world || !be->progress || !be->mem_bus)
 		return 0;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = be->world(dev, &w);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (ret == -ENOTCONN)
 		return 0;
 	if (ret)
@@ -44,7 +44,7 @@ int fc__fabric_init(struct fc_dev *dev)
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -ENOMEM;
-	pthread_mutex_init(&fab->lock, NULL);
+	fc__lock_init(&fab->lock);
 	fab->dev = dev;
 	fab->single = dev->single;
 	fab->world = w;
@@ -88,7 +88,6 @@ int fc__fabric_init(struct fc_dev *dev)
 	return 0;
 
 err_free_fab:
-	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	return ret == -EBUSY ? 0 : ret;
 }
@@ -197,7 +196,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
-	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	dev->fab = NULL;
 }
@@ -526,10 +524,10 @@ static bool peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 		return false;
 	if (!p->down_ns && now - p->checked_ns >= PEER_CHECK_NS) {
 		p->checked_ns = now;
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 		state = dev->be->node_state ? dev->be->node_state(dev, node) :
 					      -EOPNOTSUPP;
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD) {
 			p->down_ns = now;
 			p->down_polls = 0;
@@ -921,9 +919,9 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 		p->checked_ticks = fc__ticks(); /* the inline check's again */
 		return 0;
 	}
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
 		return -EHOSTDOWN;
 	peer_recheck(fab, node);
@@ -945,9 +943,9 @@ int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port)
 
 	if (!fc__peer_check(dev, node))
 		return 0;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	/* Closed in order: its sends were done, and may still be on their
 	 * way; the channel's receives tell when nothing more comes. */
 	if (state != FC__NODE_DEAD)
