@@ -240,8 +240,9 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 					const uint8_t *src, unsigned int n)
 {
 	struct express_to x;
-	struct cl_slot *s;
-	uint32_t room, k;
+	struct cl_slot *s, *slots;
+	uint32_t room, k, idx, tag;
+	bool vt = c->vt[node];
 
 	room = express_begin(c, node, hdr, &x);
 	if (!room)
@@ -249,14 +250,19 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 	if (n > room)
 		n = room;
 	hdr = (hdr & ~FC_PKT_VC) | x.path.vcbit;
-	/* Written in place, as the injection ring would have been. */
-	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
-		s = &x.ring->slot[(x.tail + k) % CL_RING_SLOTS];
+	/* Written in place, as the injection ring would have been; what
+	 * every slot takes held in registers (the stores into the ring are
+	 * shared memory: they would make it be loaded again per packet). */
+	slots = x.ring->slot;
+	idx = x.tail;
+	tag = x.path.tag;
+	for (k = 0; k < n; k++, idx++, src += FC_PKT_PAYLOAD) {
+		s = &slots[idx % CL_RING_SLOTS];
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
-		s->seq = x.tail + k;
-		s->tag = x.path.tag;
-		s->t = cl_vt_next(c, node, hdr);
+		s->seq = idx;
+		s->tag = tag;
+		s->t = vt ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 	}
 	express_close(c, x.dst, &x.path, x.tail, n);
 	return n;

@@ -120,40 +120,38 @@ drop:
 	return -1;
 }
 
-static bool is_data(uint32_t hdr)
-{
-	unsigned int type = (hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK;
-
-	return type == FC_PKT_T_DATA || type == FC_PKT_T_CTRL ||
-	       type == FC_PKT_T_ABORT;
-}
-
 /*
- * After a packet went to the event queue for @rr's endpoint: the packets
- * of the run @pkts[0..@n) (ring index @idx on) that follow it to the same
- * endpoint, while the queue has room as last seen, as deliver_data()
- * would write them, each slot checked as it is read.
+ * After a packet (@pkts[-1]) went to the event queue for @rr's endpoint:
+ * the packets of the run @pkts[0..@n) (ring index @idx on) that follow it
+ * to the same endpoint with the same type, while the queue has room as
+ * last seen, as deliver_data() would write them, each slot checked as it
+ * is read.
  * RETURN VALUE: packets written.
  */
 static unsigned int deliver_eq_run(struct fcemu *emu, struct rx_ring *rr,
 				   const struct fc_hw_pkt *const *pkts,
 				   unsigned int n, uint32_t idx)
 {
+	/* the same type and endpoint as the packet before (@rr's, a data
+	 * packet's type): one comparison a packet; any other ends the run */
+	const uint32_t same = (FC_PKT_TYPE_MASK << FC_PKT_TYPE_SHIFT) |
+			      (FC_PKT_CHAN_MASK << FC_PKT_CHAN_SHIFT);
 	struct fcemu_eq_batch *b = &rr->batch;
 	uint32_t room = fcemu__eq_room(emu, b), slots = emu->eq.slots;
-	uint32_t tail = b->tail, hdr;
+	uint32_t tail = b->tail, hdr, key;
+	uint8_t *q = b->q;
 	unsigned int m;
 
 	if (n > room)
 		n = room;
+	key = le32toh(pkts[-1]->hdr) & same;
 	for (m = 0; m < n; m++) {
 		if (!fcemu_cluster_eject_ok(pkts[m], idx + m))
 			break;
 		hdr = le32toh(pkts[m]->hdr);
-		if (!is_data(hdr) || (int)((hdr >> FC_PKT_CHAN_SHIFT) &
-					   FC_PKT_CHAN_MASK) != rr->chan)
+		if ((hdr & same) != key)
 			break;
-		fcemu__eq_write(b->q, tail + m, slots, pkts[m]);
+		fcemu__eq_write(q, tail + m, slots, pkts[m]);
 	}
 	b->tail = tail + m;
 	return m;
