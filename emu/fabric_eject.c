@@ -356,7 +356,7 @@ static __attribute__((noinline)) unsigned int eject(struct fcemu *emu,
 	struct rx_ring rr = { .chan = -1 };
 	unsigned int taken = 0, landed = 0, n = 0, j = 0;
 	const struct fc_hw_pkt *run[EJECT_RUN], *pkt;
-	uint32_t hdr, first = 0;
+	uint32_t hdr, first = 0, waiting = 1;
 	int r;
 
 	if (budget < EJECT_MIN)
@@ -376,11 +376,15 @@ static __attribute__((noinline)) unsigned int eject(struct fcemu *emu,
 	 * next drops it), and taken together at the end. */
 	while (taken < budget) {
 		if (j == n) {
+			/* all that waited at the last look taken: what
+			 * came since is the next step's */
+			if (waiting <= taken)
+				break;
 			n = fcemu_cluster_eject_peek_lazy(
 				c, emu->cfg.node_id, taken, run,
 				budget - taken < EJECT_RUN ? budget - taken :
 							     EJECT_RUN,
-				&first);
+				&first, &waiting);
 			j = 0;
 			if (!n)
 				break;
