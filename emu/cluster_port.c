@@ -260,8 +260,10 @@ static uint8_t vt_in_port(struct fcemu_cluster *c, unsigned int src,
 }
 
 /* Virtual time: board @node takes @n packets from @head of ring @r. */
-static __attribute__((noinline)) void vt_take(struct fcemu_cluster *c, unsigned int node,
-		    struct cl_ring *r, uint32_t head, unsigned int n)
+static __attribute__((noinline)) void vt_take(struct fcemu_cluster *c,
+					      unsigned int node,
+					      struct cl_ring *r, uint32_t head,
+					      unsigned int n)
 {
 	struct fcemu_vtime *vt = c->vt[node];
 	const struct cl_slot *s;

@@ -349,8 +349,31 @@ static uint64_t vt_idle_lb(void *arg)
 	return lb;
 }
 
+/* After a call's packets: the rings and the queue told, the slots taken,
+ * what is owed sent, one event for the rings that @landed packets. */
+static void eject_end(struct fcemu *emu, struct rx_ring *rr, unsigned int taken,
+		      unsigned int landed)
+{
+	struct fcemu_cluster *c = emu->cluster;
+
+	ring_leave(emu, rr);
+	fcemu__eq_batch_end(emu, &rr->batch);
+	if (taken) {
+		fcemu_cluster_eject_done(c, emu->cfg.node_id, taken);
+		emu->ejected += taken;
+	}
+	if (emu->acks_owed || emu->aborts_owed) {
+		send_acks(emu);
+		fcemu__fabric_flush_aborts(emu);
+		fcemu_cluster_inject_commit(c, emu->cfg.node_id);
+	}
+	/* One event per batch: the host scans every ring on the vector. */
+	if (landed)
+		fcemu__raise_irq(emu, FC_IRQ_VEC_CHAN);
+}
+
 static __attribute__((noinline)) unsigned int eject(struct fcemu *emu,
-						     unsigned int budget)
+						    unsigned int budget)
 {
 	struct fcemu_cluster *c = emu->cluster;
 	struct rx_ring rr = { .chan = -1 };
@@ -437,20 +460,7 @@ static __attribute__((noinline)) unsigned int eject(struct fcemu *emu,
 		taken++;
 	}
 out:
-	ring_leave(emu, &rr);
-	fcemu__eq_batch_end(emu, &rr.batch);
-	if (taken) {
-		fcemu_cluster_eject_done(c, emu->cfg.node_id, taken);
-		emu->ejected += taken;
-	}
-	if (emu->acks_owed || emu->aborts_owed) {
-		send_acks(emu);
-		fcemu__fabric_flush_aborts(emu);
-		fcemu_cluster_inject_commit(c, emu->cfg.node_id);
-	}
-	/* One event per batch: the host scans every ring on the vector. */
-	if (landed)
-		fcemu__raise_irq(emu, FC_IRQ_VEC_CHAN);
+	eject_end(emu, &rr, taken, landed);
 	return taken;
 }
 

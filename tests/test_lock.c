@@ -101,8 +101,8 @@ static void test_sleeper(void **state)
 	fc__lock(&lock);
 	assert_int_equal(pthread_create(&t, NULL, taker, NULL), 0);
 	/* the taker marks the word (2) as it goes to sleep on it */
-	for (i = 0; i < 10000 && __atomic_load_n(&lock.v, __ATOMIC_ACQUIRE) != 2;
-	     i++)
+	for (i = 0;
+	     i < 10000 && __atomic_load_n(&lock.v, __ATOMIC_ACQUIRE) != 2; i++)
 		nanosleep(&ms, NULL);
 	assert_int_equal(lock.v, 2);
 	assert_int_equal(got, 0);
