@@ -13,7 +13,9 @@
  * damaged link slot is dropped and counted instead of stopping the link;
  * the ejection ring's tail moved by another process (ahead, far ahead,
  * behind) or a damaged ejection slot delivers no old slot, is counted and
- * repaired; an express slot's port tag has a field of its own;
+ * repaired; an express slot's port tag has a field of its own; the
+ * express hop's kept route follows a routing entry rewritten or a
+ * router switched off on the way;
  * a dead router's move record naming rings it cannot own is ignored by
  * the repair; under Yama's ptrace scope 1, a board that offers bursts
  * lets its launcher's descendants read its memory, not any process of
