@@ -235,8 +235,9 @@ EMU_TESTS := test_emu_model test_model test_emu_trust test_fabric_emu test_fabri
 $(EMU_TESTS:%=$(B)/tests/%): INC := -Iemu -Itopo -Imodel
 $(B)/tests/test_topology: INC := -Itopo
 # test_coll_mem reads the channels' counters (lib/core/chan_stats.h);
-# test_live checks the library's sets of live objects (lib/core/live.h).
-$(B)/tests/test_coll_mem $(B)/tests/test_live: INC := -Ilib/core
+# test_live checks the library's sets of live objects (lib/core/live.h),
+# test_lock its mutex (lib/core/lock.h).
+$(B)/tests/test_coll_mem $(B)/tests/test_live $(B)/tests/test_lock: INC := -Ilib/core
 # test_rndv_get: a pair made in process, and the counter of reads.
 $(B)/tests/test_rndv_get: INC := -Iemu -Itopo -Imodel -Ilib/core
 # test_rndv_stream: a pair made in process, and the counter of announcements.

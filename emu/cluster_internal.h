@@ -177,6 +177,29 @@ struct cl_header {
 	struct cl_node node[FC_MAX_NODES];
 };
 
+/* The links an express run crosses (express.c), so that each counts it. */
+struct express_path {
+	unsigned int hops;
+	uint8_t node[FC_MAX_NODES]; /* the sending end of each link */
+	uint8_t port[FC_MAX_NODES];
+	uint32_t vcbit; /* the VC it arrives on */
+	uint32_t tag;	/* ... and its port + 1 (the slot's tag) */
+};
+
+/*
+ * express.c: the route to a board last walked from one of this mapping's
+ * boards (@src), with what it was found by: each hop's routing entry and
+ * the input rings of its link. Used only with that board's router lock
+ * held (as the route is), and checked again at every use.
+ */
+#define CL_EXPRESS_HOPS 8 /* longer routes are walked every time */
+struct cl_express_route {
+	struct express_path path; /* hops 0: none */
+	unsigned int src;
+	uint32_t entry[CL_EXPRESS_HOPS];
+	struct cl_ring *in[CL_EXPRESS_HOPS][FC_NUM_VCS];
+};
+
 /*
  * One process's mapping. What never changes after create (sizes, where
  * each board's registers and rings are) is kept here too, so that the hot
@@ -208,6 +231,8 @@ struct fcemu_cluster {
 	uint64_t stopped_since[FC_MAX_NODES]; /* seen stopped first, or 0 */
 	unsigned int next_board; /* round-robin start of progress */
 	uint64_t mine;		 /* the boards this mapping claimed */
+	/* by destination: the express hop's last route there (express.c) */
+	struct cl_express_route xroute[FC_MAX_NODES];
 	/* others' boards seen pending, and for how many calls in a row */
 	uint64_t waiting;
 	uint8_t waited[FC_MAX_NODES];

@@ -192,12 +192,13 @@ eject_damaged(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 static inline __attribute__((always_inline)) unsigned int
 eject_peek(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 	   const struct fc_hw_pkt **pkts, unsigned int max, uint32_t *first,
-	   bool check)
+	   uint32_t *waiting, bool check)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint32_t used = cl_ld(&r->tail) - head;
 
+	*waiting = used;
 	if (used <= k)
 		return 0;
 	if (__builtin_expect(used > CL_RING_SLOTS ||
@@ -207,6 +208,7 @@ eject_peek(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 		/* every slot checked there; the head may have moved */
 		used = eject_damaged(c, node, k, pkts, max);
 		*first = __atomic_load_n(&r->head, __ATOMIC_RELAXED) + k;
+		*waiting = UINT32_MAX; /* not known: ask again */
 		return used;
 	}
 	*first = head + k;
@@ -218,17 +220,23 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 					  const struct fc_hw_pkt **pkts,
 					  unsigned int max)
 {
-	uint32_t first;
+	uint32_t first, waiting;
 
-	return eject_peek(c, node, k, pkts, max, &first, true);
+	return eject_peek(c, node, k, pkts, max, &first, &waiting, true);
+}
+
+bool fcemu_cluster_eject_waiting(struct fcemu_cluster *c, unsigned int node)
+{
+	return !fcemu__ring_empty(cl_ring(c, node, CL_RING_EJECT));
 }
 
 unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
 					   unsigned int node, unsigned int k,
 					   const struct fc_hw_pkt **pkts,
-					   unsigned int max, uint32_t *first)
+					   unsigned int max, uint32_t *first,
+					   uint32_t *waiting)
 {
-	return eject_peek(c, node, k, pkts, max, first, false);
+	return eject_peek(c, node, k, pkts, max, first, waiting, false);
 }
 
 const struct fc_hw_pkt *fcemu_cluster_eject_peek(struct fcemu_cluster *c,
@@ -252,8 +260,10 @@ static uint8_t vt_in_port(struct fcemu_cluster *c, unsigned int src,
 }
 
 /* Virtual time: board @node takes @n packets from @head of ring @r. */
-static void vt_take(struct fcemu_cluster *c, unsigned int node,
-		    struct cl_ring *r, uint32_t head, unsigned int n)
+static __attribute__((noinline)) void vt_take(struct fcemu_cluster *c,
+					      unsigned int node,
+					      struct cl_ring *r, uint32_t head,
+					      unsigned int n)
 {
 	struct fcemu_vtime *vt = c->vt[node];
 	const struct cl_slot *s;
@@ -329,27 +339,53 @@ void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 				 __ATOMIC_RELEASE);
 }
 
+/* Express arrivals count on the link they came by (express.c). */
+static void count_express(struct fcemu_cluster *c, unsigned int node,
+			  uint32_t tag, uint32_t n)
+{
+	if (tag > 1 && tag - 1 <= c->ports)
+		fcemu__link_received(c, node, tag - 1, n);
+}
+
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), i, tag;
-	uint32_t run = 0, run_tag = 0;
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint32_t idx = head % CL_RING_SLOTS, left = n, k, tag, run = 0;
+	uint32_t run_tag = 0;
+	const struct cl_slot *s, *t, *stop;
 
 	if (c->vt[node])
 		vt_take(c, node, r, head, n);
-	/* Express arrivals count on the link they came by (express.c). */
-	for (i = 0; i < n; i++) {
-		tag = r->slot[(head + i) % CL_RING_SLOTS].tag;
-		if (tag != run_tag) {
-			if (run_tag > 1 && run_tag - 1 <= c->ports)
-				fcemu__link_received(c, node, run_tag - 1, run);
-			run_tag = tag;
-			run = 0;
-		}
-		run++;
+	if (n == 1) { /* a small message: no runs to find */
+		count_express(c, node, r->slot[idx].tag, 1);
+		cl_st(&r->head, head + 1);
+		return;
 	}
-	if (run_tag > 1 && run_tag - 1 <= c->ports)
-		fcemu__link_received(c, node, run_tag - 1, run);
+	/* The slots' tags a stretch up to the ring's end at a time, each
+	 * stretch in runs of one tag (a message's packets share theirs). */
+	while (left) {
+		k = CL_RING_SLOTS - idx < left ? CL_RING_SLOTS - idx : left;
+		s = &r->slot[idx];
+		stop = s + k;
+		left -= k;
+		idx = 0;
+		while (s < stop) {
+			tag = s->tag;
+			if (tag != run_tag) {
+				count_express(c, node, run_tag, run);
+				run_tag = tag;
+				run = 0;
+			}
+			t = s;
+			do
+				t++;
+			while (t < stop && t->tag == tag);
+			run += (uint32_t)(t - s);
+			s = t;
+		}
+	}
+	count_express(c, node, run_tag, run);
 	cl_st(&r->head, head + n);
 }

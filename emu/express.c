@@ -12,7 +12,7 @@
  * needed), and only with the destination's router lock taken at the
  * first try: holding it, this process is the destination's router, the
  * one producer of that ejection ring, and the last link's consumer stands
- * still while the route is walked (path_idle() says why an idle route
+ * still while the route is walked (path_walk() says why an idle route
  * keeps order per (source, destination)).
  */
 #include <endian.h>
@@ -22,15 +22,6 @@
 #include "fabric.h"
 
 unsigned long fcemu__express_pkts;
-
-/* The links a run crosses, so that each counts it. */
-struct express_path {
-	unsigned int hops;
-	uint8_t node[FC_MAX_NODES]; /* the sending end of each link */
-	uint8_t port[FC_MAX_NODES];
-	uint32_t vcbit; /* the VC it arrives on */
-	uint32_t tag;	/* ... and its port + 1 (the slot's tag) */
-};
 
 /* Nothing on link port @port of board @m, of either VC, waits to cross. */
 static bool link_idle(struct fcemu_cluster *c, unsigned int m,
@@ -51,42 +42,99 @@ static bool link_idle(struct fcemu_cluster *c, unsigned int m,
  * this route) only moves forward, is on some ring of it at every moment
  * (a router publishes a run before taking it off its input) and cannot
  * leave the last one, so the walk meets it. None met: nothing of @n's is
- * on its way to @dst. The path goes into @p.
+ * on its way to @dst. The path, each hop's routing entry and its link's
+ * input rings go into @x (kept for route_again() where it is short).
  */
-static bool path_idle(struct fcemu_cluster *c, unsigned int n, unsigned int dst,
-		      struct express_path *p)
+static bool path_walk(struct fcemu_cluster *c, unsigned int n, unsigned int dst,
+		      struct cl_express_route *x)
 {
-	unsigned int m = n, in = FC_PORT_LOCAL, vc = 0;
+	struct express_path *p = &x->path;
+	unsigned int m = n, in = FC_PORT_LOCAL, vc = 0, h;
 	uint32_t hdr = dst << FC_PKT_DST_SHIFT, entry = 0;
 	int out;
 
-	for (p->hops = 0; m != dst; p->hops++) {
+	x->src = n;
+	for (h = 0; m != dst; h++) {
 		/* links to another host are the bridge's: no express there */
-		if (p->hops == FC_MAX_NODES || (c->remote & (1ull << m)) ||
+		if (h == FC_MAX_NODES || (c->remote & (1ull << m)) ||
 		    !(cl_rd(c, m, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
-			return false;
+			goto none;
 		out = fcemu__route(c, m, hdr, &entry);
 		if (out <= 0 || !link_idle(c, m, (unsigned int)out))
-			return false;
+			goto none;
 		vc = fcemu__out_vc(entry, in, vc, (unsigned int)out);
-		p->node[p->hops] = (uint8_t)m;
-		p->port[p->hops] = (uint8_t)out;
+		p->node[h] = (uint8_t)m;
+		p->port[h] = (uint8_t)out;
+		if (h < CL_EXPRESS_HOPS) {
+			x->entry[h] = entry;
+			for (unsigned int v = 0; v < FC_NUM_VCS; v++)
+				x->in[h][v] = fcemu__link_ring(
+					c, m, (unsigned int)out, v);
+		}
 		in = cl_peer_port(c, m, (unsigned int)out);
 		m = cl_peer(c, m, (unsigned int)out);
 	}
 	p->vcbit = vc ? FC_PKT_VC : 0;
 	p->tag = in + 1;
-	return p->hops &&
-	       (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE);
+	p->hops = h;
+	if (h && (cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
+		return true;
+none:
+	p->hops = 0;
+	return false;
+}
+
+/*
+ * The route @x (from x->src, to @dst) as walked last: 1 still the route
+ * and idle, 0 still the route but busy, -1 changed (walk it again). Its
+ * hops' links are fixed, so the same routing entry at every hop, the
+ * routers on it enabled and @dst not gone make it the same route.
+ */
+static int route_again(struct fcemu_cluster *c, unsigned int dst,
+		       const struct cl_express_route *x)
+{
+	unsigned int h, v, m;
+
+	if (x->path.hops > CL_EXPRESS_HOPS || cl_gone(c, dst) ||
+	    !(cl_rd(c, dst, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE))
+		return -1;
+	for (h = 0; h < x->path.hops; h++) {
+		m = x->path.node[h];
+		if (!(cl_rd(c, m, FC_ROUTER_CTRL) & FC_ROUTER_CTRL_ENABLE) ||
+		    cl_rd(c, m, FC_ROUTE_TABLE(dst)) != x->entry[h])
+			return -1;
+		for (v = 0; v < FC_NUM_VCS; v++)
+			if (!fcemu__ring_empty(x->in[h][v]))
+				return 0;
+	}
+	return 1;
+}
+
+/* The idle route from @n to @dst (path_walk()), the last one found
+ * there when it still is; NULL if there is none now. */
+static const struct express_path *path_idle(struct fcemu_cluster *c,
+					    unsigned int n, unsigned int dst)
+{
+	struct cl_express_route *x = &c->xroute[dst];
+	int r = -1;
+
+	if (x->path.hops && x->src == n)
+		r = route_again(c, dst, x);
+	if (r > 0)
+		return &x->path;
+	if (!r || !path_walk(c, n, dst, x))
+		return NULL;
+	return &x->path;
 }
 
 /*
  * Take @dst's router for an express run from @n. RETURN VALUE: the room
- * in @dst's ejection ring, the lock held and the route in @p; 0 when the
- * hop cannot be taken now, the lock not held.
+ * in @dst's ejection ring, the lock held and the route in *@p (valid
+ * while it is held); 0 when the hop cannot be taken now, the lock not
+ * held.
  */
 static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
-			     unsigned int dst, struct express_path *p)
+			     unsigned int dst, const struct express_path **p)
 {
 	uint32_t room;
 
@@ -95,7 +143,7 @@ static uint32_t express_open(struct fcemu_cluster *c, unsigned int n,
 	    fcemu__cluster_lock(c, dst, false))
 		return 0;
 	room = fcemu__ring_free(cl_ring(c, dst, CL_RING_EJECT));
-	if (room && path_idle(c, n, dst, p))
+	if (room && (*p = path_idle(c, n, dst)))
 		return room;
 	fcemu__cluster_unlock(c, dst);
 	return 0;
@@ -147,7 +195,7 @@ static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 	struct cl_ring *from = cl_ring(c, n, CL_RING_INJECT), *to;
 	uint32_t hdr = le32toh(from->slot[head % CL_RING_SLOTS].pkt.hdr);
 	unsigned int dst = (hdr >> FC_PKT_DST_SHIFT) & FC_PKT_NODE_MASK;
-	struct express_path p;
+	const struct express_path *p;
 	const struct cl_slot *s;
 	uint32_t tail, room, k;
 
@@ -162,7 +210,7 @@ static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 		s = &from->slot[(head + k) % CL_RING_SLOTS];
 		if ((le32toh(s->pkt.hdr) ^ hdr) & FC_PKT_DST_BITS)
 			break;
-		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p.vcbit, p.tag,
+		express_put(to, tail + k, &s->pkt, ~FC_PKT_VC, p->vcbit, p->tag,
 			    s->t);
 	}
 	/*
@@ -171,14 +219,14 @@ static uint32_t express_run(struct fcemu_cluster *c, unsigned int n,
 	 * with it, never sent twice (no move is noted for repair()).
 	 */
 	cl_st(&from->head, head + k);
-	express_close(c, dst, &p, tail, k);
+	express_close(c, dst, p, tail, k);
 	return k;
 }
 
 /* Where a run of board @node's own packets is going by the express hop. */
 struct express_to {
 	unsigned int dst;
-	struct express_path path;
+	const struct express_path *path;
 	struct cl_ring *ring; /* @dst's ejection ring */
 	uint32_t tail;	      /* ... its first free slot */
 };
@@ -228,10 +276,10 @@ bool fcemu_cluster_express(struct fcemu_cluster *c, unsigned int node,
 		return false;
 	for (k = 0; k < n; k++)
 		express_put(x.ring, x.tail + k, pkts[k], keep,
-			    (node << FC_PKT_SRC_SHIFT) | x.path.vcbit,
-			    x.path.tag,
+			    (node << FC_PKT_SRC_SHIFT) | x.path->vcbit,
+			    x.path->tag,
 			    cl_vt_next(c, node, le32toh(pkts[k]->hdr)));
-	express_close(c, x.dst, &x.path, x.tail, n);
+	express_close(c, x.dst, x.path, x.tail, n);
 	return true;
 }
 
@@ -240,25 +288,31 @@ unsigned int fcemu_cluster_express_full(struct fcemu_cluster *c,
 					const uint8_t *src, unsigned int n)
 {
 	struct express_to x;
-	struct cl_slot *s;
-	uint32_t room, k;
+	struct cl_slot *s, *slots;
+	uint32_t room, k, idx, tag;
+	bool vt = c->vt[node];
 
 	room = express_begin(c, node, hdr, &x);
 	if (!room)
 		return 0;
 	if (n > room)
 		n = room;
-	hdr = (hdr & ~FC_PKT_VC) | x.path.vcbit;
-	/* Written in place, as the injection ring would have been. */
-	for (k = 0; k < n; k++, src += FC_PKT_PAYLOAD) {
-		s = &x.ring->slot[(x.tail + k) % CL_RING_SLOTS];
+	hdr = (hdr & ~FC_PKT_VC) | x.path->vcbit;
+	/* Written in place, as the injection ring would have been; what
+	 * every slot takes held in registers (the stores into the ring are
+	 * shared memory: they would make it be loaded again per packet). */
+	slots = x.ring->slot;
+	idx = x.tail;
+	tag = x.path->tag;
+	for (k = 0; k < n; k++, idx++, src += FC_PKT_PAYLOAD) {
+		s = &slots[idx % CL_RING_SLOTS];
 		s->pkt.hdr = htole32(hdr);
 		memcpy(s->pkt.payload, src, FC_PKT_PAYLOAD);
-		s->seq = x.tail + k;
-		s->tag = x.path.tag;
-		s->t = cl_vt_next(c, node, hdr);
+		s->seq = idx;
+		s->tag = tag;
+		s->t = vt ? fcemu__cluster_vt_next(c, node, hdr) : 0;
 	}
-	express_close(c, x.dst, &x.path, x.tail, n);
+	express_close(c, x.dst, x.path, x.tail, n);
 	return n;
 }
 

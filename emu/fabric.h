@@ -248,11 +248,14 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
  * before it reads that packet, stopping at the first that fails (the
  * next call from there drops it). A pass of its own over the slots,
  * before the packets are read, made a 4 KiB message about 5% slower.
+ * *@waiting: the packets waiting from the head as the tail was read (at
+ * most @k + the count returned: nothing more to ask for then).
  */
 unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
 					   unsigned int node, unsigned int k,
 					   const struct fc_hw_pkt **pkts,
-					   unsigned int max, uint32_t *first);
+					   unsigned int max, uint32_t *first,
+					   uint32_t *waiting);
 /* Was the slot of @pkt (a peeked packet) written for ring index @idx?
  * Its index is the word right after the packet (struct cl_slot). */
 static inline bool fcemu_cluster_eject_ok(const struct fc_hw_pkt *pkt,
@@ -262,6 +265,9 @@ static inline bool fcemu_cluster_eject_ok(const struct fc_hw_pkt *pkt,
 }
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n);
+/* Is anything waiting in board @node's ejection ring (published)? A cheap
+ * look for a taker that has nothing else to do when nothing is. */
+bool fcemu_cluster_eject_waiting(struct fcemu_cluster *c, unsigned int node);
 /*
  * With a model (emu/vtorder.c): delivery in simulated-time order. How
  * many packets from the head of board @node's ejection ring it may take

@@ -61,9 +61,11 @@ uint64_t fcemu_cluster_progress(struct fcemu_cluster *c, unsigned int budget)
 
 	c->kicked = 0;
 	fcemu__cluster_scan(c);
-	route = (boards_to_route(c, __atomic_load_n(&c->hdr->pending,
-						    __ATOMIC_SEQ_CST)) |
-		 kicked) &
+	pending = __atomic_load_n(&c->hdr->pending, __ATOMIC_SEQ_CST);
+	/* Nothing anywhere to route (the second half of most steps). */
+	if (!(pending | kicked | c->waiting) && !c->pump)
+		return 0;
+	route = (boards_to_route(c, pending) | kicked) &
 		~c->remote; /* other hosts' routers run there */
 	for (pass = 0; pass < PASSES && again && total < budget; pass++) {
 		again = false;

@@ -13,7 +13,9 @@
  * damaged link slot is dropped and counted instead of stopping the link;
  * the ejection ring's tail moved by another process (ahead, far ahead,
  * behind) or a damaged ejection slot delivers no old slot, is counted and
- * repaired; an express slot's port tag has a field of its own;
+ * repaired; an express slot's port tag has a field of its own; the
+ * express hop's kept route follows a routing entry rewritten or a
+ * router switched off on the way;
  * a dead router's move record naming rings it cannot own is ignored by
  * the repair; under Yama's ptrace scope 1, a board that offers bursts
  * lets its launcher's descendants read its memory, not any process of
@@ -644,6 +646,85 @@ static void test_express_tag(void **state)
 	fcemu_cluster_detach(c);
 }
 
+/* Board @n's link port that leads to board @to (0: none). */
+static unsigned int port_to(struct fcemu_cluster *c, unsigned int n,
+			    unsigned int to)
+{
+	unsigned int p;
+
+	for (p = 1; p <= c->ports; p++)
+		if (cl_peer(c, n, p) == to)
+			return p;
+	return 0;
+}
+
+/* Send @p from board 0 to 2 by the express hop, take it at 2: the port
+ * it arrived by there, from its slot's tag. */
+static unsigned int express_0_to_2(struct fcemu_cluster *c,
+				   const struct fc_hw_pkt *p)
+{
+	struct cl_ring *ej = cl_ring(c, 2, CL_RING_EJECT);
+	const struct fc_hw_pkt *one = p;
+	unsigned int tag;
+
+	assert_true(fcemu_cluster_express(c, 0, &one, 1));
+	tag = ej->slot[ej->head % CL_RING_SLOTS].tag;
+	assert_payload(fcemu_cluster_eject_peek(c, 2, 0), p);
+	fcemu_cluster_eject_done(c, 2, 1);
+	return tag - 1;
+}
+
+/*
+ * The express hop keeps the route it walked last to each board, and
+ * checks it at every use: a routing entry rewritten on the way sends the
+ * next packet the new way (0 -> 1 -> 2 instead of 0 -> 2, counted on
+ * those links), a router on it switched off stops the hop, and back on
+ * the hop goes again.
+ */
+static void test_express_route_changes(void **state)
+{
+	const char *name = new_name();
+	struct fcemu_cluster *c = make(name, "full:3");
+	volatile uint32_t *r0 = fcemu_cluster_bar0(c, 0);
+	volatile uint32_t *r1 = fcemu_cluster_bar0(c, 1);
+	unsigned int p02 = port_to(c, 0, 2), p01 = port_to(c, 0, 1);
+	unsigned int p12 = port_to(c, 1, 2);
+	struct fc_hw_pkt p = pkt(2, 0, 0x55);
+	const struct fc_hw_pkt *one = &p;
+	uint32_t tx01, tx12, direct;
+
+	(void)state;
+	if (getenv("FPGACOMM_EMU_EXPRESS") &&
+	    !strcmp(getenv("FPGACOMM_EMU_EXPRESS"), "0")) {
+		fcemu_cluster_detach(c);
+		skip_because("the express hop is off (FPGACOMM_EMU_EXPRESS=0)");
+		return;
+	}
+	assert_true(p02 && p01 && p12);
+	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
+	/* the direct link, twice (the second by the route kept) */
+	assert_int_equal(express_0_to_2(c, &p), cl_peer_port(c, 0, p02));
+	assert_int_equal(express_0_to_2(c, &p), cl_peer_port(c, 0, p02));
+	/* board 0 now routes 2 by way of 1 */
+	direct = r0[FC_ROUTE_TABLE(2) / 4];
+	tx01 = r0[FC_PORT_REG(p01, FC_PORT_TX_PKTS) / 4];
+	tx12 = r1[FC_PORT_REG(p12, FC_PORT_TX_PKTS) / 4];
+	r0[FC_ROUTE_TABLE(2) / 4] = FC_ROUTE_VALID | p01;
+	assert_int_equal(express_0_to_2(c, &p), cl_peer_port(c, 1, p12));
+	assert_int_equal(r0[FC_PORT_REG(p01, FC_PORT_TX_PKTS) / 4], tx01 + 1);
+	assert_int_equal(r1[FC_PORT_REG(p12, FC_PORT_TX_PKTS) / 4], tx12 + 1);
+	/* board 1's router off: no hop through it */
+	r1[FC_ROUTER_CTRL / 4] &= ~FC_ROUTER_CTRL_ENABLE;
+	assert_false(fcemu_cluster_express(c, 0, &one, 1));
+	r1[FC_ROUTER_CTRL / 4] |= FC_ROUTER_CTRL_ENABLE;
+	assert_int_equal(express_0_to_2(c, &p), cl_peer_port(c, 1, p12));
+	/* and the direct way again */
+	r0[FC_ROUTE_TABLE(2) / 4] = direct;
+	assert_int_equal(express_0_to_2(c, &p), cl_peer_port(c, 0, p02));
+	fcemu_cluster_release(c, 0);
+	fcemu_cluster_detach(c);
+}
+
 /*
  * A router's process dies holding its lock with a move record that names
  * no ring of its (written by a broken peer): the repair ignores it, and
@@ -994,6 +1075,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_eject_slot_damaged,
 					  unlink_clusters),
 		cmocka_unit_test_teardown(test_express_tag, unlink_clusters),
+		cmocka_unit_test_teardown(test_express_route_changes,
+					  unlink_clusters),
 		cmocka_unit_test_teardown(test_repair_bounds, unlink_clusters),
 		cmocka_unit_test_teardown(test_tail_jump, unlink_clusters),
 		cmocka_unit_test_teardown(test_forged_cts, unlink_clusters),

@@ -557,9 +557,9 @@ FC__EXPORT int fc_progress(struct fc_dev *dev)
 		return -EINVAL;
 	if (!dev->fab) {
 		if (dev->be->progress) {
-			pthread_mutex_lock(&dev->lock);
+			fc__lock(&dev->lock);
 			dev->be->progress(dev, &moved);
-			pthread_mutex_unlock(&dev->lock);
+			fc__unlock(&dev->lock);
 		}
 		return moved ? 1 : 0;
 	}

@@ -40,13 +40,13 @@ static int check_local(struct fc_dev *dev, const struct fc_loc *l,
 				-ERANGE;
 	if (l->space != FC_SPACE_HOST)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	m = l->mem ? fc__mem_find(dev, l->mem) : NULL;
 	if (!m)
 		ret = -EINVAL;
 	else if (l->addr > m->pub.len || extent > m->pub.len - l->addr)
 		ret = -ERANGE;
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 

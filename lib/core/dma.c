@@ -86,7 +86,7 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 	if (engine && engine >= dev->engines)
 		return -EINVAL;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	for (i = 0; i < n; i++) {
 		ret = check_xfer(dev, &xfers[i],
 				 i + 1 < n ? &xfers[i + 1] : NULL);
@@ -101,7 +101,7 @@ int fc__dma_submit_on(struct fc_dev *dev, unsigned int engine,
 		note_ticket(dev, &xfers[i].dst, engine, *ticket);
 	}
 out_unlock:
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -120,9 +120,9 @@ static int poll_locked(struct fc_dev *dev, uint64_t ticket,
 {
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->poll(dev, ticket, res, moved);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -143,9 +143,9 @@ int fc__dma_ended(struct fc_dev *dev, uint64_t ticket)
 	struct fc_dma_result res;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->poll(dev, ticket, &res, NULL);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret ? ret : res.status;
 }
 
@@ -194,9 +194,9 @@ FC__EXPORT int fc_dma_reset(struct fc_dev *dev)
 
 	if (!dev)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->reset(dev);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 

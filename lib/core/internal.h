@@ -12,6 +12,7 @@
 #include <fpgacomm/hw.h>
 
 #include "chan_stats.h"
+#include "lock.h"
 
 #define FC__EXPORT __attribute__((visibility("default")))
 
@@ -238,7 +239,7 @@ static inline void fc__stat_inc(uint64_t *counter)
 }
 
 struct fc_dev {
-	pthread_mutex_t lock;
+	struct fc__lock lock;
 	/* FC_OPEN_THREAD_SINGLE: one thread at a time calls the library, so
 	 * the hot paths (channel sends, receives and progress) skip the
 	 * fabric's and the board's locks. Set at open, never changed. */
@@ -309,13 +310,13 @@ static inline void fc__copy_small(void *dst, const void *src, size_t n)
 static inline void fc__dev_lock(struct fc_dev *dev)
 {
 	if (!dev->single)
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 }
 
 static inline void fc__dev_unlock(struct fc_dev *dev)
 {
 	if (!dev->single)
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 }
 
 extern const struct fc__backend fc__emu_backend;

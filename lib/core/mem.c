@@ -69,13 +69,13 @@ static int publish_mem(struct fc_dev *dev, struct fc__mem *m,
 {
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = setup(dev, m);
 	if (!ret) {
 		m->next = dev->mems;
 		dev->mems = m;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (ret) {
 		free(m);
 		return ret;
@@ -179,7 +179,7 @@ struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
 
 	if (!buf || !len)
 		return NULL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	m = dev->mem_hit;
 	if (!m || !covers(m, p, len))
 		for (m = dev->mems; m && !covers(m, p, len); m = m->next)
@@ -189,7 +189,7 @@ struct fc_mem *fc__mem_hold(struct fc_dev *dev, const void *buf, size_t len,
 		m->users++;
 		*off = p - (uintptr_t)m->pub.addr;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return m ? &m->pub : NULL;
 }
 
@@ -198,9 +198,9 @@ bool fc__mem_held(struct fc_dev *dev, struct fc_mem *mem)
 	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
 	bool held;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	held = m->users != 0;
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return held;
 }
 
@@ -208,9 +208,9 @@ void fc__mem_unhold(struct fc_dev *dev, struct fc_mem *mem)
 {
 	struct fc__mem *m = fc__container_of(mem, struct fc__mem, pub);
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	m->users--;
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 }
 
 static void release(struct fc_dev *dev, struct fc__mem *m)
@@ -246,7 +246,7 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 
 	if (!dev || !mem)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	m = fc__mem_find(dev, mem);
 	if (!m) {
 		ret = -EINVAL;
@@ -264,7 +264,7 @@ FC__EXPORT int fc_mem_free(struct fc_dev *dev, struct fc_mem *mem)
 	unlink_mem(dev, m);
 	release(dev, m);
 out_unlock:
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 

@@ -24,7 +24,7 @@ FC__EXPORT int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem,
 		return -EINVAL;
 	if (!dev->fab)
 		return -ENOTCONN;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	m = fc__mem_find(dev, mem);
 	if (!m || off >= m->pub.len)
 		ret = -EINVAL;
@@ -37,10 +37,10 @@ FC__EXPORT int fc_mem_fabric_addr(struct fc_dev *dev, struct fc_mem *mem,
 	if (!ret && m->peer) {
 		*addr = FC_PW_ADDR(dev->fab->world.node_id, m->pw_entry - 1,
 				   off);
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		return 0;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (ret)
 		return ret;
 	if (bus + off > FC_FABRIC_OFFSET_MASK)

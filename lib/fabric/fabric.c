@@ -31,9 +31,9 @@ int fc__fabric_init(struct fc_dev *dev)
 
 	if (!be->world || !be->progress || !be->mem_bus)
 		return 0;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = be->world(dev, &w);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (ret == -ENOTCONN)
 		return 0;
 	if (ret)
@@ -42,7 +42,7 @@ int fc__fabric_init(struct fc_dev *dev)
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -ENOMEM;
-	pthread_mutex_init(&fab->lock, NULL);
+	fc__lock_init(&fab->lock);
 	fab->dev = dev;
 	fab->single = dev->single;
 	fab->world = w;
@@ -84,7 +84,6 @@ int fc__fabric_init(struct fc_dev *dev)
 	return 0;
 
 err_free_fab:
-	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	return ret == -EBUSY ? 0 : ret;
 }
@@ -193,7 +192,6 @@ void fc__fabric_fini(struct fc_dev *dev)
 	free_req_list(fab->req_cache);
 	while (fab->spares)
 		fc_mem_free(dev, fab->spare[--fab->spares]);
-	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	dev->fab = NULL;
 }

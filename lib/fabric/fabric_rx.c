@@ -26,17 +26,17 @@ static uint32_t reg_rd(struct fc_dev *dev, uint32_t off)
 {
 	uint32_t val = 0;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->be->reg_read(dev, off, &val);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return val;
 }
 
 static void reg_wr(struct fc_dev *dev, uint32_t off, uint32_t val)
 {
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->be->reg_write(dev, off, val);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 }
 
 /* ---- Setup ---- */
@@ -49,11 +49,11 @@ static int ring_program(struct fc_dev *dev, unsigned int port, uint64_t bus)
 	int ret;
 
 	if (dev->be->chan_ring) {
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 		ret = dev->be->chan_ring(dev, port,
 					 fc__mem_find(dev, fab->rings), off,
 					 RING_SLOTS, &fab->head[port]);
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		return ret;
 	}
 	bus += off;
@@ -75,18 +75,18 @@ static void head_write(struct fc_dev *dev, unsigned int port, uint32_t head)
 		reg_wr(dev, FC_CHAN_REG(port, FC_CHAN_HEAD), head);
 		return;
 	}
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->be->chan_head(dev, port, head);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 }
 
 static int mem_bus(struct fc_dev *dev, struct fc_mem *mem, uint64_t *bus)
 {
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->mem_bus(dev, fc__mem_find(dev, mem), bus);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -434,13 +434,13 @@ static bool drain(struct fc_dev *dev, unsigned int port, uint32_t tail)
 static void regs_hold(struct fc_dev *dev)
 {
 	if (!dev->regs)
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 }
 
 static void regs_release(struct fc_dev *dev)
 {
 	if (!dev->regs)
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 }
 
 /* RETURN VALUE: 0, or the backend's -errno (a board gone): then no
@@ -553,9 +553,9 @@ static int eq_head_write(struct fc_dev *dev, uint32_t head)
 		reg_wr(dev, FC_EQ_HEAD, head);
 		return 0;
 	}
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->eq_head(dev, head);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -741,9 +741,9 @@ static void eq_off(struct fc_dev *dev)
 
 	if (dev->be->eq_set) {
 		/* The driver switches the endpoints off with it, and waits. */
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 		dev->be->eq_set(dev, NULL, 0, 0);
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		return;
 	}
 
@@ -761,13 +761,13 @@ static int eq_init_be(struct fc_dev *dev)
 	unsigned int p;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->eq_set(dev, mem, 0, EQ_SLOTS);
 	for (p = 0; p < FC_MAX_CHANNELS && !ret; p++)
 		ret = dev->be->chan_eq(dev, p);
 	if (ret && p)
 		dev->be->eq_set(dev, NULL, 0, 0);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -842,10 +842,10 @@ static int rings_init(struct fc_dev *dev)
 	if (!ret)
 		return 0;
 	/* The endpoints belong to another open of the board (the driver's). */
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	while (p-- > 1)
 		dev->be->chan_ring(dev, p - 1, NULL, 0, 0, NULL);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 err_free:
 	fc_mem_free(dev, fab->rings);
 	fab->rings = NULL;

@@ -21,10 +21,10 @@ bool fc__peer_down_at(struct fc_dev *dev, uint32_t node, uint64_t now)
 		return false;
 	if (!p->down_ns && now - p->checked_ns >= PEER_CHECK_NS) {
 		p->checked_ns = now;
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 		state = dev->be->node_state ? dev->be->node_state(dev, node) :
 					      -EOPNOTSUPP;
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		if (state == FC__NODE_EXITED || state == FC__NODE_DEAD) {
 			p->down_ns = now;
 			p->down_polls = 0;
@@ -87,9 +87,9 @@ static int peer_check(struct fc_dev *dev, uint32_t node, bool fresh)
 		p->checked_ticks = fc__ticks(); /* the inline check's again */
 		return 0;
 	}
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	if (state == FC__NODE_EXITED || state == FC__NODE_DEAD)
 		return -EHOSTDOWN;
 	peer_recheck(fab, node);
@@ -117,9 +117,9 @@ int fc__peer_check_open(struct fc_dev *dev, uint32_t node, uint32_t port,
 
 	if (!fc__peer_check(dev, node))
 		return 0;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	state = dev->be->node_state(dev, node);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	/* Closed in order: its sends were done, and may still be on their
 	 * way; the channel's receives tell when nothing more comes. */
 	if (state != FC__NODE_DEAD)

@@ -243,7 +243,7 @@ struct fc__upcalls {
 };
 
 struct fc__fabric {
-	pthread_mutex_t lock;
+	struct fc__lock lock;
 	bool single; /* dev->single: the lock is not taken */
 	struct fc_dev *dev;
 	struct fc_world world;
@@ -325,13 +325,13 @@ void fc__spare_put(struct fc_dev *dev, struct fc_mem *m);
 static inline void fc__fab_lock(struct fc__fabric *fab)
 {
 	if (!fab->single)
-		pthread_mutex_lock(&fab->lock);
+		fc__lock(&fab->lock);
 }
 
 static inline void fc__fab_unlock(struct fc__fabric *fab)
 {
 	if (!fab->single)
-		pthread_mutex_unlock(&fab->lock);
+		fc__unlock(&fab->lock);
 }
 /* One round of progress. RETURN VALUE: true if anything moved. */
 bool fc__progress(struct fc_dev *dev);

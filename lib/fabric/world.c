@@ -265,8 +265,8 @@ FC__EXPORT int fc_world_hops(struct fc_dev *dev, uint32_t peer, uint32_t *hops)
 		return -EINVAL;
 	if (!dev->be->hops)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->hops(dev, peer, hops);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }

@@ -18,9 +18,9 @@ uint32_t fc__hbm_rd(struct fc_dev *dev, uint32_t off)
 
 	if (dev->regs)
 		return __atomic_load_n(&dev->regs[off / 4], __ATOMIC_ACQUIRE);
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->be->reg_read(dev, off, &v);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return v;
 }
 

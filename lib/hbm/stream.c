@@ -280,9 +280,9 @@ FC__EXPORT int fc_kernel_register(struct fc_dev *dev, const char *name,
 		ret = -ENOSPC;
 	} else {
 		k = FC_KERN_USER + h->n_kernels;
-		pthread_mutex_lock(&dev->lock);
+		fc__lock(&dev->lock);
 		ret = dev->be->kernel_register(dev, k, fn, ctx);
-		pthread_mutex_unlock(&dev->lock);
+		fc__unlock(&dev->lock);
 		if (!ret) {
 			strcpy(h->knames[h->n_kernels++], name);
 			*id = k;
@@ -393,9 +393,9 @@ static int wr(struct fc_dev *dev, uint32_t off, uint32_t val)
 {
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->reg_write(dev, off, val);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 

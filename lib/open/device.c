@@ -170,7 +170,7 @@ FC__EXPORT int fc_open_flags(struct fc_dev **devp, const char *name,
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	pthread_mutex_init(&dev->lock, NULL);
+	fc__lock_init(&dev->lock);
 	dev->single = (flags & FC_OPEN_THREAD_SINGLE) || env_single();
 	dev->be = be;
 	dev->join = join;
@@ -204,7 +204,6 @@ err_release_mem:
 err_close_backend:
 	be->close(dev);
 err_free_dev:
-	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 	return ret;
 }
@@ -219,12 +218,11 @@ FC__EXPORT int fc_close(struct fc_dev *dev)
 	fc__chan_forget_dev(dev);
 	fc__fabric_fini(dev);
 	fc__hbm_fini(dev);
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->be->reset(dev);
 	fc__mem_release_all(dev);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	dev->be->close(dev);
-	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 	return 0;
 }
@@ -233,10 +231,10 @@ FC__EXPORT int fc_query(struct fc_dev *dev, struct fc_info *info)
 {
 	if (!dev || !info)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	dev->info.link_state = reg(dev, FC_REG_LINK_STATE);
 	*info = dev->info;
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return 0;
 }
 
@@ -253,9 +251,9 @@ FC__EXPORT int fc_reg_read(struct fc_dev *dev, uint32_t off, uint32_t *val)
 
 	if (ret || !val)
 		return ret ? ret : -EINVAL;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->reg_read(dev, off, val);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -265,9 +263,9 @@ FC__EXPORT int fc_reg_write(struct fc_dev *dev, uint32_t off, uint32_t val)
 
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->reg_write(dev, off, val);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -279,9 +277,9 @@ FC__EXPORT int fc_sim_time_ps(struct fc_dev *dev, uint64_t *ps)
 		return -EINVAL;
 	if (!dev->be->sim_time)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->sim_time(dev, ps);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 

@@ -23,7 +23,7 @@ static int import_setup(struct fc_dev *dev, struct fc__mem *m, int fd,
 {
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	if (m->device)
 		ret = dev->be->peer_import_dev(dev, m, dev_addr);
 	else
@@ -32,7 +32,7 @@ static int import_setup(struct fc_dev *dev, struct fc__mem *m, int fd,
 		m->next = dev->mems;
 		dev->mems = m;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
 
@@ -108,8 +108,8 @@ FC__EXPORT int fc_peer_export(struct fc_dev *dev, uint64_t off, size_t len,
 		return -EINVAL;
 	if (!dev->be->peer_export)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&dev->lock);
+	fc__lock(&dev->lock);
 	ret = dev->be->peer_export(dev, off, len, fd);
-	pthread_mutex_unlock(&dev->lock);
+	fc__unlock(&dev->lock);
 	return ret;
 }
