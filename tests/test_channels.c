@@ -118,9 +118,10 @@ static void sync_all(void)
 /* The rank across the world: several hops on a torus. */
 static uint32_t partner(void)
 {
-	uint32_t n = world.size, p = (world.rank + n / 2) % n;
+	/* an odd world's last rank sits out: the others pair among them */
+	uint32_t n = world.size - world.size % 2;
 
-	return n % 2 && world.rank == n - 1 ? world.rank : p;
+	return world.rank < n ? (world.rank + n / 2) % n : world.rank;
 }
 
 /* ---- tests ---- */
