@@ -589,12 +589,13 @@ static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
  * The packets waiting for board @node, in order: *@ring of them in its
  * ejection ring from *@head on (those written for their index), behind
  * those it spilled; their arrivals into *@arr, their sources into *@sid.
+ * *@full: the ring is full and cannot be spilled (spill()).
  * RETURN VALUE: how many wait in all; *@n: how many of the first
  * arrived by the board's present. UINT_MAX: its ring is damaged.
  */
 static uint32_t waiting_pkts(struct fcemu_cluster *c, unsigned int node,
 			     uint32_t *head, uint32_t *ring, uint64_t **arr,
-			     uint8_t **sid, uint32_t *n)
+			     uint8_t **sid, uint32_t *n, bool *full)
 {
 	static __thread uint64_t arr_ring[CL_RING_SLOTS];
 	static __thread uint8_t sid_ring[CL_RING_SLOTS];
@@ -610,6 +611,9 @@ static uint32_t waiting_pkts(struct fcemu_cluster *c, unsigned int node,
 		if (r->slot[(*head + i) % CL_RING_SLOTS].seq != *head + i)
 			break;
 	*ring = i; /* the rest behind a damaged slot waits */
+	/* a full ring is spilled rather than taken out of order, while the
+	 * spill has room (made now: the scratch below may move) */
+	*full = i >= CL_RING_SLOTS && !spill_room(sp, sp->n + i);
 	used = sp->n + i;
 	*arr = sp->n ? sp->arr : arr_ring;
 	*sid = sp->n ? sp->sid : sid_ring;
@@ -661,13 +665,9 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		c->vt_sent[node] = vt->acts; /* it sent: it does not wait */
 		c->vt_looks[node] = 0;
 	}
-	used = waiting_pkts(c, node, &head, &ring, &arr, &sid, &n);
+	used = waiting_pkts(c, node, &head, &ring, &arr, &sid, &n, &full);
 	if (used == UINT_MAX)
 		return UINT_MAX;
-	/* a full ring is spilled rather than taken out of order, while the
-	 * spill has room */
-	full = ring >= CL_RING_SLOTS &&
-	       !spill_room(&c->vt_spill[node], c->vt_spill[node].n + ring);
 	/*
 	 * Those that arrived by the present: the host sees them and may act.
 	 * Taken once nothing can still come before them, so that a board
