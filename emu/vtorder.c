@@ -37,8 +37,10 @@
 #define VT_FORCE_NS (1000ull * 1000 * 1000)
 #define VT_TRIES    4  /* looks at the rings before giving up this time */
 #define VT_LOOKS    64 /* looks with nothing to take: the host waits */
-/* packets a board may hold spilled out of its ejection ring at most */
-#define VT_SPILL_MAX (64u * 1024)
+/* packets a board may hold spilled out of its ejection ring at most: two
+ * rings' worth, so that the emulated fabric stops senders about where it
+ * did (what a sleeping receiver's sender gets through, test_channels) */
+#define VT_SPILL_MAX (2u * CL_RING_SLOTS)
 
 _Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
 	       "a packet names any board, and only those");
@@ -143,20 +145,37 @@ static struct cl_slot *waiting_slot(struct fcemu_cluster *c, unsigned int node,
 	return &r->slot[(head + i - sp->n) % CL_RING_SLOTS];
 }
 
+/* The packets on their way to a board: the earliest arrival of them
+ * (CL_VT_WAITING: none), and a bit for each source they come from. */
+struct vt_mine {
+	uint64_t first, from;
+};
+
+static bool lbts(struct fcemu_cluster *c, unsigned int me,
+		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
+		 unsigned int *lb_src, struct vt_mine *mine);
+
 /*
- * Board @node's ejection ring is full and it can take none of its
- * packets yet: an earlier one may be stuck behind them (links and rings
- * stop senders in host time, not in simulated time). The @used packets
- * from @head on move out of the ring, still waiting, before whatever
- * comes into it next (the board's promise already covers them). RETURN
- * VALUE: false if they could not (VT_SPILL_MAX, memory).
+ * Board @node's ejection ring is full and it can take none of its packets
+ * yet, and packets on their way here wait behind it: an earlier one may
+ * be among them, or come from a board they stop (links and rings stop
+ * senders in host time, not in simulated time). Then the @used packets
+ * of the ring from @head on move out of it, still waiting, before
+ * whatever comes into it next (the board's promise already covers them).
+ * RETURN VALUE: false if they did not move.
  */
 static bool spill(struct fcemu_cluster *c, unsigned int node,
 		  struct cl_ring *r, uint32_t head, uint32_t used)
 {
 	struct cl_vt_spill *sp = &c->vt_spill[node];
+	struct vt_mine mine;
+	unsigned int lb_src;
+	uint64_t lb;
 	uint32_t i;
 
+	if (!lbts(c, node, c->vt[node], used, &lb, &lb_src, &mine) ||
+	    !mine.from)
+		return false;
 	if (!spill_room(sp, sp->n + used))
 		return false;
 	for (i = 0; i < used; i++)
@@ -222,12 +241,13 @@ static uint64_t eject_floor(struct fcemu_cluster *c, unsigned int n, uint64_t t)
  * promises, and the arrival of every packet on its way, those that came
  * into our ring since we looked included; into *@lb_src the lowest
  * source that can send a packet arriving then (what a board sends after
- * our packet from it comes behind it). RETURN VALUE: false if packets
- * kept moving while we looked (ask again later).
+ * our packet from it comes behind it); into @mine (if not NULL) what is
+ * on its way to @me. RETURN VALUE: false if packets kept moving while we
+ * looked (ask again later).
  */
 static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
-		 unsigned int *lb_src)
+		 unsigned int *lb_src, struct vt_mine *mine)
 {
 	static __thread struct vt_idx a[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)],
 		b[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)];
@@ -235,6 +255,7 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 	const struct cl_slot *s;
 	struct cl_node *nd;
 	unsigned int min_src, from;
+	struct vt_mine to_me;
 	uint64_t min, t;
 	uint32_t used;
 
@@ -249,6 +270,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		snap(c, a);
 		min = CL_VT_WAITING;
 		min_src = UINT_MAX;
+		to_me.first = CL_VT_WAITING;
+		to_me.from = 0;
 		for (n = 0; n < c->nodes; n++) {
 			nd = &c->hdr->node[n];
 			if (n == me || cl_ld(&nd->state) != FCEMU_NODE_ALIVE)
@@ -298,6 +321,11 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 							0);
 						from = dst;
 					}
+					if (dst == me && src < c->nodes) {
+						to_me.from |= 1ull << src;
+						if (t < to_me.first)
+							to_me.first = t;
+					}
 					VT_MIN(t, from);
 				}
 			}
@@ -306,6 +334,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		if (!memcmp(a, b, (size_t)c->nodes * rings * sizeof(a[0]))) {
 			*lb = min;
 			*lb_src = min_src;
+			if (mine)
+				*mine = to_me;
 			return true;
 		}
 	}
@@ -456,7 +486,7 @@ static bool proven(struct fcemu_cluster *c, unsigned int node,
 	*lb_src = *safe_src;
 	if (before(at, src, *safe, *safe_src))
 		return true;
-	if (!lbts(c, node, vt, skip, lb, lb_src))
+	if (!lbts(c, node, vt, skip, lb, lb_src, NULL))
 		return false;
 	if (!before(*lb, *lb_src, *safe, *safe_src)) {
 		*safe = *lb;
@@ -733,8 +763,12 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	return i;
 none:
 	/* nothing to take yet: a full ring makes room for what may come
-	 * before its packets (the promise published covers them) */
+	 * before its packets (the promise published covers them); one that
+	 * cannot takes its earliest packet anyway, as below */
 	if (ring >= CL_RING_SLOTS && !full)
 		spill(c, node, r, head, ring);
-	return 0;
+	if (!full)
+		return 0;
+	running(c, node, vt->now);
+	return 1;
 }
