@@ -22,6 +22,11 @@
  * with nothing to take and wrote no PIO message and rang no doorbell
  * between: a library's wait spins before it sleeps. Its board may still
  * send (a chain running): it then promises that chain's next departure.
+ *
+ * Rings stop senders in host time: a full ejection ring whose packets
+ * cannot be taken yet may hold back an earlier one, or the board whose
+ * promise they wait for. Its packets then move aside (spill()), still
+ * waiting, and are taken in order with the rest.
  */
 #include <endian.h>
 #include <limits.h>
