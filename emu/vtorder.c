@@ -110,7 +110,8 @@ static bool spill_room(struct cl_vt_spill *sp, uint32_t need)
 	if (need > VT_SPILL_MAX)
 		return false;
 	if (sp->off && sp->off + need > sp->cap) {
-		memmove(sp->slot, sp->slot + sp->off, sp->n * sizeof(*sp->slot));
+		memmove(sp->slot, sp->slot + sp->off,
+			sp->n * sizeof(*sp->slot));
 		sp->off = 0;
 	}
 	if (need <= sp->cap)
@@ -118,12 +119,12 @@ static bool spill_room(struct cl_vt_spill *sp, uint32_t need)
 	while (cap < need)
 		cap *= 2;
 	all = (size_t)cap + CL_RING_SLOTS;
-#define VT_GROW(p_, n_)                                            \
-	do {                                                       \
-		void *q_ = realloc((p_), (n_) * sizeof(*(p_)));    \
-		if (!q_)                                           \
-			return false;                              \
-		(p_) = q_;                                         \
+#define VT_GROW(p_, n_)                                         \
+	do {                                                    \
+		void *q_ = realloc((p_), (n_) * sizeof(*(p_))); \
+		if (!q_)                                        \
+			return false;                           \
+		(p_) = q_;                                      \
 	} while (0)
 	VT_GROW(sp->slot, cap);
 	VT_GROW(sp->tmp, all);
@@ -169,8 +170,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
  * whatever comes into it next (the board's promise already covers them).
  * RETURN VALUE: false if they did not move.
  */
-static bool spill(struct fcemu_cluster *c, unsigned int node,
-		  struct cl_ring *r, uint32_t head, uint32_t used)
+static bool spill(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
+		  uint32_t head, uint32_t used)
 {
 	struct cl_vt_spill *sp = &c->vt_spill[node];
 	struct vt_mine mine;
@@ -570,7 +571,8 @@ static bool held(struct fcemu_cluster *c, unsigned int node,
  * nothing can still come before (@skip, @full: as held()'s). */
 static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 			const struct fcemu_vtime *vt, const uint64_t *arr,
-			const uint8_t *sid, uint32_t n, uint32_t skip, bool full)
+			const uint8_t *sid, uint32_t n, uint32_t skip,
+			bool full)
 {
 	unsigned int lb_src;
 	uint32_t i, m = 0;

@@ -56,8 +56,9 @@ static int ranks_in_order(const char *name, int ranks, const char *topo)
 
 	if (rc)
 		return rc;
-	print_message("== FPGACOMM_EMU_MODEL=%s fpgacomm-run -n %d -t %s -- %s\n",
-		      MODEL, ranks, topo, name);
+	print_message(
+		"== FPGACOMM_EMU_MODEL=%s fpgacomm-run -n %d -t %s -- %s\n",
+		MODEL, ranks, topo, name);
 	unsetenv("FPGACOMM_EMU_MODEL_ORDER");
 	unsetenv("FPGACOMM_TEST_FILTER");
 	return harness_launch_ranks(run, path, ranks, topo, NULL, env);
@@ -100,17 +101,20 @@ static void check(int rc, const char *what)
 
 static void test_channels_2(void **state)
 {
-	check(ranks_in_order("test_channels", 2, "full:2"), "test_channels -n 2");
+	check(ranks_in_order("test_channels", 2, "full:2"),
+	      "test_channels -n 2");
 }
 
 static void test_channels_3(void **state)
 {
-	check(ranks_in_order("test_channels", 3, "full:3"), "test_channels -n 3");
+	check(ranks_in_order("test_channels", 3, "full:3"),
+	      "test_channels -n 3");
 }
 
 static void test_channels_4(void **state)
 {
-	check(ranks_in_order("test_channels", 4, "full:4"), "test_channels -n 4");
+	check(ranks_in_order("test_channels", 4, "full:4"),
+	      "test_channels -n 4");
 }
 
 static void test_channels_torus(void **state)
@@ -119,10 +123,10 @@ static void test_channels_torus(void **state)
 	      "test_channels -t torus:2x2");
 }
 
-#define SUITE(name)                                   \
-	static void name##_whole(void **state)        \
-	{                                             \
-		check(suite_in_order(#name), #name);  \
+#define SUITE(name)                                  \
+	static void name##_whole(void **state)       \
+	{                                            \
+		check(suite_in_order(#name), #name); \
 	}
 SUITE(test_tagged)
 SUITE(test_coll_mem)
