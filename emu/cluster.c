@@ -522,8 +522,12 @@ void fcemu_cluster_explain(const char *name, int err, char *buf, size_t len)
 
 void fcemu_cluster_detach(struct fcemu_cluster *c)
 {
+	unsigned int n;
+
 	if (!c)
 		return;
+	for (n = 0; n < FC_MAX_NODES; n++)
+		fcemu__vt_spill_free(c, n);
 	munmap(c->base, c->size);
 	free(c);
 }

@@ -65,6 +65,22 @@ _Static_assert(offsetof(struct cl_slot, seq) == sizeof(struct fc_hw_pkt),
 _Static_assert(offsetof(struct cl_slot, pkt) == 0,
 	       "a slot starts with its packet");
 
+/*
+ * Packets a board with a model moved out of its full ejection ring
+ * without taking them (emu/vtorder.c): @n slots from @off on, in the
+ * ring's order, logically the ring's slots just before its head (their
+ * seq is that index), taken before the ring's. Room for @cap, and
+ * vtorder.c's scratch for them and a ring's together.
+ */
+struct cl_vt_spill {
+	struct cl_slot *slot;
+	uint32_t off, n, cap;
+	struct cl_slot *tmp;
+	uint64_t *key, *arr;
+	uint32_t *ord;
+	uint8_t *sid, *src;
+};
+
 /* Producer and consumer index on separate cache lines: no false sharing. */
 struct cl_ring {
 	uint32_t head __attribute__((aligned(64))); /* consumer's */
@@ -283,6 +299,7 @@ struct fcemu_cluster {
 	/* the host may not have seen what its board did since it last said
 	 * it waits (a message sent, a chain ended) */
 	bool vt_unseen[FC_MAX_NODES];
+	struct cl_vt_spill vt_spill[FC_MAX_NODES];
 	unsigned long vt_forced;  /* packets taken out of order (held) */
 	unsigned long vt_resumed; /* sends by a host said to wait */
 };
@@ -451,6 +468,8 @@ static inline uint64_t cl_vt_next(struct fcemu_cluster *c, unsigned int node,
  * bells (one of them may go on now). */
 #define CL_VT_WAITING UINT64_MAX
 void fcemu__vt_promise(struct fcemu_cluster *c, unsigned int node, uint64_t lb);
+/* Drop board @node's spilled packets (struct cl_vt_spill) and free it. */
+void fcemu__vt_spill_free(struct fcemu_cluster *c, unsigned int node);
 /* Board @node sends while its promise says it waits: its clock again. */
 void fcemu__vt_resume(struct fcemu_cluster *c, unsigned int node);
 /* A packet header's destination bits, in place. */

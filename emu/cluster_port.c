@@ -189,16 +189,40 @@ eject_damaged(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 	return peek_slots(r, head + k, used - k, pkts, max, true);
 }
 
+/* The @k-th on of the packets board @node spilled (emu/vtorder.c),
+ * waiting before its ejection ring's head. */
+static __attribute__((noinline)) unsigned int
+spill_peek(struct fcemu_cluster *c, unsigned int node, unsigned int k,
+	   const struct fc_hw_pkt **pkts, unsigned int max, uint32_t *first)
+{
+	const struct cl_vt_spill *sp = &c->vt_spill[node];
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	unsigned int i, n = sp->n - k;
+
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		pkts[i] = &sp->slot[sp->off + k + i].pkt;
+	*first = __atomic_load_n(&r->head, __ATOMIC_RELAXED) - sp->n + k;
+	return n;
+}
+
 static inline __attribute__((always_inline)) unsigned int
 eject_peek(struct fcemu_cluster *c, unsigned int node, unsigned int k,
 	   const struct fc_hw_pkt **pkts, unsigned int max, uint32_t *first,
 	   uint32_t *waiting, bool check)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	uint32_t used = cl_ld(&r->tail) - head;
+	uint32_t head, used, spilled = c->vt_spill[node].n;
 
-	*waiting = used;
+	head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	used = cl_ld(&r->tail) - head;
+	*waiting = spilled + used;
+	if (__builtin_expect(spilled != 0, 0)) {
+		if (k < spilled)
+			return spill_peek(c, node, k, pkts, max, first);
+		k -= spilled;
+	}
 	if (used <= k)
 		return 0;
 	if (__builtin_expect(used > CL_RING_SLOTS ||
@@ -227,7 +251,8 @@ unsigned int fcemu_cluster_eject_peek_run(struct fcemu_cluster *c,
 
 bool fcemu_cluster_eject_waiting(struct fcemu_cluster *c, unsigned int node)
 {
-	return !fcemu__ring_empty(cl_ring(c, node, CL_RING_EJECT));
+	return c->vt_spill[node].n ||
+	       !fcemu__ring_empty(cl_ring(c, node, CL_RING_EJECT));
 }
 
 unsigned int fcemu_cluster_eject_peek_lazy(struct fcemu_cluster *c,
@@ -259,18 +284,16 @@ static uint8_t vt_in_port(struct fcemu_cluster *c, unsigned int src,
 	return h ? port[h - 1] : 0;
 }
 
-/* Virtual time: board @node takes @n packets from @head of ring @r. */
+/* Virtual time: board @node takes the @n packets at @s. */
 static __attribute__((noinline)) void vt_take(struct fcemu_cluster *c,
 					      unsigned int node,
-					      struct cl_ring *r, uint32_t head,
+					      const struct cl_slot *s,
 					      unsigned int n)
 {
 	struct fcemu_vtime *vt = c->vt[node];
-	const struct cl_slot *s;
 	unsigned int i, src;
 
-	for (i = 0; i < n; i++) {
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
+	for (i = 0; i < n; i++, s++) {
 		src = (le32toh(s->pkt.hdr) >> FC_PKT_SRC_SHIFT) &
 		      FC_PKT_NODE_MASK;
 		if (src >= c->nodes)
@@ -330,6 +353,7 @@ void fcemu__cluster_set_vt(struct fcemu_cluster *c, unsigned int node,
 	if (node >= c->nodes)
 		return;
 	c->vt[node] = vt && vt->on ? vt : NULL;
+	fcemu__vt_spill_free(c, node);
 	/* a board going away sends nothing more (emu/vtorder.c) */
 	__atomic_store_n(&c->hdr->node[node].vt_eject, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->hdr->node[node].vt_lb,
@@ -347,45 +371,61 @@ static void count_express(struct fcemu_cluster *c, unsigned int node,
 		fcemu__link_received(c, node, tag - 1, n);
 }
 
+/* Board @node takes the @n packets at @s: their virtual time, and the
+ * express arrivals counted in runs of one tag (a message's packets
+ * share theirs). */
+static void take_slots(struct fcemu_cluster *c, unsigned int node,
+		       const struct cl_slot *s, unsigned int n)
+{
+	const struct cl_slot *t, *stop = s + n;
+	uint32_t tag, run = 0, run_tag = 0;
+
+	if (c->vt[node])
+		vt_take(c, node, s, n);
+	while (s < stop) {
+		tag = s->tag;
+		if (tag != run_tag) {
+			count_express(c, node, run_tag, run);
+			run_tag = tag;
+			run = 0;
+		}
+		t = s;
+		do
+			t++;
+		while (t < stop && t->tag == tag);
+		run += (uint32_t)(t - s);
+		s = t;
+	}
+	count_express(c, node, run_tag, run);
+}
+
 void fcemu_cluster_eject_done(struct fcemu_cluster *c, unsigned int node,
 			      unsigned int n)
 {
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	uint32_t idx = head % CL_RING_SLOTS, left = n, k, tag, run = 0;
-	uint32_t run_tag = 0;
-	const struct cl_slot *s, *t, *stop;
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), at, m;
+	struct cl_vt_spill *sp = &c->vt_spill[node];
 
-	if (c->vt[node])
-		vt_take(c, node, r, head, n);
+	/* the packets spilled first: they came before the ring's */
+	if (__builtin_expect(sp->n != 0, 0)) {
+		m = n < sp->n ? n : sp->n;
+		take_slots(c, node, &sp->slot[sp->off], m);
+		sp->off = sp->n == m ? 0 : sp->off + m;
+		sp->n -= m;
+		n -= m;
+	}
+	at = head % CL_RING_SLOTS;
 	if (n == 1) { /* a small message: no runs to find */
-		count_express(c, node, r->slot[idx].tag, 1);
-		cl_st(&r->head, head + 1);
-		return;
+		if (c->vt[node])
+			vt_take(c, node, &r->slot[at], 1);
+		count_express(c, node, r->slot[at].tag, 1);
+	} else {
+		/* at most two stretches: to the ring's end, then from its
+		 * start */
+		m = n < CL_RING_SLOTS - at ? n : CL_RING_SLOTS - at;
+		take_slots(c, node, &r->slot[at], m);
+		if (n > m)
+			take_slots(c, node, &r->slot[0], n - m);
 	}
-	/* The slots' tags a stretch up to the ring's end at a time, each
-	 * stretch in runs of one tag (a message's packets share theirs). */
-	while (left) {
-		k = CL_RING_SLOTS - idx < left ? CL_RING_SLOTS - idx : left;
-		s = &r->slot[idx];
-		stop = s + k;
-		left -= k;
-		idx = 0;
-		while (s < stop) {
-			tag = s->tag;
-			if (tag != run_tag) {
-				count_express(c, node, run_tag, run);
-				run_tag = tag;
-				run = 0;
-			}
-			t = s;
-			do
-				t++;
-			while (t < stop && t->tag == tag);
-			run += (uint32_t)(t - s);
-			s = t;
-		}
-	}
-	count_express(c, node, run_tag, run);
 	cl_st(&r->head, head + n);
 }

@@ -22,10 +22,16 @@
  * with nothing to take and wrote no PIO message and rang no doorbell
  * between: a library's wait spins before it sleeps. Its board may still
  * send (a chain running): it then promises that chain's next departure.
+ *
+ * Rings stop senders in host time: a full ejection ring whose packets
+ * cannot be taken yet may hold back an earlier one, or the board whose
+ * promise they wait for. Its packets then move aside (spill()), still
+ * waiting, and are taken in order with the rest.
  */
 #include <endian.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,6 +42,10 @@
 #define VT_FORCE_NS (1000ull * 1000 * 1000)
 #define VT_TRIES    4  /* looks at the rings before giving up this time */
 #define VT_LOOKS    64 /* looks with nothing to take: the host waits */
+/* packets a board may hold spilled out of its ejection ring at most: two
+ * rings' worth, so that the emulated fabric stops senders about where it
+ * did (what a sleeping receiver's sender gets through, test_channels) */
+#define VT_SPILL_MAX (2u * CL_RING_SLOTS)
 
 _Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
 	       "a packet names any board, and only those");
@@ -74,6 +84,112 @@ static bool slot_mid(const struct cl_slot *s)
 	return ((hdr >> FC_PKT_TYPE_SHIFT) & FC_PKT_TYPE_MASK) ==
 		       FC_PKT_T_DATA &&
 	       !(hdr & FC_PKT_EOM);
+}
+
+void fcemu__vt_spill_free(struct fcemu_cluster *c, unsigned int node)
+{
+	struct cl_vt_spill *sp = &c->vt_spill[node];
+
+	free(sp->slot);
+	free(sp->tmp);
+	free(sp->key);
+	free(sp->arr);
+	free(sp->ord);
+	free(sp->sid);
+	free(sp->src);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* Room for @need spilled packets (and the scratch for them and a ring).
+ * RETURN VALUE: false past VT_SPILL_MAX or out of memory. */
+static bool spill_room(struct cl_vt_spill *sp, uint32_t need)
+{
+	uint32_t cap = sp->cap ? sp->cap : 1024;
+	size_t all;
+
+	if (need > VT_SPILL_MAX)
+		return false;
+	if (sp->off && sp->off + need > sp->cap) {
+		memmove(sp->slot, sp->slot + sp->off,
+			sp->n * sizeof(*sp->slot));
+		sp->off = 0;
+	}
+	if (need <= sp->cap)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	all = (size_t)cap + CL_RING_SLOTS;
+#define VT_GROW(p_, n_)                                         \
+	do {                                                    \
+		void *q_ = realloc((p_), (n_) * sizeof(*(p_))); \
+		if (!q_)                                        \
+			return false;                           \
+		(p_) = q_;                                      \
+	} while (0)
+	VT_GROW(sp->slot, cap);
+	VT_GROW(sp->tmp, all);
+	VT_GROW(sp->key, all);
+	VT_GROW(sp->arr, all);
+	VT_GROW(sp->ord, all);
+	VT_GROW(sp->sid, all);
+	VT_GROW(sp->src, all);
+#undef VT_GROW
+	sp->cap = cap;
+	return true;
+}
+
+/* The @i-th packet waiting for board @node: the spilled ones first, then
+ * its ejection ring's from @head on. */
+static struct cl_slot *waiting_slot(struct fcemu_cluster *c, unsigned int node,
+				    struct cl_ring *r, uint32_t head,
+				    uint32_t i)
+{
+	struct cl_vt_spill *sp = &c->vt_spill[node];
+
+	if (i < sp->n)
+		return &sp->slot[sp->off + i];
+	return &r->slot[(head + i - sp->n) % CL_RING_SLOTS];
+}
+
+/* The packets on their way to a board: the earliest arrival of them
+ * (CL_VT_WAITING: none), and a bit for each source they come from. */
+struct vt_mine {
+	uint64_t first, from;
+};
+
+static bool lbts(struct fcemu_cluster *c, unsigned int me,
+		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
+		 unsigned int *lb_src, struct vt_mine *mine);
+
+/*
+ * Board @node's ejection ring is full and it can take none of its packets
+ * yet, and packets on their way here wait behind it: an earlier one may
+ * be among them, or come from a board they stop (links and rings stop
+ * senders in host time, not in simulated time). Then the @used packets
+ * of the ring from @head on move out of it, still waiting, before
+ * whatever comes into it next (the board's promise already covers them).
+ * RETURN VALUE: false if they did not move.
+ */
+static bool spill(struct fcemu_cluster *c, unsigned int node, struct cl_ring *r,
+		  uint32_t head, uint32_t used)
+{
+	struct cl_vt_spill *sp = &c->vt_spill[node];
+	struct vt_mine mine;
+	unsigned int lb_src;
+	uint64_t lb;
+	uint32_t i;
+
+	if (!lbts(c, node, c->vt[node], used, &lb, &lb_src, &mine) ||
+	    !mine.from)
+		return false;
+	if (!spill_room(sp, sp->n + used))
+		return false;
+	for (i = 0; i < used; i++)
+		sp->slot[sp->off + sp->n + i] =
+			r->slot[(head + i) % CL_RING_SLOTS];
+	sp->n += used;
+	cl_st(&r->head, head + used);
+	return true;
 }
 
 void fcemu__vt_promise(struct fcemu_cluster *c, unsigned int node, uint64_t lb)
@@ -131,12 +247,13 @@ static uint64_t eject_floor(struct fcemu_cluster *c, unsigned int n, uint64_t t)
  * promises, and the arrival of every packet on its way, those that came
  * into our ring since we looked included; into *@lb_src the lowest
  * source that can send a packet arriving then (what a board sends after
- * our packet from it comes behind it). RETURN VALUE: false if packets
- * kept moving while we looked (ask again later).
+ * our packet from it comes behind it); into @mine (if not NULL) what is
+ * on its way to @me. RETURN VALUE: false if packets kept moving while we
+ * looked (ask again later).
  */
 static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		 const struct fcemu_vtime *vt, uint32_t skip, uint64_t *lb,
-		 unsigned int *lb_src)
+		 unsigned int *lb_src, struct vt_mine *mine)
 {
 	static __thread struct vt_idx a[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)],
 		b[FC_MAX_NODES * CL_RINGS(FC_MAX_PORTS)];
@@ -144,6 +261,7 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 	const struct cl_slot *s;
 	struct cl_node *nd;
 	unsigned int min_src, from;
+	struct vt_mine to_me;
 	uint64_t min, t;
 	uint32_t used;
 
@@ -158,6 +276,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		snap(c, a);
 		min = CL_VT_WAITING;
 		min_src = UINT_MAX;
+		to_me.first = CL_VT_WAITING;
+		to_me.from = 0;
 		for (n = 0; n < c->nodes; n++) {
 			nd = &c->hdr->node[n];
 			if (n == me || cl_ld(&nd->state) != FCEMU_NODE_ALIVE)
@@ -207,6 +327,11 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 							0);
 						from = dst;
 					}
+					if (dst == me && src < c->nodes) {
+						to_me.from |= 1ull << src;
+						if (t < to_me.first)
+							to_me.first = t;
+					}
 					VT_MIN(t, from);
 				}
 			}
@@ -215,6 +340,8 @@ static bool lbts(struct fcemu_cluster *c, unsigned int me,
 		if (!memcmp(a, b, (size_t)c->nodes * rings * sizeof(a[0]))) {
 			*lb = min;
 			*lb_src = min_src;
+			if (mine)
+				*mine = to_me;
 			return true;
 		}
 	}
@@ -257,24 +384,30 @@ void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
 }
 
-/* Put the @used slots from @head on in order of arrival, a source's own
- * packets kept in their order. */
+/* Put the @used packets waiting (waiting_slot()) in order of arrival, a
+ * source's own packets kept in their order. */
 static void sort_ring(struct fcemu_cluster *c, unsigned int node,
 		      struct cl_ring *r, uint32_t head, uint32_t used)
 {
-	static __thread struct cl_slot tmp[CL_RING_SLOTS];
-	static __thread uint64_t key[CL_RING_SLOTS];
-	static __thread uint16_t ord[CL_RING_SLOTS];
-	static __thread uint8_t sid[CL_RING_SLOTS];
+	static __thread struct cl_slot tmp_ring[CL_RING_SLOTS];
+	static __thread uint64_t key_ring[CL_RING_SLOTS];
+	static __thread uint32_t ord_ring[CL_RING_SLOTS];
+	static __thread uint8_t sid_ring[CL_RING_SLOTS];
+	struct cl_vt_spill *sp = &c->vt_spill[node];
+	struct cl_slot *tmp = sp->n ? sp->tmp : tmp_ring;
+	uint64_t *key = sp->n ? sp->key : key_ring;
+	uint32_t *ord = sp->n ? sp->ord : ord_ring;
+	uint8_t *sid = sp->n ? sp->src : sid_ring;
 	uint64_t last[FC_PKT_NODE_MASK + 1] = { 0 };
 	const struct fcemu_vtime *vt = c->vt[node];
+	uint32_t first = head - sp->n;
 	unsigned int i, j, src;
 	struct cl_slot *s;
 	bool moved = false;
-	uint16_t o;
+	uint32_t o;
 
 	for (i = 0; i < used; i++) {
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		s = waiting_slot(c, node, r, head, i);
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
 		key[i] = src < c->nodes ?
 				 fcemu__vt_at(vt, hops(c, src, node), s->t, 0) :
@@ -300,11 +433,11 @@ static void sort_ring(struct fcemu_cluster *c, unsigned int node,
 	if (!moved)
 		return;
 	for (i = 0; i < used; i++)
-		tmp[i] = r->slot[(head + ord[i]) % CL_RING_SLOTS];
+		tmp[i] = *waiting_slot(c, node, r, head, ord[i]);
 	for (i = 0; i < used; i++) {
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		s = waiting_slot(c, node, r, head, i);
 		*s = tmp[i];
-		s->seq = head + i;
+		s->seq = first + i;
 	}
 }
 
@@ -359,7 +492,7 @@ static bool proven(struct fcemu_cluster *c, unsigned int node,
 	*lb_src = *safe_src;
 	if (before(at, src, *safe, *safe_src))
 		return true;
-	if (!lbts(c, node, vt, skip, lb, lb_src))
+	if (!lbts(c, node, vt, skip, lb, lb_src, NULL))
 		return false;
 	if (!before(*lb, *lb_src, *safe, *safe_src)) {
 		*safe = *lb;
@@ -391,23 +524,22 @@ static uint64_t cluster_sig(struct fcemu_cluster *c)
 
 /*
  * Must the earliest waiting packet (arriving @at) wait for what may still
- * come before it? Not with the ring full (what may come before it may be
- * stuck behind the ring: link back-pressure is host time, not
- * simulated), nor once nothing in the cluster moved for VT_FORCE_NS of
+ * come before it? Not with the ring @full and no more room to spill it
+ * (what may come before it may be stuck behind the ring: link
+ * back-pressure is host time, not simulated), nor once nothing in the cluster moved for VT_FORCE_NS of
  * host time (said once): a host that waits outside the library. A
  * loaded host only slows the others down.
  * *@lb, *@lb_src: the earliest anything else can still arrive.
  */
 static bool held(struct fcemu_cluster *c, unsigned int node,
 		 struct fcemu_vtime *vt, uint64_t at, unsigned int src,
-		 uint32_t used, uint64_t *lb, unsigned int *lb_src)
+		 uint32_t skip, bool full, uint64_t *lb, unsigned int *lb_src)
 {
 	uint64_t t, sig;
 
 	*lb = at;
 	*lb_src = src;
-	if (used >= CL_RING_SLOTS ||
-	    proven(c, node, vt, at, src, used, lb, lb_src))
+	if (full || proven(c, node, vt, at, src, skip, lb, lb_src))
 		return false;
 	*lb = at;
 	*lb_src = src;
@@ -436,10 +568,11 @@ static bool held(struct fcemu_cluster *c, unsigned int node,
 }
 
 /* How many of the @n packets first in order (from @sid, arriving @arr)
- * nothing can still come before. */
+ * nothing can still come before (@skip, @full: as held()'s). */
 static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 			const struct fcemu_vtime *vt, const uint64_t *arr,
-			const uint8_t *sid, uint32_t n, uint32_t used)
+			const uint8_t *sid, uint32_t n, uint32_t skip,
+			bool full)
 {
 	unsigned int lb_src;
 	uint32_t i, m = 0;
@@ -449,8 +582,7 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 		if (!before(arr[i], sid[i], arr[m], sid[m]))
 			m = i;
 	/* a full ring: what may come before them may be stuck behind it */
-	if (used >= CL_RING_SLOTS ||
-	    proven(c, node, vt, arr[m], sid[m], used, &lb, &lb_src))
+	if (full || proven(c, node, vt, arr[m], sid[m], skip, &lb, &lb_src))
 		return n;
 	for (i = 0; i < n - 1; i++)
 		if (!before(arr[i], sid[i], lb, lb_src))
@@ -464,7 +596,7 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
  * arrived by the board's present.
  */
 static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
-			 const struct cl_ring *r, uint32_t head, uint32_t used,
+			 struct cl_ring *r, uint32_t head, uint32_t used,
 			 uint64_t *arr, uint8_t *sid)
 {
 	struct fcemu_vtime *vt = c->vt[node];
@@ -475,7 +607,7 @@ static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
 
 	memcpy(last, vt->rx_last, sizeof(last));
 	for (i = 0; i < used; i++) {
-		s = &r->slot[(head + i) % CL_RING_SLOTS];
+		s = waiting_slot(c, node, r, head, i);
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
 		arr[i] = src < c->nodes ?
 				 fcemu__vt_at(vt, hops(c, src, node), s->t,
@@ -490,17 +622,73 @@ static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
 	return n;
 }
 
+/*
+ * The packets waiting for board @node, in order: *@ring of them in its
+ * ejection ring from *@head on (those written for their index), behind
+ * those it spilled; their arrivals into *@arr, their sources into *@sid.
+ * *@full: the ring is full and cannot be spilled (spill()).
+ * RETURN VALUE: how many wait in all; *@n: how many of the first
+ * arrived by the board's present. UINT_MAX: its ring is damaged.
+ */
+static uint32_t waiting_pkts(struct fcemu_cluster *c, unsigned int node,
+			     uint32_t *head, uint32_t *ring, uint64_t **arr,
+			     uint8_t **sid, uint32_t *n, bool *full)
+{
+	static __thread uint64_t arr_ring[CL_RING_SLOTS];
+	static __thread uint8_t sid_ring[CL_RING_SLOTS];
+	struct cl_vt_spill *sp = &c->vt_spill[node];
+	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
+	uint32_t used, i;
+
+	*head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	used = cl_ld(&r->tail) - *head;
+	if (used > CL_RING_SLOTS)
+		return UINT_MAX; /* damaged: the ejection path repairs it */
+	for (i = 0; i < used; i++)
+		if (r->slot[(*head + i) % CL_RING_SLOTS].seq != *head + i)
+			break;
+	*ring = i; /* the rest behind a damaged slot waits */
+	/* a full ring is spilled rather than taken out of order, while the
+	 * spill has room (made now: the scratch below may move) */
+	*full = i >= CL_RING_SLOTS && !spill_room(sp, sp->n + i);
+	used = sp->n + i;
+	*arr = sp->n ? sp->arr : arr_ring;
+	*sid = sp->n ? sp->sid : sid_ring;
+	sort_ring(c, node, r, *head, used);
+	*n = arrivals(c, node, r, *head, used, *arr, *sid);
+	return used;
+}
+
+/* If some of the @used packets waiting (arriving @arr) are spilled (or
+ * about to be: the @ring packets of the ejection ring fill it), the
+ * earliest the board may answer them: the earliest arrival, no sooner
+ * than its present. Else CL_VT_WAITING. Others cannot see spilled
+ * packets: the board's promise covers what it may send once it takes
+ * them. */
+static uint64_t spill_floor(struct fcemu_cluster *c, unsigned int node,
+			    const uint64_t *arr, uint32_t used, uint32_t ring)
+{
+	uint64_t floor = CL_VT_WAITING;
+	uint32_t i;
+
+	if (!c->vt_spill[node].n && ring < CL_RING_SLOTS)
+		return floor;
+	for (i = 0; i < used; i++)
+		if (arr[i] < floor)
+			floor = arr[i];
+	return floor > c->vt[node]->now ? floor : c->vt[node]->now;
+}
+
 unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 			     uint64_t (*idle_lb)(void *arg), void *arg)
 {
-	static __thread uint64_t arr[CL_RING_SLOTS];
-	static __thread uint8_t sid[CL_RING_SLOTS];
 	struct fcemu_vtime *vt = c->vt[node];
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
-	uint64_t at, now = vt->now, lb, own;
-	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i, n;
-	bool waiting, dirty, mid;
+	uint64_t at, now = vt->now, lb, own, *arr;
+	uint32_t head, ring, used, i, n;
+	bool waiting, dirty, mid, full;
 	unsigned int lb_src;
+	uint8_t *sid;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
@@ -514,21 +702,15 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		c->vt_sent[node] = vt->acts; /* it sent: it does not wait */
 		c->vt_looks[node] = 0;
 	}
-	used = cl_ld(&r->tail) - head;
-	if (used > CL_RING_SLOTS)
-		return UINT_MAX; /* damaged: the ejection path repairs it */
-	for (i = 0; i < used; i++)
-		if (r->slot[(head + i) % CL_RING_SLOTS].seq != head + i)
-			break;
-	used = i; /* the rest behind a damaged slot waits */
-	sort_ring(c, node, r, head, used);
-	n = arrivals(c, node, r, head, used, arr, sid);
+	used = waiting_pkts(c, node, &head, &ring, &arr, &sid, &n, &full);
+	if (used == UINT_MAX)
+		return UINT_MAX;
 	/*
 	 * Those that arrived by the present: the host sees them and may act.
 	 * Taken once nothing can still come before them, so that a board
 	 * takes its packets in one order whatever the host's timing.
 	 */
-	if (n && (n = present(c, node, vt, arr, sid, n, used))) {
+	if (n && (n = present(c, node, vt, arr, sid, n, ring, full))) {
 		running(c, node, now);
 		return n;
 	}
@@ -540,7 +722,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	if (!waiting) {
 		fcemu__vt_promise(c, node, now);
 		c->vt_hold_ns[node] = 0;
-		return 0;
+		goto none;
 	}
 	/*
 	 * A board that still sends while its host waits (a chain running,
@@ -550,17 +732,18 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	own = idle_lb(arg);
 	if (own != CL_VT_WAITING && own < now)
 		own = now;
-	fcemu__vt_promise(c, node, own);
+	lb = spill_floor(c, node, arr, used, ring);
+	fcemu__vt_promise(c, node, lb < own ? lb : own);
 	if (!used)
 		return 0;
 	at = arr[0]; /* the earliest waiting */
 	if (own != CL_VT_WAITING && at + vt->rx > own) {
 		c->vt_hold_ns[node] = 0;
-		return 0;
+		goto none;
 	}
 	/* The earliest packet waiting, if nothing can come before it. */
-	if (held(c, node, vt, at, sid[0], used, &lb, &lb_src))
-		return 0;
+	if (held(c, node, vt, at, sid[0], ring, full, &lb, &lb_src))
+		goto none;
 	/*
 	 * It, and those behind it that arrive by then; and behind a packet
 	 * in the middle of a message (nothing a host acts on), the next.
@@ -573,7 +756,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	if (now < at + vt->rx)
 		now = at + vt->rx;
 	for (i = 1; i < used; i++) {
-		mid = slot_mid(&r->slot[(head + i - 1) % CL_RING_SLOTS]);
+		mid = slot_mid(waiting_slot(c, node, r, head, i - 1));
 		at = arr[i];
 		if (at + vt->rx > now && !mid)
 			break;
@@ -585,4 +768,14 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	/* its clock as it is: a packet not taken after all moves nothing */
 	running(c, node, vt->now);
 	return i;
+none:
+	/* nothing to take yet: a full ring makes room for what may come
+	 * before its packets (the promise published covers them); one that
+	 * cannot takes its earliest packet anyway, as below */
+	if (ring >= CL_RING_SLOTS && !full)
+		spill(c, node, r, head, ring);
+	if (!full)
+		return 0;
+	running(c, node, vt->now);
+	return 1;
 }
