@@ -248,8 +248,10 @@ void fcemu__vt_event(struct fcemu_cluster *c, unsigned int node)
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 {
 	/* A wait loop says so when a look moved nothing of its own; one
-	 * that looked before its board finished a send or a chain sees that
-	 * on its next look and acts, without a packet: not waiting yet. */
+	 * that looked before its board took packets, finished a send or a
+	 * chain sees that on its next look and may act, without a packet:
+	 * not waiting yet. */
+	c->vt_hints[node] = true;
 	if (c->vt_unseen[node]) {
 		c->vt_unseen[node] = false;
 		return;
@@ -329,6 +331,7 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
 	c->vt_hold_ns[node] = 0;
 	c->vt_looks[node] = 0;
+	c->vt_unseen[node] = true; /* packets its host may act on */
 	fcemu__vt_promise(c, node, at);
 }
 
@@ -532,7 +535,9 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		running(c, node, now);
 		return n;
 	}
-	if (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node))
+	/* a host that sleeps has looked, unless its library says when */
+	if (!c->vt_hints[node] &&
+	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
 		c->vt_looks[node] = VT_LOOKS;
 	waiting = !dirty && c->vt_looks[node] >= VT_LOOKS;
 	if (c->vt_looks[node] < VT_LOOKS)
