@@ -669,7 +669,7 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now = fc__now_ns();
 	unsigned int round = 0, looks = 0, polls = 0;
-	bool moved, yield;
+	bool moved, yield, full;
 
 	if (timeout_ms >= 0)
 		deadline = now + (uint64_t)timeout_ms * 1000000ull;
@@ -677,8 +677,9 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 		moved = fc__coll_progress(false);
 		/* now and then, and once sleeping: each request on its own,
 		 * so that a dead peer is noticed */
-		if (!moved && req->status == -EINPROGRESS &&
-		    (round > 1 || ++looks % FULL_LOOK == 0))
+		full = !moved && req->status == -EINPROGRESS &&
+		       (round > 1 || ++looks % FULL_LOOK == 0);
+		if (full)
 			moved = fc__coll_progress(true);
 		if (req->status != -EINPROGRESS)
 			return req->status;
@@ -698,7 +699,12 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 		} else {
 			if (yield)
 				sched_yield();
-			fc__backoff_dev(req->group->dev, &round, now);
+			/* the board hears that we wait only after a pass
+			 * that looked at every link: a peek may leave what
+			 * the board delivered unseen (it sleeps only with
+			 * round > 1, a full pass each) */
+			fc__backoff_dev(full ? req->group->dev : NULL, &round,
+					now);
 		}
 		fc__coll_lock();
 	}
