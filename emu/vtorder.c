@@ -462,32 +462,85 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 }
 
 /*
+ * Taken in order, the packets before it: when they arrive as
+ * fcemu__vt_arrive() will have them (a link and the ejection port carry
+ * one at a time, a link's credits), to tell which arrived by the present.
+ */
+struct vt_taking {
+	uint64_t last[FC_MAX_NODES];
+	uint64_t in[FC_MAX_PORTS + 1];
+	uint32_t on[FC_MAX_PORTS + 1]; /* taken by each link */
+	uint64_t eject;
+};
+
+/* The arrival of the next packet taken, or 0 if not known yet (its link
+ * not asked, more than its credits by one link). */
+static uint64_t taking(const struct fcemu_vtime *vt, struct vt_taking *tk,
+		       unsigned int src, unsigned int h, uint64_t t)
+{
+	unsigned int in = vt->in[src];
+	const struct fcemu_vt_credits *cr;
+	uint64_t at, credit = 0;
+	bool link;
+
+	if (in == 0xff || vt->hops[src] == 0xff)
+		return 0;
+	link = h && in && in <= FC_MAX_PORTS;
+	if (link && vt->credits) {
+		cr = &vt->rx_cr[in];
+		if (tk->on[in] >= vt->credits)
+			return 0;
+		if (cr->n + tk->on[in] >= vt->credits)
+			credit = cr->back[(cr->n + tk->on[in]) % vt->credits];
+	}
+	at = fcemu__vt_arrival(vt, h, link, t, tk->last[src],
+			       link ? tk->in[in] : 0, credit, tk->eject);
+	tk->last[src] = tk->eject = at;
+	if (link) {
+		tk->in[in] = at;
+		tk->on[in]++;
+	}
+	return at;
+}
+
+/*
  * Each waiting packet's arrival into @arr (its source into @sid), behind
  * the one before it from its source. RETURN VALUE: how many of the first
- * arrived by the board's present.
+ * arrived by the board's present, as they will be taken: a packet taken
+ * as arrived moves its clock no further.
  */
 static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
 			 const struct cl_ring *r, uint32_t head, uint32_t used,
 			 uint64_t *arr, uint8_t *sid)
 {
+	static __thread struct vt_taking tk;
 	struct fcemu_vtime *vt = c->vt[node];
 	uint64_t last[FC_PKT_NODE_MASK + 1];
 	const struct cl_slot *s;
-	unsigned int src;
+	unsigned int src, h;
 	uint32_t i, n = 0;
+	uint64_t at;
 
 	memcpy(last, vt->rx_last, sizeof(last));
+	memcpy(tk.last, vt->rx_last, sizeof(tk.last));
+	memcpy(tk.in, vt->rx_in, sizeof(tk.in));
+	memset(tk.on, 0, sizeof(tk.on));
+	tk.eject = vt->rx_eject;
 	for (i = 0; i < used; i++) {
 		s = &r->slot[(head + i) % CL_RING_SLOTS];
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		h = src < c->nodes ? hops(c, src, node) : 0;
 		arr[i] = src < c->nodes ?
-				 fcemu__vt_at(vt, hops(c, src, node), s->t,
-					      last[src]) :
+				 fcemu__vt_at(vt, h, s->t, last[src]) :
 				 0; /* no such source: dropped at once */
 		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
 		if (src < c->nodes)
 			last[src] = arr[i];
-		if (n == i && arr[i] + vt->rx <= vt->now)
+		if (n < i)
+			continue;
+		at = src < c->nodes ? taking(vt, &tk, src, h, s->t) : 0;
+		if (src < c->nodes ? at && at + vt->rx <= vt->now :
+				     arr[i] + vt->rx <= vt->now)
 			n++;
 	}
 	return n;
