@@ -17,10 +17,13 @@
  * sends nor waits through its board, a host stopped in a debugger) takes
  * its next packet anyway.
  *
- * A host waits when it sleeps in fcemu_cluster_wait(), when its library
- * says so (fcemu_host_waits()), or when it looked VT_LOOKS times in a row
- * with nothing to take and wrote no PIO message and rang no doorbell
- * between: a library's wait spins before it sleeps. Its board may still
+ * A host waits when its library says so (fcemu_host_waits()), or when it
+ * looked VT_LOOKS times in a row with nothing to take and wrote no PIO
+ * message and rang no doorbell between, or (a host whose library never
+ * said so) sleeps in fcemu_cluster_wait(). Where the library says so, a
+ * loop of its that peeks between full looks must not count as waiting
+ * before its next full look does: VT_LOOKS_SAID looks then, for a
+ * program's own polling loop. Its board may still
  * send (a chain running): it then promises that chain's next departure.
  */
 #include <endian.h>
@@ -36,6 +39,7 @@
 #define VT_FORCE_NS (1000ull * 1000 * 1000)
 #define VT_TRIES    4  /* looks at the rings before giving up this time */
 #define VT_LOOKS    64 /* looks with nothing to take: the host waits */
+#define VT_LOOKS_SAID 1024 /* ... where its library says when it waits */
 
 _Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
 	       "a packet names any board, and only those");
@@ -254,9 +258,11 @@ void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 	c->vt_hints[node] = true;
 	if (c->vt_unseen[node]) {
 		c->vt_unseen[node] = false;
+		c->vt_looks[node] = 0;
 		return;
 	}
-	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
+	/* until it takes a packet or sends */
+	c->vt_looks[node] = VT_LOOKS_SAID;
 }
 
 /* Put the @used slots from @head on in order of arrival, a source's own
@@ -556,7 +562,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	uint64_t at, now = vt->now, lb, own;
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED), used, i, n;
 	bool waiting, dirty, mid;
-	unsigned int lb_src;
+	unsigned int lb_src, looks;
 
 	if (c->remote)
 		return UINT_MAX; /* boards elsewhere keep no promises here */
@@ -589,11 +595,12 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		return n;
 	}
 	/* a host that sleeps has looked, unless its library says when */
+	looks = c->vt_hints[node] ? VT_LOOKS_SAID : VT_LOOKS;
 	if (!c->vt_hints[node] &&
 	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
-		c->vt_looks[node] = VT_LOOKS;
-	waiting = !dirty && c->vt_looks[node] >= VT_LOOKS;
-	if (c->vt_looks[node] < VT_LOOKS)
+		c->vt_looks[node] = looks;
+	waiting = !dirty && c->vt_looks[node] >= looks;
+	if (c->vt_looks[node] < looks)
 		c->vt_looks[node]++;
 	if (!waiting) {
 		fcemu__vt_promise(c, node, now);
