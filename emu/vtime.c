@@ -79,12 +79,10 @@ void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
 	/* its credit on the last link: when the one @credits before it
 	 * left our buffer, plus the loop; one ejection port: one packet at
 	 * a time, from every link */
-	at = fcemu__vt_arrival(vt, hops, link, t, vt->rx_last[src],
-			       link ? vt->rx_in[in] : 0,
-			       link ? fcemu__vt_credit(&vt->rx_cr[in],
-						       vt->credits, 0) :
-				      0,
-			       vt->rx_eject);
+	at = fcemu__vt_arrival(
+		vt, hops, link, t, vt->rx_last[src], link ? vt->rx_in[in] : 0,
+		link ? fcemu__vt_credit(&vt->rx_cr[in], vt->credits, 0) : 0,
+		vt->rx_eject);
 	vt->rx_eject = at;
 	if (link) {
 		vt->rx_in[in] = at;

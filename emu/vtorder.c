@@ -22,7 +22,7 @@
  * message and rang no doorbell between, or (a host whose library never
  * said so) sleeps in fcemu_cluster_wait(). Where the library says so, a
  * loop of its that peeks between full looks must not count as waiting
- * before its next full look does: VT_LOOKS_SAID looks then, for a
+ * before its next full look does: VT_LIBLOOKS looks then, for a
  * program's own polling loop. Its board may still
  * send (a chain running): it then promises that chain's next departure.
  */
@@ -39,7 +39,8 @@
 #define VT_FORCE_NS (1000ull * 1000 * 1000)
 #define VT_TRIES    4  /* looks at the rings before giving up this time */
 #define VT_LOOKS    64 /* looks with nothing to take: the host waits */
-#define VT_LOOKS_SAID 1024 /* ... where its library says when it waits */
+/* looks with nothing to take where the library says when its host waits */
+#define VT_LIBLOOKS 1024
 
 _Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
 	       "a packet names any board, and only those");
@@ -262,7 +263,7 @@ void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 		return;
 	}
 	/* until it takes a packet or sends */
-	c->vt_looks[node] = VT_LOOKS_SAID;
+	c->vt_looks[node] = VT_LIBLOOKS;
 }
 
 /* Put the @used slots from @head on in order of arrival, a source's own
@@ -595,7 +596,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		return n;
 	}
 	/* a host that sleeps has looked, unless its library says when */
-	looks = c->vt_hints[node] ? VT_LOOKS_SAID : VT_LOOKS;
+	looks = c->vt_hints[node] ? VT_LIBLOOKS : VT_LOOKS;
 	if (!c->vt_hints[node] &&
 	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
 		c->vt_looks[node] = looks;
