@@ -297,9 +297,11 @@ struct fcemu_cluster {
 	uint64_t vt_sent[FC_MAX_NODES];	     /* its vt->acts when looked at */
 	unsigned int vt_looks[FC_MAX_NODES]; /* in a row with nothing */
 	/* the host may not have seen what its board did since it last said
-	 * it waits (a message sent, a chain ended) */
+	 * it waits (a message sent, a chain ended, packets taken) */
 	bool vt_unseen[FC_MAX_NODES];
 	struct cl_vt_spill vt_spill[FC_MAX_NODES];
+	/* its library says when it waits: only that counts (not a sleep) */
+	bool vt_hints[FC_MAX_NODES];
 	unsigned long vt_forced;  /* packets taken out of order (held) */
 	unsigned long vt_resumed; /* sends by a host said to wait */
 };

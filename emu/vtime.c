@@ -71,23 +71,20 @@ uint64_t fcemu__vt_credits(struct fcemu_vtime *vt, unsigned int port,
 void fcemu__vt_arrive(struct fcemu_vtime *vt, unsigned int src,
 		      unsigned int hops, unsigned int in, uint64_t t)
 {
+	bool link = hops && in && in <= FC_MAX_PORTS;
 	uint64_t at;
 
 	if (!vt || !vt->on || src >= FC_MAX_NODES)
 		return;
-	at = fcemu__vt_at(vt, hops, t, vt->rx_last[src]);
-	if (hops && in && in <= FC_MAX_PORTS) {
-		if (vt->rx_in[in] && at < vt->rx_in[in] + vt->pkt)
-			at = vt->rx_in[in] + vt->pkt;
-		/* its credit on the last link: when the one @credits before
-		 * it left our buffer, plus the loop */
-		at = fcemu__vt_credit(&vt->rx_cr[in], vt->credits, at);
-	}
-	/* one ejection port: one packet at a time, from every link */
-	if (vt->rx_eject && at < vt->rx_eject + vt->pkt)
-		at = vt->rx_eject + vt->pkt;
+	/* its credit on the last link: when the one @credits before it
+	 * left our buffer, plus the loop; one ejection port: one packet at
+	 * a time, from every link */
+	at = fcemu__vt_arrival(
+		vt, hops, link, t, vt->rx_last[src], link ? vt->rx_in[in] : 0,
+		link ? fcemu__vt_credit(&vt->rx_cr[in], vt->credits, 0) : 0,
+		vt->rx_eject);
 	vt->rx_eject = at;
-	if (hops && in && in <= FC_MAX_PORTS) {
+	if (link) {
 		vt->rx_in[in] = at;
 		fcemu__vt_credit_used(&vt->rx_cr[in], vt->credits,
 				      at + vt->credit_loop);

@@ -190,6 +190,33 @@ static inline uint64_t fcemu__vt_at(const struct fcemu_vtime *vt,
 }
 
 /*
+ * The arrival of a packet that left at @t, @hops links away, behind what
+ * came before it: @last, the one before from its source (0: none); by a
+ * link into the board (@link), @in_last, the one before by that link (0:
+ * none), and @credit, when its credit there was back (0: no credits);
+ * @eject, the one before by the ejection port (0: none). Before the way
+ * into the program.
+ */
+static inline uint64_t fcemu__vt_arrival(const struct fcemu_vtime *vt,
+					 unsigned int hops, bool link,
+					 uint64_t t, uint64_t last,
+					 uint64_t in_last, uint64_t credit,
+					 uint64_t eject)
+{
+	uint64_t at = fcemu__vt_at(vt, hops, t, last);
+
+	if (link) {
+		if (in_last && at < in_last + vt->pkt)
+			at = in_last + vt->pkt;
+		if (at < credit)
+			at = credit;
+	}
+	if (eject && at < eject + vt->pkt)
+		at = eject + vt->pkt;
+	return at;
+}
+
+/*
  * A packet from @src, @hops links away, that left at @t, taken by the
  * board now, by the link into input port @in (0: none, a board's own):
  * its arrival after the path, behind the one before it from the same

@@ -17,10 +17,13 @@
  * sends nor waits through its board, a host stopped in a debugger) takes
  * its next packet anyway.
  *
- * A host waits when it sleeps in fcemu_cluster_wait(), when its library
- * says so (fcemu_host_waits()), or when it looked VT_LOOKS times in a row
- * with nothing to take and wrote no PIO message and rang no doorbell
- * between: a library's wait spins before it sleeps. Its board may still
+ * A host waits when its library says so (fcemu_host_waits()), or when it
+ * looked VT_LOOKS times in a row with nothing to take and wrote no PIO
+ * message and rang no doorbell between, or (a host whose library never
+ * said so) sleeps in fcemu_cluster_wait(). Where the library says so, a
+ * loop of its that peeks between full looks must not count as waiting
+ * before its next full look does: VT_LIBLOOKS looks then, for a
+ * program's own polling loop. Its board may still
  * send (a chain running): it then promises that chain's next departure.
  *
  * Rings stop senders in host time: a full ejection ring whose packets
@@ -46,6 +49,8 @@
  * rings' worth, so that the emulated fabric stops senders about where it
  * did (what a sleeping receiver's sender gets through, test_channels) */
 #define VT_SPILL_MAX (2u * CL_RING_SLOTS)
+/* looks with nothing to take where the library says when its host waits */
+#define VT_LIBLOOKS 1024
 
 _Static_assert(FC_PKT_NODE_MASK + 1 == FC_MAX_NODES,
 	       "a packet names any board, and only those");
@@ -375,13 +380,17 @@ void fcemu__vt_event(struct fcemu_cluster *c, unsigned int node)
 void fcemu__vt_waits(struct fcemu_cluster *c, unsigned int node)
 {
 	/* A wait loop says so when a look moved nothing of its own; one
-	 * that looked before its board finished a send or a chain sees that
-	 * on its next look and acts, without a packet: not waiting yet. */
+	 * that looked before its board took packets, finished a send or a
+	 * chain sees that on its next look and may act, without a packet:
+	 * not waiting yet. */
+	c->vt_hints[node] = true;
 	if (c->vt_unseen[node]) {
 		c->vt_unseen[node] = false;
+		c->vt_looks[node] = 0;
 		return;
 	}
-	c->vt_looks[node] = VT_LOOKS; /* until it takes a packet or sends */
+	/* until it takes a packet or sends */
+	c->vt_looks[node] = VT_LIBLOOKS;
 }
 
 /* Put the @used packets waiting (waiting_slot()) in order of arrival, a
@@ -462,6 +471,7 @@ static void running(struct fcemu_cluster *c, unsigned int node, uint64_t at)
 	__atomic_fetch_and(&c->vt_idle, ~(1ull << node), __ATOMIC_RELAXED);
 	c->vt_hold_ns[node] = 0;
 	c->vt_looks[node] = 0;
+	c->vt_unseen[node] = true; /* packets its host may act on */
 	fcemu__vt_promise(c, node, at);
 }
 
@@ -591,32 +601,85 @@ static uint32_t present(struct fcemu_cluster *c, unsigned int node,
 }
 
 /*
+ * Taken in order, the packets before it: when they arrive as
+ * fcemu__vt_arrive() will have them (a link and the ejection port carry
+ * one at a time, a link's credits), to tell which arrived by the present.
+ */
+struct vt_taking {
+	uint64_t last[FC_MAX_NODES];
+	uint64_t in[FC_MAX_PORTS + 1];
+	uint32_t on[FC_MAX_PORTS + 1]; /* taken by each link */
+	uint64_t eject;
+};
+
+/* The arrival of the next packet taken, or 0 if not known yet (its link
+ * not asked, more than its credits by one link). */
+static uint64_t taking(const struct fcemu_vtime *vt, struct vt_taking *tk,
+		       unsigned int src, unsigned int h, uint64_t t)
+{
+	unsigned int in = vt->in[src];
+	const struct fcemu_vt_credits *cr;
+	uint64_t at, credit = 0;
+	bool link;
+
+	if (in == 0xff || vt->hops[src] == 0xff)
+		return 0;
+	link = h && in && in <= FC_MAX_PORTS;
+	if (link && vt->credits) {
+		cr = &vt->rx_cr[in];
+		if (tk->on[in] >= vt->credits)
+			return 0;
+		if (cr->n + tk->on[in] >= vt->credits)
+			credit = cr->back[(cr->n + tk->on[in]) % vt->credits];
+	}
+	at = fcemu__vt_arrival(vt, h, link, t, tk->last[src],
+			       link ? tk->in[in] : 0, credit, tk->eject);
+	tk->last[src] = tk->eject = at;
+	if (link) {
+		tk->in[in] = at;
+		tk->on[in]++;
+	}
+	return at;
+}
+
+/*
  * Each waiting packet's arrival into @arr (its source into @sid), behind
  * the one before it from its source. RETURN VALUE: how many of the first
- * arrived by the board's present.
+ * arrived by the board's present, as they will be taken: a packet taken
+ * as arrived moves its clock no further.
  */
 static uint32_t arrivals(struct fcemu_cluster *c, unsigned int node,
 			 struct cl_ring *r, uint32_t head, uint32_t used,
 			 uint64_t *arr, uint8_t *sid)
 {
+	static __thread struct vt_taking tk;
 	struct fcemu_vtime *vt = c->vt[node];
 	uint64_t last[FC_PKT_NODE_MASK + 1];
 	const struct cl_slot *s;
-	unsigned int src;
+	unsigned int src, h;
 	uint32_t i, n = 0;
+	uint64_t at;
 
 	memcpy(last, vt->rx_last, sizeof(last));
+	memcpy(tk.last, vt->rx_last, sizeof(tk.last));
+	memcpy(tk.in, vt->rx_in, sizeof(tk.in));
+	memset(tk.on, 0, sizeof(tk.on));
+	tk.eject = vt->rx_eject;
 	for (i = 0; i < used; i++) {
 		s = waiting_slot(c, node, r, head, i);
 		src = slot_node(s, FC_PKT_SRC_SHIFT);
+		h = src < c->nodes ? hops(c, src, node) : 0;
 		arr[i] = src < c->nodes ?
-				 fcemu__vt_at(vt, hops(c, src, node), s->t,
-					      last[src]) :
+				 fcemu__vt_at(vt, h, s->t, last[src]) :
 				 0; /* no such source: dropped at once */
 		sid[i] = (uint8_t)(src < c->nodes ? src : 0);
 		if (src < c->nodes)
 			last[src] = arr[i];
-		if (n == i && arr[i] + vt->rx <= vt->now)
+		if (n < i)
+			continue;
+		at = src < c->nodes ? taking(vt, &tk, src, h, s->t) : 0;
+		if (src < c->nodes ? at && at + vt->rx <= vt->now :
+				     arr[i] + vt->rx <= vt->now)
 			n++;
 	}
 	return n;
@@ -687,7 +750,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	uint64_t at, now = vt->now, lb, own, *arr;
 	uint32_t head, ring, used, i, n;
 	bool waiting, dirty, mid, full;
-	unsigned int lb_src;
+	unsigned int lb_src, looks;
 	uint8_t *sid;
 
 	if (c->remote)
@@ -714,10 +777,13 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		running(c, node, now);
 		return n;
 	}
-	if (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node))
-		c->vt_looks[node] = VT_LOOKS;
-	waiting = !dirty && c->vt_looks[node] >= VT_LOOKS;
-	if (c->vt_looks[node] < VT_LOOKS)
+	/* a host that sleeps has looked, unless its library says when */
+	looks = c->vt_hints[node] ? VT_LIBLOOKS : VT_LOOKS;
+	if (!c->vt_hints[node] &&
+	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
+		c->vt_looks[node] = looks;
+	waiting = !dirty && c->vt_looks[node] >= looks;
+	if (c->vt_looks[node] < looks)
 		c->vt_looks[node]++;
 	if (!waiting) {
 		fcemu__vt_promise(c, node, now);

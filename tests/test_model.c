@@ -1130,13 +1130,6 @@ static void test_collectives_deterministic(void **state)
 	int rc;
 
 	(void)state;
-	/* Still differs in some runs (about 1 in 10 here): a host's library
-	 * may act before or after a packet that arrived by its present in
-	 * simulated time (docs/model.md, "Determinism"). */
-	if (!getenv("FPGACOMM_TEST_MODEL_DETERMINISM"))
-		skip_because("flaky: the simulated-time order is not fully "
-			     "sound yet (FPGACOMM_TEST_MODEL_DETERMINISM=1 "
-			     "runs it)");
 	rc = launch_ranks("coll", COLL_RANKS, "torus:2x4", first,
 			  sizeof(first));
 	if (rc == EXIT_SKIP)

@@ -669,17 +669,21 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 {
 	uint64_t deadline = 0, now = fc__now_ns();
 	unsigned int round = 0, looks = 0, polls = 0;
-	bool moved, yield;
+	bool moved, yield, full, polled = false;
 
 	if (timeout_ms >= 0)
 		deadline = now + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
 		moved = fc__coll_progress(false);
 		/* now and then, and once sleeping: each request on its own,
-		 * so that a dead peer is noticed */
-		if (!moved && req->status == -EINPROGRESS &&
-		    (round > 1 || ++looks % FULL_LOOK == 0))
+		 * so that a dead peer is noticed; and after the process's
+		 * other pollers moved the board (a peek, which looks at the
+		 * links only when the board moves in it, misses that) */
+		full = !moved && req->status == -EINPROGRESS &&
+		       (polled || round > 1 || ++looks % FULL_LOOK == 0);
+		if (full)
 			moved = fc__coll_progress(true);
+		polled = false;
 		if (req->status != -EINPROGRESS)
 			return req->status;
 		if (round > 1 || polls++ % CLOCK_LOOKS == 0)
@@ -695,10 +699,16 @@ int fc__coll_wait(struct fc_coll_req *req, int timeout_ms)
 		fc__coll_unlock();
 		if (fc__poll_all(FC__COLL_POLL_ARG)) {
 			round = 0;
+			polled = true;
 		} else {
 			if (yield)
 				sched_yield();
-			fc__backoff_dev(req->group->dev, &round, now);
+			/* the board hears that we wait only after a pass
+			 * that looked at every link: a peek may leave what
+			 * the board delivered unseen (it sleeps only with
+			 * round > 1, a full pass each) */
+			fc__backoff_dev(full ? req->group->dev : NULL, &round,
+					now);
 		}
 		fc__coll_lock();
 	}
