@@ -608,6 +608,19 @@ static void test_eject_slot_damaged(void **state)
 	fcemu_cluster_detach(c);
 }
 
+/* The express hop turned off by the environment: @c let go, the test
+ * skipped. */
+static bool express_off(struct fcemu_cluster *c)
+{
+	const char *e = getenv("FPGACOMM_EMU_EXPRESS");
+
+	if (!e || strcmp(e, "0"))
+		return false;
+	fcemu_cluster_detach(c);
+	skip_because("the express hop is off (FPGACOMM_EMU_EXPRESS=0)");
+	return true;
+}
+
 /*
  * A packet that took the express hop: its ejection slot names the port
  * it came by (the slot's tag, in the place a link slot has its CRC), and
@@ -627,12 +640,8 @@ static void test_express_tag(void **state)
 	uint32_t rx0;
 
 	(void)state;
-	if (getenv("FPGACOMM_EMU_EXPRESS") &&
-	    !strcmp(getenv("FPGACOMM_EMU_EXPRESS"), "0")) {
-		fcemu_cluster_detach(c);
-		skip_because("the express hop is off (FPGACOMM_EMU_EXPRESS=0)");
+	if (express_off(c))
 		return;
-	}
 	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
 	assert_true(fcemu_cluster_express(c, 0, &one, 1));
 	s = &ej->slot[ej->head % CL_RING_SLOTS];
@@ -694,12 +703,8 @@ static void test_express_route_changes(void **state)
 	uint32_t tx01, tx12, direct;
 
 	(void)state;
-	if (getenv("FPGACOMM_EMU_EXPRESS") &&
-	    !strcmp(getenv("FPGACOMM_EMU_EXPRESS"), "0")) {
-		fcemu_cluster_detach(c);
-		skip_because("the express hop is off (FPGACOMM_EMU_EXPRESS=0)");
+	if (express_off(c))
 		return;
-	}
 	assert_true(p02 && p01 && p12);
 	assert_int_equal(fcemu_cluster_claim(c, 0), 0);
 	/* the direct link, twice (the second by the route kept) */
