@@ -722,6 +722,23 @@ static uint32_t waiting_pkts(struct fcemu_cluster *c, unsigned int node,
 	return used;
 }
 
+/* Whether board @node's host waits, counting this look with nothing to
+ * take (@dirty: it injected packets nobody sees yet). */
+static bool host_waits(struct fcemu_cluster *c, unsigned int node, bool dirty)
+{
+	/* a host that sleeps has looked, unless its library says when */
+	unsigned int looks = c->vt_hints[node] ? VT_LIBLOOKS : VT_LOOKS;
+	bool waiting;
+
+	if (!c->vt_hints[node] &&
+	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
+		c->vt_looks[node] = looks;
+	waiting = !dirty && c->vt_looks[node] >= looks;
+	if (c->vt_looks[node] < looks)
+		c->vt_looks[node]++;
+	return waiting;
+}
+
 /* If some of the @used packets waiting (arriving @arr) are spilled (or
  * about to be: the @ring packets of the ejection ring fill it), the
  * earliest the board may answer them: the earliest arrival, no sooner
@@ -749,8 +766,8 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 	struct cl_ring *r = cl_ring(c, node, CL_RING_EJECT);
 	uint64_t at, now = vt->now, lb, own, *arr;
 	uint32_t head, ring, used, i, n;
-	bool waiting, dirty, mid, full;
-	unsigned int lb_src, looks;
+	bool dirty, mid, full;
+	unsigned int lb_src;
 	uint8_t *sid;
 
 	if (c->remote)
@@ -777,15 +794,7 @@ unsigned int fcemu__vt_order(struct fcemu_cluster *c, unsigned int node,
 		running(c, node, now);
 		return n;
 	}
-	/* a host that sleeps has looked, unless its library says when */
-	looks = c->vt_hints[node] ? VT_LIBLOOKS : VT_LOOKS;
-	if (!c->vt_hints[node] &&
-	    (__atomic_load_n(&c->vt_idle, __ATOMIC_RELAXED) & (1ull << node)))
-		c->vt_looks[node] = looks;
-	waiting = !dirty && c->vt_looks[node] >= looks;
-	if (c->vt_looks[node] < looks)
-		c->vt_looks[node]++;
-	if (!waiting) {
+	if (!host_waits(c, node, dirty)) {
 		fcemu__vt_promise(c, node, now);
 		c->vt_hold_ns[node] = 0;
 		goto none;
