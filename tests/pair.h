@@ -141,6 +141,15 @@ static void pair_close(void)
 		fcemu_cluster_unlink(cluster);
 }
 
+/* A group's teardown: the pump stopped, both boards closed. */
+static inline int pair_teardown(void **state)
+{
+	(void)state;
+	pair_pump_stop();
+	pair_close();
+	return 0;
+}
+
 /*
  * pair_close_clean - pair_close(), first clearing the DMA stall knob: a
  * VM's boards outlive the program, so a failed test must not leave it set.

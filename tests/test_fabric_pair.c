@@ -49,14 +49,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	pair_pump_stop();
-	pair_close();
-	return 0;
-}
-
 static void need_pair(void)
 {
 	if (!bd[0] || !bd[1])
@@ -670,11 +662,7 @@ int main(void)
 		cmocka_unit_test(test_rndv_lands_after_wait),
 		cmocka_unit_test(test_late_receiver),
 	};
-	int rc;
 
 	seed = (uint64_t)getpid() * 2654435761u;
-	rc = cmocka_run_group_tests_name("fabric_pair", tests, setup, teardown);
-	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
-		return EXIT_SKIP;
-	return rc;
+	return harness_run(tests, setup, pair_teardown);
 }

@@ -50,14 +50,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	pair_pump_stop();
-	pair_close();
-	return 0;
-}
-
 static void need_rget(void)
 {
 	struct fc_info inf;
@@ -294,10 +286,6 @@ int main(void)
 		cmocka_unit_test(test_send_timeout_revokes),
 		cmocka_unit_test(test_sender_gone),
 	};
-	int rc;
 
-	rc = cmocka_run_group_tests_name("rndv_get", tests, setup, teardown);
-	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
-		return EXIT_SKIP;
-	return rc;
+	return harness_run(tests, setup, pair_teardown);
 }

@@ -46,14 +46,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	pair_pump_stop();
-	pair_close();
-	return 0;
-}
-
 static void need_pair(void)
 {
 	if (!bd[0] || !bd[1])
@@ -329,10 +321,6 @@ int main(void)
 		cmocka_unit_test(test_late_receiver),
 		cmocka_unit_test(test_faults),
 	};
-	int rc;
 
-	rc = cmocka_run_group_tests_name("rndv_stream", tests, setup, teardown);
-	if (!rc && n_skipped == sizeof(tests) / sizeof(tests[0]))
-		return EXIT_SKIP;
-	return rc;
+	return harness_run(tests, setup, pair_teardown);
 }
